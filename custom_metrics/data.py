@@ -13,7 +13,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import datasets
 
@@ -22,6 +22,10 @@ DATA_ENV = "EXPLAIN_EVAL_DATA"
 
 class DataError(RuntimeError):
     """A dataset could not be found or a row does not have the expected schema."""
+
+
+# Raises ValueError with a message about the offending field; the loader adds the location.
+RowCheck = Callable[[dict[str, Any]], None]
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,7 @@ def mirror_file(source: Source) -> Path | None:
     return path
 
 
-def read_jsonl(path: Path, required: Sequence[str] = ()) -> list[dict[str, Any]]:
+def read_jsonl(path: Path, required: Sequence[str] = (), check: RowCheck | None = None) -> list[dict[str, Any]]:
     """Read a JSONL file, failing with file, line and field on the first bad row."""
     rows: list[dict[str, Any]] = []
     with open(path, encoding="utf-8") as handle:
@@ -77,24 +81,31 @@ def read_jsonl(path: Path, required: Sequence[str] = ()) -> list[dict[str, Any]]
                 raise DataError(f"{path}:{lineno}: not valid JSON ({err.msg}).") from err
             if not isinstance(row, dict):
                 raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(row).__name__}.")
-            check_fields(row, required, f"{path}:{lineno}")
+            check_row(row, required, check, f"{path}:{lineno}")
             rows.append(row)
     if not rows:
         raise DataError(f"{path}: the file holds no rows.")
     return rows
 
 
-def check_fields(row: dict[str, Any], required: Iterable[str], where: str) -> None:
+def check_row(row: dict[str, Any], required: Iterable[str], check: RowCheck | None, where: str) -> None:
     missing = [field for field in required if field not in row]
     if missing:
         raise DataError(f"{where}: missing field(s) {', '.join(repr(m) for m in missing)}.")
+    if check is not None:
+        try:
+            check(row)
+        except ValueError as err:
+            raise DataError(f"{where}: {err}") from err
 
 
-def load_rows(source: Source, required: Sequence[str] = ()) -> list[dict[str, Any]]:
+def load_rows(
+    source: Source, required: Sequence[str] = (), check: RowCheck | None = None
+) -> list[dict[str, Any]]:
     """Rows of ``source`` from the mirror when configured, else from the public source."""
     path = mirror_file(source)
     if path is not None:
-        return read_jsonl(path, required)
+        return read_jsonl(path, required, check)
     try:
         if source.hub_id:
             dataset = datasets.load_dataset(source.hub_id, split=source.hub_split)
@@ -109,7 +120,7 @@ def load_rows(source: Source, required: Sequence[str] = ()) -> list[dict[str, An
         ) from err
     rows = [dict(row) for row in dataset]
     for index, row in enumerate(rows):
-        check_fields(row, required, f"{source.describe()} row {index}")
+        check_row(row, required, check, f"{source.describe()} row {index}")
     return rows
 
 

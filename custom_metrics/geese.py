@@ -100,15 +100,13 @@ HINTS: dict[str, Callable[[dict[str, Any]], str]] = {
 }
 
 
+def _check_label(row: dict[str, Any]) -> None:
+    if row["label"] not in LABELS:
+        raise ValueError(f"field 'label' is {row['label']!r}, expected one of {LABELS}")
+
+
 def load_docs() -> list[dict[str, Any]]:
-    rows = load_rows(SOURCE, required=FIELDS)
-    for index, row in enumerate(rows):
-        if row["label"] not in LABELS:
-            raise DataError(
-                f"{SOURCE.describe()} row {index + 1} (id {row.get('id')!r}): field 'label' is "
-                f"{row['label']!r}, expected one of {LABELS}."
-            )
-    return rows
+    return load_rows(SOURCE, required=FIELDS, check=_check_label)
 
 
 def explanations_from_samples(path: str | Path) -> dict[str, str]:

@@ -1,0 +1,93 @@
+"""Data loading: public source by default, the mirror on request, clear errors otherwise."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import datasets
+import pytest
+
+from custom_metrics import geese
+from custom_metrics.data import DATA_ENV, DataError, Source, load_rows, read_jsonl
+
+
+def test_mirror_is_used_when_the_variable_is_set(fixture_mirror: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # loading must not depend on the working directory
+    docs = geese.load_docs()
+    assert len(docs) == 6 and {doc["label"] for doc in docs} == {"YES", "NO", "UNKNOWN"}
+
+
+def test_relative_mirror_path_is_resolved(fixture_mirror: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(fixture_mirror.parent)
+    monkeypatch.setenv(DATA_ENV, "mirror")
+    assert len(geese.load_docs()) == 6
+
+
+def test_public_source_is_the_hub_dataset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(DATA_ENV, raising=False)
+    calls: list[tuple] = []
+    row = {field: "x" for field in geese.FIELDS} | {"label": "YES"}
+
+    def fake_load_dataset(path: str, split: str | None = None, **kwargs) -> datasets.Dataset:
+        calls.append((path, split))
+        return datasets.Dataset.from_list([row])
+
+    monkeypatch.setattr(datasets, "load_dataset", fake_load_dataset)
+    assert geese.load_docs() == [row]
+    assert calls == [("azaninello/explained-full-llama-3", "test")]
+
+
+def test_offline_without_mirror_names_dataset_and_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(DATA_ENV, raising=False)
+    with pytest.raises(DataError) as err:
+        geese.load_docs()  # HF_HUB_OFFLINE=1 in the tests: the Hub load fails fast
+    message = str(err.value)
+    assert "azaninello/explained-full-llama-3" in message and DATA_ENV in message
+    assert "geese/explained-full-llama-3/test.jsonl" in message
+
+
+def test_mirror_without_the_file_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(DATA_ENV, str(tmp_path))
+    with pytest.raises(DataError, match=f"{tmp_path}/geese/explained-full-llama-3/test.jsonl does not exist"):
+        geese.load_docs()
+    monkeypatch.setenv(DATA_ENV, str(tmp_path / "missing"))
+    with pytest.raises(DataError, match="is not a directory"):
+        geese.load_docs()
+
+
+def test_bad_rows_name_file_line_and_field(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps({"id": "1", "text": "a"}) + "\n\n" + json.dumps({"id": "2"}) + "\n")
+    with pytest.raises(DataError, match=r"rows.jsonl:3: missing field\(s\) 'text'"):
+        read_jsonl(path, required=["id", "text"])
+    path.write_text('{"id": "1"}\n[1, 2]\n')
+    with pytest.raises(DataError, match=r"rows.jsonl:2: expected a JSON object"):
+        read_jsonl(path)
+    path.write_text("")
+    with pytest.raises(DataError, match="holds no rows"):
+        read_jsonl(path)
+
+
+def test_bad_label_is_reported_with_its_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "geese/explained-full-llama-3/test.jsonl"
+    target.parent.mkdir(parents=True)
+    row = {field: "x" for field in geese.FIELDS} | {"id": "9", "label": "MAYBE"}
+    target.write_text(json.dumps(row) + "\n")
+    monkeypatch.setenv(DATA_ENV, str(tmp_path))
+    with pytest.raises(DataError, match=r"test.jsonl:1: field 'label' is 'MAYBE'"):
+        geese.load_docs()
+
+
+def test_url_sources_go_through_datasets_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(DATA_ENV, raising=False)
+    seen: dict = {}
+
+    def fake_load_dataset(path: str, data_files: str | None = None, split: str | None = None, **kwargs):
+        seen.update(path=path, data_files=data_files, split=split)
+        return datasets.Dataset.from_list([{"a": 1}])
+
+    monkeypatch.setattr(datasets, "load_dataset", fake_load_dataset)
+    source = Source(name="demo", mirror_path="demo/x.jsonl", url="https://example.org/x.jsonl")
+    assert load_rows(source, required=["a"]) == [{"a": 1}]
+    assert seen == {"path": "json", "data_files": "https://example.org/x.jsonl", "split": "train"}

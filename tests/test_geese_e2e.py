@@ -1,0 +1,70 @@
+"""GEESE through the real `lm_eval` CLI on the embedded model: M1, then M2 on its output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from custom_metrics import geese
+from tests.conftest import run_lm_eval
+
+
+@pytest.mark.e2e
+def test_m1_then_selfexp_m2(fixture_mirror: Path, embedded_model: Path, tmp_path: Path) -> None:
+    env = {"EXPLAIN_EVAL_DATA": str(fixture_mirror)}
+    results, samples = run_lm_eval(
+        embedded_model, "geese_noexp,geese_generate_whyexp", tmp_path / "m1", limit=3, env=env
+    )
+    noexp = results["results"]["geese_noexp"]
+    assert results["n-samples"]["geese_noexp"]["effective"] == 3
+    assert noexp["acc,none"] in {0.0, 1 / 3, 2 / 3, 1.0}
+    assert 0.0 <= noexp["f1_macro,none"] <= 1.0
+    docs = {doc["id"]: doc for doc in geese.load_docs()}
+    for sample in samples["geese_noexp"]:
+        prompt = sample["arguments"]["gen_args_0"]["arg_0"]
+        assert prompt == geese.m2_prompt(docs[sample["doc"]["id"]], "Not given")
+        assert [args["arg_1"] for args in sample["arguments"].values()] == [" YES", " NO", " UNKNOWN"]
+
+    generated = samples["geese_generate_whyexp"]
+    assert len(generated) == 3
+    for sample in generated:
+        raw, anonymized = sample["resps"][0][0], sample["filtered_resps"][0]
+        assert anonymized == geese.anonymize(raw)
+        assert not geese.ANON_PATTERN.search(anonymized.replace(geese.ANON_TOKEN, ""))
+    assert results["results"]["geese_generate_whyexp"]["empty,anonymized"] <= 1.0
+
+    m1_file = next((tmp_path / "m1").glob("*/samples_geese_generate_whyexp_*.jsonl"))
+    results2, samples2 = run_lm_eval(
+        embedded_model, "geese_selfexp", tmp_path / "m2", limit=None, env=env,
+        extra=["--metadata", json.dumps({"explanations": str(m1_file)})],
+    )
+    assert results2["n-samples"]["geese_selfexp"]["effective"] == 3  # the docs M1 covered
+    by_id = {sample["doc"]["id"]: sample["filtered_resps"][0] for sample in generated}
+    for sample in samples2["geese_selfexp"]:
+        hint = by_id[sample["doc"]["id"]]
+        assert sample["arguments"]["gen_args_0"]["arg_0"] == geese.m2_prompt(sample["doc"], hint)
+
+
+@pytest.mark.e2e
+def test_selfexp_without_explanations_fails_clearly(fixture_mirror: Path, embedded_model: Path, tmp_path: Path) -> None:
+    with pytest.raises(AssertionError, match="geese_selfexp needs the samples file of an M1 run"):
+        run_lm_eval(embedded_model, "geese_selfexp", tmp_path / "out", env={"EXPLAIN_EVAL_DATA": str(fixture_mirror)})
+
+
+@pytest.mark.fulldata
+def test_geese_tasks_build_all_800_docs(full_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lm_eval.tasks import TaskManager, get_task_dict
+
+    from tests.conftest import TASKS_DIR
+
+    monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(full_data))
+    manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False)
+    tasks = get_task_dict(["geese_human", "geese_generate_whyexp"], manager)
+    for name in ("geese_human", "geese_generate_whyexp"):
+        docs = list(tasks[name].test_docs())
+        assert len(docs) == 800 and len({doc["id"] for doc in docs}) == 800
+    human = tasks["geese_human"]
+    doc = next(d for d in human.test_docs() if d["id"] == "393")
+    assert human.doc_to_text(doc) == geese.m2_prompt(doc, doc["anon_human"])
