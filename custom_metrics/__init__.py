@@ -1,0 +1,1 @@
+"""Shared hooks of the explain-eval task suite: data, prompts, metrics, judges, reports."""

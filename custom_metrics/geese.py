@@ -9,7 +9,6 @@ comparable with theirs.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -18,6 +17,7 @@ from lm_eval.api.filter import Filter
 
 from custom_metrics.classification import Pair, label_accuracy, macro_f1, predicted_index
 from custom_metrics.data import DataError, Source, load_rows
+from custom_metrics.samples import logged_response, read_samples
 
 LABELS = ("YES", "NO", "UNKNOWN")
 FIELDS = ("id", "text_t", "text_h", "label", "text_label", "anon_human", "anon_whyexp")
@@ -109,6 +109,11 @@ def load_docs() -> list[dict[str, Any]]:
     return load_rows(SOURCE, required=FIELDS, check=_check_label)
 
 
+def _check_doc_id(sample: dict[str, Any]) -> None:
+    if "id" not in sample["doc"]:
+        raise ValueError("field 'doc.id' missing; is this the samples file of a geese_generate_* run?")
+
+
 def explanations_from_samples(path: str | Path) -> dict[str, str]:
     """Map GEESE doc id -> logged (filtered) explanation of an M1 run's samples file.
 
@@ -116,34 +121,14 @@ def explanations_from_samples(path: str | Path) -> dict[str, str]:
     again anyway (idempotent) so a samples file from the authors' own harness YAMLs,
     which log raw text, is safe to use as well.
     """
-    path = Path(path).expanduser()
-    if not path.is_file():
+    try:
+        samples = read_samples(path, check=_check_doc_id)
+    except DataError as err:
         raise DataError(
-            f"geese_selfexp: explanations file {path} does not exist. Pass the samples_*.jsonl "
-            "of an M1 run (geese_generate_*), e.g. --metadata '{\"explanations\": \"OUT/.../samples_geese_generate_whyexp_....jsonl\"}'."
-        )
-    found: dict[str, str] = {}
-    with open(path, encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                sample = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataError(f"{where}: not valid JSON ({err.msg}).") from err
-            doc = sample.get("doc")
-            if not isinstance(doc, dict) or "id" not in doc:
-                raise DataError(f"{where}: field 'doc.id' missing; is this an lm-eval samples file?")
-            response = sample.get("filtered_resps", sample.get("resps"))
-            while isinstance(response, list) and response:
-                response = response[0]
-            if not isinstance(response, str):
-                raise DataError(f"{where}: field 'filtered_resps' holds no generated text.")
-            found[str(doc["id"])] = anonymize(response)
-    if not found:
-        raise DataError(f"{path}: the file holds no samples.")
-    return found
+            f"geese_selfexp: {err} Pass the samples_*.jsonl of an M1 run (geese_generate_*), e.g. "
+            "--metadata '{\"explanations\": \"OUT/<model>/samples_geese_generate_whyexp_<ts>.jsonl\"}'."
+        ) from err
+    return {str(sample["doc"]["id"]): anonymize(logged_response(sample)) for sample in samples}
 
 
 def process_prediction(doc: dict[str, Any], results: list[tuple[float, bool]]) -> dict[str, Any]:

@@ -157,6 +157,14 @@ def test_selfexp_rejects_missing_and_mismatched_files(fixture_mirror: Path, tmp_
     broken.write_text('{"doc": {"id": "1"}, "filtered_resps": ["ok"]}\n{"doc": \n')
     with pytest.raises(DataError, match=r"broken.jsonl:2: not valid JSON"):
         geese.attach_explanations(geese.load_docs(), broken)
+    no_id = tmp_path / "no_id.jsonl"
+    no_id.write_text('{"doc": {"id": "1"}, "filtered_resps": ["ok"]}\n{"doc": {}, "filtered_resps": ["ok"]}\n')
+    with pytest.raises(DataError, match=r"no_id.jsonl:2: field 'doc.id' missing"):
+        geese.attach_explanations(geese.load_docs(), no_id)
+    no_text = tmp_path / "no_text.jsonl"
+    no_text.write_text('{"doc": {"id": "1"}, "filtered_resps": [["-1.5", "False"]]}\n')
+    with pytest.raises(DataError, match=r"no_text.jsonl:1: field 'filtered_resps' holds no generated text"):
+        geese.attach_explanations(geese.load_docs(), no_text)
 
 
 @pytest.mark.fulldata
