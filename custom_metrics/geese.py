@@ -29,10 +29,11 @@ SOURCE = Source(
     mirror_path="geese/explained-full-llama-3/test.jsonl",
 )
 
-# Whole label words, then any word *starting* with these stems; case-insensitive, as in
-# the authors' utils.anonimyze_exp (so "no", "imply", "implicit" are masked too).
+# Whole label words, then any word *starting* with these stems (the paper's list: entail,
+# contradict, neutr, impl, contradd); case-insensitive like the authors' code, so "no",
+# "imply" and "implicit" are masked too. This reproduces every published anon_* field.
 ANON_PATTERN = re.compile(
-    r"(\bYES\b|\bNO\b|\bUNKNOWN\b|\bentail\w*\b|\bcontradict\w*\b|\bneutral\w*\b"
+    r"(\bYES\b|\bNO\b|\bUNKNOWN\b|\bentail\w*\b|\bcontradict\w*\b|\bneutr\w*\b"
     r"|\bimpl\w*\b|\bcontradd\w*\b)",
     flags=re.IGNORECASE,
 )

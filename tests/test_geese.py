@@ -102,6 +102,7 @@ def test_anonymizer_reproduces_published_fields(fixture_mirror: Path) -> None:
         ("It entails, contradicts and is neutral.", "It XXX, XXX and is XXX."),
         ("This implies an implicit link.", "This XXX an XXX link."),  # as the authors' data
         ("Contraddizione evidente", "XXX evidente"),
+        ('the label is "UNKNOWN" (neutr', 'the label is "XXX" (XXX'),  # truncated at max_gen_toks
         ("NOT, NONE, KNOWN, unknowns, nope", "NOT, NONE, KNOWN, unknowns, nope"),
         ("yes-man (NO)", "XXX-man (XXX)"),
         ("  padded  ", "padded"),
