@@ -1,0 +1,5 @@
+import sys
+
+from ibe_postprocess.cli import main
+
+sys.exit(main())

@@ -1,0 +1,149 @@
+"""Consistency and proof depth: the weak-unification prover in SWI-Prolog, run through janus.
+
+janus-swi embeds SWI-Prolog in this process; it must find the Prolog home it was built
+against before ``import janus_swi`` (a mismatching system Prolog aborts the import with
+"incompatible VM-signature"), so ``swi_home`` sets ``SWI_HOME_DIR`` itself: an explicit
+setting wins, then an ``swipl`` >= 9.1.12 on PATH, then the build that
+``scripts/install_swipl.sh`` leaves in the cache folder.
+
+Settings follow Logic-Explainer's solver: threshold 0.13 on the proof score (product of
+similarities), depth bound 13, best proof kept. Depth is the number of distinct rules in
+the best proof; no proof above the threshold means inconsistent and depth 0.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+from custom_metrics.embedded_model import cache_root
+from ibe_postprocess.embeddings import PredicateEmbedder
+from ibe_postprocess.formalize import Atom, Program
+
+THRESHOLD = 0.13
+MAX_DEPTH = 13
+MAX_INFERENCES = 5_000_000
+SECONDS = 10.0
+MIN_PLVERSION = 90112  # janus-swi needs SWI-Prolog >= 9.1.12
+PROVER_FILE = Path(__file__).with_name("prover.pl")
+
+
+class PrologUnavailable(RuntimeError):
+    """No SWI-Prolog suitable for janus-swi was found."""
+
+
+def _runtime_variables(swipl: str) -> dict[str, str]:
+    output = subprocess.run([swipl, "--dump-runtime-variables"], capture_output=True, text=True, timeout=30).stdout
+    return dict(re.findall(r'^(\w+)="(.*)";$', output, flags=re.MULTILINE))
+
+
+def swi_home() -> Path:
+    """The SWI-Prolog home janus must use (see the module docstring for the order)."""
+    explicit = os.environ.get("SWI_HOME_DIR")
+    if explicit and Path(explicit, "boot.prc").is_file():
+        return Path(explicit)
+    swipl = shutil.which("swipl")
+    if swipl:
+        variables = _runtime_variables(swipl)
+        if int(variables.get("PLVERSION", "0") or 0) >= MIN_PLVERSION and variables.get("PLBASE"):
+            return Path(variables["PLBASE"])
+    builds = sorted(
+        cache_root().glob("swipl-*/lib/swipl"),
+        key=lambda p: tuple(int(n) for n in re.findall(r"\d+", p.parent.parent.name.removeprefix("swipl-"))),
+    )
+    if builds:
+        return builds[-1]
+    raise PrologUnavailable(
+        "No SWI-Prolog >= 9.1.12 found (janus-swi needs one). Run `make install` or "
+        "`scripts/install_swipl.sh` (builds one into the cache folder), or set SWI_HOME_DIR."
+    )
+
+
+@lru_cache(maxsize=1)
+def janus():
+    """janus_swi with the prover consulted; imported once, after SWI_HOME_DIR is set."""
+    os.environ["SWI_HOME_DIR"] = str(swi_home())
+    import janus_swi
+
+    janus_swi.consult(str(PROVER_FILE))
+    return janus_swi
+
+
+def system_predicate_check():
+    """``(name, arity) -> bool``: is this one of SWI-Prolog's own (system) predicates?"""
+    prolog = janus()
+
+    def is_system(name: str, arity: int) -> bool:
+        return bool(
+            prolog.query_once(
+                "atom_string(_N, Name), functor(_H, _N, A), predicate_property(system:_H, defined)",
+                {"Name": name, "A": arity},
+            )["truth"]
+        )
+
+    return is_system
+
+
+@dataclass(frozen=True)
+class Proof:
+    consistent: bool
+    depth: int
+    score: float
+    rules: list[int]  # 1-based indices of the program's rules used in the best proof
+    status: str  # "complete", "inference_limit" or "time_limit"
+
+
+def _spec(atom: Atom) -> list:
+    return [atom.name, list(atom.args)]
+
+
+class Prover:
+    """Best weak-unification proof of a program's query, one Prolog call per program."""
+
+    def __init__(
+        self,
+        embedder: PredicateEmbedder,
+        threshold: float = THRESHOLD,
+        max_depth: int = MAX_DEPTH,
+        max_inferences: int = MAX_INFERENCES,
+        seconds: float = SECONDS,
+    ):
+        self.embedder = embedder
+        self.threshold = threshold
+        self.max_depth = max_depth
+        self.max_inferences = max_inferences
+        self.seconds = seconds
+
+    def settings(self) -> dict:
+        return {
+            "encoder": self.embedder.name, "threshold": self.threshold, "max_depth": self.max_depth,
+            "max_inferences": self.max_inferences, "seconds": self.seconds,
+        }
+
+    def prove(self, program: Program) -> Proof:
+        prolog = janus()
+        names = sorted(program.predicates())
+        sims = [list(triple) for triple in self.embedder.similarities(names)]
+        rules = [[index, _spec(rule.head), [_spec(atom) for atom in rule.body]] for index, rule in enumerate(program.rules, 1)]
+        result = prolog.query_once(
+            "ibe_prover:ibe_prove(Facts, Rules, Query, Sims, T, D, I, S, R)",
+            {
+                "Facts": [_spec(fact) for fact in program.facts], "Rules": rules, "Query": _spec(program.query),
+                "Sims": sims, "T": float(self.threshold), "D": int(self.max_depth),
+                "I": int(self.max_inferences), "S": float(self.seconds),
+            },
+        )
+        score, used, status = result["R"]
+        consistent = bool(used) and score >= self.threshold
+        return Proof(consistent, len(used) if consistent else 0, float(score) if consistent else 0.0, list(used), str(status))
+
+    def prove_many(self, programs: Sequence[Program]) -> list[Proof]:
+        """Proofs of ``programs``; all predicate names are embedded in one batch first."""
+        self.embedder.embed(name for program in programs for name in sorted(program.predicates()))
+        return [self.prove(program) for program in programs]

@@ -1,0 +1,156 @@
+"""Linguistic uncertainty (Algorithm 4) and hedge cues by category.
+
+Sentence uncertainty is 6 - certainty, certainty being the regression output (1-6) of
+Pei & Jurgens' ``pedropei/sentence-level-certainty``; an explanation's uncertainty is the
+mean over its assumptions plus that of its summary (Algorithm 4; the main text's "sum
+over assumptions" and PEIRCE's halving are not used). Inputs are encoded exactly as the
+authors' ``certainty-estimator`` package does (60 tokens, padded with the pad id, no
+attention mask), so scores match theirs.
+
+Where the model cannot be loaded (offline, no Hub) a lexicon estimate stands in:
+uncertainty = min(5, epistemic + doxastic + 0.5 * conditional hedge cues in the
+sentence), on the same 0-5 scale. Every row records which estimate it holds
+(``uncertainty_source``) and the report says so. Hedge cues are always counted with the
+lexicon below (the paper's CoNLL-2010 token classifier is not public), over the
+explanation's clauses, assumptions and summary, without the IF/THEN scaffolding the
+prompt asks for.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from ibe_postprocess.parsing import ParsedExplanation
+
+log = logging.getLogger(__name__)
+
+PAPER_CERTAINTY_MODEL = "pedropei/sentence-level-certainty"
+MAX_TOKENS = 60  # certainty-estimator's max_length and padding length
+LEXICON_SOURCE = "lexicon"
+
+# Categories of the CoNLL-2010 hedge detection task (Farkas et al., 2010).
+HEDGE_CUES: dict[str, tuple[str, ...]] = {
+    "epistemic": (
+        "may", "might", "could", "can", "possibly", "possible", "perhaps", "probably", "probable",
+        "likely", "unlikely", "potentially", "potential", "maybe", "presumably", "apparently",
+        "seem", "seems", "seemed", "appear", "appears", "appeared", "suggest", "suggests",
+        "indicate", "indicates", "tend", "tends", "often", "sometimes", "usually", "generally",
+        "typically", "somewhat", "approximately", "roughly",
+    ),
+    "doxastic": (
+        "believe", "believes", "believed", "think", "thinks", "thought", "assume", "assumes",
+        "assumed", "suppose", "supposes", "supposed", "suspect", "suspects", "expect", "expects",
+        "expected", "consider", "considers", "feel", "feels", "guess", "doubt", "doubts",
+        "hypothesize", "presume", "presumes", "imagine",
+    ),
+    "conditional": ("if", "unless", "whether", "provided", "assuming", "depending", "otherwise", "in case"),
+}
+CUE_WEIGHTS = {"epistemic": 1.0, "doxastic": 1.0, "conditional": 0.5}
+_CUE_PATTERNS = {
+    category: re.compile(r"\b(" + "|".join(re.escape(cue) for cue in cues) + r")\b", re.IGNORECASE)
+    for category, cues in HEDGE_CUES.items()
+}
+
+
+def hedge_cues(text: str) -> dict[str, int]:
+    return {category: len(pattern.findall(text)) for category, pattern in _CUE_PATTERNS.items()}
+
+
+def lexicon_uncertainty(sentence: str) -> float:
+    cues = hedge_cues(sentence)
+    return min(5.0, sum(CUE_WEIGHTS[category] * count for category, count in cues.items()))
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+class CertaintyModel:
+    """The sentence-level certainty regressor, batched, on CUDA when present."""
+
+    def __init__(self, spec: str = PAPER_CERTAINTY_MODEL, batch_size: int = 64):
+        import torch
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        self.torch = torch
+        self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.tokenizer = AutoTokenizer.from_pretrained(spec)
+        self.model = AutoModelForSequenceClassification.from_pretrained(spec, num_labels=1).to(self.device).eval()
+        self.batch_size = batch_size
+        self.name = spec
+
+    def certainty(self, sentences: Sequence[str]) -> list[float]:
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        scores: list[float] = []
+        for start in range(0, len(sentences), self.batch_size):
+            batch = sentences[start : start + self.batch_size]
+            ids = [
+                self.tokenizer.encode(text, add_special_tokens=True, max_length=MAX_TOKENS, truncation=True)
+                for text in batch
+            ]
+            ids = [row + [pad] * (MAX_TOKENS - len(row)) for row in ids]
+            with self.torch.no_grad():
+                logits = self.model(input_ids=self.torch.tensor(ids, device=self.device)).logits
+            scores.extend(float(value) for value in logits.reshape(-1).cpu())
+        return scores
+
+
+@dataclass(frozen=True)
+class UncertaintyResult:
+    uncertainty: float | None
+    epistemic: int
+    doxastic: int
+    conditional: int
+    hedge_ratio: float
+
+
+class UncertaintyScorer:
+    """Algorithm 4 with the certainty model, or the documented lexicon estimate."""
+
+    def __init__(self, spec: str | None = PAPER_CERTAINTY_MODEL):
+        self.model: CertaintyModel | None = None
+        self.source = LEXICON_SOURCE
+        if spec and spec != LEXICON_SOURCE:
+            try:
+                self.model = CertaintyModel(spec)
+                self.source = spec
+            except Exception as err:  # offline, missing files, wrong architecture: all fall back
+                self.source = f"{LEXICON_SOURCE} (certainty model {spec} unavailable: {type(err).__name__})"
+                log.warning("IBE uncertainty: %s could not be loaded (%s); using the lexicon estimate.", spec, err)
+
+    def sentence_uncertainty(self, sentences: Sequence[str]) -> list[float]:
+        if self.model is None:
+            return [lexicon_uncertainty(text) for text in sentences]
+        return [6.0 - value for value in self.model.certainty(list(sentences))]
+
+    def score_many(self, parsed: Sequence[ParsedExplanation]) -> list[UncertaintyResult]:
+        sentences: list[str] = []
+        for item in parsed:
+            sentences += [_sentence(text) for text in item.assumptions]
+            if item.summary:
+                sentences.append(_sentence(item.summary))
+        values = iter(self.sentence_uncertainty(sentences) if sentences else [])
+        results = []
+        for item in parsed:
+            assumption_scores = [next(values) for _ in item.assumptions]
+            summary_score = next(values) if item.summary else None
+            parts = ([sum(assumption_scores) / len(assumption_scores)] if assumption_scores else []) + (
+                [summary_score] if summary_score is not None else []
+            )
+            texts = [t for s in item.steps for t in (s.condition, s.consequence)] + item.assumptions
+            texts += [item.summary] if item.summary else []
+            joined = " ".join(texts)
+            cues = hedge_cues(joined)
+            words = max(1, len(re.findall(r"\w+", joined)))
+            results.append(
+                UncertaintyResult(
+                    sum(parts) if parts else None,
+                    cues["epistemic"], cues["doxastic"], cues["conditional"],
+                    sum(cues.values()) / words,
+                )
+            )
+        return results
