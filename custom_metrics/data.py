@@ -68,6 +68,22 @@ def mirror_file(source: Source) -> Path | None:
     return path
 
 
+def download(source: Source) -> Path:
+    """The public file of ``source``, downloaded once into the datasets cache."""
+    try:
+        return Path(datasets.DownloadManager().download(source.url))
+    except Exception as err:  # network, offline mode, 404: all end the same way
+        raise DataError(
+            f"{source.name}: could not download {source.url} ({type(err).__name__}: {err}). "
+            f"Offline? Set {DATA_ENV} to a local mirror holding '{source.mirror_path}'."
+        ) from err
+
+
+def fetch_file(source: Source) -> Path:
+    """A local path to ``source``: its mirror file when configured, else the download."""
+    return mirror_file(source) or download(source)
+
+
 def read_jsonl(path: Path, required: Sequence[str] = (), check: RowCheck | None = None) -> list[dict[str, Any]]:
     """Read a JSONL file, failing with file, line and field on the first bad row."""
     rows: list[dict[str, Any]] = []

@@ -16,12 +16,10 @@ from __future__ import annotations
 import io
 import random
 import tarfile
-import urllib.request
 import xml.etree.ElementTree as ET
 from typing import Any, Iterator
 
-from custom_metrics.data import DataError, Source, load_rows, mirror_file
-from custom_metrics.embedded_model import cache_root
+from custom_metrics.data import DataError, Source, download, load_rows, mirror_file
 
 COPA_COMMIT = "9af88e4a2447e59afb220ade82b4a355da8fa1d6"
 COPA_TGZ_URL = (
@@ -35,6 +33,8 @@ COPA_SOURCES = {
     )
     for split in ("dev", "test")
 }
+# Public COPA comes as one tarball holding both splits; the mirror holds the XML files.
+COPA_ARCHIVE = Source(name="COPA resources", mirror_path="copa/", url=COPA_TGZ_URL)
 
 ECARE_COMMIT = "c3b52648adcc919303a297a377811e24d703e197"
 ECARE_SOURCES = {
@@ -62,20 +62,7 @@ def _copa_xml_bytes(split: str) -> tuple[bytes, str]:
     path = mirror_file(source)
     if path is not None:
         return path.read_bytes(), str(path)
-    archive = cache_root() / "downloads" / f"COPA-resources-{COPA_COMMIT[:12]}.tgz"
-    if not archive.is_file():
-        archive.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            with urllib.request.urlopen(COPA_TGZ_URL, timeout=60) as response:
-                payload = response.read()
-        except OSError as err:
-            raise DataError(
-                f"{source.name}: could not download {COPA_TGZ_URL} ({err}). Offline? Set "
-                f"EXPLAIN_EVAL_DATA to a mirror holding '{source.mirror_path}'."
-            ) from err
-        partial = archive.with_suffix(".part")
-        partial.write_bytes(payload)
-        partial.rename(archive)
+    archive = download(COPA_ARCHIVE)
     member = f"COPA-resources/datasets/copa-{split}.xml"
     with tarfile.open(archive, "r:gz") as tar:
         try:

@@ -91,3 +91,31 @@ def test_url_sources_go_through_datasets_json(monkeypatch: pytest.MonkeyPatch) -
     source = Source(name="demo", mirror_path="demo/x.jsonl", url="https://example.org/x.jsonl")
     assert load_rows(source, required=["a"]) == [{"a": 1}]
     assert seen == {"path": "json", "data_files": "https://example.org/x.jsonl", "split": "train"}
+
+
+def test_public_copa_comes_from_the_pinned_tarball(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tarfile
+
+    from ibe_postprocess import data as ibe_data
+    from tests.conftest import FIXTURES
+
+    archive = tmp_path / "COPA-resources.tgz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(FIXTURES / "ibe/mirror/copa/copa-dev.xml", arcname="COPA-resources/datasets/copa-dev.xml")
+    requested: list[str] = []
+    monkeypatch.delenv(DATA_ENV, raising=False)
+    monkeypatch.setattr(ibe_data, "download", lambda source: requested.append(source.url) or archive)
+    items = ibe_data.load_copa("dev")
+    assert requested == [ibe_data.COPA_TGZ_URL] and "9af88e4a2447e59afb220ade82b4a355da8fa1d6" in requested[0]
+    assert len(items) == 4
+    with pytest.raises(DataError, match="copa-test.xml is missing"):
+        ibe_data.load_copa("test")
+
+
+def test_failed_download_names_url_and_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    from custom_metrics.data import fetch_file
+
+    monkeypatch.delenv(DATA_ENV, raising=False)
+    source = Source(name="RULE prompts", mirror_path="rule/prompt/prompts.json", url="https://example.invalid/prompts.json")
+    with pytest.raises(DataError, match=r"RULE prompts: could not download https://example.invalid/prompts.json .*EXPLAIN_EVAL_DATA.*rule/prompt/prompts.json"):
+        fetch_file(source)
