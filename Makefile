@@ -9,9 +9,15 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # The CPU wheel here; on a GPU machine `make install TORCH=torch` keeps pip's CUDA build.
 TORCH ?= torch==2.13.0
-LIMIT ?= 8
+LIMIT ?= 4
 DEMO_OUT ?= runs/demo
-DEMO_TASKS ?= geese,geese_generate_whyexp
+DEMO_TASKS ?= geese,geese_generate_whyexp,rule,reg_chaos,ibe_copa
+# Sweeps: models as "NAME::MODEL_ARGS" or a checkpoint id; `embedded` is gemma-3-270m.
+MODELS ?= embedded
+TASKS ?= $(DEMO_TASKS)
+SWEEP_OUT ?= runs/sweep
+RUNS ?= runs
+LEADERBOARD_OUT ?= runs/leaderboard
 DEVICE ?= $(shell $(BIN)/python -c "import torch; print('cuda' if torch.cuda.is_available() else 'cpu')" 2>/dev/null || echo cpu)
 
 # Offline machines: use the project's data mirror when it sits beside the checkout.
@@ -22,13 +28,17 @@ ifeq ($(origin EXPLAIN_EVAL_DATA), undefined)
 endif
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: help install model-path swipl-path demo test test-fast clean
+.PHONY: help install model-path swipl-path demo test test-fast leaderboard sweep rule-protocol bench clean
 
 help:
 	@echo "make install     create $(VENV) with the suite and its dependencies"
 	@echo "make demo        run the suite on the embedded model (LIMIT=$(LIMIT)) and print results"
 	@echo "make test        run the test suite (end-to-end tests included)"
 	@echo "make model-path  print the embedded model's checkpoint folder (creates it once)"
+	@echo "make leaderboard RUNS=dir... LEADERBOARD_OUT=dir   tables + charts from lm_eval runs"
+	@echo "make sweep MODELS=\"a b\" TASKS=t1,t2 [LIMIT=n]    every model x task pair, resumable"
+	@echo "make rule-protocol   RULE's five-shot protocol (five runs, mean +- std) on the embedded model"
+	@echo "make bench       benchmarks of the suite's own overhead (writes bench/results.json)"
 
 install: $(VENV)/.installed
 
@@ -53,6 +63,26 @@ demo: install
 	  --model_args pretrained=$$model,dtype=float32 --device $(DEVICE) --batch_size 8 \
 	  --tasks $(DEMO_TASKS) --include_path lm_eval_tasks --limit $(LIMIT) \
 	  --log_samples --output_path $(DEMO_OUT)
+	@samples=$$(ls -t $(DEMO_OUT)/*/samples_ibe_copa_*.jsonl 2>/dev/null | head -1); \
+	if [ -n "$$samples" ]; then \
+	  HF_HUB_OFFLINE=1 $(BIN)/python -m ibe_postprocess score "$$samples" --out $(DEMO_OUT)/ibe && \
+	  $(BIN)/python -m ibe_postprocess report $(DEMO_OUT)/ibe; fi
+	$(BIN)/python -m custom_metrics.leaderboard $(DEMO_OUT) --out $(DEMO_OUT)/leaderboard
+
+leaderboard: install
+	$(BIN)/python -m custom_metrics.leaderboard $(RUNS) --out $(LEADERBOARD_OUT)
+
+# LIMIT only applies when given on the command line: a full sweep is never cut silently.
+sweep: install
+	$(BIN)/python -m custom_metrics.sweep --models "$(MODELS)" --tasks "$(TASKS)" --out $(SWEEP_OUT) \
+	  $(if $(MODEL_ARGS),--model-args "$(MODEL_ARGS)") \
+	  $(if $(filter command line,$(origin LIMIT)),--limit $(LIMIT))
+
+rule-protocol: install
+	model=$$($(BIN)/python -m custom_metrics.embedded_model 2>/dev/null) && \
+	$(BIN)/python -m custom_metrics.rule_fewshot --output_path runs/rule5 --model hf \
+	  --model_args pretrained=$$model,dtype=float32 --device $(DEVICE) --batch_size 8 \
+	  $(if $(filter command line,$(origin LIMIT)),--limit $(LIMIT))
 
 test: install
 	@$(BIN)/python -m custom_metrics.embedded_model >/dev/null 2>&1
