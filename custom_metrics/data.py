@@ -13,7 +13,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import datasets
 
@@ -84,21 +84,28 @@ def fetch_file(source: Source) -> Path:
     return mirror_file(source) or download(source)
 
 
-def read_jsonl(path: Path, required: Sequence[str] = (), check: RowCheck | None = None) -> list[dict[str, Any]]:
-    """Read a JSONL file, failing with file, line and field on the first bad row."""
-    rows: list[dict[str, Any]] = []
+def iter_jsonl(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield ("file:line", object) for each non-blank line; malformed lines raise DataError."""
     with open(path, encoding="utf-8") as handle:
         for lineno, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
+            where = f"{path}:{lineno}"
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as err:
-                raise DataError(f"{path}:{lineno}: not valid JSON ({err.msg}).") from err
+                raise DataError(f"{where}: not valid JSON ({err.msg}).") from err
             if not isinstance(row, dict):
-                raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(row).__name__}.")
-            check_row(row, required, check, f"{path}:{lineno}")
-            rows.append(row)
+                raise DataError(f"{where}: expected a JSON object, got {type(row).__name__}.")
+            yield where, row
+
+
+def read_jsonl(path: Path, required: Sequence[str] = (), check: RowCheck | None = None) -> list[dict[str, Any]]:
+    """Read a JSONL file, failing with file, line and field on the first bad row."""
+    rows: list[dict[str, Any]] = []
+    for where, row in iter_jsonl(path):
+        check_row(row, required, check, where)
+        rows.append(row)
     if not rows:
         raise DataError(f"{path}: the file holds no rows.")
     return rows

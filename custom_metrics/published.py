@@ -159,6 +159,7 @@ Random | .50 | .50 | .50 | .50 | .50 | .50
 """
 IBE_MODELS = ("GPT 3.5", "LLaMA 2 13B", "LLaMA 2 7B")
 IBE_DATASETS = ("copa", "ecare")
+IBE_COLUMNS = tuple(f"{name} {model}" for name in ("COPA", "E-CARE") for model in IBE_MODELS)
 # The Table 1 row names as the metric names the leaderboard uses for IBE columns; the
 # judge row lines up with the suite's LLM-as-a-judge tasks.
 IBE_METHODS = {
@@ -229,6 +230,11 @@ def reg_rows() -> list[PublishedRow]:
             source = f"{REG_SOURCE}, {mode}; judge Gemma-4-31B-it"
             rows.append(PublishedRow("reg", f"{model} ({mode})", source, cells))
     return rows
+
+
+def ibe_table_1() -> dict[str, tuple[float, ...]]:
+    """IBE Table 1 as {row name: accuracies in IBE_COLUMNS order}, for IBE's own report."""
+    return {method: tuple(float(value) for value in values) for method, *values in _lines(IBE_TABLE_1)}
 
 
 def ibe_rows() -> list[PublishedRow]:

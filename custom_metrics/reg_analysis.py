@@ -25,42 +25,38 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from custom_metrics.data import DataError
+from custom_metrics.data import DataError, iter_jsonl
 from custom_metrics.reg import read_record, record_scores
 
 def _raw_output(sample: dict[str, Any]) -> str:
+    """The unfiltered generation (thinking included): the filter replaced it by a record."""
     response = sample.get("resps")
-    while isinstance(response, list) and response:
-        response = response[0]
-    return response if isinstance(response, str) else ""
+    if isinstance(response, list) and response and isinstance(response[0], list) and response[0]:
+        return response[0][0] if isinstance(response[0][0], str) else ""
+    return ""
 
 
 def read_samples(path: Path, model: str, count: Callable[[str], int]) -> list[dict[str, Any]]:
     """Rows (items in N only) of one reg_chaos samples file; bad lines name file, line and field."""
     rows = []
-    with open(path, encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                sample = json.loads(line)
-                record = read_record(sample["filtered_resps"][0])
-                doc = sample["doc"]
-                uid, w_con = str(doc["uid"]), float(doc["w_con"])
-                success = record_scores(record)["success"]
-            except json.JSONDecodeError as err:
-                raise DataError(f"{where}: not valid JSON ({err.msg}); is this a reg_chaos samples file?") from err
-            except (KeyError, IndexError, TypeError) as err:
-                raise DataError(f"{where}: field {err} missing or malformed; is this a reg_chaos samples file?") from err
-            if success is None:
-                continue
-            rows.append(
-                {
-                    "model": model, "uid": uid, "w_con": w_con, "success": int(success),
-                    "length": count(_raw_output(sample)), "thinking_words": record["thinking_words"], "flag": record["flag"],
-                }
-            )
+    for where, sample in iter_jsonl(path):
+        try:
+            record = read_record(sample["filtered_resps"][0])
+            doc = sample["doc"]
+            uid, w_con = str(doc["uid"]), float(doc["w_con"])
+            success = record_scores(record)["success"]
+        except json.JSONDecodeError as err:
+            raise DataError(f"{where}: field 'filtered_resps' is not a reg_chaos record ({err.msg}).") from err
+        except (KeyError, IndexError, TypeError) as err:
+            raise DataError(f"{where}: field {err} missing or malformed; is this a reg_chaos samples file?") from err
+        if success is None:
+            continue
+        rows.append(
+            {
+                "model": model, "uid": uid, "w_con": w_con, "success": int(success),
+                "length": count(_raw_output(sample)), "thinking_words": record["thinking_words"], "flag": record["flag"],
+            }
+        )
     return rows
 
 

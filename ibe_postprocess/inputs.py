@@ -9,12 +9,12 @@ reported with the file, the line and the field.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from custom_metrics.data import DataError
+from custom_metrics.data import DataError, iter_jsonl
+from custom_metrics.samples import logged_response
 
 PLAIN_FIELDS = ("qid", "option", "premise", "conclusion", "explanation", "correct")
 SPLITS = ("train", "test")
@@ -41,12 +41,10 @@ class JudgeRecord:
 
 
 def _response(sample: dict[str, Any], where: str) -> str:
-    response = sample.get("filtered_resps", sample.get("resps"))
-    while isinstance(response, list) and response:
-        response = response[0]
-    if not isinstance(response, str):
-        raise DataError(f"{where}: field 'filtered_resps' holds no generated text.")
-    return response
+    try:
+        return logged_response(sample)
+    except ValueError as err:
+        raise DataError(f"{where}: {err}.") from err
 
 
 def _record(row: dict[str, Any], explanation: Any, where: str) -> ExplanationRecord:
@@ -91,29 +89,19 @@ def read_inputs(paths: Iterable[Path]) -> tuple[list[ExplanationRecord], list[Ju
         path = Path(path)
         if not path.is_file():
             raise DataError(f"{path}: no such file.")
-        with open(path, encoding="utf-8") as handle:
-            for lineno, line in enumerate(handle, start=1):
-                if not line.strip():
+        for where, row in iter_jsonl(path):
+            if isinstance(row.get("doc"), dict):  # an lm-eval sample
+                if "explanations" in row["doc"]:
+                    judged.append(_judge_record(row, where))
                     continue
-                where = f"{path}:{lineno}"
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise DataError(f"{where}: not valid JSON ({err.msg}).") from err
-                if not isinstance(row, dict):
-                    raise DataError(f"{where}: expected a JSON object.")
-                if isinstance(row.get("doc"), dict):  # an lm-eval sample
-                    if "explanations" in row["doc"]:
-                        judged.append(_judge_record(row, where))
-                        continue
-                    record = _record(row["doc"], _response(row, where), f"{where} (doc)")
-                else:
-                    record = _record(row, row.get("explanation"), where)
-                key = (record.qid, record.option)
-                if key in seen:
-                    raise DataError(f"{where}: qid {record.qid!r} option {record.option} was already read at {seen[key]}.")
-                seen[key] = where
-                records.append(record)
+                record = _record(row["doc"], _response(row, where), f"{where} (doc)")
+            else:
+                record = _record(row, row.get("explanation"), where)
+            key = (record.qid, record.option)
+            if key in seen:
+                raise DataError(f"{where}: qid {record.qid!r} option {record.option} was already read at {seen[key]}.")
+            seen[key] = where
+            records.append(record)
     if not records and not judged:
         raise DataError("no explanations found in the inputs.")
     return records, judged

@@ -10,25 +10,11 @@ from typing import Any
 
 import pandas as pd
 
+from custom_metrics.published import IBE_COLUMNS, ibe_table_1
 from ibe_postprocess.selector import FEATURES, LABELS, ablation, feature_regressions, select, split_frames
 
-# The paper's Table 1 (COPA and E-CARE; GPT 3.5, LLaMA 2 13B, LLaMA 2 7B), for comparison.
-PAPER_COLUMNS = ("COPA GPT 3.5", "COPA LLaMA 2 13B", "COPA LLaMA 2 7B", "E-CARE GPT 3.5", "E-CARE LLaMA 2 13B", "E-CARE LLaMA 2 7B")
-PAPER_TABLE1 = {
-    "GPT3.5 Judge": (0.59, 0.47, 0.63, 0.43, 0.61, 0.52),
-    "Human": (0.95, 1.0, 0.91, 0.90, 0.91, 0.92),
-    "Consistency": (0.51, 0.52, 0.55, 0.54, 0.54, 0.54),
-    "Depth (Parsimony)": (0.67, 0.53, 0.63, 0.66, 0.56, 0.54),
-    "Drift (Parsimony)": (0.67, 0.63, 0.58, 0.66, 0.57, 0.57),
-    "Coherence": (0.66, 0.66, 0.56, 0.56, 0.57, 0.59),
-    "Linguistic Uncertainty": (0.70, 0.65, 0.61, 0.59, 0.56, 0.60),
-    "Random": (0.50, 0.50, 0.50, 0.50, 0.50, 0.50),
-    "+ Consistency": (0.51, 0.52, 0.55, 0.54, 0.54, 0.54),
-    "+ Depth": (0.67, 0.53, 0.63, 0.66, 0.56, 0.56),
-    "+ Drift": (0.70, 0.65, 0.65, 0.72, 0.66, 0.65),
-    "+ Coherence": (0.73, 0.71, 0.69, 0.73, 0.68, 0.69),
-    "+ Linguistic Uncertainty": (0.77, 0.74, 0.70, 0.74, 0.70, 0.73),
-}
+# The paper's Table 1 (rows by name, columns IBE_COLUMNS), printed beside this run's numbers.
+PAPER_TABLE1 = ibe_table_1()
 
 
 def load_rows(features_dir: Path) -> pd.DataFrame:
@@ -137,13 +123,13 @@ def write_report(features_dir: Path, fig2_split: str = "test") -> Path:
         "Missing feature values replaced by training means: "
         + ", ".join(f"{f} {n}" for f, n in imputed.items()) + ".", "",
         "## Table 1: accuracy of selecting the correct option's explanation (test questions)", "",
-        "| Block | Row | This run | " + " | ".join(PAPER_COLUMNS) + " |",
-        "|---|---|---|" + "---|" * len(PAPER_COLUMNS),
+        "| Block | Row | This run | " + " | ".join(IBE_COLUMNS) + " |",
+        "|---|---|---|" + "---|" * len(IBE_COLUMNS),
     ]
     judge_value = _fmt(judge[0]) + f" (n={judge[1]})" if judge else "not run"
     lines.append(f"| Baselines | LLM judge | {judge_value} | " + " | ".join(_fmt(v) for v in PAPER_TABLE1["GPT3.5 Judge"]) + " |")
     for record in table.itertuples():
-        paper = PAPER_TABLE1.get(record.row, (math.nan,) * len(PAPER_COLUMNS))
+        paper = PAPER_TABLE1.get(record.row, (math.nan,) * len(IBE_COLUMNS))
         lines.append(f"| {record.block} | {record.row} | {_fmt(record.accuracy)} | " + " | ".join(_fmt(v) for v in paper) + " |")
     lines += [
         "", "Ties between options earn 1/k credit (expected accuracy of a random tie-break).", "",
