@@ -13,6 +13,7 @@ from custom_metrics.data import DataError
 def _score(args: argparse.Namespace) -> None:
     from ibe_postprocess.features import ScoreSettings, score
     from ibe_postprocess.inputs import read_inputs
+    from ibe_postprocess.provenance import write_provenance
 
     records, judged = read_inputs(args.inputs)
     settings = ScoreSettings(
@@ -20,6 +21,7 @@ def _score(args: argparse.Namespace) -> None:
         encoder=args.encoder, batch_size=args.batch_size,
     )
     rows = score(records, args.out, settings, judged)
+    write_provenance(args.inputs, args.out)
     flagged = sum(bool(row["flag"]) for row in rows)
     print(f"{len(rows)} explanations scored ({flagged} flagged) -> {args.out / 'features.csv'}")
     if judged:

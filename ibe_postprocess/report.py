@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from custom_metrics.published import IBE_COLUMNS, ibe_table_1
+from ibe_postprocess.provenance import read_provenance
 from ibe_postprocess.selector import FEATURES, LABELS, ablation, feature_regressions, select, split_frames
 
 # The paper's Table 1 (rows by name, columns IBE_COLUMNS), printed beside this run's numbers.
@@ -151,6 +152,7 @@ def write_report(features_dir: Path, fig2_split: str = "test") -> Path:
     report.write_text("\n".join(lines), encoding="utf-8")
 
     summary: dict[str, Any] = {
+        **read_provenance(features_dir),
         "table1": table.to_dict(orient="records"),
         "judge_accuracy": judge[0] if judge else None,
         "judge_questions": judge[1] if judge else None,
