@@ -38,7 +38,7 @@ help:
 	@echo "make leaderboard RUNS=dir... LEADERBOARD_OUT=dir   tables + charts from lm_eval runs"
 	@echo "make sweep MODELS=\"a b\" TASKS=t1,t2 [LIMIT=n]    every model x task pair, resumable"
 	@echo "make rule-protocol   RULE's five-shot protocol (five runs, mean +- std) on the embedded model"
-	@echo "make bench       benchmarks of the suite's own overhead (writes bench/results.json)"
+	@echo "make bench       benchmarks, about 11 minutes: tables + bench/results.json"
 
 install: $(VENV)/.installed
 
@@ -77,6 +77,10 @@ sweep: install
 	$(BIN)/python -m custom_metrics.sweep --models "$(MODELS)" --tasks "$(TASKS)" --out $(SWEEP_OUT) \
 	  $(if $(MODEL_ARGS),--model-args "$(MODEL_ARGS)") \
 	  $(if $(filter command line,$(origin LIMIT)),--limit $(LIMIT))
+
+bench: install
+	@$(BIN)/python -m custom_metrics.embedded_model >/dev/null 2>&1
+	$(BIN)/python -m bench.run_all
 
 rule-protocol: install
 	model=$$($(BIN)/python -m custom_metrics.embedded_model 2>/dev/null) && \

@@ -14,6 +14,8 @@ wrapped by ``nli_judge.CachedJudge``, which handles caching.
 
 from __future__ import annotations
 
+import inspect
+
 import json
 import logging
 import math
@@ -87,6 +89,7 @@ class LMJudge:
         self.chat = has_template if chat == "auto" else chat == "yes"
         self.max_length = int(getattr(self.model.config, "max_position_embeddings", 0) or 4096)
         self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        self.slices_logits = "logits_to_keep" in inspect.signature(self.model.forward).parameters
         self._torch = torch
 
     def context(self, premise: str, hypothesis: str) -> str:
@@ -132,13 +135,19 @@ class LMJudge:
             for row, ids in enumerate(inputs):
                 input_ids[row, : len(ids)] = torch.tensor(ids)
                 mask[row, : len(ids)] = 1
+            # Only the continuation positions are read, so only their logits are computed:
+            # projecting every position onto a 262k-word vocabulary was most of the cost.
+            keep = sorted({p for first, cont_ids in spans for p in range(first, first + len(cont_ids))})
+            column = {position: j for j, position in enumerate(keep)}
+            extra = {"logits_to_keep": torch.tensor(keep, device=self.device)} if self.slices_logits else {}
             with torch.inference_mode():
-                logits = self.model(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device)).logits
+                logits = self.model(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device), **extra).logits
                 logprobs = torch.log_softmax(logits.float(), dim=-1).cpu()
             for row, (index, (first, cont_ids)) in enumerate(zip(batch, spans)):
                 # the input drops the last token, so position first+k predicts
                 # continuation token k
-                positions = torch.arange(first, first + len(cont_ids))
+                span = range(first, first + len(cont_ids))
+                positions = torch.tensor([column[p] for p in span] if self.slices_logits else list(span))
                 target = torch.tensor(cont_ids)
                 results[index] = float(logprobs[row, positions, target].sum())
         return results

@@ -1,0 +1,113 @@
+"""What every benchmark needs: an offline environment, timers, memory and the results file.
+
+Each benchmark module runs as its own process (``python -m bench.<name>``), so a model or
+cache loaded by one never speeds up or slows down another; each writes its section of
+``bench/results.json`` (merged, so sections can be rerun one at a time).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import subprocess
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "bench" / "results.json"
+WORK = REPO / "runs" / "bench"  # scratch (caches, generated inputs); `make clean` removes runs/
+
+OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+def setup_env() -> None:
+    """Offline settings, and the data mirror beside the checkout when none is named."""
+    for key, value in OFFLINE_ENV.items():
+        os.environ.setdefault(key, value)
+    mirror = REPO.parent / "shared" / "data"
+    if "EXPLAIN_EVAL_DATA" not in os.environ and (mirror / "README.md").is_file():
+        os.environ["EXPLAIN_EVAL_DATA"] = str(mirror)
+
+
+def scratch(name: str, fresh: bool = True) -> Path:
+    """A scratch folder under runs/bench; ``fresh`` empties it so no cache from an earlier run is reused."""
+    import shutil
+
+    path = WORK / name
+    if fresh and path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@contextmanager
+def timed() -> Iterator[dict[str, float]]:
+    """``with timed() as t: ...`` then ``t["s"]`` holds the wall seconds."""
+    box: dict[str, float] = {}
+    start = time.perf_counter()
+    try:
+        yield box
+    finally:
+        box["s"] = time.perf_counter() - start
+
+
+def peak_rss_mib() -> float:
+    """Peak resident memory of this process so far (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def machine() -> dict[str, Any]:
+    load1, load5, _ = os.getloadavg()
+    try:
+        import torch
+
+        threads = torch.get_num_threads()
+    except ImportError:
+        threads = None
+    return {
+        "cpus": os.cpu_count(), "torch_threads": threads, "load_1min_at_start": round(load1, 2),
+        "load_5min_at_start": round(load5, 2), "python": platform.python_version(),
+        "commit": _commit(),
+    }
+
+
+def _commit() -> str:
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True, timeout=10)
+        return head.stdout.strip() + ("+uncommitted" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def save_section(name: str, payload: dict[str, Any]) -> None:
+    """Merge one benchmark's results into bench/results.json."""
+    results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
+    payload = {"machine": machine(), "measured_at": time.strftime("%Y-%m-%d %H:%M:%S"), **payload}
+    results[name] = payload
+    partial = RESULTS.with_name(RESULTS.name + ".tmp")  # an interrupted write never truncates the file
+    partial.write_text(json.dumps(results, indent=2) + "\n")
+    partial.replace(RESULTS)
+
+
+def table(rows: list[list[Any]], header: list[str]) -> str:
+    """A plain-text table (also valid markdown) for the terminal and the README."""
+    cells = [[_fmt(c) for c in row] for row in [header, *rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |" for row in cells]
+    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(lines)
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return str(value)
+
+
+def verdict(ok: bool | None) -> str:
+    return "n/a" if ok is None else ("PASS" if ok else "MISS")

@@ -1,0 +1,60 @@
+"""Run every benchmark, each in its own process, and print their tables (``make bench``).
+
+    python -m bench.run_all            # the sizes of the README's performance section
+    python -m bench.run_all --quick    # tiny sizes: checks that the scripts work (numbers meaningless)
+
+Results are merged into bench/results.json section by section; a failed benchmark is
+reported and the others still run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+from bench.common import REPO
+
+FULL = {
+    "suite_overhead": ["--limit", "8"],
+    "judge_batching": ["--pairs", "100"],
+    "ibe_throughput": ["--size", "1000", "--coherence-subset", "16", "--swipl-subset", "100"],
+    "ibe_scaling": ["--sizes", "100,1000,5000"],
+}
+QUICK = {
+    "suite_overhead": ["--limit", "1"],
+    "judge_batching": ["--pairs", "3"],
+    "ibe_throughput": ["--size", "40", "--coherence-subset", "1", "--swipl-subset", "5"],
+    "ibe_scaling": ["--sizes", "20,40,80"],
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--only", default="", help="comma-separated benchmark names")
+    args = parser.parse_args()
+    plan = QUICK if args.quick else FULL
+    names = [n for n in args.only.split(",") if n] or list(plan)
+    env = {**os.environ, "LMEVAL_LOG_LEVEL": os.environ.get("LMEVAL_LOG_LEVEL", "ERROR")}
+    failed = []
+    start = time.perf_counter()
+    for name in names:
+        print(f"\n## {name}  (python -m bench.{name} {' '.join(plan[name])})", flush=True)
+        step = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", f"bench.{name}", *plan[name]], cwd=REPO, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        print(done.stdout.rstrip())
+        if done.returncode != 0:
+            failed.append(name)
+            print(f"FAILED (exit {done.returncode}):\n{done.stderr[-3000:]}")
+        print(f"[{name}: {time.perf_counter() - step:.0f} s]", flush=True)
+    print(f"\nall benchmarks: {time.perf_counter() - start:.0f} s; results in bench/results.json"
+          + (f"; FAILED: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
