@@ -68,3 +68,20 @@ def test_geese_tasks_build_all_800_docs(full_data: Path, monkeypatch: pytest.Mon
     human = tasks["geese_human"]
     doc = next(d for d in human.test_docs() if d["id"] == "393")
     assert human.doc_to_text(doc) == geese.m2_prompt(doc, doc["anon_human"])
+
+
+@pytest.mark.e2e
+@pytest.mark.fulldata
+def test_geese_human_runs_over_all_800_docs(full_data: Path, embedded_model: Path, tmp_path: Path) -> None:
+    """The real CLI over the whole test split (about 10 minutes on 2 CPU cores)."""
+    results, samples = run_lm_eval(
+        embedded_model, "geese_human", tmp_path / "out", limit=None, env={"EXPLAIN_EVAL_DATA": str(full_data)}
+    )
+    assert results["n-samples"]["geese_human"] == {"original": 800, "effective": 800}
+    logged = samples["geese_human"]
+    assert len({sample["doc"]["id"] for sample in logged}) == 800
+    scores = results["results"]["geese_human"]
+    assert scores["acc,none"] == pytest.approx(sum(sample["acc"] for sample in logged) / 800)
+    for label, metric in (("YES", "acc_yes"), ("NO", "acc_no"), ("UNKNOWN", "acc_unknown")):
+        of_label = [sample["acc"] for sample in logged if sample["doc"]["label"] == label]
+        assert scores[f"{metric},none"] == pytest.approx(sum(of_label) / len(of_label))
