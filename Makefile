@@ -27,6 +27,9 @@ ifeq ($(origin EXPLAIN_EVAL_DATA), undefined)
   endif
 endif
 export TOKENIZERS_PARALLELISM ?= false
+# With a local mirror the demo is fully offline: Hub look-ups fail at once instead of
+# waiting on a network that is not there. Without one, data comes from the public sources.
+OFFLINE := $(if $(EXPLAIN_EVAL_DATA),HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1)
 
 .PHONY: help install model-path swipl-path demo test test-fast leaderboard sweep rule-protocol bench clean
 
@@ -59,13 +62,13 @@ swipl-path:
 demo: install
 	@echo "data: $${EXPLAIN_EVAL_DATA:-public sources (set EXPLAIN_EVAL_DATA for a local mirror)}"
 	model=$$($(BIN)/python -m custom_metrics.embedded_model 2>/dev/null) && \
-	HF_HUB_OFFLINE=1 $(BIN)/lm_eval --model hf \
+	$(OFFLINE) $(BIN)/lm_eval --model hf \
 	  --model_args pretrained=$$model,dtype=float32 --device $(DEVICE) --batch_size 8 \
 	  --tasks $(DEMO_TASKS) --include_path lm_eval_tasks --limit $(LIMIT) \
 	  --log_samples --output_path $(DEMO_OUT)
 	@samples=$$(ls -t $(DEMO_OUT)/*/samples_ibe_copa_*.jsonl 2>/dev/null | head -1); \
 	if [ -n "$$samples" ]; then \
-	  HF_HUB_OFFLINE=1 $(BIN)/python -m ibe_postprocess score "$$samples" --out $(DEMO_OUT)/ibe && \
+	  $(OFFLINE) $(BIN)/python -m ibe_postprocess score "$$samples" --out $(DEMO_OUT)/ibe && \
 	  $(BIN)/python -m ibe_postprocess report $(DEMO_OUT)/ibe; fi
 	$(BIN)/python -m custom_metrics.leaderboard $(DEMO_OUT) --out $(DEMO_OUT)/leaderboard
 
