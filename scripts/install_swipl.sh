@@ -35,6 +35,7 @@ trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
 chmod 777 "$WORK"  # apt drops to user _apt for the download
 apt-get source --download-only --tar-only swi-prolog >&2
+$SUDO rm -f "$SRC_LIST"  # only needed for this download: leave the system's apt sources as they were
 tar xzf swi-prolog_*.orig.tar.gz
 cd swi-prolog_*/
 mkdir build && cd build
