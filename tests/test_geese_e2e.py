@@ -55,13 +55,13 @@ def test_selfexp_without_explanations_fails_clearly(fixture_mirror: Path, embedd
 
 @pytest.mark.fulldata
 def test_geese_tasks_build_all_800_docs(full_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lm_eval.tasks import TaskManager, get_task_dict
+    from lm_eval.tasks import TaskManager
 
     from tests.conftest import TASKS_DIR
 
     monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(full_data))
     manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False)
-    tasks = get_task_dict(["geese_human", "geese_generate_whyexp"], manager)
+    tasks = manager.load(["geese_human", "geese_generate_whyexp"])["tasks"]
     for name in ("geese_human", "geese_generate_whyexp"):
         docs = list(tasks[name].test_docs())
         assert len(docs) == 800 and len({doc["id"] for doc in docs}) == 800

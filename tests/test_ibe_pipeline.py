@@ -132,7 +132,7 @@ def test_task_doc_counts_match_the_paper(full_data: Path, monkeypatch) -> None:
 
     monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(full_data))
     manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False)
-    loaded = manager.load_task_or_group(["ibe_copa", "ibe_ecare"])
+    loaded = manager.load(["ibe_copa", "ibe_ecare"])["tasks"]
     for name in ("ibe_copa", "ibe_ecare"):
         docs = list(loaded[name].test_docs())
         questions = {(d["split"], d["qid"]) for d in docs}
