@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import math
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
@@ -20,6 +17,7 @@ from custom_metrics.nli_judge import (
     nli_prompt,
     parse_spec,
 )
+from tests.chat_stub import ChatStub
 
 PAIRS = [
     ("The museum closes at five.", "Visitors toured it at seven."),
@@ -195,38 +193,6 @@ def test_seqcls_refuses_unnamed_labels(tmp_path):
 # --- OpenAI-compatible backend ------------------------------------------------------------
 
 
-class _FakeServer:
-    """A chat-completions endpoint on 127.0.0.1 answering from a table keyed by hypothesis."""
-
-    def __init__(self, answers: dict[str, dict]):
-        self.answers = answers
-        self.requests: list[tuple[dict, str | None]] = []
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                owner.requests.append((body, self.headers.get("Authorization")))
-                hypothesis = body["messages"][0]["content"].rsplit("Hypothesis: ", 1)[1]
-                payload = json.dumps(owner.answers[hypothesis]).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = HTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
 def _answer(text: str, positions: list[tuple[str, list[tuple[str, float]]]] | None) -> dict:
     logprobs = None
     if positions is not None:
@@ -237,14 +203,15 @@ def _answer(text: str, positions: list[tuple[str, list[tuple[str, float]]]] | No
 
 @pytest.fixture()
 def fake_server():
-    server = _FakeServer({
+    answers = {
         # label split over several tokens of the same label, and a leading "**" position
         PAIRS[0][1]: _answer("**Contradiction**", [("**", [("**", -0.01)]),
                                                  ("Contr", [("Contr", math.log(0.6)), ("contradiction", math.log(0.1)),
                                                             ("Ent", math.log(0.2)), ("Neutral", math.log(0.05)), ("The", math.log(0.05))])]),
         PAIRS[1][1]: _answer("Entailment", None),  # a server without logprobs: parse the text
         PAIRS[2][1]: _answer("I cannot tell.", None),  # no label at all
-    })
+    }
+    server = ChatStub(lambda body: answers[body["messages"][0]["content"].rsplit("Hypothesis: ", 1)[1]])
     yield server
     server.close()
 

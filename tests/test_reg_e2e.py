@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
 
 from custom_metrics.reg import combine, read_record
+from tests.chat_stub import ChatStub
 
 MIRROR = Path(__file__).resolve().parent / "fixtures" / "reg"
 FAST = ["--gen_kwargs", "max_gen_toks=16"]
@@ -56,60 +55,40 @@ def test_reg_chaos_embedded_generator_and_judge(lm_eval_cli, embedded_model, tmp
     assert 0 <= results["results"]["reg_judge_select"]["acc,none"] <= 1
 
 
-class _RuleServer:
-    """An OpenAI-compatible judge on 127.0.0.1 with a fixed rule, so N is not empty:
-    fixture pairs are contradictions, p;e entails h, and an explanation contradicts p
-    exactly when it has an odd number of characters."""
+def _rule_judge(pairs: set[tuple[str, str]]):
+    """An endpoint's answers by a fixed rule, so N is not empty: fixture pairs are
+    contradictions, p;e entails h, and an explanation contradicts p exactly when it has an
+    odd number of characters."""
 
-    def __init__(self, pairs: set[tuple[str, str]]):
-        owner = self
-        self.pairs = pairs
-        self.count = 0
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                owner.count += 1
-                prompt = body["messages"][0]["content"]
-                premise, hypothesis = prompt.rsplit("Premise: ", 1)[1].split("\nHypothesis: ")
-                label = owner.rule(premise, hypothesis)
-                top = [{"token": word[:4], "logprob": math.log(0.8 if word == label else 0.1)}
-                       for word in ("Entailment", "Neutral", "Contradiction")]
-                payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": label},
-                                                   "logprobs": {"content": [{"token": label[:4], "logprob": math.log(0.8), "top_logprobs": top}]}}]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = HTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def rule(self, premise: str, hypothesis: str) -> str:
-        if (premise, hypothesis) in self.pairs:
+    def label(premise: str, hypothesis: str) -> str:
+        if (premise, hypothesis) in pairs:
             return "Contradiction"
-        if hypothesis in {h for _, h in self.pairs}:
+        if hypothesis in {h for _, h in pairs}:
             return "Entailment"
         return "Contradiction" if len(hypothesis) % 2 else "Neutral"
+
+    def respond(body: dict) -> dict:
+        premise, hypothesis = body["messages"][0]["content"].rsplit("Premise: ", 1)[1].split("\nHypothesis: ")
+        answer = label(premise, hypothesis)
+        top = [{"token": word[:4], "logprob": math.log(0.8 if word == answer else 0.1)}
+               for word in ("Entailment", "Neutral", "Contradiction")]
+        logprobs = {"content": [{"token": answer[:4], "logprob": math.log(0.8), "top_logprobs": top}]}
+        return {"choices": [{"message": {"role": "assistant", "content": answer}, "logprobs": logprobs}]}
+
+    return respond
 
 
 @pytest.mark.e2e
 def test_reg_chaos_with_endpoint_judge_from_metadata(lm_eval_cli, tmp_path):
     rows = [json.loads(line) for line in (MIRROR / "chaosnli/chaosNLI_mnli_m.jsonl").read_text().splitlines()]
-    server = _RuleServer({(r["example"]["premise"], r["example"]["hypothesis"]) for r in rows})
+    server = ChatStub(_rule_judge({(r["example"]["premise"], r["example"]["hypothesis"]) for r in rows}))
     try:
         spec = f"openai:rule-judge@{server.url}"
         results, samples = lm_eval_cli(
             "reg_chaos", limit=3, extra=FAST + ["--metadata", json.dumps({"judge": spec})], env=_env(tmp_path, "lm:not-this-one")
         )
     finally:
-        server.server.shutdown()
-        server.server.server_close()
+        server.close()
     result = results["results"]["reg_chaos"]
     records = _check_metrics_match_records(result, samples["reg_chaos"])
     assert result["n,judged"] == 3 and {r["judge"] for r in records} == {f"openai:rule-judge@{server.url}"}
@@ -117,7 +96,7 @@ def test_reg_chaos_with_endpoint_judge_from_metadata(lm_eval_cli, tmp_path):
     assert all(r["effectiveness"]["label"] == "entailment" for r in usable)
     # the judged explanation is the logged one: the rule's verdict follows its length
     assert [r["coherence"]["label"] for r in usable] == ["contradiction" if len(r["explanation"]) % 2 else "neutral" for r in usable]
-    assert server.count == 3 + 2 * len(usable)
+    assert len(server.requests) == 3 + 2 * len(usable)
     for sample, record in zip(samples["reg_chaos"], records):
         if not record["flag"]:
             assert combine(sample["doc"]["premise"], record["explanation"]).startswith(sample["doc"]["premise"])
