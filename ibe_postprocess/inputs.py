@@ -85,8 +85,8 @@ def read_inputs(paths: Iterable[Path]) -> tuple[list[ExplanationRecord], list[Ju
     records: list[ExplanationRecord] = []
     judged: list[JudgeRecord] = []
     seen: dict[tuple[str, int], str] = {}
+    paths = [Path(path) for path in paths]
     for path in paths:
-        path = Path(path)
         if not path.is_file():
             raise DataError(f"{path}: no such file.")
         for where, row in iter_jsonl(path):
@@ -103,5 +103,5 @@ def read_inputs(paths: Iterable[Path]) -> tuple[list[ExplanationRecord], list[Ju
             seen[key] = where
             records.append(record)
     if not records and not judged:
-        raise DataError("no explanations found in the inputs.")
+        raise DataError(f"no explanations found in {', '.join(str(path) for path in paths)} (empty files?).")
     return records, judged
