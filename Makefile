@@ -31,12 +31,13 @@ export TOKENIZERS_PARALLELISM ?= false
 # waiting on a network that is not there. Without one, data comes from the public sources.
 OFFLINE := $(if $(EXPLAIN_EVAL_DATA),HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1)
 
-.PHONY: help install model-path swipl-path demo test test-fast leaderboard sweep rule-protocol bench clean
+.PHONY: help install model-path swipl-path demo test test-fast lint leaderboard sweep rule-protocol bench clean
 
 help:
 	@echo "make install     create $(VENV) with the suite and its dependencies"
 	@echo "make demo        run the suite on the embedded model (LIMIT=$(LIMIT)) and print results"
 	@echo "make test        run the test suite (end-to-end tests included)"
+	@echo "make lint        ruff check + ruff format --check"
 	@echo "make model-path  print the embedded model's checkpoint folder (creates it once)"
 	@echo "make leaderboard RUNS=dir... LEADERBOARD_OUT=dir   tables + charts from lm_eval runs"
 	@echo "make sweep MODELS=\"a b\" TASKS=t1,t2 [LIMIT=n]    every model x task pair, resumable"
@@ -50,50 +51,54 @@ $(VENV)/.installed: pyproject.toml scripts/install_swipl.sh
 	@$(BIN)/pip install -q --upgrade pip >&2
 	@$(BIN)/pip install -q "$(TORCH)" >&2
 	@swipl_bin=$$(scripts/install_swipl.sh) && \
-	  PATH="$$swipl_bin:$$PATH" $(BIN)/pip install -q -e ".[embedded,test]" >&2
+	  PATH="$$swipl_bin:$$PATH" $(BIN)/pip install -q -e ".[all]" >&2
 	@touch $@
 
 model-path: install
-	@$(BIN)/python -m custom_metrics.embedded_model 2>/dev/null
+	@$(BIN)/explain-eval model-path 2>/dev/null
 
 swipl-path:
 	@scripts/install_swipl.sh
 
 demo: install
 	@echo "data: $${EXPLAIN_EVAL_DATA:-public sources (set EXPLAIN_EVAL_DATA for a local mirror)}"
-	model=$$($(BIN)/python -m custom_metrics.embedded_model 2>/dev/null) && \
+	model=$$($(BIN)/explain-eval model-path 2>/dev/null) && \
 	$(OFFLINE) $(BIN)/lm_eval --model hf \
 	  --model_args pretrained=$$model,dtype=float32 --device $(DEVICE) --batch_size 8 \
 	  --tasks $(DEMO_TASKS) --include_path lm_eval_tasks --limit $(LIMIT) \
 	  --log_samples --output_path $(DEMO_OUT)
 	@samples=$$(ls -t $(DEMO_OUT)/*/samples_ibe_copa_*.jsonl 2>/dev/null | head -1); \
 	if [ -n "$$samples" ]; then \
-	  $(OFFLINE) $(BIN)/python -m ibe_postprocess score "$$samples" --out $(DEMO_OUT)/ibe && \
-	  $(BIN)/python -m ibe_postprocess report $(DEMO_OUT)/ibe; fi
-	$(BIN)/python -m custom_metrics.leaderboard $(DEMO_OUT) --out $(DEMO_OUT)/leaderboard
+	  $(OFFLINE) $(BIN)/explain-eval ibe score "$$samples" --out $(DEMO_OUT)/ibe && \
+	  $(BIN)/explain-eval ibe report $(DEMO_OUT)/ibe; fi
+	$(BIN)/explain-eval leaderboard $(DEMO_OUT) --out $(DEMO_OUT)/leaderboard
 
 leaderboard: install
-	$(BIN)/python -m custom_metrics.leaderboard $(RUNS) --out $(LEADERBOARD_OUT)
+	$(BIN)/explain-eval leaderboard $(RUNS) --out $(LEADERBOARD_OUT)
 
 # LIMIT only applies when given on the command line: a full sweep is never cut silently.
 sweep: install
-	$(BIN)/python -m custom_metrics.sweep --models "$(MODELS)" --tasks "$(TASKS)" --out $(SWEEP_OUT) \
+	$(BIN)/explain-eval sweep --models "$(MODELS)" --tasks "$(TASKS)" --out $(SWEEP_OUT) \
 	  $(if $(MODEL_ARGS),--model-args "$(MODEL_ARGS)") \
 	  $(if $(filter command line,$(origin LIMIT)),--limit $(LIMIT))
 
 bench: install
-	@$(BIN)/python -m custom_metrics.embedded_model >/dev/null 2>&1
+	@$(BIN)/explain-eval model-path >/dev/null 2>&1
 	$(BIN)/python -m bench.run_all
 
 rule-protocol: install
-	model=$$($(BIN)/python -m custom_metrics.embedded_model 2>/dev/null) && \
-	$(BIN)/python -m custom_metrics.rule_fewshot --output_path runs/rule5 --model hf \
+	model=$$($(BIN)/explain-eval model-path 2>/dev/null) && \
+	$(BIN)/explain-eval rule-protocol --output_path runs/rule5 --model hf \
 	  --model_args pretrained=$$model,dtype=float32 --device $(DEVICE) --batch_size 8 \
 	  $(if $(filter command line,$(origin LIMIT)),--limit $(LIMIT))
 
 test: install
-	@$(BIN)/python -m custom_metrics.embedded_model >/dev/null 2>&1
+	@$(BIN)/explain-eval model-path >/dev/null 2>&1
 	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 test-fast: install
 	$(BIN)/python -m pytest -m "not e2e and not fulldata"

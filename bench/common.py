@@ -13,9 +13,10 @@ import platform
 import resource
 import subprocess
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results.json"
@@ -69,15 +70,20 @@ def machine() -> dict[str, Any]:
     except ImportError:
         threads = None
     return {
-        "cpus": os.cpu_count(), "torch_threads": threads, "load_1min_at_start": round(load1, 2),
-        "load_5min_at_start": round(load5, 2), "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "torch_threads": threads,
+        "load_1min_at_start": round(load1, 2),
+        "load_5min_at_start": round(load5, 2),
+        "python": platform.python_version(),
         "commit": _commit(),
     }
 
 
 def _commit() -> str:
     try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=10)
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=10
+        )
         dirty = subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True, timeout=10)
         return head.stdout.strip() + ("+uncommitted" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):

@@ -16,17 +16,79 @@ import random
 import re
 from pathlib import Path
 
-from ibe_postprocess.inputs import ExplanationRecord
+from custom_metrics.ibe.inputs import ExplanationRecord
 
 STOPWORDS = set(
-    "the a an and or but of to in on at by for with from was were is are be been had has have did "
-    "does do it its he she they them his her their my me i we our you your this that there then "
-    "than into over under after before because so as not no".split()
+    [
+        "the",
+        "a",
+        "an",
+        "and",
+        "or",
+        "but",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "with",
+        "from",
+        "was",
+        "were",
+        "is",
+        "are",
+        "be",
+        "been",
+        "had",
+        "has",
+        "have",
+        "did",
+        "does",
+        "do",
+        "it",
+        "its",
+        "he",
+        "she",
+        "they",
+        "them",
+        "his",
+        "her",
+        "their",
+        "my",
+        "me",
+        "i",
+        "we",
+        "our",
+        "you",
+        "your",
+        "this",
+        "that",
+        "there",
+        "then",
+        "than",
+        "into",
+        "over",
+        "under",
+        "after",
+        "before",
+        "because",
+        "so",
+        "as",
+        "not",
+        "no",
+    ]
 )
 BRIDGES = (
-    "the {w} changes", "someone notices the {w}", "there is a problem with the {w}",
-    "the {w} becomes more noticeable", "the situation around the {w} gets worse",
-    "people react to the {w}", "the {w} is affected", "the state of the {w} is different",
+    "the {w} changes",
+    "someone notices the {w}",
+    "there is a problem with the {w}",
+    "the {w} becomes more noticeable",
+    "the situation around the {w} gets worse",
+    "people react to the {w}",
+    "the {w} is affected",
+    "the state of the {w} is different",
 )
 ASSUMPTIONS = (
     "A change in the {w} usually has visible effects.",
@@ -78,7 +140,7 @@ def explanation_text(premise: str, conclusion: str, rng: random.Random) -> str:
 
 def build(size: int, seed: int = 7) -> list[ExplanationRecord]:
     """``size`` explanations over COPA's 2,000 (question, option) hypotheses, cycling with new text."""
-    from ibe_postprocess.data import copa_docs
+    from custom_metrics.ibe.data import copa_docs
 
     docs = copa_docs()
     rng = random.Random(seed)
@@ -87,10 +149,18 @@ def build(size: int, seed: int = 7) -> list[ExplanationRecord]:
         doc = docs[index % len(docs)]
         cycle = index // len(docs)
         qid = doc["qid"] if cycle == 0 else f"{doc['qid']}#{cycle}"
-        records.append(ExplanationRecord(
-            qid, doc["option"], doc["split"], doc["correct"], doc["premise"], doc["conclusion"],
-            explanation_text(doc["premise"], doc["conclusion"], rng), f"bench:{index}",
-        ))
+        records.append(
+            ExplanationRecord(
+                qid,
+                doc["option"],
+                doc["split"],
+                doc["correct"],
+                doc["premise"],
+                doc["conclusion"],
+                explanation_text(doc["premise"], doc["conclusion"], rng),
+                f"bench:{index}",
+            )
+        )
     return records
 
 
@@ -99,8 +169,18 @@ def write_jsonl(records: list[ExplanationRecord], path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as handle:
         for r in records:
-            handle.write(json.dumps({
-                "qid": r.qid, "option": r.option, "split": r.split, "correct": r.correct,
-                "premise": r.premise, "conclusion": r.conclusion, "explanation": r.explanation,
-            }) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "qid": r.qid,
+                        "option": r.option,
+                        "split": r.split,
+                        "correct": r.correct,
+                        "premise": r.premise,
+                        "conclusion": r.conclusion,
+                        "explanation": r.explanation,
+                    }
+                )
+                + "\n"
+            )
     return path

@@ -68,15 +68,25 @@ def one_size(size: int) -> dict:
     start = time.perf_counter()
     rows = features.score(records, scratch(f"ibe_scaling_{size}"), settings)
     total = time.perf_counter() - start
-    return {"size": size, "rows": len(rows), "total_s": round(total, 2), "stages_s": {k: round(v, 3) for k, v in totals.items()},
-            "peak_rss_mib": round(peak_rss_mib())}
+    return {
+        "size": size,
+        "rows": len(rows),
+        "total_s": round(total, 2),
+        "stages_s": {k: round(v, 3) for k, v in totals.items()},
+        "peak_rss_mib": round(peak_rss_mib()),
+    }
 
 
 def run(sizes: list[int]) -> dict:
     runs = []
     for size in sizes:
-        done = subprocess.run([sys.executable, "-m", "bench.ibe_scaling", "--one", str(size)], cwd=REPO,
-                              capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            [sys.executable, "-m", "bench.ibe_scaling", "--one", str(size)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if done.returncode != 0:
             raise RuntimeError(f"size {size} failed:\n{done.stderr[-2000:]}")
         runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
@@ -87,19 +97,33 @@ def run(sizes: list[int]) -> dict:
     largest = runs[-1]
     ratio = largest["ms_per_explanation"] / reference["ms_per_explanation"]
     return {
-        "judge": "seqcls: tiny random BERT (bench/tiny_judge.py)", "uncertainty": "lexicon", "runs": runs,
-        "reference_size": reference["size"], "per_explanation_ratio": round(ratio, 2), "tolerance": LINEAR_TOLERANCE,
+        "judge": "seqcls: tiny random BERT (bench/tiny_judge.py)",
+        "uncertainty": "lexicon",
+        "runs": runs,
+        "reference_size": reference["size"],
+        "per_explanation_ratio": round(ratio, 2),
+        "tolerance": LINEAR_TOLERANCE,
         "pass": ratio <= LINEAR_TOLERANCE,
     }
 
 
 def report(result: dict) -> str:
     stages = list(dict.fromkeys(k for r in result["runs"] for k in r["stages_s"]))
-    rows = [[r["size"], r["total_s"], r["ms_per_explanation"], r["peak_rss_mib"], *(r["stages_s"].get(s, "") for s in stages)]
-            for r in result["runs"]]
+    rows = [
+        [
+            r["size"],
+            r["total_s"],
+            r["ms_per_explanation"],
+            r["peak_rss_mib"],
+            *(r["stages_s"].get(s, "") for s in stages),
+        ]
+        for r in result["runs"]
+    ]
     return table(rows, ["explanations", "total s", "ms/expl", "peak RSS MiB", *stages]) + (
-        f"\nper-explanation time at {result['runs'][-1]['size']} / at {result['reference_size']}: {result['per_explanation_ratio']} "
-        f"(linear: <= {result['tolerance']}) {verdict(result['pass'])}; judge {result['judge']}, uncertainty {result['uncertainty']}"
+        f"\nper-explanation time at {result['runs'][-1]['size']} / at {result['reference_size']}: "
+        f"{result['per_explanation_ratio']} "
+        f"(linear: <= {result['tolerance']}) {verdict(result['pass'])}; judge {result['judge']}, "
+        f"uncertainty {result['uncertainty']}"
     )
 
 

@@ -44,8 +44,14 @@ def _query_args(prover, program) -> dict:
     sims = [list(t) for t in prover.embedder.similarities(sorted(program.predicates()))]
     rules = [[i, _spec(r.head), [_spec(a) for a in r.body]] for i, r in enumerate(program.rules, 1)]
     return {
-        "Facts": [_spec(f) for f in program.facts], "Rules": rules, "Query": _spec(program.query), "Sims": sims,
-        "T": float(prover.threshold), "D": int(prover.max_depth), "I": int(prover.max_inferences), "S": float(prover.seconds),
+        "Facts": [_spec(f) for f in program.facts],
+        "Rules": rules,
+        "Query": _spec(program.query),
+        "Sims": sims,
+        "T": float(prover.threshold),
+        "D": int(prover.max_depth),
+        "I": int(prover.max_inferences),
+        "S": float(prover.seconds),
     }
 
 
@@ -54,8 +60,12 @@ def swipl_subprocess_proof(swipl: str, args: dict) -> list:
     from ibe_postprocess.prover import PROVER_FILE
 
     terms = ", ".join(_prolog_list(args[k]) for k in ("Facts", "Rules", "Query", "Sims", "T", "D", "I", "S"))
-    goal = f"ibe_prover:ibe_prove({terms}, R), R = [Score, Rules, Status], format('~w~n~w~n~w~n', [Score, Rules, Status])"
-    done = subprocess.run([swipl, "-q", "-g", goal, "-t", "halt", str(PROVER_FILE)], capture_output=True, text=True, timeout=60)
+    goal = (
+        f"ibe_prover:ibe_prove({terms}, R), R = [Score, Rules, Status], format('~w~n~w~n~w~n', [Score, Rules, Status])"
+    )
+    done = subprocess.run(
+        [swipl, "-q", "-g", goal, "-t", "halt", str(PROVER_FILE)], capture_output=True, text=True, timeout=60
+    )
     if done.returncode != 0:
         raise RuntimeError(f"swipl failed: {done.stderr[:300]}")
     score, rules, status = done.stdout.splitlines()[:3]
@@ -65,24 +75,32 @@ def swipl_subprocess_proof(swipl: str, args: dict) -> list:
 def run(size: int, coherence_subset: int, swipl_subset: int) -> dict:
     from bench.explanations import build
     from bench.tiny_judge import tiny_nli_model
+    from custom_metrics.ibe.parsing import parse_explanation
     from ibe_postprocess import nlp
     from ibe_postprocess.coherence import Coherence
     from ibe_postprocess.drift import drift_many
     from ibe_postprocess.embeddings import PredicateEmbedder
     from ibe_postprocess.formalize import formalize_many
-    from ibe_postprocess.parsing import parse_explanation
     from ibe_postprocess.prover import Prover, janus, swi_home
     from ibe_postprocess.uncertainty import PAPER_CERTAINTY_MODEL, UncertaintyScorer
 
     work = scratch("ibe_throughput")
     records = build(size)
-    triples = lambda parsed: [(r.premise, r.conclusion, p) for r, p in zip(records, parsed)]  # noqa: E731
+    triples = lambda parsed: [(r.premise, r.conclusion, p) for r, p in zip(records, parsed)]
     stages: list[dict] = []
     loads: dict[str, float] = {}
 
     def stage(name: str, n: int, seconds: float, note: str = "") -> None:
-        stages.append({"stage": name, "explanations": n, "seconds": round(seconds, 3),
-                       "per_s": round(n / seconds, 1) if seconds else None, "peak_rss_mib": round(peak_rss_mib()), "note": note})
+        stages.append(
+            {
+                "stage": name,
+                "explanations": n,
+                "seconds": round(seconds, 3),
+                "per_s": round(n / seconds, 1) if seconds else None,
+                "peak_rss_mib": round(peak_rss_mib()),
+                "note": note,
+            }
+        )
 
     with timed() as t:
         parsed = [parse_explanation(r.explanation) for r in records]
@@ -139,7 +157,9 @@ def run(size: int, coherence_subset: int, swipl_subset: int) -> dict:
         start = time.perf_counter()
         got = swipl_subprocess_proof(swipl, args)
         process_times.append(time.perf_counter() - start)
-        same = abs(got[0] - float(expected[0])) < 1e-6 and list(got[1]) == list(expected[1]) and got[2] == str(expected[2])
+        same = (
+            abs(got[0] - float(expected[0])) < 1e-6 and list(got[1]) == list(expected[1]) and got[2] == str(expected[2])
+        )
         mismatches += not same
     janus_query_ms = statistics.median(janus_times) * 1000
     process_ms = statistics.median(process_times) * 1000
@@ -158,7 +178,12 @@ def run(size: int, coherence_subset: int, swipl_subset: int) -> dict:
     calls_before = lm_coherence.judge.computed
     with timed() as t:
         lm_coherence.score_many(few)
-    stage("coherence, same subset again (cache)", len(few), t["s"], f"{lm_coherence.judge.computed - calls_before} model calls")
+    stage(
+        "coherence, same subset again (cache)",
+        len(few),
+        t["s"],
+        f"{lm_coherence.judge.computed - calls_before} model calls",
+    )
     del lm_coherence
 
     tiny = tiny_nli_model(scratch("tiny-nli", fresh=False))
@@ -176,16 +201,20 @@ def run(size: int, coherence_subset: int, swipl_subset: int) -> dict:
     stage("uncertainty", size, t["s"], f"estimate: {scorer.source}")
 
     return {
-        "explanations": size, "steps": sum(len(p.steps) for p in parsed),
-        "flagged": sum(bool(p.flags) for p in parsed), "consistent": consistent,
-        "stages": stages, "model_loads_s": {k: round(v, 2) for k, v in loads.items()},
+        "explanations": size,
+        "steps": sum(len(p.steps) for p in parsed),
+        "flagged": sum(bool(p.flags) for p in parsed),
+        "consistent": consistent,
+        "stages": stages,
+        "model_loads_s": {k: round(v, 2) for k, v in loads.items()},
         "peak_rss_mib": round(peak_rss_mib()),
         "proofs": {
             "median_proof_ms": round(statistics.median(per_proof) * 1000, 3),
             "p95_proof_ms": round(sorted(per_proof)[int(0.95 * len(per_proof)) - 1] * 1000, 3),
             "janus_median_query_ms": round(janus_query_ms, 3),
             "swipl_process_median_ms": round(process_ms, 1),
-            "compared_programs": len(subset), "result_mismatches": mismatches,
+            "compared_programs": len(subset),
+            "result_mismatches": mismatches,
             "speedup_janus_vs_process": round(speedup, 1),
             "targets": {"speedup": PROVE_SPEEDUP_TARGET, "median_proof_ms": MEDIAN_PROOF_TARGET_MS},
             "pass_speedup": speedup >= PROVE_SPEEDUP_TARGET,
@@ -195,7 +224,10 @@ def run(size: int, coherence_subset: int, swipl_subset: int) -> dict:
 
 
 def report(result: dict) -> str:
-    rows = [[s["stage"], s["explanations"], s["seconds"], s["per_s"], s["peak_rss_mib"], s["note"]] for s in result["stages"]]
+    rows = [
+        [s["stage"], s["explanations"], s["seconds"], s["per_s"], s["peak_rss_mib"], s["note"]]
+        for s in result["stages"]
+    ]
     proofs = result["proofs"]
     lines = [
         table(rows, ["stage", "explanations", "s", "expl/s", "peak RSS MiB", "note"]),
@@ -204,7 +236,8 @@ def report(result: dict) -> str:
         f"proofs: median {proofs['median_proof_ms']} ms per explanation (target < {MEDIAN_PROOF_TARGET_MS}) "
         f"{verdict(proofs['pass_median'])}; janus query median {proofs['janus_median_query_ms']} ms vs swipl process "
         f"{proofs['swipl_process_median_ms']} ms over {proofs['compared_programs']} programs: "
-        f"{proofs['speedup_janus_vs_process']}x (target >= {PROVE_SPEEDUP_TARGET:g}x) {verdict(proofs['pass_speedup'])}; "
+        f"{proofs['speedup_janus_vs_process']}x (target >= {PROVE_SPEEDUP_TARGET:g}x) "
+        f"{verdict(proofs['pass_speedup'])}; "
         f"{proofs['result_mismatches']} result mismatches",
     ]
     return "\n".join(lines)
@@ -218,7 +251,10 @@ def main() -> None:
     args = parser.parse_args()
     setup_env()
     result = run(args.size, args.coherence_subset, args.swipl_subset)
-    result["command"] = f"python -m bench.ibe_throughput --size {args.size} --coherence-subset {args.coherence_subset} --swipl-subset {args.swipl_subset}"
+    result["command"] = (
+        f"python -m bench.ibe_throughput --size {args.size} --coherence-subset {args.coherence_subset} "
+        f"--swipl-subset {args.swipl_subset}"
+    )
     save_section("ibe_throughput", result)
     print(report(result))
 

@@ -26,15 +26,16 @@ HARNESS_RATIO_TARGET = 0.9  # judge throughput at least 90% of the harness'
 
 
 def reg_pairs(count: int) -> list[tuple[str, str]]:
-    from custom_metrics import reg
+    from custom_metrics.reg.data import load_items, reg_docs
+    from custom_metrics.reg.outputs import combine
 
     pairs: list[tuple[str, str]] = []
-    for doc in reg.reg_docs(reg.load_items()):
+    for doc in reg_docs(load_items()):
         hypothesis = doc["hypothesis"].strip()
         explanation = f"Later on, it turned out that {hypothesis[:1].lower() + hypothesis[1:]}"
         pairs += [
             (doc["premise"], doc["hypothesis"]),
-            (reg.combine(doc["premise"], explanation), doc["hypothesis"]),
+            (combine(doc["premise"], explanation), doc["hypothesis"]),
             (doc["premise"], explanation),
         ]
         if len(pairs) >= count:
@@ -46,8 +47,10 @@ def run(count: int) -> dict:
     from lm_eval.api.instance import Instance
     from lm_eval.models.huggingface import HFLM
 
-    from custom_metrics.embedded_model import ensure_checkpoint
-    from custom_metrics.nli_judge import CachedJudge, build_judge, verdict_from_scores
+    from custom_metrics.common.embedded_model import ensure_checkpoint
+    from custom_metrics.judge.build import build_judge
+    from custom_metrics.judge.cache import CachedJudge
+    from custom_metrics.judge.types import verdict_from_scores
 
     pairs = reg_pairs(count)
     batched = build_judge(None, scratch("judge_batching_batched"))
@@ -76,15 +79,27 @@ def run(count: int) -> dict:
     speedup = t_single["s"] / t_batched["s"]
     harness_ratio = t_harness["s"] / t_batched["s"]  # judge throughput / harness throughput
     return {
-        "pairs": len(pairs), "requests": len(requests), "judge": batched.name, "judge_load_s": round(load["s"], 2),
-        "batched_s": round(t_batched["s"], 2), "single_s": round(t_single["s"], 2), "harness_s": round(t_harness["s"], 2),
-        "cached_s": round(t_cached["s"], 4), "cached_model_calls": cached_calls,
+        "pairs": len(pairs),
+        "requests": len(requests),
+        "judge": batched.name,
+        "judge_load_s": round(load["s"], 2),
+        "batched_s": round(t_batched["s"], 2),
+        "single_s": round(t_single["s"], 2),
+        "harness_s": round(t_harness["s"], 2),
+        "cached_s": round(t_cached["s"], 4),
+        "cached_model_calls": cached_calls,
         "batched_pairs_per_s": round(len(pairs) / t_batched["s"], 2),
         "single_pairs_per_s": round(len(pairs) / t_single["s"], 2),
         "harness_pairs_per_s": round(len(pairs) / t_harness["s"], 2),
-        "speedup_batched_vs_single": round(speedup, 2), "throughput_vs_harness": round(harness_ratio, 2),
-        "max_prob_diff_vs_harness": max_prob_diff, "same_verdicts_on_rerun": again == verdicts,
-        "targets": {"speedup": BATCH_SPEEDUP_TARGET, "throughput_vs_harness": HARNESS_RATIO_TARGET, "cached_model_calls": 0},
+        "speedup_batched_vs_single": round(speedup, 2),
+        "throughput_vs_harness": round(harness_ratio, 2),
+        "max_prob_diff_vs_harness": max_prob_diff,
+        "same_verdicts_on_rerun": again == verdicts,
+        "targets": {
+            "speedup": BATCH_SPEEDUP_TARGET,
+            "throughput_vs_harness": HARNESS_RATIO_TARGET,
+            "cached_model_calls": 0,
+        },
         "pass_speedup": speedup >= BATCH_SPEEDUP_TARGET,
         "pass_harness": harness_ratio >= HARNESS_RATIO_TARGET,
         "pass_cache": cached_calls == 0,
@@ -94,14 +109,30 @@ def run(count: int) -> dict:
 def report(r: dict) -> str:
     rows = [
         ["judge, batched (one call)", r["batched_s"], r["batched_pairs_per_s"], ""],
-        ["judge, one call per pair", r["single_s"], r["single_pairs_per_s"],
-         f"batched {r['speedup_batched_vs_single']}x faster (target >= {BATCH_SPEEDUP_TARGET:g}x) {verdict(r['pass_speedup'])}"],
-        ["HFLM.loglikelihood, same requests", r["harness_s"], r["harness_pairs_per_s"],
-         f"judge/harness throughput {r['throughput_vs_harness']} (target >= {HARNESS_RATIO_TARGET}) {verdict(r['pass_harness'])}"],
-        ["judge, batched again (cache)", r["cached_s"], "", f"{r['cached_model_calls']} model calls {verdict(r['pass_cache'])}"],
+        [
+            "judge, one call per pair",
+            r["single_s"],
+            r["single_pairs_per_s"],
+            f"batched {r['speedup_batched_vs_single']}x faster (target >= {BATCH_SPEEDUP_TARGET:g}x) "
+            f"{verdict(r['pass_speedup'])}",
+        ],
+        [
+            "HFLM.loglikelihood, same requests",
+            r["harness_s"],
+            r["harness_pairs_per_s"],
+            f"judge/harness throughput {r['throughput_vs_harness']} (target >= {HARNESS_RATIO_TARGET}) "
+            f"{verdict(r['pass_harness'])}",
+        ],
+        [
+            "judge, batched again (cache)",
+            r["cached_s"],
+            "",
+            f"{r['cached_model_calls']} model calls {verdict(r['pass_cache'])}",
+        ],
     ]
     return table(rows, ["mode", "s", "pairs/s", "vs target"]) + (
-        f"\n{r['pairs']} pairs = {r['requests']} label log-likelihoods, judge {r['judge']} (load {r['judge_load_s']} s, "
+        f"\n{r['pairs']} pairs = {r['requests']} label log-likelihoods, judge {r['judge']} "
+        f"(load {r['judge_load_s']} s, "
         f"not timed); verdicts vs harness: max probability difference {r['max_prob_diff_vs_harness']:.2e}"
     )
 

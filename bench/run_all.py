@@ -44,15 +44,22 @@ def main() -> int:
     for name in names:
         print(f"\n## {name}  (python -m bench.{name} {' '.join(plan[name])})", flush=True)
         step = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", f"bench.{name}", *plan[name]], cwd=REPO, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        done = subprocess.run(
+            [sys.executable, "-m", f"bench.{name}", *plan[name]],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         print(done.stdout.rstrip())
         if done.returncode != 0:
             failed.append(name)
             print(f"FAILED (exit {done.returncode}):\n{done.stderr[-3000:]}")
         print(f"[{name}: {time.perf_counter() - step:.0f} s]", flush=True)
-    print(f"\nall benchmarks: {time.perf_counter() - start:.0f} s; results in bench/results.json"
-          + (f"; FAILED: {', '.join(failed)}" if failed else ""))
+    print(
+        f"\nall benchmarks: {time.perf_counter() - start:.0f} s; results in bench/results.json"
+        + (f"; FAILED: {', '.join(failed)}" if failed else "")
+    )
     return 1 if failed else 0
 
 

@@ -25,7 +25,12 @@ from bench.common import REPO, save_section, scratch, setup_env, table, timed, v
 
 TARGET_SHARE = 0.02
 SUITE_DIRS = tuple(str(REPO / name) + os.sep for name in ("custom_metrics", "ibe_postprocess", "lm_eval_tasks"))
-MODEL_MARKERS = (os.sep + "torch" + os.sep, os.sep + "transformers" + os.sep, os.sep + "sentence_transformers" + os.sep, os.sep + "safetensors" + os.sep)
+MODEL_MARKERS = (
+    os.sep + "torch" + os.sep,
+    os.sep + "transformers" + os.sep,
+    os.sep + "sentence_transformers" + os.sep,
+    os.sep + "safetensors" + os.sep,
+)
 # Generation is capped so a CPU run stays short; the suite's own work per doc does not depend on it.
 FAMILIES = {
     "geese": {"tasks": ["geese"], "gen_kwargs": None},
@@ -98,7 +103,7 @@ def run(limit: int, families: list[str]) -> dict:
     from lm_eval.models.huggingface import HFLM
     from lm_eval.tasks import TaskManager
 
-    from custom_metrics.embedded_model import ensure_checkpoint
+    from custom_metrics.common.embedded_model import ensure_checkpoint
 
     os.environ["EXPLAIN_EVAL_JUDGE_CACHE"] = str(scratch("suite_overhead_verdicts"))  # judge computes, not reads
     with timed() as load:
@@ -114,30 +119,66 @@ def run(limit: int, families: list[str]) -> dict:
         with timed() as wall:
             profiler.enable()
             lm_eval.simple_evaluate(
-                model=model, tasks=spec["tasks"], limit=limit, task_manager=manager, gen_kwargs=spec["gen_kwargs"],
-                log_samples=True, bootstrap_iters=0, verbosity="WARNING",
+                model=model,
+                tasks=spec["tasks"],
+                limit=limit,
+                task_manager=manager,
+                gen_kwargs=spec["gen_kwargs"],
+                log_samples=True,
+                bootstrap_iters=0,
+                verbosity="WARNING",
             )
             profiler.disable()
         found = attribute(pstats.Stats(profiler))
         top = sorted(found["per_function"].items(), key=lambda item: -item[1])[:5]
         share = found["suite_s"] / wall["s"]
         results[family] = {
-            "tasks": spec["tasks"], "limit": limit, "gen_kwargs": spec["gen_kwargs"], "wall_s": round(wall["s"], 2),
-            "suite_s": round(found["suite_s"], 3), "share": round(share, 4),
-            "judge_forward_s": round(found["judge_forward_s"], 2), "judge_load_s": round(found["judge_load_s"], 2),
+            "tasks": spec["tasks"],
+            "limit": limit,
+            "gen_kwargs": spec["gen_kwargs"],
+            "wall_s": round(wall["s"], 2),
+            "suite_s": round(found["suite_s"], 3),
+            "share": round(share, 4),
+            "judge_forward_s": round(found["judge_forward_s"], 2),
+            "judge_load_s": round(found["judge_load_s"], 2),
             "top_suite_functions": [[name, round(seconds, 3)] for name, seconds in top],
             "pass": share <= TARGET_SHARE,
         }
-    return {"model_load_s": round(load["s"], 2), "suite_import_s": round(imports["s"], 2), "task_index_s": round(index["s"], 2), "target_share": TARGET_SHARE, "families": results}
+    return {
+        "model_load_s": round(load["s"], 2),
+        "suite_import_s": round(imports["s"], 2),
+        "task_index_s": round(index["s"], 2),
+        "target_share": TARGET_SHARE,
+        "families": results,
+    }
 
 
 def report(result: dict) -> str:
     rows = [
-        [family, r["limit"], r["wall_s"], r["suite_s"], f"{100 * r['share']:.2f}%", r["judge_forward_s"], r["judge_load_s"], verdict(r["pass"]),
-         ", ".join(f"{name} {s}" for name, s in r["top_suite_functions"][:3])]
+        [
+            family,
+            r["limit"],
+            r["wall_s"],
+            r["suite_s"],
+            f"{100 * r['share']:.2f}%",
+            r["judge_forward_s"],
+            r["judge_load_s"],
+            verdict(r["pass"]),
+            ", ".join(f"{name} {s}" for name, s in r["top_suite_functions"][:3]),
+        ]
         for family, r in result["families"].items()
     ]
-    header = ["family", "limit", "wall s", "suite s", "suite share (<= 2%)", "judge forward s", "judge load s", "", "largest suite costs (s)"]
+    header = [
+        "family",
+        "limit",
+        "wall s",
+        "suite s",
+        "suite share (<= 2%)",
+        "judge forward s",
+        "judge load s",
+        "",
+        "largest suite costs (s)",
+    ]
     return table(rows, header) + (
         f"\nOnce per process, outside the runs: HFLM load {result['model_load_s']} s, import of the suite's modules "
         f"{result['suite_import_s']} s, task indexing {result['task_index_s']} s."

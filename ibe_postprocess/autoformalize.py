@@ -12,15 +12,15 @@ back to the deterministic formalization.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
+from custom_metrics.ibe.parsing import ParsedExplanation
 from ibe_postprocess.formalize import Program
-from ibe_postprocess.parsing import ParsedExplanation
 from ibe_postprocess.prolog_guard import GuardError, guarded_program
 
 INSTRUCTION = (
     "Convert the premise, the conclusion and the explanation into Prolog. Write the conclusion "
-    "as a goal, the premise as facts and each IF-THEN step as a rule \"then(X) :- if(X).\". "
+    'as a goal, the premise as facts and each IF-THEN step as a rule "then(X) :- if(X).". '
     "Use predicates with a single argument (injured_pancreas(tom), not intoxicated(X, main)) "
     "and the same constant for the same individual in the goal and in the facts."
 )
@@ -88,7 +88,9 @@ class LMFormalizer:
             batch = batch.to(self.device)
             with self.torch.no_grad():
                 generated = self.model.generate(
-                    **batch, max_new_tokens=MAX_NEW_TOKENS, do_sample=False,
+                    **batch,
+                    max_new_tokens=MAX_NEW_TOKENS,
+                    do_sample=False,
                     pad_token_id=self.tokenizer.pad_token_id,
                 )
             new_tokens = generated[:, batch["input_ids"].shape[1] :]

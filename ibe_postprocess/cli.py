@@ -1,4 +1,4 @@
-"""``python -m ibe_postprocess``: ``score`` explanations into features, ``report`` the selector."""
+"""``explain-eval ibe``: ``score`` explanations into features, ``report`` the selector."""
 
 from __future__ import annotations
 
@@ -7,18 +7,21 @@ import logging
 import sys
 from pathlib import Path
 
-from custom_metrics.data import DataError
+from custom_metrics.common.errors import DataError
 
 
 def _score(args: argparse.Namespace) -> None:
+    from custom_metrics.ibe.inputs import read_inputs
     from ibe_postprocess.features import ScoreSettings, score
-    from ibe_postprocess.inputs import read_inputs
     from ibe_postprocess.provenance import write_provenance
 
     records, judged = read_inputs(args.inputs)
     settings = ScoreSettings(
-        nli_judge=args.nli_judge, certainty_model=args.certainty_model, formalizer=args.formalizer,
-        encoder=args.encoder, batch_size=args.batch_size,
+        nli_judge=args.nli_judge,
+        certainty_model=args.certainty_model,
+        formalizer=args.formalizer,
+        encoder=args.encoder,
+        batch_size=args.batch_size,
     )
     rows = score(records, args.out, settings, judged)
     write_provenance(args.inputs, args.out)
@@ -35,29 +38,46 @@ def _report(args: argparse.Namespace) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m ibe_postprocess", description=__doc__)
+    parser = argparse.ArgumentParser(prog="explain-eval ibe", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
     score = commands.add_parser("score", help="compute IBE features for logged explanations")
-    score.add_argument("inputs", nargs="+", type=Path,
-                       help="lm-eval samples_ibe_*.jsonl (generation and judge tasks) or plain JSONL")
+    score.add_argument(
+        "inputs", nargs="+", type=Path, help="lm-eval samples_ibe_*.jsonl (generation and judge tasks) or plain JSONL"
+    )
     score.add_argument("--out", type=Path, required=True, help="output folder (features.csv/.jsonl, cache/)")
-    score.add_argument("--nli-judge", default=None,
-                       help="NLI judge spec for coherence (default: the embedded LM; the paper's model is "
-                       "seqcls:ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli)")
-    score.add_argument("--certainty-model", default="pedropei/sentence-level-certainty",
-                       help="sentence-level certainty model (hub id or path), or 'lexicon'")
-    score.add_argument("--formalizer", default="deterministic",
-                       help="'deterministic' (from the parsed steps) or 'lm:<hf id or path>' (autoformalization)")
-    score.add_argument("--encoder", default=None,
-                       help="sentence-transformers model for predicate similarity (default: all-MiniLM-L6-v2, offline)")
+    score.add_argument(
+        "--nli-judge",
+        default=None,
+        help="NLI judge spec for coherence (default: the embedded LM; the paper's model is "
+        "seqcls:ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli)",
+    )
+    score.add_argument(
+        "--certainty-model",
+        default="pedropei/sentence-level-certainty",
+        help="sentence-level certainty model (hub id or path), or 'lexicon'",
+    )
+    score.add_argument(
+        "--formalizer",
+        default="deterministic",
+        help="'deterministic' (from the parsed steps) or 'lm:<hf id or path>' (autoformalization)",
+    )
+    score.add_argument(
+        "--encoder",
+        default=None,
+        help="sentence-transformers model for predicate similarity (default: all-MiniLM-L6-v2, offline)",
+    )
     score.add_argument("--batch-size", type=int, default=32, help="explanations per cached batch")
     score.set_defaults(run=_score)
 
     report = commands.add_parser("report", help="fit the selector; write report.md, report.json and figures")
     report.add_argument("features_dir", type=Path)
-    report.add_argument("--fig2-split", choices=("test", "train", "all"), default="test",
-                        help="explanations used for the Figure 2 regressions")
+    report.add_argument(
+        "--fig2-split",
+        choices=("test", "train", "all"),
+        default="test",
+        help="explanations used for the Figure 2 regressions",
+    )
     report.set_defaults(run=_report)
     return parser
 

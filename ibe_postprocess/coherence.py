@@ -1,6 +1,6 @@
 """Coherence (Algorithm 3): mean over steps of P(entailment) - P(contradiction), IF -> THEN.
 
-The NLI model is the suite's shared judge (``custom_metrics.nli_judge``): the paper's
+The NLI model is the suite's shared judge (``custom_metrics.judge``): the paper's
 ``ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli`` is ``seqcls:<that id>``; with no
 spec the judge is the embedded LM. All steps of all explanations go to the judge in one
 batched call; the judge caches verdicts on disk, so a rerun asks nothing twice.
@@ -8,17 +8,17 @@ batched call; the judge caches verdicts on disk, so a rerun asks nothing twice.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
-from ibe_postprocess.parsing import ParsedExplanation
+from custom_metrics.ibe.parsing import ParsedExplanation
 
 PAPER_NLI_MODEL = "seqcls:ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli"
 
 
 class Coherence:
     def __init__(self, spec: str | None = None, cache_dir: Path | None = None):
-        from custom_metrics.nli_judge import build_judge
+        from custom_metrics.judge.build import build_judge
 
         self.judge = build_judge(spec, cache_dir=cache_dir)
         self.name = self.judge.name

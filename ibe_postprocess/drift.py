@@ -7,10 +7,10 @@ used). The steps are the IF and THEN clauses; assumptions and summary are not st
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
+from custom_metrics.ibe.parsing import ParsedExplanation
 from ibe_postprocess.nlp import parse_many
-from ibe_postprocess.parsing import ParsedExplanation
 
 
 def _nouns(doc) -> set[str]:

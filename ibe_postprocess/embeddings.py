@@ -9,8 +9,8 @@ an interrupted run keeps what it had embedded.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 
@@ -69,7 +69,9 @@ class PredicateEmbedder:
         lines = []
         for name, vector in zip(todo, vectors):
             self._vectors[name] = vector.astype(np.float32)
-            lines.append(json.dumps({"encoder": self.name, "name": name, "vector": [round(float(v), 6) for v in vector]}))
+            lines.append(
+                json.dumps({"encoder": self.name, "name": name, "vector": [round(float(v), 6) for v in vector]})
+            )
         if self.cache_file is not None:
             self.cache_file.parent.mkdir(parents=True, exist_ok=True)
             with open(self.cache_file, "a", encoding="utf-8") as handle:
@@ -84,7 +86,5 @@ class PredicateEmbedder:
         matrix = np.stack([self._vectors[name] for name in unique])
         sims = np.clip(matrix @ matrix.T, 0.0, 1.0)
         return [
-            (unique[i], unique[j], float(sims[i, j]))
-            for i in range(len(unique))
-            for j in range(i + 1, len(unique))
+            (unique[i], unique[j], float(sims[i, j])) for i in range(len(unique)) for j in range(i + 1, len(unique))
         ]

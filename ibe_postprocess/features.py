@@ -12,30 +12,45 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from tqdm.auto import tqdm
 
+from custom_metrics.ibe.inputs import ExplanationRecord, JudgeRecord
+from custom_metrics.ibe.parsing import ParsedExplanation, parse_explanation
 from ibe_postprocess import cache as kv
 from ibe_postprocess.drift import drift_many
 from ibe_postprocess.formalize import Program, formalize_many
-from ibe_postprocess.inputs import ExplanationRecord, JudgeRecord
-from ibe_postprocess.parsing import ParsedExplanation, parse_explanation
 from ibe_postprocess.selector import FEATURES
 from ibe_postprocess.uncertainty import PAPER_CERTAINTY_MODEL
 
 CSV_COLUMNS = (
-    "qid", "option", "split", "correct", *FEATURES, "flag", "n_steps", "proof_score", "proof_status",
-    "formalization", "coherence_judge", "uncertainty_source", "hedge_epistemic", "hedge_doxastic",
-    "hedge_conditional", "hedge_ratio", "source",
+    "qid",
+    "option",
+    "split",
+    "correct",
+    *FEATURES,
+    "flag",
+    "n_steps",
+    "proof_score",
+    "proof_status",
+    "formalization",
+    "coherence_judge",
+    "uncertainty_source",
+    "hedge_epistemic",
+    "hedge_doxastic",
+    "hedge_conditional",
+    "hedge_ratio",
+    "source",
 )
 
 
 @dataclass(frozen=True)
 class ScoreSettings:
-    nli_judge: str | None = None  # None: the embedded LM as NLI judge (see custom_metrics.nli_judge)
+    nli_judge: str | None = None  # None: the embedded LM as NLI judge (see custom_metrics.judge)
     certainty_model: str | None = PAPER_CERTAINTY_MODEL  # "lexicon" forces the lexicon estimate
     formalizer: str = "deterministic"  # or "lm:<hf id or path>"
     encoder: str | None = None  # sentence encoder for weak unification; None: all-MiniLM-L6-v2
@@ -121,15 +136,24 @@ def score(
     coherence = Coherence(settings.nli_judge, cache_dir / "nli-verdicts")
     coherence_keys = [kv.key("coherence", coherence.name, [asdict(s) for s in p.steps]) for p in parsed]
     coherences = cached_stage(
-        "coherence", coherence_keys, lambda chunk: [list(v) for v in coherence.score_many([parsed[i] for i in chunk])],
-        kv.JsonlCache(cache_dir / "coherence.jsonl"), settings.batch_size,
+        "coherence",
+        coherence_keys,
+        lambda chunk: [list(v) for v in coherence.score_many([parsed[i] for i in chunk])],
+        kv.JsonlCache(cache_dir / "coherence.jsonl"),
+        settings.batch_size,
     )
 
     uncertainty = UncertaintyScorer(settings.certainty_model)
-    uncertainty_keys = [kv.key("uncertainty", uncertainty.source, p.assumptions, p.summary, [asdict(s) for s in p.steps]) for p in parsed]
+    uncertainty_keys = [
+        kv.key("uncertainty", uncertainty.source, p.assumptions, p.summary, [asdict(s) for s in p.steps])
+        for p in parsed
+    ]
     uncertainties = cached_stage(
-        "uncertainty", uncertainty_keys, lambda chunk: [asdict(v) for v in uncertainty.score_many([parsed[i] for i in chunk])],
-        kv.JsonlCache(cache_dir / "uncertainty.jsonl"), settings.batch_size,
+        "uncertainty",
+        uncertainty_keys,
+        lambda chunk: [asdict(v) for v in uncertainty.score_many([parsed[i] for i in chunk])],
+        kv.JsonlCache(cache_dir / "uncertainty.jsonl"),
+        settings.batch_size,
     )
 
     rows = []
@@ -140,18 +164,36 @@ def score(
             flags.append(f"proof search stopped at the {proof['status'].replace('_', ' ')}")
         if unparsed:
             flags.append(f"{unparsed} NLI verdict(s) unparsed")
-        rows.append({
-            "qid": record.qid, "option": record.option, "split": record.split, "correct": record.correct,
-            "consistent": int(proof["consistent"]), "depth": proof["depth"], "drift": drifts[index],
-            "coherence": coherence_value, "uncertainty": unc["uncertainty"], "flag": "; ".join(flags),
-            "n_steps": len(parsed[index].steps), "proof_score": proof["score"], "proof_status": proof["status"],
-            "formalization": methods[index], "coherence_judge": coherence.name,
-            "uncertainty_source": uncertainty.source, "hedge_epistemic": unc["epistemic"],
-            "hedge_doxastic": unc["doxastic"], "hedge_conditional": unc["conditional"],
-            "hedge_ratio": unc["hedge_ratio"], "source": record.source,
-            "premise": record.premise, "conclusion": record.conclusion, "explanation": record.explanation,
-            "program": programs[index].text(), "proof_rules": proof["rules"],
-        })
+        rows.append(
+            {
+                "qid": record.qid,
+                "option": record.option,
+                "split": record.split,
+                "correct": record.correct,
+                "consistent": int(proof["consistent"]),
+                "depth": proof["depth"],
+                "drift": drifts[index],
+                "coherence": coherence_value,
+                "uncertainty": unc["uncertainty"],
+                "flag": "; ".join(flags),
+                "n_steps": len(parsed[index].steps),
+                "proof_score": proof["score"],
+                "proof_status": proof["status"],
+                "formalization": methods[index],
+                "coherence_judge": coherence.name,
+                "uncertainty_source": uncertainty.source,
+                "hedge_epistemic": unc["epistemic"],
+                "hedge_doxastic": unc["doxastic"],
+                "hedge_conditional": unc["conditional"],
+                "hedge_ratio": unc["hedge_ratio"],
+                "source": record.source,
+                "premise": record.premise,
+                "conclusion": record.conclusion,
+                "explanation": record.explanation,
+                "program": programs[index].text(),
+                "proof_rules": proof["rules"],
+            }
+        )
     write_rows(rows, out_dir)
     if judged:
         with open(out_dir / "judge.jsonl", "w", encoding="utf-8") as handle:

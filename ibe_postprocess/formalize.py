@@ -12,11 +12,11 @@ its hedging, decides how well two predicates weakly unify.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
+from custom_metrics.ibe.parsing import ParsedExplanation
 from ibe_postprocess.nlp import parse_many
-from ibe_postprocess.parsing import ParsedExplanation
 
 CONTENT_POS = {"NOUN", "PROPN", "VERB", "ADJ", "ADV", "NUM"}
 NEGATIONS = {"not", "no", "never", "n't", "nothing", "nobody"}
@@ -59,7 +59,7 @@ class Program:
     def text(self) -> str:
         """The program in Prolog syntax, for the features file and for reading proofs."""
         lines = [f"{fact}." for fact in self.facts] + [str(rule) for rule in self.rules]
-        return "\n".join(lines + [f"?- {self.query}."])
+        return "\n".join([*lines, f"?- {self.query}."])
 
 
 def _name(doc) -> str:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
-from custom_metrics.harness_results import model_name
+from custom_metrics.common.results import model_name
 
 PROVENANCE_FILE = "provenance.json"
 _SAMPLES_NAME = re.compile(r"^samples_(?P<task>ibe_(?:copa|ecare))_(?P<stamp>.+)\.jsonl$")

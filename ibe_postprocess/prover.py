@@ -17,12 +17,12 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
 
-from custom_metrics.embedded_model import cache_root
+from custom_metrics.common.settings import cache_root
 from ibe_postprocess.embeddings import PredicateEmbedder
 from ibe_postprocess.formalize import Atom, Program
 
@@ -122,26 +122,39 @@ class Prover:
 
     def settings(self) -> dict:
         return {
-            "encoder": self.embedder.name, "threshold": self.threshold, "max_depth": self.max_depth,
-            "max_inferences": self.max_inferences, "seconds": self.seconds,
+            "encoder": self.embedder.name,
+            "threshold": self.threshold,
+            "max_depth": self.max_depth,
+            "max_inferences": self.max_inferences,
+            "seconds": self.seconds,
         }
 
     def prove(self, program: Program) -> Proof:
         prolog = janus()
         names = sorted(program.predicates())
         sims = [list(triple) for triple in self.embedder.similarities(names)]
-        rules = [[index, _spec(rule.head), [_spec(atom) for atom in rule.body]] for index, rule in enumerate(program.rules, 1)]
+        rules = [
+            [index, _spec(rule.head), [_spec(atom) for atom in rule.body]]
+            for index, rule in enumerate(program.rules, 1)
+        ]
         result = prolog.query_once(
             "ibe_prover:ibe_prove(Facts, Rules, Query, Sims, T, D, I, S, R)",
             {
-                "Facts": [_spec(fact) for fact in program.facts], "Rules": rules, "Query": _spec(program.query),
-                "Sims": sims, "T": float(self.threshold), "D": int(self.max_depth),
-                "I": int(self.max_inferences), "S": float(self.seconds),
+                "Facts": [_spec(fact) for fact in program.facts],
+                "Rules": rules,
+                "Query": _spec(program.query),
+                "Sims": sims,
+                "T": float(self.threshold),
+                "D": int(self.max_depth),
+                "I": int(self.max_inferences),
+                "S": float(self.seconds),
             },
         )
         score, used, status = result["R"]
         consistent = bool(used) and score >= self.threshold
-        return Proof(consistent, len(used) if consistent else 0, float(score) if consistent else 0.0, list(used), str(status))
+        return Proof(
+            consistent, len(used) if consistent else 0, float(score) if consistent else 0.0, list(used), str(status)
+        )
 
     def prove_many(self, programs: Sequence[Program]) -> list[Proof]:
         """Proofs of ``programs``; all predicate names are embedded in one batch first."""

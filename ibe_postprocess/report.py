@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from custom_metrics.published import IBE_COLUMNS, ibe_table_1
+from custom_metrics.ibe.leaderboard import IBE_COLUMNS, ibe_table_1
 from ibe_postprocess.provenance import read_provenance
 from ibe_postprocess.selector import FEATURES, LABELS, ablation, feature_regressions, select, split_frames
 
@@ -21,7 +21,7 @@ PAPER_TABLE1 = ibe_table_1()
 def load_rows(features_dir: Path) -> pd.DataFrame:
     path = features_dir / "features.jsonl"
     if not path.is_file():
-        raise FileNotFoundError(f"{path} not found: run `python -m ibe_postprocess score ... --out {features_dir}` first.")
+        raise FileNotFoundError(f"{path} not found: run `explain-eval ibe score ... --out {features_dir}` first.")
     return pd.read_json(path, lines=True, dtype={"qid": str})
 
 
@@ -60,11 +60,17 @@ def _figures(features_dir: Path, table: pd.DataFrame, regressions, rows: pd.Data
 
     fig, ax = plt.subplots(figsize=(7, 3.5))
     zs = [0.0 if math.isnan(r.z) else r.z for r in regressions]
-    bars = ax.bar([LABELS[r.feature] for r in regressions], zs,
-                  color=["tab:green" if z >= 0 else "tab:red" for z in zs])
+    bars = ax.bar(
+        [LABELS[r.feature] for r in regressions], zs, color=["tab:green" if z >= 0 else "tab:red" for z in zs]
+    )
     for bar, r in zip(bars, regressions):
-        ax.annotate(f"{_fmt(r.z)}{r.stars}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
-                    ha="center", va="bottom" if bar.get_height() >= 0 else "top", fontsize=8)
+        ax.annotate(
+            f"{_fmt(r.z)}{r.stars}",
+            (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+            ha="center",
+            va="bottom" if bar.get_height() >= 0 else "top",
+            fontsize=8,
+        )
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_ylabel("z (logistic regression)")
     ax.set_title("Figure 2: correctness regressed on each IBE feature")
@@ -77,7 +83,9 @@ def _figures(features_dir: Path, table: pd.DataFrame, regressions, rows: pd.Data
     fig, axes = plt.subplots(1, len(FEATURES), figsize=(12, 3))
     for ax, feature in zip(axes, FEATURES):
         means = rows.groupby("correct")[feature].mean()
-        ax.bar(["incorrect", "correct"], [means.get(0, math.nan), means.get(1, math.nan)], color=["tab:red", "tab:green"])
+        ax.bar(
+            ["incorrect", "correct"], [means.get(0, math.nan), means.get(1, math.nan)], color=["tab:red", "tab:green"]
+        )
         ax.set_title(LABELS[feature], fontsize=9)
     fig.suptitle("Mean feature by option correctness")
     fig.tight_layout()
@@ -99,51 +107,79 @@ def write_report(features_dir: Path, fig2_split: str = "test") -> Path:
     flagged = rows[rows["flag"].fillna("") != ""]
     reasons = Counter(
         reason.split(":")[0].split("(")[0].strip()
-        for flag in flagged["flag"] for reason in str(flag).split("; ") if reason
+        for flag in flagged["flag"]
+        for reason in str(flag).split("; ")
+        if reason
     )
     imputed = {f: int(rows[f].isna().sum()) for f in FEATURES}
     sources = sorted(rows["uncertainty_source"].dropna().unique())
 
     lines = [
-        "# IBE-Eval report", "",
+        "# IBE-Eval report",
+        "",
         f"Explanations: {len(rows)} ({len(train)} train, {len(test)} test); questions: "
-        f"{train['qid'].nunique()} train, {test['qid'].nunique()} test.", "",
+        f"{train['qid'].nunique()} train, {test['qid'].nunique()} test.",
+        "",
         f"Coherence judge: {', '.join(sorted(rows['coherence_judge'].dropna().unique()))}. "
-        f"Formalization: {', '.join(sorted(rows['formalization'].dropna().unique()))}.", "",
+        f"Formalization: {', '.join(sorted(rows['formalization'].dropna().unique()))}.",
+        "",
     ]
     if any(source.startswith("lexicon") for source in sources):
         lines += [
             "**Uncertainty is the lexicon-based estimate, not the certainty model of Pei & Jurgens** "
-            f"(source: {'; '.join(sources)}). See the task README for its definition.", "",
+            f"(source: {'; '.join(sources)}). See the task README for its definition.",
+            "",
         ]
     else:
         lines += [f"Uncertainty model: {', '.join(sources)}.", ""]
     lines += [
         f"Flagged explanations: {len(flagged)} of {len(rows)}."
-        + (" Reasons: " + ", ".join(f"{reason} ({count})" for reason, count in reasons.most_common()) + "." if reasons else ""),
-        "Missing feature values replaced by training means: "
-        + ", ".join(f"{f} {n}" for f, n in imputed.items()) + ".", "",
-        "## Table 1: accuracy of selecting the correct option's explanation (test questions)", "",
+        + (
+            " Reasons: " + ", ".join(f"{reason} ({count})" for reason, count in reasons.most_common()) + "."
+            if reasons
+            else ""
+        ),
+        "Missing feature values replaced by training means: " + ", ".join(f"{f} {n}" for f, n in imputed.items()) + ".",
+        "",
+        "## Table 1: accuracy of selecting the correct option's explanation (test questions)",
+        "",
         "| Block | Row | This run | " + " | ".join(IBE_COLUMNS) + " |",
         "|---|---|---|" + "---|" * len(IBE_COLUMNS),
     ]
     judge_value = _fmt(judge[0]) + f" (n={judge[1]})" if judge else "not run"
-    lines.append(f"| Baselines | LLM judge | {judge_value} | " + " | ".join(_fmt(v) for v in PAPER_TABLE1["GPT3.5 Judge"]) + " |")
+    lines.append(
+        f"| Baselines | LLM judge | {judge_value} | " + " | ".join(_fmt(v) for v in PAPER_TABLE1["GPT3.5 Judge"]) + " |"
+    )
     for record in table.itertuples():
         paper = PAPER_TABLE1.get(record.row, (math.nan,) * len(IBE_COLUMNS))
-        lines.append(f"| {record.block} | {record.row} | {_fmt(record.accuracy)} | " + " | ".join(_fmt(v) for v in paper) + " |")
+        lines.append(
+            f"| {record.block} | {record.row} | {_fmt(record.accuracy)} | " + " | ".join(_fmt(v) for v in paper) + " |"
+        )
     lines += [
-        "", "Ties between options earn 1/k credit (expected accuracy of a random tie-break).", "",
-        "Composed model: " + ", ".join(f"{LABELS[f]} {c:+.3f}" for f, c in full.coefficients.items())
-        + f", intercept {full.intercept:+.3f}.", "",
-        f"## Figure 2: correctness regressed on each feature ({fig2_split} explanations, logistic GLM)", "",
-        "| Feature | coef | z | p | n | note |", "|---|---|---|---|---|---|",
+        "",
+        "Ties between options earn 1/k credit (expected accuracy of a random tie-break).",
+        "",
+        "Composed model: "
+        + ", ".join(f"{LABELS[f]} {c:+.3f}" for f, c in full.coefficients.items())
+        + f", intercept {full.intercept:+.3f}.",
+        "",
+        f"## Figure 2: correctness regressed on each feature ({fig2_split} explanations, logistic GLM)",
+        "",
+        "| Feature | coef | z | p | n | note |",
+        "|---|---|---|---|---|---|",
     ]
     for r in regressions:
         p = "n/a" if math.isnan(r.p) else f"{r.p:.3g}"
         lines.append(f"| {LABELS[r.feature]} | {_fmt(r.coefficient)} | {_fmt(r.z)}{r.stars} | {p} | {r.n} | {r.note} |")
-    lines += ["", "Significance: *** p < 0.001, ** p < 0.01, * p < 0.05.", "", "## Mean features by option correctness", "",
-              "| Feature | correct | incorrect |", "|---|---|---|"]
+    lines += [
+        "",
+        "Significance: *** p < 0.001, ** p < 0.01, * p < 0.05.",
+        "",
+        "## Mean features by option correctness",
+        "",
+        "| Feature | correct | incorrect |",
+        "|---|---|---|",
+    ]
     for feature in FEATURES:
         means = rows.groupby("correct")[feature].mean()
         lines.append(f"| {LABELS[feature]} | {_fmt(means.get(1, math.nan))} | {_fmt(means.get(0, math.nan))} |")
@@ -156,9 +192,16 @@ def write_report(features_dir: Path, fig2_split: str = "test") -> Path:
         "table1": table.to_dict(orient="records"),
         "judge_accuracy": judge[0] if judge else None,
         "judge_questions": judge[1] if judge else None,
-        "figure2": [{"feature": r.feature, "coefficient": r.coefficient, "z": r.z, "p": r.p, "n": r.n, "note": r.note} for r in regressions],
-        "coefficients": full.coefficients, "intercept": full.intercept, "test_questions": full.questions,
-        "flagged": int(len(flagged)), "uncertainty_sources": sources, "imputed": imputed,
+        "figure2": [
+            {"feature": r.feature, "coefficient": r.coefficient, "z": r.z, "p": r.p, "n": r.n, "note": r.note}
+            for r in regressions
+        ],
+        "coefficients": full.coefficients,
+        "intercept": full.intercept,
+        "test_questions": full.questions,
+        "flagged": len(flagged),
+        "uncertainty_sources": sources,
+        "imputed": imputed,
     }
     (features_dir / "report.json").write_text(json.dumps(summary, indent=2, default=float), encoding="utf-8")
     return report

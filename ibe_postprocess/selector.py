@@ -16,20 +16,26 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 FEATURES = ("consistent", "depth", "drift", "coherence", "uncertainty")
 LABELS = {
-    "consistent": "Consistency", "depth": "Depth (Parsimony)", "drift": "Drift (Parsimony)",
-    "coherence": "Coherence", "uncertainty": "Linguistic Uncertainty",
+    "consistent": "Consistency",
+    "depth": "Depth (Parsimony)",
+    "drift": "Drift (Parsimony)",
+    "coherence": "Coherence",
+    "uncertainty": "Linguistic Uncertainty",
 }
 CUMULATIVE_LABELS = {
-    "consistent": "+ Consistency", "depth": "+ Depth", "drift": "+ Drift",
-    "coherence": "+ Coherence", "uncertainty": "+ Linguistic Uncertainty",
+    "consistent": "+ Consistency",
+    "depth": "+ Depth",
+    "drift": "+ Drift",
+    "coherence": "+ Coherence",
+    "uncertainty": "+ Linguistic Uncertainty",
 }
 
 
@@ -87,7 +93,9 @@ def ablation(rows: pd.DataFrame) -> pd.DataFrame:
     records = [("IBE Features", LABELS[f], select(train, test, [f]).accuracy) for f in FEATURES]
     records.append(("Composed Model", "Random", random_accuracy(test)))
     for end in range(1, len(FEATURES) + 1):
-        records.append(("Composed Model", CUMULATIVE_LABELS[FEATURES[end - 1]], select(train, test, FEATURES[:end]).accuracy))
+        records.append(
+            ("Composed Model", CUMULATIVE_LABELS[FEATURES[end - 1]], select(train, test, FEATURES[:end]).accuracy)
+        )
     return pd.DataFrame(records, columns=["block", "row", "accuracy"])
 
 
@@ -122,9 +130,20 @@ def feature_regressions(rows: pd.DataFrame) -> list[Regression]:
             try:
                 fit = sm.GLM(frame["correct"], sm.add_constant(frame[feature]), family=sm.families.Binomial()).fit()
             except Exception as err:  # perfect separation and friends: report, do not crash
-                results.append(Regression(feature, math.nan, math.nan, math.nan, len(frame), f"{type(err).__name__}: {err}"))
+                results.append(
+                    Regression(feature, math.nan, math.nan, math.nan, len(frame), f"{type(err).__name__}: {err}")
+                )
                 continue
         # Perfect separation only warns; its estimates are meaningless, so the note says so.
         note = ", ".join(sorted({w.category.__name__ for w in caught}))
-        results.append(Regression(feature, float(fit.params[feature]), float(fit.tvalues[feature]), float(fit.pvalues[feature]), len(frame), note))
+        results.append(
+            Regression(
+                feature,
+                float(fit.params[feature]),
+                float(fit.tvalues[feature]),
+                float(fit.pvalues[feature]),
+                len(frame),
+                note,
+            )
+        )
     return results

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
-from ibe_postprocess.parsing import ParsedExplanation
+from custom_metrics.ibe.parsing import ParsedExplanation
 
 log = logging.getLogger(__name__)
 
@@ -34,17 +34,72 @@ LEXICON_SOURCE = "lexicon"
 # Categories of the CoNLL-2010 hedge detection task (Farkas et al., 2010).
 HEDGE_CUES: dict[str, tuple[str, ...]] = {
     "epistemic": (
-        "may", "might", "could", "can", "possibly", "possible", "perhaps", "probably", "probable",
-        "likely", "unlikely", "potentially", "potential", "maybe", "presumably", "apparently",
-        "seem", "seems", "seemed", "appear", "appears", "appeared", "suggest", "suggests",
-        "indicate", "indicates", "tend", "tends", "often", "sometimes", "usually", "generally",
-        "typically", "somewhat", "approximately", "roughly",
+        "may",
+        "might",
+        "could",
+        "can",
+        "possibly",
+        "possible",
+        "perhaps",
+        "probably",
+        "probable",
+        "likely",
+        "unlikely",
+        "potentially",
+        "potential",
+        "maybe",
+        "presumably",
+        "apparently",
+        "seem",
+        "seems",
+        "seemed",
+        "appear",
+        "appears",
+        "appeared",
+        "suggest",
+        "suggests",
+        "indicate",
+        "indicates",
+        "tend",
+        "tends",
+        "often",
+        "sometimes",
+        "usually",
+        "generally",
+        "typically",
+        "somewhat",
+        "approximately",
+        "roughly",
     ),
     "doxastic": (
-        "believe", "believes", "believed", "think", "thinks", "thought", "assume", "assumes",
-        "assumed", "suppose", "supposes", "supposed", "suspect", "suspects", "expect", "expects",
-        "expected", "consider", "considers", "feel", "feels", "guess", "doubt", "doubts",
-        "hypothesize", "presume", "presumes", "imagine",
+        "believe",
+        "believes",
+        "believed",
+        "think",
+        "thinks",
+        "thought",
+        "assume",
+        "assumes",
+        "assumed",
+        "suppose",
+        "supposes",
+        "supposed",
+        "suspect",
+        "suspects",
+        "expect",
+        "expects",
+        "expected",
+        "consider",
+        "considers",
+        "feel",
+        "feels",
+        "guess",
+        "doubt",
+        "doubts",
+        "hypothesize",
+        "presume",
+        "presumes",
+        "imagine",
     ),
     "conditional": ("if", "unless", "whether", "provided", "assuming", "depending", "otherwise", "in case"),
 }
@@ -149,7 +204,9 @@ class UncertaintyScorer:
             results.append(
                 UncertaintyResult(
                     sum(parts) if parts else None,
-                    cues["epistemic"], cues["doxastic"], cues["conditional"],
+                    cues["epistemic"],
+                    cues["doxastic"],
+                    cues["conditional"],
                     sum(cues.values()) / words,
                 )
             )

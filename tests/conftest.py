@@ -1,18 +1,14 @@
-"""Shared fixtures: the embedded model, the data mirror and a real `lm_eval` CLI runner."""
+"""Shared fixtures: the environment every test runs in, the embedded model, the fixture
+mirror, a real `lm_eval` CLI runner, and the `fulldata` marker's skip."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-TASKS_DIR = REPO / "lm_eval_tasks"
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+from tests.helpers import MIRROR, run_lm_eval
 
 # Tests never reach the Hub: a fetch must fail fast instead of hanging on retries.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -20,9 +16,19 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``fulldata`` need the full mirror; on a clone without one they skip, saying so."""
+    if os.environ.get("EXPLAIN_EVAL_DATA"):
+        return
+    skip = pytest.mark.skip(reason="full-data test: EXPLAIN_EVAL_DATA is not set (CI sets it to ../shared/data)")
+    for item in items:
+        if "fulldata" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
 def full_data() -> Path:
-    """The full data mirror; tests using it are skipped on a clone without one."""
+    """The full data mirror named by EXPLAIN_EVAL_DATA (tests using it carry the fulldata marker)."""
     value = os.environ.get("EXPLAIN_EVAL_DATA")
     if not value:
         pytest.skip("EXPLAIN_EVAL_DATA is not set (full-data test)")
@@ -31,53 +37,14 @@ def full_data() -> Path:
 
 @pytest.fixture(scope="session")
 def embedded_model() -> Path:
-    from custom_metrics.embedded_model import ensure_checkpoint
+    from custom_metrics.common.embedded_model import ensure_checkpoint
 
     return ensure_checkpoint()
 
 
-def run_lm_eval(
-    model: Path,
-    tasks: str,
-    out: Path,
-    *,
-    limit: int | None = 2,
-    extra: list[str] | None = None,
-    env: dict[str, str] | None = None,
-) -> tuple[dict, dict[str, list[dict]]]:
-    """Run the real ``lm_eval`` CLI; return the results JSON and the samples per task."""
-    command = [
-        str(Path(sys.executable).with_name("lm_eval")),
-        "--model", "hf",
-        "--model_args", f"pretrained={model},dtype=float32",
-        "--device", "cpu",
-        "--batch_size", "8",
-        "--tasks", tasks,
-        "--include_path", str(TASKS_DIR),
-        "--log_samples",
-        "--output_path", str(out),
-    ]
-    if limit is not None:
-        command += ["--limit", str(limit)]
-    command += extra or []
-    completed = subprocess.run(
-        command, capture_output=True, text=True, env={**os.environ, **(env or {})}, cwd=out.parent
-    )
-    if completed.returncode != 0:
-        raise AssertionError(f"lm_eval failed ({completed.returncode}):\n{completed.stderr[-6000:]}")
-    results_files = sorted(out.glob("*/results_*.json"))
-    assert results_files, f"no results file under {out}"
-    results = json.loads(results_files[-1].read_text())
-    samples: dict[str, list[dict]] = {}
-    for path in out.glob("*/samples_*.jsonl"):
-        task = path.name[len("samples_"):].rsplit("_", 1)[0]
-        samples[task] = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return results, samples
-
-
 @pytest.fixture()
 def lm_eval_cli(embedded_model: Path, tmp_path: Path):
-    """``lm_eval_cli(tasks, limit=2, extra=[...])`` runs the CLI on the embedded model."""
+    """``lm_eval_cli(tasks, limit=2, extra=[...], env={...})`` runs the CLI on the embedded model."""
 
     def run(tasks: str, **kwargs):
         return run_lm_eval(embedded_model, tasks, tmp_path / "out", **kwargs)
@@ -85,11 +52,8 @@ def lm_eval_cli(embedded_model: Path, tmp_path: Path):
     return run
 
 
-FIXTURE_MIRROR = FIXTURES / "mirror"
-
-
 @pytest.fixture()
 def fixture_mirror(monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point EXPLAIN_EVAL_DATA at the small committed mirror (real rows, few of them)."""
-    monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(FIXTURE_MIRROR))
-    return FIXTURE_MIRROR
+    """Point EXPLAIN_EVAL_DATA at the small committed mirror (real or synthetic rows, few of them)."""
+    monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(MIRROR))
+    return MIRROR

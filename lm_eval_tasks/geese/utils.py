@@ -6,12 +6,12 @@ from typing import Any
 
 import datasets
 
-from custom_metrics import geese
-from custom_metrics.data import DataError, to_dataset
+from custom_metrics.common.sources import to_dataset
+from custom_metrics.geese import data
 
 # Re-exported for `!function utils.<name>` in the YAMLs.
-from custom_metrics.geese import (  # noqa: F401
-    AnonymizeFilter,
+from custom_metrics.geese.anonymize import AnonymizeFilter  # noqa: F401
+from custom_metrics.geese.metrics import (  # noqa: F401
     acc_no,
     acc_unknown,
     acc_yes,
@@ -19,49 +19,14 @@ from custom_metrics.geese import (  # noqa: F401
     process_generation,
     process_prediction,
 )
+from custom_metrics.geese.prompts import m1_prompt, m2_prompt  # noqa: F401
 
 
-def load_test(**_: Any) -> dict[str, datasets.Dataset]:
-    return {"test": to_dataset(geese.load_docs())}
+def load_m2(hint: str | None = None, explanations: str | None = None, **_: Any) -> dict[str, datasets.Dataset]:
+    """M2 docs with the ``hint`` of the task's setting (``dataset_kwargs: {hint: ...}``)."""
+    return {"test": to_dataset(data.hinted_docs(hint, explanations))}
 
 
-def load_selfexp(explanations: str | None = None, **_: Any) -> dict[str, datasets.Dataset]:
-    """GEESE test docs carrying the explanations of an earlier M1 run, matched by id."""
-    if not explanations:
-        raise DataError(
-            "geese_selfexp needs the samples file of an M1 run: "
-            "--metadata '{\"explanations\": \"PATH/samples_geese_generate_whyexp_<ts>.jsonl\"}'."
-        )
-    return {"test": to_dataset(geese.attach_explanations(geese.load_docs(), explanations))}
-
-
-def prompt_noexp(doc: dict) -> str:
-    return geese.m2_prompt(doc, geese.HINTS["noexp"](doc))
-
-
-def prompt_dummy(doc: dict) -> str:
-    return geese.m2_prompt(doc, geese.HINTS["dummy"](doc))
-
-
-def prompt_human(doc: dict) -> str:
-    return geese.m2_prompt(doc, geese.HINTS["human"](doc))
-
-
-def prompt_llama3(doc: dict) -> str:
-    return geese.m2_prompt(doc, geese.HINTS["llama3"](doc))
-
-
-def prompt_selfexp(doc: dict) -> str:
-    return geese.m2_prompt(doc, geese.HINTS["selfexp"](doc))
-
-
-def prompt_whyexp(doc: dict) -> str:
-    return geese.m1_prompt(doc, "whyexp")
-
-
-def prompt_whynot(doc: dict) -> str:
-    return geese.m1_prompt(doc, "whynot")
-
-
-def prompt_implicit(doc: dict) -> str:
-    return geese.m1_prompt(doc, "implicit")
+def load_m1(explanation_type: str, **_: Any) -> dict[str, datasets.Dataset]:
+    """M1 docs with the ``explanation_type`` the prompt asks for."""
+    return {"test": to_dataset(data.m1_docs(explanation_type))}

@@ -6,28 +6,20 @@ from typing import Any
 
 import datasets
 
-from custom_metrics import reg
-from custom_metrics.data import to_dataset
+from custom_metrics.common.sources import to_dataset
+from custom_metrics.reg import data
 
 # Re-exported for `!function utils.<name>` in the YAMLs.
-from custom_metrics.reg import (  # noqa: F401
-    REGJudgeFilter,
-    generation_prompt,
-    judge_choices,
-    judge_prompt,
-    judge_target,
-    mean_over_n,
-    process_results,
-    size_of_n,
-)
+from custom_metrics.reg.judging import REGJudgeFilter  # noqa: F401
+from custom_metrics.reg.metrics import mean_over_n, process_results, size_of_n  # noqa: F401
+from custom_metrics.reg.prompts import generation_prompt, judge_choices, judge_prompt, judge_target  # noqa: F401
 
 
 def load_reg(judge: str | None = None, judge_cache: str | None = None, **_: Any) -> dict[str, datasets.Dataset]:
-    """ChaosNLI-MNLI-C (275 items); remembers the judge chosen with --metadata for the filter."""
-    reg.configure(judge=judge, judge_cache=judge_cache)
-    return {"test": to_dataset(reg.reg_docs(reg.load_items()))}
+    """ChaosNLI-MNLI-C (275 items), each doc carrying the judge spec and cache folder."""
+    return {"test": to_dataset(data.with_judge(data.reg_docs(data.load_items()), judge, judge_cache))}
 
 
-def load_judge_select(agreement: float = reg.AGREEMENT_THRESHOLD, **_: Any) -> dict[str, datasets.Dataset]:
+def load_judge_select(agreement: float = data.AGREEMENT_THRESHOLD, **_: Any) -> dict[str, datasets.Dataset]:
     """ChaosNLI-MNLI items whose majority label has >= 80% agreement (289 items)."""
-    return {"test": to_dataset(reg.judge_select_docs(reg.load_items(), float(agreement)))}
+    return {"test": to_dataset(data.judge_select_docs(data.load_items(), float(agreement)))}

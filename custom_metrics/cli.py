@@ -1,0 +1,58 @@
+"""``explain-eval``: the suite's one command, a subcommand per tool.
+
+Each subcommand is the ``main(argv)`` of the module that owns it, imported only when
+chosen, so ``explain-eval leaderboard`` never loads torch and a GEESE-only install can
+run every command it needs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+
+# subcommand -> (module with main(argv), one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "sweep": (
+        "custom_metrics.sweep.runner",
+        "every model x task pair through lm_eval, resumable, then the leaderboard",
+    ),
+    "leaderboard": ("custom_metrics.leaderboard.build", "per-paper tables of lm_eval runs beside the published rows"),
+    "rule-protocol": (
+        "custom_metrics.rule.protocol",
+        "RULE's five-shot protocol: five split runs, mean ± std, Table 3",
+    ),
+    "reg-analysis": (
+        "custom_metrics.reg.analysis",
+        "REG section 6: GLM of success on output length (needs [analysis])",
+    ),
+    "ibe": ("ibe_postprocess.cli", "IBE-Eval: `score` logged explanations, `report` the selector (needs [ibe])"),
+    "model-path": (
+        "custom_metrics.common.embedded_model",
+        "print the embedded model's checkpoint folder (creates it once)",
+    ),
+}
+
+
+def _usage() -> str:
+    width = max(map(len, COMMANDS))
+    lines = ["usage: explain-eval COMMAND [ARGS...]   (explain-eval COMMAND --help for its arguments)", "", "commands:"]
+    lines += [f"  {name:<{width}}  {help_text}" for name, (_, help_text) in COMMANDS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(_usage())
+        return 0 if args else 2
+    name, rest = args[0], args[1:]
+    if name not in COMMANDS:
+        print(f"explain-eval: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    command: Callable[[list[str]], int | None] = importlib.import_module(COMMANDS[name][0]).main
+    return command(rest) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

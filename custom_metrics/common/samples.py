@@ -1,0 +1,54 @@
+"""Reading lm-eval ``samples_*.jsonl`` files written with ``--log_samples``.
+
+Several hooks consume an earlier run's logged generations (GEESE M2 on M1's explanations,
+REG's analysis, IBE's post-processing); they share one reader so that a malformed line is
+reported the same way everywhere: file, line and field.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from custom_metrics.common.errors import DataError
+from custom_metrics.common.jsonl import RowCheck, read_jsonl
+
+
+def logged_response(sample: dict[str, Any]) -> str:
+    """The (filtered) generated text of one sample; ValueError if there is none.
+
+    Generation tasks log ``filtered_resps: [text]`` and ``resps: [[text]]``; multiple-choice
+    tasks log log-likelihood pairs there, which must not pass for text.
+    """
+    filtered = sample.get("filtered_resps")
+    if isinstance(filtered, str):
+        return filtered
+    if isinstance(filtered, list) and filtered and isinstance(filtered[0], str):
+        return filtered[0]
+    raw = sample.get("resps")
+    if isinstance(raw, list) and raw and isinstance(raw[0], list) and raw[0] and isinstance(raw[0][0], str):
+        return raw[0][0]
+    raise ValueError("field 'filtered_resps' holds no generated text")
+
+
+def _check_sample(sample: dict[str, Any]) -> None:
+    if not isinstance(sample.get("doc"), dict):
+        raise ValueError("field 'doc' missing; is this an lm-eval samples file?")
+    logged_response(sample)
+
+
+def read_samples(path: str | Path, check: RowCheck | None = None) -> list[dict[str, Any]]:
+    """All samples of a generation task's samples file, each checked for doc and text.
+
+    ``check`` adds the caller's own per-sample checks (e.g. fields its docs must carry).
+    """
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise DataError(f"samples file {path} does not exist.")
+
+    def check_all(sample: dict[str, Any]) -> None:
+        _check_sample(sample)
+        if check is not None:
+            check(sample)
+
+    return read_jsonl(path, check=check_all)

@@ -1,0 +1,127 @@
+"""GEESE data: the 800 e-RTE-3-it test pairs with their explanations, and the hint of each
+M2 setting as a ``hint`` column.
+
+Every M2 task reads the same docs and differs only by which field becomes the hint, so
+the setting is a ``dataset_kwargs`` entry of the task YAML and the hint is logged with
+every sample.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from custom_metrics.common.errors import DataError
+from custom_metrics.common.samples import logged_response, read_samples
+from custom_metrics.common.settings import DATA_ENV
+from custom_metrics.common.sources import Source, load_rows
+from custom_metrics.geese.anonymize import anonymize
+
+LABELS = ("YES", "NO", "UNKNOWN")
+FIELDS = ("id", "text_t", "text_h", "label", "text_label", "anon_human", "anon_whyexp")
+
+SOURCE = Source(
+    name="GEESE (e-RTE-3-it explained, test)",
+    hub_id="azaninello/explained-full-llama-3",
+    hub_split="test",
+    mirror_path="geese/explained-full-llama-3/test.jsonl",
+)
+
+M1_TYPES = ("whyexp", "whynot", "implicit")
+NO_HINT = "Not given"
+# Hint for each M2 setting of the paper's Table 2 (dummy uses text_h, as the authors' code).
+HINTS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "noexp": lambda doc: NO_HINT,
+    "dummy": lambda doc: doc["text_h"],
+    "human": lambda doc: doc["anon_human"],
+    "llama3": lambda doc: doc["anon_whyexp"],
+    "selfexp": lambda doc: doc["self_explanation"],
+}
+
+
+def _check_label(row: dict[str, Any]) -> None:
+    if row["label"] not in LABELS:
+        raise ValueError(f"field 'label' is {row['label']!r}, expected one of {LABELS}")
+
+
+def load_docs() -> list[dict[str, Any]]:
+    mirror = os.environ.get(DATA_ENV)
+    if not mirror:  # the datasets library caches Hub downloads itself
+        return load_rows(SOURCE, required=FIELDS, check=_check_label)
+    return [dict(doc) for doc in _mirror_docs(mirror)]
+
+
+@lru_cache(maxsize=4)
+def _mirror_docs(_mirror: str) -> tuple[dict[str, Any], ...]:
+    """One read of the mirror file per process: the four M2 tasks of a run share it."""
+    return tuple(load_rows(SOURCE, required=FIELDS, check=_check_label))
+
+
+def _check_doc_id(sample: dict[str, Any]) -> None:
+    if "id" not in sample["doc"]:
+        raise ValueError("field 'doc.id' missing; is this the samples file of a geese_generate_* run?")
+
+
+def explanations_from_samples(path: str | Path) -> dict[str, str]:
+    """Map GEESE doc id -> logged (filtered) explanation of an M1 run's samples file.
+
+    The filtered response is already anonymized by the M1 task's filter; we anonymize
+    again anyway (idempotent) so a samples file from the authors' own harness YAMLs,
+    which log raw text, is safe to use as well.
+    """
+    try:
+        samples = read_samples(path, check=_check_doc_id)
+    except DataError as err:
+        raise DataError(
+            f"geese_selfexp: {err} Pass the samples_*.jsonl of an M1 run (geese_generate_*), e.g. "
+            '--metadata \'{"explanations": "OUT/<model>/samples_geese_generate_whyexp_<ts>.jsonl"}\'.'
+        ) from err
+    return {str(sample["doc"]["id"]): anonymize(logged_response(sample)) for sample in samples}
+
+
+def attach_explanations(docs: list[dict[str, Any]], samples_path: str | Path) -> list[dict[str, Any]]:
+    """Docs covered by an M1 run's samples file, each with its explanation as a hint.
+
+    An M1 run made with ``--limit`` covers only some docs; M2 then evaluates exactly
+    those (the results file records the count). Ids unknown to GEESE mean the file comes
+    from another task or dataset, which is an error rather than a silent partial join.
+    """
+    explanations = explanations_from_samples(samples_path)
+    known = {str(doc["id"]) for doc in docs}
+    strangers = sorted(set(explanations) - known)
+    if strangers:
+        raise DataError(
+            f"{samples_path}: {len(strangers)} doc id(s) are not GEESE test ids "
+            f"(first: {strangers[:5]}); is this the samples file of a geese_generate_* run?"
+        )
+    return [{**doc, "self_explanation": explanations[str(doc["id"])]} for doc in docs if str(doc["id"]) in explanations]
+
+
+def m1_docs(explanation_type: str) -> list[dict[str, Any]]:
+    """The docs of one M1 task, each with the ``explanation_type`` its prompt asks for."""
+    if explanation_type not in M1_TYPES:
+        raise DataError(
+            f"GEESE: unknown explanation type {explanation_type!r}; expected one of {M1_TYPES} "
+            "(dataset_kwargs 'explanation_type')."
+        )
+    return [{**doc, "explanation_type": explanation_type} for doc in load_docs()]
+
+
+def hinted_docs(hint: str | None, explanations: str | None = None) -> list[dict[str, Any]]:
+    """The docs of one M2 setting, each with its ``hint``; ``selfexp`` needs an M1 samples file."""
+    if hint not in HINTS:
+        raise DataError(
+            f"GEESE: unknown hint setting {hint!r}; expected one of {sorted(HINTS)} (dataset_kwargs 'hint')."
+        )
+    docs = load_docs()
+    if hint == "selfexp":
+        if not explanations:
+            raise DataError(
+                "geese_selfexp needs the samples file of an M1 run: "
+                '--metadata \'{"explanations": "PATH/samples_geese_generate_whyexp_<ts>.jsonl"}\'.'
+            )
+        docs = attach_explanations(docs, explanations)
+    return [{**doc, "hint": HINTS[hint](doc)} for doc in docs]

@@ -1,0 +1,90 @@
+"""GEESE on the leaderboard: Table 2's published row and explanation effectiveness.
+
+Effectiveness = acc(task with hint) - acc(geese_noexp) of the same model, computed only
+when both runs exist (no stderr: the two accuracies are paired on the same documents,
+so their stderrs cannot simply be combined).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from custom_metrics.common.leaderboard_types import Cell, Column, PaperSpec, Row
+from custom_metrics.common.published import PublishedCell, PublishedRow, plain, table_lines
+from custom_metrics.common.results import TaskRun
+
+SOURCE = "GEESE (Zaninello & Magnini, CLiC-it 2024) Table 2"
+BASELINE = "geese_noexp"
+
+# Table 2 ("Results for the 0-shot baseline experiments on the full test set"):
+# task | acc | stderr. M2 = Llama-3-8B, zero-shot, 800 test items.
+GEESE_TABLE_2 = """
+geese_dummy | 0.5850 | 0.0174
+geese_noexp | 0.5437 | 0.0176
+geese_llama3 | 0.7812 | 0.0146
+geese_human | 0.7575 | 0.0152
+"""
+
+
+def published_rows() -> list[PublishedRow]:
+    cells = {
+        f"{task}/acc": PublishedCell(Decimal(acc), Decimal(stderr)) for task, acc, stderr in table_lines(GEESE_TABLE_2)
+    }
+    cells.update({f"{task}/n": PublishedCell(Decimal(800)) for task, _, _ in table_lines(GEESE_TABLE_2)})
+    source = f"{SOURCE}; M2 = Llama-3-8B, zero-shot, full test set; ± = stderr"
+    return [PublishedRow("geese", "Llama-3-8B", source, cells)]
+
+
+def add_effectiveness(columns: list[Column], rows: list[Row], runs: list[TaskRun], notes: list[str]) -> list[Column]:
+    """GEESE's explanation effectiveness: acc with a hint minus acc with none, same model."""
+    baseline = f"{BASELINE}/acc"
+    hint_tasks = [
+        c.task for c in columns if c.metric == "acc" and c.key == f"{c.task}/acc" and c.task not in (BASELINE, "geese")
+    ]
+    samples = {(run.model, run.task): (run.n_samples, run.limit) for run in runs}
+    derived = []
+    for task in hint_tasks:
+        key = f"{task}/effectiveness"
+        derived.append(Column(key, f"{task} effectiveness (acc − {BASELINE} acc)", task, "effectiveness", "derived"))
+        for row in rows:
+            with_hint, without = row.cells.get(f"{task}/acc"), row.cells.get(baseline)
+            if with_hint is None or without is None or with_hint.value is None or without.value is None:
+                continue
+            if row.kind == "published":
+                exact = Decimal(with_hint.text) - Decimal(without.text)
+                row.cells[key] = Cell(float(exact), text=plain(exact))
+                continue
+            row.cells[key] = Cell(with_hint.value - without.value)
+            ours, theirs = samples.get((row.model, task)), samples.get((row.model, BASELINE))
+            if ours != theirs:
+                notes.append(
+                    f"{row.model}: {task} effectiveness compares runs of different size "
+                    f"(#samples, limit) {ours} vs {BASELINE} {theirs}."
+                )
+    position = {c.key: i for i, c in enumerate(columns)}
+    for column in derived:
+        position[column.key] = position[f"{column.task}/acc"] + 0.5
+    return sorted([*columns, *derived], key=lambda c: position[c.key])
+
+
+SPEC = PaperSpec(
+    "geese",
+    "GEESE: explanation effectiveness on e-RTE-3-it",
+    r"geese(_|$)",
+    (
+        "geese_noexp",
+        "geese_dummy",
+        "geese_human",
+        "geese_llama3",
+        "geese_selfexp",
+        "geese",
+        "geese_generate_whyexp",
+        "geese_generate_whynot",
+        "geese_generate_implicit",
+    ),
+    ("acc", "effectiveness", "f1_macro", "acc_yes", "acc_no", "acc_unknown", "words", "masked_terms", "empty"),
+    ("acc", "effectiveness"),
+    "± on the published row: the stderr printed in GEESE Table 2.",
+    published=published_rows,
+    derive=add_effectiveness,
+)

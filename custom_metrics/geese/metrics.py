@@ -1,0 +1,43 @@
+"""GEESE metrics: M2 accuracy, macro-F1 and per-label accuracy; M1 explanation statistics."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from custom_metrics.common.classification import Pair, label_accuracy, macro_f1, predicted_index
+from custom_metrics.geese.anonymize import ANON_TOKEN
+from custom_metrics.geese.data import LABELS
+
+
+def process_prediction(doc: dict[str, Any], results: list[tuple[float, bool]]) -> dict[str, Any]:
+    gold = LABELS.index(doc["label"])
+    pred = predicted_index(results)
+    pair = (gold, pred)
+    return {"acc": float(gold == pred), "f1_macro": pair, "acc_yes": pair, "acc_no": pair, "acc_unknown": pair}
+
+
+def f1_macro(items: list[Pair]) -> float:
+    return macro_f1(items)
+
+
+def acc_yes(items: list[Pair]) -> float:
+    return label_accuracy(items, LABELS.index("YES"))
+
+
+def acc_no(items: list[Pair]) -> float:
+    return label_accuracy(items, LABELS.index("NO"))
+
+
+def acc_unknown(items: list[Pair]) -> float:
+    return label_accuracy(items, LABELS.index("UNKNOWN"))
+
+
+def process_generation(doc: dict[str, Any], results: list[str]) -> dict[str, float]:
+    """Describe an anonymized M1 explanation; an empty one is flagged, not dropped."""
+    text = results[0]
+    return {
+        "words": float(len(text.split())),
+        "masked_terms": float(len(re.findall(rf"\b{ANON_TOKEN}\b", text))),
+        "empty": float(not text.strip()),
+    }

@@ -1,0 +1,60 @@
+"""GEESE prompts (Zaninello & Magnini, CLiC-it 2024): M1 explains a pair given its gold
+label, M2 predicts the label with an explanation as a "Hint". The prompts are the
+authors' (see the task README for the layout choice).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from custom_metrics.geese.data import LABELS
+
+# M1 decoding as in the authors' YAML (greedy); the task YAML repeats these and a test
+# checks that it does.
+M1_STOP = ["</s>", "<|eot_id|>"]
+M1_MAX_TOKENS = 128
+
+M2_PROMPT = (
+    "Your task is to predict the entailment label between two sentences, selecting one "
+    "label among YES (entailment), NO (contradiction), or UNKNOWN (neutrality).\n"
+    "Sentence 1: {text_t}\n"
+    "Sentence 2: {text_h}\n"
+    "Hint: {hint}.\n"
+    "Entailment label:"
+)
+
+_M1_HEAD = "Your task is to {goal}.\nSentence 1: {text_t}\nSentence 2: {text_h}\n"
+_M1_LABEL = "Entailment relation label: {label} ({text_label}).\n"
+M1_GOALS = {
+    "whyexp": "clarify the entailment relationship between a pair of sentences by "
+    "explaining why a classifier predicted a specific entailment label",
+    "whynot": "clarify the entailment relationship between a pair of sentences by "
+    "explaining why a classifier did not predict any other entailment label",
+    "implicit": "explain the entailment relationship between a pair of sentences by "
+    "providing the implicit information connecting them",
+}
+
+
+def _clean(text: str) -> str:
+    return text.strip()
+
+
+def m2_prompt(doc: dict[str, Any]) -> str:
+    """The M2 prompt of a doc carrying its setting's ``hint`` (``geese.data.hinted_docs``)."""
+    return M2_PROMPT.format(text_t=_clean(doc["text_t"]), text_h=_clean(doc["text_h"]), hint=_clean(doc["hint"]))
+
+
+def m1_prompt(doc: dict[str, Any]) -> str:
+    """The authors' M1 prompt for the doc's ``explanation_type`` (whyexp, whynot, implicit)."""
+    kind, label = doc["explanation_type"], doc["label"]
+    if kind == "whyexp":
+        ask = f"Explain why label {label} is correct."
+    elif kind == "whynot":
+        others = [other for other in LABELS if other != label]
+        ask = f"Explain why labels {others[0]} and {others[1]} are not correct."
+    elif kind == "implicit":
+        ask = "Explain how the two sentences are connected."
+    else:
+        raise ValueError(f"unknown GEESE explanation type {kind!r}; expected one of {sorted(M1_GOALS)}")
+    head = _M1_HEAD.format(goal=M1_GOALS[kind], text_t=_clean(doc["text_t"]), text_h=_clean(doc["text_h"]))
+    return head + _M1_LABEL.format(label=label, text_label=doc["text_label"]) + ask

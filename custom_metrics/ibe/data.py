@@ -1,0 +1,229 @@
+"""COPA and e-CARE as IBE-Eval documents: one doc per (question, option), in entailment form.
+
+The paper turns each answer option into a hypothesis "premise -> conclusion" (its Figure 7):
+for a *cause* question the option is the premise and the context the conclusion; for an
+*effect* question the context is the premise and the option the conclusion. Each option
+gets its own explanation, so a question yields two docs.
+
+Training and test questions live in one lm-eval split (the selector needs explanations
+for both), interleaved question by question so that ``--limit N`` keeps both kinds.
+COPA's public source is a tarball of XML files, which ``common.sources`` (JSONL only)
+does not read; this module fetches and parses it, using the same mirror convention.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+import tarfile
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from custom_metrics.common.errors import DataError
+from custom_metrics.common.sources import Source, download, load_rows, mirror_file
+from custom_metrics.ibe.inputs import read_inputs
+
+COPA_COMMIT = "9af88e4a2447e59afb220ade82b4a355da8fa1d6"
+COPA_TGZ_URL = (
+    f"https://raw.githubusercontent.com/asgordon/asgordon.github.io/{COPA_COMMIT}/downloads/COPA-resources.tgz"
+)
+COPA_SOURCES = {
+    split: Source(
+        name=f"COPA {split}",
+        mirror_path=f"copa/copa-{split}.xml",
+        url=f"{COPA_TGZ_URL}#COPA-resources/datasets/copa-{split}.xml",
+    )
+    for split in ("dev", "test")
+}
+# Public COPA comes as one tarball holding both splits; the mirror holds the XML files.
+COPA_ARCHIVE = Source(name="COPA resources", mirror_path="copa/", url=COPA_TGZ_URL)
+
+ECARE_COMMIT = "c3b52648adcc919303a297a377811e24d703e197"
+ECARE_SOURCES = {
+    split: Source(
+        name=f"e-CARE Causal_Reasoning {split}",
+        mirror_path=f"ecare/Causal_Reasoning/{split}.jsonl",
+        url=f"https://raw.githubusercontent.com/Waste-Wood/e-CARE/{ECARE_COMMIT}/dataset/Causal_Reasoning/{split}.jsonl",
+    )
+    for split in ("train", "dev")
+}
+ECARE_FIELDS = ("index", "premise", "ask-for", "hypothesis1", "hypothesis2", "label")
+
+# The paper: 500 random e-CARE train items to fit the selector, 500 random dev items to
+# test (e-CARE's test set is blind). The seed is ours: the paper does not publish one.
+ECARE_TRAIN_SIZE = 500
+ECARE_TEST_SIZE = 500
+ECARE_SEED = 1234
+
+DOC_FIELDS = ("qid", "option", "split", "correct", "premise", "conclusion", "asks_for", "context", "choice")
+
+
+def _copa_xml_bytes(split: str) -> tuple[bytes, str]:
+    """The XML of a COPA split and where it came from (mirror file or the pinned tarball)."""
+    source = COPA_SOURCES[split]
+    path = mirror_file(source)
+    if path is not None:
+        return path.read_bytes(), str(path)
+    archive = download(COPA_ARCHIVE)
+    member = f"COPA-resources/datasets/copa-{split}.xml"
+    with tarfile.open(archive, "r:gz") as tar:
+        try:
+            handle = tar.extractfile(member)
+        except KeyError as err:
+            raise DataError(f"{archive}: member {member} is missing; delete the file to download it again.") from err
+        assert handle is not None
+        return handle.read(), f"{archive}#{member}"
+
+
+def parse_copa_xml(payload: bytes, where: str) -> list[dict[str, Any]]:
+    """COPA items as dicts; a malformed item fails with the file and the item id."""
+    try:
+        root = ET.parse(io.BytesIO(payload)).getroot()
+    except ET.ParseError as err:
+        raise DataError(f"{where}: not valid XML ({err}).") from err
+    items = []
+    for element in root.iter("item"):
+        item_id = element.get("id")
+        context = f"{where}, item id={item_id!r}"
+        fields = {tag: (element.findtext(tag) or "").strip() for tag in ("p", "a1", "a2")}
+        empty = [tag for tag, text in fields.items() if not text]
+        if item_id is None or empty:
+            raise DataError(f"{context}: missing id or empty element(s) {empty}.")
+        asks_for = element.get("asks-for")
+        gold = element.get("most-plausible-alternative")
+        if asks_for not in ("cause", "effect"):
+            raise DataError(f"{context}: attribute 'asks-for' is {asks_for!r}, expected cause/effect.")
+        if gold not in ("1", "2"):
+            raise DataError(f"{context}: attribute 'most-plausible-alternative' is {gold!r}, expected 1/2.")
+        items.append(
+            {
+                "id": item_id,
+                "context": fields["p"],
+                "asks_for": asks_for,
+                "choices": [fields["a1"], fields["a2"]],
+                "gold": int(gold),
+            }
+        )
+    if not items:
+        raise DataError(f"{where}: no <item> elements.")
+    return items
+
+
+def load_copa(split: str) -> list[dict[str, Any]]:
+    payload, where = _copa_xml_bytes(split)
+    return parse_copa_xml(payload, where)
+
+
+def load_ecare(split: str) -> list[dict[str, Any]]:
+    rows = load_rows(ECARE_SOURCES[split], required=ECARE_FIELDS)
+    items = []
+    for row in rows:
+        where = f"{ECARE_SOURCES[split].describe()} index {row['index']!r}"
+        if row["ask-for"] not in ("cause", "effect"):
+            raise DataError(f"{where}: field 'ask-for' is {row['ask-for']!r}, expected cause/effect.")
+        if row["label"] not in (0, 1):
+            raise DataError(f"{where}: field 'label' is {row['label']!r}, expected 0 or 1.")
+        items.append(
+            {
+                "id": str(row["index"]),
+                "context": row["premise"].strip(),
+                "asks_for": row["ask-for"],
+                "choices": [row["hypothesis1"].strip(), row["hypothesis2"].strip()],
+                "gold": row["label"] + 1,
+            }
+        )
+    return items
+
+
+def sample_items(items: list[dict[str, Any]], size: int, seed: int, name: str) -> list[dict[str, Any]]:
+    """A fixed random subset, kept in file order so runs are comparable across machines."""
+    if size > len(items):
+        raise DataError(f"{name}: asked for {size} random items but the file holds {len(items)}.")
+    chosen = set(random.Random(seed).sample(range(len(items)), size))
+    return [item for index, item in enumerate(items) if index in chosen]
+
+
+def entailment_form(context: str, choice: str, asks_for: str) -> tuple[str, str]:
+    """(premise, conclusion) of one option, following the paper's Figure 7."""
+    return (choice, context) if asks_for == "cause" else (context, choice)
+
+
+def option_docs(item: dict[str, Any], dataset: str, split: str) -> Iterator[dict[str, Any]]:
+    for option, choice in enumerate(item["choices"], start=1):
+        premise, conclusion = entailment_form(item["context"], choice, item["asks_for"])
+        yield {
+            "qid": f"{dataset}-{item['id']}",
+            "option": option,
+            "split": split,
+            "correct": int(option == item["gold"]),
+            "premise": premise,
+            "conclusion": conclusion,
+            "asks_for": item["asks_for"],
+            "context": item["context"],
+            "choice": choice,
+        }
+
+
+def interleave(train: list[dict[str, Any]], test: list[dict[str, Any]], dataset: str) -> list[dict[str, Any]]:
+    """Docs alternating train and test questions (both options of a question adjacent)."""
+    docs: list[dict[str, Any]] = []
+    for index in range(max(len(train), len(test))):
+        for items, split in ((train, "train"), (test, "test")):
+            if index < len(items):
+                docs.extend(option_docs(items[index], dataset, split))
+    return docs
+
+
+def copa_docs() -> list[dict[str, Any]]:
+    """COPA dev (500) as training questions and COPA test (500) as test questions."""
+    return interleave(load_copa("dev"), load_copa("test"), "copa")
+
+
+def ecare_docs(
+    train_size: int = ECARE_TRAIN_SIZE, test_size: int = ECARE_TEST_SIZE, seed: int = ECARE_SEED
+) -> list[dict[str, Any]]:
+    """500 random e-CARE train questions for training, 500 random dev questions for testing."""
+    train = sample_items(load_ecare("train"), train_size, seed, ECARE_SOURCES["train"].name)
+    test = sample_items(load_ecare("dev"), test_size, seed, ECARE_SOURCES["dev"].name)
+    return interleave(train, test, "ecare")
+
+
+def judge_docs(dataset: str, explanations: str | None) -> list[dict[str, Any]]:
+    """One judge doc per test question of ``dataset`` whose two explanations were generated,
+    read from the samples file of an ``ibe_<dataset>`` run (``--metadata`` explanations)."""
+    if not explanations:
+        raise DataError(
+            f"ibe_judge_{dataset} needs the samples file of an ibe_{dataset} run: "
+            f'--metadata \'{{"explanations": "OUT/.../samples_ibe_{dataset}_<ts>.jsonl"}}\'.'
+        )
+    records, _ = read_inputs([Path(explanations).expanduser()])
+    strangers = [r.qid for r in records if not r.qid.startswith(f"{dataset}-")]
+    if strangers:
+        raise DataError(
+            f"{explanations}: qid {strangers[0]!r} is not a {dataset} question; is this an ibe_{dataset} samples file?"
+        )
+    by_question: dict[str, dict[int, Any]] = {}
+    for record in records:
+        if record.split == "test":
+            by_question.setdefault(record.qid, {})[record.option] = record
+    docs = []
+    for qid, options in by_question.items():
+        if sorted(options) != [1, 2]:
+            continue  # a --limit run may cut a question in half; the count is in the results file
+        pair = [options[1], options[2]]
+        if sum(r.correct for r in pair) != 1:
+            raise DataError(f"{explanations}: question {qid!r} does not have exactly one correct option.")
+        docs.append(
+            {
+                "qid": qid,
+                "gold": 1 + [r.correct for r in pair].index(1),
+                "explanations": [
+                    {"premise": r.premise, "conclusion": r.conclusion, "explanation": r.explanation} for r in pair
+                ],
+            }
+        )
+    if not docs:
+        raise DataError(f"{explanations}: no test question of {dataset} has explanations for both options.")
+    return docs

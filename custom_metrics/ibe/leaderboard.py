@@ -1,0 +1,206 @@
+"""IBE-Eval on the leaderboard: Table 1's published rows, and the run's Table 1 numbers read
+from the ``report.json`` of ``explain-eval ibe report``.
+
+IBE's selector accuracies are computed after the harness run, from logged samples, so
+they are not in any ``results_*.json``. ``ibe_postprocess report FEATURES_DIR`` writes
+``FEATURES_DIR/report.json``; the leaderboard reads from it::
+
+    "table1":          [{"block": ..., "row": <Table 1 row name>, "accuracy": <0..1>}, ...]
+                       rows: Consistency, Depth (Parsimony), Drift (Parsimony), Coherence,
+                       Linguistic Uncertainty, Random, + Consistency, ..., + Linguistic
+                       Uncertainty (= IBE-Eval)
+    "test_questions":  number of test questions (optional)
+    "judge_accuracy":  LLM-as-a-judge accuracy when judge samples were scored (optional)
+
+The accuracies become task ``ibe_<dataset>_selection`` (beside the ``ibe_<dataset>``
+harness task, whose metrics describe the explanations' format). Model and task come from
+the report's optional ``model``/``task`` fields, else from the sweep's pair file
+(``sweep_pair.json``: ``model``, ``task``) one or two folders up, which ``python -m
+explain-eval sweep`` writes; for a report made by hand, put such a file beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from custom_metrics.common.leaderboard_types import PaperSpec
+from custom_metrics.common.published import PublishedCell, PublishedRow, cell, table_lines
+from custom_metrics.common.results import PAIR_FILE, Problem, ResultsFileError, Score, TaskRun
+
+SOURCE = "IBE-Eval (Dalal et al., arXiv 2402.10767) Table 1"
+REPORT_NAME = "report.json"
+DATASETS = {"ibe_copa": "copa", "ibe_ecare": "ecare"}
+_METHOD_WORDS = {
+    "linguistic uncertainty": "uncertainty",
+    "gpt3.5 judge": "judge",
+    "gpt 3.5 judge": "judge",
+    "llm judge": "judge",
+}
+
+
+def method_key(name: str) -> str:
+    """The metric name of a Table 1 row: ``"+ Depth"`` -> ``cum_depth``, etc."""
+    text = re.sub(r"\((parsimony|ibe-eval)\)", "", name.strip().lower()).strip()
+    cumulative = text.startswith("+")
+    text = _METHOD_WORDS.get(text.lstrip("+ ").strip(), text.lstrip("+ ").strip())
+    slug = re.sub(r"[^a-z0-9]+", "_", text).strip("_")
+    return f"cum_{slug}" if cumulative else slug
+
+
+def load_ibe_tables(paths: Iterable[Path]) -> tuple[list[TaskRun], list[Problem]]:
+    """Every IBE report under ``paths`` (one beside a ``features.jsonl``), and the unreadable ones."""
+    runs: list[TaskRun] = []
+    problems: list[Problem] = []
+    for root in (Path(p).resolve() for p in paths):
+        files = sorted(root.rglob(REPORT_NAME)) if root.is_dir() else []
+        for path in files:
+            if not (path.parent / "features.jsonl").is_file():
+                continue  # another tool's report.json
+            try:
+                runs.extend(read_ibe_report(path))
+            except ResultsFileError as error:
+                problems.append(Problem(path, str(error)))
+    return runs, problems
+
+
+def read_ibe_report(path: Path) -> list[TaskRun]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ResultsFileError(f"IBE report is not readable JSON (truncated?): {error}") from error
+    table = data.get("table1") if isinstance(data, dict) else None
+    if not isinstance(table, list) or not table:
+        raise ResultsFileError('IBE report has no "table1" list')
+    pair = _pair_info(path)
+    model, task = data.get("model") or pair.get("model"), data.get("task") or pair.get("task")
+    if not model or task not in DATASETS:
+        raise ResultsFileError(
+            f"cannot tell the model and task (ibe_copa/ibe_ecare) of this report: put a {PAIR_FILE} "
+            'with {"model": ..., "task": ...} beside it or one folder up'
+        )
+    scores: dict[tuple[str, str | None], Score] = {}
+    for index, record in enumerate(table):
+        if not isinstance(record, dict) or "row" not in record or "accuracy" not in record:
+            raise ResultsFileError(f'table1[{index}] needs "row" and "accuracy"')
+        scores[(method_key(str(record["row"])), None)] = Score(_number(record["accuracy"]), None)
+    questions = data.get("test_questions")
+    n_samples = int(questions) if isinstance(questions, (int, float)) else None
+    stamp = path.stat().st_mtime
+    runs = [TaskRun(model, f"{task}_selection", scores, n_samples, None, path, stamp, None)]
+    judge = _number(data.get("judge_accuracy"))
+    if judge is not None:
+        judge_n = data.get("judge_questions")
+        runs.append(
+            TaskRun(
+                model,
+                f"ibe_judge_{DATASETS[task]}",
+                {("acc", None): Score(judge, None)},
+                int(judge_n) if isinstance(judge_n, (int, float)) else None,
+                None,
+                path,
+                stamp,
+                None,
+            )
+        )
+    return runs
+
+
+def _number(raw: Any) -> float | None:
+    return float(raw) if isinstance(raw, (int, float)) and not isinstance(raw, bool) else None
+
+
+def _pair_info(path: Path) -> dict[str, str]:
+    for folder in list(path.parents)[:2]:
+        marker = folder / PAIR_FILE
+        if marker.is_file():
+            try:
+                return {k: str(v) for k, v in json.loads(marker.read_text(encoding="utf-8")).items()}
+            except (OSError, ValueError, AttributeError):
+                return {}
+    return {}
+
+
+# Table 1 (accuracy of picking the correct option's explanation): method | COPA GPT 3.5 |
+# COPA LLaMA 2 13B | COPA LLaMA 2 7B | E-CARE GPT 3.5 | E-CARE LLaMA 2 13B | E-CARE LLaMA 2 7B.
+# The source's header row is garbled ("COPA GPT 3.5 | E-CARE LlaMA 2 13B | LlaMA 2 7B |
+# GPT 3.5 | ..."); read as three models under COPA, then the same three under E-CARE.
+IBE_TABLE_1 = """
+GPT3.5 Judge | .59 | .47 | .63 | .43 | .61 | .52
+Human | .95 | 1.0 | .91 | .90 | .91 | .92
+Consistency | .51 | .52 | .55 | .54 | .54 | .54
+Depth (Parsimony) | .67 | .53 | .63 | .66 | .56 | .54
+Drift (Parsimony) | .67 | .63 | .58 | .66 | .57 | .57
+Coherence | .66 | .66 | .56 | .56 | .57 | .59
+Linguistic Uncertainty | .70 | .65 | .61 | .59 | .56 | .60
+Random | .50 | .50 | .50 | .50 | .50 | .50
++ Consistency | .51 | .52 | .55 | .54 | .54 | .54
++ Depth | .67 | .53 | .63 | .66 | .56 | .56
++ Drift | .70 | .65 | .65 | .72 | .66 | .65
++ Coherence | .73 | .71 | .69 | .73 | .68 | .69
++ Linguistic Uncertainty | .77 | .74 | .70 | .74 | .70 | .73
+"""
+IBE_MODELS = ("GPT 3.5", "LLaMA 2 13B", "LLaMA 2 7B")
+IBE_DATASETS = ("copa", "ecare")
+IBE_COLUMNS = tuple(f"{name} {model}" for name in ("COPA", "E-CARE") for model in IBE_MODELS)
+# The Table 1 row names as the metric names the leaderboard uses for IBE columns; the
+# judge row lines up with the suite's LLM-as-a-judge tasks.
+IBE_METHODS = {
+    "GPT3.5 Judge": "judge",
+    "Human": "human",
+    "Consistency": "consistency",
+    "Depth (Parsimony)": "depth",
+    "Drift (Parsimony)": "drift",
+    "Coherence": "coherence",
+    "Linguistic Uncertainty": "uncertainty",
+    "Random": "random",
+    "+ Consistency": "cum_consistency",
+    "+ Depth": "cum_depth",
+    "+ Drift": "cum_drift",
+    "+ Coherence": "cum_coherence",
+    "+ Linguistic Uncertainty": "cum_uncertainty",
+}
+
+
+def ibe_column(dataset: str, method: str) -> str:
+    """Column key of one Table 1 method on one dataset.
+
+    Selector accuracies live under ``ibe_<dataset>_selection`` (from ``ibe_postprocess
+    report``), apart from the ``ibe_<dataset>`` harness task's own format metrics; the judge
+    row is the ``ibe_judge_<dataset>`` harness task.
+    """
+    return f"ibe_judge_{dataset}/acc" if method == "judge" else f"ibe_{dataset}_selection/{method}"
+
+
+def ibe_table_1() -> dict[str, tuple[float, ...]]:
+    """IBE Table 1 as {row name: accuracies in IBE_COLUMNS order}, for IBE's own report."""
+    return {method: tuple(float(value) for value in values) for method, *values in table_lines(IBE_TABLE_1)}
+
+
+def published_rows() -> list[PublishedRow]:
+    cells: dict[str, dict[str, PublishedCell]] = {model: {} for model in IBE_MODELS}
+    for method, *values in table_lines(IBE_TABLE_1):
+        columns = [(d, m) for d in IBE_DATASETS for m in IBE_MODELS]
+        for (dataset, model), text in zip(columns, values, strict=True):
+            cells[model][ibe_column(dataset, IBE_METHODS[method])] = cell(text, percent=False)
+    source = f"{SOURCE}; explanations generated by this model; judge = GPT 3.5"
+    return [PublishedRow("ibe", model, source, cells[model]) for model in IBE_MODELS]
+
+
+SPEC = PaperSpec(
+    "ibe",
+    "IBE-Eval: selecting the best explanation (COPA, e-CARE)",
+    r"ibe(_|$)",
+    ("ibe_judge_copa", "ibe_copa_selection", "ibe_copa", "ibe_judge_ecare", "ibe_ecare_selection", "ibe_ecare"),
+    ("acc", *IBE_METHODS.values()),
+    ("acc", "cum_uncertainty"),
+    "Published rows print no ±. Their judge column is GPT 3.5 judging the row model's "
+    "explanations; run rows' judge column is the ibe_judge_* task of that model. "
+    "ibe_*_selection columns come from `ibe_postprocess report`; cum_uncertainty = all five criteria = IBE-Eval.",
+    {**{key: name for name, key in IBE_METHODS.items()}, "cum_uncertainty": "+ Linguistic Uncertainty = IBE-Eval"},
+    published=published_rows,
+    read_extra=load_ibe_tables,
+)

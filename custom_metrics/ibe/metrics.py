@@ -1,0 +1,23 @@
+"""Format statistics of IBE explanations, the only metrics computed inside the harness.
+
+The IBE features and the selector run afterwards in ``explain-eval ibe score/report``,
+because they need every explanation of the task at once (a selector fitted on the
+training questions) and tools (Prolog, NLI, certainty models) that do not belong inside
+an lm-eval metric.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from custom_metrics.ibe.parsing import parse_explanation
+
+
+def process_generation(doc: dict[str, Any], results: list[str]) -> dict[str, float]:
+    """Format statistics of one explanation; IBE scoring happens in ibe_postprocess."""
+    parsed = parse_explanation(results[0])
+    return {
+        "steps": float(len(parsed.steps)),
+        "well_formed": float(bool(parsed.steps) and parsed.summary is not None and not parsed.flags),
+        "no_steps": float(not parsed.steps),
+    }

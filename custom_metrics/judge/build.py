@@ -1,0 +1,42 @@
+"""``build_judge``: the one module that knows every backend (the rest of the package
+imports only downward, so there is no import cycle).
+
+The backend is picked at run time by a spec string, so the same task can be judged by
+the embedded model on a laptop, by a Hub NLI classifier, or by a large model behind a
+vLLM server. Every verdict is cached on disk (``custom_metrics.judge.cache``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from custom_metrics.common.settings import judge_cache_dir
+from custom_metrics.judge.cache import CachedJudge
+from custom_metrics.judge.spec import JudgeSpec, parse_spec
+from custom_metrics.judge.types import NLIJudge
+
+
+def _make_backend(spec: JudgeSpec) -> NLIJudge:
+    # Backends import torch/transformers when built, so a cached rerun loads nothing.
+    from custom_metrics.judge.endpoint import OpenAIJudge
+    from custom_metrics.judge.lm import LMJudge
+    from custom_metrics.judge.seqcls import SeqClsJudge
+
+    factory = {"lm": LMJudge, "seqcls": SeqClsJudge, "openai": OpenAIJudge}
+    return factory[spec.kind](spec)
+
+
+def build_judge(spec: str | None = None, cache_dir: str | Path | None = None) -> NLIJudge:
+    """spec: None -> the embedded model as an LM judge; "lm:<hf id or path>";
+    "seqcls:<hf id or path>" (sequence-classification NLI model); "openai:<model>@<base_url>"
+    (key from OPENAI_API_KEY). The result caches verdicts on disk by (judge name, premise,
+    hypothesis) under cache_dir (default: <EXPLAIN_EVAL_CACHE>/nli-verdicts, or
+    $EXPLAIN_EVAL_JUDGE_CACHE). Prompted judges also key on the prompt's hash.
+
+    Options follow a '?': lm: ``chat=auto|yes|no`` (apply the tokenizer's chat template;
+    auto = when it has one), ``batch_size``, ``dtype``, ``device``; seqcls: ``batch_size``,
+    ``dtype``, ``device``; openai: ``concurrency``, ``top_logprobs``, ``key_env`` (variable
+    holding the key, default OPENAI_API_KEY), ``thinking=off`` (vLLM: disable thinking).
+    """
+    parsed = parse_spec(spec)
+    return CachedJudge(parsed.name, parsed.prompt_id, lambda: _make_backend(parsed), cache_dir or judge_cache_dir())

@@ -1,0 +1,173 @@
+"""Per-paper tables of models x metrics, assembled from task runs and published rows.
+
+Choices a reader must know about, stated in every rendered table's notes:
+- one row per model; when a model has several runs of a task, the newest is used and
+  the others are listed;
+- ± on run rows is the harness' stderr; on published rows it is what the paper printed;
+- runs made with ``--limit`` are flagged: they are not comparable with full-data rows.
+What is particular to a paper (its published rows, derived columns such as GEESE's
+effectiveness, RULE's five-shot rows) comes from the paper's spec (``registry``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from custom_metrics.common.leaderboard_types import Cell, Column, PaperSpec, Row, Table
+from custom_metrics.common.published import PublishedRow, plain
+from custom_metrics.common.results import TaskRun
+from custom_metrics.leaderboard.registry import OTHER, PAPERS, paper_of
+
+# The metric charted for a task of no paper: the first of these it reports.
+FIRST_METRICS = ("acc", "acc_norm", "exact_match", "f1")
+
+
+def newest_runs(runs: Sequence[TaskRun]) -> tuple[list[TaskRun], dict[str, list[str]]]:
+    """One run per (model, task): the newest; notes per task say which files were passed over."""
+    by_key: dict[tuple[str, str], list[TaskRun]] = {}
+    for run in runs:
+        by_key.setdefault((run.model, run.task), []).append(run)
+    chosen: list[TaskRun] = []
+    notes: dict[str, list[str]] = {}
+    for (model, task), group in by_key.items():
+        group.sort(key=lambda run: (run.timestamp, str(run.path)), reverse=True)
+        chosen.append(group[0])
+        if len(group) > 1:
+            older = ", ".join(str(run.path) for run in group[1:])
+            notes.setdefault(task, []).append(
+                f"{model} has {len(group)} runs of {task}: using the newest, {group[0].path}; ignoring {older}."
+            )
+    return chosen, notes
+
+
+def column_key(task: str, metric: str, filter_name: str | None) -> str:
+    suffix = f"[{filter_name}]" if filter_name not in (None, "none") else ""
+    return f"{task}/{metric}{suffix}"
+
+
+def build_tables(runs: Sequence[TaskRun]) -> list[Table]:
+    """The four paper tables (always, for their published rows) and "other tasks" if any."""
+    chosen, duplicate_notes = newest_runs(runs)
+    tables = []
+    for spec in (*PAPERS, OTHER):
+        mine = [run for run in chosen if paper_of(run.task) is spec]
+        if spec is OTHER and not mine:
+            continue
+        notes = [note for task in sorted({run.task for run in mine}) for note in duplicate_notes.get(task, [])]
+        tables.append(_build_table(spec, mine, notes))
+    return tables
+
+
+def _build_table(spec: PaperSpec, runs: list[TaskRun], notes: list[str]) -> Table:
+    published = spec.published()
+    if spec.adjust_runs is not None:
+        runs = spec.adjust_runs(runs, notes)
+    rows = _run_rows(runs) + [_published_row(row) for row in published]
+    columns = _columns(spec, runs, published)
+    if spec.derive is not None:
+        columns = spec.derive(columns, rows, runs, notes)
+    chart_keys = [c.key for c in columns if c.metric in spec.chart_metrics and c.kind != "samples"]
+    if spec is OTHER:
+        chart_keys = _first_metric_per_task(columns)
+    notes += _limit_notes(runs)
+    if spec.pm_note:
+        notes.append(spec.pm_note)
+    if runs:
+        notes.append("± on run rows: the harness' stderr, where it reports one.")
+    if any(c.value is not None and math.isnan(c.value) for r in rows for c in r.cells.values()):
+        notes.append(
+            "NaN: the harness (or ibe_postprocess) returned NaN, e.g. a per-label accuracy with "
+            "no document of that label among the evaluated ones."
+        )
+    return Table(spec.key, spec.title, columns, rows, chart_keys, notes)
+
+
+def _run_rows(runs: list[TaskRun]) -> list[Row]:
+    rows: dict[str, Row] = {}
+    for run in sorted(runs, key=lambda run: (run.model, run.task)):
+        row = rows.setdefault(run.model, Row(run.model, "run", []))
+        if str(run.path) not in row.sources:
+            row.sources.append(str(run.path))
+        for (metric, filter_name), score in run.scores.items():
+            row.cells[column_key(run.task, metric, filter_name)] = Cell(score.value, score.stderr)
+        if run.n_samples is not None:
+            row.cells[f"{run.task}/#samples"] = Cell(float(run.n_samples))
+    return list(rows.values())
+
+
+def _published_row(row: PublishedRow) -> Row:
+    cells = {
+        key: Cell(
+            float(cell.value),
+            None if cell.pm is None else float(cell.pm),
+            plain(cell.value),
+            None if cell.pm is None else plain(cell.pm),
+        )
+        for key, cell in row.cells.items()
+        if not key.endswith("/n")
+    }
+    cells.update(
+        {
+            f"{key[:-2]}/#samples": Cell(float(cell.value), text=plain(cell.value))
+            for key, cell in row.cells.items()
+            if key.endswith("/n")
+        }
+    )
+    return Row(row.model, "published", [row.source], cells)
+
+
+def _columns(spec: PaperSpec, runs: list[TaskRun], published: list[PublishedRow]) -> list[Column]:
+    found: dict[str, Column] = {}
+    for run in runs:
+        for metric, filter_name in run.scores:
+            key = column_key(run.task, metric, filter_name)
+            suffix = f" [{filter_name}]" if filter_name not in (None, "none") else ""
+            found.setdefault(key, Column(key, _label(spec, run.task, metric) + suffix, run.task, metric))
+    for row in published:
+        for key in row.cells:
+            task, metric = key.split("/", 1)
+            if metric != "n":
+                found.setdefault(key, Column(key, _label(spec, task, metric), task, metric))
+    tasks = {column.task for column in found.values()}
+    for task in tasks:
+        key = f"{task}/#samples"
+        found[key] = Column(key, f"{task} #samples", task, "#samples", "samples")
+
+    def rank(column: Column) -> tuple:
+        task_rank = spec.task_order.index(column.task) if column.task in spec.task_order else len(spec.task_order)
+        metric_rank = (
+            len(spec.metric_order) + 1
+            if column.kind == "samples"
+            else spec.metric_order.index(column.metric)
+            if column.metric in spec.metric_order
+            else len(spec.metric_order)
+        )
+        return (task_rank, column.task, metric_rank, column.key)
+
+    return sorted(found.values(), key=rank)
+
+
+def _label(spec: PaperSpec, task: str, metric: str) -> str:
+    name = spec.metric_names.get(metric)
+    return f"{task} {metric} ({name})" if name and metric != "acc" else f"{task} {metric}"
+
+
+def _first_metric_per_task(columns: list[Column]) -> list[str]:
+    chosen: dict[str, str] = {}
+    for metric in (*FIRST_METRICS, None):
+        for column in columns:
+            if column.kind == "metric" and column.task not in chosen and metric in (None, column.metric):
+                chosen[column.task] = column.key
+    return [key for key in (c.key for c in columns) if key in chosen.values()]
+
+
+def _limit_notes(runs: list[TaskRun]) -> list[str]:
+    limited: dict[str, list[str]] = {}
+    for run in runs:
+        if run.limit is not None:
+            limited.setdefault(run.model, []).append(f"{run.task} (limit {run.limit:g}, #samples {run.n_samples})")
+    return [
+        f"{model} ran with --limit, not comparable with full-data rows: {', '.join(sorted(items))}."
+        for model, items in sorted(limited.items())
+    ]

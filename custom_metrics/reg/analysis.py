@@ -1,0 +1,187 @@
+"""Section 6 analysis of REG runs: does longer output go with less success?
+
+From the logged samples of one or more ``reg_chaos`` runs (one per model; the paper uses
+thinking-mode runs), fit a logistic GLM of explanation success on log2(output length),
+the contradiction weight w_con and the model, with standard errors clustered by
+premise-hypothesis pair, and report odds ratios with 95% intervals: per doubling of the
+output length and per 0.1 of w_con, as the paper states them.
+
+    explain-eval reg-analysis OUT/model_a/samples_reg_chaos_*.jsonl \\
+        OUT/model_b/samples_reg_chaos_*.jsonl=model-b --out analysis/ [--tokenizer PATH]
+
+A file's model is its lm-eval output folder name unless given after '='. Only items in N
+enter (the evaluated set). Output length counts the whole raw generation, thinking
+included: in tokens when --tokenizer names the generator's tokenizer (the paper counts
+tokens), else in whitespace words. Lengths below 1 are counted as 1 (log2 of 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from custom_metrics.common.errors import DataError
+from custom_metrics.common.jsonl import iter_jsonl
+from custom_metrics.reg.judging import read_record
+from custom_metrics.reg.metrics import record_scores
+
+
+def _raw_output(sample: dict[str, Any]) -> str:
+    """The unfiltered generation (thinking included): the filter replaced it by a record."""
+    response = sample.get("resps")
+    if isinstance(response, list) and response and isinstance(response[0], list) and response[0]:
+        return response[0][0] if isinstance(response[0][0], str) else ""
+    return ""
+
+
+def read_samples(path: Path, model: str, count: Callable[[str], int]) -> list[dict[str, Any]]:
+    """Rows (items in N only) of one reg_chaos samples file; bad lines name file, line and field."""
+    rows = []
+    for where, sample in iter_jsonl(path):
+        try:
+            record = read_record(sample["filtered_resps"][0])
+            doc = sample["doc"]
+            uid, w_con = str(doc["uid"]), float(doc["w_con"])
+            success = record_scores(record)["success"]
+        except json.JSONDecodeError as err:
+            raise DataError(f"{where}: field 'filtered_resps' is not a reg_chaos record ({err.msg}).") from err
+        except (KeyError, IndexError, TypeError) as err:
+            raise DataError(f"{where}: field {err} missing or malformed; is this a reg_chaos samples file?") from err
+        if success is None:
+            continue
+        rows.append(
+            {
+                "model": model,
+                "uid": uid,
+                "w_con": w_con,
+                "success": int(success),
+                "length": count(_raw_output(sample)),
+                "thinking_words": record["thinking_words"],
+                "flag": record["flag"],
+            }
+        )
+    return rows
+
+
+def length_counter(tokenizer: str | None) -> Callable[[str], int]:
+    if not tokenizer:
+        return lambda text: len(text.split())
+    from transformers import AutoTokenizer
+
+    loaded = AutoTokenizer.from_pretrained(tokenizer)
+    return lambda text: len(loaded.encode(text, add_special_tokens=False))
+
+
+def fit_glm(rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
+    """Logistic GLM, errors clustered by item; odds ratios per doubling and per 0.1 w_con."""
+    import numpy as np
+    import pandas as pd
+    import statsmodels.api as sm
+    import statsmodels.formula.api as smf
+
+    frame = pd.DataFrame(rows)
+    if frame.empty or frame["success"].nunique() < 2:
+        raise ValueError(
+            "the GLM needs both successful and unsuccessful explanations in N; got "
+            f"{int(frame['success'].sum()) if not frame.empty else 0} successes of {len(frame)}"
+        )
+    frame["log2_length"] = np.log2(frame["length"].clip(lower=1))
+    frame["w_con_per_0.1"] = frame["w_con"] * 10
+    terms = ["log2_length", "Q('w_con_per_0.1')"] + (["C(model)"] if frame["model"].nunique() > 1 else [])
+    groups = pd.factorize(frame["uid"])[0]
+    model = smf.glm("success ~ " + " + ".join(terms), data=frame, family=sm.families.Binomial())
+    result = model.fit(cov_type="cluster", cov_kwds={"groups": groups})
+    ci = result.conf_int(alpha=0.05)
+    table = []
+    for term in result.params.index:
+        if term == "Intercept":
+            continue
+        table.append(
+            {
+                "term": term.replace("Q('w_con_per_0.1')", "w_con (per 0.1)").replace(
+                    "log2_length", "log2(output length) (per doubling)"
+                ),
+                "odds_ratio": math.exp(result.params[term]),
+                "ci_low": math.exp(ci.loc[term, 0]),
+                "ci_high": math.exp(ci.loc[term, 1]),
+                "p_value": float(result.pvalues[term]),
+            }
+        )
+    summary = (
+        f"{result.summary()}\n\nrows: {len(frame)}, clusters (items): {len(set(groups))}, "
+        f"models: {frame['model'].nunique()}\n"
+    )
+    return table, summary
+
+
+def length_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Table 3: mean output length of successful and unsuccessful explanations per model."""
+    table = []
+    for model in sorted({row["model"] for row in rows}):
+        mine = [row for row in rows if row["model"] == model]
+        mean = lambda values: sum(values) / len(values) if values else float("nan")
+        table.append(
+            {
+                "model": model,
+                "n": len(mine),
+                "success_rate": mean([row["success"] for row in mine]),
+                "mean_length_successful": mean([row["length"] for row in mine if row["success"]]),
+                "mean_length_unsuccessful": mean([row["length"] for row in mine if not row["success"]]),
+            }
+        )
+    return table
+
+
+def _write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def parse_inputs(items: Sequence[str]) -> list[tuple[Path, str]]:
+    inputs = []
+    for item in items:
+        path_text, _, model = item.partition("=")
+        path = Path(path_text).expanduser()
+        if not path.is_file():
+            raise DataError(f"{path}: no such samples file")
+        inputs.append((path, model or path.resolve().parent.name))
+    return inputs
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="explain-eval reg-analysis", description=__doc__.split("\n\n")[0])
+    parser.add_argument("samples", nargs="+", help="samples_reg_chaos_*.jsonl, optionally PATH=MODEL")
+    parser.add_argument("--out", required=True, type=Path, help="folder for glm.csv, table3.csv, rows.csv, summary.txt")
+    parser.add_argument(
+        "--tokenizer", help="generator's tokenizer (HF id or path): count output tokens instead of words"
+    )
+    args = parser.parse_args(argv)
+    count = length_counter(args.tokenizer)
+    rows = [row for path, model in parse_inputs(args.samples) for row in read_samples(path, model, count)]
+    args.out.mkdir(parents=True, exist_ok=True)
+    if rows:
+        _write_csv(args.out / "rows.csv", rows)
+        _write_csv(args.out / "table3.csv", length_table(rows))
+    try:
+        table, summary = fit_glm(rows)
+    except ValueError as err:
+        print(f"reg_analysis: {err}", file=sys.stderr)
+        return 2
+    _write_csv(args.out / "glm.csv", table)
+    (args.out / "summary.txt").write_text(summary, encoding="utf-8")
+    unit = "tokens" if args.tokenizer else "words"
+    print(f"logistic GLM of success, {len(rows)} explanations in N, length in {unit}, errors clustered by item")
+    for line in table:
+        print(
+            f"  {line['term']}: OR = {line['odds_ratio']:.3f}, "
+            f"95% CI [{line['ci_low']:.3f}, {line['ci_high']:.3f}], p = {line['p_value']:.3g}"
+        )
+    return 0

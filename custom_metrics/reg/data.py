@@ -1,0 +1,93 @@
+"""REG data: ChaosNLI-MNLI items as flat docs, the 275 contradiction-majority items of
+``reg_chaos`` and the 289 high-agreement items of ``reg_judge_select``.
+
+Each ``reg_chaos`` doc also carries the run's judge spec and verdict cache folder as
+columns: the judge filter receives the docs, so the setting travels where a reader (and
+the samples file) can see it, and two tasks in one run can use two judges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from custom_metrics.common.errors import DataError
+from custom_metrics.common.settings import judge_cache_dir
+from custom_metrics.common.sources import Source, load_rows
+from custom_metrics.judge.spec import judge_spec_from_env, parse_spec
+from custom_metrics.judge.types import NLI_LABELS
+
+SOURCE = Source(
+    name="ChaosNLI-MNLI",
+    mirror_path="chaosnli/chaosNLI_mnli_m.jsonl",
+    url=(
+        "https://raw.githubusercontent.com/jsbaan/calibration-on-disagreement-data/"
+        "990e81cacadac5d0268160d1c02bad19d4ddb9a3/data/chaosNLI_v1.0/chaosNLI_mnli_m.jsonl"
+    ),
+)
+FIELDS = ("uid", "majority_label", "label_count", "example")
+SHORT_LABELS = {"e": "entailment", "n": "neutral", "c": "contradiction"}  # ChaosNLI's codes
+AGREEMENT_THRESHOLD = 0.8  # Table 1: judges are selected on items with >= 80% agreement
+
+
+def _doc(row: dict[str, Any], where: str) -> dict[str, Any]:
+    """Flatten one ChaosNLI row into a doc, checking the fields REG relies on."""
+    example = row["example"]
+    if not isinstance(example, dict) or not all(isinstance(example.get(k), str) for k in ("premise", "hypothesis")):
+        raise DataError(f"{where}: field 'example' must hold string 'premise' and 'hypothesis'.")
+    if row["majority_label"] not in SHORT_LABELS:
+        raise DataError(f"{where}: field 'majority_label' is {row['majority_label']!r}, expected one of e, n, c.")
+    counts = row["label_count"]
+    if not (
+        isinstance(counts, list)
+        and len(counts) == 3
+        and all(isinstance(c, int) and c >= 0 for c in counts)
+        and sum(counts)
+    ):
+        raise DataError(f"{where}: field 'label_count' must be 3 non-negative counts [E, N, C], got {counts!r}.")
+    total = sum(counts)
+    majority = SHORT_LABELS[row["majority_label"]]
+    return {
+        "uid": str(row["uid"]),
+        "premise": example["premise"],
+        "hypothesis": example["hypothesis"],
+        "majority_label": majority,
+        "label_count": counts,
+        "w_ent": counts[0] / total,
+        "w_neu": counts[1] / total,
+        "w_con": counts[2] / total,
+        "agreement": counts[NLI_LABELS.index(majority)] / total,
+    }
+
+
+def load_items() -> list[dict[str, Any]]:
+    """All ChaosNLI-MNLI items (1,599 in the release) as flat docs."""
+    rows = load_rows(SOURCE, required=FIELDS)
+    return [_doc(row, f"{SOURCE.describe()} line {index}") for index, row in enumerate(rows, start=1)]
+
+
+def reg_docs(items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """ChaosNLI-MNLI-C: the shipped majority label is contradiction (275 items).
+
+    The shipped field, not a recomputed argmax: 14 items tie for the top count, and the
+    argmax variants give 269-279 instead of the paper's 275.
+    """
+    return [doc for doc in items if doc["majority_label"] == "contradiction"]
+
+
+def judge_select_docs(items: Sequence[dict[str, Any]], threshold: float = AGREEMENT_THRESHOLD) -> list[dict[str, Any]]:
+    """Items whose majority label has at least ``threshold`` agreement (289 at 0.8)."""
+    return [doc for doc in items if doc["agreement"] >= threshold - 1e-9]
+
+
+def with_judge(docs: Sequence[dict[str, Any]], judge: str | None, judge_cache: str | None) -> list[dict[str, Any]]:
+    """Docs carrying the judge spec (``--metadata`` judge, else $EXPLAIN_EVAL_JUDGE, else the
+    embedded model) and the verdict cache folder, checked before any generation runs."""
+    spec = judge_spec_from_env(judge) or "embedded"
+    try:
+        parse_spec(spec)
+    except ValueError as err:
+        raise DataError(f"reg_chaos: {err}") from err
+    cache = str(Path(judge_cache).expanduser().resolve()) if judge_cache else str(judge_cache_dir())
+    return [{**doc, "judge": spec, "judge_cache": cache} for doc in docs]

@@ -1,0 +1,236 @@
+"""RULE (Kawabata & Sugawara, 2024) data: the 943 main questions, the 3,003 subquestions
+and the published five-shot demonstration sets, checked and linked.
+
+Every RULE metric beyond plain accuracy relies on links the files only imply: subquestion
+``<main_id>_sub<k>`` is about main option ``answer{k-1}``, it is *selective* when that
+option is the main question's answer, and its gold answer is the rationale for that
+option. A broken link would silently shift consistency or the Table 5 rationales, so the
+loader verifies each one and names the file, row and field that breaks it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from custom_metrics.common.errors import DataError
+from custom_metrics.common.settings import DATA_ENV
+from custom_metrics.common.sources import Source, fetch_file, load_rows
+
+COMMIT = "ace6fb67c1000e9ccb955a1efca5893ee1d4c032"
+_RAW = f"https://raw.githubusercontent.com/nii-cl/rule/{COMMIT}/data"
+SPLITS = (1, 2, 3, 4, 5)
+N_OPTIONS = 4
+NONE_OPTION = "None of the above choices"
+
+MAIN_SOURCE = Source(
+    name="RULE main questions",
+    url=f"{_RAW}/eval_data/mainq.jsonl",
+    mirror_path="rule/eval_data/mainq.jsonl",
+)
+SUB_SOURCES = {
+    k: Source(
+        name=f"RULE subquestions, split {k}",
+        url=f"{_RAW}/eval_data/subq_split_{k}.jsonl",
+        mirror_path=f"rule/eval_data/subq_split_{k}.jsonl",
+    )
+    for k in SPLITS
+}
+PROMPTS_SOURCE = Source(
+    name="RULE prompt file",
+    url=f"{_RAW}/prompt/prompts.json",
+    mirror_path="rule/prompt/prompts.json",
+)
+
+OPTION_FIELDS = tuple(f"answer{i}" for i in range(N_OPTIONS))
+MAIN_FIELDS = ("id", "context", "question", *OPTION_FIELDS, "label")
+SUB_FIELDS = (*MAIN_FIELDS, "main_id", "main_question", "main_option_correctness")
+_SUB_ID = re.compile(r"^(?P<main>.+)_sub(?P<k>[1-4])$")
+
+
+@dataclass(frozen=True)
+class MainQuestion:
+    id: str
+    context: str
+    question: str
+    options: tuple[str, ...]
+    label: int
+
+
+@dataclass(frozen=True)
+class SubQuestion:
+    id: str
+    main_id: str
+    split: int
+    option_index: int  # the main option this subquestion is about
+    selective: bool  # about the main question's correct option
+    context: str
+    question: str
+    options: tuple[str, ...]
+    label: int
+
+    @property
+    def none_gold(self) -> bool:
+        return self.options[self.label] == NONE_OPTION
+
+    @property
+    def gold_text(self) -> str:
+        return self.options[self.label]
+
+
+@dataclass(frozen=True)
+class DemoSet:
+    """One published five-shot prompt: its verbatim text and the main questions it shows."""
+
+    index: int  # 1..5, paired with test split ``index``
+    prompt: str
+    main_ids: tuple[str, ...]
+    labels: tuple[int, ...]
+    none_gold: int  # demonstrations whose answer is "None of the above choices"
+
+
+def _label(row: dict[str, Any], where: str) -> int:
+    value = row["label"]
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < N_OPTIONS:
+        raise DataError(f"{where}: field 'label' is {value!r}, expected an integer 0-{N_OPTIONS - 1}.")
+    return value
+
+
+def _options(row: dict[str, Any], where: str) -> tuple[str, ...]:
+    for field in OPTION_FIELDS:
+        if not isinstance(row[field], str) or not row[field].strip():
+            raise DataError(f"{where}: field '{field}' must be a non-empty string, got {row[field]!r}.")
+    return tuple(row[field] for field in OPTION_FIELDS)
+
+
+def _where(source: Source, index: int) -> str:
+    return f"{source.describe()} row {index + 1}"
+
+
+def _data_key() -> str | None:
+    """Cache key for loaded files: the mirror in use, so switching it never serves stale rows."""
+    return os.environ.get(DATA_ENV)
+
+
+def main_questions() -> tuple[MainQuestion, ...]:
+    return _main_questions(_data_key())
+
+
+@lru_cache(maxsize=4)
+def _main_questions(_data: str | None) -> tuple[MainQuestion, ...]:
+    rows = load_rows(MAIN_SOURCE, required=MAIN_FIELDS)
+    found: list[MainQuestion] = []
+    seen: set[str] = set()
+    for index, row in enumerate(rows):
+        where = _where(MAIN_SOURCE, index)
+        if row["id"] in seen:
+            raise DataError(f"{where}: field 'id' repeats {row['id']!r}.")
+        seen.add(row["id"])
+        found.append(MainQuestion(row["id"], row["context"], row["question"], _options(row, where), _label(row, where)))
+    return tuple(found)
+
+
+def sub_questions(split: int) -> tuple[SubQuestion, ...]:
+    """Subquestions of one split, each checked against the main question it belongs to."""
+    return _sub_questions(split, _data_key())
+
+
+@lru_cache(maxsize=20)
+def _sub_questions(split: int, _data: str | None) -> tuple[SubQuestion, ...]:
+    source = SUB_SOURCES[split]
+    mains = {main.id: main for main in main_questions()}
+    found: list[SubQuestion] = []
+    for index, row in enumerate(load_rows(source, required=SUB_FIELDS)):
+        where = _where(source, index)
+        match = _SUB_ID.match(str(row["id"]))
+        if not match or match["main"] != row["main_id"]:
+            raise DataError(
+                f"{where}: field 'id' is {row['id']!r}, expected '<main_id>_sub<1-4>' with main_id {row['main_id']!r}."
+            )
+        main = mains.get(row["main_id"])
+        if main is None:
+            raise DataError(f"{where}: field 'main_id' {row['main_id']!r} is not a main question id.")
+        option_index = int(match["k"]) - 1
+        selective = option_index == main.label
+        if row["main_option_correctness"] is not selective:
+            raise DataError(
+                f"{where}: field 'main_option_correctness' is {row['main_option_correctness']!r}, but the "
+                f"subquestion is about option {option_index} and the main answer is {main.label}."
+            )
+        about = row["main_question"].get("option") if isinstance(row["main_question"], dict) else None
+        if not isinstance(about, str) or about.strip() != main.options[option_index].strip():
+            raise DataError(
+                f"{where}: field 'main_question.option' does not match main option {option_index} of {main.id}."
+            )
+        found.append(
+            SubQuestion(
+                id=row["id"],
+                main_id=row["main_id"],
+                split=split,
+                option_index=option_index,
+                selective=selective,
+                context=row["context"],
+                question=row["question"],
+                options=_options(row, where),
+                label=_label(row, where),
+            )
+        )
+    return tuple(found)
+
+
+def all_sub_questions() -> tuple[SubQuestion, ...]:
+    found = [sub for split in SPLITS for sub in sub_questions(split)]
+    ids = [sub.id for sub in found]
+    if len(ids) != len(set(ids)):
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        raise DataError(f"RULE subquestion ids repeat across splits: {repeated[:5]}.")
+    return tuple(found)
+
+
+def _read_json_document(source: Source) -> Any:
+    """A whole JSON file (not JSONL), such as prompts.json."""
+    path = fetch_file(source)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise DataError(f"{path}: not valid JSON ({err.msg}, line {err.lineno}).") from err
+
+
+def demo_sets() -> tuple[DemoSet, ...]:
+    """The five vanilla five-shot prompts of prompts.json, linked to RULE main question ids."""
+    return _demo_sets(_data_key())
+
+
+@lru_cache(maxsize=4)
+def _demo_sets(_data: str | None) -> tuple[DemoSet, ...]:
+    document = _read_json_document(PROMPTS_SOURCE)
+    where = f"{PROMPTS_SOURCE.describe()}"
+    try:
+        vanilla = next(entry["prompt"] for entry in document["5shots"] if entry["name"] == "vanilla")
+        prompts, contexts, questions, labels = (vanilla[key] for key in ("prompt", "context", "question", "label"))
+    except (KeyError, TypeError, StopIteration) as err:
+        raise DataError(
+            f"{where}: expected '5shots' to hold an entry named 'vanilla' "
+            f"with fields prompt/context/question/label ({err})."
+        ) from err
+    if len(prompts) != len(SPLITS):
+        raise DataError(f"{where}: field '5shots.vanilla.prompt' holds {len(prompts)} prompts, expected {len(SPLITS)}.")
+    by_text = {(main.context.strip(), main.question.strip()): main for main in main_questions()}
+    sets: list[DemoSet] = []
+    for index, prompt in enumerate(prompts):
+        ids: list[str] = []
+        for shot, (context, question) in enumerate(zip(contexts[index], questions[index])):
+            main = by_text.get((context.strip(), question.strip()))
+            if main is None:
+                raise DataError(
+                    f"{where}: 5shots.vanilla demonstration {shot} of set {index + 1} is not a RULE main question."
+                )
+            ids.append(main.id)
+        shot_labels = tuple(int(label) for label in labels[index])
+        none_gold = sum(options[label] == NONE_OPTION for options, label in zip(vanilla["options"][index], shot_labels))
+        sets.append(DemoSet(index + 1, prompt, tuple(ids), shot_labels, none_gold))
+    return tuple(sets)

@@ -1,0 +1,136 @@
+"""RULE on the leaderboard: Table 2's published rows and the five-shot setting row.
+
+± on published rows is the std over the five test splits printed in Table 2 (0.00 where
+the paper ran once); the suite's five-shot split runs become one row per model with the
+mean and population std over the splits, as the protocol command computes them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from dataclasses import replace
+
+from custom_metrics.common.leaderboard_types import PaperSpec
+from custom_metrics.common.published import PublishedRow, cell
+from custom_metrics.common.results import Score, TaskRun
+
+SOURCE = "RULE (Kawabata & Sugawara, EMNLP 2023) Table 2"
+
+# Table 2, in percent: model | # params | MainQ | SubQ | Selective SubQ | Eliminative SubQ
+# | Consistency | MainQ-wise SubQ. "±" is the standard deviation over the five test splits
+# (few/zero-shot) and 0.00 for single-run settings; "## " lines name the setting.
+RULE_TABLE_2 = """
+## fully finetuned on ReClor
+DeBERTa-v3-Large | 304M | 66.0±0.00 | 33.1±0.00 | 56.1±0.00 | 25.0±0.00 | 2.4 | 32.8
+UnifiedQA-v2-Base | 220M | 40.5±0.00 | 25.8±0.00 | 21.3±0.00 | 27.4±0.00 | 0.7 | 26.0
+UnifiedQA-v2-Large | 770M | 57.7±0.00 | 25.0±0.00 | 19.9±0.00 | 26.8±0.00 | 1.4 | 24.7
+UnifiedQA-v2-3B | 3B | 66.8±0.00 | 25.3±0.00 | 21.8±0.00 | 26.6±0.00 | 1.4 | 25.2
+## five-shot on ReClor
+Vicuna 13B | 13B | 46.2±0.7 | 50.0±4.4 | 78.2±3.0 | 40.1±4.6 | 5.6 | 49.4
+Flan-UL2 | 20B | 58.5±0.3 | 65.5±5.1 | 88.0±4.0 | 57.6±5.4 | 16.9 | 64.3
+InstructGPT | N/A | 71.8±1.0 | 65.3±1.8 | 88.4±2.5 | 57.1±1.5 | 18.2 | 64.0
+InstructGPT + CoT | N/A | 67.8±0.5 | 63.2±2.1 | 88.5±2.5 | 54.2±2.8 | 17.2 | 61.8
+LLaMA2 13B | 13B | 48.5±2.5 | 44.6±3.2 | 75.3±3.4 | 33.8±4.0 | 5.3 | 44.7
+LLaMA2 70B | 70B | 80.3±0.4 | 60.0±2.6 | 90.0±1.1 | 49.4±2.9 | 17.7 | 59.3
+Mistral 7B | 7B | 59.9±0.9 | 55.3±3.4 | 83.6±3.4 | 45.4±3.6 | 9.0 | 54.4
+## five-shot on RULE, for reference
+Vicuna 13B | 13B | 43.9±1.3 | 44.2±2.7 | 72.6±2.6 | 34.2±2.6 | 4.1 | 44.0
+Flan-UL2 | 20B | 57.9±0.2 | 66.0±4.9 | 87.7±4.6 | 58.4±5.0 | 17.8 | 64.9
+InstructGPT | N/A | 70.2±0.4 | 70.1±2.3 | 90.0±3.5 | 63.0±2.0 | 23.1 | 69.2
+LLaMA2 13B | 13B | 47.7±3.0 | 46.3±4.0 | 80.0±2.1 | 34.4±4.7 | 5.1 | 47.1
+LLaMA2 70B | 70B | 78.9±0.6 | 64.0±4.8 | 90.6±2.5 | 54.6±5.5 | 21.1 | 63.5
+Mistral 7B | 7B | 58.2±1.6 | 57.5±5.4 | 88.1±3.0 | 46.7±7.3 | 9.4 | 57.2
+## zero-shot
+UnifiedQA-v2-3B | 3B | 45.5±0.00 | 47.9±2.1 | 71.6±2.9 | 39.4±2.2 | 5.7 | 47.8
+UnifiedQA-v2-11B | 11B | 55.2±0.00 | 57.3±2.7 | 74.8±5.2 | 51.1±2.7 | 9.7 | 56.5
+Flan-T5-XXL | 11B | 60.0±0.00 | 64.3±4.0 | 86.2±5.4 | 56.5±3.3 | 14.7 | 63.4
+Vicuna 13B | 13B | 44.2±0.00 | 49.5±2.7 | 77.1±1.7 | 39.7±2.7 | 6.2 | 49.4
+Flan-UL2 | 20B | 56.2±0.00 | 65.7±5.2 | 84.5±4.4 | 59.1±5.1 | 14.7 | 64.2
+InstructGPT | N/A | 64.1±0.00 | 62.8±2.2 | 89.9±2.0 | 53.2±2.1 | 15.5 | 61.8
+InstructGPT+ CoT | N/A | 63.8±0.00 | 62.3±1.0 | 89.6±1.5 | 52.6±1.5 | 14.2 | 61.2
+LLaMA2 13B | 13B | 43.8±0.00 | 44.4±3.0 | 75.3±3.1 | 33.5±2.5 | 4.7 | 44.5
+LLaMA2 70B | 70B | 70.8±0.00 | 58.0±3.7 | 88.1±3.4 | 47.3±4.0 | 14.1 | 57.3
+Mistral 7B | 7B | 54.0±0.00 | 55.9±3.2 | 85.9±2.0 | 45.3±3.6 | 8.6 | 55.0
+## majority vote of three annotators
+Human | - | 91.5±0.00 | 82.6±0.00 | 93.0±0.00 | 78.9±0.00 | 52.9 | 81.5
+"""
+METRICS = (
+    "mainq_acc",
+    "subq_acc",
+    "selective_acc",
+    "eliminative_acc",
+    "consistency",
+    "mainq_wise_subq_acc",
+)
+
+
+def published_rows() -> list[PublishedRow]:
+    rows, setting = [], ""
+    for line in RULE_TABLE_2.strip().splitlines():
+        if line.startswith("## "):
+            setting = line[3:]
+            continue
+        model, params, *values = (cell.strip() for cell in line.split("|"))
+        cells = {f"rule/{metric}": cell(text, percent=True) for metric, text in zip(METRICS, values)}
+        source = f"{SOURCE}, {setting}; # params {params}; ± = std over the 5 test splits"
+        rows.append(PublishedRow("rule", f"{model} ({setting})", source, cells))
+    return rows
+
+
+def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
+    """RULE rows per setting, as in the paper's Table 2: zero-shot tasks as they are, and
+    the five-shot split runs (``rule_5shot_split{k}``) as one ``rule`` row whose values are
+    the mean and ± the population std over the splits (as ``custom_metrics.rule_fewshot``).
+    """
+    plain, splits = [], {}
+    for run in runs:
+        if re.fullmatch(r"rule_5shot_split\d+", run.task):
+            splits.setdefault(run.model, []).append(run)
+        else:
+            plain.append(replace(run, model=f"{run.model} (zero-shot)"))
+    for model, group in splits.items():
+        group.sort(key=lambda run: run.task)
+        metrics = sorted({key for run in group for key in run.scores})
+        scores = {}
+        for key in metrics:
+            values = [run.scores[key].value for run in group if key in run.scores]
+            finite = [v for v in values if v is not None and math.isfinite(v)]
+            scores[key] = Score(
+                statistics.fmean(finite) if finite else None, statistics.pstdev(finite) if len(finite) > 1 else None
+            )
+        sizes = [run.n_samples for run in group]
+        limits = {run.limit for run in group} - {None}
+        label = f"{model} (five-shot on ReClor, {len(group)} of 5 splits)"
+        plain.append(
+            TaskRun(
+                label,
+                "rule",
+                scores,
+                sum(sizes) if None not in sizes else None,
+                max(limits) if limits else None,
+                group[0].path,
+                max(run.timestamp for run in group),
+                group[0].harness_version,
+            )
+        )
+        notes.append(
+            f"{label}: mean ± population std over {', '.join(f'{run.task} ({run.path})' for run in group)}; the "
+            "paper's Consistency and MainQ-wise columns pool the five runs instead "
+            "(`explain-eval rule-protocol --summarize-only` computes those)."
+        )
+    return plain
+
+
+SPEC = PaperSpec(
+    "rule",
+    "RULE: rationale understanding (ReClor main questions and subquestions)",
+    r"rule(_|$)",
+    ("rule", "rule_main", "rule_sub"),
+    (*METRICS, "none_acc", "acc"),
+    METRICS,
+    "± on published rows: the std over the five test splits printed in RULE Table 2 (0.00 where the paper ran once).",
+    published=published_rows,
+    adjust_runs=rule_settings,
+)

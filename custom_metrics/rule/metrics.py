@@ -1,0 +1,171 @@
+"""RULE metrics (the columns of the paper's Table 2) over per-question outcomes.
+
+Consistency and MainQ-wise SubQ accuracy are properties of a *main question with all of
+its subquestions*, so every doc of a task yields one ``Outcome`` carrying its main
+question id and the size of its group, and the aggregations regroup them. A run cut by
+``--limit`` (or a task that holds only some subquestions of a main question) leaves
+incomplete groups; scoring those as if complete would inflate both metrics, so they are
+left out and the number left out is logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from custom_metrics.common.classification import predicted_index
+
+log = logging.getLogger(__name__)
+
+MAIN, SELECTIVE, ELIMINATIVE = "main", "selective", "eliminative"
+SUB_KINDS = (SELECTIVE, ELIMINATIVE)
+
+
+class Outcome(NamedTuple):
+    """One answered question; logged per sample, so it must stay JSON-friendly."""
+
+    doc_id: str
+    main_id: str
+    kind: str  # main | selective | eliminative
+    split: int  # subquestion split 1-5; 0 for main questions
+    correct: bool
+    none_gold: bool  # gold answer is "None of the above choices"
+    group_size: int  # subquestions of this main question in the task's full doc set
+
+    @classmethod
+    def parse(cls, value: Sequence) -> Outcome:
+        """Rebuild an outcome from a samples file, where it was written as a JSON list."""
+        doc_id, main_id, kind, split, correct, none_gold, group_size = value
+        return cls(str(doc_id), str(main_id), str(kind), int(split), bool(correct), bool(none_gold), int(group_size))
+
+
+def _accuracy(outcomes: Iterable[Outcome]) -> float:
+    hits = [outcome.correct for outcome in outcomes]
+    return sum(hits) / len(hits) if hits else math.nan
+
+
+def mainq_acc(outcomes: Sequence[Outcome]) -> float:
+    return _accuracy(o for o in outcomes if o.kind == MAIN)
+
+
+def subq_acc(outcomes: Sequence[Outcome]) -> float:
+    """Micro average over subquestions."""
+    return _accuracy(o for o in outcomes if o.kind in SUB_KINDS)
+
+
+def selective_acc(outcomes: Sequence[Outcome]) -> float:
+    return _accuracy(o for o in outcomes if o.kind == SELECTIVE)
+
+
+def eliminative_acc(outcomes: Sequence[Outcome]) -> float:
+    return _accuracy(o for o in outcomes if o.kind == ELIMINATIVE)
+
+
+def none_acc(outcomes: Sequence[Outcome]) -> float:
+    """Accuracy on subquestions whose gold answer is "None of the above choices" (Table 3)."""
+    return _accuracy(o for o in outcomes if o.kind in SUB_KINDS and o.none_gold)
+
+
+@dataclass
+class Group:
+    """A main question with the subquestions of it that a run answered."""
+
+    main: Outcome | None = None
+    subs: list[Outcome] = field(default_factory=list)
+    size: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return self.size > 0 and len(self.subs) == self.size
+
+
+def groups(outcomes: Iterable[Outcome]) -> dict[str, Group]:
+    found: dict[str, Group] = defaultdict(Group)
+    for outcome in outcomes:
+        group = found[outcome.main_id]
+        group.size = outcome.group_size
+        if outcome.kind == MAIN:
+            group.main = outcome
+        else:
+            group.subs.append(outcome)
+    return dict(found)
+
+
+def _warn_incomplete(metric: str, used: int, skipped: int) -> None:
+    if skipped:
+        log.warning(
+            "RULE %s: %d main question(s) left out because the run holds only some of their "
+            "subquestions (e.g. --limit); the value covers %d main question(s).",
+            metric,
+            skipped,
+            used,
+        )
+
+
+def consistency(outcomes: Sequence[Outcome]) -> float:
+    """Share of main questions answered correctly together with all of their subquestions."""
+    scored = [g for g in groups(outcomes).values() if g.main is not None and g.size > 0]
+    complete = [g for g in scored if g.complete]
+    _warn_incomplete("consistency", len(complete), len(scored) - len(complete))
+    if not complete:
+        return math.nan
+    return sum(g.main.correct and all(s.correct for s in g.subs) for g in complete) / len(complete)
+
+
+def mainq_wise_subq_acc(outcomes: Sequence[Outcome]) -> float:
+    """Macro average: mean over main questions of the share of their subquestions answered."""
+    with_subs = [g for g in groups(outcomes).values() if g.subs]
+    complete = [g for g in with_subs if g.complete]
+    _warn_incomplete("mainq_wise_subq_acc", len(complete), len(with_subs) - len(complete))
+    if not complete:
+        return math.nan
+    return sum(sum(s.correct for s in g.subs) / len(g.subs) for g in complete) / len(complete)
+
+
+TABLE2_METRICS = {
+    "mainq_acc": mainq_acc,
+    "subq_acc": subq_acc,
+    "selective_acc": selective_acc,
+    "eliminative_acc": eliminative_acc,
+    "consistency": consistency,
+    "mainq_wise_subq_acc": mainq_wise_subq_acc,
+    "none_acc": none_acc,
+}
+
+
+def outcome(doc: dict[str, Any], results: Sequence[tuple[float, bool]]) -> Outcome:
+    correct = predicted_index(results) == doc["label"]
+    return Outcome(
+        doc["doc_id"], doc["main_id"], doc["kind"], doc["split"], correct, doc["none_gold"], doc["group_size"]
+    )
+
+
+COMBINED_METRICS = tuple(TABLE2_METRICS)
+MAIN_METRICS = ("mainq_acc",)
+SUB_METRICS = ("subq_acc", "selective_acc", "eliminative_acc", "mainq_wise_subq_acc", "none_acc")
+ALIGNMENT_METRICS = ("correct_option_acc", "incorrect_option_acc")
+
+
+def _scorer(metrics: Sequence[str]) -> Callable[[dict[str, Any], Sequence[tuple[float, bool]]], dict[str, Outcome]]:
+    # lm-eval averages any returned key its YAML does not list, so each task type returns
+    # exactly its own metrics.
+    def process(doc: dict[str, Any], results: Sequence[tuple[float, bool]]) -> dict[str, Outcome]:
+        value = outcome(doc, results)
+        return {metric: value for metric in metrics}
+
+    return process
+
+
+process_combined = _scorer(COMBINED_METRICS)
+process_main = _scorer(MAIN_METRICS)
+process_sub = _scorer(SUB_METRICS)
+process_alignment = _scorer(ALIGNMENT_METRICS)
+
+# Appendix J reports the alignment accuracy for correct and incorrect main options: the
+# docs built from selective and eliminative subquestions respectively.
+correct_option_acc = selective_acc
+incorrect_option_acc = eliminative_acc

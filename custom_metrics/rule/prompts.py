@@ -1,0 +1,49 @@
+"""RULE prompts in the layout of the authors' published prompt file.
+
+``Context: ... \n Question: ... \n Option0: ...`` up to ``Option3``, then ``Answer: The
+answer is Option`` followed by the scored choice ``0``-``3``. Option texts are used
+verbatim (trailing spaces included), as in the published demonstrations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from custom_metrics.rule.data import MainQuestion
+
+# prompts.json "0shot" / "vanilla" (a full-data test checks it is verbatim).
+INSTRUCTION = (
+    "In this task, you are expected to answer the multiple-choice question about the given "
+    "context. The question has only one correct answer. \n"
+)
+# Appendix J's prompt is only shown as a figure; this instruction is ours (see README).
+ALIGNMENT_INSTRUCTION = (
+    "In this task, you are expected to select the rationale that explains why the given "
+    "option is a correct or an incorrect answer to the multiple-choice question about the "
+    "given context. Only one rationale is about the given option. \n"
+)
+CHOICES = ["0", "1", "2", "3"]
+LINE = " \n "
+
+
+def question_block(context: str | None, question: str, options: Sequence[str], rationale: str | None = None) -> str:
+    """One question in the prompt-file layout, ending where the option digit is scored."""
+    lines = [] if context is None else [f"Context: {context}"]
+    lines.append(f"Question: {question}")
+    lines += [f"Option{i}: {option}" for i, option in enumerate(options)]
+    if rationale is not None:
+        lines.append(f"Rationale: {rationale}")
+    lines.append("Answer: The answer is Option")
+    return LINE.join(lines)
+
+
+def demonstration(context: str, question: str, options: Sequence[str], label: int) -> str:
+    """A solved question as it appears in the published five-shot prompts."""
+    return f"{question_block(context, question, options)}{label}"
+
+
+def alignment_block(main: MainQuestion, option_index: int, rationales: Sequence[str]) -> str:
+    lines = [f"Context: {main.context}", f"Question: {main.question}", f"Option: {main.options[option_index]}"]
+    lines += [f"Rationale{i}: {rationale}" for i, rationale in enumerate(rationales)]
+    lines.append("Answer: The answer is Rationale")
+    return LINE.join(lines)

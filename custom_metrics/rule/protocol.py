@@ -1,0 +1,282 @@
+"""RULE's split protocol in one command: per-split runs, mean and std, Table 3.
+
+The paper (Appendix E) runs five-shot prompting five times, test split k with published
+demonstration set k, and reports each metric as mean and standard deviation across the
+runs; consistency and MainQ-wise SubQ accuracy come without a std in Table 2, so they
+are also computed once over all runs pooled. Zero-shot rows are reported the same way
+across the five subquestion splits of a single ``rule`` run.
+
+    explain-eval rule-protocol --output_path runs/rule5 \\
+        --model hf --model_args pretrained=MODEL --batch_size 8 [--limit N]
+
+Every argument not listed below goes to ``lm_eval`` unchanged. Each split is its own
+``lm_eval`` process writing under ``OUTPUT/split<k>``; a rerun with the same arguments
+skips the splits already done, so an interrupted protocol loses no finished run.
+``--summarize-only`` reads finished runs without running anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from custom_metrics.common.errors import DataError
+from custom_metrics.rule.data import SPLITS, demo_sets
+from custom_metrics.rule.metrics import MAIN, SUB_KINDS, TABLE2_METRICS, Outcome, groups, none_acc, subq_acc
+
+TASKS_DIR = Path(__file__).resolve().parents[2] / "lm_eval_tasks"
+ARGS_FILE = "rule_protocol_args.json"
+SUMMARY_FILE = "rule_protocol_summary.json"
+POOLED_ONLY = ("consistency", "mainq_wise_subq_acc")  # single numbers in Table 2
+RESERVED = ("--tasks", "--output_path", "--log_samples", "--include_path", "--num_fewshot")
+
+
+@dataclass
+class Run:
+    """The outcomes of one lm_eval task run, and whether ``--limit`` cut it."""
+
+    task: str
+    outcomes: list[Outcome]
+    limited: bool
+
+
+def task_name(shots: int, split: int) -> str:
+    return f"rule_5shot_split{split}" if shots == 5 else "rule"
+
+
+def _latest(folder: Path, pattern: str) -> Path | None:
+    found = sorted(folder.glob(f"**/{pattern}"))
+    return found[-1] if found else None
+
+
+def read_run(folder: Path, task: str) -> Run:
+    """Outcomes from the samples file an lm_eval ``--log_samples`` run left in ``folder``."""
+    samples = _latest(folder, f"samples_{task}_*.jsonl")
+    results = _latest(folder, "results_*.json")
+    if samples is None or results is None:
+        raise DataError(f"{folder}: no samples_{task}_*.jsonl / results_*.json; run the protocol first.")
+    outcomes = []
+    with open(samples, encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            sample = json.loads(line)
+            value = next((sample[m] for m in TABLE2_METRICS if m in sample), None)
+            if value is None:
+                raise DataError(
+                    f"{samples}:{lineno}: no RULE metric field (e.g. 'subq_acc'); is this a {task} samples file?"
+                )
+            try:
+                outcomes.append(Outcome.parse(value))
+            except (TypeError, ValueError) as err:
+                raise DataError(f"{samples}:{lineno}: the RULE metric field is not an outcome list ({err}).") from err
+    counts = json.loads(results.read_text(encoding="utf-8")).get("n-samples", {}).get(task, {})
+    return Run(task, outcomes, counts.get("effective", 0) < counts.get("original", 0))
+
+
+def split_view(run: Run, split: int) -> list[Outcome]:
+    """A zero-shot run seen as split ``split``: every main question, that split's subquestions."""
+    return [o for o in run.outcomes if o.kind == MAIN or o.split == split]
+
+
+def pooled(runs: Sequence[list[Outcome]]) -> dict[str, float | int]:
+    """Consistency and MainQ-wise SubQ accuracy over all runs together.
+
+    A main question counts when every run holding some of its subquestions holds all of
+    them. It is consistent when all its subquestions are right and the main question is
+    right in every run that put it next to some of its subquestions (with five-shot, a
+    main question is scored once per run). A main question that was a demonstration in
+    the only run holding its subquestions has no such run and is left out of consistency.
+    """
+    per_main: dict[str, list] = {}
+    for outcomes in runs:
+        for main_id, group in groups(outcomes).items():
+            per_main.setdefault(main_id, []).append(group)
+    consistent, scored, shares, incomplete, demo_only = 0, 0, [], 0, 0
+    for main_groups in per_main.values():
+        with_subs = [g for g in main_groups if g.size > 0]  # runs whose split has some of its subquestions
+        if not with_subs:
+            continue
+        if not all(g.complete for g in with_subs):
+            incomplete += 1
+            continue
+        subs = [s for g in with_subs for s in g.subs]
+        shares.append(sum(s.correct for s in subs) / len(subs))
+        mains = [g.main for g in with_subs if g.main is not None]
+        if not mains:
+            demo_only += 1
+            continue
+        scored += 1
+        consistent += all(s.correct for s in subs) and all(m.correct for m in mains)
+    return {
+        "consistency": consistent / scored if scored else math.nan,
+        "mainq_wise_subq_acc": statistics.fmean(shares) if shares else math.nan,
+        "n_consistency": scored,
+        "n_mainq_wise": len(shares),
+        "n_incomplete": incomplete,
+        "n_demo_only": demo_only,
+    }
+
+
+def summarize(
+    per_split: dict[int, list[Outcome]],
+    pooled_runs: Sequence[list[Outcome]],
+    none_in_shot: dict[int, int],
+    *,
+    grouped_splits: bool,
+) -> dict:
+    """Per-split metrics, their mean and (population) std, pooled values and Table 3.
+
+    ``grouped_splits`` says whether each split is a run of its own, so that it holds
+    whole groups (main question + that split's subquestions) and consistency per split
+    means something; a zero-shot run seen split by split does not.
+    """
+    splits = {
+        k: {
+            name: fn(outcomes) if grouped_splits or name not in POOLED_ONLY else math.nan
+            for name, fn in TABLE2_METRICS.items()
+        }
+        for k, outcomes in per_split.items()
+    }
+    across = {}
+    for name in TABLE2_METRICS:
+        values = [row[name] for row in splits.values() if not math.isnan(row[name])]
+        across[name] = {
+            "mean": statistics.fmean(values) if values else math.nan,
+            "std": statistics.pstdev(values) if values else math.nan,
+            "n_splits": len(values),
+        }
+    all_subs = [o for outcomes in per_split.values() for o in outcomes if o.kind in SUB_KINDS]
+    table3 = {
+        k: {"subq_acc": subq_acc(o), "none_in_shot": none_in_shot.get(k, 0), "none_acc": none_acc(o)}
+        for k, o in per_split.items()
+    }
+    table3["pooled"] = {
+        "subq_acc": subq_acc(all_subs),
+        "none_in_shot": statistics.fmean(none_in_shot.values()) if none_in_shot else 0,
+        "none_acc": none_acc(all_subs),
+    }
+    return {"splits": splits, "across_splits": across, "pooled": pooled(pooled_runs), "table3": table3}
+
+
+def _pct(value: float) -> str:
+    return "-" if value is None or math.isnan(value) else f"{100 * value:.1f}"
+
+
+def render(summary: dict) -> str:
+    """Markdown tables laid out like the paper's Table 2 row and Table 3."""
+    names = list(TABLE2_METRICS)
+    lines = ["| split | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    for k, row in summary["splits"].items():
+        lines.append(f"| {k} | " + " | ".join(_pct(row[n]) for n in names) + " |")
+    cells = []
+    for name in names:
+        if name in POOLED_ONLY:
+            cells.append(f"{_pct(summary['pooled'][name])} (pooled)")
+        else:
+            stats = summary["across_splits"][name]
+            cells.append(f"{_pct(stats['mean'])} ± {_pct(stats['std'])}")
+    lines.append("| Table 2 | " + " | ".join(cells) + " |")
+    lines += ["", "| split | Acc. | # None in shot | None Acc. |", "|---|---|---|---|"]
+    for k, row in summary["table3"].items():
+        lines.append(f"| {k} | {_pct(row['subq_acc'])} | {row['none_in_shot']} | {_pct(row['none_acc'])} |")
+    pooled_counts = summary["pooled"]
+    lines.append(
+        f"\nPooled consistency over {pooled_counts['n_consistency']} main questions, MainQ-wise over "
+        f"{pooled_counts['n_mainq_wise']} ({pooled_counts['n_incomplete']} incomplete, "
+        f"{pooled_counts['n_demo_only']} only demonstrated left out)."
+    )
+    if summary.get("limited"):
+        lines.append("WARNING: the runs were cut by --limit; these are not full-data numbers.")
+    return "\n".join(lines)
+
+
+def _check_args(output: Path, lm_eval_args: list[str], shots: int) -> None:
+    """Refuse to resume a protocol started with other settings (it would mix two models)."""
+    clash = [a for a in lm_eval_args if a.split("=")[0] in RESERVED]
+    if clash:
+        raise SystemExit(f"rule_fewshot sets {', '.join(RESERVED)} itself; remove {clash}.")
+    record = output / ARGS_FILE
+    wanted = {"shots": shots, "lm_eval_args": lm_eval_args}
+    if record.is_file() and json.loads(record.read_text()) != wanted:
+        raise SystemExit(f"{output} holds a protocol run with other settings ({record}); use a new --output_path.")
+    output.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps(wanted, indent=1))
+
+
+def run_protocol(output: Path, lm_eval_args: list[str], shots: int, include_path: Path) -> None:
+    _check_args(output, lm_eval_args, shots)
+    folders = {k: output / f"split{k}" for k in SPLITS} if shots == 5 else {0: output / "zeroshot"}
+    for key, folder in folders.items():
+        task = task_name(shots, key)
+        if _latest(folder, f"samples_{task}_*.jsonl") is not None:
+            print(f"[rule-protocol] {task}: done earlier, kept ({folder})", file=sys.stderr)
+            continue
+        command = [
+            sys.executable,
+            "-m",
+            "lm_eval",
+            *lm_eval_args,
+            "--tasks",
+            task,
+            "--include_path",
+            str(include_path),
+            "--log_samples",
+            "--output_path",
+            str(folder),
+        ]
+        print(f"[rule-protocol] running {task}", file=sys.stderr)
+        subprocess.run(command, check=True)
+
+
+def collect(output: Path, shots: int) -> dict:
+    if shots == 5:
+        runs = {k: read_run(output / f"split{k}", task_name(5, k)) for k in SPLITS}
+        per_split = {k: run.outcomes for k, run in runs.items()}
+        pooled_runs = list(per_split.values())
+        none_in_shot = {demo.index: demo.none_gold for demo in demo_sets()}
+        limited = any(run.limited for run in runs.values())
+    else:
+        run = read_run(output / "zeroshot", "rule")
+        per_split = {k: split_view(run, k) for k in SPLITS}
+        pooled_runs = [run.outcomes]
+        none_in_shot = {k: 0 for k in SPLITS}
+        limited = run.limited
+    summary = summarize(per_split, pooled_runs, none_in_shot, grouped_splits=shots == 5)
+    summary.update({"shots": shots, "limited": limited})
+    return summary
+
+
+def _without_nan(value):
+    """NaN (an empty category) as JSON null, so strict JSON readers accept the summary."""
+    if isinstance(value, dict):
+        return {key: _without_nan(item) for key, item in value.items()}
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="explain-eval rule-protocol", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--output_path", type=Path, required=True)
+    parser.add_argument("--shots", type=int, choices=(0, 5), default=5)
+    parser.add_argument("--include_path", type=Path, default=TASKS_DIR, help="folder holding lm_eval_tasks/rule")
+    parser.add_argument("--summarize-only", action="store_true")
+    args, lm_eval_args = parser.parse_known_args(argv)
+    output = args.output_path.resolve()
+    if not args.summarize_only:
+        run_protocol(output, lm_eval_args, args.shots, args.include_path.resolve())
+    summary = collect(output, args.shots)
+    (output / SUMMARY_FILE).write_text(json.dumps(_without_nan(summary), indent=1))
+    print(render(summary))
+    print(f"\n[rule-protocol] summary written to {output / SUMMARY_FILE}", file=sys.stderr)
+    return 0

@@ -1,0 +1,1 @@
+"""Sweeps: every model x task pair through ``lm_eval``, resumable, then the leaderboard."""

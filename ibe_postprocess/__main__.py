@@ -1,5 +1,0 @@
-import sys
-
-from ibe_postprocess.cli import main
-
-sys.exit(main())

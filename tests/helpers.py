@@ -1,0 +1,61 @@
+"""What many tests share: fixture paths and a runner of the real ``lm_eval`` CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TASKS_DIR = REPO / "lm_eval_tasks"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+# Real or synthetic rows of every dataset, laid out like shared/data (see its README).
+MIRROR = FIXTURES / "mirror"
+LEADERBOARD_FIXTURES = FIXTURES / "leaderboard"
+BALLOON = FIXTURES / "ibe" / "balloon.jsonl"  # the IBE paper's Figure 1 explanations
+
+
+def read_samples_files(out: Path) -> dict[str, list[dict]]:
+    """Samples per task of an ``lm_eval --log_samples`` output folder."""
+    samples: dict[str, list[dict]] = {}
+    for path in out.glob("*/samples_*.jsonl"):
+        task = path.name[len("samples_") :].rsplit("_", 1)[0]
+        samples[task] = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return samples
+
+
+def run_lm_eval(
+    model: Path,
+    tasks: str,
+    out: Path,
+    *,
+    limit: int | None = 2,
+    extra: list[str] | None = None,
+    env: dict[str, str] | None = None,
+) -> tuple[dict, dict[str, list[dict]]]:
+    """Run the real ``lm_eval`` CLI on a local model; return the results JSON and the samples per task."""
+    command = [
+        str(Path(sys.executable).with_name("lm_eval")),
+        "--model", "hf",
+        "--model_args", f"pretrained={model},dtype=float32",
+        "--device", "cpu",
+        "--batch_size", "8",
+        "--tasks", tasks,
+        "--include_path", str(TASKS_DIR),
+        "--log_samples",
+        "--output_path", str(out),
+    ]  # fmt: skip
+    if limit is not None:
+        command += ["--limit", str(limit)]
+    command += extra or []
+    out.mkdir(parents=True, exist_ok=True)
+    completed = subprocess.run(
+        command, capture_output=True, text=True, env={**os.environ, **(env or {})}, cwd=out.parent
+    )
+    if completed.returncode != 0:
+        raise AssertionError(f"lm_eval failed ({completed.returncode}):\n{completed.stderr[-6000:]}")
+    results_files = sorted(out.glob("*/results_*.json"))
+    assert results_files, f"no results file under {out}"
+    return json.loads(results_files[-1].read_text()), read_samples_files(out)

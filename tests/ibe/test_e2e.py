@@ -1,0 +1,75 @@
+"""End to end: lm_eval generates explanations on the embedded model, the judge task reads
+them, and ``explain-eval ibe`` scores them and writes the report."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import MIRROR
+from tests.ibe.test_pipeline import tiny_classifier
+
+pytestmark = pytest.mark.e2e
+
+
+def test_generate_judge_score_report(lm_eval_cli, tmp_path: Path) -> None:
+    env = {"EXPLAIN_EVAL_DATA": str(MIRROR)}
+    # --limit 4: one training and one test question (docs interleave the two), both options.
+    results, samples = lm_eval_cli("ibe_copa", limit=4, extra=["--gen_kwargs", "max_gen_toks=128"], env=env)
+    generated = samples["ibe_copa"]
+    assert [(s["doc"]["qid"], s["doc"]["option"], s["doc"]["split"]) for s in generated] == [
+        ("copa-1", 1, "train"),
+        ("copa-1", 2, "train"),
+        ("copa-501", 1, "test"),
+        ("copa-501", 2, "test"),
+    ]
+    assert all(isinstance(s["filtered_resps"][0], str) for s in generated)
+    assert "steps,none" in results["results"]["ibe_copa"]
+    samples_file = next((tmp_path / "out").glob("*/samples_ibe_copa_*.jsonl"))
+
+    judge_results, judge_samples = lm_eval_cli(
+        "ibe_judge_copa",
+        limit=None,
+        extra=["--metadata", json.dumps({"explanations": str(samples_file)})],
+        env=env,
+    )
+    assert judge_results["results"]["ibe_judge_copa"]["acc,none"] in (0.0, 1.0)
+    assert judge_samples["ibe_judge_copa"][0]["doc"]["qid"] == "copa-501"
+    judge_file = next((tmp_path / "out").glob("*/samples_ibe_judge_copa_*.jsonl"))
+
+    nli = tiny_classifier(tmp_path / "nli", 3)
+    features = tmp_path / "features"
+    command = [sys.executable, "-m", "custom_metrics.cli", "ibe"]
+    scored = subprocess.run(
+        [
+            *command,
+            "score",
+            str(samples_file),
+            str(judge_file),
+            "--out",
+            str(features),
+            "--nli-judge",
+            f"seqcls:{nli}",
+            "--certainty-model",
+            "lexicon",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert scored.returncode == 0, scored.stderr[-3000:]
+    rows = [json.loads(line) for line in (features / "features.jsonl").read_text().splitlines()]
+    assert len(rows) == 4 and {row["uncertainty_source"] for row in rows} == {"lexicon"}
+    assert all(row["consistent"] in (0, 1) and row["depth"] >= 0 for row in rows)
+
+    reported = subprocess.run([*command, "report", str(features)], capture_output=True, text=True)
+    assert reported.returncode == 0, reported.stderr[-3000:]
+    report = (features / "report.md").read_text()
+    assert "Uncertainty is the lexicon-based estimate" in report
+    assert "| Baselines | LLM judge | " in report and "(n=1)" in report
+    summary = json.loads((features / "report.json").read_text())
+    assert summary["test_questions"] == 1 and len(summary["table1"]) == 11
+    assert (features / "figure2.png").is_file() and (features / "features_by_correctness.png").is_file()

@@ -1,0 +1,248 @@
+"""The leaderboard: reading results of any harness layout, tables, derived columns, outputs."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+import custom_metrics.leaderboard.build as leaderboard
+from custom_metrics.common.results import load_runs, read_results_file
+from custom_metrics.ibe.leaderboard import load_ibe_tables, method_key
+from custom_metrics.leaderboard.tables import build_tables
+from tests.helpers import LEADERBOARD_FIXTURES as LB_FIXTURES
+from tests.helpers import MIRROR
+
+OLD_03 = LB_FIXTURES / "harness-0.3"
+OLD_040 = LB_FIXTURES / "harness-0.4.0"
+
+
+def read_csv(path: Path) -> dict[str, dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return {row["model"]: row for row in csv.DictReader(handle)}
+
+
+def same(text: str, value: float) -> bool:
+    """A CSV cell holds exactly the JSON float (NaN included)."""
+    number = float(text)
+    return (math.isnan(number) and math.isnan(value)) or number == value
+
+
+def modern_results(model: str, acc: dict[str, float], date: float, limit: float | None = None) -> dict:
+    """A results file in the 0.4.13 layout, as the harness writes it."""
+    return {
+        "results": {task: {"alias": task, "acc,none": value, "acc_stderr,none": 0.01} for task, value in acc.items()},
+        "n-samples": {task: {"original": 800, "effective": 800} for task in acc},
+        "config": {"model": "hf", "model_args": {"pretrained": model}, "limit": limit},
+        "model_name": model,
+        "date": date,
+        "lm_eval_version": "0.4.13",
+    }
+
+
+def test_old_03_layout_is_read() -> None:
+    runs = {run.task: run for run in read_results_file(OLD_03 / "results.json")}
+    assert runs["geese_noexp"].model == "EleutherAI/pythia-160m"  # from the model_args string
+    score = runs["geese_noexp"].scores[("acc", None)]
+    assert (score.value, score.stderr) == (0.55125, 0.017589)
+    assert runs["hellaswag"].scores[("acc_norm", None)].value == 0.3125
+    assert runs["geese_noexp"].n_samples is None and runs["geese_noexp"].limit is None
+
+
+def test_early_04_layout_with_groups_and_na_stderr() -> None:
+    runs = {run.task: run for run in read_results_file(next(OLD_040.glob("results_*.json")))}
+    assert runs["rule"].model == "mistralai/Mistral-7B-v0.1"
+    assert runs["rule"].scores[("mainq_acc", "none")].value == 0.4125
+    assert runs["rule"].scores[("mainq_acc", "none")].stderr is None  # "N/A"
+    assert ("alias", "none") not in runs["rule"].scores
+    assert runs["reg_chaos"].scores[("coherence", "none")].value == 0.7  # from "groups"
+    assert runs["rule"].timestamp > 0  # from the file name: the layout has no "date"
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory) -> tuple[list, Path]:
+    """The leaderboard of the hand-made fixtures (old layouts, an IBE report), built once."""
+    out = tmp_path_factory.mktemp("board")
+    tables, problems, _ = leaderboard.build_leaderboard([OLD_03, OLD_040, LB_FIXTURES / "ibe-report"], out)
+    assert problems == []
+    return tables, out
+
+
+def test_tables_old_layout_derived_and_published(board) -> None:
+    tables, tmp_path = board
+    geese = read_csv(tmp_path / "geese.csv")
+    pythia = geese["EleutherAI/pythia-160m"]
+    assert pythia["row"] == "run"
+    assert same(pythia["geese_noexp acc"], 0.55125) and same(pythia["geese_noexp acc ±"], 0.017589)
+    assert same(pythia["geese_human effectiveness (acc − geese_noexp acc)"], 0.74 - 0.55125)
+    paper = geese["Llama-3-8B"]
+    assert paper["row"] == "published" and "GEESE" in paper["sources"] and "Table 2" in paper["sources"]
+    assert (paper["geese_noexp acc"], paper["geese_noexp acc ±"]) == ("0.5437", "0.0176")
+    assert paper["geese_human effectiveness (acc − geese_noexp acc)"] == "0.2138"  # 0.7575 - 0.5437
+    assert paper["geese_llama3 effectiveness (acc − geese_noexp acc)"] == "0.2375"
+
+    rule = read_csv(tmp_path / "rule.csv")
+    assert same(rule["mistralai/Mistral-7B-v0.1 (zero-shot)"]["rule mainq_acc"], 0.4125)
+    assert rule["InstructGPT (zero-shot)"]["rule mainq_acc"] == "0.641"
+    assert rule["LLaMA2 70B (five-shot on ReClor)"]["rule subq_acc ±"] == "0.026"
+    reg = read_csv(tmp_path / "reg.csv")
+    assert same(reg["mistralai/Mistral-7B-v0.1"]["reg_chaos coherence"], 0.7)
+    assert reg["Gemma-4-31B-it (thinking)"]["reg_chaos success"] == "0.4718"
+    assert reg["Gemma-4-31B-it (non-thinking)"]["reg_judge_select acc"] == "0.9446"
+    ibe = read_csv(tmp_path / "ibe.csv")
+    assert ibe["GPT 3.5"]["ibe_copa_selection cum_uncertainty (+ Linguistic Uncertainty = IBE-Eval)"] == "0.77"
+    assert ibe["LLaMA 2 7B"]["ibe_ecare_selection cum_uncertainty (+ Linguistic Uncertainty = IBE-Eval)"] == "0.73"
+    assert ibe["LLaMA 2 13B"]["ibe_judge_ecare acc"] == "0.61"
+
+    other = read_csv(tmp_path / "other.csv")  # unknown tasks are kept, not dropped
+    assert same(other["EleutherAI/pythia-160m"]["hellaswag acc_norm"], 0.3125)
+    assert same(other["mistralai/Mistral-7B-v0.1"]["arc_easy acc"], 0.43)
+    assert {t.key for t in tables} == {"geese", "rule", "reg", "ibe", "other"}
+
+
+def test_newest_run_is_used_and_named(tmp_path: Path) -> None:
+    older, newer = tmp_path / "a" / "results_1.json", tmp_path / "b" / "results_2.json"
+    for path, acc, date in ((older, 0.25, 1_700_000_000.0), (newer, 0.5, 1_800_000_000.0)):
+        path.parent.mkdir()
+        path.write_text(json.dumps(modern_results("org/model", {"geese_noexp": acc}, date)))
+    geese = next(t for t in build_tables(load_runs([tmp_path / "b", tmp_path / "a"])[0]) if t.key == "geese")
+    (row,) = [row for row in geese.rows if row.kind == "run"]
+    assert row.cells["geese_noexp/acc"].value == 0.5
+    assert any("2 runs of geese_noexp" in note and str(older) in note for note in geese.notes)
+
+
+def test_rule_five_shot_splits_become_one_row_with_mean_and_std(tmp_path: Path) -> None:
+    for split, (main, sub) in enumerate([(0.5, 0.25), (0.75, 0.5)], start=1):
+        data = modern_results("org/model", {}, float(split))
+        data["results"] = {f"rule_5shot_split{split}": {"mainq_acc,none": main, "subq_acc,none": sub}}
+        data["n-samples"] = {f"rule_5shot_split{split}": {"original": 1500, "effective": 1500}}
+        (tmp_path / f"results_{split}.json").write_text(json.dumps(data))
+    rule = next(t for t in build_tables(load_runs([tmp_path])[0]) if t.key == "rule")
+    row = next(row for row in rule.rows if row.kind == "run")
+    assert row.model == "org/model (five-shot on ReClor, 2 of 5 splits)"
+    assert (row.cells["rule/mainq_acc"].value, row.cells["rule/mainq_acc"].pm) == (0.625, 0.125)
+    assert (row.cells["rule/subq_acc"].value, row.cells["rule/subq_acc"].pm) == (0.375, 0.125)
+    assert row.cells["rule/#samples"].value == 3000
+    assert any("population std over rule_5shot_split1" in note for note in rule.notes)
+
+
+def test_limited_runs_and_mismatched_sizes_are_flagged(tmp_path: Path) -> None:
+    data = modern_results("org/model", {"geese_noexp": 0.5, "geese_human": 0.75}, 1.0, limit=4)
+    data["n-samples"]["geese_noexp"]["effective"] = 3
+    (tmp_path / "results_x.json").write_text(json.dumps(data))
+    notes = " ".join(next(t for t in build_tables(load_runs([tmp_path])[0]) if t.key == "geese").notes)
+    assert "ran with --limit" in notes and "different size" in notes
+
+
+def test_truncated_and_foreign_files_are_reported_and_skipped(tmp_path: Path, capsys) -> None:
+    runs = tmp_path / "runs"
+    shutil.copytree(OLD_03, runs / "old")
+    text = (OLD_03 / "results.json").read_text()
+    (runs / "results_truncated.json").write_text(text[: len(text) // 2])
+    (runs / "results_list.json").write_text("[1, 2]")
+    code = leaderboard.main([str(runs), str(tmp_path / "missing"), "--out", str(tmp_path / "board")])
+    assert code == 0
+    err = capsys.readouterr().err
+    assert "results_truncated.json: not valid JSON" in err and "results_list.json" in err
+    assert "missing: no such file or folder" in err
+    index = (tmp_path / "board" / "index.md").read_text()
+    assert "results_truncated.json" in index and "Skipped files" in index
+    assert same(read_csv(tmp_path / "board" / "geese.csv")["EleutherAI/pythia-160m"]["geese_noexp acc"], 0.55125)
+    assert leaderboard.main([str(runs), "--out", str(tmp_path / "strict"), "--strict"]) == 1
+
+
+def test_outputs_are_self_contained(board) -> None:
+    _, tmp_path = board
+    html = (tmp_path / "geese.html").read_text()
+    assert "data:image/png;base64," in html and "src='http" not in html and 'src="http' not in html
+    assert (tmp_path / "geese.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    markdown = (tmp_path / "geese.md").read_text()
+    assert "| EleutherAI/pythia-160m | run | 0.5513 ± 0.0176 |" in markdown
+    assert "GEESE (Zaninello & Magnini, CLiC-it 2024) Table 2" in markdown
+    for key in ("geese", "rule", "reg", "ibe", "other", "index"):
+        assert (tmp_path / f"{key}.html").is_file() and (tmp_path / f"{key}.md").is_file()
+
+
+def test_ibe_report_joins_the_ibe_table(board) -> None:
+    runs, problems = load_ibe_tables([LB_FIXTURES / "ibe-report"])
+    assert problems == []
+    by_task = {run.task: run for run in runs}
+    assert set(by_task) == {"ibe_copa_selection", "ibe_judge_copa"}
+    assert (by_task["ibe_copa_selection"].model, by_task["ibe_copa_selection"].n_samples) == ("gemma-fp32", 8)
+    assert by_task["ibe_copa_selection"].scores[("cum_uncertainty", None)].value == 0.75
+    assert math.isnan(by_task["ibe_copa_selection"].scores[("uncertainty", None)].value)
+    row = read_csv(board[1] / "ibe.csv")["gemma-fp32"]
+    assert same(row["ibe_copa_selection consistency (Consistency)"], 0.625) and same(
+        row["ibe_copa_selection random (Random)"], 0.5
+    )
+    assert same(row["ibe_judge_copa acc"], 0.375)
+    # The harness run of the same pair keeps its own columns beside the selector's.
+    assert same(row["ibe_copa well_formed"], 0.875) and same(row["ibe_copa #samples"], 16)
+    assert same(row["ibe_copa_selection #samples"], 8)
+
+
+def test_ibe_report_problems_are_named(tmp_path: Path) -> None:
+    shutil.copytree(LB_FIXTURES / "ibe-report", tmp_path / "ok")
+    report = tmp_path / "ok" / "gemma-fp32" / "ibe_copa" / "ibe" / "report.json"
+    (tmp_path / "ok" / "gemma-fp32" / "ibe_copa" / "sweep_pair.json").unlink()
+    runs, problems = load_ibe_tables([tmp_path / "ok"])
+    assert runs == [] and problems[0].path == report and "sweep_pair.json" in problems[0].reason
+    report.write_text('{"table1": [{"row": "Random"')
+    assert "not readable JSON" in load_ibe_tables([tmp_path / "ok"])[1][0].reason
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("+ Linguistic Uncertainty", "cum_uncertainty"),
+        ("Depth (Parsimony)", "depth"),
+        ("GPT3.5 Judge", "judge"),
+        ("+ Drift", "cum_drift"),
+        ("Random", "random"),
+    ],
+)
+def test_ibe_method_names(name: str, key: str) -> None:
+    assert method_key(name) == key
+
+
+def test_sweep_pair_file_names_the_model(tmp_path: Path) -> None:
+    pair = tmp_path / "sweep" / "my-setting" / "geese_noexp"
+    (pair / "org__model").mkdir(parents=True)
+    (pair / "sweep_pair.json").write_text(json.dumps({"model": "my-setting", "task": "geese_noexp"}))
+    (pair / "org__model" / "results_1.json").write_text(
+        json.dumps(modern_results("org/model", {"geese_noexp": 0.5}, 1.0))
+    )
+    runs, _ = load_runs([tmp_path / "sweep"])
+    assert [run.model for run in runs] == ["my-setting"]
+
+
+@pytest.mark.e2e
+def test_leaderboard_of_a_real_run_plus_old_layout(lm_eval_cli, tmp_path: Path) -> None:
+    results, _ = lm_eval_cli("geese_noexp,geese_human", limit=2, env={"EXPLAIN_EVAL_DATA": str(MIRROR)})
+    real_file = next((tmp_path / "out").glob("*/results_*.json"))
+    truncated = tmp_path / "elsewhere" / "results_2026-01-01T00-00-00.json"
+    truncated.parent.mkdir()
+    truncated.write_text(real_file.read_text()[:700])
+    board = tmp_path / "board"
+    assert leaderboard.main([str(tmp_path / "out"), str(OLD_03), str(truncated.parent), "--out", str(board)]) == 0
+
+    rows = read_csv(board / "geese.csv")
+    ours = rows[results["model_name"]]
+    for task in ("geese_noexp", "geese_human"):
+        scores = results["results"][task]
+        for metric in ("acc", "f1_macro", "acc_yes", "acc_no", "acc_unknown"):
+            assert same(ours[f"{task} {metric}"], scores[f"{metric},none"]), (task, metric)
+        assert same(ours[f"{task} acc ±"], scores["acc_stderr,none"]) if scores["acc_stderr,none"] != "N/A" else True
+        assert same(ours[f"{task} #samples"], results["n-samples"][task]["effective"])
+    effectiveness = results["results"]["geese_human"]["acc,none"] - results["results"]["geese_noexp"]["acc,none"]
+    assert same(ours["geese_human effectiveness (acc − geese_noexp acc)"], effectiveness)
+    old = rows["EleutherAI/pythia-160m"]
+    assert same(old["geese_human effectiveness (acc − geese_noexp acc)"], 0.74 - 0.55125)
+    assert rows["Llama-3-8B"]["geese_human acc"] == "0.7575"
+    index = (board / "index.md").read_text()
+    assert str(truncated) in index and "not valid JSON" in index
+    assert "ran with --limit" in (board / "geese.md").read_text()

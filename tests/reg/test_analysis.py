@@ -1,0 +1,127 @@
+"""Section 6 GLM on samples files shaped like reg_chaos output, with a known true effect."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import random
+from pathlib import Path
+
+import pytest
+
+from custom_metrics.common.errors import DataError
+from custom_metrics.reg.analysis import main
+
+TRUE_OR_DOUBLING = 0.5  # odds ratio per doubling of output length
+TRUE_OR_WCON = 0.7  # odds ratio per 0.1 of w_con
+
+
+def _record(label_initial: str, success: bool, thinking: str) -> str:
+    def verdict(label):
+        return {
+            "label": label,
+            "probs": {name: float(name == label) for name in ("entailment", "neutral", "contradiction")},
+            "method": "scores",
+        }
+
+    return json.dumps(
+        {
+            "explanation": "e",
+            "flag": "",
+            "judge": "test",
+            "initial": verdict(label_initial),
+            "effectiveness": verdict("entailment" if success else "neutral")
+            if label_initial == "contradiction"
+            else None,
+            "coherence": verdict("neutral") if label_initial == "contradiction" else None,
+            "output_chars": 0,
+            "output_words": 0,
+            "thinking_chars": len(thinking),
+            "thinking_words": len(thinking.split()),
+        }
+    )
+
+
+def _write_run(path: Path, model_shift: float, rng: random.Random, w_cons: list[float]) -> None:
+    """One run: every item in N except a few; success drawn from the true logistic model."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as handle:
+        for i, w_con in enumerate(w_cons):
+            length = int(2 ** rng.uniform(5, 11))
+            logit = (
+                model_shift
+                + math.log(TRUE_OR_DOUBLING) * (math.log2(length) - 8)
+                + math.log(TRUE_OR_WCON) * (w_con * 10 - 6.5)
+            )
+            success = rng.random() < 1 / (1 + math.exp(-logit))
+            initial = "neutral" if i % 50 == 0 else "contradiction"
+            raw = "<think>" + "w " * (length - 1) + "</think>x"
+            sample = {
+                "doc_id": i,
+                "doc": {"uid": f"item{i}", "w_con": w_con, "premise": "p", "hypothesis": "h"},
+                "resps": [[raw]],
+                "filtered_resps": [_record(initial, success, "w " * (length - 1))],
+            }
+            handle.write(json.dumps(sample) + "\n")
+
+
+def test_glm_recovers_known_odds_ratios(tmp_path, capsys):
+    rng = random.Random(7)
+    first, second = tmp_path / "model-a" / "samples_reg_chaos_x.jsonl", tmp_path / "b" / "samples_reg_chaos_x.jsonl"
+    w_cons = [rng.uniform(0.4, 0.9) for _ in range(600)]  # one contradiction weight per item
+    _write_run(first, 0.0, rng, w_cons)
+    _write_run(second, -0.7, rng, w_cons)
+    assert main([str(first), f"{second}=model-b", "--out", str(tmp_path / "out")]) == 0
+    table = {row["term"]: row for row in csv.DictReader((tmp_path / "out" / "glm.csv").read_text().splitlines())}
+    doubling = table["log2(output length) (per doubling)"]
+    wcon = table["w_con (per 0.1)"]
+    assert float(doubling["ci_low"]) < TRUE_OR_DOUBLING < float(doubling["ci_high"])
+    assert float(wcon["ci_low"]) < TRUE_OR_WCON < float(wcon["ci_high"])
+    model_term = next(term for term in table if term.startswith("C(model)"))
+    assert float(table[model_term]["odds_ratio"]) < 1  # model-b was drawn with lower success
+    rows = list(csv.DictReader((tmp_path / "out" / "rows.csv").read_text().splitlines()))
+    assert len(rows) == 2 * (600 - 12)  # items outside N are left out
+    assert {row["model"] for row in rows} == {"model-a", "model-b"}
+    summary = (tmp_path / "out" / "summary.txt").read_text()
+    assert "clusters (items): 588" in summary  # an item of both runs is one cluster
+    assert "OR =" in capsys.readouterr().out
+    table3 = list(csv.DictReader((tmp_path / "out" / "table3.csv").read_text().splitlines()))
+    assert float(table3[0]["mean_length_successful"]) < float(table3[0]["mean_length_unsuccessful"])
+
+
+def test_bad_samples_line_names_file_and_line(tmp_path):
+    path = tmp_path / "samples.jsonl"
+    path.write_text(
+        json.dumps(
+            {
+                "doc": {"uid": "x", "w_con": 0.5},
+                "resps": [["a"]],
+                "filtered_resps": [_record("contradiction", True, "")],
+            }
+        )
+        + "\n"
+        + json.dumps({"doc": {}})
+        + "\n"
+    )
+    with pytest.raises(DataError, match=r"samples.jsonl:2: field"):
+        main([str(path), "--out", str(tmp_path / "out")])
+
+
+def test_no_variation_is_reported_not_crashed(tmp_path, capsys):
+    path = tmp_path / "samples.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "doc": {"uid": f"x{i}", "w_con": 0.5},
+                    "resps": [["a b"]],
+                    "filtered_resps": [_record("contradiction", False, "")],
+                }
+            )
+            + "\n"
+            for i in range(5)
+        )
+    )
+    assert main([str(path), "--out", str(tmp_path / "out")]) == 2
+    assert "both successful and unsuccessful" in capsys.readouterr().err

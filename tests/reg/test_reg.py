@@ -1,0 +1,257 @@
+"""REG: data selection, output splitting, the three-verdict metric logic and the Table 4 reward."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+import custom_metrics.reg.data as reg_data
+import custom_metrics.reg.judging as reg_judging
+import custom_metrics.reg.metrics as reg_metrics
+import custom_metrics.reg.outputs as reg_outputs
+import custom_metrics.reg.prompts as reg_prompts
+from custom_metrics.common.errors import DataError
+from custom_metrics.judge.types import NLI_LABELS, Verdict
+from custom_metrics.reg.reward import REWARD_MATRIX, REGReward, reg_reward, training_rows
+from tests.helpers import MIRROR, TASKS_DIR
+
+
+@pytest.fixture()
+def fixture_mirror(monkeypatch):
+    monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(MIRROR))
+
+
+def _verdict(label: str) -> Verdict:
+    return Verdict(label, {name: float(name == label) for name in NLI_LABELS})
+
+
+class TableJudge:
+    """Hand-made verdicts: a dict from (premise, hypothesis) to label; records every call."""
+
+    name = "table"
+
+    def __init__(self, table: dict[tuple[str, str], str]):
+        self.table = table
+        self.calls: list[list[tuple[str, str]]] = []
+
+    def judge(self, pairs):
+        self.calls.append(list(pairs))
+        return [_verdict(self.table[pair]) for pair in pairs]
+
+
+# --- data -------------------------------------------------------------------------------
+
+
+def test_selection_uses_shipped_majority_label(fixture_mirror):
+    items = reg_data.load_items()
+    assert len(items) == 12
+    assert [doc["uid"] for doc in reg_data.reg_docs(items)] == ["s003", "s001", "s002", "s004", "s005", "s006", "s007"]
+    tie = next(doc for doc in items if doc["uid"] == "s012")
+    assert tie["majority_label"] == "neutral"  # 40/40/20: the shipped label, not the first argmax
+    assert [doc["uid"] for doc in reg_data.judge_select_docs(items)] == ["s003", "s005", "s008", "s009", "s011"]
+    assert reg_data.reg_docs(items)[1]["w_con"] == pytest.approx(0.7)
+
+
+def test_bad_row_names_file_line_and_field(tmp_path, monkeypatch):
+    rows = [json.loads(line) for line in (MIRROR / "chaosnli/chaosNLI_mnli_m.jsonl").read_text().splitlines()[:3]]
+    rows[2]["majority_label"] = "x"
+    (tmp_path / "chaosnli").mkdir()
+    (tmp_path / "chaosnli/chaosNLI_mnli_m.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(tmp_path))
+    with pytest.raises(DataError, match=r"chaosNLI_mnli_m.jsonl line 3: field 'majority_label'"):
+        reg_data.load_items()
+    del rows[1]["example"]
+    (tmp_path / "chaosnli/chaosNLI_mnli_m.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(DataError, match=r"chaosNLI_mnli_m.jsonl:2: missing field\(s\) 'example'"):
+        reg_data.load_items()
+
+
+def test_prompts_are_the_papers():
+    doc = {"premise": "P.", "hypothesis": "H."}
+    prompt = reg_prompts.generation_prompt(doc)
+    assert prompt.startswith(
+        "Given a premise and a hypothesis, your task is to generate a plausible explanation that reconciles"
+    )
+    assert (
+        "Your final output should be a single sentence without any preamble.\n\nPremise: P.\nHypothesis: H." in prompt
+    )
+    judge = reg_prompts.judge_prompt(doc)
+    assert "- Neutral: The hypothesis is not entailed by the premise but does not contradict it either.\n" in judge
+    assert judge.endswith("namely the label.\n\nPremise: P.\nHypothesis: H.")
+
+
+def test_task_manager_builds_tasks_on_fixture(fixture_mirror):
+    from lm_eval.tasks import TaskManager
+
+    tasks = TaskManager(include_path=[str(TASKS_DIR)], include_defaults=False).load(["reg_chaos", "reg_judge_select"])[
+        "tasks"
+    ]
+    assert len(list(tasks["reg_chaos"].test_docs())) == 7
+    select = tasks["reg_judge_select"]
+    docs = list(select.test_docs())
+    assert len(docs) == 5 and [select.doc_to_target(d) for d in docs] == [2, 2, 0, 0, 1]
+
+
+@pytest.mark.fulldata
+def test_full_data_counts(full_data, monkeypatch):
+    """275 REG items (paper 4.1) and 289 judge-selection items (Table 1's denominator)."""
+    from lm_eval.tasks import TaskManager
+
+    monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(full_data))
+    assert len(reg_data.load_items()) == 1599
+    tasks = TaskManager(include_path=[str(TASKS_DIR)], include_defaults=False).load(["reg_chaos", "reg_judge_select"])[
+        "tasks"
+    ]
+    assert len(list(tasks["reg_chaos"].test_docs())) == 275
+    assert len(list(tasks["reg_judge_select"].test_docs())) == 289
+
+
+# --- output splitting -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "raw, explanation, thinking, flag",
+    [
+        ("  She was asked to buy it for the office. ", "She was asked to buy it for the office.", "", ""),
+        (
+            "<think>Coffee...\n\nmaybe chores</think>\nShe buys it for her team.",
+            "She buys it for her team.",
+            "Coffee...\n\nmaybe chores",
+            "",
+        ),
+        (
+            "Hmm, the prompt opened the trace.</think>She buys it for work.",
+            "She buys it for work.",
+            "Hmm, the prompt opened the trace.",
+            "",
+        ),
+        (
+            "<think>still thinking when the token limit hit",
+            "",
+            "still thinking when the token limit hit",
+            "unclosed_thinking",
+        ),
+        ("<think>done</think>   \n", "", "done", "empty"),
+        ("", "", "", "empty"),
+    ],
+)
+def test_split_output(raw, explanation, thinking, flag):
+    out = reg_outputs.split_output(raw)
+    assert (out.explanation, out.thinking, out.flag) == (explanation, thinking, flag)
+
+
+# --- three-verdict metric logic -----------------------------------------------------------
+
+DOCS = [{"premise": f"P{i}.", "hypothesis": f"H{i}."} for i in range(6)]
+EXPLANATIONS = ["E0.", "E1.", "E2.", "E3.", "", "E5."]
+# (i) J(p, h), (ii) J(p;e, h), (iii) J(p, e) for each doc
+HAND_MADE = [
+    ("contradiction", "entailment", "neutral"),  # effective, coherent -> success
+    ("contradiction", "entailment", "contradiction"),  # effective, incoherent
+    ("contradiction", "neutral", "entailment"),  # coherent, not effective
+    ("neutral", "entailment", "neutral"),  # not in N
+    ("contradiction", None, None),  # in N, empty explanation: fails all
+    ("entailment", None, None),  # not in N
+]
+
+
+def _table() -> dict[tuple[str, str], str]:
+    table = {}
+    for doc, expl, (initial, effect, cohere) in zip(DOCS, EXPLANATIONS, HAND_MADE):
+        table[(doc["premise"], doc["hypothesis"])] = initial
+        if effect:
+            table[(reg_outputs.combine(doc["premise"], expl), doc["hypothesis"])] = effect
+            table[(doc["premise"], expl)] = cohere
+    return table
+
+
+def test_three_verdicts_give_paper_metrics():
+    judge = TableJudge(_table())
+    records = reg_judging.judge_outputs(judge, DOCS, [reg_outputs.split_output(e) for e in EXPLANATIONS])
+    assert len(judge.calls) == 2 and len(judge.calls[0]) == 6  # batched: one call per stage
+    assert len(judge.calls[1]) == 2 * 3  # (ii) and (iii) only for docs in N with an explanation
+    assert judge.calls[1][0] == ("P0. E0.", "H0.")  # p;e is the premise continued by e
+    per_doc = [reg_metrics.process_results(doc, [json.dumps(record)]) for doc, record in zip(DOCS, records)]
+    assert reg_metrics.size_of_n([m["n"] for m in per_doc]) == 4
+    assert reg_metrics.mean_over_n([m["coherence"] for m in per_doc]) == pytest.approx(2 / 4)
+    assert reg_metrics.mean_over_n([m["effectiveness"] for m in per_doc]) == pytest.approx(2 / 4)
+    assert reg_metrics.mean_over_n([m["success"] for m in per_doc]) == pytest.approx(1 / 4)
+    assert reg_metrics.mean_over_n([m["malformed"] for m in per_doc]) == pytest.approx(1 / 4)
+    assert per_doc[3]["success"] == (False, None) and records[3]["effectiveness"] is None
+    assert records[4]["flag"] == "empty" and records[0]["judge"] == "table"
+
+
+def test_empty_n_gives_nan_not_zero():
+    assert math.isnan(reg_metrics.mean_over_n([(False, None), (False, None)]))
+
+
+def test_filter_uses_the_judge_named_by_the_docs(monkeypatch):
+    built = []
+    judge = TableJudge(_table())
+    monkeypatch.setattr(reg_judging, "build_judge", lambda spec, cache_dir: built.append((spec, cache_dir)) or judge)
+    docs = reg_data.with_judge(DOCS, "lm:from-metadata", "/tmp/c")
+    out = reg_judging.REGJudgeFilter().apply([[e] for e in EXPLANATIONS], docs)
+    assert [json.loads(record)["initial"]["label"] for record in out] == [row[0] for row in HAND_MADE]
+    assert built == [("lm:from-metadata", "/tmp/c")]
+    mixed = [*docs[:1], *reg_data.with_judge(DOCS[1:], "lm:other", "/tmp/c")]
+    with pytest.raises(ValueError, match="2 judge settings"):
+        reg_judging.REGJudgeFilter().apply([[e] for e in EXPLANATIONS], mixed)
+
+
+def test_judge_choice_precedence(monkeypatch, tmp_path):
+    monkeypatch.setenv("EXPLAIN_EVAL_JUDGE_CACHE", str(tmp_path / "default-cache"))
+    monkeypatch.setenv("EXPLAIN_EVAL_JUDGE", "seqcls:from-env")
+    chosen = reg_data.with_judge(DOCS[:1], "lm:from-metadata", str(tmp_path / "c"))[0]
+    assert (chosen["judge"], chosen["judge_cache"]) == ("lm:from-metadata", str(tmp_path / "c"))
+    chosen = reg_data.with_judge(DOCS[:1], None, None)[0]
+    assert (chosen["judge"], chosen["judge_cache"]) == ("seqcls:from-env", str(tmp_path / "default-cache"))
+    monkeypatch.delenv("EXPLAIN_EVAL_JUDGE")
+    assert reg_data.with_judge(DOCS[:1], None, None)[0]["judge"] == "embedded"
+
+
+def test_a_bad_judge_spec_fails_before_any_generation(monkeypatch):
+    monkeypatch.setenv("EXPLAIN_EVAL_JUDGE", "lmm:typo")
+    with pytest.raises(DataError, match="reg_chaos: judge spec 'lmm:typo' is not understood"):
+        reg_data.with_judge(DOCS[:1], None, None)
+
+
+# --- reward -------------------------------------------------------------------------------
+
+
+def test_reward_matrix_is_table_4():
+    table_4 = {  # rows: coherence M(p, e); columns: effectiveness M(p;e, h) = con., neu., ent.
+        "contradiction": (-1, -1, -1),
+        "neutral": (-1, 0, 0.5),
+        "entailment": (-1, 0, 1),
+    }
+    for coherence, row in table_4.items():
+        for effectiveness, value in zip(("contradiction", "neutral", "entailment"), row):
+            assert reg_reward(coherence, effectiveness) == value
+    assert len(REWARD_MATRIX) == 9
+    with pytest.raises(ValueError):
+        reg_reward("entail", "entailment")
+
+
+def test_grpo_reward_function_batches_through_the_judge():
+    premises, hypotheses = ["P0.", "P1.", "P2."], ["H0.", "H1.", "H2."]
+    table = {
+        ("P0.", "E0."): "entailment",
+        ("P0. E0.", "H0."): "entailment",  # 1
+        ("P1.", "E1."): "neutral",
+        ("P1. E1.", "H1."): "entailment",  # 0.5
+    }
+    judge = TableJudge(table)
+    reward = REGReward(judge)
+    completions = ["E0.", [{"role": "assistant", "content": "<think>hm</think>E1."}], "<think>never closed"]
+    assert reward(prompts=["x"] * 3, completions=completions, premise=premises, hypothesis=hypotheses) == [
+        1.0,
+        0.5,
+        -1.0,
+    ]
+    assert len(judge.calls) == 1 and reward.__name__ == "reg_reward"
+    with pytest.raises(ValueError, match="premise"):
+        reward(prompts=["x"], completions=["E0."])
+    rows = training_rows([{"uid": "u", "premise": "P.", "hypothesis": "H."}])
+    assert rows[0]["prompt"][0]["content"] == reg_prompts.generation_prompt({"premise": "P.", "hypothesis": "H."})

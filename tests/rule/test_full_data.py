@@ -1,0 +1,94 @@
+"""RULE on the full data mirror: doc counts through lm-eval's TaskManager (no model) and
+the published prompt file reproduced by our prompt layout."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+import custom_metrics.rule.data as rule_data
+import custom_metrics.rule.prompts as rule_prompts
+import custom_metrics.rule.variants as rule_variants
+from tests.helpers import TASKS_DIR
+
+pytestmark = pytest.mark.fulldata
+
+
+@pytest.fixture(scope="module")
+def tasks(full_data):
+    from lm_eval.tasks import TaskManager
+
+    manager = TaskManager(include_path=[str(TASKS_DIR)], include_defaults=False)
+    names = [
+        "rule",
+        "rule_main",
+        "rule_sub",
+        "rule_noctx",
+        "rule_alignment",
+        *(f"rule_5shot_split{k}" for k in rule_data.SPLITS),
+        *(f"rule_rationale_{s}" for s in rule_variants.RATIONALE_SETTINGS),
+    ]
+    found = manager.load(names)["tasks"]
+    return {name: list(found[name].test_docs()) for name in names}
+
+
+def kinds(docs: list[dict]) -> Counter:
+    return Counter(doc["kind"] for doc in docs)
+
+
+def test_table2_tasks_have_the_papers_counts(tasks):
+    assert len(tasks["rule"]) == 943 + 3003
+    assert kinds(tasks["rule"]) == {"main": 943, "selective": 785, "eliminative": 2218}
+    assert len(tasks["rule_main"]) == 943
+    assert len(tasks["rule_sub"]) == 3003
+    assert kinds(tasks["rule_sub"]) == {"selective": 785, "eliminative": 2218}
+    assert sum(doc["none_gold"] for doc in tasks["rule_sub"]) == 222
+    assert len({doc["doc_id"] for doc in tasks["rule"]}) == 3946
+
+
+def test_every_subquestion_group_is_complete(tasks):
+    sizes = Counter(doc["main_id"] for doc in tasks["rule_sub"])
+    assert all(doc["group_size"] == sizes[doc["main_id"]] for doc in tasks["rule"])
+    assert Counter(sizes.values()) == {4: 469, 3: 238, 2: 177, 1: 59}
+
+
+def test_variants_cover_the_same_questions(tasks):
+    assert kinds(tasks["rule_noctx"]) == kinds(tasks["rule"])
+    assert all("Context:" not in doc["prompt"] for doc in tasks["rule_noctx"])
+    assert kinds(tasks["rule_alignment"]) == {"selective": 785, "eliminative": 2218}
+    subsets = {s: [d["doc_id"] for d in tasks[f"rule_rationale_{s}"]] for s in rule_variants.RATIONALE_SETTINGS}
+    assert all(ids == subsets["none"] and len(ids) == 712 for ids in subsets.values())
+
+
+def test_five_shot_runs_pair_split_k_with_demonstration_set_k(tasks):
+    demos = rule_data.demo_sets()
+    seen_subs = set()
+    for k in rule_data.SPLITS:
+        docs = tasks[f"rule_5shot_split{k}"]
+        mains = {d["doc_id"] for d in docs if d["kind"] == "main"}
+        subs = [d for d in docs if d["kind"] != "main"]
+        assert len(mains) == 938 and mains.isdisjoint(demos[k - 1].main_ids)
+        assert {d["split"] for d in subs} == {k}
+        assert all(d["prompt"].count(demos[k - 1].prompt) == 1 for d in docs)
+        seen_subs.update(d["doc_id"] for d in subs)
+    assert [len([d for d in tasks[f"rule_5shot_split{k}"] if d["kind"] != "main"]) for k in rule_data.SPLITS] == [
+        601,
+        601,
+        601,
+        600,
+        600,
+    ]
+    assert len(seen_subs) == 3003
+    assert [d.none_gold for d in demos] == [0, 0, 0, 0, 0]  # vanilla demonstrations are main questions
+
+
+def test_prompt_layout_reproduces_the_published_prompt_file(full_data):
+    document = json.loads((full_data / "rule/prompt/prompts.json").read_text(encoding="utf-8"))
+    assert document["0shot"][0]["prompt"] == rule_prompts.INSTRUCTION
+    vanilla = next(e["prompt"] for e in document["5shots"] if e["name"] == "vanilla")
+    for k in range(5):
+        shots = zip(vanilla["context"][k], vanilla["question"][k], vanilla["options"][k], vanilla["label"][k])
+        rebuilt = " \n ".join(rule_prompts.demonstration(c, q, o, int(label)) for c, q, o, label in shots) + " \n"
+        assert rebuilt == vanilla["prompt"][k]

@@ -1,0 +1,294 @@
+"""The sweep runner: model settings, command lines, resume markers, and a real two-by-two sweep."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import custom_metrics.sweep.runner as sweep
+from custom_metrics.sweep.runner import ModelSetting, SweepOptions
+from tests.helpers import MIRROR
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Stands in for lm_eval in the fast tests: writes a results file the way the harness does,
+# or fails when the task is named "broken".
+FAKE_LM_EVAL = """
+import json, sys, time, pathlib
+task, out, calls = sys.argv[1], pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
+with calls.open("a") as handle:
+    handle.write(sys.argv[4] + " " + task + "\\n")
+if task == "broken":
+    sys.exit(3)
+folder = out / "org__model"
+folder.mkdir(parents=True, exist_ok=True)
+stamp = time.strftime("%Y-%m-%dT%H-%M-%S") + f".{time.time_ns() % 10**6:06d}"
+(folder / f"results_{stamp}.json").write_text(json.dumps({
+    "results": {task: {"acc,none": 0.5, "acc_stderr,none": 0.1}}, "model_name": "org/model",
+    "config": {"model": "hf", "model_args": {"pretrained": "org/model"}, "limit": None},
+}))
+(folder / f"samples_{task}_{stamp}.jsonl").write_text("{}\\n")
+"""
+
+
+@pytest.fixture()
+def fake_lm_eval(monkeypatch, tmp_path: Path):
+    """Replaces lm_eval; returns a function listing the (model, task) pairs it really ran."""
+    calls = tmp_path / "calls.txt"
+
+    def command(options, setting, task, folder):
+        return [sys.executable, "-c", FAKE_LM_EVAL, task, str(folder), str(calls), setting.name]
+
+    def ran() -> list[tuple[str, str]]:
+        text = calls.read_text() if calls.is_file() else ""
+        calls.unlink(missing_ok=True)  # each call returns the runs since the previous one
+        return [tuple(line.split(" ")) for line in text.splitlines()]
+
+    monkeypatch.setattr(sweep, "lm_eval_command", command)
+    return ran
+
+
+def options(tmp_path: Path, tasks: list[str], models: str = "a::pretrained=x b::pretrained=y") -> SweepOptions:
+    return SweepOptions(models=sweep.parse_models(models), tasks=tasks, out=tmp_path / "sweep")
+
+
+def test_parse_models_forms_and_common_args() -> None:
+    settings = sweep.parse_models(
+        "fp32::pretrained=/ckpt,dtype=float32 org/model pretrained=/other,max_length=512",
+        common_args="dtype=bfloat16,trust_remote_code=True",
+    )
+    assert settings == [
+        ModelSetting("fp32", "dtype=float32,trust_remote_code=True,pretrained=/ckpt"),
+        ModelSetting("org/model", "dtype=bfloat16,trust_remote_code=True,pretrained=org/model"),
+        ModelSetting("/other", "dtype=bfloat16,trust_remote_code=True,pretrained=/other,max_length=512"),
+    ]
+
+
+def test_embedded_model_shorthand(monkeypatch) -> None:
+    import custom_metrics.common.embedded_model as embedded
+
+    monkeypatch.setattr(embedded, "ensure_checkpoint", lambda: Path("/cache/gemma"))
+    assert sweep.parse_models("embedded small::pretrained=embedded,max_length=512") == [
+        ModelSetting("embedded", "pretrained=/cache/gemma"),
+        ModelSetting("small", "pretrained=/cache/gemma,max_length=512"),
+    ]
+
+
+@pytest.mark.parametrize("models", ["m m", "a/b a_b", ""])
+def test_parse_models_rejects_clashing_or_missing_names(models: str) -> None:
+    with pytest.raises(ValueError):
+        sweep.parse_models(models)
+
+
+def test_judge_tasks_run_after_and_read_their_generation_pair(tmp_path: Path) -> None:
+    assert sweep.parse_tasks("ibe_judge_copa, geese_noexp ibe_copa") == ["geese_noexp", "ibe_copa", "ibe_judge_copa"]
+    opts = options(tmp_path, ["ibe_copa", "ibe_judge_copa"], models="a::pretrained=x")
+    setting = opts.models[0]
+    with pytest.raises(FileNotFoundError, match="add ibe_copa to --tasks"):
+        sweep.task_arguments(opts, setting, "ibe_judge_copa")
+    samples = tmp_path / "sweep" / "a" / "ibe_copa" / "m" / "samples_ibe_copa_2026.jsonl"
+    samples.parent.mkdir(parents=True)
+    samples.write_text("{}\n")
+    command = sweep.lm_eval_command(opts, setting, "ibe_judge_copa", tmp_path / "judge")
+    assert json.loads(command[command.index("--metadata") + 1]) == {"explanations": str(samples)}
+    assert sweep.task_arguments(opts, setting, "geese_noexp") == []
+    opts.extra = ["--num_fewshot", "0", "--metadata", '{"judge": "openai:j@http://h:8000/v1"}']
+    merged = sweep.task_arguments(opts, setting, "ibe_judge_copa")
+    assert merged[:3] == ["--num_fewshot", "0", "--metadata"]
+    assert json.loads(merged[3]) == {"judge": "openai:j@http://h:8000/v1", "explanations": str(samples)}
+    assert sweep.task_arguments(opts, setting, "reg_chaos") == opts.extra
+
+
+def test_commands_for_accelerate_and_vllm(tmp_path: Path) -> None:
+    setting = ModelSetting("big", "pretrained=org/big,tensor_parallel_size=4")
+    plain = SweepOptions([setting], ["rule"], tmp_path, limit="10", device="cuda")
+    command = sweep.lm_eval_command(plain, setting, "rule", tmp_path / "p")
+    assert command[:3] == [sys.executable, "-m", "lm_eval"]
+    assert command[command.index("--device") + 1] == "cuda" and command[-2:] == ["--limit", "10"]
+    assert "--log_samples" in command and command[command.index("--output_path") + 1] == str(tmp_path / "p")
+
+    accelerate = SweepOptions([setting], ["rule"], tmp_path, launcher="accelerate", num_processes=8)
+    command = sweep.lm_eval_command(accelerate, setting, "rule", tmp_path / "p")
+    assert command[:7] == [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", "8", "-m", "lm_eval"]
+    assert "--device" not in command
+
+    vllm = SweepOptions([setting], ["rule"], tmp_path, backend="vllm", batch_size="auto")
+    command = sweep.lm_eval_command(vllm, setting, "rule", tmp_path / "p")
+    assert command[command.index("--model") + 1] == "vllm" and "--device" not in command
+    assert command[command.index("--model_args") + 1] == "pretrained=org/big,tensor_parallel_size=4"
+    with pytest.raises(ValueError, match="vLLM"):
+        sweep.lm_eval_command(
+            SweepOptions([setting], ["rule"], tmp_path, backend="vllm", launcher="accelerate"),
+            setting,
+            "rule",
+            tmp_path,
+        )
+
+
+def test_failed_pair_leaves_no_marker_and_the_sweep_goes_on(tmp_path: Path, fake_lm_eval) -> None:
+    outcomes = sweep.run_sweep(options(tmp_path, ["geese_noexp", "broken"]))
+    status = {(o.model, o.task): o.status for o in outcomes}
+    assert status == {
+        ("a", "geese_noexp"): "done",
+        ("a", "broken"): "failed",
+        ("b", "geese_noexp"): "done",
+        ("b", "broken"): "failed",
+    }
+    assert (tmp_path / "sweep" / "a" / "geese_noexp" / "lm_eval.done").is_file()
+    assert not (tmp_path / "sweep" / "a" / "broken" / "lm_eval.done").exists()
+    failed = next(o for o in outcomes if o.task == "broken")
+    assert "exited 3" in failed.detail and "lm_eval.log" in failed.detail
+
+    fake_lm_eval()
+    again = sweep.run_sweep(options(tmp_path, ["geese_noexp", "broken"]))
+    assert fake_lm_eval() == [("a", "broken"), ("b", "broken")]  # finished pairs are not rerun
+    assert [o.status for o in again if o.task == "geese_noexp"] == ["skipped", "skipped"]
+
+
+def test_finished_pair_made_with_other_arguments_is_kept_and_flagged(tmp_path: Path) -> None:
+    folder = tmp_path / "sweep" / "a" / "geese_noexp"
+    (folder / "m").mkdir(parents=True)
+    (folder / "m" / "results_1.json").write_text("{}")
+    old = sweep.lm_eval_command(
+        options(tmp_path, ["geese_noexp"], "a::pretrained=x"),
+        sweep.ModelSetting("a", "pretrained=x"),
+        "geese_noexp",
+        folder,
+    )
+    (folder / "lm_eval.done").write_text(json.dumps({"command": old, "results": ["m/results_1.json"]}))
+    same_args = sweep.run_sweep(options(tmp_path, ["geese_noexp"], "a::pretrained=x"))
+    assert [(o.status, o.detail) for o in same_args] == [("skipped", "already complete")]
+    other = options(tmp_path, ["geese_noexp"], "a::pretrained=x")
+    other.limit = "5"
+    (outcome,) = sweep.run_sweep(other)
+    assert outcome.status == "skipped" and "other arguments" in outcome.detail and "delete the folder" in outcome.detail
+
+
+def test_marker_naming_a_vanished_results_file_reruns_the_pair(tmp_path: Path, fake_lm_eval) -> None:
+    sweep.run_sweep(options(tmp_path, ["geese_noexp"], models="a::pretrained=x"))
+    for results in (tmp_path / "sweep").rglob("results_*.json"):
+        results.unlink()
+    fake_lm_eval()
+    (outcome,) = sweep.run_sweep(options(tmp_path, ["geese_noexp"], models="a::pretrained=x"))
+    assert outcome.status == "done" and fake_lm_eval() == [("a", "geese_noexp")]
+
+
+def test_ibe_postprocess_failure_is_reported_for_the_pair_only(tmp_path: Path, fake_lm_eval, monkeypatch) -> None:
+    failing = [[sys.executable, "-c", "import sys; print('no such command'); sys.exit(2)"]]
+    monkeypatch.setattr(sweep, "ibe_commands", lambda task, folder: failing)
+    outcomes = sweep.run_sweep(options(tmp_path, ["ibe_copa", "geese_noexp"], models="a::pretrained=x"))
+    ibe, other = outcomes
+    assert ibe.status == "failed" and "ibe_postprocess" in ibe.detail and "no such command" in ibe.detail
+    assert other.status == "done"
+    folder = tmp_path / "sweep" / "a" / "ibe_copa"
+    assert (folder / "lm_eval.done").is_file() and not (folder / "ibe.done").exists()
+
+    monkeypatch.setattr(sweep, "ibe_commands", lambda task, folder: [[sys.executable, "-c", "pass"]])
+    fake_lm_eval()
+    ibe, _ = sweep.run_sweep(options(tmp_path, ["ibe_copa", "geese_noexp"], models="a::pretrained=x"))
+    assert fake_lm_eval() == []  # lm_eval is not rerun, ibe_postprocess is
+    assert not (folder / "ibe.done").is_file()  # the stand-in wrote no report.json
+    assert "wrote no" in ibe.detail and ibe.status == "failed"
+
+    writes_report = (
+        f"import pathlib; p = pathlib.Path({str(folder / 'ibe')!r}); p.mkdir(exist_ok=True); "
+        "(p / 'report.json').write_text('{}')"
+    )
+    monkeypatch.setattr(sweep, "ibe_commands", lambda task, folder: [[sys.executable, "-c", writes_report]])
+    ibe, _ = sweep.run_sweep(options(tmp_path, ["ibe_copa", "geese_noexp"], models="a::pretrained=x"))
+    assert fake_lm_eval() == [] and ibe.status == "skipped" and "ibe_postprocess done" in ibe.detail
+    assert (folder / "ibe.done").is_file()
+    ibe, _ = sweep.run_sweep(options(tmp_path, ["ibe_copa", "geese_noexp"], models="a::pretrained=x"))
+    assert ibe.detail == "already complete"  # neither lm_eval nor ibe_postprocess again
+
+
+def test_ibe_commands_use_the_newest_samples(tmp_path: Path) -> None:
+    folder = tmp_path / "pair"
+    (folder / "m").mkdir(parents=True)
+    older, newer = folder / "m" / "samples_ibe_copa_1.jsonl", folder / "m" / "samples_ibe_copa_2.jsonl"
+    older.write_text("{}\n")
+    newer.write_text("{}\n")
+    os.utime(older, (1, 1))
+    score, report = sweep.ibe_commands("ibe_copa", folder)
+    assert score[2:6] == ["custom_metrics.cli", "ibe", "score", str(newer)]
+    assert report[4:] == ["report", str(folder / "ibe")]
+
+
+def test_dry_run_prints_pending_commands(tmp_path: Path, capsys) -> None:
+    code = sweep.main(
+        [
+            "--models",
+            "m::pretrained=/ckpt",
+            "--tasks",
+            "geese_noexp",
+            "--out",
+            str(tmp_path),
+            "--dry-run",
+            "--launcher",
+            "accelerate",
+        ]
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "m x geese_noexp: pending" in out and "accelerate.commands.launch -m lm_eval" in out
+
+
+@pytest.mark.e2e
+def test_real_sweep_two_settings_two_tasks_then_resume(embedded_model: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sweep"
+    models = (
+        f"fp32::pretrained={embedded_model},dtype=float32 "
+        f"fp32-len512::pretrained={embedded_model},dtype=float32,max_length=512"
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "custom_metrics.cli",
+        "sweep",
+        "--models",
+        models,
+        "--tasks",
+        "geese_noexp,geese_human",
+        "--out",
+        str(out),
+        "--limit",
+        "1",
+        "--batch-size",
+        "4",
+        "--device",
+        "cpu",
+    ]
+    env = {**os.environ, "EXPLAIN_EVAL_DATA": str(MIRROR), "HF_HUB_OFFLINE": "1"}
+    first = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    assert "4 run, 0 skipped" in first.stdout
+    markers = sorted(out.glob("*/*/lm_eval.done"))
+    assert {m.parent.relative_to(out).as_posix() for m in markers} == {
+        "fp32/geese_noexp",
+        "fp32/geese_human",
+        "fp32-len512/geese_noexp",
+        "fp32-len512/geese_human",
+    }
+
+    with (out / "leaderboard" / "geese.csv").open(newline="") as handle:
+        board = {row["model"]: row for row in csv.DictReader(handle)}
+    for name in ("fp32", "fp32-len512"):
+        for task in ("geese_noexp", "geese_human"):
+            done = json.loads((out / name / task / "lm_eval.done").read_text())
+            results = json.loads((out / name / task / done["results"][0]).read_text())
+            assert float(board[name][f"{task} acc"]) == results["results"][task]["acc,none"]
+            assert results["config"]["limit"] == 1
+
+    stamps = {m: m.stat().st_mtime_ns for m in markers}
+    results_before = sorted(out.rglob("results_*.json"))
+    second = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "0 run, 4 skipped" in second.stdout
+    assert {m: m.stat().st_mtime_ns for m in markers} == stamps
+    assert sorted(out.rglob("results_*.json")) == results_before
