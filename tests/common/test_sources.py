@@ -154,3 +154,18 @@ def test_hub_rows_that_differ_from_the_pinned_content_are_refused(
 def test_mirror_wins_over_a_hub_choice(fixture_mirror: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(GEESE_SOURCE_ENV, "hub")
     assert len(geese_data.load_docs()) == 6
+
+
+def test_geese_source_reaches_the_loader_through_task_metadata(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--metadata '{"geese_source": ...}'`` travels through the harness to the GEESE loader."""
+    from lm_eval.tasks import TaskManager
+
+    from tests.helpers import TASKS_DIR
+
+    monkeypatch.delenv(DATA_ENV, raising=False)
+    monkeypatch.delenv(GEESE_SOURCE_ENV, raising=False)
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata={"geese_source": "hub@abc"})
+    with pytest.raises(DataError, match=r"could not load the Hub dataset azaninello/explained-full-llama-3@abc"):
+        manager.load(["geese_human"])
