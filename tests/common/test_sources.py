@@ -15,7 +15,7 @@ import pytest
 import custom_metrics.geese.data as geese_data
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.jsonl import read_json, read_jsonl
-from custom_metrics.common.settings import CACHE_ENV, DATA_ENV, GEESE_SOURCE_ENV
+from custom_metrics.common.settings import CACHE_ENV, DATA_ENV, GEESE_SOURCE_ENV, GITHUB_RAW_ENV
 from custom_metrics.common.sources import rows_fingerprint
 from tests.helpers import MIRROR
 
@@ -74,6 +74,7 @@ def test_public_default_offline_names_the_pinned_file_and_what_to_do(
 ) -> None:
     monkeypatch.delenv(DATA_ENV, raising=False)
     monkeypatch.delenv(GEESE_SOURCE_ENV, raising=False)
+    monkeypatch.delenv(GITHUB_RAW_ENV, raising=False)
     monkeypatch.setenv(CACHE_ENV, str(tmp_path))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(DataError) as err:
@@ -118,6 +119,7 @@ def test_geese_source_comes_from_metadata_or_environment(monkeypatch: pytest.Mon
 def test_unreachable_hub_says_so_and_names_the_pinned_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(DATA_ENV, raising=False)
     monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    monkeypatch.delenv(GITHUB_RAW_ENV, raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the real Hub client, refusing the network
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf")
     with pytest.raises(DataError) as err:
