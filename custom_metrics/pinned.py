@@ -11,10 +11,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from custom_metrics.common.download import GitHubFile, cached
+from custom_metrics.common.download import GitHubFile, cached, fetch
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.settings import CACHE_ENV, DATA_ENV, GEESE_SOURCE_ENV, cache_root, downloads_dir, env_value
-from custom_metrics.common.sources import Source, download, load_hub_rows
+from custom_metrics.common.sources import Source, load_hub_rows
 from custom_metrics.geese import data as geese_data
 from custom_metrics.ibe import data as ibe_data
 from custom_metrics.reg import data as reg_data
@@ -49,23 +49,24 @@ def _download(names: Sequence[str]) -> int:
     for label, source in files:
         try:
             status = "cached    " if cached(source.remote, label) else "downloaded"
-            path = download(source)
+            path = fetch(source.remote, label, source.mirror_path, requested=True)
         except DataError as err:
             failures += 1
-            print(f"FAILED     {label}: {err}", file=sys.stderr)
+            print(f"FAILED     {err}", file=sys.stderr)
             continue
         remote = source.remote
         print(f"{status} {label}: {path}")
         print(f"           {remote.size:,} bytes, sha256 {remote.sha256}, from {remote.url()}")
     print(f"\n{len(files) - failures} of {len(files)} pinned file(s) verified in {downloads_dir()}.")
-    hub = geese_data.hub_choice() if not names or "geese" in names else None
-    if hub is not None:  # GEESE is to come from the Hub: fill the datasets cache as well
+    if not names or "geese" in names:  # GEESE to come from the Hub: fill the datasets cache as well
         try:
-            rows = load_hub_rows(hub, geese_data.SOURCE, geese_data.SWITCH_BACK)
-            print(f"verified   GEESE via {GEESE_SOURCE_ENV}: Hub dataset {hub.describe()}, {len(rows)} rows")
+            hub = geese_data.hub_choice()
+            if hub is not None:
+                rows = load_hub_rows(hub, geese_data.SOURCE, geese_data.SWITCH_BACK)
+                print(f"verified   GEESE via {GEESE_SOURCE_ENV}: Hub dataset {hub.describe()}, {len(rows)} rows")
         except DataError as err:
             failures += 1
-            print(f"FAILED     GEESE via {GEESE_SOURCE_ENV}: {err}", file=sys.stderr)
+            print(f"FAILED     {err}", file=sys.stderr)
     print(
         f"Nodes without network that share this folder ({CACHE_ENV}={cache_root()}) read these files with no "
         "network access; set HF_HUB_OFFLINE=1 there."

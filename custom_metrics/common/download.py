@@ -122,17 +122,18 @@ def cached(file: GitHubFile, dataset: str) -> Path | None:
     return path
 
 
-def fetch(file: GitHubFile, dataset: str, mirror_path: str) -> Path:
+def fetch(file: GitHubFile, dataset: str, mirror_path: str, requested: bool = False) -> Path:
     """A verified local copy of ``file``: the cache when it holds one (no network), else a download.
 
     ``dataset`` and ``mirror_path`` only word the errors: which dataset failed, and which
-    mirror file would replace the download.
+    mirror file would replace the download. ``requested`` (``explain-eval download``) means
+    the user asked for the network, so the offline switches do not apply.
     """
     path = cached(file, dataset)
     if path is not None:
         return path
     url, target = file.url(), file.cache_path()
-    blocker = offline_variable()
+    blocker = None if requested else offline_variable()
     if blocker:
         raise DataError(
             f"{dataset}: {target} is not in the cache and {blocker}=1 forbids downloading {url}. Run "

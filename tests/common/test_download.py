@@ -201,3 +201,17 @@ def test_timeout_and_retries_come_from_the_environment(monkeypatch: pytest.Monke
     monkeypatch.setenv(DOWNLOAD_TIMEOUT_ENV, "soon")
     with pytest.raises(DataError, match=r"EXPLAIN_EVAL_DOWNLOAD_TIMEOUT='soon' is not a number"):
         Retrying.from_env()
+
+
+def test_download_command_lists_every_pinned_file_and_rejects_unknown_names(
+    raw_github: RawGitHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from custom_metrics.pinned import main
+
+    assert main(["--list", "ibe"]) == 0
+    listed = capsys.readouterr().out
+    assert listed.startswith("COPA dev + COPA test\n") and listed.count(f"  {raw_github.url}/") == 3
+    assert "/downloads/github/Waste-Wood/e-CARE/c3b52648adcc919303a297a377811e24d703e197/dataset/" in listed
+    with pytest.raises(SystemExit) as exit_info:
+        main(["geese", "squad"])
+    assert exit_info.value.code == 2 and "unknown dataset(s) ['squad']" in capsys.readouterr().err

@@ -54,6 +54,7 @@ def test_every_pinned_file_downloads_verifies_and_then_loads_offline(
 ) -> None:
     count = _serve_all(raw_github, full_data)
     assert count == 12  # GEESE 1, RULE 7, ChaosNLI 1, COPA 1 (both splits), e-CARE 2
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # a login node's shell may have it; the command asks for network
     first = _explain_eval_download()
     assert first.returncode == 0, first.stderr
     assert first.stdout.count("downloaded ") == count and f"{count} of {count} pinned file(s) verified" in first.stdout
@@ -62,7 +63,6 @@ def test_every_pinned_file_downloads_verifies_and_then_loads_offline(
     assert again.returncode == 0 and again.stdout.count("cached ") == 4 and len(raw_github.requests) == count
 
     raw_github.close()
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert len(geese_data.load_docs()) == 800
     assert len(rule_data.main_questions()) == 943 and len(rule_data.all_sub_questions()) == 3003
     assert len(rule_data.demo_sets()) == 5
