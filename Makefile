@@ -31,7 +31,7 @@ export TOKENIZERS_PARALLELISM ?= false
 # waiting on a network that is not there. Without one, data comes from the public sources.
 OFFLINE := $(if $(EXPLAIN_EVAL_DATA),HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1)
 
-.PHONY: help install model-path swipl-path demo test test-fast lint leaderboard sweep rule-protocol bench clean
+.PHONY: help install model-path swipl-path download demo test test-fast lint leaderboard sweep rule-protocol bench clean
 
 help:
 	@echo "make install     create $(VENV) with the suite and its dependencies"
@@ -39,6 +39,7 @@ help:
 	@echo "make test        run the test suite (end-to-end tests included)"
 	@echo "make lint        ruff check + ruff format --check"
 	@echo "make model-path  print the embedded model's checkpoint folder (creates it once)"
+	@echo "make download [DATASETS=\"geese rule\"]   download + verify the pinned data files into the cache"
 	@echo "make leaderboard RUNS=dir... LEADERBOARD_OUT=dir   tables + charts from lm_eval runs"
 	@echo "make sweep MODELS=\"a b\" TASKS=t1,t2 [LIMIT=n]    every model x task pair, resumable"
 	@echo "make rule-protocol   RULE's five-shot protocol (five runs, mean +- std) on the embedded model"
@@ -59,6 +60,10 @@ model-path: install
 
 swipl-path:
 	@scripts/install_swipl.sh
+
+# On a login node: fill the cache ($$EXPLAIN_EVAL_CACHE/downloads) that offline compute nodes read.
+download: install
+	$(BIN)/explain-eval download $(DATASETS)
 
 demo: install
 	@echo "data: $${EXPLAIN_EVAL_DATA:-public sources (set EXPLAIN_EVAL_DATA for a local mirror)}"

@@ -27,6 +27,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "REG section 6: GLM of success on output length (needs [analysis])",
     ),
     "ibe": ("ibe_postprocess.cli", "IBE-Eval: `score` logged explanations, `report` the selector (needs [ibe])"),
+    "download": (
+        "custom_metrics.pinned",
+        "download and verify the pinned data files into the cache (login node, then offline runs)",
+    ),
     "model-path": (
         "custom_metrics.common.embedded_model",
         "print the embedded model's checkpoint folder (creates it once)",

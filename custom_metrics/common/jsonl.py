@@ -1,4 +1,4 @@
-"""JSONL reading that reports every bad line by file, line and field."""
+"""JSONL (and whole-JSON) reading that reports every bad line by file, line and field."""
 
 from __future__ import annotations
 
@@ -49,3 +49,11 @@ def read_jsonl(path: Path, required: Sequence[str] = (), check: RowCheck | None 
     if not rows:
         raise DataError(f"{path}: the file holds no rows.")
     return rows
+
+
+def read_json(path: Path) -> Any:
+    """A whole JSON document (not JSONL), such as RULE's prompts.json."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise DataError(f"{path}:{err.lineno}: not valid JSON ({err.msg}).") from err

@@ -9,16 +9,48 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from custom_metrics.common.errors import DataError
+
 DATA_ENV = "EXPLAIN_EVAL_DATA"  # a local mirror laid out like shared/data; wins over downloads
 CACHE_ENV = "EXPLAIN_EVAL_CACHE"  # the suite's cache: embedded model, SWI-Prolog, downloads
 JUDGE_ENV = "EXPLAIN_EVAL_JUDGE"  # default NLI judge spec for REG (and IBE coherence)
 JUDGE_CACHE_ENV = "EXPLAIN_EVAL_JUDGE_CACHE"  # overrides <cache>/nli-verdicts
+GITHUB_RAW_ENV = "EXPLAIN_EVAL_GITHUB_RAW"  # replaces https://raw.githubusercontent.com in pinned URLs
+DOWNLOAD_TIMEOUT_ENV = "EXPLAIN_EVAL_DOWNLOAD_TIMEOUT"  # seconds to connect and between bytes (30)
+DOWNLOAD_RETRIES_ENV = "EXPLAIN_EVAL_DOWNLOAD_RETRIES"  # further attempts after a failed one (4)
+DOWNLOAD_BACKOFF_ENV = "EXPLAIN_EVAL_DOWNLOAD_BACKOFF"  # first wait before a retry, doubled each time (2 s)
+GEESE_SOURCE_ENV = "EXPLAIN_EVAL_GEESE_SOURCE"  # github (default) or hub[:<dataset id>][@<revision>]
+# The Hugging Face switches for "no network": the suite's own downloads obey them too, so a
+# compute node fails at once with a clear message instead of waiting out timeouts.
+OFFLINE_ENVS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
 
 
 def env_value(name: str) -> str | None:
     """The stripped value of ``name``, or None when unset or blank."""
     value = os.environ.get(name, "").strip()
     return value or None
+
+
+def env_number(name: str, default: float, minimum: float = 0.0) -> float:
+    """A numeric setting; a typo fails naming the variable instead of silently using the default."""
+    value = env_value(name)
+    if value is None:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        number = float("nan")
+    if not number >= minimum:  # also rejects nan
+        raise DataError(f"{name}={value!r} is not a number >= {minimum:g}.")
+    return number
+
+
+def offline_variable() -> str | None:
+    """The variable that forbids network access (``HF_HUB_OFFLINE=1`` ...), or None."""
+    for name in OFFLINE_ENVS:
+        if (env_value(name) or "").upper() in ("1", "ON", "YES", "TRUE"):
+            return name
+    return None
 
 
 def cache_root() -> Path:
@@ -29,3 +61,7 @@ def cache_root() -> Path:
 def judge_cache_dir() -> Path:
     override = env_value(JUDGE_CACHE_ENV)
     return Path(override).expanduser().resolve() if override else cache_root() / "nli-verdicts"
+
+
+def downloads_dir() -> Path:
+    return cache_root() / "downloads"

@@ -1,14 +1,19 @@
-"""Dataset loading shared by every task: public source by default, local mirror on request.
+"""Dataset loading shared by every task: pinned public files by default, a local mirror on request.
 
-Real users download from the public source (a Hugging Face dataset or a pinned GitHub
-file). Offline machines point ``EXPLAIN_EVAL_DATA`` at a directory laid out like the
-project's ``shared/data`` mirror. Paths never depend on the current working directory,
-and every failure names the dataset, the variable and the file looked for, because a
-silent fallback would make two machines report different numbers for "the same" task.
+Real users download each dataset file from its pinned public copy (a GitHub file at a fixed
+commit, checked by size and sha256: ``common.download``). Offline machines point
+``EXPLAIN_EVAL_DATA`` at a directory laid out like the project's ``shared/data`` mirror; the
+mirror always wins. Paths never depend on the current working directory, and every failure
+names the dataset, the variable and the file looked for, because a silent fallback would
+make two machines report different numbers for "the same" task.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import tarfile
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,23 +22,45 @@ from typing import Any
 import datasets
 import pyarrow as pa
 
+from custom_metrics.common.download import GitHubFile, fetch
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.jsonl import RowCheck, check_row, read_jsonl
-from custom_metrics.common.settings import DATA_ENV, env_value
+from custom_metrics.common.settings import CACHE_ENV, DATA_ENV, env_value, offline_variable
 
 
 @dataclass(frozen=True)
 class Source:
-    """Where one data file lives: publicly (hub id or URL) and inside the mirror."""
+    """One dataset file: its pinned public copy and its place in the mirror.
+
+    ``member`` names a file inside the public copy when that is an archive (COPA's tarball);
+    the mirror holds the member itself at ``mirror_path``.
+    """
 
     name: str
     mirror_path: str
-    hub_id: str | None = None
-    hub_split: str | None = None
-    url: str | None = None
+    remote: GitHubFile
+    member: str | None = None
 
     def describe(self) -> str:
-        return self.hub_id or self.url or self.mirror_path
+        return self.remote.url() + (f"#{self.member}" if self.member else "")
+
+
+@dataclass(frozen=True)
+class HubDataset:
+    """A Hugging Face dataset split, pinned by content: its rows must hash to ``fingerprint``."""
+
+    id: str
+    split: str
+    fingerprint: str
+    revision: str | None = None
+
+    def describe(self) -> str:
+        return f"{self.id}@{self.revision or 'main'} (split {self.split})"
+
+
+def data_key() -> tuple[str | None, str | None]:
+    """Key for rows kept once per process: the settings that decide which file is read."""
+    return env_value(DATA_ENV), env_value(CACHE_ENV)
 
 
 def mirror_root() -> Path | None:
@@ -63,41 +90,106 @@ def mirror_file(source: Source) -> Path | None:
 
 
 def download(source: Source) -> Path:
-    """The public file of ``source``, downloaded once into the datasets cache."""
-    try:
-        return Path(datasets.DownloadManager().download(source.url))
-    except Exception as err:  # network, offline mode, 404: all end the same way
-        raise DataError(
-            f"{source.name}: could not download {source.url} ({type(err).__name__}: {err}). "
-            f"Offline? Set {DATA_ENV} to a local mirror holding '{source.mirror_path}'."
-        ) from err
+    """The verified public file of ``source`` (for an archive source, the whole archive)."""
+    return fetch(source.remote, source.name, source.mirror_path)
 
 
 def fetch_file(source: Source) -> Path:
-    """A local path to ``source``: its mirror file when configured, else the download."""
+    """A local path to ``source``: its mirror file when configured, else the verified download."""
     return mirror_file(source) or download(source)
 
 
 def load_rows(source: Source, required: Sequence[str] = (), check: RowCheck | None = None) -> list[dict[str, Any]]:
-    """Rows of ``source`` from the mirror when configured, else from the public source."""
+    """Rows of ``source``: the mirror's JSONL, else the pinned JSONL or Arrow file."""
     path = mirror_file(source)
     if path is not None:
         return read_jsonl(path, required, check)
+    path = download(source)
+    if not source.remote.path.endswith(".arrow"):
+        return read_jsonl(path, required, check)
+    rows = read_arrow_rows(path, source.name)
+    for index, row in enumerate(rows, start=1):
+        check_row(row, required, check, f"{path} row {index}")
+    return rows
+
+
+def read_arrow_rows(path: Path, dataset: str) -> list[dict[str, Any]]:
+    """Rows of a ``datasets`` Arrow file (a ``save_to_disk`` shard), as plain dicts."""
     try:
-        if source.hub_id:
-            dataset = datasets.load_dataset(source.hub_id, split=source.hub_split)
-        elif source.url:
-            dataset = datasets.load_dataset("json", data_files=source.url, split="train")
-        else:  # mirror-only sources
-            raise DataError("it has no public source")
-    except Exception as err:  # network, auth, missing dataset: all end the same way
+        rows = datasets.Dataset.from_file(str(path)).to_list()
+    except (OSError, ValueError, pa.ArrowException) as err:
         raise DataError(
-            f"{source.name}: could not load {source.describe()} ({type(err).__name__}: {err}). "
-            f"Offline? Set {DATA_ENV} to a local mirror holding '{source.mirror_path}'."
+            f"{dataset}: {path} is not a readable Arrow file ({type(err).__name__}: {err}); delete it to download "
+            f"it again."
+        ) from err
+    if not rows:
+        raise DataError(f"{dataset}: {path}: the file holds no rows.")
+    return rows
+
+
+def archive_member(source: Source) -> tuple[bytes, str]:
+    """The bytes of ``source``'s mirror file, else of its member in the pinned archive; and where from."""
+    path = mirror_file(source)
+    if path is not None:
+        return path.read_bytes(), str(path)
+    archive = download(source)
+    where = f"{archive}#{source.member}"
+    advice = f"delete {archive} to download it again, or set {DATA_ENV} to a mirror holding '{source.mirror_path}'"
+    try:
+        with tarfile.open(archive, "r:*") as tar:
+            handle = tar.extractfile(str(source.member))
+            if handle is None:
+                raise DataError(f"{source.name}: {where} is not a regular file in the archive; {advice}.")
+            return handle.read(), where
+    except KeyError as err:
+        raise DataError(f"{source.name}: {archive} has no member {source.member!r}; {advice}.") from err
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as err:
+        raise DataError(
+            f"{source.name}: {archive} is not a readable tar archive ({type(err).__name__}: {err}); {advice}."
+        ) from err
+
+
+def rows_fingerprint(rows: Sequence[dict[str, Any]]) -> str:
+    """sha256 of the rows in order, each as key-sorted JSON: equal exactly when the content is."""
+    digest = hashlib.sha256()
+    for row in rows:
+        digest.update(json.dumps(row, ensure_ascii=False, sort_keys=True).encode("utf-8") + b"\n")
+    return digest.hexdigest()
+
+
+def load_hub_rows(
+    hub: HubDataset,
+    source: Source,
+    switch_back: str,
+    required: Sequence[str] = (),
+    check: RowCheck | None = None,
+) -> list[dict[str, Any]]:
+    """Rows of a Hub dataset that stands in for ``source``, refused unless they equal its content.
+
+    A Hub dataset can be re-uploaded under the same id; the fingerprint makes the Hub an
+    alternative transport for the pinned rows, never a different dataset. ``switch_back``
+    tells the user how to choose the pinned default again.
+    """
+    try:
+        dataset = datasets.load_dataset(hub.id, split=hub.split, revision=hub.revision)
+    except Exception as err:  # network, auth, removed dataset, offline mode: all end the same way
+        offline = offline_variable()
+        reason = f"{offline}=1 is set and the datasets cache does not hold it" if offline else "the Hub is unreachable"
+        raise DataError(
+            f"{source.name}: could not load the Hub dataset {hub.describe()} ({type(err).__name__}: {err}). Either "
+            f"{reason}, or the dataset is no longer public. The pinned default is the GitHub file "
+            f"{source.describe()}: {switch_back}."
         ) from err
     rows = [dict(row) for row in dataset]
-    for index, row in enumerate(rows):
-        check_row(row, required, check, f"{source.describe()} row {index}")
+    got = rows_fingerprint(rows)
+    if got != hub.fingerprint:
+        raise DataError(
+            f"{source.name}: the Hub dataset {hub.describe()} is not the pinned content: its {len(rows)} rows have "
+            f"fingerprint {got}, expected {hub.fingerprint} (the rows of {source.describe()}). Results would not "
+            f"be comparable; {switch_back}."
+        )
+    for index, row in enumerate(rows, start=1):
+        check_row(row, required, check, f"{hub.describe()} row {index}")
     return rows
 
 

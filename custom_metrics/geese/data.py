@@ -8,27 +8,43 @@ every sample.
 
 from __future__ import annotations
 
-import os
+import re
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from custom_metrics.common.download import GitHubFile
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.samples import logged_response, read_samples
-from custom_metrics.common.settings import DATA_ENV
-from custom_metrics.common.sources import Source, load_rows
+from custom_metrics.common.settings import GEESE_SOURCE_ENV, env_value
+from custom_metrics.common.sources import HubDataset, Source, data_key, load_hub_rows, load_rows, mirror_root
 from custom_metrics.geese.anonymize import anonymize
 
 LABELS = ("YES", "NO", "UNKNOWN")
 FIELDS = ("id", "text_t", "text_h", "label", "text_label", "anon_human", "anon_whyexp")
 
+# The authors' save_to_disk copy of the Hub dataset they evaluated on (2024-11-04); the
+# mirror's JSONL is its row-by-row conversion.
 SOURCE = Source(
     name="GEESE (e-RTE-3-it explained, test)",
-    hub_id="azaninello/explained-full-llama-3",
-    hub_split="test",
     mirror_path="geese/explained-full-llama-3/test.jsonl",
+    remote=GitHubFile(
+        owner="andreazaninello",
+        repo="calamita-geese",
+        commit="de12d080de5a44c56c8d54e5335a6eff50e7bf14",
+        path="scripts/explained_data/data-00000-of-00001.arrow",
+        sha256="3702c9ef18e6b80dfa6e8fdae68dc11972a31395ead027f0b3279dfb84a82401",
+        size=3460088,
+    ),
 )
+# The alternative: the Hub dataset the authors loaded, which may no longer be public. Its
+# commit is unknown, so it is pinned by content: `rows_fingerprint` of the 800 rows above.
+HUB_ID = "azaninello/explained-full-llama-3"
+HUB_SPLIT = "test"
+ROWS_FINGERPRINT = "2fbdc4db94a0ea55053d6e4a13276273de3b62431f8ff6799dcbdae3754bda79"
+_HUB_SETTING = re.compile(r"^hub(?::(?P<id>[^@\s]+))?(?:@(?P<revision>\S+))?$")
+SWITCH_BACK = f"unset {GEESE_SOURCE_ENV} and drop the metadata 'geese_source' to use it"
 
 M1_TYPES = ("whyexp", "whynot", "implicit")
 NO_HINT = "Not given"
@@ -47,17 +63,36 @@ def _check_label(row: dict[str, Any]) -> None:
         raise ValueError(f"field 'label' is {row['label']!r}, expected one of {LABELS}")
 
 
-def load_docs() -> list[dict[str, Any]]:
-    mirror = os.environ.get(DATA_ENV)
-    if not mirror:  # the datasets library caches Hub downloads itself
-        return load_rows(SOURCE, required=FIELDS, check=_check_label)
-    return [dict(doc) for doc in _mirror_docs(mirror)]
+def hub_choice(setting: str | None = None) -> HubDataset | None:
+    """The Hub dataset chosen by ``--metadata geese_source=...`` or ``EXPLAIN_EVAL_GEESE_SOURCE``.
+
+    ``github`` (the default) gives None: the pinned GitHub file. ``hub[:<dataset id>][@<revision>]``
+    gives the Hub dataset (by default ``azaninello/explained-full-llama-3`` at ``main``); any
+    id and revision are accepted because the rows are checked against the pinned content.
+    """
+    value = (setting or env_value(GEESE_SOURCE_ENV) or "github").strip()
+    if value == "github":
+        return None
+    match = _HUB_SETTING.match(value)
+    if match is None:
+        raise DataError(
+            f"GEESE: data source {value!r} (metadata 'geese_source' or {GEESE_SOURCE_ENV}) is not one of "
+            "'github', 'hub', 'hub@<revision>', 'hub:<dataset id>[@<revision>]'."
+        )
+    return HubDataset(match["id"] or HUB_ID, HUB_SPLIT, ROWS_FINGERPRINT, match["revision"])
+
+
+def load_docs(source: str | None = None) -> list[dict[str, Any]]:
+    """The 800 test docs from the mirror, else from the chosen public source (``hub_choice``)."""
+    return [dict(doc) for doc in _docs(data_key(), hub_choice(source))]
 
 
 @lru_cache(maxsize=4)
-def _mirror_docs(_mirror: str) -> tuple[dict[str, Any], ...]:
-    """One read of the mirror file per process: the four M2 tasks of a run share it."""
-    return tuple(load_rows(SOURCE, required=FIELDS, check=_check_label))
+def _docs(_data: tuple[str | None, ...], hub: HubDataset | None) -> tuple[dict[str, Any], ...]:
+    """One read per process: the four M2 tasks of a run share it."""
+    if hub is None or mirror_root() is not None:  # the mirror wins over every download
+        return tuple(load_rows(SOURCE, required=FIELDS, check=_check_label))
+    return tuple(load_hub_rows(hub, SOURCE, SWITCH_BACK, required=FIELDS, check=_check_label))
 
 
 def _check_doc_id(sample: dict[str, Any]) -> None:
@@ -100,23 +135,23 @@ def attach_explanations(docs: list[dict[str, Any]], samples_path: str | Path) ->
     return [{**doc, "self_explanation": explanations[str(doc["id"])]} for doc in docs if str(doc["id"]) in explanations]
 
 
-def m1_docs(explanation_type: str) -> list[dict[str, Any]]:
+def m1_docs(explanation_type: str, source: str | None = None) -> list[dict[str, Any]]:
     """The docs of one M1 task, each with the ``explanation_type`` its prompt asks for."""
     if explanation_type not in M1_TYPES:
         raise DataError(
             f"GEESE: unknown explanation type {explanation_type!r}; expected one of {M1_TYPES} "
             "(dataset_kwargs 'explanation_type')."
         )
-    return [{**doc, "explanation_type": explanation_type} for doc in load_docs()]
+    return [{**doc, "explanation_type": explanation_type} for doc in load_docs(source)]
 
 
-def hinted_docs(hint: str | None, explanations: str | None = None) -> list[dict[str, Any]]:
+def hinted_docs(hint: str | None, explanations: str | None = None, source: str | None = None) -> list[dict[str, Any]]:
     """The docs of one M2 setting, each with its ``hint``; ``selfexp`` needs an M1 samples file."""
     if hint not in HINTS:
         raise DataError(
             f"GEESE: unknown hint setting {hint!r}; expected one of {sorted(HINTS)} (dataset_kwargs 'hint')."
         )
-    docs = load_docs()
+    docs = load_docs(source)
     if hint == "selfexp":
         if not explanations:
             raise DataError(

@@ -7,47 +7,56 @@ gets its own explanation, so a question yields two docs.
 
 Training and test questions live in one lm-eval split (the selector needs explanations
 for both), interleaved question by question so that ``--limit N`` keeps both kinds.
-COPA's public source is a tarball of XML files, which ``common.sources`` (JSONL only)
-does not read; this module fetches and parses it, using the same mirror convention.
+COPA's public source is a tarball of XML files; this module parses the XML of a split,
+read from the mirror or from the pinned tarball (``common.sources.archive_member``).
 """
 
 from __future__ import annotations
 
 import io
 import random
-import tarfile
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from custom_metrics.common.download import GitHubFile
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.sources import Source, download, load_rows, mirror_file
+from custom_metrics.common.sources import Source, archive_member, load_rows
 from custom_metrics.ibe.inputs import read_inputs
 
 COPA_COMMIT = "9af88e4a2447e59afb220ade82b4a355da8fa1d6"
-COPA_TGZ_URL = (
-    f"https://raw.githubusercontent.com/asgordon/asgordon.github.io/{COPA_COMMIT}/downloads/COPA-resources.tgz"
+# Public COPA is one tarball holding both splits; the mirror holds the XML files themselves.
+COPA_ARCHIVE = GitHubFile(
+    owner="asgordon",
+    repo="asgordon.github.io",
+    commit=COPA_COMMIT,
+    path="downloads/COPA-resources.tgz",
+    sha256="5145348834d2081ad90da0397d1db3d70fa044e506bd8ce224194d24b04cdbbe",
+    size=109432,
 )
 COPA_SOURCES = {
     split: Source(
         name=f"COPA {split}",
         mirror_path=f"copa/copa-{split}.xml",
-        url=f"{COPA_TGZ_URL}#COPA-resources/datasets/copa-{split}.xml",
+        remote=COPA_ARCHIVE,
+        member=f"COPA-resources/datasets/copa-{split}.xml",
     )
     for split in ("dev", "test")
 }
-# Public COPA comes as one tarball holding both splits; the mirror holds the XML files.
-COPA_ARCHIVE = Source(name="COPA resources", mirror_path="copa/", url=COPA_TGZ_URL)
 
 ECARE_COMMIT = "c3b52648adcc919303a297a377811e24d703e197"
+_ECARE_PINS = {  # split -> (sha256, bytes) of dataset/Causal_Reasoning/<split>.jsonl
+    "train": ("540f828fe640f0bbef0e16c47a933b65625f49f20aef8a45884a836eb9c034c3", 3495616),
+    "dev": ("cc95861592d28f49e25d540b9993fb01732306220e16a66b27f85b051c6dd433", 494316),
+}
 ECARE_SOURCES = {
     split: Source(
         name=f"e-CARE Causal_Reasoning {split}",
         mirror_path=f"ecare/Causal_Reasoning/{split}.jsonl",
-        url=f"https://raw.githubusercontent.com/Waste-Wood/e-CARE/{ECARE_COMMIT}/dataset/Causal_Reasoning/{split}.jsonl",
+        remote=GitHubFile("Waste-Wood", "e-CARE", ECARE_COMMIT, f"dataset/Causal_Reasoning/{split}.jsonl", *pin),
     )
-    for split in ("train", "dev")
+    for split, pin in _ECARE_PINS.items()
 }
 ECARE_FIELDS = ("index", "premise", "ask-for", "hypothesis1", "hypothesis2", "label")
 
@@ -58,23 +67,6 @@ ECARE_TEST_SIZE = 500
 ECARE_SEED = 1234
 
 DOC_FIELDS = ("qid", "option", "split", "correct", "premise", "conclusion", "asks_for", "context", "choice")
-
-
-def _copa_xml_bytes(split: str) -> tuple[bytes, str]:
-    """The XML of a COPA split and where it came from (mirror file or the pinned tarball)."""
-    source = COPA_SOURCES[split]
-    path = mirror_file(source)
-    if path is not None:
-        return path.read_bytes(), str(path)
-    archive = download(COPA_ARCHIVE)
-    member = f"COPA-resources/datasets/copa-{split}.xml"
-    with tarfile.open(archive, "r:gz") as tar:
-        try:
-            handle = tar.extractfile(member)
-        except KeyError as err:
-            raise DataError(f"{archive}: member {member} is missing; delete the file to download it again.") from err
-        assert handle is not None
-        return handle.read(), f"{archive}#{member}"
 
 
 def parse_copa_xml(payload: bytes, where: str) -> list[dict[str, Any]]:
@@ -112,7 +104,7 @@ def parse_copa_xml(payload: bytes, where: str) -> list[dict[str, Any]]:
 
 
 def load_copa(split: str) -> list[dict[str, Any]]:
-    payload, where = _copa_xml_bytes(split)
+    payload, where = archive_member(COPA_SOURCES[split])
     return parse_copa_xml(payload, where)
 
 

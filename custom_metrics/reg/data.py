@@ -12,18 +12,25 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from custom_metrics.common.download import GitHubFile
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.settings import judge_cache_dir
 from custom_metrics.common.sources import Source, load_rows
 from custom_metrics.judge.spec import judge_spec_from_env, parse_spec
 from custom_metrics.judge.types import NLI_LABELS
 
+# The authors' release is a Dropbox zip; this plain-file copy of its member (Baan et al.,
+# EMNLP 2022) is byte-identical and pinnable.
 SOURCE = Source(
     name="ChaosNLI-MNLI",
     mirror_path="chaosnli/chaosNLI_mnli_m.jsonl",
-    url=(
-        "https://raw.githubusercontent.com/jsbaan/calibration-on-disagreement-data/"
-        "990e81cacadac5d0268160d1c02bad19d4ddb9a3/data/chaosNLI_v1.0/chaosNLI_mnli_m.jsonl"
+    remote=GitHubFile(
+        owner="jsbaan",
+        repo="calibration-on-disagreement-data",
+        commit="990e81cacadac5d0268160d1c02bad19d4ddb9a3",
+        path="data/chaosNLI_v1.0/chaosNLI_mnli_m.jsonl",
+        sha256="8eb49b589488e7b1a9ec95fb8a864bd50f0509b4f808eed0aed3f8167617664d",
+        size=871731,
     ),
 )
 FIELDS = ("uid", "majority_label", "label_count", "example")

@@ -10,40 +10,50 @@ loader verifies each one and names the file, row and field that breaks it.
 
 from __future__ import annotations
 
-import json
-import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from custom_metrics.common.download import GitHubFile
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.settings import DATA_ENV
-from custom_metrics.common.sources import Source, fetch_file, load_rows
+from custom_metrics.common.jsonl import read_json
+from custom_metrics.common.sources import Source, data_key, fetch_file, load_rows
 
 COMMIT = "ace6fb67c1000e9ccb955a1efca5893ee1d4c032"
-_RAW = f"https://raw.githubusercontent.com/nii-cl/rule/{COMMIT}/data"
 SPLITS = (1, 2, 3, 4, 5)
 N_OPTIONS = 4
 NONE_OPTION = "None of the above choices"
 
+
+def _pinned(path: str, sha256: str, size: int) -> GitHubFile:
+    return GitHubFile("nii-cl", "rule", COMMIT, f"data/{path}", sha256, size)
+
+
 MAIN_SOURCE = Source(
     name="RULE main questions",
-    url=f"{_RAW}/eval_data/mainq.jsonl",
     mirror_path="rule/eval_data/mainq.jsonl",
+    remote=_pinned("eval_data/mainq.jsonl", "b8c652ab9c79f7d1499b0dcb5b22802245fed5afed3892001303122f859aedd0", 970226),
 )
+_SUB_PINS = {  # split -> (sha256, bytes) of data/eval_data/subq_split_<k>.jsonl
+    1: ("e2554618346304986d32b3b3332a3f1274b1e0949e3a7e8435827469f67117cd", 1201980),
+    2: ("021d0e15f8a0934cce969a8b3122909b60f397445f6fb730702ee1edc1247c72", 1152810),
+    3: ("a0729979bd4842c930cc58cf6cffd7bb074c9a7d80b0a4a56de33e69a53aaa32", 1149585),
+    4: ("d2396378efa88669c0f18dc0c14097409d7b5e0220c3a1286adc4cf57dcf3ac2", 1169580),
+    5: ("69266866d5826c1144148fd794a882c0b2cceb8a027e4a917c2b2fe8b9615260", 1204704),
+}
 SUB_SOURCES = {
     k: Source(
         name=f"RULE subquestions, split {k}",
-        url=f"{_RAW}/eval_data/subq_split_{k}.jsonl",
         mirror_path=f"rule/eval_data/subq_split_{k}.jsonl",
+        remote=_pinned(f"eval_data/subq_split_{k}.jsonl", *_SUB_PINS[k]),
     )
     for k in SPLITS
 }
 PROMPTS_SOURCE = Source(
     name="RULE prompt file",
-    url=f"{_RAW}/prompt/prompts.json",
     mirror_path="rule/prompt/prompts.json",
+    remote=_pinned("prompt/prompts.json", "9ebc7f67ece229519b76b1b3d75a5d48af30d0a6b9f2dfed05d492191f32aa93", 377334),
 )
 
 OPTION_FIELDS = tuple(f"answer{i}" for i in range(N_OPTIONS))
@@ -111,17 +121,12 @@ def _where(source: Source, index: int) -> str:
     return f"{source.describe()} row {index + 1}"
 
 
-def _data_key() -> str | None:
-    """Cache key for loaded files: the mirror in use, so switching it never serves stale rows."""
-    return os.environ.get(DATA_ENV)
-
-
 def main_questions() -> tuple[MainQuestion, ...]:
-    return _main_questions(_data_key())
+    return _main_questions(data_key())
 
 
 @lru_cache(maxsize=4)
-def _main_questions(_data: str | None) -> tuple[MainQuestion, ...]:
+def _main_questions(_data: tuple[str | None, ...]) -> tuple[MainQuestion, ...]:
     rows = load_rows(MAIN_SOURCE, required=MAIN_FIELDS)
     found: list[MainQuestion] = []
     seen: set[str] = set()
@@ -136,11 +141,11 @@ def _main_questions(_data: str | None) -> tuple[MainQuestion, ...]:
 
 def sub_questions(split: int) -> tuple[SubQuestion, ...]:
     """Subquestions of one split, each checked against the main question it belongs to."""
-    return _sub_questions(split, _data_key())
+    return _sub_questions(split, data_key())
 
 
 @lru_cache(maxsize=20)
-def _sub_questions(split: int, _data: str | None) -> tuple[SubQuestion, ...]:
+def _sub_questions(split: int, _data: tuple[str | None, ...]) -> tuple[SubQuestion, ...]:
     source = SUB_SOURCES[split]
     mains = {main.id: main for main in main_questions()}
     found: list[SubQuestion] = []
@@ -191,23 +196,14 @@ def all_sub_questions() -> tuple[SubQuestion, ...]:
     return tuple(found)
 
 
-def _read_json_document(source: Source) -> Any:
-    """A whole JSON file (not JSONL), such as prompts.json."""
-    path = fetch_file(source)
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise DataError(f"{path}: not valid JSON ({err.msg}, line {err.lineno}).") from err
-
-
 def demo_sets() -> tuple[DemoSet, ...]:
     """The five vanilla five-shot prompts of prompts.json, linked to RULE main question ids."""
-    return _demo_sets(_data_key())
+    return _demo_sets(data_key())
 
 
 @lru_cache(maxsize=4)
-def _demo_sets(_data: str | None) -> tuple[DemoSet, ...]:
-    document = _read_json_document(PROMPTS_SOURCE)
+def _demo_sets(_data: tuple[str | None, ...]) -> tuple[DemoSet, ...]:
+    document = read_json(fetch_file(PROMPTS_SOURCE))
     where = f"{PROMPTS_SOURCE.describe()}"
     try:
         vanilla = next(entry["prompt"] for entry in document["5shots"] if entry["name"] == "vanilla")

@@ -22,11 +22,13 @@ from custom_metrics.geese.metrics import (  # noqa: F401
 from custom_metrics.geese.prompts import m1_prompt, m2_prompt  # noqa: F401
 
 
-def load_m2(hint: str | None = None, explanations: str | None = None, **_: Any) -> dict[str, datasets.Dataset]:
+def load_m2(
+    hint: str | None = None, explanations: str | None = None, geese_source: str | None = None, **_: Any
+) -> dict[str, datasets.Dataset]:
     """M2 docs with the ``hint`` of the task's setting (``dataset_kwargs: {hint: ...}``)."""
-    return {"test": to_dataset(data.hinted_docs(hint, explanations))}
+    return {"test": to_dataset(data.hinted_docs(hint, explanations, geese_source))}
 
 
-def load_m1(explanation_type: str, **_: Any) -> dict[str, datasets.Dataset]:
+def load_m1(explanation_type: str, geese_source: str | None = None, **_: Any) -> dict[str, datasets.Dataset]:
     """M1 docs with the ``explanation_type`` the prompt asks for."""
-    return {"test": to_dataset(data.m1_docs(explanation_type))}
+    return {"test": to_dataset(data.m1_docs(explanation_type, geese_source))}

@@ -1,4 +1,8 @@
-"""Data loading: public source by default, the mirror on request, clear errors otherwise."""
+"""Data loading: the mirror on request, GEESE's choice of public source, clear errors otherwise.
+
+The download of pinned files is tested against a real server in test_download.py and, with
+the real pinned bytes, in test_pinned_data.py.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +14,10 @@ import pytest
 
 import custom_metrics.geese.data as geese_data
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.jsonl import read_jsonl
-from custom_metrics.common.settings import DATA_ENV
-from custom_metrics.common.sources import Source, load_rows
+from custom_metrics.common.jsonl import read_json, read_jsonl
+from custom_metrics.common.settings import CACHE_ENV, DATA_ENV, GEESE_SOURCE_ENV, GITHUB_RAW_ENV
+from custom_metrics.common.sources import rows_fingerprint
+from tests.helpers import MIRROR
 
 
 def test_mirror_is_used_when_the_variable_is_set(
@@ -27,29 +32,6 @@ def test_relative_mirror_path_is_resolved(fixture_mirror: Path, monkeypatch: pyt
     monkeypatch.chdir(fixture_mirror.parent)
     monkeypatch.setenv(DATA_ENV, "mirror")
     assert len(geese_data.load_docs()) == 6
-
-
-def test_public_source_is_the_hub_dataset(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(DATA_ENV, raising=False)
-    calls: list[tuple] = []
-    row = {field: "x" for field in geese_data.FIELDS} | {"label": "YES"}
-
-    def fake_load_dataset(path: str, split: str | None = None, **kwargs) -> datasets.Dataset:
-        calls.append((path, split))
-        return datasets.Dataset.from_list([row])
-
-    monkeypatch.setattr(datasets, "load_dataset", fake_load_dataset)
-    assert geese_data.load_docs() == [row]
-    assert calls == [("azaninello/explained-full-llama-3", "test")]
-
-
-def test_offline_without_mirror_names_dataset_and_variable(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(DATA_ENV, raising=False)
-    with pytest.raises(DataError) as err:
-        geese_data.load_docs()  # HF_HUB_OFFLINE=1 in the tests: the Hub load fails fast
-    message = str(err.value)
-    assert "azaninello/explained-full-llama-3" in message and DATA_ENV in message
-    assert "geese/explained-full-llama-3/test.jsonl" in message
 
 
 def test_mirror_without_the_file_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -72,6 +54,9 @@ def test_bad_rows_name_file_line_and_field(tmp_path: Path) -> None:
     path.write_text("")
     with pytest.raises(DataError, match="holds no rows"):
         read_jsonl(path)
+    path.write_text('{"5shots": [\n  {"name": "vanilla",}\n]}')
+    with pytest.raises(DataError, match=r"rows.jsonl:2: not valid JSON"):
+        read_json(path)
 
 
 def test_bad_label_is_reported_with_its_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -84,49 +69,105 @@ def test_bad_label_is_reported_with_its_row(tmp_path: Path, monkeypatch: pytest.
         geese_data.load_docs()
 
 
-def test_url_sources_go_through_datasets_json(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_public_default_offline_names_the_pinned_file_and_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv(DATA_ENV, raising=False)
-    seen: dict = {}
-
-    def fake_load_dataset(path: str, data_files: str | None = None, split: str | None = None, **kwargs):
-        seen.update(path=path, data_files=data_files, split=split)
-        return datasets.Dataset.from_list([{"a": 1}])
-
-    monkeypatch.setattr(datasets, "load_dataset", fake_load_dataset)
-    source = Source(name="demo", mirror_path="demo/x.jsonl", url="https://example.org/x.jsonl")
-    assert load_rows(source, required=["a"]) == [{"a": 1}]
-    assert seen == {"path": "json", "data_files": "https://example.org/x.jsonl", "split": "train"}
-
-
-def test_public_copa_comes_from_the_pinned_tarball(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import tarfile
-
-    from custom_metrics.ibe import data as ibe_data
-    from tests.helpers import MIRROR
-
-    archive = tmp_path / "COPA-resources.tgz"
-    with tarfile.open(archive, "w:gz") as tar:
-        tar.add(MIRROR / "copa/copa-dev.xml", arcname="COPA-resources/datasets/copa-dev.xml")
-    requested: list[str] = []
-    monkeypatch.delenv(DATA_ENV, raising=False)
-    monkeypatch.setattr(ibe_data, "download", lambda source: requested.append(source.url) or archive)
-    items = ibe_data.load_copa("dev")
-    assert requested == [ibe_data.COPA_TGZ_URL] and "9af88e4a2447e59afb220ade82b4a355da8fa1d6" in requested[0]
-    assert len(items) == 4
-    with pytest.raises(DataError, match=r"copa-test\.xml is missing"):
-        ibe_data.load_copa("test")
-
-
-def test_failed_download_names_url_and_variable(monkeypatch: pytest.MonkeyPatch) -> None:
-    from custom_metrics.common.sources import fetch_file
-
-    monkeypatch.delenv(DATA_ENV, raising=False)
-    source = Source(
-        name="RULE prompts", mirror_path="rule/prompt/prompts.json", url="https://example.invalid/prompts.json"
+    monkeypatch.delenv(GEESE_SOURCE_ENV, raising=False)
+    monkeypatch.delenv(GITHUB_RAW_ENV, raising=False)
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(DataError) as err:
+        geese_data.load_docs()
+    message = str(err.value)
+    assert message.startswith("GEESE (e-RTE-3-it explained, test): ")
+    assert (
+        "HF_HUB_OFFLINE=1 forbids downloading https://raw.githubusercontent.com/andreazaninello/calamita-geese/"
+        in message
     )
+    assert "de12d080de5a44c56c8d54e5335a6eff50e7bf14/scripts/explained_data/data-00000-of-00001.arrow" in message
+    assert "explain-eval download" in message and "geese/explained-full-llama-3/test.jsonl" in message
+
+
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [
+        ("github", None),
+        ("hub", ("azaninello/explained-full-llama-3", None)),
+        ("hub@0123abc", ("azaninello/explained-full-llama-3", "0123abc")),
+        ("hub:someone/fork", ("someone/fork", None)),
+        ("hub:someone/fork@v1.0", ("someone/fork", "v1.0")),
+    ],
+)
+def test_geese_source_settings(setting: str, expected: tuple | None) -> None:
+    hub = geese_data.hub_choice(setting)
+    assert (hub and (hub.id, hub.revision)) == expected
+    assert hub is None or (hub.split, hub.fingerprint) == ("test", geese_data.ROWS_FINGERPRINT)
+
+
+def test_geese_source_comes_from_metadata_or_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(GEESE_SOURCE_ENV, "hub@r1")
+    assert geese_data.hub_choice().revision == "r1"
+    assert geese_data.hub_choice("github") is None  # --metadata wins over the variable
+    monkeypatch.setenv(GEESE_SOURCE_ENV, "huggingface")
     with pytest.raises(
-        DataError,
-        match=r"RULE prompts: could not download https://example.invalid/prompts.json "
-        r".*EXPLAIN_EVAL_DATA.*rule/prompt/prompts.json",
+        DataError, match=rf"data source 'huggingface' \(metadata 'geese_source' or {GEESE_SOURCE_ENV}\)"
     ):
-        fetch_file(source)
+        geese_data.hub_choice()
+
+
+def test_unreachable_hub_says_so_and_names_the_pinned_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(DATA_ENV, raising=False)
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    monkeypatch.delenv(GITHUB_RAW_ENV, raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the real Hub client, refusing the network
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf")
+    with pytest.raises(DataError) as err:
+        geese_data.load_docs("hub@0123abc")
+    message = str(err.value)
+    assert "could not load the Hub dataset azaninello/explained-full-llama-3@0123abc (split test)" in message
+    assert "HF_HUB_OFFLINE=1 is set" in message and "no longer public" in message
+    assert (
+        "The pinned default is the GitHub file https://raw.githubusercontent.com/andreazaninello/calamita-geese/"
+        in message
+    )
+    assert f"unset {GEESE_SOURCE_ENV} and drop the metadata 'geese_source'" in message
+
+
+def test_hub_rows_that_differ_from_the_pinned_content_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A local dataset folder stands in for a re-uploaded Hub dataset: same loader, other rows."""
+    monkeypatch.delenv(DATA_ENV, raising=False)
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf")
+    folder = tmp_path / "reuploaded"
+    folder.mkdir()
+    (folder / "test.jsonl").write_bytes((MIRROR / "geese/explained-full-llama-3/test.jsonl").read_bytes())
+    rows = read_jsonl(folder / "test.jsonl")
+    with pytest.raises(DataError) as err:
+        geese_data.load_docs(f"hub:{folder}")
+    message = str(err.value)
+    assert f"the Hub dataset {folder}@main (split test) is not the pinned content: its 6 rows" in message
+    assert f"fingerprint {rows_fingerprint(rows)}, expected {geese_data.ROWS_FINGERPRINT}" in message
+    assert "Results would not be comparable" in message
+
+
+def test_mirror_wins_over_a_hub_choice(fixture_mirror: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(GEESE_SOURCE_ENV, "hub")
+    assert len(geese_data.load_docs()) == 6
+
+
+def test_geese_source_reaches_the_loader_through_task_metadata(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--metadata '{"geese_source": ...}'`` travels through the harness to the GEESE loader."""
+    from lm_eval.tasks import TaskManager
+
+    from tests.helpers import TASKS_DIR
+
+    monkeypatch.delenv(DATA_ENV, raising=False)
+    monkeypatch.delenv(GEESE_SOURCE_ENV, raising=False)
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata={"geese_source": "hub@abc"})
+    with pytest.raises(DataError, match=r"could not load the Hub dataset azaninello/explained-full-llama-3@abc"):
+        manager.load(["geese_human"])

@@ -169,11 +169,14 @@ def test_missing_mirror_file_names_the_expected_path(tmp_path, monkeypatch):
         rule_data.main_questions()
 
 
-def test_public_source_is_pinned_to_the_papers_commit():
-    assert rule_data.MAIN_SOURCE.url == (
+def test_public_source_is_pinned_to_the_papers_commit(monkeypatch):
+    monkeypatch.delenv("EXPLAIN_EVAL_GITHUB_RAW", raising=False)
+    assert rule_data.MAIN_SOURCE.remote.url() == (
         "https://raw.githubusercontent.com/nii-cl/rule/ace6fb67c1000e9ccb955a1efca5893ee1d4c032/data/eval_data/mainq.jsonl"
     )
-    assert rule_data.PROMPTS_SOURCE.url.endswith("ace6fb67c1000e9ccb955a1efca5893ee1d4c032/data/prompt/prompts.json")
+    assert rule_data.PROMPTS_SOURCE.remote.url().endswith(
+        "ace6fb67c1000e9ccb955a1efca5893ee1d4c032/data/prompt/prompts.json"
+    )
 
 
 def test_scoring_picks_the_most_likely_option_digit():

@@ -1,0 +1,230 @@
+"""Pinned public files: downloaded once into the suite's cache, verified, then used offline.
+
+Why not ``datasets``' own downloader: it asks the server before it trusts its cache (a warm
+cache fails on an offline compute node), it checks no content (an HTML page served with
+status 200 gets cached and parsed as data), and its "Unable to find" hides the connection
+error. Here every file is pinned by commit, size and sha256. A download goes to a temporary
+file beside its target, with timeouts and retries, and is moved into place only once
+verified, so the cache holds nothing but verified bytes and an interrupted download leaves
+nothing behind. A cached file is hashed again on each use (milliseconds for these sizes)
+and never causes a network request.
+
+The HTTP part is ``requests``: it honours the proxy and CA-bundle variables that clusters
+set (``HTTPS_PROXY``, ``NO_PROXY``, ``REQUESTS_CA_BUNDLE``) and separates connect and read
+timeouts. Retries are one loop around the whole transfer rather than urllib3's ``Retry``,
+which stops at the response headers: a stall or a cut connection in the middle of the body,
+the usual failure of a multi-megabyte download, would not be retried.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import requests
+
+from custom_metrics.common.errors import DataError
+from custom_metrics.common.settings import (
+    CACHE_ENV,
+    DATA_ENV,
+    DOWNLOAD_BACKOFF_ENV,
+    DOWNLOAD_RETRIES_ENV,
+    DOWNLOAD_TIMEOUT_ENV,
+    GITHUB_RAW_ENV,
+    downloads_dir,
+    env_number,
+    env_value,
+    offline_variable,
+)
+
+logger = logging.getLogger(__name__)
+
+GITHUB_RAW = "https://raw.githubusercontent.com"
+_CHUNK = 1 << 16
+_RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})  # the server may answer later
+
+
+@dataclass(frozen=True)
+class GitHubFile:
+    """One file of a public GitHub repository at a fixed commit, and the content it must have."""
+
+    owner: str
+    repo: str
+    commit: str
+    path: str
+    sha256: str
+    size: int
+
+    def url(self) -> str:
+        """The raw URL; ``EXPLAIN_EVAL_GITHUB_RAW`` swaps the host for a mirror with the same layout."""
+        base = (env_value(GITHUB_RAW_ENV) or GITHUB_RAW).rstrip("/")
+        return f"{base}/{self.owner}/{self.repo}/{self.commit}/{self.path}"
+
+    def cache_path(self) -> Path:
+        """Independent of the host: the content is verified, so any mirror fills the same cache."""
+        return downloads_dir() / "github" / self.owner / self.repo / self.commit / self.path
+
+
+@dataclass(frozen=True)
+class Retrying:
+    """How long to wait for a server and how often to try again (env-configurable)."""
+
+    timeout: float = 30.0
+    retries: int = 4
+    backoff: float = 2.0
+
+    @classmethod
+    def from_env(cls) -> Retrying:
+        return cls(
+            timeout=env_number(DOWNLOAD_TIMEOUT_ENV, cls.timeout, minimum=0.001),
+            retries=int(env_number(DOWNLOAD_RETRIES_ENV, cls.retries)),
+            backoff=env_number(DOWNLOAD_BACKOFF_ENV, cls.backoff),
+        )
+
+    def wait(self, attempt: int) -> float:
+        """Seconds to sleep before attempt ``attempt`` (1-based retries): backoff, 2x backoff, ..."""
+        return self.backoff * 2 ** (attempt - 1)
+
+
+class _Transient(Exception):
+    """A failure worth another attempt: no connection, a timeout, a cut transfer, a 5xx."""
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _mirror_hint(mirror_path: str) -> str:
+    return f"or set {DATA_ENV} to a local mirror holding '{mirror_path}'"
+
+
+def cached(file: GitHubFile, dataset: str) -> Path | None:
+    """The verified cached copy of ``file``, or None when it has not been downloaded yet."""
+    path = file.cache_path()
+    if not path.is_file():
+        return None
+    size, digest = path.stat().st_size, sha256_of(path)
+    if size != file.size or digest != file.sha256:
+        raise DataError(
+            f"{dataset}: the cached file {path} does not match its pin (expected {file.size} bytes, "
+            f"sha256 {file.sha256}; got {size} bytes, sha256 {digest}): it changed after it was verified. "
+            f"Delete it and download again (`explain-eval download`; source {file.url()})."
+        )
+    return path
+
+
+def fetch(file: GitHubFile, dataset: str, mirror_path: str, requested: bool = False) -> Path:
+    """A verified local copy of ``file``: the cache when it holds one (no network), else a download.
+
+    ``dataset`` and ``mirror_path`` only word the errors: which dataset failed, and which
+    mirror file would replace the download. ``requested`` (``explain-eval download``) means
+    the user asked for the network, so the offline switches do not apply.
+    """
+    path = cached(file, dataset)
+    if path is not None:
+        return path
+    url, target = file.url(), file.cache_path()
+    blocker = None if requested else offline_variable()
+    if blocker:
+        raise DataError(
+            f"{dataset}: {target} is not in the cache and {blocker}=1 forbids downloading {url}. Run "
+            f"`explain-eval download` where the network is reachable (a login node) with the same {CACHE_ENV}, "
+            f"{_mirror_hint(mirror_path)}."
+        )
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise DataError(f"{dataset}: cannot create the cache folder {target.parent} ({err}); set {CACHE_ENV}.") from err
+    policy = Retrying.from_env()
+    failures: list[str] = []
+    for attempt in range(policy.retries + 1):
+        if attempt:
+            pause = policy.wait(attempt)
+            logger.warning(
+                "%s: download attempt %d failed (%s); retrying in %.1f s", dataset, attempt, failures[-1], pause
+            )
+            time.sleep(pause)
+        try:
+            _download_once(file, url, target, policy.timeout, dataset, mirror_path)
+            return target
+        except _Transient as err:
+            failures.append(str(err))
+    raise DataError(
+        f"{dataset}: could not download {url} in {len(failures)} attempt(s); last: {failures[-1]}. Nothing was "
+        f"cached. Check the network or proxy ({GITHUB_RAW_ENV} names a mirror of raw.githubusercontent.com; "
+        f"{DOWNLOAD_TIMEOUT_ENV} and {DOWNLOAD_RETRIES_ENV} set the timeout and the retries), fill the cache "
+        f"from a machine with network (`explain-eval download` with the same {CACHE_ENV}), "
+        f"{_mirror_hint(mirror_path)}."
+    )
+
+
+def _download_once(file: GitHubFile, url: str, target: Path, timeout: float, dataset: str, mirror_path: str) -> None:
+    """One transfer into a temporary file, moved to ``target`` only if size and sha256 match."""
+    try:
+        # identity: the body's length is then the file's, and Content-Length can be checked
+        response = requests.get(url, stream=True, timeout=timeout, headers={"Accept-Encoding": "identity"})
+    except requests.RequestException as err:
+        raise _Transient(f"{type(err).__name__}: {err}") from err
+    with response:
+        if response.status_code in _RETRY_STATUS:
+            raise _Transient(f"HTTP {response.status_code} {response.reason}")
+        if response.status_code != 200:
+            raise DataError(
+                f"{dataset}: {url} answered HTTP {response.status_code} {response.reason}: the pinned file is not "
+                f"there. If {GITHUB_RAW_ENV} is set, it must mirror raw.githubusercontent.com's layout "
+                f"<owner>/<repo>/<commit>/<path>; {_mirror_hint(mirror_path)}."
+            )
+        try:
+            descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+        except OSError as err:
+            raise DataError(f"{dataset}: cannot write in {target.parent} ({err}); set {CACHE_ENV}.") from err
+        digest, received, head = hashlib.sha256(), 0, b""
+        try:
+            with os.fdopen(descriptor, "wb") as out:
+                for chunk in response.iter_content(_CHUNK):
+                    received += len(chunk)
+                    head = head or chunk[:256]
+                    if received > file.size:
+                        break  # not the pinned file; an endless stream must not fill the disk
+                    digest.update(chunk)
+                    out.write(chunk)
+            got = digest.hexdigest()
+            if received != file.size or got != file.sha256:
+                got_text = (
+                    f"more than {file.size} bytes (reading stopped there)"
+                    if received > file.size
+                    else f"{received} bytes, sha256 {got}"
+                )
+                raise DataError(
+                    f"{dataset}: {url} sent a file that is not the pinned one: expected {file.size} bytes, sha256 "
+                    f"{file.sha256}; got {got_text}{_html_note(response, head)}. It was not cached ({target}). "
+                    f"A proxy or login page in between, or a wrong {GITHUB_RAW_ENV}? Fix the network path, "
+                    f"{_mirror_hint(mirror_path)}."
+                )
+            os.replace(temporary, target)
+        except requests.RequestException as err:
+            raise _Transient(
+                f"transfer cut before all {file.size} bytes arrived ({type(err).__name__}: {err})"
+            ) from err
+        except OSError as err:
+            raise DataError(f"{dataset}: cannot write {target} ({err}); free space or set {CACHE_ENV}.") from err
+        finally:
+            Path(temporary).unlink(missing_ok=True)
+    logger.info("%s: downloaded and verified %s -> %s", dataset, url, target)
+
+
+def _html_note(response: requests.Response, head: bytes) -> str:
+    kind = response.headers.get("Content-Type", "")
+    start = head.lstrip().lower()
+    if "html" in kind.lower() or start.startswith((b"<!doctype html", b"<html")):
+        return f" (an HTML page, Content-Type {kind or 'not given'})"
+    return ""

@@ -1,0 +1,105 @@
+"""Every pinned public file of the four papers, and ``explain-eval download``, which fetches them.
+
+Compute nodes are often offline while login nodes are not: ``explain-eval download`` on a
+login node fills the suite's cache (``$EXPLAIN_EVAL_CACHE/downloads``) with verified files,
+and a run on a compute node sharing that folder reads them with no network at all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from custom_metrics.common.download import GitHubFile, cached, fetch
+from custom_metrics.common.errors import DataError
+from custom_metrics.common.settings import CACHE_ENV, DATA_ENV, GEESE_SOURCE_ENV, cache_root, downloads_dir, env_value
+from custom_metrics.common.sources import Source, load_hub_rows
+from custom_metrics.geese import data as geese_data
+from custom_metrics.ibe import data as ibe_data
+from custom_metrics.reg import data as reg_data
+from custom_metrics.rule import data as rule_data
+
+DATASETS: dict[str, tuple[Source, ...]] = {
+    "geese": (geese_data.SOURCE,),
+    "rule": (rule_data.MAIN_SOURCE, *rule_data.SUB_SOURCES.values(), rule_data.PROMPTS_SOURCE),
+    "chaosnli": (reg_data.SOURCE,),
+    "copa": tuple(ibe_data.COPA_SOURCES.values()),
+    "ecare": tuple(ibe_data.ECARE_SOURCES.values()),
+}
+PAPERS = {"reg": ("chaosnli",), "ibe": ("copa", "ecare")}  # paper names that differ from a dataset's
+
+
+def pinned_files(names: Sequence[str]) -> list[tuple[str, Source]]:
+    """(label, source) per distinct pinned file of ``names`` (all when empty); COPA's splits share one."""
+    unknown = [name for name in names if name not in DATASETS and name not in PAPERS]
+    if unknown:
+        raise DataError(f"unknown dataset(s) {unknown}; choose from {sorted(DATASETS) + sorted(PAPERS)}.")
+    chosen = [dataset for name in names for dataset in PAPERS.get(name, (name,))] or list(DATASETS)
+    by_file: dict[GitHubFile, list[Source]] = {}
+    for dataset in dict.fromkeys(chosen):
+        for source in DATASETS[dataset]:
+            by_file.setdefault(source.remote, []).append(source)
+    return [(" + ".join(source.name for source in sources), sources[0]) for sources in by_file.values()]
+
+
+def _download(names: Sequence[str]) -> int:
+    files = pinned_files(names)
+    failures = 0
+    for label, source in files:
+        try:
+            status = "cached    " if cached(source.remote, label) else "downloaded"
+            path = fetch(source.remote, label, source.mirror_path, requested=True)
+        except DataError as err:
+            failures += 1
+            print(f"FAILED     {err}", file=sys.stderr)
+            continue
+        remote = source.remote
+        print(f"{status} {label}: {path}")
+        print(f"           {remote.size:,} bytes, sha256 {remote.sha256}, from {remote.url()}")
+    print(f"\n{len(files) - failures} of {len(files)} pinned file(s) verified in {downloads_dir()}.")
+    if not names or "geese" in names:  # GEESE to come from the Hub: fill the datasets cache as well
+        try:
+            hub = geese_data.hub_choice()
+            if hub is not None:
+                rows = load_hub_rows(hub, geese_data.SOURCE, geese_data.SWITCH_BACK)
+                print(f"verified   GEESE via {GEESE_SOURCE_ENV}: Hub dataset {hub.describe()}, {len(rows)} rows")
+        except DataError as err:
+            failures += 1
+            print(f"FAILED     {err}", file=sys.stderr)
+    print(
+        f"Nodes without network that share this folder ({CACHE_ENV}={cache_root()}) read these files with no "
+        "network access; set HF_HUB_OFFLINE=1 there."
+    )
+    if env_value(DATA_ENV):
+        print(f"Note: {DATA_ENV} is set, so tasks read that mirror instead of these files.")
+    return 1 if failures else 0
+
+
+def _list(names: Sequence[str]) -> int:
+    for label, source in pinned_files(names):
+        remote = source.remote
+        print(f"{label}\n  {remote.url()}\n  {remote.size:,} bytes, sha256 {remote.sha256}\n  {remote.cache_path()}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="explain-eval download",
+        description="Download and verify the pinned public data files into the suite's cache, e.g. on a login "
+        "node before running on offline compute nodes.",
+    )
+    parser.add_argument(
+        "datasets", nargs="*", metavar="DATASET", help=f"any of {', '.join([*DATASETS, *PAPERS])} (default: all)"
+    )
+    parser.add_argument("--list", action="store_true", help="print each file's URL, size, sha256 and cache path")
+    args = parser.parse_args(argv)
+    try:
+        pinned_files(args.datasets)
+    except DataError as err:
+        parser.error(str(err))
+    return (_list if args.list else _download)(args.datasets)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""A local web server laid out like raw.githubusercontent.com, with the faults real networks have.
+
+Tests point ``EXPLAIN_EVAL_GITHUB_RAW`` at it, so the suite's real download code runs
+against real HTTP: ``GET /<owner>/<repo>/<commit>/<path>`` answers the registered bytes,
+unless the next planned fault says otherwise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from custom_metrics.common.download import GitHubFile
+
+HTML_PAGE = b"<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body>Proxy login</body></html>\n"
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True  # a stalled handler must not keep the test process alive
+    block_on_close = False
+
+
+class RawGitHub:
+    """``faults`` lists what the next requests meet, one entry per request, in order:
+
+    truncate: the Content-Length of the whole file, then half the bytes and a closed connection;
+    stall: half the bytes, then silence until the server closes; html: a login page with
+    status 200; unavailable: HTTP 503. ``requests`` records every path asked for.
+    """
+
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+        self.faults: list[str] = []
+        self.requests: list[str] = []
+        self._closing = threading.Event()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                owner.requests.append(self.path)
+                fault = owner.faults.pop(0) if owner.faults else None
+                payload = owner.files.get(self.path)
+                if fault == "unavailable":
+                    self.send_error(503)
+                elif fault == "html":
+                    self._send(HTML_PAGE, "text/html; charset=utf-8")
+                elif payload is None:
+                    self.send_error(404)
+                elif fault in ("truncate", "stall"):
+                    self._send(payload[: len(payload) // 2], "application/octet-stream", length=len(payload))
+                    if fault == "stall":
+                        owner._closing.wait(30)
+                else:
+                    self._send(payload, "application/octet-stream")
+
+            def _send(self, body: bytes, kind: str, length: int | None = None) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body) if length is None else length))
+                self.end_headers()
+                try:
+                    self.wfile.write(body)
+                    self.wfile.flush()
+                except OSError:
+                    pass  # the client gave up first
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = _Server(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
+
+    def serve(self, file: GitHubFile, payload: bytes) -> None:
+        self.files[f"/{file.owner}/{file.repo}/{file.commit}/{file.path}"] = payload
+
+    def pin(
+        self, payload: bytes, path: str, owner: str = "someone", repo: str = "data", commit: str = "c0ffee"
+    ) -> GitHubFile:
+        """Serve ``payload`` and return its pin, hashed here: files of the test's own making."""
+        file = GitHubFile(owner, repo, commit, path, hashlib.sha256(payload).hexdigest(), len(payload))
+        self.serve(file, payload)
+        return file
+
+    def serve_file(self, file: GitHubFile, local: Path) -> None:
+        self.serve(file, local.read_bytes())
+
+    def close(self) -> None:
+        self._closing.set()
+        self.server.shutdown()
+        self.server.server_close()
