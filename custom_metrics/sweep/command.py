@@ -20,6 +20,7 @@ from custom_metrics.sweep.runner import (
     DEFAULT_INCLUDE,
     PairOutcome,
     SweepOptions,
+    is_complete,
     lm_eval_command,
     pair_complete,
     pair_folder,
@@ -144,6 +145,9 @@ def print_dry_run(options: SweepOptions, plan: ResourcePlan | None) -> None:
             folder = pair_folder(options.out, setting, task)
             if pair_complete(folder, task):
                 print(f"# {setting.name} x {task}: complete, skipped")
+                continue
+            if is_complete(folder):
+                print(f"# {setting.name} x {task}: lm_eval complete; ibe_postprocess pending")
                 continue
             pair_options, job = options, ""
             if plan is not None:
