@@ -31,6 +31,18 @@ def phase(state: str) -> str:
     return "queued" if word in QUEUED else "running" if word in RUNNING else "ended"
 
 
+def parse_sacct(text: str, job_ids: Sequence[str]) -> dict[str, JobState]:
+    """States from ``sacct --noheader --parsable2 --format=JobID,State`` output; job steps
+    (``12.batch``) and other jobs are ignored, ``CANCELLED by 1000`` keeps its "by" as reason."""
+    states = {}
+    for line in text.splitlines():
+        job_id, _, state = line.partition("|")
+        if job_id in job_ids and state.strip():
+            word = state.split()[0]
+            states[job_id] = JobState(word, phase(word), state[len(word) :].strip())
+    return states
+
+
 def sbatch_parameters(request: JobRequest) -> dict[str, Any]:
     """submitit ``SlurmExecutor`` parameters of one pair's job: one task on one node."""
     res = request.resources
@@ -107,15 +119,7 @@ class SlurmScheduler:
             )
         except (OSError, subprocess.TimeoutExpired):
             return {}
-        if done.returncode != 0:
-            return {}
-        states = {}
-        for line in done.stdout.splitlines():
-            job_id, _, state = line.partition("|")
-            if job_id in job_ids and state:
-                word = state.split()[0]
-                states[job_id] = JobState(word, phase(word), state[len(word) :].strip())
-        return states
+        return parse_sacct(done.stdout, job_ids) if done.returncode == 0 else {}
 
     def states(self, job_ids: Sequence[str]) -> dict[str, JobState]:
         wanted = set(job_ids)

@@ -20,7 +20,7 @@ from custom_metrics.common.errors import DataError
 from custom_metrics.sweep import cluster
 from custom_metrics.sweep.resources import ResourcePlan, Resources, load_plan, parse_minutes
 from custom_metrics.sweep.runner import SweepOptions, parse_models
-from custom_metrics.sweep.slurm import phase, sbatch_parameters
+from custom_metrics.sweep.slurm import parse_sacct, phase, sbatch_parameters
 from tests.sweep import fakes
 from tests.sweep.local_scheduler import LocalScheduler
 
@@ -133,6 +133,14 @@ def test_sbatch_script_of_a_pair(tmp_path: Path) -> None:
         command="x", folder=tmp_path, **sbatch_parameters(cluster.JobRequest("n", tmp_path, Resources(), print, ()))
     )
     assert "--gpus" not in bare and "--mem" not in bare and "--dependency" not in bare and "--time=240" in bare
+
+
+def test_sacct_output_keeps_jobs_not_steps() -> None:
+    text = "12|CANCELLED by 1000\n12.batch|CANCELLED\n12.0|CANCELLED\n13|TIMEOUT\n14|COMPLETED\n"
+    assert parse_sacct(text, ["12", "13", "99"]) == {
+        "12": cluster.JobState("CANCELLED", "ended", "by 1000"),
+        "13": cluster.JobState("TIMEOUT", "ended"),
+    }
 
 
 def test_slurm_states_as_phases() -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from custom_metrics.sweep.slurm import parse_sacct
 from tests.helpers import MIRROR, REPO
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slurm]
@@ -150,11 +151,11 @@ def test_sweep_through_a_real_slurm_cancel_one_job_and_rerun_only_it(
     new_id = _job_id(out, "gemma", "rule_main")
     assert new_id not in ids.values()
 
-    # the scheduler's own record: five jobs, the killed one CANCELLED (job completion log)
-    completed = _slurm(slurm_env, "sacct", "--completion", "-n", "-P", "-o", "JobID,State,JobName")
-    finished = {job_id: state for job_id, state, _ in (line.split("|") for line in completed.splitlines())}
-    assert finished[victim] == "CANCELLED"
-    assert all(finished[job_id] == "COMPLETED" for job_id in [*ids.values(), new_id] if job_id != victim)
+    # the scheduler's own record: five jobs, the killed one CANCELLED (the job completion log,
+    # read by the parser the sweep uses for sacct on clusters with accounting)
+    completed = _slurm(slurm_env, "sacct", "--completion", "--noheader", "--parsable2", "--format=JobID,State")
+    finished = {job_id: state.state for job_id, state in parse_sacct(completed, [*ids.values(), new_id]).items()}
+    assert finished == {job_id: "CANCELLED" if job_id == victim else "COMPLETED" for job_id in [*ids.values(), new_id]}
 
     for model, task in PAIRS:
         done = json.loads(markers[(model, task)].read_text())
