@@ -41,18 +41,19 @@ help:
 	@echo "make model-path  print the embedded model's checkpoint folder (creates it once)"
 	@echo "make download [DATASETS=\"geese rule\"]   download + verify the pinned data files into the cache"
 	@echo "make leaderboard RUNS=dir... LEADERBOARD_OUT=dir   tables + charts from lm_eval runs"
-	@echo "make sweep MODELS=\"a b\" TASKS=t1,t2 [LIMIT=n]    every model x task pair, resumable"
+	@echo "make sweep MODELS=\"a b\" TASKS=t1,t2 [LIMIT=n] [LAUNCHER=slurm]   every model x task pair, resumable"
 	@echo "make rule-protocol   RULE's five-shot protocol (five runs, mean +- std) on the embedded model"
 	@echo "make bench       benchmarks, about 11 minutes: tables + bench/results.json"
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml scripts/install_swipl.sh
+$(VENV)/.installed: pyproject.toml scripts/install_swipl.sh scripts/install_slurm.sh
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) >&2
 	@$(BIN)/pip install -q --upgrade pip >&2
 	@$(BIN)/pip install -q "$(TORCH)" >&2
 	@swipl_bin=$$(scripts/install_swipl.sh) && \
 	  PATH="$$swipl_bin:$$PATH" $(BIN)/pip install -q -e ".[all]" >&2
+	@scripts/install_slurm.sh
 	@touch $@
 
 model-path: install
@@ -82,10 +83,13 @@ leaderboard: install
 	$(BIN)/explain-eval leaderboard $(RUNS) --out $(LEADERBOARD_OUT)
 
 # LIMIT only applies when given on the command line: a full sweep is never cut silently.
+# LAUNCHER=slurm submits one Slurm job per pair; SLURM_CONFIG=file.yaml sets their resources,
+# SWEEP_ARGS passes any other option (e.g. "--slurm-gpus 1 --slurm-partition gpu --no-wait").
 sweep: install
 	$(BIN)/explain-eval sweep --models "$(MODELS)" --tasks "$(TASKS)" --out $(SWEEP_OUT) \
 	  $(if $(MODEL_ARGS),--model-args "$(MODEL_ARGS)") \
-	  $(if $(filter command line,$(origin LIMIT)),--limit $(LIMIT))
+	  $(if $(filter command line,$(origin LIMIT)),--limit $(LIMIT)) \
+	  $(if $(LAUNCHER),--launcher $(LAUNCHER)) $(if $(SLURM_CONFIG),--slurm-config $(SLURM_CONFIG)) $(SWEEP_ARGS)
 
 bench: install
 	@$(BIN)/explain-eval model-path >/dev/null 2>&1

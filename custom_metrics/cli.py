@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 # subcommand -> (module with main(argv), one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": (
-        "custom_metrics.sweep.runner",
-        "every model x task pair through lm_eval, resumable, then the leaderboard",
+        "custom_metrics.sweep.command",
+        "every model x task pair through lm_eval (here or as Slurm jobs), resumable, then the leaderboard",
     ),
     "leaderboard": ("custom_metrics.leaderboard.build", "per-paper tables of lm_eval runs beside the published rows"),
     "rule-protocol": (

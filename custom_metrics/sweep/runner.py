@@ -1,12 +1,10 @@
-"""Run every model x task pair through ``lm_eval``, resumably, then build the leaderboard.
-
-``explain-eval sweep --models "M1 M2" --tasks "t1,t2" --out runs/sweep``
+"""Run every model x task pair through ``lm_eval``, resumably (the command is ``command.py``).
 
 Each pair gets its own folder ``OUT/<model>/<task>/`` holding the harness output
 (``--log_samples``), the log, ``sweep_pair.json`` (the model setting's name, which the
-leaderboard shows) and ``lm_eval.done``, written only after ``lm_eval`` exited 0 and left
-a results file. A pair with a valid ``lm_eval.done`` is skipped, so an interrupted sweep
-picks up where it stopped and a finished pair never runs twice. IBE generation pairs
+leaderboard shows) and ``lm_eval.done``, written atomically only after ``lm_eval`` exited 0
+and left a complete results file. A pair with a valid ``lm_eval.done`` is skipped, so an
+interrupted sweep picks up where it stopped and a finished pair never runs twice. IBE generation pairs
 (``ibe_copa``, ``ibe_ecare``) then run ``explain-eval ibe score`` and ``ibe report``
 on their samples into ``OUT/<model>/<task>/ibe/`` (marker ``ibe.done``); a failure there
 is reported for that pair and the sweep goes on.
@@ -20,7 +18,6 @@ embedded gemma-3-270m checkpoint. ``--model-args`` is added to every model's arg
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -28,11 +25,10 @@ import shlex
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from custom_metrics.common.results import PAIR_FILE, parse_model_args
+from custom_metrics.common.results import PAIR_FILE, ResultsFileError, parse_model_args, read_results_file
 
 DONE_FILE = "lm_eval.done"
 IBE_DONE_FILE = "ibe.done"
@@ -108,21 +104,25 @@ def parse_tasks(text: str) -> list[str]:
 
     def rank(index_task: tuple[int, str]) -> float:
         index, task = index_task
-        source = _judged_task(task)
+        source = judged_task(task)
         return tasks.index(source) + 0.5 if source in tasks[index:] else index
 
     return [task for _, task in sorted(enumerate(tasks), key=rank)]
 
 
-def _judged_task(task: str) -> str | None:
+def judged_task(task: str) -> str | None:
+    """``ibe_X`` for ``ibe_judge_X`` (the pair whose explanations it judges), else None."""
     return f"ibe_{task[len('ibe_judge_') :]}" if task.startswith("ibe_judge_") else None
 
 
 def folder_name(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "model"
+    """A single path component for a model or task name: never ``.``/``..``, never a separator."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "model"
+    return name.replace(".", "_") if not name.strip(".") else name
 
 
 def pair_folder(out: Path, setting: ModelSetting, task: str) -> Path:
+    """``OUT/<model>/<task>``: inside ``out`` whatever the names (see ``folder_name``)."""
     return out / folder_name(setting.name) / folder_name(task)
 
 
@@ -144,7 +144,7 @@ def task_arguments(options: SweepOptions, setting: ModelSetting, task: str) -> l
     model setting generated in its ``ibe_X`` pair, added to any ``--metadata`` JSON the user
     gave (e.g. a REG judge), unless that already names the explanations."""
     extra = list(options.extra)
-    source = _judged_task(task)
+    source = judged_task(task)
     if source is None:
         return extra
     at = extra.index("--metadata") + 1 if "--metadata" in extra else None
@@ -218,6 +218,11 @@ def ibe_commands(task: str, folder: Path) -> list[list[str]]:
     ]
 
 
+def pair_complete(folder: Path, task: str) -> bool:
+    """The pair needs nothing more: lm_eval finished, and for IBE generation pairs the IBE report too."""
+    return is_complete(folder) and (task not in IBE_TASKS or is_complete(folder, IBE_DONE_FILE))
+
+
 def is_complete(folder: Path, marker: str = DONE_FILE) -> bool:
     """True when the pair's marker exists and every results file it names is still there."""
     path = folder / marker
@@ -228,9 +233,13 @@ def is_complete(folder: Path, marker: str = DONE_FILE) -> bool:
     return all((folder / name).is_file() for name in done.get("results", []))
 
 
-def _write_json_atomic(path: Path, data: dict) -> None:
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps(data, indent=2), encoding="utf-8")
+def write_json_atomic(path: Path, data: dict) -> None:
+    """Readers see the old file or the whole new one, even across a crash or two writers at once."""
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.{time.time_ns()}.tmp")
+    with temporary.open("w", encoding="utf-8") as handle:
+        handle.write(json.dumps(data, indent=2))
+        handle.flush()
+        os.fsync(handle.fileno())
     os.replace(temporary, path)
 
 
@@ -252,7 +261,7 @@ def run_pair(options: SweepOptions, setting: ModelSetting, task: str) -> PairOut
     folder = pair_folder(options.out, setting, task)
     folder.mkdir(parents=True, exist_ok=True)
     if is_complete(folder):
-        outcome = PairOutcome(setting.name, task, folder, "skipped", _skip_detail(options, setting, task, folder))
+        outcome = PairOutcome(setting.name, task, folder, "skipped", skip_detail(options, setting, task, folder))
     else:
         outcome = _run_lm_eval(options, setting, task, folder)
         if outcome.status == "failed":
@@ -264,7 +273,7 @@ def run_pair(options: SweepOptions, setting: ModelSetting, task: str) -> PairOut
 
 def _run_lm_eval(options: SweepOptions, setting: ModelSetting, task: str, folder: Path) -> PairOutcome:
     (folder / IBE_DONE_FILE).unlink(missing_ok=True)  # new samples need a new IBE report
-    _write_json_atomic(
+    write_json_atomic(
         folder / PAIR_FILE,
         {"model": setting.name, "model_args": setting.model_args, "task": task, "backend": options.backend},
     )
@@ -277,10 +286,10 @@ def _run_lm_eval(options: SweepOptions, setting: ModelSetting, task: str, folder
     started = time.time()
     code = _run_logged(command, log)
     new = sorted(set(folder.rglob("results*.json")) - before)
-    if code != 0 or not new:
-        reason = f"lm_eval exited {code}" if code else "lm_eval wrote no results file"
+    reason = _why_unfinished(code, new)
+    if reason:
         return PairOutcome(setting.name, task, folder, "failed", f"{reason}; log {log}:\n{_tail(log)}")
-    _write_json_atomic(
+    write_json_atomic(
         folder / DONE_FILE,
         {
             "command": command,
@@ -292,19 +301,43 @@ def _run_lm_eval(options: SweepOptions, setting: ModelSetting, task: str, folder
     return PairOutcome(setting.name, task, folder, "done", f"{time.time() - started:.0f} s")
 
 
-def _skip_detail(options: SweepOptions, setting: ModelSetting, task: str, folder: Path) -> str:
+def _why_unfinished(code: int, new_results: list[Path]) -> str:
+    """Empty when lm_eval exited 0 and every results file it wrote reads as a whole results file."""
+    if code:
+        return f"lm_eval exited {code}"
+    if not new_results:
+        return "lm_eval wrote no results file"
+    for path in new_results:
+        try:
+            read_results_file(path)
+        except ResultsFileError as error:
+            return f"the results file {path} is incomplete ({error})"
+    return ""
+
+
+def skip_detail(options: SweepOptions, setting: ModelSetting, task: str, folder: Path) -> str:
     """Says so when a finished pair was made with other arguments than this sweep's."""
     try:
         done = json.loads((folder / DONE_FILE).read_text(encoding="utf-8"))
         current = lm_eval_command(options, setting, task, folder)
     except (OSError, ValueError):
         return "already complete"
-    if done.get("command", [])[1:] == current[1:]:  # the interpreter path may differ
+    if _comparable(done.get("command", []), options) == _comparable(current, options):
         return "already complete"
     return (
         f"already complete, but made with other arguments ({shlex.join(done.get('command', []))}); "
         "delete the folder to rerun it"
     )
+
+
+def _comparable(command: list[str], options: SweepOptions) -> list[str]:
+    """A command without what legitimately differs between machines: the interpreter path and,
+    unless the user chose one, the device picked where it ran (a cluster job's GPU, a login node's CPU)."""
+    rest = list(command[1:])
+    if options.device is None and "--device" in rest[:-1]:
+        at = rest.index("--device")
+        del rest[at : at + 2]
+    return rest
 
 
 def _run_ibe(task: str, folder: Path, outcome: PairOutcome) -> PairOutcome:
@@ -326,7 +359,7 @@ def _run_ibe(task: str, folder: Path, outcome: PairOutcome) -> PairOutcome:
     report = folder / "ibe" / "report.json"
     if not report.is_file():
         return PairOutcome(outcome.model, task, folder, "failed", f"ibe_postprocess wrote no {report}")
-    _write_json_atomic(folder / IBE_DONE_FILE, {"commands": commands, "results": [str(report.relative_to(folder))]})
+    write_json_atomic(folder / IBE_DONE_FILE, {"commands": commands, "results": [str(report.relative_to(folder))]})
     return PairOutcome(outcome.model, task, folder, outcome.status, f"{outcome.detail}; ibe_postprocess done")
 
 
@@ -339,80 +372,3 @@ def run_sweep(options: SweepOptions) -> list[PairOutcome]:
         print(f"[{index}/{len(pairs)}] {setting.name} x {task}: {outcome.status} ({outcome.detail})", flush=True)
         outcomes.append(outcome)
     return outcomes
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="explain-eval sweep",
-        description="Run every model x task pair through lm_eval (resumable), then the leaderboard.",
-    )
-    parser.add_argument(
-        "--models", required=True, help='space-separated: "NAME::MODEL_ARGS", "MODEL_ARGS" or a checkpoint id/path'
-    )
-    parser.add_argument("--tasks", required=True, help="comma- or space-separated task names")
-    parser.add_argument("--out", type=Path, required=True, help="sweep folder (one subfolder per pair)")
-    parser.add_argument("--limit", help="lm_eval --limit (docs per task, or a fraction)")
-    parser.add_argument("--model-args", default="", help="added to every model's args, e.g. dtype=bfloat16")
-    parser.add_argument("--backend", choices=("hf", "vllm"), default="hf")
-    parser.add_argument(
-        "--launcher",
-        choices=("plain", "accelerate"),
-        default="plain",
-        help="accelerate: data parallel, one model copy per GPU",
-    )
-    parser.add_argument("--num-processes", type=int, help="accelerate --num_processes (default: its config)")
-    parser.add_argument("--batch-size", default="8")
-    parser.add_argument("--device", help="hf device (default: cuda when available, else cpu)")
-    parser.add_argument("--include-path", type=Path, default=DEFAULT_INCLUDE)
-    parser.add_argument("--lm-eval-args", default="", help="more lm_eval arguments, e.g. '--num_fewshot 5'")
-    parser.add_argument("--leaderboard-out", type=Path, help="default: OUT/leaderboard")
-    parser.add_argument("--no-leaderboard", action="store_true")
-    parser.add_argument("--dry-run", action="store_true", help="print each pending command, run nothing")
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        options = SweepOptions(
-            models=parse_models(args.models, args.model_args),
-            tasks=parse_tasks(args.tasks),
-            out=args.out.resolve(),
-            limit=args.limit,
-            backend=args.backend,
-            launcher=args.launcher,
-            num_processes=args.num_processes,
-            batch_size=args.batch_size,
-            device=args.device,
-            include_path=args.include_path.resolve(),
-            extra=shlex.split(args.lm_eval_args),
-        )
-        if args.dry_run:
-            for setting in options.models:
-                for task in options.tasks:
-                    folder = pair_folder(options.out, setting, task)
-                    state = "complete, skipped" if is_complete(folder) else "pending"
-                    print(f"# {setting.name} x {task}: {state}")
-                    if state == "pending":
-                        try:
-                            print(shlex.join(lm_eval_command(options, setting, task, folder)))
-                        except FileNotFoundError as error:
-                            print(f"# (runs after its source pair) {error}")
-            return 0
-    except ValueError as error:
-        parser.error(str(error))
-    options.out.mkdir(parents=True, exist_ok=True)
-    outcomes = run_sweep(options)
-    failed = [o for o in outcomes if o.status == "failed"]
-    if not args.no_leaderboard:
-        from custom_metrics.leaderboard.build import main as leaderboard_main
-
-        board = args.leaderboard_out or options.out / "leaderboard"
-        leaderboard_main([str(options.out), "--out", str(board)])
-    done = sum(o.status == "done" for o in outcomes)
-    skipped = sum(o.status == "skipped" for o in outcomes)
-    print(f"sweep: {done} run, {skipped} skipped (already complete), {len(failed)} failed")
-    for outcome in failed:
-        print(f"FAILED {outcome.model} x {outcome.task}: {outcome.detail}", file=sys.stderr)
-    return 1 if failed else 0

@@ -11,47 +11,20 @@ from pathlib import Path
 
 import pytest
 
+import custom_metrics.sweep.command as sweep_command
 import custom_metrics.sweep.runner as sweep
 from custom_metrics.sweep.runner import ModelSetting, SweepOptions
 from tests.helpers import MIRROR
+from tests.sweep import fakes
 
 REPO = Path(__file__).resolve().parents[1]
-
-# Stands in for lm_eval in the fast tests: writes a results file the way the harness does,
-# or fails when the task is named "broken".
-FAKE_LM_EVAL = """
-import json, sys, time, pathlib
-task, out, calls = sys.argv[1], pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
-with calls.open("a") as handle:
-    handle.write(sys.argv[4] + " " + task + "\\n")
-if task == "broken":
-    sys.exit(3)
-folder = out / "org__model"
-folder.mkdir(parents=True, exist_ok=True)
-stamp = time.strftime("%Y-%m-%dT%H-%M-%S") + f".{time.time_ns() % 10**6:06d}"
-(folder / f"results_{stamp}.json").write_text(json.dumps({
-    "results": {task: {"acc,none": 0.5, "acc_stderr,none": 0.1}}, "model_name": "org/model",
-    "config": {"model": "hf", "model_args": {"pretrained": "org/model"}, "limit": None},
-}))
-(folder / f"samples_{task}_{stamp}.jsonl").write_text("{}\\n")
-"""
 
 
 @pytest.fixture()
 def fake_lm_eval(monkeypatch, tmp_path: Path):
-    """Replaces lm_eval; returns a function listing the (model, task) pairs it really ran."""
-    calls = tmp_path / "calls.txt"
-
-    def command(options, setting, task, folder):
-        return [sys.executable, "-c", FAKE_LM_EVAL, task, str(folder), str(calls), setting.name]
-
-    def ran() -> list[tuple[str, str]]:
-        text = calls.read_text() if calls.is_file() else ""
-        calls.unlink(missing_ok=True)  # each call returns the runs since the previous one
-        return [tuple(line.split(" ")) for line in text.splitlines()]
-
-    monkeypatch.setattr(sweep, "lm_eval_command", command)
-    return ran
+    """Replaces lm_eval (tests/sweep/fakes.py); returns a function listing the (model, task) pairs it really ran."""
+    monkeypatch.setattr(sweep, "lm_eval_command", fakes.fake_lm_eval_command)
+    return lambda: fakes.ran(options(tmp_path, []))
 
 
 def options(tmp_path: Path, tasks: list[str], models: str = "a::pretrained=x b::pretrained=y") -> SweepOptions:
@@ -84,6 +57,18 @@ def test_embedded_model_shorthand(monkeypatch) -> None:
 def test_parse_models_rejects_clashing_or_missing_names(models: str) -> None:
     with pytest.raises(ValueError):
         sweep.parse_models(models)
+
+
+@pytest.mark.parametrize("name", ["..", ".", "../../escape", "/abs/path", "a/../../b", "..\\..\\x"])
+def test_model_names_never_write_outside_the_sweep_folder(tmp_path: Path, fake_lm_eval, name: str) -> None:
+    """Issue 17: a model named ``..`` wrote its pair one level above the sweep folder."""
+    out = tmp_path / "sweep"
+    opts = SweepOptions(models=sweep.parse_models(f"{name}::pretrained=x"), tasks=["geese_noexp"], out=out)
+    (outcome,) = sweep.run_sweep(opts)
+    assert outcome.status == "done"
+    assert outcome.folder.resolve().parent.parent == out.resolve()
+    outside = {p for p in tmp_path.rglob("*") if out not in p.parents and p != out}
+    assert outside <= {tmp_path / "calls.txt"}
 
 
 def test_judge_tasks_run_after_and_read_their_generation_pair(tmp_path: Path) -> None:
@@ -149,6 +134,12 @@ def test_failed_pair_leaves_no_marker_and_the_sweep_goes_on(tmp_path: Path, fake
     again = sweep.run_sweep(options(tmp_path, ["geese_noexp", "broken"]))
     assert fake_lm_eval() == [("a", "broken"), ("b", "broken")]  # finished pairs are not rerun
     assert [o.status for o in again if o.task == "geese_noexp"] == ["skipped", "skipped"]
+
+
+def test_exit_0_with_a_truncated_results_file_is_not_done(tmp_path: Path, fake_lm_eval) -> None:
+    (outcome,) = sweep.run_sweep(options(tmp_path, ["truncated"], models="a::pretrained=x"))
+    assert outcome.status == "failed" and "is incomplete (not valid JSON" in outcome.detail
+    assert not (tmp_path / "sweep" / "a" / "truncated" / "lm_eval.done").exists()
 
 
 def test_finished_pair_made_with_other_arguments_is_kept_and_flagged(tmp_path: Path) -> None:
@@ -221,7 +212,7 @@ def test_ibe_commands_use_the_newest_samples(tmp_path: Path) -> None:
 
 
 def test_dry_run_prints_pending_commands(tmp_path: Path, capsys) -> None:
-    code = sweep.main(
+    code = sweep_command.main(
         [
             "--models",
             "m::pretrained=/ckpt",

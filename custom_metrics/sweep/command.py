@@ -1,0 +1,182 @@
+"""``explain-eval sweep``: every model x task pair, on this machine or as Slurm jobs, then the leaderboard.
+
+``explain-eval sweep --models "M1 M2" --tasks "t1,t2" --out runs/sweep``
+runs the pairs one after another here (``runner.py``); ``--launcher slurm`` submits each
+pending pair as a Slurm job and follows them (``cluster.py``, ``slurm.py``), with
+per-pair resources from ``--slurm-*`` flags or ``--slurm-config`` (``resources.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from custom_metrics.common.errors import DataError
+from custom_metrics.sweep.resources import RESOURCE_KEYS, ResourcePlan, load_plan
+from custom_metrics.sweep.runner import (
+    DEFAULT_INCLUDE,
+    PairOutcome,
+    SweepOptions,
+    is_complete,
+    lm_eval_command,
+    pair_complete,
+    pair_folder,
+    parse_models,
+    parse_tasks,
+    run_sweep,
+)
+
+# --slurm-<key> flags: the resources a flag can set (sbatch extras and setup lines go in the file)
+FLAG_RESOURCES = [key for key in RESOURCE_KEYS if key not in ("sbatch", "setup")]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="explain-eval sweep",
+        description="Run every model x task pair through lm_eval (resumable), then the leaderboard.",
+    )
+    parser.add_argument(
+        "--models", required=True, help='space-separated: "NAME::MODEL_ARGS", "MODEL_ARGS" or a checkpoint id/path'
+    )
+    parser.add_argument("--tasks", required=True, help="comma- or space-separated task names")
+    parser.add_argument("--out", type=Path, required=True, help="sweep folder (one subfolder per pair)")
+    parser.add_argument("--limit", help="lm_eval --limit (docs per task, or a fraction)")
+    parser.add_argument("--model-args", default="", help="added to every model's args, e.g. dtype=bfloat16")
+    parser.add_argument("--backend", choices=("hf", "vllm"), default="hf")
+    parser.add_argument(
+        "--launcher",
+        choices=("plain", "accelerate", "slurm"),
+        default="plain",
+        help="plain: here, one pair after another; accelerate: here, one model copy per GPU; "
+        "slurm: one Slurm job per pair (see the --slurm-* options)",
+    )
+    parser.add_argument("--num-processes", type=int, help="accelerate --num_processes (default: its config)")
+    parser.add_argument("--batch-size", default="8")
+    parser.add_argument("--device", help="hf device (default: cuda when available, else cpu)")
+    parser.add_argument("--include-path", type=Path, default=DEFAULT_INCLUDE)
+    parser.add_argument("--lm-eval-args", default="", help="more lm_eval arguments, e.g. '--num_fewshot 5'")
+    parser.add_argument("--leaderboard-out", type=Path, help="default: OUT/leaderboard")
+    parser.add_argument("--no-leaderboard", action="store_true")
+    parser.add_argument("--dry-run", action="store_true", help="print each pending command, run nothing")
+    slurm = parser.add_argument_group("Slurm (--launcher slurm)")
+    slurm.add_argument(
+        "--job-launcher",
+        choices=("plain", "accelerate"),
+        help="how lm_eval starts inside each job (default plain; accelerate: one process per GPU of the job)",
+    )
+    slurm.add_argument(
+        "--slurm-config", type=Path, help="YAML: resources per model and task (docs/comparing-models.md)"
+    )
+    slurm.add_argument("--slurm-gpus", type=int, help="GPUs per job (default 0)")
+    slurm.add_argument("--slurm-cpus", type=int, help="CPUs per job (default: the partition's)")
+    slurm.add_argument("--slurm-mem", help="memory per job, with a unit: 64G (default: the partition's)")
+    slurm.add_argument("--slurm-time", help="time limit per job: minutes or [D-]HH:MM:SS (default 4:00:00)")
+    slurm.add_argument("--slurm-partition")
+    slurm.add_argument("--slurm-account")
+    slurm.add_argument(
+        "--no-wait", action="store_true", help="submit and return; rerun the same command to re-attach and finish"
+    )
+    slurm.add_argument("--poll-seconds", type=float, default=30.0, help="how often job states are read (default 30)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    on_slurm = args.launcher == "slurm"
+    try:
+        _check_slurm_flags(args, on_slurm)
+        options = SweepOptions(
+            models=parse_models(args.models, args.model_args),
+            tasks=parse_tasks(args.tasks),
+            out=args.out.resolve(),
+            limit=args.limit,
+            backend=args.backend,
+            launcher=(args.job_launcher or "plain") if on_slurm else args.launcher,
+            num_processes=args.num_processes,
+            batch_size=args.batch_size,
+            device=args.device,
+            include_path=args.include_path.resolve(),
+            extra=shlex.split(args.lm_eval_args),
+        )
+        flags = {key: getattr(args, f"slurm_{key}") for key in FLAG_RESOURCES}
+        plan = load_plan(args.slurm_config, flags) if on_slurm else None
+        if args.dry_run:
+            print_dry_run(options, plan)
+            return 0
+    except (ValueError, DataError) as error:
+        parser.error(str(error))
+    options.out.mkdir(parents=True, exist_ok=True)
+    if plan is None:
+        outcomes = run_sweep(options)
+    else:
+        from custom_metrics.sweep.cluster import SchedulerUnavailable, run_cluster_sweep
+        from custom_metrics.sweep.slurm import SlurmScheduler
+
+        try:
+            outcomes = run_cluster_sweep(
+                options, SlurmScheduler(), plan, wait=not args.no_wait, poll_s=args.poll_seconds
+            )
+        except SchedulerUnavailable as error:
+            print(f"explain-eval sweep: {error}", file=sys.stderr)
+            return 2
+    return finish(outcomes, options.out, args.leaderboard_out, build=not args.no_leaderboard, waited=not args.no_wait)
+
+
+def _check_slurm_flags(args: argparse.Namespace, on_slurm: bool) -> None:
+    given = [name for name in ("job_launcher", "slurm_config", "no_wait") if getattr(args, name)]
+    given += [f"slurm_{key}" for key in FLAG_RESOURCES if getattr(args, f"slurm_{key}") is not None]
+    if given and not on_slurm:
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        raise ValueError(f"{flags} only apply with --launcher slurm")
+    if on_slurm and args.job_launcher == "accelerate" and args.backend == "vllm":
+        raise ValueError("vLLM parallelises itself: use --job-launcher plain with --backend vllm")
+
+
+def print_dry_run(options: SweepOptions, plan: ResourcePlan | None) -> None:
+    """Each pair's state and, for pending ones, the harness command (and, on Slurm, the job's resources)."""
+    from custom_metrics.sweep.cluster import job_name, job_options
+
+    for setting in options.models:
+        for task in options.tasks:
+            folder = pair_folder(options.out, setting, task)
+            if pair_complete(folder, task):
+                print(f"# {setting.name} x {task}: complete, skipped")
+                continue
+            if is_complete(folder):
+                print(f"# {setting.name} x {task}: lm_eval complete; ibe_postprocess pending")
+                continue
+            pair_options, job = options, ""
+            if plan is not None:
+                resources = plan.for_pair(setting.name, task)
+                pair_options = job_options(options, resources)
+                job = f"; Slurm job {job_name(folder)}: {resources.describe()}"
+            print(f"# {setting.name} x {task}: pending{job}")
+            try:
+                print(shlex.join(lm_eval_command(pair_options, setting, task, folder)))
+            except FileNotFoundError as error:
+                print(f"# (runs after its source pair) {error}")
+
+
+def finish(outcomes: list[PairOutcome], out: Path, board: Path | None, *, build: bool, waited: bool) -> int:
+    """The leaderboard (once no pair is still queued or running), the summary line, the failures."""
+    failed = [o for o in outcomes if o.status == "failed"]
+    pending = [o for o in outcomes if o.status == "pending"]
+    if build and pending:
+        print(f"leaderboard not built yet: {len(pending)} pair(s) still queued or running")
+    elif build:
+        from custom_metrics.leaderboard.build import main as leaderboard_main
+
+        leaderboard_main([str(out), "--out", str(board or out / "leaderboard")])
+    done = sum(o.status == "done" for o in outcomes)
+    skipped = sum(o.status == "skipped" for o in outcomes)
+    summary = f"sweep: {done} run, {skipped} skipped (already complete), {len(failed)} failed"
+    if pending:
+        summary += f", {len(pending)} still queued or running (rerun the same command to re-attach)"
+    print(summary, flush=True)
+    for outcome in failed:
+        print(f"FAILED {outcome.model} x {outcome.task}: {outcome.detail}", file=sys.stderr)
+    return 1 if failed or (pending and waited) else 0

@@ -1,0 +1,74 @@
+"""A stand-in for ``lm_eval`` for the sweep's logic tests, and the job body that uses it.
+
+The stand-in writes a results and a samples file the way the harness does; the task
+``broken`` exits 3 after printing a message, ``truncated`` exits 0 leaving half a results
+file, ``slow`` first sleeps (so a test can see it queued or running, or cancel it). Every
+run is appended to ``calls.txt`` beside the sweep folder, so a test can tell which pairs
+really ran.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import custom_metrics.sweep.runner as runner
+from custom_metrics.sweep.cluster import run_pair_job
+from custom_metrics.sweep.runner import ModelSetting, SweepOptions
+
+FAKE_LM_EVAL = """
+import json, sys, time, pathlib
+task, out, calls = sys.argv[1], pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
+with calls.open("a") as handle:
+    handle.write(sys.argv[4] + " " + task + "\\n")
+if task == "broken":
+    print("fake lm_eval: no such task broken")
+    sys.exit(3)
+if task == "slow":
+    time.sleep(float(sys.argv[5]))
+folder = out / "org__model"
+folder.mkdir(parents=True, exist_ok=True)
+stamp = time.strftime("%Y-%m-%dT%H-%M-%S") + f".{time.time_ns() % 10**6:06d}"
+if task == "truncated":
+    (folder / f"results_{stamp}.json").write_text('{"results": {"truncated": {"acc,')
+    sys.exit(0)
+(folder / f"results_{stamp}.json").write_text(json.dumps({
+    "results": {task: {"acc,none": 0.5, "acc_stderr,none": 0.1}}, "model_name": "org/model",
+    "config": {"model": "hf", "model_args": {"pretrained": "org/model"}, "limit": None},
+}))
+(folder / f"samples_{task}_{stamp}.jsonl").write_text("{}\\n")
+"""
+SLOW_SECONDS = 3.0
+
+
+def calls_file(options: SweepOptions) -> Path:
+    return options.out.parent / "calls.txt"
+
+
+def fake_lm_eval_command(options: SweepOptions, setting: ModelSetting, task: str, folder: Path) -> list[str]:
+    """Same signature as ``runner.lm_eval_command``; the task's own arguments (an IBE judge's
+    explanations) are appended as the harness would get them, and ignored."""
+    calls = str(calls_file(options))
+    command = [sys.executable, "-c", FAKE_LM_EVAL, task, str(folder), calls, setting.name, str(SLOW_SECONDS)]
+    return command + runner.task_arguments(options, setting, task)
+
+
+def fake_ibe_commands(task: str, folder: Path) -> list[list[str]]:
+    """Same signature as ``runner.ibe_commands``: writes the report that marks IBE post-processing done."""
+    write = f"import pathlib; p = pathlib.Path({str(folder / 'ibe')!r}); p.mkdir(exist_ok=True); "
+    return [[sys.executable, "-c", write + "(p / 'report.json').write_text('{}')"]]
+
+
+def ran(options: SweepOptions) -> list[tuple[str, str]]:
+    """The (model, task) runs since the previous call."""
+    path = calls_file(options)
+    text = path.read_text() if path.is_file() else ""
+    path.unlink(missing_ok=True)
+    return [tuple(line.split(" ")) for line in text.splitlines()]
+
+
+def pair_job_with_fake_lm_eval(options: SweepOptions, setting: ModelSetting, task: str):
+    """The real job body, in the job's own process, with the stand-ins in place of lm_eval and ibe_postprocess."""
+    runner.lm_eval_command = fake_lm_eval_command
+    runner.ibe_commands = fake_ibe_commands
+    return run_pair_job(options, setting, task)

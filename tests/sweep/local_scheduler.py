@@ -1,0 +1,78 @@
+"""submitit's LocalExecutor behind the cluster sweep's Scheduler protocol.
+
+Jobs are real processes started by submitit from pickled functions, as on Slurm; what a
+local machine lacks is a queue, so a job runs at once, and a dependency is honoured by
+waiting for the job it names before submitting. ``cancel``, ``forget_ended`` (a scheduler that
+no longer remembers finished jobs, like Slurm after MinJobAge without accounting) and
+``unreachable`` let tests reproduce what clusters do.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import submitit
+
+from custom_metrics.sweep.cluster import JobRequest, JobState, SchedulerUnavailable, SubmittedJob
+
+
+class LocalScheduler:
+    name = "local"
+
+    def __init__(self) -> None:
+        self.jobs: dict[str, submitit.LocalJob] = {}
+        self.names: dict[str, str] = {}
+        self.requests: list[JobRequest] = []
+        self.unreachable = False
+        self.forget_ended = False  # like Slurm after MinJobAge, with no accounting to ask
+
+    def submit(self, request: JobRequest) -> SubmittedJob:
+        if request.after:
+            self.wait(request.after)
+        executor = submitit.LocalExecutor(folder=request.folder)
+        executor.update_parameters(timeout_min=request.resources.time_min)
+        job = executor.submit(request.function, *request.args)
+        self.jobs[job.job_id] = job
+        self.names[job.job_id] = request.name
+        self.requests.append(request)
+        return SubmittedJob(job.job_id, job.paths.stdout, job.paths.stderr)
+
+    def states(self, job_ids: Sequence[str]) -> dict[str, JobState]:
+        if self.unreachable:
+            raise SchedulerUnavailable("the test made the scheduler unreachable")
+        states = {job_id: self._state(job_id) for job_id in job_ids if job_id in self.jobs}
+        return {k: v for k, v in states.items() if not (self.forget_ended and v.phase == "ended")}
+
+    def active_by_name(self) -> dict[str, str]:
+        return {self.names[job_id]: job_id for job_id in self.jobs if self._state(job_id).phase != "ended"}
+
+    def _state(self, job_id: str) -> JobState:
+        job = self.jobs[job_id]
+        state = job.state  # RUNNING, INTERRUPTED (killed by a signal) or FINISHED
+        if state == "RUNNING":
+            return JobState("RUNNING", "running")
+        if state == "INTERRUPTED":
+            return JobState("CANCELLED", "ended")
+        success = (
+            job.paths.result_pickle.exists()
+            and submitit.core.utils.pickle_load(job.paths.result_pickle)[0] == "success"
+        )
+        return JobState("COMPLETED" if success else "FAILED", "ended")
+
+    def wait(self, job_id: str, timeout_s: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while self._state(job_id).phase != "ended":
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"local job {job_id} still running after {timeout_s} s")
+            time.sleep(0.1)
+
+    def cancel(self, job_id: str, timeout_s: float = 60.0) -> None:
+        """Interrupt a job once it runs the pair (as scancel kills a running job)."""
+        job, deadline = self.jobs[job_id], time.monotonic() + timeout_s
+        while "Starting with" not in (job.paths.stdout.read_text() if job.paths.stdout.exists() else ""):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"local job {job_id} did not start within {timeout_s} s")
+            time.sleep(0.1)
+        job.cancel()
+        self.wait(job_id)
