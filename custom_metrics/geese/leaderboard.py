@@ -1,17 +1,23 @@
-"""GEESE on the leaderboard: Table 2's published row and explanation effectiveness.
+"""GEESE on the leaderboard: Table 2's published row, explanation effectiveness, and how
+the page shows GEESE (column words and definitions, logged samples).
 
 Effectiveness = acc(task with hint) - acc(geese_noexp) of the same model, computed only
 when both runs exist (no stderr: the two accuracies are paired on the same documents,
-so their stderrs cannot simply be combined).
+so their stderrs cannot simply be combined; the leaderboard's paired differences give
+its confidence interval from the logged samples instead, McNemar's test on the docs).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from decimal import Decimal
+from typing import Any
 
-from custom_metrics.common.leaderboard_types import Cell, Column, PaperSpec, Row
+from custom_metrics.common.leaderboard_types import Cell, Column, Comparison, PaperSpec, Row, SampleView
 from custom_metrics.common.published import PublishedCell, PublishedRow, plain, table_lines
 from custom_metrics.common.results import TaskRun
+from custom_metrics.common.samples import logged_response
 
 SOURCE = "GEESE (Zaninello & Magnini, CLiC-it 2024) Table 2"
 BASELINE = "geese_noexp"
@@ -32,7 +38,7 @@ def published_rows() -> list[PublishedRow]:
     }
     cells.update({f"{task}/n": PublishedCell(Decimal(800)) for task, _, _ in table_lines(GEESE_TABLE_2)})
     source = f"{SOURCE}; M2 = Llama-3-8B, zero-shot, full test set; ± = stderr"
-    return [PublishedRow("geese", "Llama-3-8B", source, cells)]
+    return [PublishedRow("geese", "Llama-3-8B", source, cells, setting="zero-shot, M2")]
 
 
 def add_effectiveness(columns: list[Column], rows: list[Row], runs: list[TaskRun], notes: list[str]) -> list[Column]:
@@ -67,6 +73,84 @@ def add_effectiveness(columns: list[Column], rows: list[Row], runs: list[TaskRun
     return sorted([*columns, *derived], key=lambda c: position[c.key])
 
 
+HINT_TASKS = ("geese_dummy", "geese_human", "geese_llama3", "geese_selfexp")
+TASK_LABELS = {
+    "geese_noexp": "M2, no hint",
+    "geese_dummy": "M2, dummy hint (hypothesis)",
+    "geese_human": "M2, human explanation",
+    "geese_llama3": "M2, Llama-3 explanation",
+    "geese_selfexp": "M2, your M1's explanations",
+    "geese": "M2, the four settings (group)",
+    "geese_generate_whyexp": "M1: why the label is correct",
+    "geese_generate_whynot": "M1: why the other labels are not",
+    "geese_generate_implicit": "M1: the implicit link",
+}
+METRIC_LABELS = {
+    "acc": "accuracy",
+    "effectiveness": "effectiveness",
+    "f1_macro": "macro-F1",
+    "acc_yes": "YES accuracy",
+    "acc_no": "NO accuracy",
+    "acc_unknown": "UNKNOWN accuracy",
+    "words": "words",
+    "masked_terms": "masked label words",
+    "empty": "empty explanations",
+}
+# From lm_eval_tasks/geese/README.md.
+DEFINITIONS = {
+    "acc": "Share of documents where M2's most likely label (YES / NO / UNKNOWN, scored by "
+    "log-likelihood) is the gold label. The paper's metric.",
+    "effectiveness": "Explanation effectiveness: accuracy with this hint minus accuracy of the same "
+    "model with no hint (geese_noexp). Positive = the explanation helps M2.",
+    "f1_macro": "Macro-F1 over the labels present in gold or predictions: whether a hint helps "
+    "beyond the majority label.",
+    "acc_yes": "Accuracy on the documents whose gold label is YES (recall of YES); NaN without such a document.",
+    "acc_no": "Accuracy on the documents whose gold label is NO (recall of NO); NaN without such a document.",
+    "acc_unknown": "Accuracy on the documents whose gold label is UNKNOWN (recall of UNKNOWN); NaN "
+    "without such a document.",
+    "words": "Mean length of M1's anonymized explanation, in whitespace words.",
+    "masked_terms": "Mean number of label words the anonymization masked per explanation (label leakage).",
+    "empty": "Share of empty explanations (kept and flagged, never dropped).",
+}
+
+
+def _yes(value: Any) -> str:
+    return "yes" if value else "no"
+
+
+def sample_fields(task: str, sample: dict[str, Any]) -> dict[str, Any]:
+    """GEESE docs in the sample viewer: the pair, its gold label and, for M2, the hint."""
+    doc = sample.get("doc") or {}
+    fields: dict[str, Any] = {
+        "id": doc.get("id"),
+        "gold": doc.get("label"),
+        "sentence 1": str(doc.get("text_t", "")).strip(),
+        "sentence 2": str(doc.get("text_h", "")).strip(),
+    }
+    if "acc" in sample:
+        fields["correct"] = _yes(sample["acc"])
+        fields["hint"] = doc.get("hint")
+    elif "masked_terms" in sample:  # M1: the explanation as M2 will see it
+        fields["explanation (anonymized)"] = logged_response(sample)
+    return fields
+
+
+def remark(task: str, values: Mapping[str, float | None]) -> str:
+    """Per-label accuracies are NaN when no evaluated document carries that label: say so."""
+    missing = [
+        label
+        for label in ("YES", "NO", "UNKNOWN")
+        if (value := values.get(f"acc_{label.lower()}")) is not None and math.isnan(value)
+    ]
+    if not missing:
+        return ""
+    return f"no {'/'.join(missing)} document among the evaluated ones: accuracy may reflect one label only"
+
+
+def sample_outcomes(task: str, sample: dict[str, Any]) -> dict[str, float | None]:
+    return {"acc": float(sample["acc"])} if isinstance(sample.get("acc"), (int, float)) else {}
+
+
 SPEC = PaperSpec(
     "geese",
     "GEESE: explanation effectiveness on e-RTE-3-it",
@@ -87,4 +171,15 @@ SPEC = PaperSpec(
     "± on the published row: the stderr printed in GEESE Table 2.",
     published=published_rows,
     derive=add_effectiveness,
+    task_labels=TASK_LABELS,
+    metric_labels=METRIC_LABELS,
+    definitions=DEFINITIONS,
+    samples=SampleView(
+        sample_fields,
+        facets=("gold", "prediction", "correct"),
+        outcomes=sample_outcomes,
+        doc_key=lambda task, sample: str((sample.get("doc") or {}).get("id", sample.get("doc_id"))),
+    ),
+    comparisons=tuple(Comparison(task, BASELINE, "acc", "effectiveness") for task in HINT_TASKS),
+    remark=remark,
 )

@@ -22,14 +22,24 @@ explain-eval sweep`` writes; for a report made by hand, put such a file beside i
 from __future__ import annotations
 
 import json
+import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from custom_metrics.common.leaderboard_types import PaperSpec
+from custom_metrics.common.leaderboard_types import PaperSpec, SampleView
 from custom_metrics.common.published import PublishedCell, PublishedRow, cell, table_lines
-from custom_metrics.common.results import PAIR_FILE, Problem, ResultsFileError, Score, TaskRun
+from custom_metrics.common.results import (
+    PAIR_FILE,
+    Problem,
+    ResultsFileError,
+    Score,
+    TaskRun,
+    read_json_object,
+    sweep_label,
+)
+from custom_metrics.common.samples import logged_response
 
 SOURCE = "IBE-Eval (Dalal et al., arXiv 2402.10767) Table 1"
 REPORT_NAME = "report.json"
@@ -55,28 +65,37 @@ def load_ibe_tables(paths: Iterable[Path]) -> tuple[list[TaskRun], list[Problem]
     """Every IBE report under ``paths`` (one beside a ``features.jsonl``), and the unreadable ones."""
     runs: list[TaskRun] = []
     problems: list[Problem] = []
-    for root in (Path(p).resolve() for p in paths):
+    roots = [Path(p).resolve() for p in paths]
+    for root in roots:
         files = sorted(root.rglob(REPORT_NAME)) if root.is_dir() else []
         for path in files:
             if not (path.parent / "features.jsonl").is_file():
                 continue  # another tool's report.json
             try:
-                runs.extend(read_ibe_report(path))
+                runs.extend(read_ibe_report(path, roots))
             except ResultsFileError as error:
                 problems.append(Problem(path, str(error)))
     return runs, problems
 
 
-def read_ibe_report(path: Path) -> list[TaskRun]:
+def read_ibe_report(path: Path, roots: Iterable[Path] = ()) -> list[TaskRun]:
+    """The selector (and judge) accuracies of one ``report.json``, every field type-checked.
+
+    The model is the sweep's name for the pair when there is one (the harness rows of the
+    same sweep pair carry it too, so both land in one leaderboard row), else the report's
+    ``model``; bare ``NaN`` (which ``ibe_postprocess report`` writes for an undefined
+    accuracy) reads as NaN, ``null`` as missing.
+    """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        data = read_json_object(path, "IBE report")
+    except ResultsFileError as error:
         raise ResultsFileError(f"IBE report is not readable JSON (truncated?): {error}") from error
-    table = data.get("table1") if isinstance(data, dict) else None
+    table = data.get("table1")
     if not isinstance(table, list) or not table:
         raise ResultsFileError('IBE report has no "table1" list')
     pair = _pair_info(path)
-    model, task = data.get("model") or pair.get("model"), data.get("task") or pair.get("task")
+    model = sweep_label(path, roots) or _text(data.get("model"), "model") or _text(pair.get("model"), "model")
+    task = _text(data.get("task"), "task") or _text(pair.get("task"), "task")
     if not model or task not in DATASETS:
         raise ResultsFileError(
             f"cannot tell the model and task (ibe_copa/ibe_ecare) of this report: put a {PAIR_FILE} "
@@ -86,20 +105,21 @@ def read_ibe_report(path: Path) -> list[TaskRun]:
     for index, record in enumerate(table):
         if not isinstance(record, dict) or "row" not in record or "accuracy" not in record:
             raise ResultsFileError(f'table1[{index}] needs "row" and "accuracy"')
-        scores[(method_key(str(record["row"])), None)] = Score(_number(record["accuracy"]), None)
-    questions = data.get("test_questions")
-    n_samples = int(questions) if isinstance(questions, (int, float)) else None
+        if not isinstance(record["row"], str):
+            raise ResultsFileError(f"table1[{index}].row is {record['row']!r}, not a row name")
+        scores[(method_key(record["row"]), None)] = Score(
+            _accuracy(record["accuracy"], f"table1[{index}].accuracy"), None
+        )
     stamp = path.stat().st_mtime
-    runs = [TaskRun(model, f"{task}_selection", scores, n_samples, None, path, stamp, None)]
-    judge = _number(data.get("judge_accuracy"))
+    runs = [TaskRun(model, f"{task}_selection", scores, _questions(data, "test_questions"), None, path, stamp, None)]
+    judge = _accuracy(data.get("judge_accuracy"), "judge_accuracy")
     if judge is not None:
-        judge_n = data.get("judge_questions")
         runs.append(
             TaskRun(
                 model,
                 f"ibe_judge_{DATASETS[task]}",
                 {("acc", None): Score(judge, None)},
-                int(judge_n) if isinstance(judge_n, (int, float)) else None,
+                _questions(data, "judge_questions"),
                 None,
                 path,
                 stamp,
@@ -109,18 +129,59 @@ def read_ibe_report(path: Path) -> list[TaskRun]:
     return runs
 
 
-def _number(raw: Any) -> float | None:
-    return float(raw) if isinstance(raw, (int, float)) and not isinstance(raw, bool) else None
+def _text(raw: Any, field: str) -> str | None:
+    if raw is None or raw == "":
+        return None
+    if not isinstance(raw, str):
+        raise ResultsFileError(f'field "{field}" is {raw!r}, not a string')
+    return raw.strip() or None
 
 
-def _pair_info(path: Path) -> dict[str, str]:
+def _accuracy(raw: Any, field: str) -> float | None:
+    """An accuracy in [0, 1], NaN (undefined) or missing; anything else names the field."""
+    if raw is None:
+        return None
+    value = _float(raw)
+    if value is None:
+        raise ResultsFileError(f"{field} is {raw!r}, not a number")
+    if math.isnan(value):
+        return value
+    if not 0.0 <= value <= 1.0:
+        raise ResultsFileError(f"{field} is {raw!r}, not an accuracy between 0 and 1")
+    return value
+
+
+def _questions(data: dict[str, Any], field: str) -> int | None:
+    raw = data.get(field)
+    if raw is None:
+        return None
+    value = _float(raw)
+    if value is None or not math.isfinite(value) or value < 0:
+        raise ResultsFileError(f'field "{field}" is {raw!r}, not a number of questions')
+    if not value.is_integer():
+        raise ResultsFileError(f'field "{field}" is {raw!r}, not a whole number of questions')
+    return int(value)
+
+
+def _float(raw: Any) -> float | None:
+    """A JSON number as a float (an integer too large for one is infinite); None if not a number."""
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+        return None
+    try:
+        return float(raw)
+    except OverflowError:
+        return math.inf if raw > 0 else -math.inf
+
+
+def _pair_info(path: Path) -> dict[str, Any]:
     for folder in list(path.parents)[:2]:
         marker = folder / PAIR_FILE
         if marker.is_file():
             try:
-                return {k: str(v) for k, v in json.loads(marker.read_text(encoding="utf-8")).items()}
-            except (OSError, ValueError, AttributeError):
+                info = json.loads(marker.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
                 return {}
+            return info if isinstance(info, dict) else {}
     return {}
 
 
@@ -187,7 +248,118 @@ def published_rows() -> list[PublishedRow]:
         for (dataset, model), text in zip(columns, values, strict=True):
             cells[model][ibe_column(dataset, IBE_METHODS[method])] = cell(text, percent=False)
     source = f"{SOURCE}; explanations generated by this model; judge = GPT 3.5"
-    return [PublishedRow("ibe", model, source, cells[model]) for model in IBE_MODELS]
+    return [PublishedRow("ibe", model, source, cells[model], setting="its own explanations") for model in IBE_MODELS]
+
+
+TASK_LABELS = {
+    "ibe_copa": "COPA: explanation format",
+    "ibe_copa_selection": "COPA: best-explanation selection (Table 1)",
+    "ibe_judge_copa": "COPA: LLM-as-a-judge baseline",
+    "ibe_ecare": "e-CARE: explanation format",
+    "ibe_ecare_selection": "e-CARE: best-explanation selection (Table 1)",
+    "ibe_judge_ecare": "e-CARE: LLM-as-a-judge baseline",
+}
+METRIC_LABELS = {
+    "acc": "judge accuracy",
+    "human": "human",
+    "consistency": "consistency",
+    "depth": "depth (parsimony)",
+    "drift": "drift (parsimony)",
+    "coherence": "coherence",
+    "uncertainty": "linguistic uncertainty",
+    "random": "random",
+    "cum_consistency": "+ consistency",
+    "cum_depth": "+ depth",
+    "cum_drift": "+ drift",
+    "cum_coherence": "+ coherence",
+    "cum_uncertainty": "IBE-Eval (all five)",
+    "steps": "IF-THEN steps",
+    "well_formed": "well-formed",
+    "no_steps": "no steps",
+}
+_SELECTION = "Accuracy of the linear selector picking the correct option's explanation on the test questions, "
+# From lm_eval_tasks/ibe/README.md (Metric definitions).
+DEFINITIONS = {
+    "acc": "LLM-as-a-judge baseline: share of test questions where the model, shown both explanations, "
+    "prefers the correct option's (log-likelihood of ' explanation 1' vs ' explanation 2').",
+    "human": "Human judges picking the best explanation (published rows only).",
+    "consistency": _SELECTION + "feature alone: a Prolog proof of the conclusion from the premise through "
+    "the explanation's IF-THEN rules clears the 0.13 threshold.",
+    "depth": _SELECTION + "feature alone: rules used in the best proof (parsimony).",
+    "drift": _SELECTION + "feature alone: nouns of the IF/THEN clauses absent from premise and conclusion "
+    "(concept drift, parsimony).",
+    "coherence": _SELECTION + "feature alone: mean over steps of P(entailment) - P(contradiction) of IF => THEN.",
+    "uncertainty": _SELECTION + "feature alone: hedging of the assumptions and summary (6 - certainty).",
+    "random": "Expected accuracy of picking one explanation at random (0.5 for two options).",
+    "cum_consistency": _SELECTION + "features up to consistency.",
+    "cum_depth": _SELECTION + "features up to depth.",
+    "cum_drift": _SELECTION + "features up to drift.",
+    "cum_coherence": _SELECTION + "features up to coherence.",
+    "cum_uncertainty": _SELECTION + "all five features: IBE-Eval.",
+    "steps": "Mean number of IF-THEN steps parsed from an explanation.",
+    "well_formed": "Share of explanations with IF-THEN steps, a 'Therefore' summary and no format problem.",
+    "no_steps": "Share of explanations without any IF-THEN step.",
+}
+# Columns of features.jsonl shown beside each logged explanation once `ibe score` ran.
+FEATURE_FIELDS = ("flag", "consistent", "depth", "drift", "coherence", "uncertainty", "proof_status")
+
+
+def sample_fields(task: str, sample: dict[str, Any]) -> dict[str, Any]:
+    """IBE explanations in the sample viewer: which question and option, and whether it is right."""
+    doc = sample.get("doc") or {}
+    fields: dict[str, Any] = {
+        "question": doc.get("qid"),
+        "option": doc.get("option"),
+        "split": doc.get("split"),
+        "premise": doc.get("premise"),
+        "conclusion": doc.get("conclusion"),
+    }
+    if isinstance(sample.get("well_formed"), (int, float)):  # a generation task: show its explanation
+        fields["explanation"] = logged_response(sample)
+    if "correct" in doc:
+        fields["correct option"] = "yes" if doc.get("correct") else "no"
+    if isinstance(sample.get("well_formed"), (int, float)):
+        fields["well formed"] = "yes" if sample["well_formed"] else "no"
+    if isinstance(sample.get("acc"), (int, float)):
+        fields["judge right"] = "yes" if sample["acc"] else "no"
+    return fields
+
+
+def sample_outcomes(task: str, sample: dict[str, Any]) -> dict[str, float | None]:
+    return {
+        metric: float(sample[metric])
+        for metric in ("well_formed", "acc")
+        if isinstance(sample.get(metric), (int, float)) and not isinstance(sample.get(metric), bool)
+    }
+
+
+def feature_rows(roots: Sequence[Path]) -> dict[tuple[str, int], dict[str, Any]]:
+    """IBE features of logged explanations, keyed by (samples file name, line).
+
+    ``ibe score`` records each row's input as ``file:line``; the file is matched by name
+    (a samples file name carries its task and timestamp), since the path was written
+    relative to wherever ``score`` ran. An unreadable features file is skipped: the
+    samples still show, without features.
+    """
+    found: dict[tuple[str, int], dict[str, Any]] = {}
+    for root in (Path(p) for p in roots):
+        for features in sorted(root.rglob("features.jsonl")) if root.is_dir() else []:
+            try:
+                lines = features.read_text(encoding="utf-8").splitlines()
+            except (OSError, UnicodeDecodeError):
+                continue
+            for line in lines:
+                try:
+                    row = json.loads(line)
+                    source, _, number = str(row["source"]).rpartition(":")
+                    key = (Path(source).name, int(number))
+                except (ValueError, KeyError, TypeError):
+                    continue
+                found[key] = {
+                    name if name != "flag" else "IBE flag": row.get(name) for name in FEATURE_FIELDS if name in row
+                }
+                found[key]["flagged"] = "yes" if row.get("flag") else "no"
+    return found
 
 
 SPEC = PaperSpec(
@@ -203,4 +375,16 @@ SPEC = PaperSpec(
     {**{key: name for name, key in IBE_METHODS.items()}, "cum_uncertainty": "+ Linguistic Uncertainty = IBE-Eval"},
     published=published_rows,
     read_extra=load_ibe_tables,
+    task_labels=TASK_LABELS,
+    metric_labels=METRIC_LABELS,
+    definitions=DEFINITIONS,
+    samples=SampleView(
+        sample_fields,
+        facets=("split", "correct option", "well formed", "flagged", "consistent", "judge right"),
+        outcomes=sample_outcomes,
+        doc_key=lambda task, sample: "{}/{}".format(
+            (sample.get("doc") or {}).get("qid", sample.get("doc_id")), (sample.get("doc") or {}).get("option", "")
+        ),
+        extras=feature_rows,
+    ),
 )

@@ -1,56 +1,148 @@
 """Comparison tables of many harness runs, per paper, beside the papers' published rows.
 
-``explain-eval leaderboard RUN_DIR... --out DIR`` reads every
-``results*.json`` under the given folders (any harness version, any task) and the IBE
-Table 1 reports that ``explain-eval ibe report`` writes, and renders one table per paper
-(GEESE, RULE, REG, IBE) plus "other tasks": markdown, CSV, a self-contained HTML page and
-a PNG bar chart each, and ``index.md``/``index.html`` with everything. How the tables are
-built (newest run, derived columns, ±) is in ``custom_metrics.leaderboard.tables``.
+``explain-eval leaderboard RUN_DIR... --out DIR`` reads every ``results*.json`` under
+the given folders (any harness version, any task), the IBE Table 1 reports that
+``explain-eval ibe report`` writes, and the ``--log_samples`` files beside them, and
+writes one self-contained folder: ``index.html`` (a tab per paper: sortable, filterable
+tables, interactive charts, paired differences), a sample viewer per run and task
+(``samples/``), and per paper a markdown table and CSV (``<paper>.md``, ``<paper>.csv``,
+``<paper>_differences.csv``) plus ``index.md``. A file that cannot be read is named and
+skipped; everything else is still written.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from custom_metrics.common.leaderboard_types import Table
-from custom_metrics.common.results import Problem, load_runs
-from custom_metrics.leaderboard.registry import PAPERS
-from custom_metrics.leaderboard.render import write_outputs
-from custom_metrics.leaderboard.tables import build_tables
+from custom_metrics.common.results import Problem, load_runs, rename
+from custom_metrics.leaderboard.differences import Difference, paired_differences, row_label
+from custom_metrics.leaderboard.page import write_site
+from custom_metrics.leaderboard.registry import OTHER, PAPERS, paper_of
+from custom_metrics.leaderboard.render import cell_text, markdown, write_csv, write_differences_csv
+from custom_metrics.leaderboard.samples import LoggedTask, read_logged_tasks
+from custom_metrics.leaderboard.tables import build_tables, newest_runs, task_values
 
 
-def build_leaderboard(inputs: Sequence[Path], out: Path) -> tuple[list[Table], list[Problem], list[Path]]:
-    """Read every run under ``inputs`` and write the tables to ``out``; returns what it did."""
+@dataclass
+class Leaderboard:
+    tables: list[Table]
+    problems: list[Problem]
+    written: list[Path]  # index.html first, then the sample viewer's index, then the rest
+    logged: list[LoggedTask]
+    differences: dict[str, list[Difference]]
+
+
+def build_leaderboard(
+    inputs: Sequence[Path], out: Path, names: Mapping[str, str] | None = None
+) -> tuple[list[Table], list[Problem], list[Path]]:
+    """Read every run under ``inputs`` and write the leaderboard to ``out``; returns what it did."""
+    board = make_leaderboard(inputs, out, names or {})
+    return board.tables, board.problems, board.written
+
+
+def make_leaderboard(inputs: Sequence[Path], out: Path, names: Mapping[str, str]) -> Leaderboard:
     runs, problems = load_runs(inputs)
     for spec in PAPERS:
         if spec.read_extra is not None:
             extra_runs, extra_problems = spec.read_extra(inputs)
             runs += extra_runs
             problems += extra_problems
+    runs = rename(runs, names)
     tables = build_tables(runs)
-    written = write_outputs(tables, problems, out)
-    return tables, problems, written
+    specs = {spec.key: spec for spec in (*PAPERS, OTHER)}
+    chosen, _ = newest_runs(runs)
+    logged = read_logged_tasks(chosen, [paper_of(run.task) for run in chosen], [Path(p).resolve() for p in inputs])
+    differences = {table.key: paired_differences(specs[table.key], logged) for table in tables}
+    out.mkdir(parents=True, exist_ok=True)
+    written = write_site(out, tables, [specs[t.key] for t in tables], problems, logged, differences, inputs)
+    for table in tables:
+        (out / f"{table.key}.md").write_text(markdown(table, problems, differences[table.key]), encoding="utf-8")
+        write_csv(table, out / f"{table.key}.csv")
+        written += [out / f"{table.key}.md", out / f"{table.key}.csv"]
+        if differences[table.key]:
+            write_differences_csv(differences[table.key], out / f"{table.key}_differences.csv")
+            written.append(out / f"{table.key}_differences.csv")
+    index_md = "\n\n".join(
+        markdown(table, problems if i == 0 else (), differences[table.key]) for i, table in enumerate(tables)
+    )
+    (out / "index.md").write_text(index_md, encoding="utf-8")
+    written.append(out / "index.md")
+    return Leaderboard(tables, problems, written, logged, differences)
+
+
+def summary(board: Leaderboard, runs_only: bool = True) -> list[str]:
+    """One line per model setting and task with its headline numbers, and why any is missing."""
+    lines = []
+    specs = {spec.key: spec for spec in (*PAPERS, OTHER)}
+    for table in board.tables:
+        spec = specs[table.key]
+        charted = [c for c in table.columns if c.key in table.chart_keys]
+        for row in table.rows:
+            if runs_only and row.kind != "run":
+                continue
+            for task in dict.fromkeys(c.task for c in table.columns):
+                values = task_values(row, task)
+                shown = [c for c in charted if c.task == task and c.key in row.cells]
+                if not shown:
+                    continue
+                numbers = ", ".join(
+                    f"{spec.metric_label(c.metric)} {cell_text(row.cells[c.key]) or 'n/a'}" for c in shown
+                )
+                docs = values.get("#samples")
+                subset = row.subsets.get(task)
+                extra = f" (⚠ {subset})" if subset else f" ({docs.value:.0f} docs)" if docs else ""
+                remark = spec.remark(task, {k: c.value for k, c in values.items()}) if spec.remark else ""
+                label = row_label(row.model, row.setting)
+                lines.append(
+                    f"{table.key.upper():6} {label} | {task}: {numbers}{extra}" + (f" — {remark}" if remark else "")
+                )
+    return lines
+
+
+def parse_names(items: Sequence[str]) -> dict[str, str]:
+    names = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise argparse.ArgumentTypeError(f"--name {item!r}: expected MODEL=NAME")
+        names[key.strip()] = value.strip()
+    return names
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="explain-eval leaderboard",
-        description="Per-paper comparison tables (markdown, CSV, HTML, PNG) of lm-eval runs.",
+        description="Per-paper comparison page (HTML, sample viewer) and tables (markdown, CSV) of lm-eval runs.",
     )
     parser.add_argument("runs", nargs="+", type=Path, help="run folders (searched recursively) or results files")
-    parser.add_argument("--out", type=Path, required=True, help="folder for the tables")
+    parser.add_argument("--out", type=Path, required=True, help="folder for the page and tables")
+    parser.add_argument(
+        "--name",
+        action="append",
+        default=[],
+        metavar="MODEL=NAME",
+        help="show MODEL (as the results record it, or as the page shows it) as NAME; repeatable",
+    )
     parser.add_argument("--strict", action="store_true", help="exit 1 when a file had to be skipped")
     args = parser.parse_args(argv)
-    tables, problems, written = build_leaderboard(args.runs, args.out)
-    models = sorted({row.model for table in tables for row in table.rows if row.kind == "run"})
-    print(f"leaderboard: {len(models)} model(s) from {', '.join(map(str, args.runs))}")
-    for problem in problems:
+    try:
+        names = parse_names(args.name)
+    except argparse.ArgumentTypeError as error:
+        parser.error(str(error))
+    board = make_leaderboard(args.runs, args.out, names)
+    models = sorted({(row.model, row.setting) for table in board.tables for row in table.rows if row.kind == "run"})
+    print(f"leaderboard: {len(models)} model setting(s) from {', '.join(map(str, args.runs))}")
+    for line in summary(board):
+        print(f"  {line}")
+    for problem in board.problems:
         print(f"skipped {problem.path}: {problem.reason}", file=sys.stderr)
-    for path in written:
-        print(f"  wrote {path}")
     if not models:
         print("no readable results found: the tables hold the published rows only", file=sys.stderr)
-    return 1 if args.strict and problems else 0
+    print(f"leaderboard page: {board.written[0].resolve()}")
+    print(f"sample viewer:    {board.written[1].resolve()}")
+    return 1 if args.strict and board.problems else 0

@@ -1,10 +1,14 @@
 """Per-paper tables of models x metrics, assembled from task runs and published rows.
 
 Choices a reader must know about, stated in every rendered table's notes:
-- one row per model; when a model has several runs of a task, the newest is used and
-  the others are listed;
+- one row per model and setting (shots, chat template; a paper's own settings such as
+  RULE's five-shot protocol); a run whose results file names no setting (an old harness,
+  an IBE report) joins its model's row when that model has one setting;
+- when a model has several runs of a task in one setting, the newest is used and the
+  others are listed;
 - ± on run rows is the harness' stderr; on published rows it is what the paper printed;
-- runs made with ``--limit`` are flagged: they are not comparable with full-data rows.
+- runs cut short with ``--limit`` or ``--samples`` are flagged: they are not comparable
+  with full-data rows.
 What is particular to a paper (its published rows, derived columns such as GEESE's
 effectiveness, RULE's five-shot rows) comes from the paper's spec (``registry``).
 """
@@ -24,13 +28,13 @@ FIRST_METRICS = ("acc", "acc_norm", "exact_match", "f1")
 
 
 def newest_runs(runs: Sequence[TaskRun]) -> tuple[list[TaskRun], dict[str, list[str]]]:
-    """One run per (model, task): the newest; notes per task say which files were passed over."""
-    by_key: dict[tuple[str, str], list[TaskRun]] = {}
+    """One run per (model, setting, task): the newest; notes per task say which files were passed over."""
+    by_key: dict[tuple[str, str, str], list[TaskRun]] = {}
     for run in runs:
-        by_key.setdefault((run.model, run.task), []).append(run)
+        by_key.setdefault((run.model, run.setting, run.task), []).append(run)
     chosen: list[TaskRun] = []
     notes: dict[str, list[str]] = {}
-    for (model, task), group in by_key.items():
+    for (model, _, task), group in by_key.items():
         group.sort(key=lambda run: (run.timestamp, str(run.path)), reverse=True)
         chosen.append(group[0])
         if len(group) > 1:
@@ -55,22 +59,22 @@ def build_tables(runs: Sequence[TaskRun]) -> list[Table]:
         if spec is OTHER and not mine:
             continue
         notes = [note for task in sorted({run.task for run in mine}) for note in duplicate_notes.get(task, [])]
-        tables.append(_build_table(spec, mine, notes))
+        tables.append(build_table(spec, mine, notes))
     return tables
 
 
-def _build_table(spec: PaperSpec, runs: list[TaskRun], notes: list[str]) -> Table:
+def build_table(spec: PaperSpec, runs: list[TaskRun], notes: list[str]) -> Table:
     published = spec.published()
     if spec.adjust_runs is not None:
         runs = spec.adjust_runs(runs, notes)
-    rows = _run_rows(runs) + [_published_row(row) for row in published]
+    rows = run_rows(runs) + [_published_row(row) for row in published]
     columns = _columns(spec, runs, published)
     if spec.derive is not None:
         columns = spec.derive(columns, rows, runs, notes)
     chart_keys = [c.key for c in columns if c.metric in spec.chart_metrics and c.kind != "samples"]
     if spec is OTHER:
         chart_keys = _first_metric_per_task(columns)
-    notes += _limit_notes(runs)
+    notes += _subset_notes(runs)
     if spec.pm_note:
         notes.append(spec.pm_note)
     if runs:
@@ -83,17 +87,36 @@ def _build_table(spec: PaperSpec, runs: list[TaskRun], notes: list[str]) -> Tabl
     return Table(spec.key, spec.title, columns, rows, chart_keys, notes)
 
 
-def _run_rows(runs: list[TaskRun]) -> list[Row]:
-    rows: dict[str, Row] = {}
-    for run in sorted(runs, key=lambda run: (run.model, run.task)):
-        row = rows.setdefault(run.model, Row(run.model, "run", []))
-        if str(run.path) not in row.sources:
-            row.sources.append(str(run.path))
+def run_rows(runs: list[TaskRun]) -> list[Row]:
+    """One row per (model, setting); a run without a setting joins its model's only row."""
+    settings: dict[str, set[str]] = {}
+    for run in runs:
+        if run.setting:
+            settings.setdefault(run.model, set()).add(run.setting)
+    rows: dict[tuple[str, str], Row] = {}
+    for run in sorted(runs, key=lambda run: (run.model, run.setting, run.task)):
+        known = settings.get(run.model, set())
+        setting = run.setting or (next(iter(known)) if len(known) == 1 else "")
+        row = rows.setdefault((run.model, setting), Row(run.model, "run", [], setting=setting))
+        source = str(run.path)
+        if source not in row.sources:
+            row.sources.append(source)
         for (metric, filter_name), score in run.scores.items():
-            row.cells[column_key(run.task, metric, filter_name)] = Cell(score.value, score.stderr)
+            row.cells[column_key(run.task, metric, filter_name)] = Cell(score.value, score.stderr, source=source)
         if run.n_samples is not None:
-            row.cells[f"{run.task}/#samples"] = Cell(float(run.n_samples))
+            row.cells[f"{run.task}/#samples"] = Cell(float(run.n_samples), source=source)
+        if run.subset:
+            row.subsets[run.task] = run.subset
     return list(rows.values())
+
+
+def task_values(row: Row, task: str) -> dict[str, Cell]:
+    """A row's cells of one task by metric name (a filter suffix such as ``[judged]`` dropped)."""
+    values: dict[str, Cell] = {}
+    for key, cell in row.cells.items():
+        if key.startswith(f"{task}/"):
+            values.setdefault(key.split("/", 1)[1].split("[", 1)[0], cell)
+    return values
 
 
 def _published_row(row: PublishedRow) -> Row:
@@ -103,18 +126,19 @@ def _published_row(row: PublishedRow) -> Row:
             None if cell.pm is None else float(cell.pm),
             plain(cell.value),
             None if cell.pm is None else plain(cell.pm),
+            source=row.source,
         )
         for key, cell in row.cells.items()
         if not key.endswith("/n")
     }
     cells.update(
         {
-            f"{key[:-2]}/#samples": Cell(float(cell.value), text=plain(cell.value))
+            f"{key[:-2]}/#samples": Cell(float(cell.value), text=plain(cell.value), source=row.source)
             for key, cell in row.cells.items()
             if key.endswith("/n")
         }
     )
-    return Row(row.model, "published", [row.source], cells)
+    return Row(row.model, "published", [row.source], cells, setting=row.setting)
 
 
 def _columns(spec: PaperSpec, runs: list[TaskRun], published: list[PublishedRow]) -> list[Column]:
@@ -162,12 +186,13 @@ def _first_metric_per_task(columns: list[Column]) -> list[str]:
     return [key for key in (c.key for c in columns) if key in chosen.values()]
 
 
-def _limit_notes(runs: list[TaskRun]) -> list[str]:
-    limited: dict[str, list[str]] = {}
+def _subset_notes(runs: list[TaskRun]) -> list[str]:
+    cut: dict[str, list[str]] = {}
     for run in runs:
-        if run.limit is not None:
-            limited.setdefault(run.model, []).append(f"{run.task} (limit {run.limit:g}, #samples {run.n_samples})")
+        if run.subset:
+            cut.setdefault(run.model, []).append(f"{run.task} ({run.subset})")
     return [
-        f"{model} ran with --limit, not comparable with full-data rows: {', '.join(sorted(items))}."
-        for model, items in sorted(limited.items())
+        f"{model} ran on part of the data (--limit or --samples), not comparable with full-data rows: "
+        f"{', '.join(sorted(items))}."
+        for model, items in sorted(cut.items())
     ]

@@ -1,9 +1,15 @@
 """REG on the leaderboard: Tables 1 (judge accuracy) and 2 (explanation quality, judge
-Gemma-4-31B-it), non-thinking and thinking rows."""
+Gemma-4-31B-it), non-thinking and thinking rows, and how the page shows REG (column
+words and definitions, logged samples with the judge's verdicts)."""
 
 from __future__ import annotations
 
-from custom_metrics.common.leaderboard_types import PaperSpec
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from custom_metrics.common.leaderboard_types import PaperSpec, SampleView
 from custom_metrics.common.published import PublishedRow, cell, table_lines
 
 SOURCE = "REG (Chan, Zhao & Gaizauskas, arXiv 2603.22735) Tables 1-2"
@@ -60,8 +66,121 @@ def published_rows() -> list[PublishedRow]:
             if mode == "non-thinking":  # Table 1 tested every judge in non-thinking mode
                 cells["reg_judge_select/acc"] = judge[model]
             source = f"{SOURCE}, {mode}; judge Gemma-4-31B-it"
-            rows.append(PublishedRow("reg", f"{model} ({mode})", source, cells))
+            rows.append(PublishedRow("reg", model, source, cells, setting=mode))
     return rows
+
+
+TASK_LABELS = {"reg_chaos": "reconciling explanations", "reg_judge_select": "the model as NLI judge (Table 1)"}
+METRIC_LABELS = {
+    "n": "|N| items judged contradictions",
+    "coherence": "coherence",
+    "effectiveness": "effectiveness",
+    "success": "success",
+    "malformed": "malformed outputs",
+    "thinking_words": "thinking words",
+    "unparsed": "unparsed verdicts",
+    "judge_check_acc": "judge check accuracy",
+    "judge_degenerate": "judge degenerate",
+    "acc": "accuracy",
+}
+# From lm_eval_tasks/reg/README.md; J(x, y) is the NLI judge's label for premise x, hypothesis y.
+DEFINITIONS = {
+    "n": "|N|: the items the judge called a contradiction, J(p, h) = contradiction. Only these are scored; "
+    "0 means every other score is undefined (NaN).",
+    "coherence": "Share of N whose explanation e does not contradict the premise: J(p, e) != contradiction.",
+    "effectiveness": "Share of N where premise and explanation together entail the hypothesis: J(p;e, h) = entailment.",
+    "success": "Share of N that is both coherent and effective.",
+    "malformed": "Share of N whose output held no explanation (empty, or a thinking block never closed); "
+    "these fail every criterion.",
+    "thinking_words": "Mean length of the stripped thinking trace, in words, over all docs.",
+    "unparsed": "Share of the judge's verdicts that could not be read as a label.",
+    "judge_check_acc": "The judge's accuracy on the sanity-check pairs run before scoring.",
+    "judge_degenerate": "1 when the judge answers (nearly) one label for everything: its scores mean nothing.",
+    "reg_judge_select/acc": "Accuracy of the model as NLI judge on the 289 ChaosNLI-MNLI items with >= 80% "
+    "annotator agreement (Table 1 protocol, label words scored by log-likelihood).",
+}
+
+
+def _record(sample: dict[str, Any]) -> dict[str, Any] | None:
+    """The judge record ``reg_chaos`` logs as its filtered response (None for other tasks)."""
+    filtered = sample.get("filtered_resps")
+    text = filtered[0] if isinstance(filtered, list) and filtered else filtered
+    if not isinstance(text, str) or not text.startswith("{"):
+        return None
+    record = json.loads(text)
+    return record if isinstance(record, dict) and isinstance(record.get("initial"), dict) else None
+
+
+def _label(verdict: Any) -> str | None:
+    return verdict.get("label") if isinstance(verdict, dict) else None
+
+
+def _yes(value: float | None) -> str:
+    return "-" if value is None else "yes" if value else "no"
+
+
+def sample_fields(task: str, sample: dict[str, Any]) -> dict[str, Any]:
+    """REG items in the sample viewer: the pair, the explanation and the judge's three verdicts."""
+    doc = sample.get("doc") or {}
+    fields: dict[str, Any] = {"uid": doc.get("uid"), "premise": doc.get("premise"), "hypothesis": doc.get("hypothesis")}
+    record = _record(sample)
+    if record is None:
+        fields["gold"] = doc.get("majority_label")
+        if isinstance(sample.get("acc"), (int, float)):
+            fields["correct"] = "yes" if sample["acc"] else "no"
+        return fields
+    from custom_metrics.reg.metrics import record_scores  # imports the harness' Filter: only when needed
+
+    scores = record_scores(record)
+    fields.update(
+        {
+            "explanation": record.get("explanation"),
+            "flag": record.get("flag") or "",
+            "J(p, h)": _label(record["initial"]),
+            "in N": _yes(scores["success"] is not None),
+            "J(p, e)": _label(record.get("coherence")),
+            "coherent": _yes(scores["coherence"]),
+            "J(p;e, h)": _label(record.get("effectiveness")),
+            "effective": _yes(scores["effectiveness"]),
+            "success": _yes(scores["success"]),
+            "w_con": doc.get("w_con"),
+            "judge": record.get("judge"),
+        }
+    )
+    return fields
+
+
+def remark(task: str, values: Mapping[str, float | None]) -> str:
+    """Why a reg_chaos row has no scores, instead of bare NaN (shown on the page and by the CLI)."""
+    if task != "reg_chaos":
+        return ""
+    n, degenerate, check = values.get("n"), values.get("judge_degenerate"), values.get("judge_check_acc")
+    unparsed = values.get("unparsed")
+    parts = []
+    if n is not None and n == 0:
+        parts.append(
+            "no item was judged a contradiction (|N| = 0), so coherence, effectiveness and success are undefined"
+        )
+    if degenerate is not None and degenerate >= 0.5:
+        accuracy = f", {check:.2f} on its sanity check" if check is not None and math.isfinite(check) else ""
+        parts.append(f"the judge is degenerate (one label for nearly every pair{accuracy}): its verdicts mean nothing")
+    elif n is not None and n == 0:
+        parts.append("usually a weak judge (the embedded gemma-3-270m calls nearly every pair entailment)")
+    if unparsed is not None and math.isfinite(unparsed) and unparsed > 0:
+        parts.append(f"{unparsed:.0%} of the judge's verdicts were unparsed")
+    if parts:
+        parts.append("pass a real judge (lm_eval_tasks/reg/README.md, 'Choosing the judge')")
+    return "; ".join(parts)
+
+
+def sample_outcomes(task: str, sample: dict[str, Any]) -> dict[str, float | None]:
+    record = _record(sample)
+    if record is None:
+        return {"acc": float(sample["acc"])} if isinstance(sample.get("acc"), (int, float)) else {}
+    from custom_metrics.reg.metrics import record_scores
+
+    scores = record_scores(record)
+    return {key: scores[key] for key in ("coherence", "effectiveness", "success")}
 
 
 SPEC = PaperSpec(
@@ -69,9 +188,31 @@ SPEC = PaperSpec(
     "REG: reconciliatory explanations on ChaosNLI-MNLI contradictions",
     r"reg(_|$)",
     ("reg_chaos", "reg_judge_select"),
-    ("coherence", "effectiveness", "success", "n", "acc"),
+    (
+        "coherence",
+        "effectiveness",
+        "success",
+        "n",
+        "malformed",
+        "unparsed",
+        "judge_check_acc",
+        "judge_degenerate",
+        "thinking_words",
+        "acc",
+    ),
     ("coherence", "effectiveness", "success", "acc"),
     "Published rows print no ± (the paper's bootstrap intervals are in its Appendix J). "
     "Published reg_judge_select acc is REG Table 1 (judge accuracy, non-thinking mode).",
     published=published_rows,
+    task_labels=TASK_LABELS,
+    metric_labels=METRIC_LABELS,
+    definitions=DEFINITIONS,
+    samples=SampleView(
+        sample_fields,
+        facets=("in N", "coherent", "effective", "success", "flag", "J(p, h)", "gold", "prediction", "correct"),
+        outcomes=sample_outcomes,
+        doc_key=lambda task, sample: str((sample.get("doc") or {}).get("uid", sample.get("doc_id"))),
+        show_filtered=False,
+    ),
+    remark=remark,
 )

@@ -1,8 +1,12 @@
-"""RULE on the leaderboard: Table 2's published rows and the five-shot setting row.
+"""RULE on the leaderboard: Table 2's published rows, the five-shot setting row, and how
+the page shows RULE (column words and definitions, logged samples).
 
-± on published rows is the std over the five test splits printed in Table 2 (0.00 where
-the paper ran once); the suite's five-shot split runs become one row per model with the
-mean and population std over the splits, as the protocol command computes them.
+± on published rows is the std over the five test splits printed in Table 2; the paper
+also prints ±0.00 for its single-run settings (fine-tuned models, humans), which is no
+spread at all, so those cells carry no ± (zero-shot main questions keep their ±0.00: the
+five splits share them, a measured std of zero).
+The suite's five-shot split runs become one row per model with the mean and population
+std over the splits, as the protocol command computes them.
 """
 
 from __future__ import annotations
@@ -11,9 +15,10 @@ import math
 import re
 import statistics
 from dataclasses import replace
+from typing import Any
 
-from custom_metrics.common.leaderboard_types import PaperSpec
-from custom_metrics.common.published import PublishedRow, cell
+from custom_metrics.common.leaderboard_types import PaperSpec, SampleView
+from custom_metrics.common.published import PublishedCell, PublishedRow, cell
 from custom_metrics.common.results import Score, TaskRun
 
 SOURCE = "RULE (Kawabata & Sugawara, EMNLP 2023) Table 2"
@@ -56,6 +61,8 @@ Mistral 7B | 7B | 54.0±0.00 | 55.9±3.2 | 85.9±2.0 | 45.3±3.6 | 8.6 | 55.0
 ## majority vote of three annotators
 Human | - | 91.5±0.00 | 82.6±0.00 | 93.0±0.00 | 78.9±0.00 | 52.9 | 81.5
 """
+# Settings the paper ran once: their "±0.00" is no std at all.
+SINGLE_RUN_SETTINGS = ("fully finetuned on ReClor", "majority vote of three annotators")
 METRICS = (
     "mainq_acc",
     "subq_acc",
@@ -74,8 +81,10 @@ def published_rows() -> list[PublishedRow]:
             continue
         model, params, *values = (cell.strip() for cell in line.split("|"))
         cells = {f"rule/{metric}": cell(text, percent=True) for metric, text in zip(METRICS, values)}
+        if setting in SINGLE_RUN_SETTINGS:
+            cells = {key: PublishedCell(value.value) for key, value in cells.items()}
         source = f"{SOURCE}, {setting}; # params {params}; ± = std over the 5 test splits"
-        rows.append(PublishedRow("rule", f"{model} ({setting})", source, cells))
+        rows.append(PublishedRow("rule", model, source, cells, setting=setting))
     return rows
 
 
@@ -87,10 +96,10 @@ def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
     plain, splits = [], {}
     for run in runs:
         if re.fullmatch(r"rule_5shot_split\d+", run.task):
-            splits.setdefault(run.model, []).append(run)
+            splits.setdefault((run.model, run.setting), []).append(run)
         else:
-            plain.append(replace(run, model=f"{run.model} (zero-shot)"))
-    for model, group in splits.items():
+            plain.append(replace(run, setting=run.setting or "zero-shot"))
+    for (model, setting), group in splits.items():
         group.sort(key=lambda run: run.task)
         metrics = sorted({key for run in group for key in run.scores})
         scores = {}
@@ -102,10 +111,12 @@ def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
             )
         sizes = [run.n_samples for run in group]
         limits = {run.limit for run in group} - {None}
-        label = f"{model} (five-shot on ReClor, {len(group)} of 5 splits)"
+        extra = [part for part in setting.split(", ") if part and not part.endswith("-shot")]
+        label = ", ".join([f"five-shot on ReClor ({len(group)} of 5 splits)", *extra])
+        originals = [run.n_original for run in group]
         plain.append(
             TaskRun(
-                label,
+                model,
                 "rule",
                 scores,
                 sum(sizes) if None not in sizes else None,
@@ -113,14 +124,89 @@ def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
                 group[0].path,
                 max(run.timestamp for run in group),
                 group[0].harness_version,
+                setting=label,
+                n_original=sum(originals) if None not in originals else None,
+                model_id=group[0].model_id,
             )
         )
         notes.append(
-            f"{label}: mean ± population std over {', '.join(f'{run.task} ({run.path})' for run in group)}; the "
+            f"{model}, {label}: mean ± population std over "
+            f"{', '.join(f'{run.task} ({run.path})' for run in group)}; the "
             "paper's Consistency and MainQ-wise columns pool the five runs instead "
             "(`explain-eval rule-protocol --summarize-only` computes those)."
         )
     return plain
+
+
+TASK_LABELS = {
+    "rule": "main questions + subquestions",
+    "rule_main": "main questions",
+    "rule_sub": "subquestions",
+    "rule_noctx": "no context (App. M)",
+    "rule_alignment": "rationale alignment (App. J)",
+    "rule_rationale_none": "MainQ, no rationale (Table 5)",
+    "rule_rationale_selective": "MainQ + selective rationale (Table 5)",
+    "rule_rationale_eliminative": "MainQ + eliminative rationales (Table 5)",
+    "rule_rationale_both": "MainQ + all rationales (Table 5)",
+    **{f"rule_5shot_split{k}": f"five-shot run {k}" for k in range(1, 6)},
+}
+METRIC_LABELS = {
+    "mainq_acc": "MainQ accuracy",
+    "subq_acc": "SubQ accuracy",
+    "selective_acc": "selective SubQ accuracy",
+    "eliminative_acc": "eliminative SubQ accuracy",
+    "consistency": "consistency",
+    "mainq_wise_subq_acc": "MainQ-wise SubQ accuracy",
+    "none_acc": "None accuracy",
+    "correct_option_acc": "correct-option alignment",
+    "incorrect_option_acc": "incorrect-option alignment",
+}
+# From lm_eval_tasks/rule/README.md (Section 4 of the paper).
+DEFINITIONS = {
+    "mainq_acc": "Accuracy on the ReClor main questions (option digit scored by log-likelihood).",
+    "subq_acc": "Accuracy on the subquestions (micro average): each asks which rationale explains why "
+    "one option of its main question is right or wrong.",
+    "selective_acc": "Accuracy on subquestions about the correct option of their main question.",
+    "eliminative_acc": "Accuracy on subquestions about an incorrect option of their main question.",
+    "consistency": "Share of main questions answered correctly together with all of their subquestions "
+    "(groups cut by --limit are left out).",
+    "mainq_wise_subq_acc": "Mean over main questions of the share of their subquestions answered correctly "
+    "(macro average).",
+    "none_acc": "Accuracy on subquestions whose gold answer is 'None of the above choices' (Table 3).",
+    "correct_option_acc": "Rationale alignment: accuracy on items built for the correct option.",
+    "incorrect_option_acc": "Rationale alignment: accuracy on items built for an incorrect option.",
+}
+
+
+def _outcome(sample: dict[str, Any]) -> list[Any] | None:
+    """The logged ``Outcome`` of a sample (any metric carries the same one), if readable."""
+    value = sample.get("mainq_acc", sample.get("subq_acc"))
+    return value if isinstance(value, list) and len(value) == 7 else None
+
+
+def sample_fields(task: str, sample: dict[str, Any]) -> dict[str, Any]:
+    """RULE questions in the sample viewer: which main question, which kind, right or not."""
+    doc = sample.get("doc") or {}
+    outcome = _outcome(sample)
+    fields: dict[str, Any] = {
+        "question": doc.get("doc_id"),
+        "main question": doc.get("main_id"),
+        "gold": doc.get("label"),
+    }
+    if outcome is not None:
+        fields["kind"] = outcome[2]
+        fields["correct"] = "yes" if outcome[4] else "no"
+    elif isinstance(sample.get("acc"), (int, float)):
+        fields["correct"] = "yes" if sample["acc"] else "no"
+    return fields
+
+
+def sample_outcomes(task: str, sample: dict[str, Any]) -> dict[str, float | None]:
+    outcome = _outcome(sample)
+    if outcome is None:
+        return {}
+    main = outcome[2] == "main"
+    return {"mainq_acc": float(outcome[4]) if main else None, "subq_acc": None if main else float(outcome[4])}
 
 
 SPEC = PaperSpec(
@@ -133,4 +219,13 @@ SPEC = PaperSpec(
     "± on published rows: the std over the five test splits printed in RULE Table 2 (0.00 where the paper ran once).",
     published=published_rows,
     adjust_runs=rule_settings,
+    task_labels=TASK_LABELS,
+    metric_labels=METRIC_LABELS,
+    definitions=DEFINITIONS,
+    samples=SampleView(
+        sample_fields,
+        facets=("kind", "correct", "prediction"),
+        outcomes=sample_outcomes,
+        doc_key=lambda task, sample: str((sample.get("doc") or {}).get("doc_id", sample.get("doc_id"))),
+    ),
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 
@@ -22,8 +23,12 @@ OLD_040 = LB_FIXTURES / "harness-0.4.0"
 
 
 def read_csv(path: Path) -> dict[str, dict[str, str]]:
+    """CSV rows by model, and by "model (setting)" where the row has a setting."""
     with path.open(newline="", encoding="utf-8") as handle:
-        return {row["model"]: row for row in csv.DictReader(handle)}
+        rows = list(csv.DictReader(handle))
+    found = {row["model"]: row for row in rows}
+    found.update({f"{row['model']} ({row['setting']})": row for row in rows if row["setting"]})
+    return found
 
 
 def same(text: str, value: float) -> bool:
@@ -89,6 +94,8 @@ def test_tables_old_layout_derived_and_published(board) -> None:
     assert same(rule["mistralai/Mistral-7B-v0.1 (zero-shot)"]["rule mainq_acc"], 0.4125)
     assert rule["InstructGPT (zero-shot)"]["rule mainq_acc"] == "0.641"
     assert rule["LLaMA2 70B (five-shot on ReClor)"]["rule subq_acc ±"] == "0.026"
+    fine_tuned = rule["DeBERTa-v3-Large (fully finetuned on ReClor)"]  # the paper ran it once: no ±
+    assert fine_tuned["rule mainq_acc"] == "0.660" and fine_tuned["rule mainq_acc ±"] == ""
     reg = read_csv(tmp_path / "reg.csv")
     assert same(reg["mistralai/Mistral-7B-v0.1"]["reg_chaos coherence"], 0.7)
     assert reg["Gemma-4-31B-it (thinking)"]["reg_chaos success"] == "0.4718"
@@ -111,7 +118,7 @@ def test_newest_run_is_used_and_named(tmp_path: Path) -> None:
         path.write_text(json.dumps(modern_results("org/model", {"geese_noexp": acc}, date)))
     geese = next(t for t in build_tables(load_runs([tmp_path / "b", tmp_path / "a"])[0]) if t.key == "geese")
     (row,) = [row for row in geese.rows if row.kind == "run"]
-    assert row.cells["geese_noexp/acc"].value == 0.5
+    assert row.cells["geese_noexp/acc"].value == 0.5 and row.setting == ""
     assert any("2 runs of geese_noexp" in note and str(older) in note for note in geese.notes)
 
 
@@ -123,7 +130,7 @@ def test_rule_five_shot_splits_become_one_row_with_mean_and_std(tmp_path: Path) 
         (tmp_path / f"results_{split}.json").write_text(json.dumps(data))
     rule = next(t for t in build_tables(load_runs([tmp_path])[0]) if t.key == "rule")
     row = next(row for row in rule.rows if row.kind == "run")
-    assert row.model == "org/model (five-shot on ReClor, 2 of 5 splits)"
+    assert (row.model, row.setting) == ("org/model", "five-shot on ReClor (2 of 5 splits)")
     assert (row.cells["rule/mainq_acc"].value, row.cells["rule/mainq_acc"].pm) == (0.625, 0.125)
     assert (row.cells["rule/subq_acc"].value, row.cells["rule/subq_acc"].pm) == (0.375, 0.125)
     assert row.cells["rule/#samples"].value == 3000
@@ -134,8 +141,20 @@ def test_limited_runs_and_mismatched_sizes_are_flagged(tmp_path: Path) -> None:
     data = modern_results("org/model", {"geese_noexp": 0.5, "geese_human": 0.75}, 1.0, limit=4)
     data["n-samples"]["geese_noexp"]["effective"] = 3
     (tmp_path / "results_x.json").write_text(json.dumps(data))
-    notes = " ".join(next(t for t in build_tables(load_runs([tmp_path])[0]) if t.key == "geese").notes)
-    assert "ran with --limit" in notes and "different size" in notes
+    geese = next(t for t in build_tables(load_runs([tmp_path])[0]) if t.key == "geese")
+    notes = " ".join(geese.notes)
+    assert "ran on part of the data" in notes and "different size" in notes
+    (row,) = [row for row in geese.rows if row.kind == "run"]
+    assert row.subsets == {"geese_noexp": "--limit 4, 3 docs", "geese_human": "--limit 4, 800 docs"}
+
+
+def test_runs_cut_by_samples_are_flagged_too(tmp_path: Path) -> None:
+    """``--samples`` leaves no limit in the config; fewer effective than original docs shows it."""
+    data = modern_results("org/model", {"geese_noexp": 0.5}, 1.0)
+    data["n-samples"]["geese_noexp"]["effective"] = 6
+    (tmp_path / "results_x.json").write_text(json.dumps(data))
+    (run,) = load_runs([tmp_path])[0]
+    assert run.subset == "6 of 800 docs" and run.setting == ""
 
 
 def test_truncated_and_foreign_files_are_reported_and_skipped(tmp_path: Path, capsys) -> None:
@@ -155,16 +174,24 @@ def test_truncated_and_foreign_files_are_reported_and_skipped(tmp_path: Path, ca
     assert leaderboard.main([str(runs), "--out", str(tmp_path / "strict"), "--strict"]) == 1
 
 
-def test_outputs_are_self_contained(board) -> None:
+def test_outputs_are_one_self_contained_folder(board) -> None:
     _, tmp_path = board
-    html = (tmp_path / "geese.html").read_text()
-    assert "data:image/png;base64," in html and "src='http" not in html and 'src="http' not in html
-    assert (tmp_path / "geese.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page = (tmp_path / "index.html").read_text()
+    # Everything the page loads sits in the folder: relative assets, no URL with a host.
+    assert re.findall(r'<script src="([^"]+)"', page) == [
+        "assets/leaderboard.js",
+        "assets/datatables.js",
+        "assets/plotly.min.js",
+    ]
+    assert not re.search(r'(src|href)="(https?:)?//', page)
+    for asset in ("leaderboard.js", "leaderboard.css", "datatables.js", "plotly.min.js"):
+        assert (tmp_path / "assets" / asset).stat().st_size > 1000
     markdown = (tmp_path / "geese.md").read_text()
-    assert "| EleutherAI/pythia-160m | run | 0.5513 ± 0.0176 |" in markdown
-    assert "GEESE (Zaninello & Magnini, CLiC-it 2024) Table 2" in markdown
+    assert "| EleutherAI/pythia-160m |  | run | 0.5513 ± 0.0176 |" in markdown
+    assert "GEESE (Zaninello &amp; Magnini, CLiC-it 2024) Table 2" in markdown
     for key in ("geese", "rule", "reg", "ibe", "other", "index"):
-        assert (tmp_path / f"{key}.html").is_file() and (tmp_path / f"{key}.md").is_file()
+        assert (tmp_path / f"{key}.md").is_file()
+    assert (tmp_path / "samples" / "index.html").is_file()
 
 
 def test_ibe_report_joins_the_ibe_table(board) -> None:
@@ -231,7 +258,7 @@ def test_leaderboard_of_a_real_run_plus_old_layout(lm_eval_cli, tmp_path: Path) 
     assert leaderboard.main([str(tmp_path / "out"), str(OLD_03), str(truncated.parent), "--out", str(board)]) == 0
 
     rows = read_csv(board / "geese.csv")
-    ours = rows[results["model_name"]]
+    ours = rows["gemma-3-270m (embedded) (zero-shot)"]  # the embedded checkpoint, by its name
     for task in ("geese_noexp", "geese_human"):
         scores = results["results"][task]
         for metric in ("acc", "f1_macro", "acc_yes", "acc_no", "acc_unknown"):
@@ -245,4 +272,4 @@ def test_leaderboard_of_a_real_run_plus_old_layout(lm_eval_cli, tmp_path: Path) 
     assert rows["Llama-3-8B"]["geese_human acc"] == "0.7575"
     index = (board / "index.md").read_text()
     assert str(truncated) in index and "not valid JSON" in index
-    assert "ran with --limit" in (board / "geese.md").read_text()
+    assert "ran on part of the data" in (board / "geese.md").read_text()

@@ -81,13 +81,13 @@ def test_ibe_table_1_matches_paper(papers: Path) -> None:
 
 
 def test_published_rows_convert_percent_exactly() -> None:
-    rule = {row.model: row for row in rule_board.published_rows()}
+    rule = {f"{row.model} ({row.setting})": row for row in rule_board.published_rows()}
     cell = rule["Flan-UL2 (zero-shot)"].cells["rule/subq_acc"]
     assert (cell.value, cell.pm) == (Decimal("0.657"), Decimal("0.052"))
     assert len(rule) == 28 and rule["Human (majority vote of three annotators)"].cells[
         "rule/consistency"
     ].value == Decimal("0.529")
-    reg = {row.model: row for row in reg_board.published_rows()}
+    reg = {f"{row.model} ({row.setting})": row for row in reg_board.published_rows()}
     assert len(reg) == 26
     assert reg["gpt-5.6-sol (thinking)"].cells["reg_chaos/effectiveness"].value == Decimal("0.7949")
     assert "reg_judge_select/acc" not in reg["gpt-5.6-sol (thinking)"].cells

@@ -1,0 +1,178 @@
+"""Sortable, filterable tables that work from disk: DataTables through itables' offline bundle.
+
+itables ships DataTables 2 with its extensions (SearchPanes, Buttons, ...) as one bundle
+and a loader that imports it from a ``blob:`` URL, which works on ``file://`` pages with
+no network. The loader is written once per output folder (``assets/datatables.js``) and
+every page includes it, so a hundred sample pages do not carry a hundred copies.
+
+itables' own DataFrame formatting is meant for notebooks (it turns a newline in a cell
+into a literal ``\\n`` and pads text), so the rows are built here and handed to its
+``ITable`` class: text cells stay raw text in the data (search and filters see what the
+model wrote) and are HTML-escaped when drawn (``explainEvalText`` in
+``assets/leaderboard.js``); number cells are ``[shown, sort value]`` pairs as itables
+itself sends floats, so "0.5513 ± 0.0176" sorts as 0.5513 and NaN sorts as missing.
+The JSON goes inside a ``<script>``, so ``<``, ``>`` and ``&`` in it are written as
+``\\u003c`` etc.: no text in a cell can close the script.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import itables.options
+from itables.javascript import generate_init_offline_itables_html, html_table_from_template
+
+from custom_metrics.leaderboard.render import format_number
+
+ASSET = "datatables.js"
+TEXT_RENDER = "explainEvalText"  # defined in assets/leaderboard.js
+NUMBER_RENDER = "explainEvalNumber"
+
+
+@dataclass(frozen=True)
+class TableColumn:
+    title: str
+    tooltip: str = ""
+    kind: str = "text"  # text | number
+    visible: bool = True
+
+
+def loader_script() -> str:
+    """itables' offline loader (the DataTables bundle, base64) as a classic script file."""
+    snippet = generate_init_offline_itables_html(itables.options.dt_bundle)
+    start = snippet.index("<script>") + len("<script>")
+    return snippet[start : snippet.index("</script>", start)]
+
+
+def number_cell(value: float | None, shown: str | None = None) -> list[Any]:
+    """A number as ``[shown, sort value]``: NaN shows as "NaN" and sorts as missing."""
+    if value is None or not math.isfinite(value):
+        return [shown or format_number(value), None]
+    return [shown if shown is not None else format_number(value), value]
+
+
+def datatable(
+    table_id: str,
+    columns: Sequence[TableColumn],
+    rows: Sequence[Sequence[Any]],
+    *,
+    page_length: int = 25,
+    order: Sequence[tuple[int, str]] = (),
+    facets: Sequence[int] = (),
+    row_classes: Sequence[str] | None = None,
+    caption: str = "",
+    column_filters: bool = True,
+) -> str:
+    """The HTML of one DataTable; ``rows`` hold text, None, or ``number_cell`` pairs.
+
+    ``column_filters`` puts a filter box under every column (itables makes one per
+    footer cell); ``facets`` are columns offered as click filters (SearchPanes).
+    """
+    show_columns_button = any(not column.visible for column in columns)
+    all_columns = list(columns)
+    data = [[_cell(value, column.kind) for value, column in zip(row, columns)] for row in rows]
+    if row_classes is not None:  # a hidden last column read by createdRow
+        all_columns.append(TableColumn("", visible=False))
+        data = [[*row, cls] for row, cls in zip(data, row_classes)]
+    numbers = [i for i, column in enumerate(all_columns) if column.kind == "number"]
+    texts = [i for i, column in enumerate(all_columns) if column.kind != "number"]
+    column_defs: list[dict[str, Any]] = [{"targets": "_all", "defaultContent": ""}]
+    if numbers:
+        column_defs.append({"targets": numbers, "render": NUMBER_RENDER, "className": "dt-right"})
+    if texts:
+        column_defs.append({"targets": texts, "render": TEXT_RENDER})
+    hidden = [i for i, column in enumerate(all_columns) if not column.visible]
+    if hidden:
+        column_defs.append({"targets": hidden, "visible": False})
+    evaluated = [["columnDefs", i, "render"] for i, d in enumerate(column_defs) if "render" in d]
+    layout: dict[str, Any] = {
+        "topStart": "pageLength",
+        "topEnd": "search",
+        "bottomStart": "info",
+        "bottomEnd": "paging",
+    }
+    args: dict[str, Any] = {
+        "classes": ["display", "compact", "cell-border"],
+        "style": {"width": "100%", "margin": "0", "caption-side": "top"},
+        "table_html": _header(all_columns, column_filters, caption),
+        "data_json": _safe_json(data),
+        "columnDefs": column_defs,
+        "order": [list(item) for item in order],
+        "pageLength": page_length,
+        "lengthMenu": [10, 25, 50, 100, -1],
+        "deferRender": True,
+        "scrollX": True,
+        "text_in_header_can_be_selected": False,  # a click anywhere in the header sorts
+    }
+    if column_filters:
+        args["column_filters"] = "footer"
+    if facets:
+        # A pane shows even when its column has one value or many: the filters a reader
+        # expects (coherent: no) must not vanish on a small run.
+        column_defs.append({"targets": list(facets), "searchPanes": {"show": True}})
+        layout["top1"] = "searchPanes"
+        args["searchPanes"] = {
+            "columns": list(facets),
+            "layout": f"columns-{min(len(facets), 4)}",
+            "cascadePanes": True,
+            "initCollapsed": False,
+            "orderable": False,
+            "dtOpts": {"scrollY": "8em", "scrollCollapse": True},
+        }
+    if show_columns_button:
+        layout["topStart"] = {"pageLength": {}, "buttons": [{"extend": "colvis", "text": "Columns"}]}
+    if row_classes is not None:
+        args["createdRow"] = (
+            f"function (row, data) {{ if (data[{len(all_columns) - 1}]) "
+            f"row.classList.add(...data[{len(all_columns) - 1}].split(' ')); }}"
+        )
+        evaluated.append(["createdRow"])
+    args["layout"] = layout
+    args["keys_to_be_evaluated"] = evaluated
+    return html_table_from_template(
+        table_id=table_id, dt_url="", connected=False, display_logo_when_loading=False, kwargs=args
+    )
+
+
+def _cell(value: Any, kind: str) -> Any:
+    if kind == "number":
+        if isinstance(value, list) or value is None:
+            return value if value is not None else number_cell(None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return number_cell(float(value), str(value)) if abs(value) < 2**53 else [str(value), None]
+        if isinstance(value, float):
+            return number_cell(value)
+        return [str(value), None]
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, float):
+        return number_cell(value)[0]
+    return str(value)
+
+
+def _header(columns: Sequence[TableColumn], filters: bool, caption: str) -> str:
+    cells = "".join(
+        f'<th title="{html.escape(column.tooltip)}">{html.escape(column.title)}</th>'
+        if column.tooltip
+        else f"<th>{html.escape(column.title)}</th>"
+        for column in columns
+    )
+    parts = ["<table>"]
+    if caption:
+        parts.append(f"<caption>{html.escape(caption)}</caption>")
+    parts.append(f"<thead><tr>{cells}</tr></thead>")
+    if filters:  # itables turns each footer cell into a filter box named by its text
+        parts.append("<tfoot><tr>" + "".join(f"<th>{html.escape(c.title)}</th>" for c in columns) + "</tr></tfoot>")
+    parts.append("</table>")
+    return "".join(parts)
+
+
+def _safe_json(value: Any) -> str:
+    """JSON for inside a ``<script>``: no character in it can end the script element."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")

@@ -1,0 +1,201 @@
+"""The logged samples of each task run (``--log_samples``), read for the sample viewer and
+for paired differences.
+
+The harness writes ``samples_<task>_<timestamp>.jsonl`` beside ``results_<timestamp>.json``;
+each line holds the doc, the prompt, the raw and filtered responses and every metric's
+per-document value. A generic part shows what every task has (prompt, response, filtered
+output, the choice a multiple-choice task picked, scalar per-document metrics); the
+paper's ``SampleView`` adds what only it can read (REG's verdicts, RULE's question kinds,
+IBE's features). A line that cannot be read becomes a row saying so, never a crash: one
+hostile generation must not hide the rest of a run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from custom_metrics.common.classification import predicted_index
+from custom_metrics.common.leaderboard_types import PaperSpec, SampleView
+from custom_metrics.common.results import TaskRun
+
+PROBLEM = "problem"
+PROMPT = "prompt"
+# Longer texts are cut in the viewer (the samples file keeps them whole): one runaway
+# generation must not make a page too heavy to open.
+MAX_CHARS = 20_000
+# What a paper's hook may raise on a sample of unexpected shape; anything else is a bug.
+_SHAPE_ERRORS = (KeyError, IndexError, TypeError, ValueError, AttributeError, ArithmeticError)
+
+
+@dataclass(eq=False)  # identity: pages are keyed by the object
+class LoggedTask:
+    """One task run's logged samples: viewer rows, and outcomes per document for pairing."""
+
+    run: TaskRun
+    spec: PaperSpec
+    path: Path
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    outcomes: dict[str, dict[str, float]] = field(default_factory=dict)  # metric -> doc key -> value
+
+    @property
+    def facets(self) -> list[str]:
+        view = self.spec.samples
+        present = {name for row in self.rows for name in row}
+        wanted = [*(view.facets if view else ()), PROBLEM]
+        return [name for name in wanted if name in present]
+
+    @property
+    def columns(self) -> list[str]:
+        names = dict.fromkeys(name for row in self.rows for name in row)
+        return [name for name in names if name != PROMPT] + ([PROMPT] if PROMPT in names else [])
+
+    @property
+    def problems(self) -> int:
+        return sum(1 for row in self.rows if row.get(PROBLEM))
+
+
+def read_logged_tasks(runs: Sequence[TaskRun], specs: Sequence[PaperSpec], roots: Sequence[Path]) -> list[LoggedTask]:
+    """The logged samples of every run that has a samples file beside its results file."""
+    extras_cache: dict[int, dict[tuple[str, int], dict[str, Any]]] = {}
+    logged = []
+    for run, spec in zip(runs, specs):
+        path = run.samples_file
+        if path is None:
+            continue
+        view = spec.samples
+        extras: dict[tuple[str, int], dict[str, Any]] = {}
+        if view is not None and view.extras is not None:
+            if id(view) not in extras_cache:
+                extras_cache[id(view)] = view.extras(roots)
+            extras = extras_cache[id(view)]
+        logged.append(read_logged_task(run, spec, path, extras))
+    return logged
+
+
+def read_logged_task(
+    run: TaskRun, spec: PaperSpec, path: Path, extras: dict[tuple[str, int], dict[str, Any]] | None = None
+) -> LoggedTask:
+    logged = LoggedTask(run, spec, path)
+    try:
+        handle = path.open(encoding="utf-8", errors="replace")
+    except OSError as error:
+        logged.rows.append({"#": None, PROBLEM: f"{path} cannot be read: {error.strerror or error}"})
+        return logged
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if line.strip():
+                logged.rows.append(_row(logged, line, number, (extras or {}).get((path.name, number), {})))
+    return logged
+
+
+def _row(logged: LoggedTask, line: str, number: int, extra: dict[str, Any]) -> dict[str, Any]:
+    task, view = logged.run.task, logged.spec.samples
+    try:
+        sample = json.loads(line)
+    except ValueError as error:
+        return {"#": None, PROBLEM: f"line {number}: not valid JSON ({error})"}
+    if not isinstance(sample, dict) or not isinstance(sample.get("doc"), dict):
+        return {"#": None, PROBLEM: f"line {number}: not a logged sample (no 'doc' object)"}
+    row: dict[str, Any] = {"#": sample.get("doc_id")}
+    try:
+        if view is not None:
+            row.update(view.fields(task, sample))
+        for name, value in _generic(sample, row, view).items():
+            row.setdefault(name, value)
+        row.update(extra)
+        if view is not None and view.outcomes is not None:
+            key = view.doc_key(task, sample)
+            for metric, value in view.outcomes(task, sample).items():
+                if value is not None and math.isfinite(value):
+                    logged.outcomes.setdefault(metric, {})[key] = float(value)
+    except _SHAPE_ERRORS as error:
+        row[PROBLEM] = f"line {number}: unexpected sample content ({type(error).__name__}: {error})"
+    row[PROMPT] = _prompt(sample)
+    return {name: cell_value(value) for name, value in row.items()}
+
+
+def _generic(sample: dict[str, Any], shown: dict[str, Any], view: SampleView | None) -> dict[str, Any]:
+    """What every task logs: the response (or the chosen option), the filtered output,
+    the target, and the scalar per-document metrics."""
+    fields: dict[str, Any] = {}
+    already = {value for value in shown.values() if isinstance(value, str)}  # e.g. an "explanation" field
+    responses, filtered = sample.get("resps"), sample.get("filtered_resps")
+    choices = _choices(sample)
+    logliks = _loglikelihoods(filtered)
+    if logliks is not None:
+        best = predicted_index([(value, False) for value in logliks])
+        fields["prediction"] = choices[best].strip() if best < len(choices) else best
+        fields["log-likelihoods"] = " | ".join(
+            f"{(choices[i].strip() if i < len(choices) else i)} {value:.2f}" for i, value in enumerate(logliks)
+        )
+    else:
+        response = responses[0][0] if _nested_text(responses) else None
+        if response not in already:
+            fields["response"] = response
+        text = filtered[0] if isinstance(filtered, list) and filtered and isinstance(filtered[0], str) else None
+        if text is not None and text != response and text not in already and (view is None or view.show_filtered):
+            fields["filtered output"] = text
+    target = sample.get("target")
+    if isinstance(target, (str, int)) and str(target).strip() and "gold" not in shown:
+        fields["target"] = target
+    metrics = sample.get("metrics") if isinstance(sample.get("metrics"), list) else []
+    for name in metrics:
+        value = sample.get(name)
+        if isinstance(name, str) and name not in shown and isinstance(value, (int, float)):
+            fields[name] = value
+    return fields
+
+
+def _nested_text(responses: Any) -> bool:
+    return (
+        isinstance(responses, list)
+        and bool(responses)
+        and isinstance(responses[0], list)
+        and bool(responses[0])
+        and isinstance(responses[0][0], str)
+    )
+
+
+def _choices(sample: dict[str, Any]) -> list[str]:
+    arguments = sample.get("arguments")
+    if not isinstance(arguments, dict):
+        return []
+    return [str(args.get("arg_1", "")) for args in arguments.values() if isinstance(args, dict)]
+
+
+def _loglikelihoods(filtered: Any) -> list[float] | None:
+    """The per-choice log-likelihoods of a multiple-choice sample, else None."""
+    if not isinstance(filtered, list) or not filtered:
+        return None
+    values = []
+    for item in filtered:
+        if not (isinstance(item, list) and item and isinstance(item[0], (str, int, float))):
+            return None
+        try:
+            values.append(float(item[0]))
+        except ValueError:
+            return None
+    return values
+
+
+def _prompt(sample: dict[str, Any]) -> str | None:
+    arguments = sample.get("arguments")
+    first = next(iter(arguments.values()), None) if isinstance(arguments, dict) and arguments else None
+    prompt = first.get("arg_0") if isinstance(first, dict) else None
+    return prompt if isinstance(prompt, str) else None
+
+
+def cell_value(value: Any) -> str | int | float | None:
+    """A value the viewer can show and sort: text, a number (NaN kept), or None."""
+    if isinstance(value, str) and len(value) > MAX_CHARS:
+        return f"{value[:MAX_CHARS]} … [{len(value) - MAX_CHARS:,} more characters in the samples file]"
+    if value is None or (isinstance(value, (str, int, float)) and not isinstance(value, bool)):
+        return value
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return json.dumps(value, ensure_ascii=False, default=str)

@@ -1,0 +1,170 @@
+"""Hostile and careless leaderboard inputs (issue 17): one bad file never stops the others,
+names stay text everywhere, and every reader survives any JSON (hypothesis)."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import custom_metrics.leaderboard.build as leaderboard
+from custom_metrics.common.results import ResultsFileError, TaskRun, read_results_file
+from custom_metrics.ibe.leaderboard import read_ibe_report
+from custom_metrics.leaderboard.registry import GEESE
+from custom_metrics.leaderboard.samples import read_logged_task
+from tests.helpers import LEADERBOARD_FIXTURES
+from tests.leaderboard.test_leaderboard import modern_results, read_csv
+
+HOSTILE = "<script>alert('x')</script> $USER$ & <b>bold</b> | ../../etc"
+
+
+def write(path: Path, data: object) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_one_bad_file_never_stops_the_others(tmp_path: Path, capsys) -> None:
+    runs = tmp_path / "runs"
+    write(runs / "good" / "results_1.json", modern_results("org/good", {"geese_noexp": 0.5}, 1.0))
+    dollar = modern_results("/scratch/$USER/ckpt_$SLURM_JOB_ID", {"geese_noexp": 0.25}, 1.0)
+    write(runs / "dollar" / "results_1.json", dollar)  # matplotlib read this as mathtext
+    write(runs / "hostile" / "results_1.json", modern_results(HOSTILE, {"geese_noexp": 0.75}, 1.0))
+    nan_count = modern_results("org/nan", {"geese_noexp": 0.5}, 1.0)
+    nan_count["n-samples"]["geese_noexp"]["effective"] = float("nan")
+    write(runs / "nan" / "results_1.json", json.dumps(nan_count))  # bare NaN, as Python writes it
+    typed = modern_results("org/typed", {"geese_noexp": 0.5}, 1.0)
+    typed["n-samples"] = ["not", "an", "object"]
+    write(runs / "typed" / "results_1.json", typed)
+    write(runs / "bytes" / "results_1.json", "")
+    (runs / "bytes" / "results_1.json").write_bytes(b'{"results": {"\xff": 1}}')
+    ibe = runs / "ibe"
+    shutil.copytree(LEADERBOARD_FIXTURES / "ibe-report", ibe)
+    report = ibe / "gemma-fp32" / "ibe_copa" / "ibe" / "report.json"
+    report.write_text(report.read_text().replace('"test_questions": 8', '"test_questions": "eight"'))
+
+    out = tmp_path / "board"
+    assert leaderboard.main([str(runs), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert 'nan/results_1.json: n-samples["geese_noexp"].effective is nan, not a finite number' in err
+    assert 'typed/results_1.json: field "n-samples" is a list, not an object' in err
+    assert "bytes/results_1.json: not UTF-8 text" in err
+    assert "report.json: field \"test_questions\" is 'eight', not a number of questions" in err
+    rows = read_csv(out / "geese.csv")
+    assert {"org/good", "ckpt_$SLURM_JOB_ID", HOSTILE} <= set(rows)
+    assert "org/nan" not in rows and "org/typed" not in rows
+    # Markdown keeps no raw HTML: a renderer that passes HTML through shows it as text.
+    markdown = (out / "geese.md").read_text()
+    assert "<script>" not in markdown and "&lt;script&gt;alert('x')&lt;/script&gt; $USER$ &amp;" in markdown
+    assert "\\| ../../etc" in markdown
+    page = (out / "index.html").read_text()
+    assert "<script>alert" not in page and "<b>bold" not in page
+
+
+def test_report_nan_and_null_read_as_missing_numbers(tmp_path: Path) -> None:
+    """``ibe_postprocess report`` writes bare NaN; the page must still load (tested in the browser)."""
+    folder = tmp_path / "pair"
+    shutil.copytree(LEADERBOARD_FIXTURES / "ibe-report" / "gemma-fp32" / "ibe_copa", folder)
+    report = folder / "ibe" / "report.json"
+    report.write_text(report.read_text().replace('"judge_accuracy": 0.375', '"judge_accuracy": null'))
+    (selection,) = read_ibe_report(report)
+    assert math.isnan(selection.scores[("uncertainty", None)].value)
+    for bad, message in (
+        ('"accuracy": 0.5625', "table1[3].accuracy is 7, not an accuracy between 0 and 1"),
+        ('"row": "Coherence"', "table1[3].row is ['Coherence'], not a row name"),
+    ):
+        text = report.read_text()
+        broken = text.replace(bad, bad.replace("0.5625", "7").replace('"Coherence"', '["Coherence"]'))
+        report.write_text(broken)
+        with pytest.raises(ResultsFileError, match=message.replace("[", r"\[").replace("]", r"\]")):
+            read_ibe_report(report)
+        report.write_text(text)
+
+
+def test_a_broken_samples_line_is_a_flagged_row(tmp_path: Path) -> None:
+    samples = tmp_path / "samples_geese_noexp_2026-01-01T00-00-00.jsonl"
+    good = {"doc_id": 0, "doc": {"id": "7", "label": "NO"}, "acc": 1.0, "filtered_resps": [["-1", "False"]]}
+    samples.write_text(
+        json.dumps(good) + "\n" + '{"doc_id": 1, "doc": {"id": \n' + json.dumps({"doc": "not a dict"}) + "\n",
+        encoding="utf-8",
+    )
+    run = TaskRun("m", "geese_noexp", {}, 3, None, tmp_path / "results_2026-01-01T00-00-00.json", 0.0, None)
+    logged = read_logged_task(run, GEESE, samples)
+    assert len(logged.rows) == 3 and logged.problems == 2
+    assert logged.rows[0]["correct"] == "yes" and "problem" not in logged.rows[0]
+    assert "line 2: not valid JSON" in logged.rows[1]["problem"]
+    assert "line 3: not a logged sample" in logged.rows[2]["problem"]
+    assert logged.outcomes == {"acc": {"7": 1.0}}
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.floats(allow_nan=True) | st.integers() | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4),
+    max_leaves=25,
+)
+# Results-shaped documents, so the fuzzer reaches past the first "no results object" check.
+RESULTS = st.fixed_dictionaries(
+    {"results": st.dictionaries(st.sampled_from(["geese_noexp", "rule", "x"]), JSON, max_size=3)},
+    optional={
+        "n-samples": JSON,
+        "config": st.fixed_dictionaries({}, optional={"limit": JSON, "model_args": JSON, "model": JSON}),
+        "model_name": JSON,
+        "date": JSON,
+        "n-shot": JSON,
+        "chat_template": JSON,
+        "groups": JSON,
+    },
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.one_of(JSON, RESULTS))
+def test_results_reader_gives_runs_or_a_named_error(tmp_path: Path, data: object) -> None:
+    path = tmp_path / "results_2026-01-01T00-00-00.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    try:
+        runs = read_results_file(path)
+    except ResultsFileError as error:
+        assert str(error)
+        return
+    for run in runs:
+        assert isinstance(run.model, str) and run.model
+        assert run.n_samples is None or (isinstance(run.n_samples, int) and run.n_samples >= 0)
+        assert run.limit is None or math.isfinite(run.limit)
+
+
+REPORTS = st.fixed_dictionaries(
+    {"table1": st.lists(st.fixed_dictionaries({"row": JSON, "accuracy": JSON}), min_size=1, max_size=3)},
+    optional={"model": JSON, "task": st.sampled_from(["ibe_copa", "ibe_ecare", "x"]) | JSON, "test_questions": JSON},
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.one_of(JSON, REPORTS))
+def test_ibe_report_reader_gives_runs_or_a_named_error(tmp_path: Path, data: object) -> None:
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    try:
+        runs = read_ibe_report(path)
+    except ResultsFileError as error:
+        assert str(error)
+        return
+    assert all(isinstance(run.model, str) and run.task.startswith("ibe_") for run in runs)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.one_of(JSON, st.text(max_size=30)), min_size=1, max_size=5))
+def test_samples_reader_shows_every_line(tmp_path: Path, lines: list) -> None:
+    samples = tmp_path / "samples_geese_noexp_2026-01-01T00-00-00.jsonl"
+    text = "\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines)
+    samples.write_text(text + "\n", encoding="utf-8")
+    run = TaskRun("m", "geese_noexp", {}, None, None, tmp_path / "results_2026-01-01T00-00-00.json", 0.0, None)
+    logged = read_logged_task(run, GEESE, samples)
+    assert len(logged.rows) == sum(1 for line in text.split("\n") if line.strip())
+    for row in logged.rows:
+        json.dumps(row, allow_nan=True)  # every cell is a plain value
