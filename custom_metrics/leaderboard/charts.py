@@ -25,6 +25,11 @@ CONFIG = {"displaylogo": False, "responsive": True, "typesetMath": False}
 VISIBLE_PUBLISHED = 4
 
 
+def _label(text: str) -> str:
+    """Text for a plotly label: its tags and entities escaped (plotly knows no ``&quot;``)."""
+    return html.escape(text, quote=False)
+
+
 def plotly_script() -> str:
     from plotly.offline import get_plotlyjs
 
@@ -42,7 +47,7 @@ def score_chart(table: Table, spec: PaperSpec, div_id: str) -> str | None:
     rows = [row for row in table.rows if any(_finite(row.cells.get(c.key)) for c in columns)]
     if not columns or not rows:
         return None
-    categories = [html.escape(f"{spec.task_label(c.task)}: {spec.metric_label(c.metric)}") for c in columns]
+    categories = [f"{_label(spec.task_label(c.task))}<br>{_label(spec.metric_label(c.metric))}" for c in columns]
     published = [row for row in rows if row.kind == "published"]
     figure = go.Figure()
     for row in rows:
@@ -51,14 +56,14 @@ def score_chart(table: Table, spec: PaperSpec, div_id: str) -> str | None:
         errors = [cell.pm if _finite(cell) and cell.pm is not None else None for cell in cells]
         extra = [_note(row, column.task) for column in columns]
         figure.add_bar(
-            name=html.escape(row_label(row.model, row.setting)) + (" (paper)" if row.kind == "published" else ""),
+            name=_label(row_label(row.model, row.setting)) + (" (paper)" if row.kind == "published" else ""),
             x=categories,
             y=values,
             error_y={"type": "data", "array": errors, "visible": any(e is not None for e in errors)},
             customdata=[
                 [
-                    html.escape(cell_text(cell)) if _finite(cell) else "",
-                    html.escape(cell.source or "") if cell else "",
+                    _label(cell_text(cell)) if _finite(cell) else "",
+                    _label(cell.source or "") if cell else "",
                     note,
                 ]
                 for cell, note in zip(cells, extra)
@@ -73,9 +78,10 @@ def score_chart(table: Table, spec: PaperSpec, div_id: str) -> str | None:
         template="plotly_white",
         height=460,
         margin={"l": 50, "r": 10, "t": 40, "b": 10},
-        title={"text": html.escape(f"{spec.key.upper()}: headline metrics (hover a bar for value and source)")},
-        legend={"orientation": "h", "y": -0.25},
+        title={"text": _label(f"{spec.key.upper()}: headline metrics (hover a bar for value and source)")},
+        legend={"orientation": "v", "x": 1.01, "y": 1, "font": {"size": 11}},
         yaxis={"title": {"text": "score"}},
+        xaxis={"tickangle": 0, "automargin": True},
         hoverlabel={"align": "left"},
     )
     return figure.to_html(include_plotlyjs=False, full_html=False, div_id=div_id, config=CONFIG)
@@ -83,7 +89,7 @@ def score_chart(table: Table, spec: PaperSpec, div_id: str) -> str | None:
 
 def _note(row: Row, task: str) -> str:
     subset = row.subsets.get(task)
-    return f"<br>⚠ {html.escape(subset)}" if subset else ""
+    return f"<br>⚠ {_label(subset)}" if subset else ""
 
 
 def difference_chart(differences: Sequence[Difference], spec: PaperSpec, div_id: str) -> str | None:
@@ -91,7 +97,7 @@ def difference_chart(differences: Sequence[Difference], spec: PaperSpec, div_id:
     shown = [d for d in differences if math.isfinite(d.result.difference)]
     if not shown:
         return None
-    labels = [html.escape(f"{d.label} · {spec.metric_label(d.metric)} ({i + 1})") for i, d in enumerate(shown)]
+    labels = [_label(f"{d.label} · {spec.metric_label(d.metric)} ({i + 1})") for i, d in enumerate(shown)]
     figure = go.Figure()
     for significant in (True, False):
         subset = [(label, d) for label, d in zip(labels, shown) if d.result.significant is significant]
@@ -143,4 +149,4 @@ def _difference_hover(difference: Difference) -> str:
     ]
     if difference.sources[1] != difference.sources[0]:
         lines.append(f"and {difference.sources[1]}")
-    return "<br>".join(html.escape(line) for line in lines)
+    return "<br>".join(_label(line) for line in lines)

@@ -201,9 +201,7 @@ def _score_table(table: Table, spec: PaperSpec) -> str:
             line.append(spec.remark(task, named) if spec.remark else "")
             lines.append(line)
             classes.append("published" if row.kind == "published" else "limited" if subset else "")
-    return datatable.datatable(
-        f"table-{table.key}", columns, lines, page_length=50, row_classes=classes, caption=table.title
-    )
+    return datatable.datatable(f"table-{table.key}", columns, lines, page_length=50, row_classes=classes)
 
 
 def _differences(key: str, spec: PaperSpec, differences: list[Difference]) -> str:
@@ -267,7 +265,7 @@ def _sample_links(logged: list[LoggedTask], pages: dict[LoggedTask, str]) -> str
         parts.append(
             f"<li>{html.escape(row_label(task.run.model, task.run.setting))}: "
             f'<a href="samples/{pages[task]}">{html.escape(task.spec.task_label(task.run.task))}</a> '
-            f"({len(task.rows)} docs{problems})</li>"
+            f"({len(task.rows)} doc{'' if len(task.rows) == 1 else 's'}{problems})</li>"
         )
     parts.append("</ul>")
     return "\n".join(parts)
