@@ -5,6 +5,10 @@ is a ``<div>`` plus its JSON, which plotly escapes for use inside ``<script>``. 
 reads labels as a small HTML dialect (``<b>``, ``<br>``, ``<a href>``...), so every name
 is HTML-escaped before it becomes a label, and LaTeX typesetting is switched off
 (``typesetMath``), so a ``$`` in a model name stays a dollar sign.
+
+Figures are plain dicts rendered without plotly's validation (``validate=False``): the
+validated figure objects cost about two seconds per chart, most of a leaderboard build,
+for dicts this module writes itself.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import html
 import math
 from collections.abc import Sequence
 
-import plotly.graph_objects as go
+import plotly.io
 
 from custom_metrics.common.leaderboard_types import Cell, PaperSpec, Row, Table
 from custom_metrics.leaderboard.differences import Difference, row_label
@@ -21,6 +25,24 @@ from custom_metrics.leaderboard.render import cell_text, format_number
 
 ASSET = "plotly.min.js"
 CONFIG = {"displaylogo": False, "responsive": True, "typesetMath": False}
+# plotly's "plotly_white" look, spelled out (the template object is part of what is slow).
+LAYOUT = {
+    "paper_bgcolor": "white",
+    "plot_bgcolor": "white",
+    "font": {"family": "system-ui, sans-serif", "size": 12},
+    "colorway": ["#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a", "#19d3f3", "#ff6692", "#b6e880"],
+    "hoverlabel": {"align": "left"},
+}
+AXIS = {"gridcolor": "#ebf0f8", "zerolinecolor": "#ebf0f8", "automargin": True}
+
+
+def _html(data: list[dict], layout: dict, div_id: str) -> str:
+    figure = {"data": data, "layout": {**LAYOUT, **layout}}
+    return plotly.io.to_html(
+        figure, include_plotlyjs=False, full_html=False, div_id=div_id, config=CONFIG, validate=False
+    )
+
+
 # Published rows beyond this many start hidden (a click on the legend shows them).
 VISIBLE_PUBLISHED = 4
 
@@ -49,42 +71,43 @@ def score_chart(table: Table, spec: PaperSpec, div_id: str) -> str | None:
         return None
     categories = [f"{_label(spec.task_label(c.task))}<br>{_label(spec.metric_label(c.metric))}" for c in columns]
     published = [row for row in rows if row.kind == "published"]
-    figure = go.Figure()
+    data = []
     for row in rows:
         cells = [row.cells.get(column.key) for column in columns]
         values = [cell.value if _finite(cell) else None for cell in cells]
         errors = [cell.pm if _finite(cell) and cell.pm is not None else None for cell in cells]
         extra = [_note(row, column.task) for column in columns]
-        figure.add_bar(
-            name=_label(row_label(row.model, row.setting)) + (" (paper)" if row.kind == "published" else ""),
-            x=categories,
-            y=values,
-            error_y={"type": "data", "array": errors, "visible": any(e is not None for e in errors)},
-            customdata=[
-                [
-                    _label(cell_text(cell)) if _finite(cell) else "",
-                    _label(cell.source or "") if cell else "",
-                    note,
-                ]
-                for cell, note in zip(cells, extra)
-            ],
-            hovertemplate="<b>%{fullData.name}</b><br>%{x}: %{customdata[0]}<br>source: %{customdata[1]}"
-            "%{customdata[2]}<extra></extra>",
-            marker={"opacity": 0.55 if row.kind == "published" else 1.0},
-            visible="legendonly" if row.kind == "published" and len(published) > VISIBLE_PUBLISHED else True,
+        data.append(
+            {
+                "type": "bar",
+                "name": _label(row_label(row.model, row.setting)) + (" (paper)" if row.kind == "published" else ""),
+                "x": categories,
+                "y": values,
+                "error_y": {"type": "data", "array": errors, "visible": any(e is not None for e in errors)},
+                "customdata": [
+                    [
+                        _label(cell_text(cell)) if _finite(cell) else "",
+                        _label(cell.source or "") if cell else "",
+                        note,
+                    ]
+                    for cell, note in zip(cells, extra)
+                ],
+                "hovertemplate": "<b>%{fullData.name}</b><br>%{x}: %{customdata[0]}<br>source: %{customdata[1]}"
+                "%{customdata[2]}<extra></extra>",
+                "marker": {"opacity": 0.55 if row.kind == "published" else 1.0},
+                "visible": "legendonly" if row.kind == "published" and len(published) > VISIBLE_PUBLISHED else True,
+            }
         )
-    figure.update_layout(
-        barmode="group",
-        template="plotly_white",
-        height=460,
-        margin={"l": 50, "r": 10, "t": 40, "b": 10},
-        title={"text": _label(f"{spec.key.upper()}: headline metrics (hover a bar for value and source)")},
-        legend={"orientation": "v", "x": 1.01, "y": 1, "font": {"size": 11}},
-        yaxis={"title": {"text": "score"}},
-        xaxis={"tickangle": 0, "automargin": True},
-        hoverlabel={"align": "left"},
-    )
-    return figure.to_html(include_plotlyjs=False, full_html=False, div_id=div_id, config=CONFIG)
+    layout = {
+        "barmode": "group",
+        "height": 460,
+        "margin": {"l": 50, "r": 10, "t": 40, "b": 10},
+        "title": {"text": _label(f"{spec.key.upper()}: headline metrics (hover a bar for value and source)")},
+        "legend": {"orientation": "v", "x": 1.01, "y": 1, "font": {"size": 11}},
+        "yaxis": {**AXIS, "title": {"text": "score"}},
+        "xaxis": {**AXIS, "tickangle": 0},
+    }
+    return _html(data, layout, div_id)
 
 
 def _note(row: Row, task: str) -> str:
@@ -98,40 +121,42 @@ def difference_chart(differences: Sequence[Difference], spec: PaperSpec, div_id:
     if not shown:
         return None
     labels = [_label(f"{d.label} · {spec.metric_label(d.metric)} ({i + 1})") for i, d in enumerate(shown)]
-    figure = go.Figure()
+    data = []
     for significant in (True, False):
         subset = [(label, d) for label, d in zip(labels, shown) if d.result.significant is significant]
         if not subset:
             continue
-        figure.add_scatter(
-            name="significant (p < 0.05)" if significant else "not significant",
-            x=[d.result.difference for _, d in subset],
-            y=[label for label, _ in subset],
-            mode="markers",
-            marker={"size": 10, "color": "#c0392b" if significant else "#7f8c8d"},
-            error_x={
-                "type": "data",
-                "symmetric": False,
-                "array": [(d.result.high - d.result.difference) if d.result.high is not None else 0 for _, d in subset],
-                "arrayminus": [
-                    (d.result.difference - d.result.low) if d.result.low is not None else 0 for _, d in subset
-                ],
-            },
-            customdata=[_difference_hover(d) for _, d in subset],
-            hovertemplate="%{y}<br>%{customdata}<extra></extra>",
+        data.append(
+            {
+                "type": "scatter",
+                "name": "significant (p < 0.05)" if significant else "not significant",
+                "x": [d.result.difference for _, d in subset],
+                "y": [label for label, _ in subset],
+                "mode": "markers",
+                "marker": {"size": 10, "color": "#c0392b" if significant else "#7f8c8d"},
+                "error_x": {
+                    "type": "data",
+                    "symmetric": False,
+                    "array": [
+                        d.result.high - d.result.difference if d.result.high is not None else 0 for _, d in subset
+                    ],
+                    "arrayminus": [
+                        d.result.difference - d.result.low if d.result.low is not None else 0 for _, d in subset
+                    ],
+                },
+                "customdata": [_difference_hover(d) for _, d in subset],
+                "hovertemplate": "%{y}<br>%{customdata}<extra></extra>",
+            }
         )
-    figure.add_vline(x=0, line_width=1, line_color="black")
-    figure.update_layout(
-        template="plotly_white",
-        height=max(220, 60 + 34 * len(shown)),
-        margin={"l": 10, "r": 10, "t": 40, "b": 30},
-        title={"text": "Paired differences A − B with 95% bootstrap intervals"},
-        yaxis={"automargin": True, "autorange": "reversed"},
-        xaxis={"title": {"text": "difference"}, "zeroline": True},
-        legend={"orientation": "h", "y": -0.2},
-        hoverlabel={"align": "left"},
-    )
-    return figure.to_html(include_plotlyjs=False, full_html=False, div_id=div_id, config=CONFIG)
+    layout = {
+        "height": max(220, 60 + 34 * len(shown)),
+        "margin": {"l": 10, "r": 10, "t": 40, "b": 30},
+        "title": {"text": "Paired differences A − B with 95% bootstrap intervals"},
+        "yaxis": {**AXIS, "autorange": "reversed"},
+        "xaxis": {**AXIS, "title": {"text": "difference"}, "zeroline": True, "zerolinecolor": "black"},
+        "legend": {"orientation": "h", "y": -0.2},
+    }
+    return _html(data, layout, div_id)
 
 
 def _difference_hover(difference: Difference) -> str:

@@ -233,6 +233,19 @@ def test_hostile_names_stay_text(open_page, tmp_path: Path) -> None:
     page.recorder.assert_clean()
 
 
+def test_chart_hover_shows_value_and_source(open_page) -> None:
+    page = index(open_page)
+    page.locator("#chart-geese").scroll_into_view_if_needed()
+    bar = page.locator("#chart-geese .point path").first.bounding_box()
+    # plotly's drag layer covers the bars: hover by position
+    page.mouse.move(bar["x"] + bar["width"] / 2, bar["y"] + bar["height"] / 2)
+    hover = page.locator("#chart-geese .hoverlayer .hovertext")
+    playwright_api.expect(hover).to_have_count(1)
+    text = hover.text_content()  # SVG text: inner_text() does not apply
+    assert "source: " in text and ("results_" in text or "Table 2" in text), text
+    assert any(character.isdigit() for character in text.split("source:")[0]), text
+
+
 def test_ibe_report_with_nan_shows_nan(open_page) -> None:
     page = index(open_page, "ibe")
     page.locator("#table-ibe_wrapper .dt-search input").fill("gemma-fp32")
