@@ -37,22 +37,15 @@ class Leaderboard:
     differences: dict[str, list[Difference]]
 
 
-def build_leaderboard(
-    inputs: Sequence[Path], out: Path, names: Mapping[str, str] | None = None
-) -> tuple[list[Table], list[Problem], list[Path]]:
-    """Read every run under ``inputs`` and write the leaderboard to ``out``; returns what it did."""
-    board = make_leaderboard(inputs, out, names or {})
-    return board.tables, board.problems, board.written
-
-
-def make_leaderboard(inputs: Sequence[Path], out: Path, names: Mapping[str, str]) -> Leaderboard:
+def build_leaderboard(inputs: Sequence[Path], out: Path, names: Mapping[str, str] | None = None) -> Leaderboard:
+    """Read every run under ``inputs`` and write the leaderboard folder ``out``."""
     runs, problems = load_runs(inputs)
     for spec in PAPERS:
         if spec.read_extra is not None:
             extra_runs, extra_problems = spec.read_extra(inputs)
             runs += extra_runs
             problems += extra_problems
-    runs = rename(runs, names)
+    runs = rename(runs, names or {})
     tables = build_tables(runs)
     specs = {spec.key: spec for spec in (*PAPERS, OTHER)}
     chosen, _ = newest_runs(runs)
@@ -134,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         names = parse_names(args.name)
     except argparse.ArgumentTypeError as error:
         parser.error(str(error))
-    board = make_leaderboard(args.runs, args.out, names)
+    board = build_leaderboard(args.runs, args.out, names)
     models = sorted({(row.model, row.setting) for table in board.tables for row in table.rows if row.kind == "run"})
     print(f"leaderboard: {len(models)} model setting(s) from {', '.join(map(str, args.runs))}")
     for line in summary(board):

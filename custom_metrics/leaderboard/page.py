@@ -293,17 +293,7 @@ def _sample_page(task: LoggedTask) -> str:
     run = task.run
     title = f"{task.spec.task_label(run.task)} — {row_label(run.model, run.setting)}"
     names = task.columns
-    kinds = {
-        name: "number"
-        if all(
-            isinstance(row.get(name), (int, float)) and not isinstance(row.get(name), bool)
-            for row in task.rows
-            if row.get(name) is not None
-        )
-        and any(row.get(name) is not None for row in task.rows)
-        else "text"
-        for name in names
-    }
+    kinds = {name: _kind([row.get(name) for row in task.rows]) for name in names}
     columns = [
         TableColumn(
             name,
@@ -340,6 +330,12 @@ def _sample_page(task: LoggedTask) -> str:
             "</body></html>",
         ]
     )
+
+
+def _kind(values: list) -> str:
+    """A column sorts as numbers when every value it holds is one (cells cannot be booleans)."""
+    present = [value for value in values if value is not None]
+    return "number" if present and all(isinstance(value, (int, float)) for value in present) else "text"
 
 
 def _samples_index(logged: Sequence[LoggedTask], pages: dict[LoggedTask, str]) -> str:

@@ -191,11 +191,13 @@ def _prompt(sample: dict[str, Any]) -> str | None:
 
 
 def cell_value(value: Any) -> str | int | float | None:
-    """A value the viewer can show and sort: text, a number (NaN kept), or None."""
-    if isinstance(value, str) and len(value) > MAX_CHARS:
-        return f"{value[:MAX_CHARS]} … [{len(value) - MAX_CHARS:,} more characters in the samples file]"
-    if value is None or (isinstance(value, (str, int, float)) and not isinstance(value, bool)):
-        return value
+    """A value the viewer can show and sort: text (cut at ``MAX_CHARS``), a number (NaN
+    kept), or None; booleans read yes/no and anything else as compact JSON."""
     if isinstance(value, bool):
         return "yes" if value else "no"
-    return json.dumps(value, ensure_ascii=False, default=str)
+    if value is None or isinstance(value, (int, float)):
+        return value
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    if len(text) > MAX_CHARS:
+        return f"{text[:MAX_CHARS]} … [{len(text) - MAX_CHARS:,} more characters in the samples file]"
+    return text

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from custom_metrics.leaderboard.build import make_leaderboard
+from custom_metrics.leaderboard.build import build_leaderboard
 from tests.helpers import LEADERBOARD_FIXTURES, MIRROR, run_lm_eval
 from tests.leaderboard.test_leaderboard import modern_results
 
@@ -77,7 +77,7 @@ def board(embedded_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
     (runs / "bad" / "results_1.json").write_text(json.dumps(nan_count), encoding="utf-8")
     shutil.copytree(LEADERBOARD_FIXTURES / "ibe-report", runs / "ibe")  # report.json holds a bare NaN
     out = tmp_path_factory.mktemp("board") / "leaderboard"
-    make_leaderboard([runs], out, {})
+    build_leaderboard([runs], out, {})
     return out
 
 

@@ -72,9 +72,9 @@ def test_early_04_layout_with_groups_and_na_stderr() -> None:
 def board(tmp_path_factory) -> tuple[list, Path]:
     """The leaderboard of the hand-made fixtures (old layouts, an IBE report), built once."""
     out = tmp_path_factory.mktemp("board")
-    tables, problems, _ = leaderboard.build_leaderboard([OLD_03, OLD_040, LB_FIXTURES / "ibe-report"], out)
-    assert problems == []
-    return tables, out
+    board = leaderboard.build_leaderboard([OLD_03, OLD_040, LB_FIXTURES / "ibe-report"], out)
+    assert board.problems == []
+    return board.tables, out
 
 
 def test_tables_old_layout_derived_and_published(board) -> None:
