@@ -1,8 +1,9 @@
 """The leaderboard page in a real browser: Debian's Chromium driven by Playwright.
 
-The page is built from a real run (the embedded model through the ``lm_eval`` CLI with
-``--log_samples``, GEESE with and without a hint on four documents, so the page has
-effectiveness, paired differences and a cut-short row), plus hand-made hostile inputs: a
+The page is built from a real run (``geese_run`` in conftest: the embedded model through
+the ``lm_eval`` CLI with ``--log_samples``, GEESE with and without a hint on four documents,
+so the page has effectiveness, paired differences and a cut-short row), plus hand-made
+hostile inputs: a
 model named with HTML, quotes and ``$``, a hostile generation in its samples, a results
 file with a NaN sample count (skipped and named) and an IBE report holding bare NaN.
 Screenshots go to each test's tmp folder.
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from custom_metrics.leaderboard.build import build_leaderboard
-from tests.helpers import LEADERBOARD_FIXTURES, MIRROR, run_lm_eval
+from tests.helpers import LEADERBOARD_FIXTURES
 from tests.leaderboard.test_leaderboard import modern_results
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip extra [test])")
@@ -42,21 +43,11 @@ LOCAL = ("file:", "blob:", "data:", "about:")
 HOSTILE = "<script>alert('name')</script> $USER$ & <b>bold</b> \"quoted\""
 HOSTILE_TEXT = "</script><img src=x onerror=alert('generation')> 1 < 2 && $x$"
 STAMP = "2026-02-03T04-05-06.000000"
-DOCS = [0, 2, 4, 5]  # YES, NO, UNKNOWN, UNKNOWN of the fixture mirror: 4 of its 6 documents
 
 
 @pytest.fixture(scope="session")
-def board(embedded_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def board(geese_run: tuple[dict, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
     runs = tmp_path_factory.mktemp("browser-runs")
-    samples = json.dumps({"geese_noexp": DOCS, "geese_human": DOCS})
-    run_lm_eval(
-        embedded_model,
-        "geese_noexp,geese_human",
-        runs / "real",
-        limit=None,
-        extra=["--samples", samples],
-        env={"EXPLAIN_EVAL_DATA": str(MIRROR)},
-    )
     hostile = runs / "hostile"
     hostile.mkdir()
     results = modern_results(HOSTILE, {"geese_noexp": 0.5, "geese_human": 0.25}, 1.0)
@@ -77,7 +68,7 @@ def board(embedded_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
     (runs / "bad" / "results_1.json").write_text(json.dumps(nan_count), encoding="utf-8")
     shutil.copytree(LEADERBOARD_FIXTURES / "ibe-report", runs / "ibe")  # report.json holds a bare NaN
     out = tmp_path_factory.mktemp("board") / "leaderboard"
-    build_leaderboard([runs], out, {})
+    build_leaderboard([geese_run[1], runs], out)
     return out
 
 

@@ -16,7 +16,6 @@ from custom_metrics.common.results import load_runs, read_results_file
 from custom_metrics.ibe.leaderboard import load_ibe_tables, method_key
 from custom_metrics.leaderboard.tables import build_tables
 from tests.helpers import LEADERBOARD_FIXTURES as LB_FIXTURES
-from tests.helpers import MIRROR
 
 OLD_03 = LB_FIXTURES / "harness-0.3"
 OLD_040 = LB_FIXTURES / "harness-0.4.0"
@@ -248,14 +247,14 @@ def test_sweep_pair_file_names_the_model(tmp_path: Path) -> None:
 
 
 @pytest.mark.e2e
-def test_leaderboard_of_a_real_run_plus_old_layout(lm_eval_cli, tmp_path: Path) -> None:
-    results, _ = lm_eval_cli("geese_noexp,geese_human", limit=2, env={"EXPLAIN_EVAL_DATA": str(MIRROR)})
-    real_file = next((tmp_path / "out").glob("*/results_*.json"))
+def test_leaderboard_of_a_real_run_plus_old_layout(geese_run, tmp_path: Path) -> None:
+    results, out = geese_run
+    real_file = next(out.glob("*/results_*.json"))
     truncated = tmp_path / "elsewhere" / "results_2026-01-01T00-00-00.json"
     truncated.parent.mkdir()
     truncated.write_text(real_file.read_text()[:700])
     board = tmp_path / "board"
-    assert leaderboard.main([str(tmp_path / "out"), str(OLD_03), str(truncated.parent), "--out", str(board)]) == 0
+    assert leaderboard.main([str(out), str(OLD_03), str(truncated.parent), "--out", str(board)]) == 0
 
     rows = read_csv(board / "geese.csv")
     ours = rows["gemma-3-270m (embedded) (zero-shot)"]  # the embedded checkpoint, by its name
