@@ -13,12 +13,13 @@ skipped; everything else is still written.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from custom_metrics.common.leaderboard_types import Table
+from custom_metrics.common.leaderboard_types import Cell, Table
 from custom_metrics.common.results import Problem, load_runs, rename
 from custom_metrics.leaderboard.differences import Difference, paired_differences, row_label
 from custom_metrics.leaderboard.page import write_site
@@ -83,9 +84,7 @@ def summary(board: Leaderboard, runs_only: bool = True) -> list[str]:
                 shown = [c for c in charted if c.task == task and c.key in row.cells]
                 if not shown:
                     continue
-                numbers = ", ".join(
-                    f"{spec.metric_label(c.metric)} {cell_text(row.cells[c.key]) or 'n/a'}" for c in shown
-                )
+                numbers = ", ".join(f"{spec.metric_label(c.metric)} {_shown(row.cells[c.key])}" for c in shown)
                 docs = values.get("#samples")
                 subset = row.subsets.get(task)
                 extra = f" (⚠ {subset})" if subset else f" ({docs.value:.0f} docs)" if docs else ""
@@ -95,6 +94,13 @@ def summary(board: Leaderboard, runs_only: bool = True) -> list[str]:
                     f"{table.key.upper():6} {label} | {task}: {numbers}{extra}" + (f" — {remark}" if remark else "")
                 )
     return lines
+
+
+def _shown(cell: Cell) -> str:
+    """A number for the terminal; NaN reads "undefined" (the line's remark says why)."""
+    if cell.value is None:
+        return "n/a"
+    return "undefined" if math.isnan(cell.value) else cell_text(cell)
 
 
 def parse_names(items: Sequence[str]) -> dict[str, str]:

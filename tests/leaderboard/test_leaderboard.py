@@ -272,3 +272,20 @@ def test_leaderboard_of_a_real_run_plus_old_layout(geese_run, tmp_path: Path) ->
     index = (board / "index.md").read_text()
     assert str(truncated) in index and "not valid JSON" in index
     assert "ran on part of the data" in (board / "geese.md").read_text()
+
+
+def test_reg_row_says_why_its_scores_are_missing(tmp_path: Path, capsys) -> None:
+    """No bare NaN: |N| = 0 is explained, by the judge check when the run reports one."""
+    for name, extra in (("plain", {}), ("checked", {"judge_degenerate,judged": 1.0, "judge_check_acc,judged": 0.33})):
+        data = modern_results(f"org/{name}", {}, 1.0)
+        scores = {"n,judged": 0, "coherence,judged": float("nan"), "success,judged": float("nan"), **extra}
+        data["results"] = {"reg_chaos": {"alias": "reg_chaos", **scores}}
+        data["n-samples"] = {"reg_chaos": {"original": 275, "effective": 4}}
+        (tmp_path / "runs" / name).mkdir(parents=True)
+        (tmp_path / "runs" / name / "results_1.json").write_text(json.dumps(data))
+    assert leaderboard.main([str(tmp_path / "runs"), "--out", str(tmp_path / "board")]) == 0
+    lines = {line.split("|")[0].strip(): line for line in capsys.readouterr().out.splitlines() if "reg_chaos" in line}
+    plain, checked = lines["REG    org/plain"], lines["REG    org/checked"]
+    assert "coherence undefined" in plain and "NaN" not in plain
+    assert "|N| = 0" in plain and "usually a weak judge" in plain and "Choosing the judge" in plain
+    assert "judge is degenerate" in checked and "0.33 on its sanity check" in checked
