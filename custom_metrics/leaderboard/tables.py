@@ -50,6 +50,13 @@ def column_key(task: str, metric: str, filter_name: str | None) -> str:
     return f"{task}/{metric}{suffix}"
 
 
+def shown_filter(run: TaskRun, filter_name: str | None) -> str | None:
+    """The filter a column names: none when the run's task has a single filter (REG's
+    ``judged``, GEESE M1's ``anonymized``), so its columns line up with the papers' rows
+    and with older layouts; the filter's name where one task reports several."""
+    return filter_name if len({name for _, name in run.scores}) > 1 else None
+
+
 def build_tables(runs: Sequence[TaskRun]) -> list[Table]:
     """The four paper tables (always, for their published rows) and "other tasks" if any."""
     chosen, duplicate_notes = newest_runs(runs)
@@ -102,7 +109,8 @@ def run_rows(runs: list[TaskRun]) -> list[Row]:
         if source not in row.sources:
             row.sources.append(source)
         for (metric, filter_name), score in run.scores.items():
-            row.cells[column_key(run.task, metric, filter_name)] = Cell(score.value, score.stderr, source=source)
+            key = column_key(run.task, metric, shown_filter(run, filter_name))
+            row.cells[key] = Cell(score.value, score.stderr, source=source)
         if run.n_samples is not None:
             row.cells[f"{run.task}/#samples"] = Cell(float(run.n_samples), source=source)
         if run.subset:
@@ -144,7 +152,8 @@ def _published_row(row: PublishedRow) -> Row:
 def _columns(spec: PaperSpec, runs: list[TaskRun], published: list[PublishedRow]) -> list[Column]:
     found: dict[str, Column] = {}
     for run in runs:
-        for metric, filter_name in run.scores:
+        for metric, raw_filter in run.scores:
+            filter_name = shown_filter(run, raw_filter)
             key = column_key(run.task, metric, filter_name)
             suffix = f" [{filter_name}]" if filter_name not in (None, "none") else ""
             found.setdefault(key, Column(key, _label(spec, run.task, metric) + suffix, run.task, metric))

@@ -289,3 +289,6 @@ def test_reg_row_says_why_its_scores_are_missing(tmp_path: Path, capsys) -> None
     assert "coherence undefined" in plain and "NaN" not in plain
     assert "|N| = 0" in plain and "usually a weak judge" in plain and "Choosing the judge" in plain
     assert "judge is degenerate" in checked and "0.33 on its sanity check" in checked
+    # REG's only filter ("judged") names no column: the run lines up with the paper's rows.
+    reg = read_csv(tmp_path / "board" / "reg.csv")
+    assert reg["org/plain"]["reg_chaos coherence"] == "nan" and reg["Gemma-4-31B-it (thinking)"]["reg_chaos success"]

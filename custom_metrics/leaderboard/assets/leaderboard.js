@@ -30,9 +30,13 @@ function explainEvalTabs() {
   };
   const radios = document.querySelectorAll(".tabs > input[type=radio]");
   radios.forEach((radio) => radio.addEventListener("change", () => show(radio)));
-  const wanted = document.getElementById("tab-" + decodeURIComponent(location.hash.slice(1)));
-  if (wanted) {
-    wanted.checked = true;
-    show(wanted);
-  }
+  const follow = () => {
+    const wanted = document.getElementById("tab-" + decodeURIComponent(location.hash.slice(1)));
+    if (wanted) {
+      wanted.checked = true;
+      show(wanted);
+    }
+  };
+  window.addEventListener("hashchange", follow);
+  follow();
 }
