@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
+import custom_metrics.geese.leaderboard as geese_board
 import custom_metrics.leaderboard.build as leaderboard
 from custom_metrics.common.results import load_runs, read_results_file
 from custom_metrics.ibe.leaderboard import load_ibe_tables, method_key
 from custom_metrics.leaderboard.tables import build_tables
+from tests.geese.authors import AUTHORS_TASKS as AUTHORS_PROMPTS
 from tests.helpers import LEADERBOARD_FIXTURES as LB_FIXTURES
 from tests.helpers import MIRROR
 
@@ -128,6 +130,42 @@ def test_rule_five_shot_splits_become_one_row_with_mean_and_std(tmp_path: Path) 
     assert (row.cells["rule/subq_acc"].value, row.cells["rule/subq_acc"].pm) == (0.375, 0.125)
     assert row.cells["rule/#samples"].value == 3000
     assert any("population std over rule_5shot_split1" in note for note in rule.notes)
+
+
+def test_authors_geese_task_names_land_in_our_columns(tmp_path: Path) -> None:
+    """A results file of the authors' own tasks beside a run of ours, same model: two rows, same columns."""
+    authors = {
+        "geese_prediction_noexp": 0.54375,
+        "geese_prediction_dummy": 0.585,
+        "geese_prediction_human": 0.7575,
+        "geese_prediction_whyexp": 0.78125,
+        "geese_prediction_whynot": 0.625,
+        "geese_prediction_implicit": 0.5,
+        "geese_prediction_obvious": 1.0,
+    }
+    (tmp_path / "results_authors.json").write_text(json.dumps(modern_results("org/llama", authors, 1.0)))
+    ours = {"geese_noexp": 0.5, "geese_llama3": 0.75}
+    (tmp_path / "results_ours.json").write_text(json.dumps(modern_results("org/llama", ours, 2.0)))
+    geese = next(t for t in build_tables(load_runs([tmp_path])[0]) if t.key == "geese")
+    rows = {row.model: row for row in geese.rows if row.kind == "run"}
+    assert set(rows) == {"org/llama", "org/llama (authors' GEESE tasks)"}
+    theirs = rows["org/llama (authors' GEESE tasks)"].cells
+    for task, ours_name in geese_board.AUTHORS_TASKS.items():
+        assert theirs[f"{ours_name}/acc"].value == authors[task]
+    assert theirs["geese_llama3/effectiveness"].value == pytest.approx(0.78125 - 0.54375)
+    assert theirs["geese_prediction_obvious/acc"].value == 1.0  # no task of ours: keeps its name, same row
+    assert rows["org/llama"].cells["geese_llama3/acc"].value == 0.75
+    keys = {column.key for column in geese.columns}
+    assert not any(key.startswith(tuple(geese_board.AUTHORS_TASKS)) for key in keys)
+    assert "geese_prediction_obvious/acc" not in rows["org/llama"].cells
+    mapped = "geese_llama3 <- geese_prediction_whyexp"
+    assert any("authors' task names" in note and mapped in note for note in geese.notes)
+
+
+def test_authors_geese_mapping_pairs_the_same_hints() -> None:
+    """Each authors' task maps to our task whose prompt equals theirs (tests/geese checks the prompts)."""
+    from_prompts = {name: f"geese_{setting}" for setting, (name, _) in AUTHORS_PROMPTS.items()}
+    assert from_prompts == geese_board.AUTHORS_TASKS
 
 
 def test_limited_runs_and_mismatched_sizes_are_flagged(tmp_path: Path) -> None:
