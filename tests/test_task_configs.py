@@ -31,6 +31,7 @@ EXPECTED_TASKS = {
     *(f"geese_generate_{k}" for k in ("whyexp", "whynot", "implicit")),
     "rule", "rule_main", "rule_sub", "rule_noctx", "rule_alignment",
     *(f"rule_5shot_split{k}" for k in range(1, 6)),
+    *(f"rule_5shot_rule_split{k}" for k in range(1, 6)),
     *(f"rule_rationale_{s}" for s in ("none", "selective", "eliminative", "both")),
     "reg_chaos", "reg_judge_select", "ibe_copa", "ibe_ecare", "ibe_judge_copa", "ibe_judge_ecare",
 }  # fmt: skip
