@@ -34,7 +34,7 @@ from ibe_postprocess.selector import (
 # The paper's Table 1 (rows by name, columns IBE_COLUMNS), printed beside this run's numbers.
 PAPER_TABLE1 = ibe_table_1()
 DATASET_NAMES = {"copa": "COPA", "ecare": "e-CARE"}
-UNKNOWN_JUDGE = "unknown model"  # judge samples without their results file beside them
+UNKNOWN_JUDGE = "unknown model"  # judge samples without their results file beside them: no name in report.json
 
 
 def load_rows(features_dir: Path) -> pd.DataFrame:
@@ -154,7 +154,7 @@ def write_report(features_dir: Path, fig2_split: str = "test", protocol: str = "
     regressions = {d: feature_regressions(regression_rows.get(d, rows.iloc[0:0])) for d in datasets}
     provenance = read_provenance(features_dir)
     judged = judge_accuracy(features_dir)
-    judge_model = provenance.get("judge_model", UNKNOWN_JUDGE)
+    judge_model = provenance.get("judge_model")
     figures = _figures(features_dir, table, regressions, {d: per_dataset[d] for d in datasets})
     flagged = rows[rows["flag"].fillna("") != ""]
     reasons = Counter(
@@ -213,7 +213,9 @@ def write_report(features_dir: Path, fig2_split: str = "test", protocol: str = "
     if judged:
         cells = [f"{_fmt(judged[d][0])} (n={judged[d][1]})" if d in judged else "not run" for d in datasets]
         lines.append(
-            f"| Baselines | LLM judge: {judge_model} (this run) | " + " | ".join(cells) + f" | {paper_blank} |"
+            f"| Baselines | LLM judge: {judge_model or UNKNOWN_JUDGE} (this run) | "
+            + " | ".join(cells)
+            + f" | {paper_blank} |"
         )
     paper_judge = " | ".join(_fmt(v) for v in PAPER_TABLE1["GPT3.5 Judge"])
     lines.append(

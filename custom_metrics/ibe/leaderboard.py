@@ -17,9 +17,10 @@ they are not in any ``results_*.json``. ``explain-eval ibe report FEATURES_DIR``
 
 The accuracies of dataset D become task ``ibe_D_selection`` (beside the ``ibe_D`` harness
 task, whose metrics describe the explanations' format) in the row of the model that wrote
-the explanations. The model comes from the report's ``model`` field, else from the sweep's
-pair file (``sweep_pair.json``: ``model``) one or two folders up, which ``explain-eval
-sweep`` writes; for a report made by hand, put such a file beside it.
+the explanations. The model is the sweep's name for it, from the pair file
+(``sweep_pair.json``: ``model``) one or two folders up that ``explain-eval sweep`` writes,
+else the report's ``model`` field; for a report of plain JSONL explanations, put such a
+file beside it.
 
 The LLM-as-a-judge baseline is labelled by who judged: a judge accuracy goes in the
 ``ibe_judge_D`` column of the judging model's row, and the paper's Table 1 judge numbers,
@@ -116,7 +117,7 @@ def read_ibe_report(path: Path) -> list[TaskRun]:
         if isinstance(judge, dict) and _number(judge.get("accuracy")) is not None:
             judged_by = judge.get("model")
             # A model judging its own explanations gets the same row name as the explanations.
-            judge_row = model if judged_by == data.get("model") else str(judged_by)
+            judge_row = model if judged_by == data.get("model") else judged_by or f"unknown judge of {model}"
             acc = {("acc", None): Score(_number(judge["accuracy"]), None)}
             runs.append(
                 TaskRun(judge_row, f"ibe_judge_{dataset}", acc, _count(judge.get("questions")), None, path, stamp, None)
@@ -125,7 +126,8 @@ def read_ibe_report(path: Path) -> list[TaskRun]:
 
 
 def _count(raw: Any) -> int | None:
-    return int(raw) if isinstance(raw, (int, float)) and not isinstance(raw, bool) else None
+    number = _number(raw)
+    return None if number is None else int(number)
 
 
 def _number(raw: Any) -> float | None:

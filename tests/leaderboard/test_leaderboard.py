@@ -257,13 +257,14 @@ def test_ibe_report_problems_are_named(tmp_path: Path) -> None:
 
 
 def test_ibe_report_judge_rows_name_the_judge(tmp_path: Path) -> None:
-    """A9 report of both datasets: selection columns in the writer's row, judge accuracy in the judge's."""
+    """A9 report of both datasets: selection columns in the writer's row, judge accuracy in the judge's
+    (the fixture's report has a model judging its own explanations: one row)."""
     table = [{"block": "Composed Model", "row": "+ Linguistic Uncertainty", "accuracy": 0.75}]
     report = {
         "model": "org/writer",
         "datasets": {
             "copa": {"table1": table, "test_questions": 500, "judge": {"model": "org/judge", "accuracy": 0.5}},
-            "ecare": {"table1": table, "test_questions": 500, "judge": {"model": "org/writer", "accuracy": 0.25}},
+            "ecare": {"table1": table, "test_questions": 500, "judge": {"model": None, "accuracy": 0.25}},
         },
     }
     (tmp_path / "report.json").write_text(json.dumps(report))
@@ -275,7 +276,7 @@ def test_ibe_report_judge_rows_name_the_judge(tmp_path: Path) -> None:
         ("org/writer", "ibe_copa_selection"),
         ("org/writer", "ibe_ecare_selection"),
         ("org/judge", "ibe_judge_copa"),
-        ("org/writer", "ibe_judge_ecare"),
+        ("unknown judge of org/writer", "ibe_judge_ecare"),  # never the writer's row by default
     }
     assert found[("org/judge", "ibe_judge_copa")][("acc", None)].value == 0.5
 
