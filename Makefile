@@ -42,7 +42,7 @@ help:
 	@echo "make download [DATASETS=\"geese rule\"]   download + verify the pinned data files into the cache"
 	@echo "make leaderboard RUNS=dir... LEADERBOARD_OUT=dir   tables + charts from lm_eval runs"
 	@echo "make sweep MODELS=\"a b\" TASKS=t1,t2 [LIMIT=n] [LAUNCHER=slurm]   every model x task pair, resumable"
-	@echo "make rule-protocol   RULE's five-shot protocol (five runs, mean +- std) on the embedded model"
+	@echo "make rule-protocol [DEMOS=rule]   RULE's five-shot protocol (five runs, mean +- std) on the embedded model"
 	@echo "make bench       benchmarks, about 11 minutes: tables + bench/results.json"
 
 install: $(VENV)/.installed
@@ -97,7 +97,8 @@ bench: install
 
 rule-protocol: install
 	model=$$($(BIN)/explain-eval model-path 2>/dev/null) && \
-	$(BIN)/explain-eval rule-protocol --output_path runs/rule5 --model hf \
+	$(BIN)/explain-eval rule-protocol --output_path runs/rule5$(if $(DEMOS),_$(DEMOS)) \
+	  $(if $(DEMOS),--demos $(DEMOS)) --model hf \
 	  --model_args pretrained=$$model,dtype=float32 --device $(DEVICE) --batch_size 8 \
 	  $(if $(filter command line,$(origin LIMIT)),--limit $(LIMIT))
 

@@ -17,7 +17,7 @@ import pytest
 from lm_eval.tasks import TaskManager
 
 from custom_metrics.geese.data import LABELS
-from custom_metrics.geese.prompts import M1_MAX_TOKENS, M1_STOP
+from custom_metrics.geese.prompts import M1_MAX_TOKENS, M1_STOP, M2_TEMPLATE
 from custom_metrics.ibe.prompts import EXPLANATION_MAX_TOKENS, EXPLANATION_STOP, JUDGE_CHOICES
 from custom_metrics.judge.prompt import LABEL_WORDS
 from custom_metrics.reg.prompts import GENERATION_MAX_TOKENS, GENERATION_STOP
@@ -27,10 +27,11 @@ from tests.helpers import MIRROR, TASKS_DIR
 # Tasks that read an earlier run's samples file (--metadata explanations).
 NEEDS_EXPLANATIONS = {"geese_selfexp": "geese", "ibe_judge_copa": "copa", "ibe_judge_ecare": "ecare"}
 EXPECTED_TASKS = {
-    *(f"geese_{s}" for s in ("noexp", "dummy", "human", "llama3", "selfexp")),
+    *(f"geese_{s}" for s in ("noexp", "dummy", "human", "llama3", "llama3_whynot", "llama3_implicit", "selfexp")),
     *(f"geese_generate_{k}" for k in ("whyexp", "whynot", "implicit")),
     "rule", "rule_main", "rule_sub", "rule_noctx", "rule_alignment",
     *(f"rule_5shot_split{k}" for k in range(1, 6)),
+    *(f"rule_5shot_rule_split{k}" for k in range(1, 6)),
     *(f"rule_rationale_{s}" for s in ("none", "selective", "eliminative", "both")),
     "reg_chaos", "reg_judge_select", "ibe_copa", "ibe_ecare", "ibe_judge_copa", "ibe_judge_ecare",
 }  # fmt: skip
@@ -105,6 +106,12 @@ def test_choices_equal_the_python_constants(tasks: dict) -> None:
         if task.config.output_type == "multiple_choice":
             doc = next(iter(task.test_docs()))
             assert task.doc_to_choice(doc) == _by_prefix(CHOICES_BY_PREFIX, name), name
+
+
+def test_geese_m2_template_equals_the_python_constant(tasks: dict) -> None:
+    m2 = [task for name, task in tasks.items() if name.startswith("geese_") and "generate" not in name]
+    assert len(m2) == 7
+    assert all(task.config.doc_to_text == M2_TEMPLATE for task in m2)
 
 
 def test_stop_strings_and_lengths_equal_the_python_constants(tasks: dict) -> None:

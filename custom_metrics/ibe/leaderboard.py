@@ -2,21 +2,29 @@
 from the ``report.json`` of ``explain-eval ibe report``.
 
 IBE's selector accuracies are computed after the harness run, from logged samples, so
-they are not in any ``results_*.json``. ``ibe_postprocess report FEATURES_DIR`` writes
+they are not in any ``results_*.json``. ``explain-eval ibe report FEATURES_DIR`` writes
 ``FEATURES_DIR/report.json``; the leaderboard reads from it::
 
-    "table1":          [{"block": ..., "row": <Table 1 row name>, "accuracy": <0..1>}, ...]
-                       rows: Consistency, Depth (Parsimony), Drift (Parsimony), Coherence,
-                       Linguistic Uncertainty, Random, + Consistency, ..., + Linguistic
-                       Uncertainty (= IBE-Eval)
-    "test_questions":  number of test questions (optional)
-    "judge_accuracy":  LLM-as-a-judge accuracy when judge samples were scored (optional)
+    "model":     the model that wrote the explanations (optional: else the sweep's pair file)
+    "selector":  {"protocol": "a9" | "per-dataset", "fits": {...}}
+    "datasets":  {"copa" | "ecare": {
+        "table1":          [{"block": ..., "row": <Table 1 row name>, "accuracy": <0..1>}, ...]
+                           rows: Consistency, Depth (Parsimony), Drift (Parsimony), Coherence,
+                           Linguistic Uncertainty, Random, + Consistency, ..., + Linguistic
+                           Uncertainty (= IBE-Eval)
+        "test_questions":  number of test questions
+        "judge":           {"model", "accuracy", "questions"} when judge samples were scored}}
 
-The accuracies become task ``ibe_<dataset>_selection`` (beside the ``ibe_<dataset>``
-harness task, whose metrics describe the explanations' format). Model and task come from
-the report's optional ``model``/``task`` fields, else from the sweep's pair file
-(``sweep_pair.json``: ``model``, ``task``) one or two folders up, which ``python -m
-explain-eval sweep`` writes; for a report made by hand, put such a file beside it.
+The accuracies of dataset D become task ``ibe_D_selection`` (beside the ``ibe_D`` harness
+task, whose metrics describe the explanations' format) in the row of the model that wrote
+the explanations. The model is the sweep's name for it, from the pair file
+(``sweep_pair.json``: ``model``) one or two folders up that ``explain-eval sweep`` writes,
+else the report's ``model`` field; for a report of plain JSONL explanations, put such a
+file beside it.
+
+The LLM-as-a-judge baseline is labelled by who judged: a judge accuracy goes in the
+``ibe_judge_D`` column of the judging model's row, and the paper's Table 1 judge numbers,
+GPT 3.5 judging each generator's explanations, in rows named so.
 """
 
 from __future__ import annotations
@@ -30,10 +38,11 @@ from typing import Any
 from custom_metrics.common.leaderboard_types import PaperSpec
 from custom_metrics.common.published import PublishedCell, PublishedRow, cell, table_lines
 from custom_metrics.common.results import PAIR_FILE, Problem, ResultsFileError, Score, TaskRun
+from custom_metrics.ibe.data import DATASETS as IBE_DATASETS
 
 SOURCE = "IBE-Eval (Dalal et al., arXiv 2402.10767) Table 1"
 REPORT_NAME = "report.json"
-DATASETS = {"ibe_copa": "copa", "ibe_ecare": "ecare"}
+PAPER_JUDGE = "GPT 3.5"  # the paper's LLM-as-a-judge for every generator (Section 5, "Baselines")
 _METHOD_WORDS = {
     "linguistic uncertainty": "uncertainty",
     "gpt3.5 judge": "judge",
@@ -72,41 +81,53 @@ def read_ibe_report(path: Path) -> list[TaskRun]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ResultsFileError(f"IBE report is not readable JSON (truncated?): {error}") from error
-    table = data.get("table1") if isinstance(data, dict) else None
-    if not isinstance(table, list) or not table:
-        raise ResultsFileError('IBE report has no "table1" list')
-    pair = _pair_info(path)
-    model, task = data.get("model") or pair.get("model"), data.get("task") or pair.get("task")
-    if not model or task not in DATASETS:
+    datasets = data.get("datasets") if isinstance(data, dict) else None
+    if not isinstance(datasets, dict) or not datasets:
         raise ResultsFileError(
-            f"cannot tell the model and task (ibe_copa/ibe_ecare) of this report: put a {PAIR_FILE} "
-            'with {"model": ..., "task": ...} beside it or one folder up'
+            'IBE report has no "datasets" object (written by an older explain-eval?): '
+            "rerun `explain-eval ibe report` on its folder"
         )
-    scores: dict[tuple[str, str | None], Score] = {}
-    for index, record in enumerate(table):
-        if not isinstance(record, dict) or "row" not in record or "accuracy" not in record:
-            raise ResultsFileError(f'table1[{index}] needs "row" and "accuracy"')
-        scores[(method_key(str(record["row"])), None)] = Score(_number(record["accuracy"]), None)
-    questions = data.get("test_questions")
-    n_samples = int(questions) if isinstance(questions, (int, float)) else None
+    # The sweep's name for the model wins, as for harness results files (results.load_runs).
+    model = _pair_info(path).get("model") or data.get("model")
+    if not model:
+        raise ResultsFileError(
+            f"cannot tell which model wrote the explanations of this report: put a {PAIR_FILE} "
+            'with {"model": ...} beside it or one folder up'
+        )
     stamp = path.stat().st_mtime
-    runs = [TaskRun(model, f"{task}_selection", scores, n_samples, None, path, stamp, None)]
-    judge = _number(data.get("judge_accuracy"))
-    if judge is not None:
-        judge_n = data.get("judge_questions")
+    runs = []
+    for dataset, entry in sorted(datasets.items()):
+        if dataset not in IBE_DATASETS:
+            continue  # plain JSONL questions of no known dataset
+        where = f'datasets["{dataset}"]'
+        table = entry.get("table1") if isinstance(entry, dict) else None
+        if not isinstance(table, list) or not table:
+            raise ResultsFileError(f'{where} has no "table1" list')
+        scores: dict[tuple[str, str | None], Score] = {}
+        for index, record in enumerate(table):
+            if not isinstance(record, dict) or "row" not in record or "accuracy" not in record:
+                raise ResultsFileError(f'{where}.table1[{index}] needs "row" and "accuracy"')
+            scores[(method_key(str(record["row"])), None)] = Score(_number(record["accuracy"]), None)
         runs.append(
             TaskRun(
-                model,
-                f"ibe_judge_{DATASETS[task]}",
-                {("acc", None): Score(judge, None)},
-                int(judge_n) if isinstance(judge_n, (int, float)) else None,
-                None,
-                path,
-                stamp,
-                None,
+                model, f"ibe_{dataset}_selection", scores, _count(entry.get("test_questions")), None, path, stamp, None
             )
         )
+        judge = entry.get("judge")
+        if isinstance(judge, dict) and _number(judge.get("accuracy")) is not None:
+            judged_by = judge.get("model")
+            # A model judging its own explanations gets the same row name as the explanations.
+            judge_row = model if judged_by == data.get("model") else judged_by or f"unknown judge of {model}"
+            acc = {("acc", None): Score(_number(judge["accuracy"]), None)}
+            runs.append(
+                TaskRun(judge_row, f"ibe_judge_{dataset}", acc, _count(judge.get("questions")), None, path, stamp, None)
+            )
     return runs
+
+
+def _count(raw: Any) -> int | None:
+    number = _number(raw)
+    return None if number is None else int(number)
 
 
 def _number(raw: Any) -> float | None:
@@ -144,7 +165,6 @@ Random | .50 | .50 | .50 | .50 | .50 | .50
 + Linguistic Uncertainty | .77 | .74 | .70 | .74 | .70 | .73
 """
 IBE_MODELS = ("GPT 3.5", "LLaMA 2 13B", "LLaMA 2 7B")
-IBE_DATASETS = ("copa", "ecare")
 IBE_COLUMNS = tuple(f"{name} {model}" for name in ("COPA", "E-CARE") for model in IBE_MODELS)
 # The Table 1 row names as the metric names the leaderboard uses for IBE columns; the
 # judge row lines up with the suite's LLM-as-a-judge tasks.
@@ -181,13 +201,33 @@ def ibe_table_1() -> dict[str, tuple[float, ...]]:
 
 
 def published_rows() -> list[PublishedRow]:
+    """One row per explanation generator; the judge numbers in rows of their judge, GPT 3.5."""
     cells: dict[str, dict[str, PublishedCell]] = {model: {} for model in IBE_MODELS}
+    judged: dict[str, dict[str, PublishedCell]] = {model: {} for model in IBE_MODELS}
     for method, *values in table_lines(IBE_TABLE_1):
         columns = [(d, m) for d in IBE_DATASETS for m in IBE_MODELS]
         for (dataset, model), text in zip(columns, values, strict=True):
-            cells[model][ibe_column(dataset, IBE_METHODS[method])] = cell(text, percent=False)
-    source = f"{SOURCE}; explanations generated by this model; judge = GPT 3.5"
-    return [PublishedRow("ibe", model, source, cells[model]) for model in IBE_MODELS]
+            target = judged if IBE_METHODS[method] == "judge" else cells
+            target[model][ibe_column(dataset, IBE_METHODS[method])] = cell(text, percent=False)
+    rows = [
+        PublishedRow("ibe", model, f"{SOURCE}; explanations generated by this model", cells[model])
+        for model in IBE_MODELS
+    ]
+    rows += [
+        PublishedRow(
+            "ibe",
+            judge_row(model),
+            f"{SOURCE}, row GPT3.5 Judge; the judge is {PAPER_JUDGE}, the explanations are {model}'s",
+            judged[model],
+        )
+        for model in IBE_MODELS
+    ]
+    return rows
+
+
+def judge_row(generator: str) -> str:
+    """The name of a published row holding the paper's judge (GPT 3.5) on ``generator``'s explanations."""
+    return f"{PAPER_JUDGE} judging {generator}'s explanations"
 
 
 SPEC = PaperSpec(
@@ -197,9 +237,10 @@ SPEC = PaperSpec(
     ("ibe_judge_copa", "ibe_copa_selection", "ibe_copa", "ibe_judge_ecare", "ibe_ecare_selection", "ibe_ecare"),
     ("acc", *IBE_METHODS.values()),
     ("acc", "cum_uncertainty"),
-    "Published rows print no ±. Their judge column is GPT 3.5 judging the row model's "
-    "explanations; run rows' judge column is the ibe_judge_* task of that model. "
-    "ibe_*_selection columns come from `ibe_postprocess report`; cum_uncertainty = all five criteria = IBE-Eval.",
+    "Published rows print no ±. ibe_judge_* columns hold the accuracy of the row's model as judge: the "
+    f"paper's judge is always {PAPER_JUDGE}, so its judge numbers are in the rows '{PAPER_JUDGE} judging "
+    "<generator>'s explanations'. ibe_*_selection columns come from `explain-eval ibe report` and sit in "
+    "the row of the model that wrote the explanations; cum_uncertainty = all five criteria = IBE-Eval.",
     {**{key: name for name, key in IBE_METHODS.items()}, "cum_uncertainty": "+ Linguistic Uncertainty = IBE-Eval"},
     published=published_rows,
     read_extra=load_ibe_tables,

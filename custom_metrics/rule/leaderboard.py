@@ -1,8 +1,9 @@
-"""RULE on the leaderboard: Table 2's published rows and the five-shot setting row.
+"""RULE on the leaderboard: Table 2's published rows and the five-shot setting rows.
 
 ± on published rows is the std over the five test splits printed in Table 2 (0.00 where
-the paper ran once); the suite's five-shot split runs become one row per model with the
-mean and population std over the splits, as the protocol command computes them.
+the paper ran once); the suite's five-shot split runs become one row per model and
+setting (ReClor or RULE demonstrations) with the mean and population std over the
+splits, as the protocol command computes them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import replace
 from custom_metrics.common.leaderboard_types import PaperSpec
 from custom_metrics.common.published import PublishedRow, cell
 from custom_metrics.common.results import Score, TaskRun
+from custom_metrics.rule.data import DEMO_SETTINGS
 
 SOURCE = "RULE (Kawabata & Sugawara, EMNLP 2023) Table 2"
 
@@ -79,18 +81,24 @@ def published_rows() -> list[PublishedRow]:
     return rows
 
 
+# Five-shot split tasks -> the paper's setting: ``rule_5shot_split{k}`` (ReClor
+# demonstrations) and ``rule_5shot_rule_split{k}`` (RULE demonstrations, Table 3).
+_SPLIT_TASK = re.compile(r"rule_5shot_(?:(?P<demos>rule)_)?split\d+")
+
+
 def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
     """RULE rows per setting, as in the paper's Table 2: zero-shot tasks as they are, and
-    the five-shot split runs (``rule_5shot_split{k}``) as one ``rule`` row whose values are
-    the mean and ± the population std over the splits (as ``custom_metrics.rule_fewshot``).
+    the five-shot split runs of each setting as one ``rule`` row whose values are the mean
+    and ± the population std over the splits (as ``explain-eval rule-protocol``).
     """
     plain, splits = [], {}
     for run in runs:
-        if re.fullmatch(r"rule_5shot_split\d+", run.task):
-            splits.setdefault(run.model, []).append(run)
+        match = _SPLIT_TASK.fullmatch(run.task)
+        if match:
+            splits.setdefault((run.model, match["demos"] or "reclor"), []).append(run)
         else:
             plain.append(replace(run, model=f"{run.model} (zero-shot)"))
-    for model, group in splits.items():
+    for (model, demos), group in splits.items():
         group.sort(key=lambda run: run.task)
         metrics = sorted({key for run in group for key in run.scores})
         scores = {}
@@ -102,7 +110,8 @@ def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
             )
         sizes = [run.n_samples for run in group]
         limits = {run.limit for run in group} - {None}
-        label = f"{model} (five-shot on ReClor, {len(group)} of 5 splits)"
+        label = f"{model} ({DEMO_SETTINGS[demos]}, {len(group)} of 5 splits)"
+        flag = "" if demos == "reclor" else f" --demos {demos}"
         plain.append(
             TaskRun(
                 label,
@@ -118,7 +127,7 @@ def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
         notes.append(
             f"{label}: mean ± population std over {', '.join(f'{run.task} ({run.path})' for run in group)}; the "
             "paper's Consistency and MainQ-wise columns pool the five runs instead "
-            "(`explain-eval rule-protocol --summarize-only` computes those)."
+            f"(`explain-eval rule-protocol{flag} --summarize-only` computes those)."
         )
     return plain
 

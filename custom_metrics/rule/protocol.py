@@ -3,10 +3,12 @@
 The paper (Appendix E) runs five-shot prompting five times, test split k with published
 demonstration set k, and reports each metric as mean and standard deviation across the
 runs; consistency and MainQ-wise SubQ accuracy come without a std in Table 2, so they
-are also computed once over all runs pooled. Zero-shot rows are reported the same way
-across the five subquestion splits of a single ``rule`` run.
+are also computed once over all runs pooled. Its two five-shot settings differ by the
+demonstrations: ReClor questions (``--demos reclor``, Table 2's "Five-Shot on ReClor") or
+RULE subquestions (``--demos rule``, "Five-Shot on RULE" and Table 3). Zero-shot rows are
+reported the same way across the five subquestion splits of a single ``rule`` run.
 
-    explain-eval rule-protocol --output_path runs/rule5 \\
+    explain-eval rule-protocol --output_path runs/rule5 [--demos rule] \\
         --model hf --model_args pretrained=MODEL --batch_size 8 [--limit N]
 
 Every argument not listed below goes to ``lm_eval`` unchanged. Each split is its own
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.rule.data import SPLITS, demo_sets
+from custom_metrics.rule.data import DEMO_SETTINGS, DEMOS, SPLITS, demo_sets
 from custom_metrics.rule.metrics import MAIN, SUB_KINDS, TABLE2_METRICS, Outcome, groups, none_acc, subq_acc
 
 TASKS_DIR = Path(__file__).resolve().parents[2] / "lm_eval_tasks"
@@ -47,8 +49,14 @@ class Run:
     limited: bool
 
 
-def task_name(shots: int, split: int) -> str:
-    return f"rule_5shot_split{split}" if shots == 5 else "rule"
+def task_name(shots: int, split: int, demos: str = "reclor") -> str:
+    if shots != 5:
+        return "rule"
+    return f"rule_5shot_split{split}" if demos == "reclor" else f"rule_5shot_{demos}_split{split}"
+
+
+def setting(shots: int, demos: str) -> str:
+    return DEMO_SETTINGS[demos] if shots == 5 else "zero-shot"
 
 
 def _latest(folder: Path, pattern: str) -> Path | None:
@@ -183,7 +191,7 @@ def render(summary: dict) -> str:
         else:
             stats = summary["across_splits"][name]
             cells.append(f"{_pct(stats['mean'])} ± {_pct(stats['std'])}")
-    lines.append("| Table 2 | " + " | ".join(cells) + " |")
+    lines.append(f"| Table 2, {summary['setting']} | " + " | ".join(cells) + " |")
     lines += ["", "| split | Acc. | # None in shot | None Acc. |", "|---|---|---|---|"]
     for k, row in summary["table3"].items():
         lines.append(f"| {k} | {_pct(row['subq_acc'])} | {row['none_in_shot']} | {_pct(row['none_acc'])} |")
@@ -198,24 +206,26 @@ def render(summary: dict) -> str:
     return "\n".join(lines)
 
 
-def _check_args(output: Path, lm_eval_args: list[str], shots: int) -> None:
+def _check_args(output: Path, lm_eval_args: list[str], shots: int, demos: str) -> None:
     """Refuse to resume a protocol started with other settings (it would mix two models)."""
     clash = [a for a in lm_eval_args if a.split("=")[0] in RESERVED]
     if clash:
-        raise SystemExit(f"rule_fewshot sets {', '.join(RESERVED)} itself; remove {clash}.")
+        raise SystemExit(f"rule-protocol sets {', '.join(RESERVED)} itself; remove {clash}.")
     record = output / ARGS_FILE
-    wanted = {"shots": shots, "lm_eval_args": lm_eval_args}
+    wanted: dict = {"shots": shots, "lm_eval_args": lm_eval_args}
+    if demos != "reclor":  # folders started before --demos existed hold ReClor runs
+        wanted["demos"] = demos
     if record.is_file() and json.loads(record.read_text()) != wanted:
         raise SystemExit(f"{output} holds a protocol run with other settings ({record}); use a new --output_path.")
     output.mkdir(parents=True, exist_ok=True)
     record.write_text(json.dumps(wanted, indent=1))
 
 
-def run_protocol(output: Path, lm_eval_args: list[str], shots: int, include_path: Path) -> None:
-    _check_args(output, lm_eval_args, shots)
+def run_protocol(output: Path, lm_eval_args: list[str], shots: int, include_path: Path, demos: str) -> None:
+    _check_args(output, lm_eval_args, shots, demos)
     folders = {k: output / f"split{k}" for k in SPLITS} if shots == 5 else {0: output / "zeroshot"}
     for key, folder in folders.items():
-        task = task_name(shots, key)
+        task = task_name(shots, key, demos)
         if _latest(folder, f"samples_{task}_*.jsonl") is not None:
             print(f"[rule-protocol] {task}: done earlier, kept ({folder})", file=sys.stderr)
             continue
@@ -236,12 +246,12 @@ def run_protocol(output: Path, lm_eval_args: list[str], shots: int, include_path
         subprocess.run(command, check=True)
 
 
-def collect(output: Path, shots: int) -> dict:
+def collect(output: Path, shots: int, demos: str = "reclor") -> dict:
     if shots == 5:
-        runs = {k: read_run(output / f"split{k}", task_name(5, k)) for k in SPLITS}
+        runs = {k: read_run(output / f"split{k}", task_name(5, k, demos)) for k in SPLITS}
         per_split = {k: run.outcomes for k, run in runs.items()}
         pooled_runs = list(per_split.values())
-        none_in_shot = {demo.index: demo.none_gold for demo in demo_sets()}
+        none_in_shot = {demo.index: demo.none_gold for demo in demo_sets(demos)}
         limited = any(run.limited for run in runs.values())
     else:
         run = read_run(output / "zeroshot", "rule")
@@ -250,7 +260,7 @@ def collect(output: Path, shots: int) -> dict:
         none_in_shot = {k: 0 for k in SPLITS}
         limited = run.limited
     summary = summarize(per_split, pooled_runs, none_in_shot, grouped_splits=shots == 5)
-    summary.update({"shots": shots, "limited": limited})
+    summary.update({"shots": shots, "setting": setting(shots, demos), "limited": limited})
     return summary
 
 
@@ -269,13 +279,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--output_path", type=Path, required=True)
     parser.add_argument("--shots", type=int, choices=(0, 5), default=5)
+    parser.add_argument(
+        "--demos",
+        choices=sorted(DEMOS),
+        default="reclor",
+        help="five-shot demonstrations: ReClor questions (Table 2) or RULE subquestions (Table 3)",
+    )
     parser.add_argument("--include_path", type=Path, default=TASKS_DIR, help="folder holding lm_eval_tasks/rule")
     parser.add_argument("--summarize-only", action="store_true")
     args, lm_eval_args = parser.parse_known_args(argv)
+    if args.shots == 0 and args.demos != "reclor":
+        parser.error("--demos chooses five-shot demonstrations; zero-shot has none")
     output = args.output_path.resolve()
     if not args.summarize_only:
-        run_protocol(output, lm_eval_args, args.shots, args.include_path.resolve())
-    summary = collect(output, args.shots)
+        run_protocol(output, lm_eval_args, args.shots, args.include_path.resolve(), args.demos)
+    summary = collect(output, args.shots, args.demos)
     (output / SUMMARY_FILE).write_text(json.dumps(_without_nan(summary), indent=1))
     print(render(summary))
     print(f"\n[rule-protocol] summary written to {output / SUMMARY_FILE}", file=sys.stderr)

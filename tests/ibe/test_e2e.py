@@ -69,7 +69,11 @@ def test_generate_judge_score_report(lm_eval_cli, tmp_path: Path) -> None:
     assert reported.returncode == 0, reported.stderr[-3000:]
     report = (features / "report.md").read_text()
     assert "Uncertainty is the lexicon-based estimate" in report
-    assert "| Baselines | LLM judge | " in report and "(n=1)" in report
+    model = judge_results["model_name"]  # the embedded model judged its own explanations
+    assert f"| Baselines | LLM judge: {model} (this run) | " in report and "(n=1)" in report
+    assert "| Baselines | LLM judge: GPT 3.5 (paper) |" in report
     summary = json.loads((features / "report.json").read_text())
-    assert summary["test_questions"] == 1 and len(summary["table1"]) == 11
+    assert summary["model"] == summary["judge_model"] == model and summary["tasks"] == ["ibe_copa"]
+    copa = summary["datasets"]["copa"]
+    assert copa["test_questions"] == 1 and len(copa["table1"]) == 11 and copa["judge"]["questions"] == 1
     assert (features / "figure2.png").is_file() and (features / "features_by_correctness.png").is_file()
