@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from custom_metrics.ibe.leaderboard import IBE_COLUMNS, ibe_table_1
+from ibe_postprocess.coherence import PAPER_NLI_MODEL
 from ibe_postprocess.provenance import read_provenance
 from ibe_postprocess.selector import FEATURES, LABELS, ablation, feature_regressions, select, split_frames
 
@@ -113,6 +114,7 @@ def write_report(features_dir: Path, fig2_split: str = "test") -> Path:
     )
     imputed = {f: int(rows[f].isna().sum()) for f in FEATURES}
     sources = sorted(rows["uncertainty_source"].dropna().unique())
+    coherence_judges = sorted(rows["coherence_judge"].dropna().unique())
 
     lines = [
         "# IBE-Eval report",
@@ -120,10 +122,12 @@ def write_report(features_dir: Path, fig2_split: str = "test") -> Path:
         f"Explanations: {len(rows)} ({len(train)} train, {len(test)} test); questions: "
         f"{train['qid'].nunique()} train, {test['qid'].nunique()} test.",
         "",
-        f"Coherence judge: {', '.join(sorted(rows['coherence_judge'].dropna().unique()))}. "
+        f"Coherence judge: {'; '.join(coherence_judges)}. "
         f"Formalization: {', '.join(sorted(rows['formalization'].dropna().unique()))}.",
         "",
     ]
+    if coherence_judges != [PAPER_NLI_MODEL]:
+        lines += [f"**Coherence is not judged by the paper's NLI model** ({PAPER_NLI_MODEL}).", ""]
     if any(source.startswith("lexicon") for source in sources):
         lines += [
             "**Uncertainty is the lexicon-based estimate, not the certainty model of Pei & Jurgens** "
@@ -201,6 +205,7 @@ def write_report(features_dir: Path, fig2_split: str = "test") -> Path:
         "test_questions": full.questions,
         "flagged": len(flagged),
         "uncertainty_sources": sources,
+        "coherence_judges": coherence_judges,
         "imputed": imputed,
     }
     (features_dir / "report.json").write_text(json.dumps(summary, indent=2, default=float), encoding="utf-8")
