@@ -33,7 +33,7 @@ class Coherence:
         self.source = self.judge.name
         if not spec:
             try:
-                _ = self.judge.backend  # load it now: whether it loads decides which judge scores
+                self.judge.backend  # noqa: B018  (load it now: whether it loads decides which judge scores)
             except Exception as err:  # offline, no cached copy, broken files: all fall back
                 log.warning(
                     "IBE coherence: %s could not be loaded (%s); the embedded LM judges instead.", PAPER_NLI_MODEL, err
