@@ -165,9 +165,10 @@ def run(size: int, coherence_subset: int, swipl_subset: int) -> dict:
     process_ms = statistics.median(process_times) * 1000
     speedup = sum(process_times) / sum(janus_times)
 
-    # Coherence: the default judge (embedded LM) on a subset, fresh cache, then a cached rerun.
+    # Coherence: the embedded LM judge (the default's offline fallback) on a subset, fresh
+    # cache, then a cached rerun.
     with timed() as t:
-        lm_coherence = Coherence(None, work / "verdicts-lm")
+        lm_coherence = Coherence("embedded", work / "verdicts-lm")
         lm_coherence.judge.backend  # noqa: B018  (load the model outside the timed stage)
     loads["embedded LM judge"] = t["s"]
     few = parsed[:coherence_subset]

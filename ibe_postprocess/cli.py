@@ -49,8 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument(
         "--nli-judge",
         default=None,
-        help="NLI judge spec for coherence (default: the embedded LM; the paper's model is "
-        "seqcls:ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli)",
+        help="NLI judge spec for coherence (default: the paper's "
+        "seqcls:ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli, or the embedded LM where it cannot "
+        "be loaded, as every row records; 'embedded' forces the embedded LM)",
     )
     score.add_argument(
         "--certainty-model",

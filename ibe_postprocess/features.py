@@ -50,7 +50,7 @@ CSV_COLUMNS = (
 
 @dataclass(frozen=True)
 class ScoreSettings:
-    nli_judge: str | None = None  # None: the embedded LM as NLI judge (see custom_metrics.judge)
+    nli_judge: str | None = None  # None: the paper's NLI model, the embedded LM where it cannot load
     certainty_model: str | None = PAPER_CERTAINTY_MODEL  # "lexicon" forces the lexicon estimate
     formalizer: str = "deterministic"  # or "lm:<hf id or path>"
     encoder: str | None = None  # sentence encoder for weak unification; None: all-MiniLM-L6-v2
@@ -180,7 +180,7 @@ def score(
                 "proof_score": proof["score"],
                 "proof_status": proof["status"],
                 "formalization": methods[index],
-                "coherence_judge": coherence.name,
+                "coherence_judge": coherence.source,
                 "uncertainty_source": uncertainty.source,
                 "hedge_epistemic": unc["epistemic"],
                 "hedge_doxastic": unc["doxastic"],

@@ -19,6 +19,7 @@ import pandas as pd
 
 from custom_metrics.ibe.data import dataset_of
 from custom_metrics.ibe.leaderboard import IBE_COLUMNS, PAPER_JUDGE, ibe_table_1
+from ibe_postprocess.coherence import PAPER_NLI_MODEL
 from ibe_postprocess.provenance import read_provenance
 from ibe_postprocess.selector import (
     FEATURES,
@@ -166,6 +167,7 @@ def write_report(features_dir: Path, fig2_split: str = "test", protocol: str = "
     imputed = {f: int(rows[f].isna().sum()) for f in FEATURES}
     sources = sorted(rows["uncertainty_source"].dropna().unique())
     names = [_name(d) for d in datasets]
+    coherence_judges = sorted(rows["coherence_judge"].dropna().unique())
 
     counts = "; ".join(
         f"{_name(d)}: {len(frame)} explanations, {frame[frame['split'] == 'train']['qid'].nunique()} train and "
@@ -178,12 +180,14 @@ def write_report(features_dir: Path, fig2_split: str = "test", protocol: str = "
         f"Explanations: {len(rows)} ({len(train)} train, {len(test)} test). {counts}.",
         "",
         f"Explanations by: {provenance.get('model', 'unknown model')}. "
-        f"Coherence judge: {', '.join(sorted(rows['coherence_judge'].dropna().unique()))}. "
+        f"Coherence judge: {'; '.join(coherence_judges)}. "
         f"Formalization: {', '.join(sorted(rows['formalization'].dropna().unique()))}.",
         "",
         *_selector_lines(protocol, selectors, datasets),
         "",
     ]
+    if coherence_judges != [PAPER_NLI_MODEL]:
+        lines += [f"**Coherence is not judged by the paper's NLI model** ({PAPER_NLI_MODEL}).", ""]
     if any(source.startswith("lexicon") for source in sources):
         lines += [
             "**Uncertainty is the lexicon-based estimate, not the certainty model of Pei & Jurgens** "
@@ -298,6 +302,7 @@ def write_report(features_dir: Path, fig2_split: str = "test", protocol: str = "
         },
         "flagged": len(flagged),
         "uncertainty_sources": sources,
+        "coherence_judges": coherence_judges,
         "imputed": imputed,
     }
     (features_dir / "report.json").write_text(json.dumps(summary, indent=2, default=float), encoding="utf-8")

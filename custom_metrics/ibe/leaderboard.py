@@ -76,11 +76,15 @@ def load_ibe_tables(paths: Iterable[Path]) -> tuple[list[TaskRun], list[Problem]
     return runs, problems
 
 
-def read_ibe_report(path: Path) -> list[TaskRun]:
+def _load_report(path: Path) -> Any:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ResultsFileError(f"IBE report is not readable JSON (truncated?): {error}") from error
+
+
+def read_ibe_report(path: Path) -> list[TaskRun]:
+    data = _load_report(path)
     datasets = data.get("datasets") if isinstance(data, dict) else None
     if not isinstance(datasets, dict) or not datasets:
         raise ResultsFileError(
@@ -128,6 +132,23 @@ def read_ibe_report(path: Path) -> list[TaskRun]:
 def _count(raw: Any) -> int | None:
     number = _number(raw)
     return None if number is None else int(number)
+
+
+def note_scorers(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
+    """Say which coherence judge and uncertainty model scored each run's explanations.
+
+    Offline, the paper's NLI and certainty models are replaced by the embedded LM and a
+    lexicon (``ibe_postprocess``); selector accuracies from such a run are not the paper's
+    measure, so the table must tell, per model, what its report recorded.
+    """
+    for run in runs:
+        if not run.task.endswith("_selection"):
+            continue
+        data = _load_report(run.path)
+        judges = "; ".join(data.get("coherence_judges") or ["not recorded"])
+        certainty = "; ".join(data.get("uncertainty_sources") or ["not recorded"])
+        notes.append(f"{run.model} {run.task}: coherence judge {judges}; uncertainty {certainty}.")
+    return runs
 
 
 def _number(raw: Any) -> float | None:
@@ -243,5 +264,6 @@ SPEC = PaperSpec(
     "the row of the model that wrote the explanations; cum_uncertainty = all five criteria = IBE-Eval.",
     {**{key: name for name, key in IBE_METHODS.items()}, "cum_uncertainty": "+ Linguistic Uncertainty = IBE-Eval"},
     published=published_rows,
+    adjust_runs=note_scorers,
     read_extra=load_ibe_tables,
 )

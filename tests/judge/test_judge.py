@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
@@ -13,7 +16,6 @@ from custom_metrics.judge.prompt import LABEL_WORDS, PROMPT_ID, nli_prompt
 from custom_metrics.judge.seqcls import SeqClsJudge
 from custom_metrics.judge.spec import parse_spec
 from custom_metrics.judge.types import NLI_LABELS, Verdict
-from tests.judge.chat_stub import ChatStub
 
 PAIRS = [
     ("The museum closes at five.", "Visitors toured it at seven."),
@@ -228,6 +230,43 @@ def _answer(text: str, positions: list[tuple[str, list[tuple[str, float]]]] | No
     return {"choices": [{"message": {"role": "assistant", "content": text}, "logprobs": logprobs}]}
 
 
+class LogprobServer:
+    """A chat endpoint answering as vLLM does, with token logprobs, and recording each
+    request's body and Authorization header.
+
+    The one server in the tests that is not real: ``transformers serve`` (used by every
+    other endpoint test) ignores ``logprobs`` and cannot show which headers it received,
+    and those are exactly what this case checks.
+    """
+
+    def __init__(self, answers: dict[str, dict]):
+        self.requests: list[tuple[dict, str | None]] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                owner.requests.append((body, self.headers.get("Authorization")))
+                hypothesis = body["messages"][0]["content"].rsplit("Hypothesis: ", 1)[1]
+                payload = json.dumps(answers[hypothesis]).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = HTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
 @pytest.fixture()
 def fake_server():
     answers = {
@@ -251,7 +290,7 @@ def fake_server():
         PAIRS[1][1]: _answer("Entailment", None),  # a server without logprobs: parse the text
         PAIRS[2][1]: _answer("I cannot tell.", None),  # no label at all
     }
-    server = ChatStub(lambda body: answers[body["messages"][0]["content"].rsplit("Hypothesis: ", 1)[1]])
+    server = LogprobServer(answers)
     yield server
     server.close()
 
@@ -271,6 +310,27 @@ def test_openai_judge_uses_label_logprobs_and_keeps_key_out(fake_server, tmp_pat
     assert auth == "Bearer sk-test-secret"
     assert body["logprobs"] is True and body["model"] == "tiny" and body["temperature"] == 0
     assert body["messages"][0]["content"] in {nli_prompt(p, h) for p, h in PAIRS}
+    assert "sk-test-secret" not in judge.name
+    assert b"sk-test-secret" not in (tmp_path / "verdicts.sqlite").read_bytes()
+
+
+@pytest.mark.e2e
+def test_openai_judge_on_a_served_model_reads_answers_and_caches(served_model, tmp_path, monkeypatch):
+    """The endpoint judge against a real ``transformers serve``: one request per new pair,
+    verdicts from the answer text (the server sends no logprobs), none on a rerun, and the
+    API key neither in the judge's name nor in the cache."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
+    spec = f"openai:{served_model.model}@{served_model.base_url}?concurrency=2"
+    before = served_model.requests("/v1/chat/completions")
+    judge = build_judge(spec, cache_dir=tmp_path)
+    verdicts = judge.judge(PAIRS[:2])
+    assert served_model.requests("/v1/chat/completions") - before == 2 == judge.computed
+    assert all(v.method in ("text", "unparsed") for v in verdicts)
+    assert all(v.probs[v.label] == max(v.probs.values()) for v in verdicts)
+
+    rerun = build_judge(spec, cache_dir=tmp_path)
+    assert rerun.judge(PAIRS[:2]) == verdicts and rerun.computed == 0
+    assert served_model.requests("/v1/chat/completions") - before == 2
     assert "sk-test-secret" not in judge.name
     assert b"sk-test-secret" not in (tmp_path / "verdicts.sqlite").read_bytes()
 

@@ -239,6 +239,14 @@ def test_ibe_report_joins_the_ibe_table(board) -> None:
     # The harness run of the same pair keeps its own columns beside the selector's.
     assert same(row["ibe_copa well_formed"], 0.875) and same(row["ibe_copa #samples"], 16)
     assert same(row["ibe_copa_selection #samples"], 8)
+    # Which models scored the explanations travels from report.json into the table's notes.
+    notes = next(t for t in board[0] if t.key == "ibe").notes
+    assert (
+        "gemma-fp32 ibe_copa_selection: coherence judge lm:/models/gemma-3-270m-hf "
+        "(seqcls:ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli unavailable: OSError); uncertainty lexicon "
+        "(certainty model pedropei/sentence-level-certainty unavailable: OSError)." in notes
+    )
+    assert "coherence judge lm:/models/gemma-3-270m-hf" in (board[1] / "ibe.md").read_text()
 
 
 def test_ibe_report_problems_are_named(tmp_path: Path) -> None:
