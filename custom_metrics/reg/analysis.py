@@ -15,7 +15,8 @@ included: in tokens when --tokenizer names the generator's tokenizer (the paper 
 tokens), else in whitespace words. Lengths below 1 are counted as 1 (log2 of 0).
 
 Every field the fit uses is checked on its line first (``doc.w_con`` a number in [0, 1],
-the judged record's labels, ``flag`` and ``thinking_words``): statsmodels would report a
+the judged record's labels, ``flag`` and ``thinking_words``, the raw generation of an
+item in N): statsmodels would report a
 NaN or a string only as a failed fit. A file given twice, or an item read twice for one
 model, is refused: doubled rows would narrow every interval without a word.
 """
@@ -37,12 +38,17 @@ from custom_metrics.reg.judging import read_record
 from custom_metrics.reg.metrics import record_scores
 
 
-def _raw_output(sample: dict[str, Any]) -> str:
-    """The unfiltered generation (thinking included): the filter replaced it by a record."""
+def _raw_output(sample: dict[str, Any], where: str) -> str:
+    """The unfiltered generation (thinking included): the filter replaced it by a record.
+
+    Missing, it is an error: counted as an empty output it would enter the GLM as length 1.
+    """
     response = sample.get("resps")
-    if isinstance(response, list) and response and isinstance(response[0], list) and response[0]:
-        return response[0][0] if isinstance(response[0][0], str) else ""
-    return ""
+    nested = isinstance(response, list) and response and isinstance(response[0], list) and response[0]
+    text = response[0][0] if nested else None
+    if isinstance(text, str):
+        return text
+    raise DataError(f"{where}: field 'resps' holds no generated text (expected [[text]]).")
 
 
 def _field(container: Any, path: str, where: str, within: str = "") -> Any:
@@ -109,7 +115,7 @@ def read_samples(path: Path, model: str, count: Callable[[str], int]) -> list[di
                 "uid": str(uid),
                 "w_con": w_con,
                 "success": int(success),
-                "length": count(_raw_output(sample)),
+                "length": count(_raw_output(sample, where)),
                 "thinking_words": record["thinking_words"],
                 "flag": record["flag"],
                 "source": where,

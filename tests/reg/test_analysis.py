@@ -168,6 +168,7 @@ def _cli(args: list[str], capsys) -> tuple[int, str]:
         ),
         (json.dumps({"doc": {"w_con": 0.5}, "filtered_resps": _good_line()["filtered_resps"]}), r":2: field 'doc.uid'"),
         ("[" * 100_000, r"samples.jsonl:2: JSON nested too deeply"),
+        (json.dumps({**_good_line(), "resps": [[None]]}), r"samples.jsonl:2: field 'resps' holds no generated text"),
     ],
 )
 def test_bad_lines_are_errors_naming_file_line_and_field_not_tracebacks(tmp_path, capsys, second, message):
