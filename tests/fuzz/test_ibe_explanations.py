@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from custom_metrics.ibe.parsing import ParsedExplanation, Step, parse_explanation
 from ibe_postprocess.formalize import formalize_many
-from tests.fuzz.bounds import SECONDS, within
+from tests.fuzz.support import SECONDS, within
 
 pytestmark = pytest.mark.fuzz
 

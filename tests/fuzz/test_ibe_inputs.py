@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,15 +20,15 @@ from hypothesis import strategies as st
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.ibe.inputs import read_inputs
-from tests.fuzz.bounds import SECONDS, names, within
+from tests.fuzz.support import SECONDS, names, scratch, within
 
 pytestmark = pytest.mark.fuzz
 
 
 @contextmanager
 def one_file(lines: list[str]) -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="fuzz-") as name:
-        path = Path(name) / "explanations.jsonl"
+    with scratch() as base:
+        path = base / "explanations.jsonl"
         path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
         yield path
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from custom_metrics.judge.endpoint import OpenAIJudge
 from custom_metrics.judge.spec import parse_spec
 from custom_metrics.judge.types import NLI_LABELS, Verdict
-from tests.fuzz.bounds import SECONDS, names, within
+from tests.fuzz.support import SECONDS, json_values, names, within
 
 pytestmark = pytest.mark.fuzz
 
@@ -43,11 +43,6 @@ def _text_response(content: object) -> dict:
     return {"choices": [{"message": {"role": "assistant", "content": content}, "logprobs": None}]}
 
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=10), children, max_size=3),
-    max_leaves=12,
-)
 token = st.one_of(
     st.sampled_from(["Ent", "Contr", "neutral", "**", " ", "N", "contradiction", "\n"]), st.text(max_size=6)
 )

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from custom_metrics.common.classification import NO_PREDICTION, predicted_index
 from custom_metrics.geese.anonymize import ANON_PATTERN, anonymize
 from custom_metrics.reg.outputs import _think_blocks, split_output
-from tests.fuzz.bounds import SECONDS, within
+from tests.fuzz.support import SECONDS, within
 
 pytestmark = pytest.mark.fuzz
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from ibe_postprocess.formalize import Atom, Rule
 from ibe_postprocess.prolog_guard import FORBIDDEN, MAX_ARITY, MAX_CLAUSES, GuardError, guarded_program, parse_clauses
 from ibe_postprocess.prover import system_predicate_check
-from tests.fuzz.bounds import SECONDS, within
+from tests.fuzz.support import SECONDS, within
 
 pytestmark = pytest.mark.fuzz
 

@@ -11,10 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 from hypothesis import example, given
@@ -22,7 +18,7 @@ from hypothesis import strategies as st
 
 from custom_metrics.common.results import ResultsFileError, TaskRun, load_runs, read_results_file
 from custom_metrics.ibe.leaderboard import read_ibe_report
-from tests.fuzz.bounds import SECONDS, within
+from tests.fuzz.support import SECONDS, json_values, scratch, within
 
 pytestmark = pytest.mark.fuzz
 
@@ -30,12 +26,6 @@ OWNED_BY_BOARD = (
     "owned by board (custom_metrics/common/results.py, custom_metrics/ibe/leaderboard.py; validated on "
     "issue14-leaderboard): a NaN sample count crashes the reader (ValueError), wrong-typed fields pass through"
 )
-
-
-@contextmanager
-def folder() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="fuzz-") as name:
-        yield Path(name)
 
 
 def _finite_or_none(value: object) -> bool:
@@ -53,11 +43,6 @@ def _check_run(run: TaskRun) -> None:
 
 numbers = st.one_of(
     st.floats(), st.integers(-5, 10**6), st.sampled_from(["N/A", "nan", "0.5", "", "Infinity"]), st.none()
-)
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3),
-    max_leaves=10,
 )
 task_names = st.sampled_from(["geese_human", "rule", "reg_chaos", "ibe_judge_copa"]) | st.text(max_size=8)
 metric_keys = st.sampled_from(["acc,none", "acc_stderr,none", "f1_macro,none", "acc", "alias", "sample_len"])
@@ -84,7 +69,7 @@ results_like = st.fixed_dictionaries(
 @given(st.one_of(results_like, json_values))
 @example({"results": {"t": {"acc,none": 0.5}}, "n-samples": {"t": {"effective": math.nan}}})
 def test_any_results_file_is_runs_or_a_results_file_error(data: object) -> None:
-    with folder() as base:
+    with scratch() as base:
         path = base / "results_2026-11-30T10-00-00.json"
         path.write_text(json.dumps(data))
         try:
@@ -100,7 +85,7 @@ def test_any_results_file_is_runs_or_a_results_file_error(data: object) -> None:
 @given(st.lists(st.one_of(results_like, st.binary(max_size=30)), min_size=1, max_size=5))
 @example([{"results": {"t": {"acc,none": 0.5}}}, {"results": {"t": {"acc,none": 0.5, "sample_len": math.nan}}}])
 def test_every_file_of_a_folder_is_runs_or_one_problem_naming_it(files: list) -> None:
-    with folder() as base:
+    with scratch() as base:
         paths = []
         for index, content in enumerate(files):
             path = base / f"run{index}" / "model" / f"results_2026-11-30T10-00-0{index}.json"
@@ -133,7 +118,7 @@ def test_a_well_formed_results_file_loses_no_task_and_no_metric(tasks: dict[str,
         "n-samples": {task: {"original": 10, "effective": 10} for task in tasks},
         "config": {"model_args": "pretrained=/ckpt/model-a,dtype=float32", "limit": None},
     }
-    with folder() as base:
+    with scratch() as base:
         path = base / "results_2026-11-30T10-00-00.json"
         path.write_text(json.dumps(data))
         runs = read_results_file(path)
@@ -159,7 +144,7 @@ report_like = st.fixed_dictionaries(
 @given(st.one_of(report_like, json_values))
 @example({"table1": [{"row": "Random", "accuracy": 0.5}], "model": "m", "task": "ibe_copa", "test_questions": math.nan})
 def test_any_ibe_report_is_runs_or_a_results_file_error(data: object) -> None:
-    with folder() as base:
+    with scratch() as base:
         path = base / "report.json"
         path.write_text(json.dumps(data))
         try:

@@ -11,9 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -26,27 +23,15 @@ from custom_metrics.common.samples import read_samples
 from custom_metrics.reg.analysis import read_samples as read_reg_samples
 from custom_metrics.rule.metrics import ELIMINATIVE, MAIN, SELECTIVE, TABLE2_METRICS
 from custom_metrics.rule.protocol import IncompleteRun, finished_samples, read_run
-from tests.fuzz.bounds import SECONDS, names, within
+from tests.fuzz.support import SECONDS, json_values, names, scratch, within
 
 pytestmark = pytest.mark.fuzz
-
-
-@contextmanager
-def folder() -> Iterator[Path]:
-    # Not pytest's tmp_path: hypothesis runs many inputs per test call.
-    with tempfile.TemporaryDirectory(prefix="fuzz-") as name:
-        yield Path(name)
 
 
 def _dump(row: object) -> str:
     return json.dumps(row, ensure_ascii=False)  # as lm-eval writes samples: raw Unicode
 
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
-    max_leaves=12,
-)
 objects = st.dictionaries(st.text(max_size=8), json_values, max_size=5)
 # Bytes shaped like a damaged JSONL file: JSON lines, cut lines, Latin-1, NUL, deep nesting.
 damaged_lines = st.lists(
@@ -61,7 +46,7 @@ damaged_lines = st.lists(
 
 @given(damaged_lines)
 def test_any_bytes_are_rows_or_an_error_naming_the_file(data: bytes) -> None:
-    with folder() as base:
+    with scratch() as base:
         path = base / "rows.jsonl"
         path.write_bytes(data)
         try:
@@ -75,7 +60,7 @@ def test_any_bytes_are_rows_or_an_error_naming_the_file(data: bytes) -> None:
 @given(st.lists(objects, min_size=1, max_size=20))
 @example([{"text": "line\u2028separator\x85and\x1cothers\r\n"}, {"nan": math.nan, "inf": -math.inf}])
 def test_rows_written_are_rows_read(rows: list[dict]) -> None:
-    with folder() as base:
+    with scratch() as base:
         path = base / "rows.jsonl"
         path.write_text("".join(_dump(row) + "\n" for row in rows), encoding="utf-8")
         assert _dump(read_jsonl(path)) == _dump(rows)  # NaN compares equal in its JSON form
@@ -94,7 +79,7 @@ def _generation(doc_id: int, text: str, filter_name: str = "none") -> dict:
 @given(st.lists(st.text(), min_size=1, max_size=15), st.data())
 def test_samples_are_read_whole_and_a_doc_logged_twice_is_refused(texts: list[str], data) -> None:
     samples = [_generation(index, text) for index, text in enumerate(texts)]
-    with folder() as base:
+    with scratch() as base:
         path = base / "samples.jsonl"
         path.write_text("".join(_dump(sample) + "\n" for sample in samples), encoding="utf-8")
         assert [sample["filtered_resps"][0] for sample in read_samples(path)] == texts
@@ -139,7 +124,7 @@ def _write_run(base: Path, outcomes: list[tuple], original: int) -> tuple[Path, 
 
 @given(st.lists(outcome, min_size=1, max_size=12), st.data())
 def test_a_run_cut_at_any_byte_is_never_a_finished_run(outcomes: list[tuple], data) -> None:
-    with folder() as base:
+    with scratch() as base:
         samples, whole = _write_run(base, outcomes, original=len(outcomes) + data.draw(st.integers(0, 3)))
         assert len(read_run(base / "zeroshot", "rule").outcomes) == len(outcomes)
         cut = data.draw(st.integers(0, len(whole) - 1))
@@ -154,7 +139,7 @@ def test_a_run_cut_at_any_byte_is_never_a_finished_run(outcomes: list[tuple], da
 
 @given(st.lists(outcome, min_size=1, max_size=8), damaged_lines)
 def test_a_damaged_run_is_an_error_naming_the_samples_file(outcomes: list[tuple], damage: bytes) -> None:
-    with folder() as base:
+    with scratch() as base:
         samples, whole = _write_run(base, outcomes, original=len(outcomes))
         samples.write_bytes(whole + damage)
         try:
@@ -191,7 +176,7 @@ reg_sample = st.fixed_dictionaries(
 
 def _read_reg(samples: list[dict]) -> list[dict]:
     """The analysis' rows of these samples; DataError naming file and line otherwise."""
-    with folder() as base:
+    with scratch() as base:
         path = base / "samples_reg_chaos.jsonl"
         path.write_text("".join(_dump(sample) + "\n" for sample in samples), encoding="utf-8")
         try:
