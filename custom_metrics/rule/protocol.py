@@ -120,7 +120,10 @@ def finished_samples(folder: Path, task: str) -> tuple[list[tuple[str, dict]], d
 
 def read_run(folder: Path, task: str) -> Run:
     """Outcomes from the samples file a finished lm_eval ``--log_samples`` run left in ``folder``."""
-    rows, counts = finished_samples(folder, task)
+    try:
+        rows, counts = finished_samples(folder, task)
+    except IncompleteRun as unfinished:
+        raise DataError(f"{unfinished}. Run the protocol again (without --summarize-only) to redo it.") from unfinished
     outcomes = []
     for where, sample in rows:
         value = next((sample[m] for m in TABLE2_METRICS if m in sample), None)
@@ -353,10 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     output = args.output_path.resolve()
     if not args.summarize_only:
         run_protocol(output, lm_eval_args, args.shots, args.include_path.resolve(), args.demos)
-    try:
-        summary = collect(output, args.shots, args.demos)
-    except IncompleteRun as unfinished:
-        raise DataError(f"{unfinished}. Run the protocol again (without --summarize-only) to redo it.") from unfinished
+    summary = collect(output, args.shots, args.demos)
     (output / SUMMARY_FILE).write_text(json.dumps(_without_nan(summary), indent=1))
     print(render(summary))
     print(f"\n[rule-protocol] summary written to {output / SUMMARY_FILE}", file=sys.stderr)
