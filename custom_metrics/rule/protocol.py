@@ -123,7 +123,9 @@ def read_run(folder: Path, task: str) -> Run:
     try:
         rows, counts = finished_samples(folder, task)
     except IncompleteRun as unfinished:
-        raise DataError(f"{unfinished}. Run the protocol again (without --summarize-only) to redo it.") from unfinished
+        raise IncompleteRun(
+            f"{unfinished}. Run the protocol again (without --summarize-only) to redo it.", unfinished.leftovers
+        ) from unfinished
     outcomes = []
     for where, sample in rows:
         value = next((sample[m] for m in TABLE2_METRICS if m in sample), None)
