@@ -128,21 +128,33 @@ def test_a_well_formed_results_file_loses_no_task_and_no_metric(tasks: dict[str,
     assert all(run.n_samples == 10 for run in runs)
 
 
-report_like = st.fixed_dictionaries(
-    {"table1": st.lists(st.fixed_dictionaries({"row": json_values, "accuracy": numbers | json_values}), max_size=4)},
+table1 = st.lists(st.fixed_dictionaries({"row": json_values, "accuracy": numbers | json_values}), max_size=4)
+dataset_entry = st.fixed_dictionaries(
+    {"table1": table1 | json_values},
     optional={
-        "model": st.just("model-a") | json_values,
-        "task": st.sampled_from(["ibe_copa", "ibe_ecare"]) | json_values,
         "test_questions": numbers | json_values,
-        "judge_accuracy": numbers | json_values,
-        "judge_questions": numbers | json_values,
+        "judge": st.fixed_dictionaries(
+            {}, optional={"model": json_values, "accuracy": numbers, "questions": numbers | json_values}
+        )
+        | json_values,
     },
+)
+# report.json as `explain-eval ibe report` writes it, and as careless hands edit it.
+report_like = st.fixed_dictionaries(
+    {
+        "datasets": st.dictionaries(
+            st.sampled_from(["copa", "ecare"]) | st.text(max_size=5), dataset_entry | json_values
+        )
+    },
+    optional={"model": st.just("model-a") | json_values, "selector": json_values},
 )
 
 
 @pytest.mark.xfail(strict=True, reason=OWNED_BY_BOARD)
 @given(st.one_of(report_like, json_values))
-@example({"table1": [{"row": "Random", "accuracy": 0.5}], "model": "m", "task": "ibe_copa", "test_questions": math.nan})
+@example(
+    {"model": "m", "datasets": {"copa": {"table1": [{"row": "Random", "accuracy": 0.5}], "test_questions": math.nan}}}
+)
 def test_any_ibe_report_is_runs_or_a_results_file_error(data: object) -> None:
     with scratch() as base:
         path = base / "report.json"
