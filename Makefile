@@ -31,13 +31,14 @@ export TOKENIZERS_PARALLELISM ?= false
 # waiting on a network that is not there. Without one, data comes from the public sources.
 OFFLINE := $(if $(EXPLAIN_EVAL_DATA),HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1)
 
-.PHONY: help install model-path swipl-path download demo test test-fast lint leaderboard sweep rule-protocol bench clean
+.PHONY: help install model-path swipl-path download demo test test-fast fuzz lint leaderboard sweep rule-protocol bench clean
 
 help:
 	@echo "make install     create $(VENV) with the suite and its dependencies"
 	@echo "make demo        run the suite on the embedded model (LIMIT=$(LIMIT)) and print results"
 	@echo "make test        run the test suite (end-to-end tests included)"
 	@echo "make lint        ruff check + ruff format --check"
+	@echo "make fuzz        the property-based tests (tests/fuzz) with the long hypothesis profile"
 	@echo "make model-path  print the embedded model's checkpoint folder (creates it once)"
 	@echo "make download [DATASETS=\"geese rule\"]   download + verify the pinned data files into the cache"
 	@echo "make leaderboard RUNS=dir... LEADERBOARD_OUT=dir   tables + charts from lm_eval runs"
@@ -112,6 +113,10 @@ lint: install
 
 test-fast: install
 	$(BIN)/python -m pytest -m "not e2e and not fulldata"
+
+# Thousands of inputs per property instead of make test's few dozen (README, "Guarantees").
+fuzz: install
+	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest tests/fuzz -m fuzz
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

@@ -13,8 +13,11 @@ reported the same way across the five subquestion splits of a single ``rule`` ru
 
 Every argument not listed below goes to ``lm_eval`` unchanged. Each split is its own
 ``lm_eval`` process writing under ``OUTPUT/split<k>``; a rerun with the same arguments
-skips the splits already done, so an interrupted protocol loses no finished run.
-``--summarize-only`` reads finished runs without running anything.
+skips the splits already done, so an interrupted protocol loses no finished run. A split
+is done only when its samples file holds every sample its results file counts (a kill
+while lm_eval writes samples leaves it cut short): an unfinished split's files are
+renamed ``*.incomplete`` and it runs again, saying why. ``--summarize-only`` reads
+finished runs without running anything, and refuses an unfinished one.
 """
 
 from __future__ import annotations
@@ -25,11 +28,13 @@ import math
 import statistics
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.jsonl import iter_jsonl
 from custom_metrics.rule.data import DEMO_SETTINGS, DEMOS, SPLITS, demo_sets
 from custom_metrics.rule.metrics import MAIN, SUB_KINDS, TABLE2_METRICS, Outcome, groups, none_acc, subq_acc
 
@@ -59,34 +64,89 @@ def setting(shots: int, demos: str) -> str:
     return DEMO_SETTINGS[demos] if shots == 5 else "zero-shot"
 
 
-def _latest(folder: Path, pattern: str) -> Path | None:
-    found = sorted(folder.glob(f"**/{pattern}"))
-    return found[-1] if found else None
+class IncompleteRun(DataError):
+    """A split run that does not count as done; ``leftovers`` are its files, set aside before a rerun."""
+
+    def __init__(self, message: str, leftovers: Sequence[Path] = ()) -> None:
+        super().__init__(message)
+        self.leftovers = tuple(leftovers)
+
+
+def finished_samples(folder: Path, task: str) -> tuple[list[tuple[str, dict]], dict]:
+    """The samples (with their "file:line") of the run in ``folder`` and its ``n-samples`` entry.
+
+    lm_eval writes the results file first, then the samples file line by line under the
+    same timestamp; a kill in between leaves a whole results file beside a samples file
+    cut short (or none). A run is done only when the newest results file and its samples
+    file agree: every line whole and, per filter, as many samples as the results count as
+    ``effective``. Otherwise IncompleteRun says why.
+    """
+    found = sorted(folder.glob("**/results_*.json"), key=lambda path: path.name)
+    if not found:
+        leftovers = sorted(folder.glob(f"**/samples_{task}_*.jsonl"))
+        raise IncompleteRun(f"{folder}: no results file (not run yet, or stopped before lm_eval finished)", leftovers)
+    results = found[-1]
+    samples = results.with_name(f"samples_{task}_{results.name[len('results_') : -len('.json')]}.jsonl")
+    leftovers = [path for path in (results, samples) if path.exists()]
+    try:
+        data = json.loads(results.read_text(encoding="utf-8"))
+        counts, scores = data["n-samples"][task], data["results"][task]
+        effective = counts["effective"]
+        filters = {str(key).partition(",")[2] for key in scores if "," in str(key)} or {"none"}
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as err:
+        raise IncompleteRun(f"{results}: not a whole results file ({err})", leftovers) from err
+    except (KeyError, TypeError) as err:
+        raise IncompleteRun(f"{results}: no results or n-samples count for {task} (field {err})", leftovers) from err
+    if isinstance(effective, bool) or not isinstance(effective, int) or effective < 1:
+        raise IncompleteRun(f"{results}: n-samples {task} effective is {effective!r}, not a sample count", leftovers)
+    if not samples.is_file():
+        raise IncompleteRun(f"{samples}: missing beside {results.name} (lm_eval stopped before writing it)", leftovers)
+    try:
+        rows = list(iter_jsonl(samples))
+    except DataError as err:
+        raise IncompleteRun(f"{err} The samples file is cut short or damaged.", leftovers) from err
+    per_filter = Counter(str(sample.get("filter", "none")) for _, sample in rows)
+    for name in sorted(filters | set(per_filter)):
+        count = per_filter[name]
+        if count != effective:
+            held = f"{count} samples" + ("" if name == "none" else f" for filter {name!r}")
+            raise IncompleteRun(
+                f"{samples}: {held} where {results.name} counts {effective}: cut short "
+                "(lm_eval stopped while writing it?)",
+                leftovers,
+            )
+    return rows, counts
 
 
 def read_run(folder: Path, task: str) -> Run:
-    """Outcomes from the samples file an lm_eval ``--log_samples`` run left in ``folder``."""
-    samples = _latest(folder, f"samples_{task}_*.jsonl")
-    results = _latest(folder, "results_*.json")
-    if samples is None or results is None:
-        raise DataError(f"{folder}: no samples_{task}_*.jsonl / results_*.json; run the protocol first.")
+    """Outcomes from the samples file a finished lm_eval ``--log_samples`` run left in ``folder``."""
+    try:
+        rows, counts = finished_samples(folder, task)
+    except IncompleteRun as unfinished:
+        raise IncompleteRun(
+            f"{unfinished}. Run the protocol again (without --summarize-only) to redo it.", unfinished.leftovers
+        ) from unfinished
     outcomes = []
-    with open(samples, encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            sample = json.loads(line)
-            value = next((sample[m] for m in TABLE2_METRICS if m in sample), None)
-            if value is None:
-                raise DataError(
-                    f"{samples}:{lineno}: no RULE metric field (e.g. 'subq_acc'); is this a {task} samples file?"
-                )
-            try:
-                outcomes.append(Outcome.parse(value))
-            except (TypeError, ValueError) as err:
-                raise DataError(f"{samples}:{lineno}: the RULE metric field is not an outcome list ({err}).") from err
-    counts = json.loads(results.read_text(encoding="utf-8")).get("n-samples", {}).get(task, {})
-    return Run(task, outcomes, counts.get("effective", 0) < counts.get("original", 0))
+    for where, sample in rows:
+        value = next((sample[m] for m in TABLE2_METRICS if m in sample), None)
+        if value is None:
+            raise DataError(f"{where}: no RULE metric field (e.g. 'subq_acc'); is this a {task} samples file?")
+        try:
+            outcomes.append(Outcome.parse(value))
+        except (TypeError, ValueError) as err:
+            raise DataError(f"{where}: the RULE metric field is not an outcome list ({err}).") from err
+    original = counts.get("original")
+    return Run(task, outcomes, isinstance(original, int) and counts["effective"] < original)
+
+
+def set_aside(run: IncompleteRun) -> list[Path]:
+    """Rename an unfinished run's files to ``*.incomplete``: kept for inspection, never read as a run."""
+    moved = []
+    for path in run.leftovers:
+        target = path.with_name(path.name + ".incomplete")
+        path.replace(target)
+        moved.append(target)
+    return moved
 
 
 def split_view(run: Run, split: int) -> list[Outcome]:
@@ -226,9 +286,14 @@ def run_protocol(output: Path, lm_eval_args: list[str], shots: int, include_path
     folders = {k: output / f"split{k}" for k in SPLITS} if shots == 5 else {0: output / "zeroshot"}
     for key, folder in folders.items():
         task = task_name(shots, key, demos)
-        if _latest(folder, f"samples_{task}_*.jsonl") is not None:
+        try:
+            finished_samples(folder, task)
             print(f"[rule-protocol] {task}: done earlier, kept ({folder})", file=sys.stderr)
             continue
+        except IncompleteRun as unfinished:
+            if unfinished.leftovers:
+                moved = ", ".join(path.name for path in set_aside(unfinished))
+                print(f"[rule-protocol] {task}: running again, {unfinished} (set aside: {moved})", file=sys.stderr)
         command = [
             sys.executable,
             "-m",

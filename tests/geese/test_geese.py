@@ -158,9 +158,9 @@ def test_generation_metrics_flag_empty_output() -> None:
 
 def _samples_file(path: Path, rows: list[tuple[str, str]]) -> Path:
     with open(path, "w", encoding="utf-8") as handle:
-        for doc_id, text in rows:
+        for index, (doc_id, text) in enumerate(rows):
             handle.write(
-                json.dumps({"doc_id": 0, "doc": {"id": doc_id}, "resps": [[text]], "filtered_resps": [text]}) + "\n"
+                json.dumps({"doc_id": index, "doc": {"id": doc_id}, "resps": [[text]], "filtered_resps": [text]}) + "\n"
             )
     return path
 
