@@ -9,6 +9,7 @@ reported with the file, the line and the field.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,10 +75,25 @@ def _record(row: dict[str, Any], explanation: Any, where: str) -> ExplanationRec
 
 
 def _judge_record(sample: dict[str, Any], where: str) -> JudgeRecord:
+    """The judge's choice for one question: the option with the higher log-likelihood.
+
+    A NaN or infinite log-likelihood (a broken or overflowing judge run) would decide the
+    choice arbitrarily, so it is an error, as is a value that is no number.
+    """
     doc = sample["doc"]
-    loglikelihoods = [
-        float(resp[0]) if isinstance(resp, list) else float(resp) for resp in sample.get("filtered_resps", [])
-    ]
+    loglikelihoods = []
+    for resp in sample.get("filtered_resps", []):
+        value = resp[0] if isinstance(resp, list) and resp else resp
+        try:
+            number = float(value)
+        except (TypeError, ValueError) as err:
+            raise DataError(f"{where}: field 'filtered_resps' holds {value!r}, not a log-likelihood.") from err
+        if not math.isfinite(number):
+            raise DataError(
+                f"{where}: field 'filtered_resps' holds the log-likelihood {value!r}; a judge run with non-finite "
+                "scores cannot choose an option (rerun it, e.g. with dtype=float32)."
+            )
+        loglikelihoods.append(number)
     if len(loglikelihoods) != 2:
         raise DataError(f"{where}: field 'filtered_resps' should hold 2 log-likelihoods, got {len(loglikelihoods)}.")
     choice = 1 + max(range(2), key=lambda index: loglikelihoods[index])
@@ -89,6 +105,7 @@ def read_inputs(paths: Iterable[Path]) -> tuple[list[ExplanationRecord], list[Ju
     records: list[ExplanationRecord] = []
     judged: list[JudgeRecord] = []
     seen: dict[tuple[str, int], str] = {}
+    judged_at: dict[str, str] = {}
     paths = [Path(path) for path in paths]
     for path in paths:
         if not path.is_file():
@@ -96,7 +113,14 @@ def read_inputs(paths: Iterable[Path]) -> tuple[list[ExplanationRecord], list[Ju
         for where, row in iter_jsonl(path):
             if isinstance(row.get("doc"), dict):  # an lm-eval sample
                 if "explanations" in row["doc"]:
-                    judged.append(_judge_record(row, where))
+                    judge_record = _judge_record(row, where)
+                    if judge_record.qid in judged_at:
+                        raise DataError(
+                            f"{where}: the judge's choice for qid {judge_record.qid!r} was already read at "
+                            f"{judged_at[judge_record.qid]} (a file given twice, or two judge runs mixed)."
+                        )
+                    judged_at[judge_record.qid] = where
+                    judged.append(judge_record)
                     continue
                 record = _record(row["doc"], _response(row, where), f"{where} (doc)")
             else:
