@@ -29,8 +29,11 @@ from custom_metrics.reg.outputs import Output, combine, split_output
 log = logging.getLogger(__name__)
 
 # The check calls a judge degenerate when one outcome (a label, or "unparsed") covers at
-# least this share of the gold items, which are balanced over the three labels.
+# least this share of the gold items, which are balanced over the three labels, or when it
+# is no better than chance on them (the embedded base model in the generated mode: a
+# quarter right, half unparsed).
 DEGENERATE_SHARE = 0.8
+CHANCE = 1 / 3
 
 
 def _verdict_record(verdict: Verdict | None) -> dict[str, Any] | None:
@@ -52,14 +55,14 @@ def check_judge(judge: NLIJudge, gold: Sequence[dict[str, Any]]) -> dict[str, An
         "items": len(gold),
         "acc": correct / len(gold) if gold else float("nan"),
         "answers": dict(outcomes),
-        "degenerate": bool(gold) and top_count / len(gold) >= DEGENERATE_SHARE,
+        "degenerate": bool(gold) and (top_count / len(gold) >= DEGENERATE_SHARE or correct / len(gold) <= CHANCE),
     }
     if check["degenerate"]:
         log.warning(
-            "\n%s\nREG JUDGE CHECK FAILED: judge %s answered %r for %d of %d gold items (accuracy %.2f): it is "
-            "degenerate. reg_chaos's N (items it calls a contradiction) will be nearly empty or arbitrary, and "
-            "coherence/effectiveness/success NaN or meaningless. Choose a stronger judge (--metadata judge=... "
-            "or EXPLAIN_EVAL_JUDGE; measure candidates with reg_judge_select).\n%s",
+            "\n%s\nREG JUDGE CHECK FAILED: judge %s answered %r for %d of %d gold items (accuracy %.2f, chance "
+            "1/3): it is degenerate. reg_chaos's N (items it calls a contradiction) will be nearly empty or "
+            "arbitrary, and coherence/effectiveness/success NaN or meaningless. Choose a stronger judge "
+            "(--metadata judge=... or EXPLAIN_EVAL_JUDGE; measure candidates with reg_judge_select).\n%s",
             "!" * 100,
             judge.name,
             top,

@@ -89,6 +89,10 @@ def test_a_sound_judge_passes_the_check(fixture_mirror, caplog):
     assert (check["acc"], check["degenerate"]) == (1.0, False) and "CHECK FAILED" not in caplog.text
     unparsed = reg_judging.check_judge(TableJudge({}, default=UNPARSED), gold)
     assert (unparsed["acc"], unparsed["degenerate"]) == (0.0, True)  # all unparsed is degenerate too
+    # varied answers, but no better than chance: degenerate though no answer dominates
+    rotate = {"entailment": "neutral", "neutral": "contradiction", "contradiction": "entailment"}
+    chance = reg_judging.check_judge(TableJudge({pair: rotate[label] for pair, label in answers.items()}), gold)
+    assert (chance["acc"], max(chance["answers"].values()), chance["degenerate"]) == (0.0, 2, True)
 
 
 @pytest.mark.fulldata
