@@ -19,13 +19,13 @@ from bench.common import REPO
 
 FULL = {
     "suite_overhead": ["--limit", "8"],
-    "judge_batching": ["--pairs", "100"],
+    "judge_sharing": ["--pairs", "100"],
     "ibe_throughput": ["--size", "1000", "--coherence-subset", "16", "--swipl-subset", "100"],
     "ibe_scaling": ["--sizes", "100,1000,5000"],
 }
 QUICK = {
     "suite_overhead": ["--limit", "1"],
-    "judge_batching": ["--pairs", "3"],
+    "judge_sharing": ["--pairs", "3"],
     "ibe_throughput": ["--size", "40", "--coherence-subset", "1", "--swipl-subset", "5"],
     "ibe_scaling": ["--sizes", "20,40,80"],
 }

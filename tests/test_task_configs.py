@@ -20,7 +20,12 @@ from custom_metrics.geese.data import LABELS
 from custom_metrics.geese.prompts import M1_MAX_TOKENS, M1_STOP, M2_TEMPLATE
 from custom_metrics.ibe.prompts import EXPLANATION_MAX_TOKENS, EXPLANATION_STOP, JUDGE_CHOICES
 from custom_metrics.judge.prompt import LABEL_WORDS
-from custom_metrics.reg.prompts import GENERATION_MAX_TOKENS, GENERATION_STOP
+from custom_metrics.reg.prompts import (
+    GENERATION_MAX_TOKENS,
+    GENERATION_STOP,
+    JUDGE_SELECT_MAX_TOKENS,
+    JUDGE_SELECT_STOP,
+)
 from custom_metrics.rule.prompts import CHOICES
 from tests.helpers import MIRROR, TASKS_DIR
 
@@ -33,7 +38,8 @@ EXPECTED_TASKS = {
     *(f"rule_5shot_split{k}" for k in range(1, 6)),
     *(f"rule_5shot_rule_split{k}" for k in range(1, 6)),
     *(f"rule_rationale_{s}" for s in ("none", "selective", "eliminative", "both")),
-    "reg_chaos", "reg_judge_select", "ibe_copa", "ibe_ecare", "ibe_judge_copa", "ibe_judge_ecare",
+    "reg_chaos", "reg_judge_select", "reg_judge_select_loglik",
+    "ibe_copa", "ibe_ecare", "ibe_judge_copa", "ibe_judge_ecare",
 }  # fmt: skip
 # The fixture mirror holds 6 e-CARE rows per split; the paper samples 500.
 SMALL_ECARE = {"ecare_train_size": 2, "ecare_test_size": 2, "ecare_seed": 1}
@@ -46,6 +52,7 @@ CHOICES_BY_PREFIX = {
 STOPS_BY_PREFIX = {
     "geese_generate": (M1_STOP, M1_MAX_TOKENS),
     "reg_chaos": (GENERATION_STOP, GENERATION_MAX_TOKENS),
+    "reg_judge_select": (JUDGE_SELECT_STOP, JUDGE_SELECT_MAX_TOKENS),
     "ibe_": (EXPLANATION_STOP, EXPLANATION_MAX_TOKENS),
 }
 

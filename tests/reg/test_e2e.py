@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from custom_metrics.judge.answer import parse_label
+from custom_metrics.judge.spec import parse_spec
 from custom_metrics.reg.judging import read_record
 from tests.helpers import MIRROR, run_lm_eval
 
@@ -41,25 +43,40 @@ def _check_metrics_match_records(result: dict, samples: list[dict]) -> list[dict
 
 @pytest.mark.e2e
 def test_reg_chaos_embedded_generator_and_judge(lm_eval_cli, embedded_model, tmp_path):
-    results, samples = lm_eval_cli("reg_chaos,reg_judge_select", limit=2, extra=FAST, env=_env(tmp_path))
+    results, samples = lm_eval_cli(
+        "reg_chaos,reg_judge_select,reg_judge_select_loglik", limit=2, extra=FAST, env=_env(tmp_path)
+    )
     chaos = samples["reg_chaos"]
     assert results["n-samples"]["reg_chaos"]["effective"] == 2
     records = _check_metrics_match_records(results["results"]["reg_chaos"], chaos)
-    assert {r["judge"] for r in records} == {f"lm:{embedded_model}"}
+    assert {r["judge"] for r in records} == {f"lm:{embedded_model}?mode=loglik"}
+    # the judge was checked on the fixture's 5 gold items first; its result is in the results
+    check = records[0]["judge_check"]
+    assert check["items"] == 5 and sum(check["answers"].values()) == 5
+    assert results["results"]["reg_chaos"]["judge_check_acc,judged"] == pytest.approx(check["acc"])
+    assert results["results"]["reg_chaos"]["judge_degenerate,judged"] == float(check["degenerate"])
+    assert results["results"]["reg_chaos"]["unparsed,judged"] == 0  # log-likelihood verdicts always parse
     assert all(sum(r["initial"]["probs"].values()) == pytest.approx(1) for r in records)
     assert [s["doc"]["uid"] for s in chaos] == ["s003", "s001"]
     # Every verdict was written to the on-disk cache as it was computed.
     db = sqlite3.connect(tmp_path / "verdicts" / "verdicts.sqlite")
     assert db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0] >= 2
-    # The lm: judge is the model scored as reg_judge_select scores it: same probabilities.
-    select = {s["doc"]["uid"]: s for s in samples["reg_judge_select"]}
+    # The lm: judge is the model scored as reg_judge_select_loglik scores it: same probabilities.
+    select = {s["doc"]["uid"]: s for s in samples["reg_judge_select_loglik"]}
     shared = next(r for s, r in zip(chaos, records) if s["doc"]["uid"] == "s003")
     logliks = [float(resp[0][0]) for resp in select["s003"]["resps"]]
     softmax = [math.exp(ll) / sum(math.exp(x) for x in logliks) for ll in logliks]
     assert [shared["initial"]["probs"][name] for name in ("entailment", "neutral", "contradiction")] == pytest.approx(
         softmax, abs=1e-4
     )
-    assert 0 <= results["results"]["reg_judge_select"]["acc,none"] <= 1
+    assert 0 <= results["results"]["reg_judge_select_loglik"]["acc,none"] <= 1
+    # Table 1's protocol: a generated answer, parsed; unparsed answers are wrong and counted
+    generated = results["results"]["reg_judge_select"]
+    answers = [s["filtered_resps"][0] for s in samples["reg_judge_select"]]
+    assert generated["unparsed,none"] == pytest.approx(sum(parse_label(a) is None for a in answers) / 2)
+    assert generated["acc,none"] == pytest.approx(
+        sum(parse_label(a) == s["doc"]["majority_label"] for a, s in zip(answers, samples["reg_judge_select"])) / 2
+    )
 
 
 @pytest.mark.e2e
@@ -83,13 +100,16 @@ def test_reg_chaos_served_model_and_served_judge(served_model, tmp_path):
 
     results, samples, sent = run(tmp_path / "first")
     records = _check_metrics_match_records(results["results"]["reg_chaos"], samples)
-    assert {r["judge"] for r in records} == {judge}
-    # transformers serve ignores logprobs: every verdict is read from the answer text
-    assert all(r["initial"]["method"] in ("text", "unparsed") for r in records)
-    judged = len(records) + 2 * sum(r["initial"]["label"] == "contradiction" and not r["flag"] for r in records)
+    assert {r["judge"] for r in records} == {parse_spec(judge).name}
+    # the paper's protocol by default: a generated one-word label, parsed or flagged unparsed
+    assert all(r["initial"]["method"] in ("generated", "unparsed") for r in records)
+    # the judge check's 5 gold items first (s003 and s005 are reg_chaos items too: judged once)
+    checked = {"s008", "s009", "s011", "s003", "s005"} | {s["doc"]["uid"] for s in samples}
+    judged = len(checked) + 2 * sum(r["initial"]["label"] == "contradiction" and not r["flag"] for r in records)
     assert sent == len(samples) + judged, served_model.log_tail()
     db = sqlite3.connect(tmp_path / "verdicts" / "verdicts.sqlite")
-    assert db.execute("SELECT COUNT(*) FROM verdicts WHERE judge = ?", (judge,)).fetchone()[0] == judged
+    stored = db.execute("SELECT COUNT(*) FROM verdicts WHERE judge = ?", (parse_spec(judge).name,)).fetchone()[0]
+    assert stored == judged
 
     rerun_results, rerun_samples, rerun_sent = run(tmp_path / "second")
     assert rerun_sent == len(rerun_samples) == len(samples), served_model.log_tail()
