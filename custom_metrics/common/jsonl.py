@@ -14,19 +14,32 @@ RowCheck = Callable[[dict[str, Any]], None]
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Yield ("file:line", object) for each non-blank line; malformed lines raise DataError."""
-    with open(path, encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataError(f"{where}: not valid JSON ({err.msg}).") from err
-            if not isinstance(row, dict):
-                raise DataError(f"{where}: expected a JSON object, got {type(row).__name__}.")
-            yield where, row
+    """Yield ("file:line", object) for each non-blank line; an unreadable file, a line that is
+    not UTF-8 or not valid JSON raises DataError naming the file (and line)."""
+    try:
+        with open(path, "rb") as handle:
+            yield from _rows(path, handle)
+    except OSError as err:
+        raise DataError(f"{path}: cannot be read ({err.strerror or err}).") from err
+
+
+def _rows(path: Path, lines: Iterable[bytes]) -> Iterator[tuple[str, dict[str, Any]]]:
+    for lineno, raw in enumerate(lines, start=1):
+        where = f"{path}:{lineno}"
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            bad = raw[err.start : err.start + 1]
+            raise DataError(f"{where}: not UTF-8 text (byte {bad!r} at byte offset {err.start} of the line).") from err
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise DataError(f"{where}: not valid JSON ({err.msg}).") from err
+        if not isinstance(row, dict):
+            raise DataError(f"{where}: expected a JSON object, got {type(row).__name__}.")
+        yield where, row
 
 
 def check_row(row: dict[str, Any], required: Iterable[str], check: RowCheck | None, where: str) -> None:

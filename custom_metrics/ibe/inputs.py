@@ -4,11 +4,15 @@ Plain JSONL lets explanations from anywhere be scored: one explanation per line 
 ``qid, option, premise, conclusion, explanation, correct`` and optionally ``split``
 (``train``/``test``; default ``test``). Samples files of the ``ibe_judge_*`` tasks are
 recognised too and give the judge baseline's per-question choices. Every problem is
-reported with the file, the line and the field.
+reported with the file, the line and the field; nothing is coerced silently (an option
+``1.7``, a ``NaN`` or ``Infinity`` where an integer belongs, a premise longer than the
+explanation cap are errors, not values).
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +21,7 @@ from typing import Any
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.jsonl import iter_jsonl
 from custom_metrics.common.samples import logged_response
+from custom_metrics.ibe.parsing import MAX_CHARS
 
 PLAIN_FIELDS = ("qid", "option", "premise", "conclusion", "explanation", "correct")
 SPLITS = ("train", "test")
@@ -49,6 +54,20 @@ def _response(sample: dict[str, Any], where: str) -> str:
         raise DataError(f"{where}: {err}.") from err
 
 
+def _integer(row: dict[str, Any], name: str, where: str) -> int:
+    """An integer field: JSON integers, integral finite numbers and integer strings; never rounded."""
+    value = row[name]
+    if isinstance(value, bool):
+        value = int(value)
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value.strip()):
+        value = int(value)
+    if not isinstance(value, int):
+        raise DataError(f"{where}: field {name!r} must be an integer, got {row[name]!r}.")
+    return value
+
+
 def _record(row: dict[str, Any], explanation: Any, where: str) -> ExplanationRecord:
     missing = [name for name in PLAIN_FIELDS if name not in row and name != "explanation"]
     if missing:
@@ -58,16 +77,16 @@ def _record(row: dict[str, Any], explanation: Any, where: str) -> ExplanationRec
     split = row.get("split", "test")
     if split not in SPLITS:
         raise DataError(f"{where}: field 'split' is {split!r}, expected one of {SPLITS}.")
-    try:
-        correct = int(row["correct"])
-        option = int(row["option"])
-    except (TypeError, ValueError) as err:
-        raise DataError(f"{where}: fields 'correct' and 'option' must be integers ({err}).") from err
+    correct, option = _integer(row, "correct", where), _integer(row, "option", where)
     if correct not in (0, 1):
         raise DataError(f"{where}: field 'correct' is {row['correct']!r}, expected 0 or 1.")
+    if not isinstance(row["qid"], (str, int)) or isinstance(row["qid"], bool):
+        raise DataError(f"{where}: field 'qid' must be a string or an integer, got {row['qid']!r}.")
     for name in ("premise", "conclusion"):
         if not isinstance(row[name], str) or not row[name].strip():
             raise DataError(f"{where}: field {name!r} must be a non-empty string.")
+        if len(row[name]) > MAX_CHARS:
+            raise DataError(f"{where}: field {name!r} is {len(row[name]):,} characters long (at most {MAX_CHARS:,}).")
     return ExplanationRecord(
         str(row["qid"]), option, split, correct, row["premise"], row["conclusion"], explanation, where
     )
