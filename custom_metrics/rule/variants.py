@@ -11,7 +11,7 @@ from typing import Any
 import datasets
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.sources import to_dataset
+from custom_metrics.rule.cache import cached_docs
 from custom_metrics.rule.data import (
     SPLITS,
     MainQuestion,
@@ -181,6 +181,7 @@ def docs_for(variant: str, split: int | None = None) -> list[dict[str, Any]]:
 
 
 def load(variant: str, split: int | None = None, **_: Any) -> dict[str, datasets.Dataset]:
-    """``custom_dataset`` hook: the docs of ``variant`` (and ``split`` for five-shot tasks);
-    the harness also passes the task's metadata, which no variant reads."""
-    return {"test": to_dataset(docs_for(variant, split))}
+    """``custom_dataset`` hook: the docs of ``variant`` (and ``split`` for five-shot tasks), from
+    the verified cache of built docs when it holds them; the harness also passes the task's
+    metadata, which no variant reads."""
+    return {"test": cached_docs(variant, split, lambda: docs_for(variant, split))}
