@@ -9,15 +9,19 @@ Two readings, from one loaded pipeline (en_core_web_sm without NER):
   formalization keeps verbs and adverbs. Formalization and drift share these words.
 - ``nouns_of``: drift's joined step text (one doc per explanation, see ``drift.py``) needs
   only which tokens are nouns and their lemmas, so it runs tok2vec, tagger and
-  attribute ruler and lemmatizes the nouns alone. No rule that reads a dependency label
-  makes or unmakes a noun (they set AUX, VERB, ADV, SCONJ, PRON and pronoun morphology),
-  so nouns and their lemmas are those of the full pipeline.
+  attribute ruler and lemmatizes the nouns alone. The ruler's rules that read a
+  dependency label set VERB, ADV, SCONJ, PRON, pronoun morphology, and AUX for
+  auxiliaries: none makes a noun, and only a token tagged as a noun that the parser
+  labels an auxiliary would stop being one, so nouns and their lemmas are those of the
+  full pipeline.
 
 The lemmatizer component is replaced by the same call memoized: spaCy's rule lemmatizer
 caches only the words it inflects, and its answer depends on the word, its POS and its
 morphology alone, so one call per distinct (word, POS, morphology) gives every token
-the lemma the component would set. ``tests/ibe/test_feature_equality.py`` pins the
-features this produces on 5,000 explanations to those of the full pipeline.
+the lemma the component would set. ``tests/ibe/test_fast_paths.py`` compares both readings
+with the full pipeline on texts that exercise those rules, and
+``tests/ibe/test_feature_equality.py`` pins the features of 5,000 explanations to the ones
+computed before these changes.
 """
 
 from __future__ import annotations
