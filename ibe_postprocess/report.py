@@ -305,5 +305,19 @@ def write_report(features_dir: Path, fig2_split: str = "test", protocol: str = "
         "coherence_judges": coherence_judges,
         "imputed": imputed,
     }
-    (features_dir / "report.json").write_text(json.dumps(summary, indent=2, default=float), encoding="utf-8")
+    text = json.dumps(_json_safe(summary), indent=2, allow_nan=False)
+    (features_dir / "report.json").write_text(text, encoding="utf-8")
     return report
+
+
+def _json_safe(value: Any) -> Any:
+    """``value`` with numpy numbers as Python ones and NaN / infinity as None: browsers' JSON has no NaN."""
+    if isinstance(value, dict):
+        return {key: _json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(item) for item in value]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value

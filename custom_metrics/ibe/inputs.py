@@ -5,8 +5,8 @@ Plain JSONL lets explanations from anywhere be scored: one explanation per line 
 (``train``/``test``; default ``test``). Samples files of the ``ibe_judge_*`` tasks are
 recognised too and give the judge baseline's per-question choices. Every problem is
 reported with the file, the line and the field; nothing is coerced silently (an option
-``1.7``, a ``NaN`` or ``Infinity`` where an integer or a log-likelihood belongs are
-errors, not values).
+``1.7``, a ``NaN`` or ``Infinity`` where an integer or a log-likelihood belongs, a premise
+longer than the explanation cap are errors, not values).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.jsonl import iter_jsonl
 from custom_metrics.common.samples import logged_response
+from custom_metrics.ibe.parsing import MAX_CHARS
 
 PLAIN_FIELDS = ("qid", "option", "premise", "conclusion", "explanation", "correct")
 SPLITS = ("train", "test")
@@ -84,6 +85,8 @@ def _record(row: dict[str, Any], explanation: Any, where: str) -> ExplanationRec
     for name in ("premise", "conclusion"):
         if not isinstance(row[name], str) or not row[name].strip():
             raise DataError(f"{where}: field {name!r} must be a non-empty string.")
+        if len(row[name]) > MAX_CHARS:
+            raise DataError(f"{where}: field {name!r} is {len(row[name]):,} characters long (at most {MAX_CHARS:,}).")
     return ExplanationRecord(
         str(row["qid"]), option, split, correct, row["premise"], row["conclusion"], explanation, where
     )

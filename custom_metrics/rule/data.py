@@ -133,6 +133,13 @@ def _where(source: Source, index: int) -> str:
     return f"{source.describe()} row {index + 1}"
 
 
+def forget_loaded() -> None:
+    """Drop the rows read so far in this process, so the next reads see the files as they are now
+    (the docs cache calls this before building docs for changed files)."""
+    for cached in (_main_questions, _sub_questions, _demo_sets):
+        cached.cache_clear()
+
+
 def main_questions() -> tuple[MainQuestion, ...]:
     return _main_questions(data_key())
 

@@ -11,7 +11,7 @@ from typing import Any
 import datasets
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.sources import to_dataset
+from custom_metrics.rule.cache import cached_docs
 from custom_metrics.rule.data import (
     SPLITS,
     MainQuestion,
@@ -184,5 +184,6 @@ def docs_for(variant: str, split: int | None = None, demos: str = "reclor") -> l
 
 def load(variant: str, split: int | None = None, demos: str = "reclor", **_: Any) -> dict[str, datasets.Dataset]:
     """``custom_dataset`` hook: the docs of ``variant`` (and ``split`` and ``demos`` for
-    five-shot tasks); the harness also passes the task's metadata, which no variant reads."""
-    return {"test": to_dataset(docs_for(variant, split, demos))}
+    five-shot tasks), from the verified cache of built docs when it holds them; the harness
+    also passes the task's metadata, which no variant reads."""
+    return {"test": cached_docs(variant, split, lambda: docs_for(variant, split, demos), demos)}

@@ -45,11 +45,6 @@ def _check_parsed(parsed: ParsedExplanation) -> None:
         assert "\n" not in step.condition + step.consequence
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="owned by ibeperf (custom_metrics/ibe/parsing.py, fixed on issue15-ibe-perf): IF_THEN and ASSUMPTION "
-    "backtrack cubically on runs of blanks; 'IF a' + 300 spaces + 'b' takes seconds",
-)
 @given(model_text(longest_blank_run=2_000))
 @example("IF a" + " " * 300 + "b")
 @example("Assumption" + " " * 800 + "x")

@@ -54,11 +54,6 @@ def test_any_text_is_a_plain_program_or_a_guard_error(is_system, text: str) -> N
     assert all(arg[0].islower() or arg[0].isdigit() for fact in facts for arg in fact.args)  # facts are ground
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="owned by ibeperf (ibe_postprocess/prolog_guard.py): _strip_comments' /\\*.*?\\*/ rescans to the end "
-    "for every unclosed '/*', quadratic: '/* ' * 8000 (24k characters) takes seconds",
-)
 @given(program_text)
 @example("/* " * 8_000 + "p(x).")
 def test_any_text_is_judged_within_the_bound(text: str) -> None:
