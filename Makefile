@@ -41,18 +41,19 @@ export TOKENIZERS_PARALLELISM ?= false
 # waiting on a network that is not there. Without one, data comes from the public sources.
 OFFLINE := $(if $(EXPLAIN_EVAL_DATA),HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1)
 
-.PHONY: help install model-path swipl-path download demo test test-fast lint leaderboard sweep rule-protocol bench clean
+.PHONY: help install model-path swipl-path download demo test test-fast fuzz lint leaderboard sweep rule-protocol bench clean
 
 help:
 	@echo "make install     create $(VENV) with the suite and its dependencies"
 	@echo "make demo        the suite on the embedded models (a few chosen docs per task), then the leaderboard"
 	@echo "make test        run the test suite (end-to-end tests included)"
 	@echo "make lint        ruff check + ruff format --check"
+	@echo "make fuzz        the property-based tests (tests/fuzz) with the long hypothesis profile"
 	@echo "make model-path  print the embedded model's checkpoint folder (creates it once)"
 	@echo "make download [DATASETS=\"geese rule\"]   download + verify the pinned data files into the cache"
 	@echo "make leaderboard RUNS=dir... LEADERBOARD_OUT=dir   tables + charts from lm_eval runs"
 	@echo "make sweep MODELS=\"a b\" TASKS=t1,t2 [LIMIT=n] [LAUNCHER=slurm]   every model x task pair, resumable"
-	@echo "make rule-protocol   RULE's five-shot protocol (five runs, mean +- std) on the embedded model"
+	@echo "make rule-protocol [DEMOS=rule]   RULE's five-shot protocol (five runs, mean +- std) on the embedded model"
 	@echo "make bench       benchmarks, about 11 minutes: tables + bench/results.json"
 
 install: $(VENV)/.installed
@@ -119,7 +120,8 @@ bench: install
 
 rule-protocol: install
 	model=$$($(BIN)/explain-eval model-path 2>/dev/null) && \
-	$(BIN)/explain-eval rule-protocol --output_path runs/rule5 --model hf \
+	$(BIN)/explain-eval rule-protocol --output_path runs/rule5$(if $(DEMOS),_$(DEMOS)) \
+	  $(if $(DEMOS),--demos $(DEMOS)) --model hf \
 	  --model_args pretrained=$$model,dtype=float32 --device $(DEVICE) --batch_size 8 \
 	  $(if $(filter command line,$(origin LIMIT)),--limit $(LIMIT))
 
@@ -133,6 +135,10 @@ lint: install
 
 test-fast: install
 	$(BIN)/python -m pytest -m "not e2e and not fulldata"
+
+# Thousands of inputs per property instead of make test's few dozen (README, "Guarantees").
+fuzz: install
+	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest tests/fuzz -m fuzz
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

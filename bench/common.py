@@ -2,7 +2,9 @@
 
 Each benchmark module runs as its own process (``python -m bench.<name>``), so a model or
 cache loaded by one never speeds up or slows down another; each writes its section of
-``bench/results.json`` (merged, so sections can be rerun one at a time).
+``bench/results.json`` (merged, so sections can be rerun one at a time). A section lists
+its headline ``figures`` (``figure(...)``: what, target, measured, verdict, the peer's
+figure where one exists, the command), which ``bench/summary.py`` gathers into one table.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "bench" / "results.json"
+# `run_all --quick` points this elsewhere, so check runs never replace the measured figures.
+RESULTS = Path(os.environ.get("BENCH_RESULTS", REPO / "bench" / "results.json"))
 WORK = REPO / "runs" / "bench"  # scratch (caches, generated inputs); `make clean` removes runs/
 
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
@@ -117,3 +120,8 @@ def _fmt(value: Any) -> str:
 
 def verdict(ok: bool | None) -> str:
     return "n/a" if ok is None else ("PASS" if ok else "MISS")
+
+
+def figure(name: str, target: str, measured: str, passed: bool | None, command: str, peer: str = "") -> dict[str, Any]:
+    """One row of the summary table; ``passed`` None for a figure without a target."""
+    return {"figure": name, "target": target, "measured": measured, "pass": passed, "peer": peer, "command": command}

@@ -2,11 +2,15 @@
 
 Each stage of ``ibe_postprocess.features.score`` is timed on its own (explanations per
 second, models loaded beforehand and timed separately) over the same 1,000 explanations
-(``bench/explanations.py``). Coherence on the embedded LM judge is timed on a subset (it
-is the one stage bounded by model forward passes, about 9 requests per explanation);
-the same stage on a tiny stand-in classifier shows what the orchestration costs at full
-size. Proofs: every program through janus (one process), and a subset through one
-``swipl`` process per query on the same programs and similarities, results compared.
+(``bench/explanations.py``), in the order ``score`` runs them: spaCy reads every distinct
+premise, conclusion and clause once (shared by formalization and drift), formalization
+names the predicates from those words, every distinct predicate name is embedded in one
+pass, drift tags the joined step texts. Coherence on the embedded LM judge is timed on a
+subset (it is the one stage bounded by model forward passes, about 9 requests per
+explanation); the same stage on a tiny stand-in classifier shows what the orchestration
+costs at full size. Proofs: every program through janus (one process), and a subset
+through one ``swipl`` process per query on the same programs and similarities, results
+compared.
 
     python -m bench.ibe_throughput [--size 1000] [--coherence-subset 16] [--swipl-subset 100]
 """
@@ -21,7 +25,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from bench.common import peak_rss_mib, save_section, scratch, setup_env, table, timed, verdict
+from bench.common import figure, peak_rss_mib, save_section, scratch, setup_env, table, timed, verdict
 
 PROVE_SPEEDUP_TARGET = 20.0
 MEDIAN_PROOF_TARGET_MS = 5.0
@@ -80,13 +84,12 @@ def run(size: int, coherence_subset: int, swipl_subset: int) -> dict:
     from ibe_postprocess.coherence import Coherence
     from ibe_postprocess.drift import drift_many
     from ibe_postprocess.embeddings import PredicateEmbedder
-    from ibe_postprocess.formalize import formalize_many
+    from ibe_postprocess.formalize import clause_texts, formalize_many
     from ibe_postprocess.prover import Prover, janus, swi_home
     from ibe_postprocess.uncertainty import PAPER_CERTAINTY_MODEL, UncertaintyScorer
 
     work = scratch("ibe_throughput")
     records = build(size)
-    triples = lambda parsed: [(r.premise, r.conclusion, p) for r, p in zip(records, parsed)]
     stages: list[dict] = []
     loads: dict[str, float] = {}
 
@@ -109,22 +112,28 @@ def run(size: int, coherence_subset: int, swipl_subset: int) -> dict:
     with timed() as t:
         nlp.pipeline()
     loads["spacy"] = t["s"]
+    items = [(r.premise, r.conclusion, p) for r, p in zip(records, parsed)]
+    texts = list(clause_texts(items))
     with timed() as t:
-        drift_many(triples(parsed))
-    stage("drift (spaCy)", size, t["s"])
+        words = nlp.words_of(texts)
+    stage("spaCy reading (premises, conclusions, clauses)", size, t["s"], f"{len(words)} distinct texts")
 
     with timed() as t:
-        programs = formalize_many(triples(parsed))
-    stage("formalization (spaCy)", size, t["s"])
+        programs = formalize_many(items, words)
+    stage("formalization (names from the words)", size, t["s"])
+
+    with timed() as t:
+        drift_many(items, words)
+    stage("drift (spaCy on the joined steps, no parser)", size, t["s"])
 
     embedder = PredicateEmbedder(None, None)
     with timed() as t:
         embedder._load()
     loads["sentence encoder"] = t["s"]
-    names = [n for p in programs for n in sorted(p.predicates())]
+    names = sorted({n for p in programs for n in p.predicates()})
     with timed() as t:
         embedder.embed(names)
-    stage("predicate embedding", size, t["s"], f"{len(set(names))} distinct predicate names")
+    stage("predicate embedding (MiniLM, one pass)", size, t["s"], f"{len(names)} distinct predicate names")
 
     with timed() as t:
         janus()
@@ -165,9 +174,10 @@ def run(size: int, coherence_subset: int, swipl_subset: int) -> dict:
     process_ms = statistics.median(process_times) * 1000
     speedup = sum(process_times) / sum(janus_times)
 
-    # Coherence: the default judge (embedded LM) on a subset, fresh cache, then a cached rerun.
+    # Coherence: the embedded LM judge (the default's offline fallback) on a subset, fresh
+    # cache, then a cached rerun.
     with timed() as t:
-        lm_coherence = Coherence(None, work / "verdicts-lm")
+        lm_coherence = Coherence("embedded", work / "verdicts-lm")
         lm_coherence.judge.backend  # noqa: B018  (load the model outside the timed stage)
     loads["embedded LM judge"] = t["s"]
     few = parsed[:coherence_subset]
@@ -243,6 +253,28 @@ def report(result: dict) -> str:
     return "\n".join(lines)
 
 
+def figures(result: dict) -> list[dict]:
+    proofs, command = result["proofs"], result["command"]
+    return [
+        figure(
+            f"median proof (janus: similarities + query), {result['explanations']:,} explanations",
+            f"< {MEDIAN_PROOF_TARGET_MS:g} ms",
+            f"{proofs['median_proof_ms']} ms (p95 {proofs['p95_proof_ms']} ms)",
+            proofs["pass_median"],
+            command,
+        ),
+        figure(
+            f"janus vs one `swipl` process per query, {proofs['compared_programs']} programs",
+            f">= {PROVE_SPEEDUP_TARGET:g}x",
+            f"{proofs['speedup_janus_vs_process']}x, {proofs['result_mismatches']} result mismatches",
+            proofs["pass_speedup"] and proofs["result_mismatches"] == 0,
+            command,
+            peer=f"swipl process: {proofs['swipl_process_median_ms']} ms median vs janus "
+            f"{proofs['janus_median_query_ms']} ms",
+        ),
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", type=int, default=1000)
@@ -255,6 +287,7 @@ def main() -> None:
         f"python -m bench.ibe_throughput --size {args.size} --coherence-subset {args.coherence_subset} "
         f"--swipl-subset {args.swipl_subset}"
     )
+    result["figures"] = figures(result)
     save_section("ibe_throughput", result)
     print(report(result))
 

@@ -4,28 +4,32 @@
     python -m bench.run_all --quick    # tiny sizes: checks that the scripts work (numbers meaningless)
 
 Results are merged into bench/results.json section by section; a failed benchmark is
-reported and the others still run.
+reported and the others still run. At the end every section's headline figures are
+printed in one table against their targets (``bench/summary.py``), which a full run also
+writes into bench/README.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
 import time
 
-from bench.common import REPO
+from bench import summary
+from bench.common import REPO, RESULTS, WORK
 
 FULL = {
     "suite_overhead": ["--limit", "8"],
-    "judge_batching": ["--pairs", "100"],
+    "judge_sharing": ["--pairs", "100"],
     "ibe_throughput": ["--size", "1000", "--coherence-subset", "16", "--swipl-subset", "100"],
     "ibe_scaling": ["--sizes", "100,1000,5000"],
 }
 QUICK = {
     "suite_overhead": ["--limit", "1"],
-    "judge_batching": ["--pairs", "3"],
+    "judge_sharing": ["--pairs", "3"],
     "ibe_throughput": ["--size", "40", "--coherence-subset", "1", "--swipl-subset", "5"],
     "ibe_scaling": ["--sizes", "20,40,80"],
 }
@@ -39,6 +43,11 @@ def main() -> int:
     plan = QUICK if args.quick else FULL
     names = [n for n in args.only.split(",") if n] or list(plan)
     env = {**os.environ, "LMEVAL_LOG_LEVEL": os.environ.get("LMEVAL_LOG_LEVEL", "ERROR")}
+    results = RESULTS
+    if args.quick:  # a check run: its figures go to a scratch file, never over the measured ones
+        results = WORK / "results-quick.json"
+        results.parent.mkdir(parents=True, exist_ok=True)
+        env["BENCH_RESULTS"] = str(results)
     failed = []
     start = time.perf_counter()
     for name in names:
@@ -57,9 +66,14 @@ def main() -> int:
             print(f"FAILED (exit {done.returncode}):\n{done.stderr[-3000:]}")
         print(f"[{name}: {time.perf_counter() - step:.0f} s]", flush=True)
     print(
-        f"\nall benchmarks: {time.perf_counter() - start:.0f} s; results in bench/results.json"
+        f"\nall benchmarks: {time.perf_counter() - start:.0f} s; results in {results}"
         + (f"; FAILED: {', '.join(failed)}" if failed else "")
     )
+    if results.is_file():
+        text = summary.render(json.loads(results.read_text(encoding="utf-8")))
+        print("\n## every figure against its target\n\n" + text)
+        if not args.quick:  # quick runs' numbers are meaningless: the README keeps the last real ones
+            summary.write_readme(text)
     return 1 if failed else 0
 
 

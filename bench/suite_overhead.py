@@ -8,7 +8,9 @@ json, regex, tokenizers, sqlite: data loading, prompt building, filters, metrics
 orchestration), except calls into torch / transformers models (the judge's forward
 passes and model loading), which are reported separately. The share is that cost over
 the run's wall time. cProfile slows pure-Python code more than torch's C++ kernels, so
-the profiled share overstates the suite's share of an unprofiled run.
+the profiled share overstates the suite's share of an unprofiled run. Persistent caches
+(the RULE docs cache, downloads) are warmed in a child process first: the runs measure
+what every run after a machine's first one pays.
 
     python -m bench.suite_overhead [--limit 8] [--families geese,rule,reg_chaos,ibe_copa]
 """
@@ -19,11 +21,13 @@ import argparse
 import cProfile
 import os
 import pstats
+import subprocess
+import sys
 from pathlib import Path
 
-from bench.common import REPO, save_section, scratch, setup_env, table, timed, verdict
+from bench.common import REPO, figure, save_section, scratch, setup_env, table, timed, verdict
 
-TARGET_SHARE = 0.02
+TARGET_SHARE = 0.01
 SUITE_DIRS = tuple(str(REPO / name) + os.sep for name in ("custom_metrics", "ibe_postprocess", "lm_eval_tasks"))
 MODEL_MARKERS = (
     os.sep + "torch" + os.sep,
@@ -94,6 +98,18 @@ def import_suite() -> None:
         spec.loader.exec_module(importlib.util.module_from_spec(spec))
 
 
+def warm_persistent_caches(tasks: list[str]) -> None:
+    """Load the tasks once in a child process, so the runs measured here find what a second run
+    on a machine finds (the RULE docs cache, downloads) while this process's in-memory caches
+    stay cold, as in any new ``lm_eval`` process. A first run on a machine also builds them."""
+    code = (
+        "import sys; from lm_eval.tasks import TaskManager; "
+        "TaskManager(include_path=[sys.argv[1]], include_defaults=False).load(sys.argv[2].split(','))"
+    )
+    command = [sys.executable, "-c", code, str(REPO / "lm_eval_tasks"), ",".join(tasks)]
+    subprocess.run(command, cwd=REPO, check=True, capture_output=True)
+
+
 def _label(func: Func) -> str:
     return f"{Path(func[0]).relative_to(REPO)}:{func[2]}"
 
@@ -106,6 +122,8 @@ def run(limit: int, families: list[str]) -> dict:
     from custom_metrics.common.embedded_model import ensure_checkpoint
 
     os.environ["EXPLAIN_EVAL_JUDGE_CACHE"] = str(scratch("suite_overhead_verdicts"))  # judge computes, not reads
+    with timed() as warm:
+        warm_persistent_caches([task for family in families for task in FAMILIES[family]["tasks"]])
     with timed() as load:
         model = HFLM(pretrained=str(ensure_checkpoint()), dtype="float32", device="cpu", batch_size=8)
     with timed() as imports:
@@ -145,6 +163,7 @@ def run(limit: int, families: list[str]) -> dict:
             "pass": share <= TARGET_SHARE,
         }
     return {
+        "cache_warm_up_s": round(warm["s"], 2),
         "model_load_s": round(load["s"], 2),
         "suite_import_s": round(imports["s"], 2),
         "task_index_s": round(index["s"], 2),
@@ -173,7 +192,7 @@ def report(result: dict) -> str:
         "limit",
         "wall s",
         "suite s",
-        "suite share (<= 2%)",
+        f"suite share (<= {TARGET_SHARE:.0%})",
         "judge forward s",
         "judge load s",
         "",
@@ -181,8 +200,22 @@ def report(result: dict) -> str:
     ]
     return table(rows, header) + (
         f"\nOnce per process, outside the runs: HFLM load {result['model_load_s']} s, import of the suite's modules "
-        f"{result['suite_import_s']} s, task indexing {result['task_index_s']} s."
+        f"{result['suite_import_s']} s, task indexing {result['task_index_s']} s; persistent caches warmed "
+        f"in a child process first ({result['cache_warm_up_s']} s)."
     )
+
+
+def figures(result: dict) -> list[dict]:
+    return [
+        figure(
+            f"suite share of wall time, `{family}`, --limit {r['limit']}",
+            f"<= {TARGET_SHARE:.0%}",
+            f"{100 * r['share']:.2f}% ({r['suite_s']} s of {r['wall_s']} s)",
+            r["pass"],
+            result["command"],
+        )
+        for family, r in result["families"].items()
+    ]
 
 
 def main() -> None:
@@ -197,6 +230,7 @@ def main() -> None:
         parser.error(f"unknown families {sorted(unknown)}; choose from {list(FAMILIES)}")
     result = run(args.limit, families)
     result["command"] = f"python -m bench.suite_overhead --limit {args.limit} --families {','.join(families)}"
+    result["figures"] = figures(result)
     save_section("suite_overhead", result)
     print(report(result))
 

@@ -11,6 +11,8 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
+from custom_metrics.common.errors import DataError
+
 # subcommand -> (module with main(argv), one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": (
@@ -55,7 +57,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"explain-eval: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
         return 2
     command: Callable[[list[str]], int | None] = importlib.import_module(COMMANDS[name][0]).main
-    return command(rest) or 0
+    try:
+        return command(rest) or 0
+    except DataError as err:  # bad input: the message names file, line and field; no traceback
+        print(f"explain-eval {name}: {err}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

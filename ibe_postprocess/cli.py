@@ -34,7 +34,7 @@ def _score(args: argparse.Namespace) -> None:
 def _report(args: argparse.Namespace) -> None:
     from ibe_postprocess.report import write_report
 
-    print(write_report(args.features_dir, args.fig2_split))
+    print(write_report(args.features_dir, args.fig2_split, args.selector))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,8 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument(
         "--nli-judge",
         default=None,
-        help="NLI judge spec for coherence (default: the embedded LM; the paper's model is "
-        "seqcls:ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli)",
+        help="NLI judge spec for coherence (default: the paper's "
+        "seqcls:ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli, or the embedded LM where it cannot "
+        "be loaded, as every row records; 'embedded' forces the embedded LM)",
     )
     score.add_argument(
         "--certainty-model",
@@ -77,6 +78,14 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("test", "train", "all"),
         default="test",
         help="explanations used for the Figure 2 regressions",
+    )
+    report.add_argument(
+        "--selector",
+        choices=("a9", "per-dataset"),
+        default="a9",
+        help="a9 (default, the paper's Appendix A.9): one selector fitted on the training explanations of "
+        "every dataset scored into the folder (COPA and e-CARE), evaluated on each test set; "
+        "per-dataset: one selector per dataset",
     )
     report.set_defaults(run=_report)
     return parser

@@ -1,26 +1,45 @@
 """Coherence (Algorithm 3): mean over steps of P(entailment) - P(contradiction), IF -> THEN.
 
-The NLI model is the suite's shared judge (``custom_metrics.judge``): the paper's
-``ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli`` is ``seqcls:<that id>``; with no
-spec the judge is the embedded LM. All steps of all explanations go to the judge in one
-batched call; the judge caches verdicts on disk, so a rerun asks nothing twice.
+The NLI model is the suite's shared judge (``custom_metrics.judge``). With no spec the
+judge is the paper's ``ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli`` whenever it
+can be loaded (Hub access or a local Hub cache); only when it cannot does the embedded LM
+stand in, and every row then says so (``Coherence.source``), as the uncertainty fallback
+does. A judge the user names is used or fails: no silent substitute for an explicit
+choice. All steps of all explanations go to the judge in one batched call; the judge
+caches verdicts on disk, so a rerun asks nothing twice.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 
 from custom_metrics.ibe.parsing import ParsedExplanation
 
+log = logging.getLogger(__name__)
+
 PAPER_NLI_MODEL = "seqcls:ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli"
+FALLBACK_JUDGE = "embedded"  # the embedded LM as a prompted NLI judge
 
 
 class Coherence:
+    """The coherence scorer; ``name`` is its judge (the cache key), ``source`` what rows record."""
+
     def __init__(self, spec: str | None = None, cache_dir: Path | None = None):
         from custom_metrics.judge.build import build_judge
 
-        self.judge = build_judge(spec, cache_dir=cache_dir)
+        self.judge = build_judge(spec or PAPER_NLI_MODEL, cache_dir=cache_dir)
+        self.source = self.judge.name
+        if not spec:
+            try:
+                self.judge.backend  # noqa: B018  (load it now: whether it loads decides which judge scores)
+            except Exception as err:  # offline, no cached copy, broken files: all fall back
+                log.warning(
+                    "IBE coherence: %s could not be loaded (%s); the embedded LM judges instead.", PAPER_NLI_MODEL, err
+                )
+                self.judge = build_judge(FALLBACK_JUDGE, cache_dir=cache_dir)
+                self.source = f"{self.judge.name} ({PAPER_NLI_MODEL} unavailable: {type(err).__name__})"
         self.name = self.judge.name
 
     def score_many(self, parsed: Sequence[ParsedExplanation]) -> list[tuple[float | None, int]]:

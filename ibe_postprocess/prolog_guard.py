@@ -90,8 +90,15 @@ class GuardError(ValueError):
 
 
 def _strip_comments(text: str) -> str:
-    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.DOTALL)
-    return re.sub(r"%[^\n]*", " ", text)
+    r"""Block comments by one forward scan: the regex ``/\*.*?\*/`` rescans to the end for
+    every unclosed ``/*``, quadratic on model output. An unclosed ``/*`` stays as text (and
+    fails the guard), as it did with the regex."""
+    kept, position = [], 0
+    while (start := text.find("/*", position)) >= 0 and (end := text.find("*/", start + 2)) >= 0:
+        kept += [text[position:start], " "]
+        position = end + 2
+    kept.append(text[position:])
+    return re.sub(r"%[^\n]*", " ", "".join(kept))
 
 
 def _split_top_level(text: str, separator: str) -> list[str]:

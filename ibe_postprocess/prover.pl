@@ -6,9 +6,10 @@
 
     A goal unifies with a fact or a rule head whose predicate name is *similar*: the
     proof score is the product of the similarities used (t-norm), and a branch is
-    pruned as soon as its score drops below the threshold or below the best complete
-    proof found so far (branch and bound; equal scores go on, so that the shorter of
-    two equally good proofs wins). The query must be derived through at least one
+    pruned as soon as its score is no longer strictly above the threshold (Algorithm 1
+    accepts a proof when "depth > threshold"; scores only fall as a branch grows) or
+    drops below the best complete proof found so far (branch and bound; equal scores go
+    on, so that the shorter of two equally good proofs wins). The query must be derived through at least one
     rule: a proof that matches the conclusion directly to the premise would not use
     the explanation at all. A rule is used at most once on a branch, the branch depth
     is bounded, and every search runs under an inference limit and a wall-clock
@@ -24,8 +25,8 @@
 %   Facts: list of [Name, Args]; Rules: list of [Id, [Name, Args], [[Name, Args], ...]];
 %   Query: [Name, Args]; Sims: list of [NameA, NameB, Similarity]. Args are strings,
 %   variables start with an upper-case letter or '_'. Result is
-%   [Score, RuleIds, Status]: the best proof (Score 0.0 and [] when none clears the
-%   threshold) and whether the search finished ("complete") or hit a bound
+%   [Score, RuleIds, Status]: the best proof (Score 0.0 and [] when none scores
+%   strictly above the threshold) and whether the search finished ("complete") or hit a bound
 %   ("inference_limit", "time_limit").
 ibe_prove(Facts, Rules, Query, Sims, Threshold, MaxDepth, MaxInferences, Seconds, Result) :-
     setup_call_cleanup(
@@ -91,7 +92,7 @@ record(S, Used) :-
     (   Better == true -> nb_setval(ibe_best, best(S, Rules)) ; true ).
 
 bound(S, T) :-
-    S >= T,
+    S > T,
     nb_getval(ibe_best, Best),
     ( Best == none -> true ; Best = best(BS, _), S >= BS ).
 

@@ -7,8 +7,10 @@ setting wins, then an ``swipl`` >= 9.1.12 on PATH, then the build that
 ``scripts/install_swipl.sh`` leaves in the cache folder.
 
 Settings follow Logic-Explainer's solver: threshold 0.13 on the proof score (product of
-similarities), depth bound 13, best proof kept. Depth is the number of distinct rules in
-the best proof; no proof above the threshold means inconsistent and depth 0.
+similarities), depth bound 13, best proof kept. A proof counts when its score is strictly
+greater than the threshold, as the paper's Algorithm 1 states (``depth > threshold``).
+Depth is the number of distinct rules in the best proof; no proof above the threshold
+means inconsistent and depth 0.
 """
 
 from __future__ import annotations
@@ -151,7 +153,7 @@ class Prover:
             },
         )
         score, used, status = result["R"]
-        consistent = bool(used) and score >= self.threshold
+        consistent = bool(used) and score > self.threshold
         return Proof(
             consistent, len(used) if consistent else 0, float(score) if consistent else 0.0, list(used), str(status)
         )

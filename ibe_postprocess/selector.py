@@ -2,7 +2,11 @@
 
 A linear regression (scikit-learn) is fitted on the training explanations, target 1 for
 the explanation of the correct option; each test question's answer is the option whose
-explanation scores highest. Ties (common with a single binary feature such as
+explanation scores highest. Appendix A.9 fits **one** selector on the COPA and e-CARE
+training explanations together and evaluates it on each test set (protocol ``a9``, the
+default); ``per-dataset`` fits one per dataset on that dataset's training explanations.
+With a single dataset the two are the same. Accuracies are always per dataset, as the
+columns of the paper's Table 1. Ties (common with a single binary feature such as
 consistency) earn 1/k credit, k being the number of tied options: the expected accuracy
 of breaking the tie at random, without a random draw. A missing feature value (an
 explanation without steps has no drift or coherence) is replaced by the training mean of
@@ -22,6 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from custom_metrics.ibe.data import dataset_of
+
 FEATURES = ("consistent", "depth", "drift", "coherence", "uncertainty")
 LABELS = {
     "consistent": "Consistency",
@@ -39,12 +45,32 @@ CUMULATIVE_LABELS = {
 }
 
 
+PROTOCOLS = ("a9", "per-dataset")
+
+
 @dataclass(frozen=True)
 class Selection:
     accuracy: float
     questions: int
     coefficients: dict[str, float]
     intercept: float
+
+
+@dataclass(frozen=True)
+class Selector:
+    """A fitted linear selector, with what it was fitted on and the means it imputes with."""
+
+    features: tuple[str, ...]
+    trained_on: tuple[str, ...]  # datasets of its training explanations
+    train_explanations: int
+    coefficients: dict[str, float]
+    intercept: float
+    means: pd.Series
+
+    def evaluate(self, test: pd.DataFrame) -> tuple[float, int]:
+        """Question accuracy on ``test`` (see ``question_accuracy``) and the number of questions."""
+        weights = np.array([self.coefficients[f] for f in self.features])
+        return question_accuracy(test, _design(test, self.features, self.means) @ weights + self.intercept)
 
 
 def _design(frame: pd.DataFrame, features: Sequence[str], means: pd.Series) -> np.ndarray:
@@ -68,13 +94,26 @@ def random_accuracy(test: pd.DataFrame) -> float:
     return float(per_question.mean()) if len(per_question) else math.nan
 
 
-def select(train: pd.DataFrame, test: pd.DataFrame, features: Sequence[str]) -> Selection:
+def fit(train: pd.DataFrame, features: Sequence[str]) -> Selector:
     from sklearn.linear_model import LinearRegression
 
     means = train[list(features)].astype(float).mean().fillna(0.0)
     model = LinearRegression().fit(_design(train, features, means), train["correct"].astype(float))
-    accuracy, questions = question_accuracy(test, model.predict(_design(test, features, means)))
-    return Selection(accuracy, questions, dict(zip(features, map(float, model.coef_))), float(model.intercept_))
+    trained_on = tuple(sorted({dataset_of(str(qid)) for qid in train["qid"]}))
+    return Selector(
+        tuple(features),
+        trained_on,
+        len(train),
+        dict(zip(features, map(float, model.coef_))),
+        float(model.intercept_),
+        means,
+    )
+
+
+def select(train: pd.DataFrame, test: pd.DataFrame, features: Sequence[str]) -> Selection:
+    selector = fit(train, features)
+    accuracy, questions = selector.evaluate(test)
+    return Selection(accuracy, questions, selector.coefficients, selector.intercept)
 
 
 def split_frames(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -87,16 +126,51 @@ def split_frames(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return train, test
 
 
-def ablation(rows: pd.DataFrame) -> pd.DataFrame:
-    """Table 1: each feature alone, the random baseline, then features added cumulatively."""
+def by_dataset(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Rows per dataset (from the question ids), datasets in name order."""
+    names = frame["qid"].astype(str).map(dataset_of)
+    return {name: frame[names == name] for name in sorted(set(names))}
+
+
+def fit_selectors(rows: pd.DataFrame, features: Sequence[str], protocol: str = "a9") -> dict[str, Selector]:
+    """The selector that answers each dataset's test questions, fitted as ``protocol`` says.
+
+    ``a9`` fits one selector on every training explanation (Appendix A.9: COPA train plus
+    the e-CARE training sample) and uses it for every dataset; ``per-dataset`` fits each
+    dataset's own.
+    """
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown selector protocol {protocol!r}; expected one of {PROTOCOLS}.")
     train, test = split_frames(rows)
-    records = [("IBE Features", LABELS[f], select(train, test, [f]).accuracy) for f in FEATURES]
-    records.append(("Composed Model", "Random", random_accuracy(test)))
+    tested = list(by_dataset(test))
+    if protocol == "a9":
+        shared = fit(train, features)
+        return {name: shared for name in tested}
+    trained = by_dataset(train)
+    missing = [name for name in tested if name not in trained]
+    if missing:
+        raise ValueError(f"per-dataset selectors need training explanations of {missing} (field 'split').")
+    return {name: fit(trained[name], features) for name in tested}
+
+
+def evaluate(rows: pd.DataFrame, features: Sequence[str], protocol: str = "a9") -> dict[str, tuple[float, int]]:
+    """Per dataset: accuracy and questions of the selector over ``features``."""
+    tests = by_dataset(split_frames(rows)[1])
+    return {name: selector.evaluate(tests[name]) for name, selector in fit_selectors(rows, features, protocol).items()}
+
+
+def ablation(rows: pd.DataFrame, protocol: str = "a9") -> pd.DataFrame:
+    """Table 1 per dataset: each feature alone, the random baseline, then features added cumulatively."""
+    tests = by_dataset(split_frames(rows)[1])
+
+    def accuracies(block: str, row: str, features: Sequence[str]) -> list[tuple]:
+        return [(block, row, name, acc) for name, (acc, _) in evaluate(rows, features, protocol).items()]
+
+    records = [record for f in FEATURES for record in accuracies("IBE Features", LABELS[f], [f])]
+    records += [("Composed Model", "Random", name, random_accuracy(test)) for name, test in tests.items()]
     for end in range(1, len(FEATURES) + 1):
-        records.append(
-            ("Composed Model", CUMULATIVE_LABELS[FEATURES[end - 1]], select(train, test, FEATURES[:end]).accuracy)
-        )
-    return pd.DataFrame(records, columns=["block", "row", "accuracy"])
+        records += accuracies("Composed Model", CUMULATIVE_LABELS[FEATURES[end - 1]], FEATURES[:end])
+    return pd.DataFrame(records, columns=["block", "row", "dataset", "accuracy"])
 
 
 @dataclass(frozen=True)

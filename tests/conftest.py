@@ -1,5 +1,6 @@
-"""Shared fixtures: the environment every test runs in, the embedded model, the fixture
-mirror, a real `lm_eval` CLI runner, and the `fulldata` marker's skip."""
+"""Shared fixtures: the environment every test runs in, the embedded model (also served by
+a real ``transformers serve``), the fixture mirror, a real `lm_eval` CLI runner, and the
+`fulldata` marker's skip."""
 
 from __future__ import annotations
 
@@ -40,6 +41,24 @@ def embedded_model() -> Path:
     from custom_metrics.common.embedded_model import ensure_checkpoint
 
     return ensure_checkpoint()
+
+
+@pytest.fixture(scope="session")
+def served_model(embedded_model: Path, tmp_path_factory: pytest.TempPathFactory):
+    """A real ``transformers serve`` of the embedded model, started once per session.
+
+    Its log (``server.log`` beside the served folder) holds one access line per request,
+    which tests count (``ServedModel.requests``); it is stopped when the session ends.
+    """
+    from tests.serving import chat_model_folder, missing_serving_modules, start_server
+
+    missing = missing_serving_modules()
+    if missing:
+        pytest.skip(f"the serving extra is not installed ({', '.join(missing)} missing): pip install -e '.[serving]'")
+    root = tmp_path_factory.mktemp("served")
+    served = start_server(chat_model_folder(embedded_model, root / "gemma-3-270m-chat"), root / "server.log")
+    yield served
+    served.stop()
 
 
 @pytest.fixture()

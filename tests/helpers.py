@@ -26,8 +26,15 @@ def read_samples_files(out: Path) -> dict[str, list[dict]]:
     return samples
 
 
+def hf_model_flags(model: Path) -> list[str]:
+    """``lm_eval`` flags for a local checkpoint loaded in-process on the CPU."""
+    return [
+        "--model", "hf", "--model_args", f"pretrained={model},dtype=float32", "--device", "cpu", "--batch_size", "8",
+    ]  # fmt: skip
+
+
 def run_lm_eval(
-    model: Path,
+    model: Path | list[str],
     tasks: str,
     out: Path,
     *,
@@ -35,13 +42,14 @@ def run_lm_eval(
     extra: list[str] | None = None,
     env: dict[str, str] | None = None,
 ) -> tuple[dict, dict[str, list[dict]]]:
-    """Run the real ``lm_eval`` CLI on a local model; return the results JSON and the samples per task."""
+    """Run the real ``lm_eval`` CLI; return the results JSON and the samples per task.
+
+    ``model``: a local checkpoint (``--model hf`` on the CPU) or the model flags themselves
+    (e.g. a served model's, ``tests.serving.ServedModel.chat_flags()``).
+    """
     command = [
         str(Path(sys.executable).with_name("lm_eval")),
-        "--model", "hf",
-        "--model_args", f"pretrained={model},dtype=float32",
-        "--device", "cpu",
-        "--batch_size", "8",
+        *(hf_model_flags(model) if isinstance(model, Path) else model),
         "--tasks", tasks,
         "--include_path", str(TASKS_DIR),
         "--log_samples",

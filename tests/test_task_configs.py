@@ -17,22 +17,29 @@ import pytest
 from lm_eval.tasks import TaskManager
 
 from custom_metrics.geese.data import LABELS
-from custom_metrics.geese.prompts import M1_MAX_TOKENS, M1_STOP
+from custom_metrics.geese.prompts import M1_MAX_TOKENS, M1_STOP, M2_TEMPLATE
 from custom_metrics.ibe.prompts import EXPLANATION_MAX_TOKENS, EXPLANATION_STOP, JUDGE_CHOICES
 from custom_metrics.judge.prompt import LABEL_WORDS
-from custom_metrics.reg.prompts import GENERATION_MAX_TOKENS, GENERATION_STOP
+from custom_metrics.reg.prompts import (
+    GENERATION_MAX_TOKENS,
+    GENERATION_STOP,
+    JUDGE_SELECT_MAX_TOKENS,
+    JUDGE_SELECT_STOP,
+)
 from custom_metrics.rule.prompts import CHOICES
 from tests.helpers import MIRROR, TASKS_DIR
 
 # Tasks that read an earlier run's samples file (--metadata explanations).
 NEEDS_EXPLANATIONS = {"geese_selfexp": "geese", "ibe_judge_copa": "copa", "ibe_judge_ecare": "ecare"}
 EXPECTED_TASKS = {
-    *(f"geese_{s}" for s in ("noexp", "dummy", "human", "llama3", "selfexp")),
+    *(f"geese_{s}" for s in ("noexp", "dummy", "human", "llama3", "llama3_whynot", "llama3_implicit", "selfexp")),
     *(f"geese_generate_{k}" for k in ("whyexp", "whynot", "implicit")),
     "rule", "rule_main", "rule_sub", "rule_noctx", "rule_alignment",
     *(f"rule_5shot_split{k}" for k in range(1, 6)),
+    *(f"rule_5shot_rule_split{k}" for k in range(1, 6)),
     *(f"rule_rationale_{s}" for s in ("none", "selective", "eliminative", "both")),
-    "reg_chaos", "reg_judge_select", "ibe_copa", "ibe_ecare", "ibe_judge_copa", "ibe_judge_ecare",
+    "reg_chaos", "reg_judge_select", "reg_judge_select_loglik",
+    "ibe_copa", "ibe_ecare", "ibe_judge_copa", "ibe_judge_ecare",
 }  # fmt: skip
 # The fixture mirror holds 6 e-CARE rows per split; the paper samples 500.
 SMALL_ECARE = {"ecare_train_size": 2, "ecare_test_size": 2, "ecare_seed": 1}
@@ -45,6 +52,7 @@ CHOICES_BY_PREFIX = {
 STOPS_BY_PREFIX = {
     "geese_generate": (M1_STOP, M1_MAX_TOKENS),
     "reg_chaos": (GENERATION_STOP, GENERATION_MAX_TOKENS),
+    "reg_judge_select": (JUDGE_SELECT_STOP, JUDGE_SELECT_MAX_TOKENS),
     "ibe_": (EXPLANATION_STOP, EXPLANATION_MAX_TOKENS),
 }
 
@@ -105,6 +113,12 @@ def test_choices_equal_the_python_constants(tasks: dict) -> None:
         if task.config.output_type == "multiple_choice":
             doc = next(iter(task.test_docs()))
             assert task.doc_to_choice(doc) == _by_prefix(CHOICES_BY_PREFIX, name), name
+
+
+def test_geese_m2_template_equals_the_python_constant(tasks: dict) -> None:
+    m2 = [task for name, task in tasks.items() if name.startswith("geese_") and "generate" not in name]
+    assert len(m2) == 7
+    assert all(task.config.doc_to_text == M2_TEMPLATE for task in m2)
 
 
 def test_stop_strings_and_lengths_equal_the_python_constants(tasks: dict) -> None:

@@ -7,23 +7,48 @@ aggregations below see the whole list.
 
 from __future__ import annotations
 
+import logging
+import math
 from collections.abc import Sequence
 
 from sklearn.metrics import f1_score
 
+log = logging.getLogger(__name__)
+
 Pair = tuple[int, int]  # (gold index, predicted index)
+# The prediction of a doc whose log-likelihoods cannot be compared: never equal to a gold index.
+NO_PREDICTION = -1
 
 
-def predicted_index(results: Sequence[tuple[float, bool]]) -> int:
-    """Index of the choice with the highest log-likelihood (first one on ties, like ``acc``)."""
+def predicted_index(results: Sequence[tuple[float, bool]], where: str = "a document") -> int:
+    """Index of the choice with the highest log-likelihood (first one on ties, like ``acc``).
+
+    A NaN or +inf log-likelihood (a model overflowing in float16, a broken API answer)
+    would make a choice the argmax by accident: ``max`` keeps a leading NaN, numpy's
+    ``argmax`` picks any NaN. Such a doc gets ``NO_PREDICTION``, so it counts as wrong,
+    never right by chance, and a warning names it (``where``) with its values. -inf is a
+    real log-likelihood (probability zero) and is compared as usual.
+    """
     logliks = [float(loglik) for loglik, _ in results]
+    if any(math.isnan(value) or value == math.inf for value in logliks):
+        log.warning(
+            "%s: log-likelihoods %s are not all comparable numbers; no choice is predicted and the doc counts as "
+            "wrong (a float16 overflow? try dtype=bfloat16 or float32)",
+            where,
+            logliks,
+        )
+        return NO_PREDICTION
     return max(range(len(logliks)), key=logliks.__getitem__)
 
 
 def macro_f1(items: Sequence[Pair]) -> float:
-    """Macro-F1 over the labels that occur in gold or predictions (all of them on full runs)."""
+    """Macro-F1 over the labels that occur in gold or predictions (all of them on full runs).
+
+    ``NO_PREDICTION`` is no label: it lowers the recall of the doc's gold label only.
+    """
     golds, preds = zip(*items)
-    return float(f1_score(golds, preds, average="macro", zero_division=0))
+    labels = sorted((set(golds) | set(preds)) - {NO_PREDICTION})
+    return float(f1_score(golds, preds, labels=labels, average="macro", zero_division=0))
 
 
 def label_accuracy(items: Sequence[Pair], label: int) -> float:

@@ -14,19 +14,34 @@ RowCheck = Callable[[dict[str, Any]], None]
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Yield ("file:line", object) for each non-blank line; malformed lines raise DataError."""
-    with open(path, encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataError(f"{where}: not valid JSON ({err.msg}).") from err
-            if not isinstance(row, dict):
-                raise DataError(f"{where}: expected a JSON object, got {type(row).__name__}.")
-            yield where, row
+    """Yield ("file:line", object) for each non-blank line; an unreadable file, a line that is
+    not UTF-8 or not valid JSON raises DataError naming the file (and line)."""
+    try:
+        with open(path, "rb") as handle:
+            yield from _rows(path, handle)
+    except OSError as err:
+        raise DataError(f"{path}: cannot be read ({err.strerror or err}).") from err
+
+
+def _rows(path: Path, lines: Iterable[bytes]) -> Iterator[tuple[str, dict[str, Any]]]:
+    for lineno, raw in enumerate(lines, start=1):
+        where = f"{path}:{lineno}"
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            bad = raw[err.start : err.start + 1]
+            raise DataError(f"{where}: not UTF-8 text (byte {bad!r} at byte offset {err.start} of the line).") from err
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise DataError(f"{where}: not valid JSON ({err.msg}).") from err
+        except RecursionError as err:
+            raise DataError(f"{where}: JSON nested too deeply to be a row.") from err
+        if not isinstance(row, dict):
+            raise DataError(f"{where}: expected a JSON object, got {type(row).__name__}.")
+        yield where, row
 
 
 def check_row(row: dict[str, Any], required: Iterable[str], check: RowCheck | None, where: str) -> None:
@@ -40,11 +55,26 @@ def check_row(row: dict[str, Any], required: Iterable[str], check: RowCheck | No
             raise DataError(f"{where}: {err}") from err
 
 
-def read_jsonl(path: Path, required: Sequence[str] = (), check: RowCheck | None = None) -> list[dict[str, Any]]:
-    """Read a JSONL file, failing with file, line and field on the first bad row."""
+def read_jsonl(
+    path: Path,
+    required: Sequence[str] = (),
+    check: RowCheck | None = None,
+    unique: Callable[[dict[str, Any]], str | None] | None = None,
+) -> list[dict[str, Any]]:
+    """Read a JSONL file, failing with file, line and field on the first bad row.
+
+    ``unique`` names what identifies a row (e.g. "doc_id 3"; None: not checked); a second
+    row with the same name is an error naming both lines, never a silent duplicate.
+    """
     rows: list[dict[str, Any]] = []
+    seen: dict[str, str] = {}
     for where, row in iter_jsonl(path):
         check_row(row, required, check, where)
+        key = unique(row) if unique is not None else None
+        if key is not None:
+            if key in seen:
+                raise DataError(f"{where}: {key} was already read at {seen[key]}.")
+            seen[key] = where
         rows.append(row)
     if not rows:
         raise DataError(f"{path}: the file holds no rows.")
@@ -57,3 +87,9 @@ def read_json(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
         raise DataError(f"{path}:{err.lineno}: not valid JSON ({err.msg}).") from err
+    except UnicodeDecodeError as err:
+        raise DataError(f"{path}: not UTF-8 text (byte offset {err.start}).") from err
+    except RecursionError as err:
+        raise DataError(f"{path}: JSON nested too deeply.") from err
+    except OSError as err:
+        raise DataError(f"{path}: cannot be read ({err.strerror or err}).") from err

@@ -37,10 +37,19 @@ def _check_sample(sample: dict[str, Any]) -> None:
     logged_response(sample)
 
 
+def _sample_key(sample: dict[str, Any]) -> str | None:
+    if "doc_id" not in sample:
+        return None
+    return f"doc_id {sample['doc_id']!r} (filter {sample.get('filter', 'none')!r})"
+
+
 def read_samples(path: str | Path, check: RowCheck | None = None) -> list[dict[str, Any]]:
     """All samples of a generation task's samples file, each checked for doc and text.
 
     ``check`` adds the caller's own per-sample checks (e.g. fields its docs must carry).
+    A doc logged twice for one filter is an error: the harness appends to a samples file,
+    so two runs written into one file (or two files pasted together) would otherwise
+    count a doc twice or let the later line win silently.
     """
     path = Path(path).expanduser()
     if not path.is_file():
@@ -51,4 +60,4 @@ def read_samples(path: str | Path, check: RowCheck | None = None) -> list[dict[s
         if check is not None:
             check(sample)
 
-    return read_jsonl(path, check=check_all)
+    return read_jsonl(path, check=check_all, unique=_sample_key)

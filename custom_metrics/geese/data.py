@@ -22,7 +22,7 @@ from custom_metrics.common.sources import HubDataset, Source, data_key, load_hub
 from custom_metrics.geese.anonymize import anonymize
 
 LABELS = ("YES", "NO", "UNKNOWN")
-FIELDS = ("id", "text_t", "text_h", "label", "text_label", "anon_human", "anon_whyexp")
+FIELDS = ("id", "text_t", "text_h", "label", "text_label", "anon_human", "anon_whyexp", "anon_whynot", "anon_implicit")
 
 # The authors' save_to_disk copy of the Hub dataset they evaluated on (2024-11-04); the
 # mirror's JSONL is its row-by-row conversion.
@@ -48,12 +48,16 @@ SWITCH_BACK = f"unset {GEESE_SOURCE_ENV} and drop the metadata 'geese_source' to
 
 M1_TYPES = ("whyexp", "whynot", "implicit")
 NO_HINT = "Not given"
-# Hint for each M2 setting of the paper's Table 2 (dummy uses text_h, as the authors' code).
+# Hint of each M2 setting, as the authors' tasks fill it: Table 2's four (dummy uses the
+# unstripped text_h, as the authors' code), their Llama-3 whynot and implicit explanations
+# (run by the authors, not in the paper), and the explanations of your own M1 run.
 HINTS: dict[str, Callable[[dict[str, Any]], str]] = {
     "noexp": lambda doc: NO_HINT,
     "dummy": lambda doc: doc["text_h"],
     "human": lambda doc: doc["anon_human"],
     "llama3": lambda doc: doc["anon_whyexp"],
+    "llama3_whynot": lambda doc: doc["anon_whynot"],
+    "llama3_implicit": lambda doc: doc["anon_implicit"],
     "selfexp": lambda doc: doc["self_explanation"],
 }
 

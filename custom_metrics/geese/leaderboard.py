@@ -1,5 +1,6 @@
-"""GEESE on the leaderboard: Table 2's published row, explanation effectiveness, and how
-the page shows GEESE (column words and definitions, logged samples).
+"""GEESE on the leaderboard: Table 2's published row, explanation effectiveness, the
+authors' own task names read into our columns, and how the page shows GEESE (column words
+and definitions, logged samples).
 
 Effectiveness = acc(task with hint) - acc(geese_noexp) of the same model, computed only
 when both runs exist (no stderr: the two accuracies are paired on the same documents,
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -30,6 +32,43 @@ geese_noexp | 0.5437 | 0.0176
 geese_llama3 | 0.7812 | 0.0146
 geese_human | 0.7575 | 0.0152
 """
+
+
+# The authors' M2 tasks (andreazaninello/calamita-geese, scripts/prediction-*.yaml) and ours
+# with the same hint and, since our 2.0, the same template: whyexp is the Llama-3 "why"
+# explanation our geese_llama3 uses (the paper's "llama-3" setting, anon_whyexp).
+AUTHORS_TASKS = {
+    "geese_prediction_noexp": "geese_noexp",
+    "geese_prediction_dummy": "geese_dummy",
+    "geese_prediction_human": "geese_human",
+    "geese_prediction_whyexp": "geese_llama3",
+    "geese_prediction_whynot": "geese_llama3_whynot",
+    "geese_prediction_implicit": "geese_llama3_implicit",
+}
+AUTHORS_PREFIX = "geese_prediction_"  # e.g. their geese_prediction_obvious, which has no task of ours
+AUTHORS_MARK = "authors' GEESE tasks"
+
+
+def read_authors_task_names(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
+    """Runs of the authors' tasks as runs of ours, in a row marked as read from their names.
+
+    The marked row keeps an authors' run apart from a run of our tasks by the same model,
+    so the two compare side by side; the notes say which file and names each came from. An
+    authors' task with no counterpart keeps its name, in the marked row.
+    """
+    adjusted, renamed = [], {}
+    for run in runs:
+        if not run.task.startswith(AUTHORS_PREFIX):
+            adjusted.append(run)
+            continue
+        model = f"{run.model} ({AUTHORS_MARK})"
+        ours = AUTHORS_TASKS.get(run.task, run.task)
+        adjusted.append(replace(run, model=model, task=ours))
+        if ours != run.task:
+            renamed.setdefault((model, str(run.path)), []).append(f"{ours} <- {run.task}")
+    for (model, path), pairs in sorted(renamed.items()):
+        notes.append(f"{model}: read from the authors' task names in {path}: {', '.join(sorted(pairs))}.")
+    return adjusted
 
 
 def published_rows() -> list[PublishedRow]:
@@ -73,12 +112,21 @@ def add_effectiveness(columns: list[Column], rows: list[Row], runs: list[TaskRun
     return sorted([*columns, *derived], key=lambda c: position[c.key])
 
 
-HINT_TASKS = ("geese_dummy", "geese_human", "geese_llama3", "geese_selfexp")
+HINT_TASKS = (
+    "geese_dummy",
+    "geese_human",
+    "geese_llama3",
+    "geese_llama3_whynot",
+    "geese_llama3_implicit",
+    "geese_selfexp",
+)
 TASK_LABELS = {
     "geese_noexp": "M2, no hint",
     "geese_dummy": "M2, dummy hint (hypothesis)",
     "geese_human": "M2, human explanation",
     "geese_llama3": "M2, Llama-3 explanation",
+    "geese_llama3_whynot": "M2, Llama-3 why-not explanation",
+    "geese_llama3_implicit": "M2, Llama-3 implicit explanation",
     "geese_selfexp": "M2, your M1's explanations",
     "geese": "M2, the four settings (group)",
     "geese_generate_whyexp": "M1: why the label is correct",
@@ -160,6 +208,8 @@ SPEC = PaperSpec(
         "geese_dummy",
         "geese_human",
         "geese_llama3",
+        "geese_llama3_whynot",
+        "geese_llama3_implicit",
         "geese_selfexp",
         "geese",
         "geese_generate_whyexp",
@@ -170,6 +220,7 @@ SPEC = PaperSpec(
     ("acc", "effectiveness"),
     "± on the published row: the stderr printed in GEESE Table 2.",
     published=published_rows,
+    adjust_runs=read_authors_task_names,
     derive=add_effectiveness,
     task_labels=TASK_LABELS,
     metric_labels=METRIC_LABELS,

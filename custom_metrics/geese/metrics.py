@@ -12,7 +12,7 @@ from custom_metrics.geese.data import LABELS
 
 def process_prediction(doc: dict[str, Any], results: list[tuple[float, bool]]) -> dict[str, Any]:
     gold = LABELS.index(doc["label"])
-    pred = predicted_index(results)
+    pred = predicted_index(results, f"GEESE doc {doc.get('id')}")
     pair = (gold, pred)
     return {"acc": float(gold == pred), "f1_macro": pair, "acc_yes": pair, "acc_no": pair, "acc_unknown": pair}
 

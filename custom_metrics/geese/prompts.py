@@ -1,6 +1,6 @@
 """GEESE prompts (Zaninello & Magnini, CLiC-it 2024): M1 explains a pair given its gold
-label, M2 predicts the label with an explanation as a "Hint". The prompts are the
-authors' (see the task README for the layout choice).
+label, M2 predicts the label with an explanation as a "Hint". Both are the authors' code,
+not the paper's Section 4.1 text (see the task README's choices).
 """
 
 from __future__ import annotations
@@ -14,13 +14,14 @@ from custom_metrics.geese.data import LABELS
 M1_STOP = ["</s>", "<|eot_id|>"]
 M1_MAX_TOKENS = 128
 
-M2_PROMPT = (
-    "Your task is to predict the entailment label between two sentences, selecting one "
-    "label among YES (entailment), NO (contradiction), or UNKNOWN (neutrality).\n"
-    "Sentence 1: {text_t}\n"
-    "Sentence 2: {text_h}\n"
-    "Hint: {hint}.\n"
-    "Entailment label:"
+# The M2 template of the authors' 800-document runs behind Table 2, byte for byte as their
+# results files record it (lm-eval's YAML parser folded their line breaks into spaces):
+# jinja over the doc, `text_t`/`text_h` unstripped, the setting's hint in `{{hint}}`. The
+# task YAML (`_geese_predict_yaml`) holds the same string; a test checks that it does.
+M2_TEMPLATE = (
+    "Your task is to predict the entailment label between two sentences, selecting one label among "
+    "YES (entailment), NO (contradiction), or UNKNOWN (neutrality). "
+    "Sentence 1:{{text_t}} Sentence 2: {{text_h}} Hint: {{hint}}. Entailment label:"
 )
 
 _M1_HEAD = "Your task is to {goal}.\nSentence 1: {text_t}\nSentence 2: {text_h}\n"
@@ -37,11 +38,6 @@ M1_GOALS = {
 
 def _clean(text: str) -> str:
     return text.strip()
-
-
-def m2_prompt(doc: dict[str, Any]) -> str:
-    """The M2 prompt of a doc carrying its setting's ``hint`` (``geese.data.hinted_docs``)."""
-    return M2_PROMPT.format(text_t=_clean(doc["text_t"]), text_h=_clean(doc["text_h"]), hint=_clean(doc["hint"]))
 
 
 def m1_prompt(doc: dict[str, Any]) -> str:

@@ -142,6 +142,16 @@ def entailment_form(context: str, choice: str, asks_for: str) -> tuple[str, str]
     return (choice, context) if asks_for == "cause" else (context, choice)
 
 
+DATASETS = ("copa", "ecare")
+OTHER_DATASET = "other"  # explanations read from plain JSONL whose qid names no dataset
+
+
+def dataset_of(qid: str) -> str:
+    """The dataset of a question id (``copa-<id>``, ``ecare-<index>``, as ``option_docs`` writes them)."""
+    prefix = qid.split("-", 1)[0]
+    return prefix if prefix in DATASETS and qid != prefix else OTHER_DATASET
+
+
 def option_docs(item: dict[str, Any], dataset: str, split: str) -> Iterator[dict[str, Any]]:
     for option, choice in enumerate(item["choices"], start=1):
         premise, conclusion = entailment_form(item["context"], choice, item["asks_for"])

@@ -2,21 +2,29 @@
 from the ``report.json`` of ``explain-eval ibe report``.
 
 IBE's selector accuracies are computed after the harness run, from logged samples, so
-they are not in any ``results_*.json``. ``ibe_postprocess report FEATURES_DIR`` writes
+they are not in any ``results_*.json``. ``explain-eval ibe report FEATURES_DIR`` writes
 ``FEATURES_DIR/report.json``; the leaderboard reads from it::
 
-    "table1":          [{"block": ..., "row": <Table 1 row name>, "accuracy": <0..1>}, ...]
-                       rows: Consistency, Depth (Parsimony), Drift (Parsimony), Coherence,
-                       Linguistic Uncertainty, Random, + Consistency, ..., + Linguistic
-                       Uncertainty (= IBE-Eval)
-    "test_questions":  number of test questions (optional)
-    "judge_accuracy":  LLM-as-a-judge accuracy when judge samples were scored (optional)
+    "model":     the model that wrote the explanations (optional: else the sweep's pair file)
+    "selector":  {"protocol": "a9" | "per-dataset", "fits": {...}}
+    "datasets":  {"copa" | "ecare": {
+        "table1":          [{"block": ..., "row": <Table 1 row name>, "accuracy": <0..1>}, ...]
+                           rows: Consistency, Depth (Parsimony), Drift (Parsimony), Coherence,
+                           Linguistic Uncertainty, Random, + Consistency, ..., + Linguistic
+                           Uncertainty (= IBE-Eval)
+        "test_questions":  number of test questions
+        "judge":           {"model", "accuracy", "questions"} when judge samples were scored}}
 
-The accuracies become task ``ibe_<dataset>_selection`` (beside the ``ibe_<dataset>``
-harness task, whose metrics describe the explanations' format). Model and task come from
-the report's optional ``model``/``task`` fields, else from the sweep's pair file
-(``sweep_pair.json``: ``model``, ``task``) one or two folders up, which ``python -m
-explain-eval sweep`` writes; for a report made by hand, put such a file beside it.
+The accuracies of dataset D become task ``ibe_D_selection`` (beside the ``ibe_D`` harness
+task, whose metrics describe the explanations' format) in the row of the model that wrote
+the explanations. The model is the sweep's name for it, from the pair file
+(``sweep_pair.json``: ``model``) one or two folders up that ``explain-eval sweep`` writes,
+else the report's ``model`` field; for a report of plain JSONL explanations, put such a
+file beside it.
+
+The LLM-as-a-judge baseline is labelled by who judged: a judge accuracy goes in the
+``ibe_judge_D`` column of the judging model's row, and the paper's Table 1 judge numbers,
+GPT 3.5 judging each generator's explanations, in rows named so.
 """
 
 from __future__ import annotations
@@ -40,10 +48,11 @@ from custom_metrics.common.results import (
     sweep_label,
 )
 from custom_metrics.common.samples import logged_response
+from custom_metrics.ibe.data import DATASETS as IBE_DATASETS
 
 SOURCE = "IBE-Eval (Dalal et al., arXiv 2402.10767) Table 1"
 REPORT_NAME = "report.json"
-DATASETS = {"ibe_copa": "copa", "ibe_ecare": "ecare"}
+PAPER_JUDGE = "GPT 3.5"  # the paper's LLM-as-a-judge for every generator (Section 5, "Baselines")
 _METHOD_WORDS = {
     "linguistic uncertainty": "uncertainty",
     "gpt3.5 judge": "judge",
@@ -78,54 +87,85 @@ def load_ibe_tables(paths: Iterable[Path]) -> tuple[list[TaskRun], list[Problem]
     return runs, problems
 
 
+def _load_report(path: Path) -> dict[str, Any]:
+    try:
+        return read_json_object(path, "IBE report")
+    except ResultsFileError as error:
+        raise ResultsFileError(f"IBE report is not readable JSON (truncated?): {error}") from error
+
+
 def read_ibe_report(path: Path, roots: Iterable[Path] = ()) -> list[TaskRun]:
     """The selector (and judge) accuracies of one ``report.json``, every field type-checked.
 
     The model is the sweep's name for the pair when there is one (the harness rows of the
     same sweep pair carry it too, so both land in one leaderboard row), else the report's
-    ``model``; bare ``NaN`` (which ``ibe_postprocess report`` writes for an undefined
-    accuracy) reads as NaN, ``null`` as missing.
+    ``model``; ``NaN`` (an undefined accuracy) reads as NaN, ``null`` as missing.
     """
-    try:
-        data = read_json_object(path, "IBE report")
-    except ResultsFileError as error:
-        raise ResultsFileError(f"IBE report is not readable JSON (truncated?): {error}") from error
-    table = data.get("table1")
-    if not isinstance(table, list) or not table:
-        raise ResultsFileError('IBE report has no "table1" list')
-    pair = _pair_info(path)
-    model = sweep_label(path, roots) or _text(data.get("model"), "model") or _text(pair.get("model"), "model")
-    task = _text(data.get("task"), "task") or _text(pair.get("task"), "task")
-    if not model or task not in DATASETS:
+    data = _load_report(path)
+    datasets = data.get("datasets")
+    if not isinstance(datasets, dict) or not datasets:
         raise ResultsFileError(
-            f"cannot tell the model and task (ibe_copa/ibe_ecare) of this report: put a {PAIR_FILE} "
-            'with {"model": ..., "task": ...} beside it or one folder up'
+            'IBE report has no "datasets" object (written by an older explain-eval?): '
+            "rerun `explain-eval ibe report` on its folder"
         )
-    scores: dict[tuple[str, str | None], Score] = {}
-    for index, record in enumerate(table):
-        if not isinstance(record, dict) or "row" not in record or "accuracy" not in record:
-            raise ResultsFileError(f'table1[{index}] needs "row" and "accuracy"')
-        if not isinstance(record["row"], str):
-            raise ResultsFileError(f"table1[{index}].row is {record['row']!r}, not a row name")
-        scores[(method_key(record["row"]), None)] = Score(
-            _accuracy(record["accuracy"], f"table1[{index}].accuracy"), None
+    # The sweep's name for the model wins, as for harness results files (results.load_runs).
+    pair_model = _text(_pair_info(path).get("model"), "model")
+    model = sweep_label(path, roots) or pair_model or _text(data.get("model"), "model")
+    if not model:
+        raise ResultsFileError(
+            f"cannot tell which model wrote the explanations of this report: put a {PAIR_FILE} "
+            'with {"model": ...} beside it or one folder up'
         )
     stamp = path.stat().st_mtime
-    runs = [TaskRun(model, f"{task}_selection", scores, _questions(data, "test_questions"), None, path, stamp, None)]
-    judge = _accuracy(data.get("judge_accuracy"), "judge_accuracy")
-    if judge is not None:
-        runs.append(
-            TaskRun(
-                model,
-                f"ibe_judge_{DATASETS[task]}",
-                {("acc", None): Score(judge, None)},
-                _questions(data, "judge_questions"),
-                None,
-                path,
-                stamp,
-                None,
+    runs = []
+    for dataset, entry in sorted(datasets.items()):
+        if dataset not in IBE_DATASETS:
+            continue  # plain JSONL questions of no known dataset
+        where = f'datasets["{dataset}"]'
+        table = entry.get("table1") if isinstance(entry, dict) else None
+        if not isinstance(table, list) or not table:
+            raise ResultsFileError(f'{where} has no "table1" list')
+        scores: dict[tuple[str, str | None], Score] = {}
+        for index, record in enumerate(table):
+            if not isinstance(record, dict) or "row" not in record or "accuracy" not in record:
+                raise ResultsFileError(f'{where}.table1[{index}] needs "row" and "accuracy"')
+            if not isinstance(record["row"], str):
+                raise ResultsFileError(f"{where}.table1[{index}].row is {record['row']!r}, not a row name")
+            scores[(method_key(record["row"]), None)] = Score(
+                _accuracy(record["accuracy"], f"{where}.table1[{index}].accuracy"), None
             )
-        )
+        questions = _questions(entry, "test_questions", where)
+        runs.append(TaskRun(model, f"ibe_{dataset}_selection", scores, questions, None, path, stamp, None))
+        judge = entry.get("judge")
+        if judge is None:
+            continue
+        if not isinstance(judge, dict):
+            raise ResultsFileError(f"{where}.judge is {judge!r}, not an object")
+        accuracy = _accuracy(judge.get("accuracy"), f"{where}.judge.accuracy")
+        if accuracy is not None:
+            judged_by = _text(judge.get("model"), f"{where}.judge.model")
+            # A model judging its own explanations gets the same row name as the explanations.
+            judge_row = model if judged_by == data.get("model") else judged_by or f"unknown judge of {model}"
+            acc = {("acc", None): Score(accuracy, None)}
+            count = _questions(judge, "questions", f"{where}.judge")
+            runs.append(TaskRun(judge_row, f"ibe_judge_{dataset}", acc, count, None, path, stamp, None))
+    return runs
+
+
+def note_scorers(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
+    """Say which coherence judge and uncertainty model scored each run's explanations.
+
+    Offline, the paper's NLI and certainty models are replaced by the embedded LM and a
+    lexicon (``ibe_postprocess``); selector accuracies from such a run are not the paper's
+    measure, so the table must tell, per model, what its report recorded.
+    """
+    for run in runs:
+        if not run.task.endswith("_selection"):
+            continue
+        data = _load_report(run.path)
+        judges = "; ".join(map(str, data.get("coherence_judges") or ["not recorded"]))
+        certainty = "; ".join(map(str, data.get("uncertainty_sources") or ["not recorded"]))
+        notes.append(f"{run.model} {run.task}: coherence judge {judges}; uncertainty {certainty}.")
     return runs
 
 
@@ -151,15 +191,15 @@ def _accuracy(raw: Any, field: str) -> float | None:
     return value
 
 
-def _questions(data: dict[str, Any], field: str) -> int | None:
+def _questions(data: dict[str, Any], field: str, where: str) -> int | None:
     raw = data.get(field)
     if raw is None:
         return None
     value = _float(raw)
     if value is None or not math.isfinite(value) or value < 0:
-        raise ResultsFileError(f'field "{field}" is {raw!r}, not a number of questions')
+        raise ResultsFileError(f"{where}.{field} is {raw!r}, not a number of questions")
     if not value.is_integer():
-        raise ResultsFileError(f'field "{field}" is {raw!r}, not a whole number of questions')
+        raise ResultsFileError(f"{where}.{field} is {raw!r}, not a whole number of questions")
     return int(value)
 
 
@@ -205,7 +245,6 @@ Random | .50 | .50 | .50 | .50 | .50 | .50
 + Linguistic Uncertainty | .77 | .74 | .70 | .74 | .70 | .73
 """
 IBE_MODELS = ("GPT 3.5", "LLaMA 2 13B", "LLaMA 2 7B")
-IBE_DATASETS = ("copa", "ecare")
 IBE_COLUMNS = tuple(f"{name} {model}" for name in ("COPA", "E-CARE") for model in IBE_MODELS)
 # The Table 1 row names as the metric names the leaderboard uses for IBE columns; the
 # judge row lines up with the suite's LLM-as-a-judge tasks.
@@ -242,13 +281,40 @@ def ibe_table_1() -> dict[str, tuple[float, ...]]:
 
 
 def published_rows() -> list[PublishedRow]:
+    """One row per explanation generator; the judge numbers in rows of their judge, GPT 3.5."""
     cells: dict[str, dict[str, PublishedCell]] = {model: {} for model in IBE_MODELS}
+    judged: dict[str, dict[str, PublishedCell]] = {model: {} for model in IBE_MODELS}
     for method, *values in table_lines(IBE_TABLE_1):
         columns = [(d, m) for d in IBE_DATASETS for m in IBE_MODELS]
         for (dataset, model), text in zip(columns, values, strict=True):
-            cells[model][ibe_column(dataset, IBE_METHODS[method])] = cell(text, percent=False)
-    source = f"{SOURCE}; explanations generated by this model; judge = GPT 3.5"
-    return [PublishedRow("ibe", model, source, cells[model], setting="its own explanations") for model in IBE_MODELS]
+            target = judged if IBE_METHODS[method] == "judge" else cells
+            target[model][ibe_column(dataset, IBE_METHODS[method])] = cell(text, percent=False)
+    rows = [
+        PublishedRow(
+            "ibe",
+            model,
+            f"{SOURCE}; explanations generated by this model",
+            cells[model],
+            setting="its own explanations",
+        )
+        for model in IBE_MODELS
+    ]
+    rows += [
+        PublishedRow(
+            "ibe",
+            judge_row(model),
+            f"{SOURCE}, row GPT3.5 Judge; the judge is {PAPER_JUDGE}, the explanations are {model}'s",
+            judged[model],
+            setting=f"judging {model}'s explanations",
+        )
+        for model in IBE_MODELS
+    ]
+    return rows
+
+
+def judge_row(generator: str) -> str:
+    """The name of a published row holding the paper's judge (GPT 3.5) on ``generator``'s explanations."""
+    return f"{PAPER_JUDGE} judging {generator}'s explanations"
 
 
 TASK_LABELS = {
@@ -369,11 +435,13 @@ SPEC = PaperSpec(
     ("ibe_judge_copa", "ibe_copa_selection", "ibe_copa", "ibe_judge_ecare", "ibe_ecare_selection", "ibe_ecare"),
     ("acc", *IBE_METHODS.values()),
     ("acc", "cum_uncertainty"),
-    "Published rows print no ±. Their judge column is GPT 3.5 judging the row model's "
-    "explanations; run rows' judge column is the ibe_judge_* task of that model. "
-    "ibe_*_selection columns come from `ibe_postprocess report`; cum_uncertainty = all five criteria = IBE-Eval.",
+    "Published rows print no ±. ibe_judge_* columns hold the accuracy of the row's model as judge: the "
+    f"paper's judge is always {PAPER_JUDGE}, so its judge numbers are in the rows '{PAPER_JUDGE} judging "
+    "<generator>'s explanations'. ibe_*_selection columns come from `explain-eval ibe report` and sit in "
+    "the row of the model that wrote the explanations; cum_uncertainty = all five criteria = IBE-Eval.",
     {**{key: name for name, key in IBE_METHODS.items()}, "cum_uncertainty": "+ Linguistic Uncertainty = IBE-Eval"},
     published=published_rows,
+    adjust_runs=note_scorers,
     read_extra=load_ibe_tables,
     task_labels=TASK_LABELS,
     metric_labels=METRIC_LABELS,

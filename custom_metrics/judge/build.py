@@ -29,14 +29,16 @@ def _make_backend(spec: JudgeSpec) -> NLIJudge:
 def build_judge(spec: str | None = None, cache_dir: str | Path | None = None) -> NLIJudge:
     """spec: None -> the embedded model as an LM judge; "lm:<hf id or path>";
     "seqcls:<hf id or path>" (sequence-classification NLI model); "openai:<model>@<base_url>"
-    (key from OPENAI_API_KEY). The result caches verdicts on disk by (judge name, premise,
-    hypothesis) under cache_dir (default: <EXPLAIN_EVAL_CACHE>/nli-verdicts, or
-    $EXPLAIN_EVAL_JUDGE_CACHE). Prompted judges also key on the prompt's hash.
+    (key from OPENAI_API_KEY). The result caches verdicts on disk by (judge name, prompt,
+    premise, hypothesis) under cache_dir (default: <EXPLAIN_EVAL_CACHE>/nli-verdicts, or
+    $EXPLAIN_EVAL_JUDGE_CACHE); the name carries every option that changes verdicts.
 
-    Options follow a '?': lm: ``chat=auto|yes|no`` (apply the tokenizer's chat template;
-    auto = when it has one), ``batch_size``, ``dtype``, ``device``; seqcls: ``batch_size``,
-    ``dtype``, ``device``; openai: ``concurrency``, ``top_logprobs``, ``key_env`` (variable
-    holding the key, default OPENAI_API_KEY), ``thinking=off`` (vLLM: disable thinking).
+    Options follow a '?' (``spec.OPTIONS`` lists them; unknown or repeated ones are errors):
+    lm: and openai: ``mode=loglik|generate`` (default loglik for lm:, generate for openai:)
+    and, for generate, ``temperature``, ``top_p``, ``top_k``, ``seed``, ``max_tokens``;
+    lm: ``chat=auto|yes|no``, ``batch_size``, ``dtype``, ``device``, ``share=auto|no``
+    (shared KV cache, see ``shared_kv``); seqcls: ``batch_size``, ``dtype``, ``device``;
+    openai: ``concurrency``, ``top_logprobs``, ``key_env``, ``thinking=off`` (vLLM).
     """
     parsed = parse_spec(spec)
     return CachedJudge(parsed.name, parsed.prompt_id, lambda: _make_backend(parsed), cache_dir or judge_cache_dir())

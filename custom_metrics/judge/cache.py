@@ -1,9 +1,18 @@
 """On-disk store of NLI verdicts, keyed by (judge, prompt, premise, hypothesis).
 
-sqlite because several processes (a harness run, a reward function in a trainer, an
-analysis) may share one cache, and each committed batch survives a crash of the writer.
+sqlite because several processes (the ranks of an ``accelerate launch`` run, a reward
+function in a trainer, an analysis) may share one cache, and each committed batch
+survives a crash of the writer. Concurrency: WAL journal (readers never block the writer
+and see only committed batches) plus a busy timeout (a writer waits for another's commit
+instead of failing with "database is locked"); each batch is one ``BEGIN IMMEDIATE``
+transaction, each read of many keys one snapshot. A key is written once: the first
+verdict stored wins (``INSERT OR IGNORE``), so every reader agrees. WAL needs a local or
+POSIX-locking filesystem; on NFS point the cache at local disk.
+
 The key is a hash, so texts of any length cost the same; the texts themselves are kept
-beside it so the cache can be inspected.
+beside it so the cache can be inspected. Any sqlite failure (a truncated or foreign
+file, a folder that cannot be written) is a ``VerdictCacheError`` naming the file and
+what to do: the cache holds nothing that cannot be recomputed.
 """
 
 from __future__ import annotations
@@ -11,10 +20,13 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from custom_metrics.judge.types import NLI_LABELS, NLIJudge, Pair, Verdict
+
+BUSY_TIMEOUT_S = 120  # a writer waits this long for another process's batch to commit
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS verdicts (
@@ -26,9 +38,15 @@ CREATE TABLE IF NOT EXISTS verdicts (
     p_entailment REAL NOT NULL,
     p_neutral REAL NOT NULL,
     p_contradiction REAL NOT NULL,
-    method TEXT NOT NULL
+    method TEXT NOT NULL,
+    answer TEXT NOT NULL DEFAULT ''
 )
 """
+_COLUMNS = ("key", "judge", "premise", "hypothesis", "label", "p_entailment", "p_neutral", "p_contradiction", "method")
+
+
+class VerdictCacheError(RuntimeError):
+    """The verdict cache cannot be opened, read or written; the message names the file."""
 
 
 def cache_key(judge: str, prompt_id: str, premise: str, hypothesis: str) -> str:
@@ -39,48 +57,101 @@ class VerdictCache:
     FILE = "verdicts.sqlite"
 
     def __init__(self, directory: Path) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
-        self.path = directory / self.FILE
-        self._db = sqlite3.connect(self.path, timeout=60)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(_SCHEMA)
-        self._db.commit()
+        self.path = Path(directory) / self.FILE
+        with self._errors("open"):
+            Path(directory).mkdir(parents=True, exist_ok=True)
+            # autocommit mode: transactions are begun explicitly, so their kind is ours to choose
+            self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute(_SCHEMA)
+            columns = [row[1] for row in self._db.execute("PRAGMA table_info(verdicts)")]
+            if "answer" not in columns:  # caches written before answers were kept
+                self._db.execute("ALTER TABLE verdicts ADD COLUMN answer TEXT NOT NULL DEFAULT ''")
+                columns.append("answer")
+            missing = [name for name in _COLUMNS if name not in columns]
+            if missing:
+                raise sqlite3.DatabaseError(f"table 'verdicts' lacks column(s) {', '.join(missing)}")
+
+    @contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        try:
+            yield
+        except (sqlite3.Error, OSError, ValueError) as err:  # ValueError: a stored row that is no verdict
+            raise VerdictCacheError(
+                f"verdict cache {self.path}: cannot {action} it ({type(err).__name__}: {err}). It holds only "
+                f"cached judge verdicts: delete {self.path} (with any {self.FILE}-wal and -shm beside it) and "
+                "they are recomputed, or point EXPLAIN_EVAL_JUDGE_CACHE (or --metadata judge_cache) at a "
+                "writable folder on local disk."
+            ) from err
+
+    def check_writable(self) -> None:
+        """Take the write lock and release it: fails now, not after a long generation, on a read-only cache."""
+        with self._errors("write"):
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("CREATE TABLE IF NOT EXISTS write_check (at REAL)")
+            self._db.execute("INSERT INTO write_check VALUES (julianday('now'))")
+            self._db.execute("ROLLBACK")
 
     def get_many(self, judge: str, prompt_id: str, pairs: Sequence[Pair]) -> dict[Pair, Verdict]:
         keys = {cache_key(judge, prompt_id, p, h): (p, h) for p, h in pairs}
         found: dict[Pair, Verdict] = {}
         key_list = list(keys)
-        for start in range(0, len(key_list), 500):  # sqlite caps the number of bound variables
-            batch = key_list[start : start + 500]
-            rows = self._db.execute(
-                f"SELECT key, label, p_entailment, p_neutral, p_contradiction, method FROM verdicts "
-                f"WHERE key IN ({','.join('?' * len(batch))})",
-                batch,
-            )
-            for key, label, *probs, method in rows:
-                found[keys[key]] = Verdict(label, dict(zip(NLI_LABELS, probs)), method)
+        with self._errors("read"):
+            self._db.execute("BEGIN")  # one snapshot for all the chunks below
+            try:
+                for start in range(0, len(key_list), 500):  # sqlite caps the number of bound variables
+                    batch = key_list[start : start + 500]
+                    rows = self._db.execute(
+                        "SELECT key, label, p_entailment, p_neutral, p_contradiction, method, answer FROM verdicts "
+                        f"WHERE key IN ({','.join('?' * len(batch))})",
+                        batch,
+                    ).fetchall()
+                    for key, label, *probs, method, answer in rows:
+                        found[keys[key]] = Verdict(label, dict(zip(NLI_LABELS, probs)), method, answer)
+            finally:
+                self._db.execute("COMMIT")
         return found
 
     def put_many(self, judge: str, prompt_id: str, items: Sequence[tuple[Pair, Verdict]]) -> None:
-        with self._db:  # one transaction: the whole batch is on disk, or none of it
-            self._db.executemany(
-                "INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        cache_key(judge, prompt_id, p, h),
-                        judge,
-                        p,
-                        h,
-                        v.label,
-                        *(v.probs[name] for name in NLI_LABELS),
-                        v.method,
-                    )
-                    for (p, h), v in items
-                ],
+        rows = [
+            (
+                cache_key(judge, prompt_id, p, h),
+                judge,
+                p,
+                h,
+                v.label,
+                *(v.probs[n] for n in NLI_LABELS),
+                v.method,
+                v.answer,
             )
+            for (p, h), v in items
+        ]
+        with self._errors("write"):
+            self._db.execute("BEGIN IMMEDIATE")  # one transaction: the whole batch is on disk, or none of it
+            try:
+                self._db.executemany("INSERT OR IGNORE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
 
     def __len__(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
+        with self._errors("read"):
+            return self._db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def check_cache(directory: str | Path) -> Path:
+    """Open the cache under ``directory`` and take its write lock once; its file, or a VerdictCacheError."""
+    cache = VerdictCache(Path(directory))
+    try:
+        cache.check_writable()
+    finally:
+        cache.close()
+    return cache.path
 
 
 class CachedJudge:

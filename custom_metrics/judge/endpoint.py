@@ -3,6 +3,7 @@ judges too large to load beside the evaluated model."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import math
@@ -15,21 +16,29 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from custom_metrics.judge.answer import parse_label
 from custom_metrics.judge.prompt import nli_prompt
 from custom_metrics.judge.spec import JudgeSpec
-from custom_metrics.judge.types import NLI_LABELS, Pair, Verdict, normalize_label, verdict_from_probs
+from custom_metrics.judge.types import NLI_LABELS, JudgeError, Pair, Verdict, answer_verdict, verdict_from_probs
 
 log = logging.getLogger(__name__)
 
 
 class OpenAIJudge:
-    """An OpenAI-compatible chat endpoint judged through the logprobs of its first answer token.
+    """An OpenAI-compatible chat endpoint, in one of two modes.
 
-    The label is read from the first answer position whose token has letters (so a
-    leading "**" or space does not hide it): each top-logprob token that begins a label
-    word ("Ent", "Contr", "neutral") adds its probability to that label, and the three are
-    renormalized. A server that returns no logprobs is handled by parsing the answer text
-    (method "text"); an answer naming no label gives method "unparsed" (see Verdict).
+    ``generate`` (the default; the paper's protocol): the answer is sampled with the
+    spec's temperature/top_p (and top_k, where given) and a seed per pair, and read by
+    ``answer.parse_label`` (method ``generated``).
+
+    ``loglik``: temperature 0 with logprobs. The label is read from the first answer
+    position whose token has letters (so a leading "**" or space does not hide it): each
+    top-logprob token that begins a label word ("Ent", "Contr", "neutral") adds its
+    probability to that label, and the three are renormalized. A server that returns no
+    logprobs (``transformers serve``) is read from its answer text (method ``text``).
+
+    An answer naming no single label gives an ``UNPARSED`` verdict, counted by REG and IBE.
+    A response that is no chat completion at all is an error naming the judge and URL.
     The API key is read from the environment at call time and never stored or logged.
     """
 
@@ -37,6 +46,9 @@ class OpenAIJudge:
         self.name = spec.name
         self.model = spec.model
         self.url = f"{spec.base_url}/chat/completions"
+        self.mode = spec.mode
+        self.sampling = spec.sampling
+        self.sampling_options = {key: spec.options[key] for key in ("top_k",) if key in spec.options}
         self.concurrency = int(spec.options.get("concurrency", "8"))
         self.top_logprobs = int(spec.options.get("top_logprobs", "20"))
         self.key_env = spec.options.get("key_env", "OPENAI_API_KEY")
@@ -47,11 +59,17 @@ class OpenAIJudge:
         payload: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": "user", "content": nli_prompt(premise, hypothesis)}],
-            "temperature": 0,
-            "max_tokens": 5,
-            "logprobs": True,
-            "top_logprobs": self.top_logprobs,
         }
+        if self.mode == "generate":
+            payload |= {
+                "temperature": self.sampling.temperature,
+                "top_p": self.sampling.top_p,
+                "seed": self.sampling.pair_seed(premise, hypothesis),
+                "max_tokens": self.sampling.max_tokens,
+            }
+            payload |= {key: int(value) for key, value in self.sampling_options.items()}
+        else:
+            payload |= {"temperature": 0, "max_tokens": 5, "logprobs": True, "top_logprobs": self.top_logprobs}
         if self.thinking_off:
             payload["chat_template_kwargs"] = {"enable_thinking": False}
         return payload
@@ -64,48 +82,73 @@ class OpenAIJudge:
         body = json.dumps(payload).encode()
         for attempt in range(self.retries):
             request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+            last = attempt == self.retries - 1
             try:
                 with urllib.request.urlopen(request, timeout=300) as response:
-                    return json.loads(response.read())
+                    raw = response.read()
             except urllib.error.HTTPError as err:
-                retriable = err.code == 429 or err.code >= 500
-                if not retriable or attempt == self.retries - 1:
+                if not (err.code == 429 or err.code >= 500) or last:
                     detail = err.read()[:500].decode(errors="replace")
-                    raise RuntimeError(f"judge {self.name}: HTTP {err.code} from {self.url}: {detail}") from err
-            except urllib.error.URLError as err:
-                if attempt == self.retries - 1:
-                    raise RuntimeError(f"judge {self.name}: cannot reach {self.url} ({err.reason})") from err
+                    raise JudgeError(f"judge {self.name}: HTTP {err.code} from {self.url}: {detail}") from err
+            except (urllib.error.URLError, http.client.HTTPException, OSError) as err:
+                if last:
+                    reason = getattr(err, "reason", None) or err
+                    raise JudgeError(f"judge {self.name}: cannot reach {self.url} ({reason})") from err
+            else:
+                return self._json(raw)
             time.sleep(2**attempt)
         raise AssertionError("unreachable")
 
-    def _verdict(self, response: dict[str, Any]) -> Verdict:
-        choice = response["choices"][0]
-        positions = ((choice.get("logprobs") or {}).get("content")) or []
-        for position in positions:
-            if not re.search(r"[A-Za-z]", position.get("token", "")):
+    def _json(self, raw: bytes) -> dict[str, Any]:
+        try:
+            response = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as err:
+            raise JudgeError(f"judge {self.name}: {self.url} answered with no JSON: {raw[:300]!r}") from err
+        if not isinstance(response, dict):
+            raise JudgeError(f"judge {self.name}: {self.url} answered {str(response)[:300]!r}, not a chat completion")
+        return response
+
+    def verdict(self, response: dict[str, Any]) -> Verdict:
+        """The verdict of one chat-completion response (a recorded one in tests)."""
+        choices = response.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            detail = response.get("error", response)
+            raise JudgeError(f"judge {self.name}: {self.url} sent no answer choice: {json.dumps(detail)[:300]}")
+        choice = choices[0]
+        message = choice.get("message")
+        text = message.get("content") if isinstance(message, dict) else None
+        text = text if isinstance(text, str) else ""
+        if self.mode == "loglik":
+            scored = self._logprob_verdict(choice.get("logprobs"))
+            if scored is not None:
+                return scored
+        verdict = answer_verdict(parse_label(text), text, "generated" if self.mode == "generate" else "text")
+        if not verdict.parsed:
+            log.warning("judge %s: answer %r names no single NLI label; counted as unparsed", self.name, text[:80])
+        return verdict
+
+    def _logprob_verdict(self, logprobs: Any) -> Verdict | None:
+        """Label probabilities from the first lettered answer position's top logprobs, if usable."""
+        positions = logprobs.get("content") if isinstance(logprobs, dict) else None
+        for position in positions if isinstance(positions, list) else []:
+            if not isinstance(position, dict) or not re.search(r"[A-Za-z]", str(position.get("token", ""))):
                 continue
+            candidates = position.get("top_logprobs") or [position]
             mass = dict.fromkeys(NLI_LABELS, 0.0)
-            for candidate in position.get("top_logprobs") or [
-                {"token": position["token"], "logprob": position["logprob"]}
-            ]:
-                label = label_for_prefix(candidate["token"])
-                if label is not None:
-                    mass[label] += math.exp(candidate["logprob"])
-            if sum(mass.values()) > 0:
-                return verdict_from_probs([mass[label] for label in NLI_LABELS])
-            break
-        text = (choice.get("message") or {}).get("content") or ""
-        for word in re.findall(r"[A-Za-z]+", text):
-            label = normalize_label(word)
-            if label is not None:
-                return Verdict(label, {name: float(name == label) for name in NLI_LABELS}, method="text")
-        log.warning("judge %s: answer %r names no NLI label; verdict marked 'unparsed'", self.name, text[:80])
-        return Verdict("neutral", dict.fromkeys(NLI_LABELS, 1 / 3), method="unparsed")
+            for candidate in candidates if isinstance(candidates, list) else []:
+                if not isinstance(candidate, dict):
+                    continue
+                label = label_for_prefix(str(candidate.get("token", "")))
+                logprob = candidate.get("logprob")
+                if label is not None and isinstance(logprob, (int, float)) and math.isfinite(logprob):
+                    mass[label] += math.exp(logprob)
+            return verdict_from_probs([mass[label] for label in NLI_LABELS]) if sum(mass.values()) > 0 else None
+        return None
 
     def judge(self, pairs: Sequence[Pair]) -> list[Verdict]:
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             responses = list(pool.map(lambda pair: self._post(self._payload(*pair)), pairs))
-        return [self._verdict(response) for response in responses]
+        return [self.verdict(response) for response in responses]
 
 
 def label_for_prefix(token: str) -> str | None:

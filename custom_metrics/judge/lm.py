@@ -1,22 +1,45 @@
-"""The prompted causal-LM judge: the REG paper's Appendix C.2 prompt, scored by the
-log-likelihood of the three label words (softmax over them), exactly as the harness
-scores a multiple-choice task, so ``reg_judge_select`` measures the judge that
-``reg_chaos`` uses. No free text is parsed.
+"""The prompted causal-LM judge: the REG paper's Appendix C.2 prompt, in one of two modes.
+
+``loglik`` (the default here): the log-likelihood of the three label words, softmax over
+them, exactly as the harness scores a multiple-choice task, so ``reg_judge_select_loglik``
+measures this judge; nothing is parsed. ``generate`` (the paper's protocol): a sampled
+answer of a few tokens, read by ``answer.parse_label``; an answer naming no single label
+is an ``UNPARSED`` verdict, never a guess.
+
+Both run on ``shared_kv.SharedKV`` (instruction prefix once per judge, each pair's context
+once) when the model passes a probe against today's path at load; otherwise, or with
+``share=no``, on today's path: full sequences, as the harness runs them.
 """
 
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Sequence
+from typing import Any
 
+from custom_metrics.judge.answer import answer_complete, parse_label
 from custom_metrics.judge.options import batch_size, device_and_dtype
 from custom_metrics.judge.prompt import LABEL_WORDS, nli_prompt
+from custom_metrics.judge.sampling import next_token, pair_generator
+from custom_metrics.judge.shared_kv import Encoded, SharedKV, common_prefix_length
 from custom_metrics.judge.spec import JudgeSpec
-from custom_metrics.judge.types import Pair, Verdict, verdict_from_scores
+from custom_metrics.judge.types import JudgeError, Pair, Verdict, answer_verdict, verdict_from_scores
+
+log = logging.getLogger(__name__)
+
+# Pairs whose contexts differ right after the instruction in every way a tokenizer could
+# merge across the boundary (letter, digit, quote); their common tokens are the prefix.
+_PROBE_PAIRS = (
+    ("A man is playing a guitar on stage.", "Someone is performing music."),
+    ("12 people waited outside the museum.", "Nobody was waiting."),
+    ('"Yes," she said, closing the door.', "She agreed."),
+)
+SHARED_TOLERANCE = 1e-4  # probe: largest label-probability difference accepted against today's path
 
 
 class LMJudge:
-    """Causal-LM judge: P(label word | C.2 prompt), renormalized over the three words.
+    """Causal-LM judge: P(label word | C.2 prompt) renormalized over the three words, or a sampled word.
 
     Prompt and continuation are tokenized the way lm-eval's HFLM does it (context encoded
     alone, continuation = the rest of the encoded whole, BOS added unless the text starts
@@ -31,13 +54,13 @@ class LMJudge:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         self.name = spec.name
+        self.mode = spec.mode
+        self.sampling = spec.sampling
         self.device, dtype = device_and_dtype(spec)
         self.batch_size = batch_size(spec, 8)
         self.tokenizer = AutoTokenizer.from_pretrained(spec.model)
         self.model = AutoModelForCausalLM.from_pretrained(spec.model, dtype=dtype).to(self.device).eval()
         chat = spec.options.get("chat", "auto")
-        if chat not in ("auto", "yes", "no"):
-            raise ValueError(f"judge {spec.name}: chat must be auto, yes or no, got {chat!r}")
         has_template = bool(getattr(self.tokenizer, "chat_template", None))
         if chat == "yes" and not has_template:
             raise ValueError(f"judge {spec.name}: chat=yes, but the tokenizer of {spec.model} has no chat template")
@@ -45,7 +68,13 @@ class LMJudge:
         self.max_length = int(getattr(self.model.config, "max_position_embeddings", 0) or 4096)
         self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         self.slices_logits = "logits_to_keep" in inspect.signature(self.model.forward).parameters
+        self.stop_ids = self._stop_ids()
         self._torch = torch
+        self.full_tokens = 0
+        self.shared = self._shared_kv() if spec.options.get("share", "auto") == "auto" else None
+        self.full_tokens = 0  # tokens run by today's path after loading (the shared path counts its own)
+
+    # --- prompts and tokens --------------------------------------------------------------
 
     def context(self, premise: str, hypothesis: str) -> str:
         prompt = nli_prompt(premise, hypothesis)
@@ -72,9 +101,66 @@ class LMJudge:
         context_ids = self._encode(context)
         return context_ids, whole[len(context_ids) :]
 
+    def _encoded(self, premise: str, hypothesis: str) -> Encoded:
+        context = self.context(premise, hypothesis)
+        pairs = [self.encode_pair(context, cont) for cont in self.continuations()]
+        return pairs[0][0], [cont for _, cont in pairs]
+
+    def _stop_ids(self) -> set[int]:
+        ids = {self.tokenizer.eos_token_id}
+        configured = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
+        ids.update(configured if isinstance(configured, list) else [configured])
+        return {token for token in ids if token is not None}
+
+    @property
+    def tokens_processed(self) -> int:
+        """Tokens the model has run so far (both paths; the shared path counts its prefix once)."""
+        return self.full_tokens + (self.shared.tokens if self.shared else 0)
+
+    # --- the shared path and its probe ----------------------------------------------------
+
+    def _shared_kv(self) -> SharedKV | None:
+        """The shared-cache scorer, if this model gives today's verdicts through it."""
+        probes = [self._encoded(p, h) for p, h in _PROBE_PAIRS]
+        # one token short of the common prefix: a tokenizer may merge the last one with a pair's text
+        prefix = probes[0][0][: max(common_prefix_length([context for context, _ in probes]) - 1, 0)]
+        if not prefix:
+            log.warning("judge %s: the prompts share no token prefix; judging on full sequences", self.name)
+            return None
+        try:
+            shared = SharedKV(self.model, prefix, self.pad_id, self.device, self.max_length)
+            got = shared.label_logprobs(probes, self.batch_size)
+        except Exception as err:  # any model the probe cannot run on keeps today's path
+            log.warning("judge %s: shared KV cache unavailable (%s); judging on full sequences", self.name, err)
+            return None
+        want = self._full_scores(probes)
+        difference = max(
+            abs(a - b)
+            for got_row, want_row in zip(got, want)
+            for a, b in zip(verdict_from_scores(got_row).probs.values(), verdict_from_scores(want_row).probs.values())
+        )
+        if difference > SHARED_TOLERANCE:
+            log.warning(
+                "judge %s: shared KV cache differs from full sequences by %.2e; judging on full sequences",
+                self.name,
+                difference,
+            )
+            return None
+        shared.tokens = shared.padded_tokens = 0  # the probe is part of loading
+        return shared
+
+    # --- log-likelihood mode ---------------------------------------------------------------
+
     def loglikelihoods(self, requests: Sequence[tuple[str, str]]) -> list[float]:
-        """Sum of continuation token log-probs for each (context, continuation), batched."""
+        """Today's path: the sum of continuation log-probs per (context, continuation), full sequences, batched."""
         encoded = [self.encode_pair(context, cont) for context, cont in requests]
+        return self._full_loglikelihoods(encoded)
+
+    def _full_scores(self, items: Sequence[Encoded]) -> list[list[float]]:
+        flat = self._full_loglikelihoods([(context, cont) for context, conts in items for cont in conts])
+        return [flat[3 * i : 3 * i + 3] for i in range(len(items))]
+
+    def _full_loglikelihoods(self, encoded: Sequence[tuple[list[int], list[int]]]) -> list[float]:
         order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i][0]) - len(encoded[i][1]))
         results = [0.0] * len(encoded)
         torch = self._torch
@@ -92,6 +178,7 @@ class LMJudge:
             for row, ids in enumerate(inputs):
                 input_ids[row, : len(ids)] = torch.tensor(ids)
                 mask[row, : len(ids)] = 1
+            self.full_tokens += sum(len(ids) for ids in inputs)
             # Only the continuation positions are read, so only their logits are computed:
             # projecting every position onto a 262k-word vocabulary was most of the cost.
             keep = sorted({p for first, cont_ids in spans for p in range(first, first + len(cont_ids))})
@@ -111,8 +198,75 @@ class LMJudge:
                 results[index] = float(logprobs[row, positions, target].sum())
         return results
 
+    def label_scores(self, pairs: Sequence[Pair]) -> list[list[float]]:
+        """The three label log-likelihoods per pair: shared path where it covers the pair, else today's."""
+        items = [self._encoded(p, h) for p, h in pairs]
+        shared = self.shared
+        covered = [
+            i
+            for i, (context, conts) in enumerate(items)
+            if shared is not None and shared.covers(context, max(len(c) for c in conts))
+        ]
+        rest = sorted(set(range(len(items))) - set(covered))
+        scores: list[list[float]] = [[] for _ in items]
+        with self._torch.inference_mode():
+            if covered and shared is not None:
+                for i, row in zip(covered, shared.label_logprobs([items[i] for i in covered], self.batch_size)):
+                    scores[i] = row
+            if rest:
+                for i, row in zip(rest, self._full_scores([items[i] for i in rest])):
+                    scores[i] = row
+        return scores
+
     def judge(self, pairs: Sequence[Pair]) -> list[Verdict]:
-        conts = self.continuations()
-        requests = [(self.context(p, h), cont) for p, h in pairs for cont in conts]
-        scores = self.loglikelihoods(requests)
-        return [verdict_from_scores(scores[i * 3 : i * 3 + 3]) for i in range(len(pairs))]
+        if self.mode == "generate":
+            return [answer_verdict(parse_label(answer), answer, "generated") for answer in self.generate_answers(pairs)]
+        verdicts = []
+        for (premise, hypothesis), scores in zip(pairs, self.label_scores(pairs)):
+            try:
+                verdicts.append(verdict_from_scores(scores))
+            except ValueError as err:
+                raise JudgeError(
+                    f"judge {self.name}: {err} for premise {premise[:60]!r}, hypothesis {hypothesis[:60]!r}; "
+                    "the model's numbers overflowed or are broken (with float16/bfloat16, try dtype=float32)"
+                ) from err
+        return verdicts
+
+    # --- generated mode ---------------------------------------------------------------------
+
+    def generate_answers(self, pairs: Sequence[Pair]) -> list[str]:
+        """Each pair's sampled answer (its own seeded generator), up to the end of its label line."""
+        contexts = [self._encode(self.context(p, h)) for p, h in pairs]
+        generators = [pair_generator(self.sampling, p, h) for p, h in pairs]
+        tokens: list[list[int]] = [[] for _ in pairs]
+
+        def choose(row: int, logits: Any) -> tuple[int | None, bool]:
+            token = next_token(logits, self.sampling, generators[row])
+            if token in self.stop_ids:
+                return None, True
+            tokens[row].append(token)
+            return token, answer_complete(self.tokenizer.decode(tokens[row], skip_special_tokens=True))
+
+        steps = self.sampling.max_tokens
+        shared = self.shared
+        covered = [i for i, ctx in enumerate(contexts) if shared is not None and shared.covers(ctx, steps)]
+        with self._torch.inference_mode():
+            if covered and shared is not None:
+                chooser = lambda row, logits: choose(covered[row], logits)
+                shared.generate([contexts[i] for i in covered], chooser, steps, self.batch_size)
+            for i in sorted(set(range(len(pairs))) - set(covered)):
+                self._generate_full(contexts[i], lambda lg, i=i: choose(i, lg), steps)
+        return [self.tokenizer.decode(row, skip_special_tokens=True) for row in tokens]
+
+    def _generate_full(self, context: list[int], choose: Any, steps: int) -> None:
+        """Today's path for sampling: the whole sequence again at each step (no cache)."""
+        torch = self._torch
+        ids = list(context)[-self.max_length :]
+        for _ in range(steps):
+            extra = {"logits_to_keep": 1} if self.slices_logits else {}
+            logits = self.model(input_ids=torch.tensor([ids], device=self.device), use_cache=False, **extra).logits
+            self.full_tokens += len(ids)
+            token, done = choose(logits[0, -1])
+            if token is None or done:
+                return
+            ids = [*ids, token][-self.max_length :]

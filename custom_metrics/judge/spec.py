@@ -1,19 +1,109 @@
 """Judge specs: the string a user passes (``lm:...``, ``seqcls:...``, ``openai:...``) parsed and checked.
 
-A spec is validated before any model runs (a typo must not cost a generation run), and
-its ``name`` is the cache key prefix: options that change verdicts are part of it,
-options that only change speed are not.
+A spec is validated completely before any model runs (a typo in an option name or value
+must not cost a generation run), and its ``name`` is the cache key prefix: options that
+change verdicts are part of it (for the generated mode: mode, temperature, top_p, top_k,
+seed, max_tokens, always, defaults included), options that only change speed are not.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from custom_metrics.common.settings import JUDGE_ENV, env_value
 from custom_metrics.judge.prompt import PROMPT_ID
 
-# Options that change verdicts belong in the cache key; the rest (speed) do not.
+KINDS = ("lm", "seqcls", "openai")
+MODES = ("loglik", "generate")
+# Why these defaults: README "Choosing the judge". In-process LMs score the three label
+# words (deterministic, never unparsed; the embedded default is a base model that cannot
+# answer in one word). Endpoints serve chat models, the paper's kind of judge, and many
+# return no logprobs, so they answer as the paper's judge did: a sampled word.
+DEFAULT_MODE = {"lm": "loglik", "openai": "generate"}
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """The generated mode's decoding. Defaults: the paper samples every model, judge
+    included, with Qwen's recommended non-thinking parameters (section 4.4; Qwen3.5:
+    temperature 0.7, top_p 0.8, top_k 20). top_k is off by default because the OpenAI
+    API and ``transformers serve`` reject it; pass ``top_k=20`` where it is accepted."""
+
+    temperature: float = 0.7
+    top_p: float = 0.8
+    top_k: int = 0
+    seed: int = 0
+    max_tokens: int = 16
+
+    def pair_seed(self, premise: str, hypothesis: str) -> int:
+        """A seed per pair, so a verdict does not depend on batch, order or process."""
+        digest = hashlib.sha256(json.dumps([self.seed, premise, hypothesis]).encode()).hexdigest()
+        return int(digest[:15], 16)
+
+    def key(self) -> list[str]:
+        """The cache-key parts: every parameter, defaults included, so a changed default never reuses old verdicts."""
+        return [
+            f"temperature={self.temperature:g}",
+            f"top_p={self.top_p:g}",
+            f"top_k={self.top_k}",
+            f"seed={self.seed}",
+            f"max_tokens={self.max_tokens}",
+        ]
+
+
+def _choice(*values: str) -> tuple[Callable[[str], bool], str]:
+    return (lambda value: value in values), " or ".join(values)
+
+
+def _number(low: float, high: float, integer: bool = False) -> tuple[Callable[[str], bool], str]:
+    def check(value: str) -> bool:
+        if integer and not re.fullmatch(r"-?\d+", value):
+            return False
+        try:
+            number = float(value)
+        except ValueError:
+            return False
+        return low <= number <= high
+
+    kind = "an integer" if integer else "a number"
+    return check, f"{kind} in [{low:g}, {high:g}]"
+
+
+_ANY: tuple[Callable[[str], bool], str] = ((lambda value: bool(value)), "a value")
+_POSITIVE = _number(1, 1e9, integer=True)
+_DTYPES = _choice("float32", "float16", "bfloat16", "float64")
+_GENERATION = {
+    "mode": _choice(*MODES),
+    "temperature": _number(0, 10),
+    "top_p": _number(1e-9, 1),
+    "top_k": _number(0, 1e9, integer=True),
+    "seed": _number(0, 2**63 - 1, integer=True),
+    "max_tokens": _POSITIVE,
+}
+# Every option a backend accepts: (check, what is expected), and which change verdicts.
+OPTIONS: dict[str, dict[str, tuple[Callable[[str], bool], str]]] = {
+    "lm": {
+        "chat": _choice("auto", "yes", "no"),
+        "dtype": _DTYPES,
+        "device": _ANY,
+        "batch_size": _POSITIVE,
+        "share": _choice("auto", "no"),
+        **_GENERATION,
+    },
+    "seqcls": {"dtype": _DTYPES, "device": _ANY, "batch_size": _POSITIVE},
+    "openai": {
+        "concurrency": _POSITIVE,
+        "top_logprobs": _number(0, 20, integer=True),
+        "key_env": (lambda value: bool(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value)), "a variable name"),
+        "thinking": _choice("off"),
+        **_GENERATION,
+    },
+}
 SEMANTIC_OPTIONS = {"lm": ("chat", "dtype"), "seqcls": ("dtype",), "openai": ("thinking",)}
 
 
@@ -27,8 +117,28 @@ class JudgeSpec:
     base_url: str | None = None
 
     @property
+    def mode(self) -> str | None:
+        """``loglik`` or ``generate`` for prompted judges; None for a classifier (it has scores only)."""
+        return self.options.get("mode", DEFAULT_MODE[self.kind]) if self.kind in DEFAULT_MODE else None
+
+    @property
+    def sampling(self) -> Sampling:
+        defaults = Sampling()
+        return Sampling(
+            temperature=float(self.options.get("temperature", defaults.temperature)),
+            top_p=float(self.options.get("top_p", defaults.top_p)),
+            top_k=int(self.options.get("top_k", defaults.top_k)),
+            seed=int(self.options.get("seed", defaults.seed)),
+            max_tokens=int(self.options.get("max_tokens", defaults.max_tokens)),
+        )
+
+    @property
     def name(self) -> str:
         kept = [f"{key}={self.options[key]}" for key in SEMANTIC_OPTIONS[self.kind] if key in self.options]
+        if self.mode is not None:
+            kept.insert(0, f"mode={self.mode}")
+        if self.mode == "generate":
+            kept += self.sampling.key()
         target = f"{self.model}@{self.base_url}" if self.kind == "openai" else self.model
         return f"{self.kind}:{target}" + ("?" + "&".join(kept) if kept else "")
 
@@ -37,11 +147,34 @@ class JudgeSpec:
         return "" if self.kind == "seqcls" else PROMPT_ID
 
 
-KINDS = ("lm", "seqcls", "openai")
+def _options(spec: str, kind: str, query: str) -> dict[str, str]:
+    options: dict[str, str] = {}
+    accepted = OPTIONS[kind]
+    for item in query.split("&") if query else []:
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise ValueError(f"judge spec {spec!r}: option {item!r} is not key=value")
+        if key not in accepted:
+            known = ", ".join(accepted)
+            raise ValueError(f"judge spec {spec!r}: unknown option {key!r} for {kind}: (accepted: {known})")
+        if key in options:
+            raise ValueError(f"judge spec {spec!r}: option {key!r} is given twice ({options[key]!r} and {value!r})")
+        check, expected = accepted[key]
+        if not check(value):
+            raise ValueError(f"judge spec {spec!r}: option {key}={value!r} is not valid; expected {expected}")
+        options[key] = value
+    if kind != "seqcls" and options.get("mode", DEFAULT_MODE[kind]) != "generate":
+        unused = [key for key in ("temperature", "top_p", "top_k", "seed", "max_tokens") if key in options]
+        if unused:
+            raise ValueError(
+                f"judge spec {spec!r}: {', '.join(unused)} only apply to mode=generate (this judge scores "
+                f"the label words, mode=loglik); add mode=generate or drop them"
+            )
+    return options
 
 
 def parse_spec(spec: str | None) -> JudgeSpec:
-    """Parse a judge spec; None, "" and "embedded" mean the embedded model as an LM judge."""
+    """Parse and check a judge spec; None, "" and "embedded" mean the embedded model as an LM judge."""
     spec = (spec or "").strip()
     if spec in ("", "embedded"):
         from custom_metrics.common.embedded_model import checkpoint_dir
@@ -55,12 +188,7 @@ def parse_spec(spec: str | None) -> JudgeSpec:
             "'lm:Qwen/Qwen3-8B?chat=yes&batch_size=4'), or leave it empty for the embedded model."
         )
     target, _, query = rest.partition("?")
-    options: dict[str, str] = {}
-    for item in filter(None, query.split("&")):
-        key, eq, value = item.partition("=")
-        if not eq:
-            raise ValueError(f"judge spec {spec!r}: option {item!r} is not key=value")
-        options[key] = value
+    options = _options(spec, kind, query)
     base_url = None
     if kind == "openai":
         target, at, base_url = target.partition("@")

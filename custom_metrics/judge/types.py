@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
+# The label of a verdict whose answer named no label (or several): never one of NLI_LABELS,
+# so no consumer can take it for a neutral call by accident; each handles it explicitly.
+UNPARSED = "unparsed"
 Pair = tuple[str, str]
 
 _LABEL_ALIASES = {
@@ -25,26 +28,44 @@ _LABEL_ALIASES = {
     "contradiction": "contradiction",
     "contradict": "contradiction",
     "contradicts": "contradiction",
+    "contradicted": "contradiction",
     "contradictory": "contradiction",
 }
 
 
+class JudgeError(RuntimeError):
+    """A judge could not produce a verdict; the message names the judge (and its URL or pair)."""
+
+
 @dataclass(frozen=True)
 class Verdict:
-    """One judgment. ``method`` (an addition to the shared interface) says how it was made:
-    ``scores`` (probabilities from the model's scores), ``text`` (an endpoint without
-    usable logprobs: parsed from its answer, one-hot) or ``unparsed`` (no label found in
-    the answer: uniform probabilities, label ``neutral``, so consumers can flag it)."""
+    """One judgment. ``method`` says how it was made: ``scores`` (probabilities from the
+    model's scores or log-likelihoods), ``text`` (an endpoint without usable logprobs: parsed
+    from its answer, one-hot), ``generated`` (the paper's protocol: a sampled one-word answer,
+    parsed, one-hot) or ``unparsed`` (the answer named no label, or more than one: label
+    ``UNPARSED``, uniform probabilities). ``answer`` keeps the judge's text where there was one."""
 
     label: str
     probs: dict[str, float]
     method: str = "scores"
+    answer: str = ""
 
     def __post_init__(self) -> None:
-        if self.label not in NLI_LABELS:
-            raise ValueError(f"Verdict label {self.label!r} is not one of {NLI_LABELS}")
-        if set(self.probs) != set(NLI_LABELS) or not math.isclose(sum(self.probs.values()), 1.0, abs_tol=1e-4):
+        if self.label not in (*NLI_LABELS, UNPARSED):
+            raise ValueError(f"Verdict label {self.label!r} is not one of {(*NLI_LABELS, UNPARSED)}")
+        if (self.label == UNPARSED) != (self.method == UNPARSED):
+            raise ValueError(f"Verdict label {self.label!r} with method {self.method!r}: unparsed goes with unparsed")
+        values = list(self.probs.values())
+        if (
+            set(self.probs) != set(NLI_LABELS)
+            or not all(math.isfinite(p) and p >= 0 for p in values)
+            or not math.isclose(sum(values), 1.0, abs_tol=1e-4)
+        ):
             raise ValueError(f"Verdict probs must give {NLI_LABELS} summing to 1, got {self.probs}")
+
+    @property
+    def parsed(self) -> bool:
+        return self.label != UNPARSED
 
 
 class NLIJudge(Protocol):
@@ -60,7 +81,13 @@ def normalize_label(text: str) -> str | None:
 
 
 def verdict_from_scores(scores: Sequence[float], method: str = "scores") -> Verdict:
-    """Softmax over three scores (logits or log-likelihoods) in NLI_LABELS order."""
+    """Softmax over three scores (logits or log-likelihoods) in NLI_LABELS order.
+
+    A NaN, or no finite score at all, is an error (a half-precision overflow, a broken
+    model), never a verdict: the caller names the judge and the pair.
+    """
+    if any(math.isnan(score) for score in scores) or not any(math.isfinite(score) for score in scores):
+        raise ValueError(f"non-finite label scores {list(scores)}")
     top = max(scores)
     weights = [math.exp(score - top) for score in scores]
     total = sum(weights)
@@ -72,3 +99,10 @@ def verdict_from_probs(probs: Sequence[float], method: str = "scores") -> Verdic
     total = sum(probs)
     normalized = {label: p / total for label, p in zip(NLI_LABELS, probs)}
     return Verdict(label=max(NLI_LABELS, key=normalized.__getitem__), probs=normalized, method=method)
+
+
+def answer_verdict(label: str | None, answer: str, method: str) -> Verdict:
+    """A verdict read from a text answer: one-hot for a label, ``UNPARSED`` (uniform) for None."""
+    if label is None:
+        return Verdict(UNPARSED, dict.fromkeys(NLI_LABELS, 1 / 3), method=UNPARSED, answer=answer)
+    return Verdict(label, {name: float(name == label) for name in NLI_LABELS}, method=method, answer=answer)

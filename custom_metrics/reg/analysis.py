@@ -13,13 +13,18 @@ A file's model is its lm-eval output folder name unless given after '='. Only it
 enter (the evaluated set). Output length counts the whole raw generation, thinking
 included: in tokens when --tokenizer names the generator's tokenizer (the paper counts
 tokens), else in whitespace words. Lengths below 1 are counted as 1 (log2 of 0).
+
+Every field the fit uses is checked on its line first (``doc.w_con`` a number in [0, 1],
+the judged record's labels, ``flag`` and ``thinking_words``, the raw generation of an
+item in N): statsmodels would report a
+NaN or a string only as a failed fit. A file given twice, or an item read twice for one
+model, is refused: doubled rows would narrow every interval without a word.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import json
 import math
 import sys
 from collections.abc import Callable, Sequence
@@ -28,45 +33,109 @@ from typing import Any
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.jsonl import iter_jsonl
+from custom_metrics.judge.types import NLI_LABELS
 from custom_metrics.reg.judging import read_record
 from custom_metrics.reg.metrics import record_scores
 
 
-def _raw_output(sample: dict[str, Any]) -> str:
-    """The unfiltered generation (thinking included): the filter replaced it by a record."""
+def _raw_output(sample: dict[str, Any], where: str) -> str:
+    """The unfiltered generation (thinking included): the filter replaced it by a record.
+
+    Missing, it is an error: counted as an empty output it would enter the GLM as length 1.
+    """
     response = sample.get("resps")
-    if isinstance(response, list) and response and isinstance(response[0], list) and response[0]:
-        return response[0][0] if isinstance(response[0][0], str) else ""
-    return ""
+    nested = isinstance(response, list) and response and isinstance(response[0], list) and response[0]
+    text = response[0][0] if nested else None
+    if isinstance(text, str):
+        return text
+    raise DataError(f"{where}: field 'resps' holds no generated text (expected [[text]]).")
+
+
+def _field(container: Any, path: str, where: str, within: str = "") -> Any:
+    """The value at a dotted ``path`` (``doc.w_con``); DataError naming ``within + path`` if absent."""
+    value = container
+    for name in path.split("."):
+        if not isinstance(value, dict) or name not in value:
+            raise DataError(f"{where}: field {within + path!r} missing; is this a reg_chaos samples file?")
+        value = value[name]
+    return value
+
+
+def _record(sample: dict[str, Any], where: str) -> dict[str, Any]:
+    """The judged record the reg_chaos filter logged, checked for every field the analysis reads."""
+    filtered = _field(sample, "filtered_resps", where)
+    try:
+        record = read_record(filtered[0]) if isinstance(filtered, list) and filtered else None
+    except (TypeError, ValueError, RecursionError) as err:
+        raise DataError(f"{where}: field 'filtered_resps' is not a reg_chaos record ({err}).") from err
+    if not isinstance(record, dict):
+        raise DataError(f"{where}: field 'filtered_resps' holds no reg_chaos record (a JSON object).")
+    inside = "filtered_resps."
+    if not isinstance(_field(record, "flag", where, inside), str):
+        raise DataError(f"{where}: field 'filtered_resps.flag' must be a string.")
+    words = _field(record, "thinking_words", where, inside)
+    if isinstance(words, bool) or not isinstance(words, int) or words < 0:
+        raise DataError(f"{where}: field 'filtered_resps.thinking_words' is {words!r}, not a word count.")
+    for verdict in ("initial", "coherence", "effectiveness"):
+        label = _field(record, f"{verdict}.label", where, inside)
+        if label not in NLI_LABELS:
+            raise DataError(f"{where}: field 'filtered_resps.{verdict}.label' is {label!r}, not one of {NLI_LABELS}.")
+        if verdict == "initial" and (label != "contradiction" or record["flag"]):
+            break  # outside N, or no explanation to judge: nothing else was judged
+    return record
+
+
+def _w_con(sample: dict[str, Any], where: str) -> float:
+    """The contradiction weight: a share of annotator votes, so a finite number in [0, 1].
+
+    Checked here because statsmodels reports a NaN or a string only as a failed fit, far
+    from the line that holds it.
+    """
+    value = _field(sample, "doc.w_con", where)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise DataError(f"{where}: field 'doc.w_con' is {value!r}, expected a number in [0, 1].")
+    return float(value)
 
 
 def read_samples(path: Path, model: str, count: Callable[[str], int]) -> list[dict[str, Any]]:
     """Rows (items in N only) of one reg_chaos samples file; bad lines name file, line and field."""
     rows = []
     for where, sample in iter_jsonl(path):
-        try:
-            record = read_record(sample["filtered_resps"][0])
-            doc = sample["doc"]
-            uid, w_con = str(doc["uid"]), float(doc["w_con"])
-            success = record_scores(record)["success"]
-        except json.JSONDecodeError as err:
-            raise DataError(f"{where}: field 'filtered_resps' is not a reg_chaos record ({err.msg}).") from err
-        except (KeyError, IndexError, TypeError) as err:
-            raise DataError(f"{where}: field {err} missing or malformed; is this a reg_chaos samples file?") from err
+        record = _record(sample, where)
+        uid = _field(sample, "doc.uid", where)
+        if isinstance(uid, bool) or not isinstance(uid, (str, int)):
+            raise DataError(f"{where}: field 'doc.uid' is {uid!r}, expected a string.")
+        w_con = _w_con(sample, where)
+        success = record_scores(record)["success"]
         if success is None:
             continue
         rows.append(
             {
                 "model": model,
-                "uid": uid,
+                "uid": str(uid),
                 "w_con": w_con,
                 "success": int(success),
-                "length": count(_raw_output(sample)),
+                "length": count(_raw_output(sample, where)),
                 "thinking_words": record["thinking_words"],
                 "flag": record["flag"],
+                "source": where,
             }
         )
     return rows
+
+
+def check_unique(rows: Sequence[dict[str, Any]]) -> None:
+    """One row per model and item: a file given twice (or two runs of one model under one
+    name) would double rows and shrink the clustered errors without any warning."""
+    seen: dict[tuple[str, str], str] = {}
+    for row in rows:
+        key = (row["model"], row["uid"])
+        if key in seen:
+            raise DataError(
+                f"{row['source']}: item {row['uid']!r} of model {row['model']!r} was already read at {seen[key]}; "
+                "give each model's samples file once (PATH=MODEL names a model)."
+            )
+        seen[key] = row["source"]
 
 
 def length_counter(tokenizer: str | None) -> Callable[[str], int]:
@@ -146,12 +215,15 @@ def _write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
 
 
 def parse_inputs(items: Sequence[str]) -> list[tuple[Path, str]]:
-    inputs = []
+    inputs: list[tuple[Path, str]] = []
     for item in items:
         path_text, _, model = item.partition("=")
         path = Path(path_text).expanduser()
         if not path.is_file():
             raise DataError(f"{path}: no such samples file")
+        twice = next((earlier for earlier, _ in inputs if earlier.samefile(path)), None)
+        if twice is not None:
+            raise DataError(f"{path}: given twice ({twice}); each samples file counts once.")
         inputs.append((path, model or path.resolve().parent.name))
     return inputs
 
@@ -166,6 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     count = length_counter(args.tokenizer)
     rows = [row for path, model in parse_inputs(args.samples) for row in read_samples(path, model, count)]
+    check_unique(rows)
     args.out.mkdir(parents=True, exist_ok=True)
     if rows:
         _write_csv(args.out / "rows.csv", rows)

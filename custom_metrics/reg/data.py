@@ -16,6 +16,7 @@ from custom_metrics.common.download import GitHubFile
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.settings import judge_cache_dir
 from custom_metrics.common.sources import Source, load_rows
+from custom_metrics.judge.cache import VerdictCacheError, check_cache
 from custom_metrics.judge.spec import judge_spec_from_env, parse_spec
 from custom_metrics.judge.types import NLI_LABELS
 
@@ -90,11 +91,27 @@ def judge_select_docs(items: Sequence[dict[str, Any]], threshold: float = AGREEM
 
 def with_judge(docs: Sequence[dict[str, Any]], judge: str | None, judge_cache: str | None) -> list[dict[str, Any]]:
     """Docs carrying the judge spec (``--metadata`` judge, else $EXPLAIN_EVAL_JUDGE, else the
-    embedded model) and the verdict cache folder, checked before any generation runs."""
+    embedded model) and the verdict cache folder, both checked before any generation runs:
+    the spec is parsed with all its options, and the cache is opened and its write lock
+    taken once, so a typo or an unwritable or broken cache fails now, not after the run."""
     spec = judge_spec_from_env(judge) or "embedded"
     try:
         parse_spec(spec)
     except ValueError as err:
         raise DataError(f"reg_chaos: {err}") from err
     cache = str(Path(judge_cache).expanduser().resolve()) if judge_cache else str(judge_cache_dir())
+    try:
+        check_cache(cache)
+    except VerdictCacheError as err:
+        raise DataError(f"reg_chaos: {err}") from err
     return [{**doc, "judge": spec, "judge_cache": cache} for doc in docs]
+
+
+def judge_check_docs(items: Sequence[dict[str, Any]], per_label: int = 4) -> list[dict[str, Any]]:
+    """A handful of gold items for the judge's sanity check: the first ``per_label`` items of
+    each majority label among the ``reg_judge_select`` items (12 in the full data), so a
+    judge that calls everything one label scores at most a third and shows as degenerate."""
+    chosen: list[dict[str, Any]] = []
+    for label in NLI_LABELS:
+        chosen += [doc for doc in judge_select_docs(items) if doc["majority_label"] == label][:per_label]
+    return chosen

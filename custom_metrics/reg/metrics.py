@@ -1,18 +1,28 @@
 """REG metrics (section 4.3): coherence, effectiveness and success over N, the items the
-judge called a contradiction."""
+judge called a contradiction; the share of unparsed judge verdicts; the judge check.
+
+Unparsed verdicts (a generated answer naming no single label) are never read as a label:
+an unparsed J(p, h) is no contradiction call, so the item is outside N; an item in N with
+an unparsed J(p;e, h) or J(p, e) stays in N (``n``) but is left out of coherence,
+effectiveness and success alike (one scored set, so success is still coherent and
+effective on the same items). ``unparsed`` reports the share either way.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
+from custom_metrics.judge.answer import parse_label
+from custom_metrics.judge.types import UNPARSED
 from custom_metrics.reg.judging import read_record
 
-Scored = tuple[bool, float | None]  # (item in N, value when in N)
+Scored = tuple[bool, float | None]  # (item in N, value when in N and scored)
 
 
 def record_scores(record: dict[str, Any]) -> dict[str, float | None]:
-    """Per-item verdict logic of section 4.3; None outside N.
+    """Per-item verdict logic of section 4.3; None outside N or when a verdict is unparsed.
 
     An item in N whose output holds no explanation (empty, or thinking never closed)
     fails all three criteria rather than leaving N: the judge, not the generator,
@@ -23,6 +33,8 @@ def record_scores(record: dict[str, Any]) -> dict[str, float | None]:
         return {"coherence": None, "effectiveness": None, "success": None, "malformed": None}
     if record["flag"]:
         return {"coherence": 0.0, "effectiveness": 0.0, "success": 0.0, "malformed": 1.0}
+    if UNPARSED in (record["coherence"]["label"], record["effectiveness"]["label"]):
+        return {"coherence": None, "effectiveness": None, "success": None, "malformed": 0.0}
     coherent = record["coherence"]["label"] != "contradiction"
     effective = record["effectiveness"]["label"] == "entailment"
     return {
@@ -33,22 +45,44 @@ def record_scores(record: dict[str, Any]) -> dict[str, float | None]:
     }
 
 
+def unparsed_count(record: dict[str, Any]) -> tuple[int, int]:
+    """(unparsed verdicts, verdicts) the judge gave for this item."""
+    verdicts = [record[stage] for stage in ("initial", "effectiveness", "coherence") if record.get(stage)]
+    return sum(verdict["label"] == UNPARSED for verdict in verdicts), len(verdicts)
+
+
 def process_results(doc: dict[str, Any], results: list[dict[str, Any]]) -> dict[str, Any]:
     record = read_record(results[0])
     scores = record_scores(record)
-    in_n = scores["success"] is not None
+    in_n = record["initial"]["label"] == "contradiction"
     metrics: dict[str, Any] = {name: (in_n, value) for name, value in scores.items()}
     metrics["n"] = float(in_n)
     metrics["thinking_words"] = float(record["thinking_words"])
+    metrics["unparsed"] = unparsed_count(record)
+    check = record.get("judge_check") or {}
+    metrics["judge_check_acc"] = float(check.get("acc", math.nan))
+    metrics["judge_degenerate"] = float(check["degenerate"]) if "degenerate" in check else math.nan
     return metrics
 
 
 def mean_over_n(items: Sequence[Scored]) -> float:
-    """Mean over the items in N (NaN when the judge called no item a contradiction)."""
-    values = [value for in_n, value in items if in_n]
+    """Mean over the scored items in N (NaN when there are none, e.g. the judge called no item a contradiction)."""
+    values = [value for in_n, value in items if in_n and value is not None]
     return sum(values) / len(values) if values else float("nan")
 
 
 def size_of_n(items: Sequence[float]) -> int:
     """|N|: how many items the judge called a contradiction (the paper's 195 for Gemma-4-31B-it)."""
     return int(sum(items))
+
+
+def unparsed_share(items: Sequence[tuple[int, int]]) -> float:
+    """Share of all the task's judge verdicts that named no single label."""
+    total = sum(count for _, count in items)
+    return sum(unparsed for unparsed, _ in items) / total if total else float("nan")
+
+
+def judge_select_results(doc: dict[str, Any], results: list[str]) -> dict[str, float]:
+    """Table 1 protocol: the generated answer parsed (``answer.parse_label``); unparsed is wrong and counted."""
+    label = parse_label(results[0] if results else "")
+    return {"acc": float(label == doc["majority_label"]), "unparsed": float(label is None)}

@@ -1,11 +1,12 @@
-"""REG prompts: explanation generation (Appendix C.1) and the judge-selection task, which
-scores the same Appendix C.2 prompt as the prompted judge."""
+"""REG prompts: explanation generation (Appendix C.1) and the judge-selection tasks, which
+use the same Appendix C.2 prompt as the prompted judge (generated, or scored)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from custom_metrics.judge.prompt import LABEL_WORDS, nli_prompt
+from custom_metrics.judge.spec import Sampling
 from custom_metrics.judge.types import NLI_LABELS
 
 # Appendix C.1, printed flattened in the paper; we put the two fields on their own lines
@@ -13,6 +14,10 @@ from custom_metrics.judge.types import NLI_LABELS
 # End-of-turn markers only: thinking traces span blank lines, so "\n\n" must not stop them.
 GENERATION_STOP = ["<end_of_turn>", "<|im_end|>", "<|eot_id|>", "<|endoftext|>"]
 GENERATION_MAX_TOKENS = 512
+# reg_judge_select (generated answers): a blank line or an end of turn ends the answer; as
+# many tokens as the generated judge mode allows.
+JUDGE_SELECT_STOP = ["\n\n", *GENERATION_STOP]
+JUDGE_SELECT_MAX_TOKENS = Sampling.max_tokens
 
 GENERATION_PROMPT = (
     "Given a premise and a hypothesis, your task is to generate a plausible explanation that "

@@ -1,5 +1,5 @@
-"""RULE (Kawabata & Sugawara, 2024) data: the 943 main questions, the 3,003 subquestions
-and the published five-shot demonstration sets, checked and linked.
+"""RULE (Kawabata & Sugawara, EMNLP 2023) data: the 943 main questions, the 3,003
+subquestions and the published five-shot demonstration sets, checked and linked.
 
 Every RULE metric beyond plain accuracy relies on links the files only imply: subquestion
 ``<main_id>_sub<k>`` is about main option ``answer{k-1}``, it is *selective* when that
@@ -92,9 +92,21 @@ class SubQuestion:
         return self.options[self.label]
 
 
+# The paper's two five-shot settings and the prompts.json 5shots entry holding each one's
+# demonstrations: ReClor questions (RULE's main questions) or RULE subquestions; and the
+# names Table 2 gives the settings.
+DEMOS = {"reclor": "vanilla", "rule": "subq"}
+DEMO_SETTINGS = {"reclor": "five-shot on ReClor", "rule": "five-shot on RULE"}
+
+
 @dataclass(frozen=True)
 class DemoSet:
-    """One published five-shot prompt: its verbatim text and the main questions it shows."""
+    """One published five-shot prompt: its verbatim text and the main questions it shows.
+
+    ``main_ids`` links ReClor demonstrations to RULE main questions, so a run can leave
+    them out; RULE (subquestion) demonstrations are prompt text only (several are not
+    among the released subquestions, the others have reordered options) and link nothing.
+    """
 
     index: int  # 1..5, paired with test split ``index``
     prompt: str
@@ -119,6 +131,13 @@ def _options(row: dict[str, Any], where: str) -> tuple[str, ...]:
 
 def _where(source: Source, index: int) -> str:
     return f"{source.describe()} row {index + 1}"
+
+
+def forget_loaded() -> None:
+    """Drop the rows read so far in this process, so the next reads see the files as they are now
+    (the docs cache calls this before building docs for changed files)."""
+    for cached in (_main_questions, _sub_questions, _demo_sets):
+        cached.cache_clear()
 
 
 def main_questions() -> tuple[MainQuestion, ...]:
@@ -196,37 +215,47 @@ def all_sub_questions() -> tuple[SubQuestion, ...]:
     return tuple(found)
 
 
-def demo_sets() -> tuple[DemoSet, ...]:
-    """The five vanilla five-shot prompts of prompts.json, linked to RULE main question ids."""
-    return _demo_sets(data_key())
+def _main_ids(contexts: list[str], questions: list[str], where: str) -> tuple[str, ...]:
+    """The RULE main questions a set of ReClor demonstrations shows (matched by text)."""
+    by_text = {(main.context.strip(), main.question.strip()): main.id for main in main_questions()}
+    ids = []
+    for shot, (context, question) in enumerate(zip(contexts, questions)):
+        main_id = by_text.get((context.strip(), question.strip()))
+        if main_id is None:
+            raise DataError(f"{where}, demonstration {shot}: not a RULE main question.")
+        ids.append(main_id)
+    return tuple(ids)
 
 
-@lru_cache(maxsize=4)
-def _demo_sets(_data: tuple[str | None, ...]) -> tuple[DemoSet, ...]:
+def demo_sets(demos: str = "reclor") -> tuple[DemoSet, ...]:
+    """The five published five-shot prompts of one setting (``DEMOS``), in test-split order."""
+    if demos not in DEMOS:
+        raise DataError(f"unknown RULE demonstrations {demos!r}; expected one of {sorted(DEMOS)}.")
+    return _demo_sets(demos, data_key())
+
+
+@lru_cache(maxsize=8)
+def _demo_sets(demos: str, _data: tuple[str | None, ...]) -> tuple[DemoSet, ...]:
     document = read_json(fetch_file(PROMPTS_SOURCE))
+    name = DEMOS[demos]
     where = f"{PROMPTS_SOURCE.describe()}"
     try:
-        vanilla = next(entry["prompt"] for entry in document["5shots"] if entry["name"] == "vanilla")
-        prompts, contexts, questions, labels = (vanilla[key] for key in ("prompt", "context", "question", "label"))
+        entry = next(entry["prompt"] for entry in document["5shots"] if entry["name"] == name)
+        prompts, contexts, questions, options, labels = (
+            entry[key] for key in ("prompt", "context", "question", "options", "label")
+        )
     except (KeyError, TypeError, StopIteration) as err:
         raise DataError(
-            f"{where}: expected '5shots' to hold an entry named 'vanilla' "
-            f"with fields prompt/context/question/label ({err})."
+            f"{where}: expected '5shots' to hold an entry named {name!r} "
+            f"with fields prompt/context/question/options/label ({err})."
         ) from err
     if len(prompts) != len(SPLITS):
-        raise DataError(f"{where}: field '5shots.vanilla.prompt' holds {len(prompts)} prompts, expected {len(SPLITS)}.")
-    by_text = {(main.context.strip(), main.question.strip()): main for main in main_questions()}
+        raise DataError(f"{where}: field '5shots.{name}.prompt' holds {len(prompts)} prompts, expected {len(SPLITS)}.")
     sets: list[DemoSet] = []
     for index, prompt in enumerate(prompts):
-        ids: list[str] = []
-        for shot, (context, question) in enumerate(zip(contexts[index], questions[index])):
-            main = by_text.get((context.strip(), question.strip()))
-            if main is None:
-                raise DataError(
-                    f"{where}: 5shots.vanilla demonstration {shot} of set {index + 1} is not a RULE main question."
-                )
-            ids.append(main.id)
+        where_set = f"{where}: 5shots.{name} set {index + 1}"
+        ids = _main_ids(contexts[index], questions[index], where_set) if demos == "reclor" else ()
         shot_labels = tuple(int(label) for label in labels[index])
-        none_gold = sum(options[label] == NONE_OPTION for options, label in zip(vanilla["options"][index], shot_labels))
-        sets.append(DemoSet(index + 1, prompt, tuple(ids), shot_labels, none_gold))
+        none_gold = sum(shot[label] == NONE_OPTION for shot, label in zip(options[index], shot_labels))
+        sets.append(DemoSet(index + 1, prompt, ids, shot_labels, none_gold))
     return tuple(sets)

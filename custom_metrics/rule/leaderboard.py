@@ -5,8 +5,9 @@ the page shows RULE (column words and definitions, logged samples).
 also prints ±0.00 for its single-run settings (fine-tuned models, humans), which is no
 spread at all, so those cells carry no ± (zero-shot main questions keep their ±0.00: the
 five splits share them, a measured std of zero).
-The suite's five-shot split runs become one row per model with the mean and population
-std over the splits, as the protocol command computes them.
+The suite's five-shot split runs become one row per model and setting (ReClor or RULE
+demonstrations) with the mean and population std over the splits, as the protocol command
+computes them.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from custom_metrics.common.leaderboard_types import PaperSpec, SampleView
 from custom_metrics.common.published import PublishedCell, PublishedRow, cell
 from custom_metrics.common.results import Score, TaskRun
+from custom_metrics.rule.data import DEMO_SETTINGS
 
 SOURCE = "RULE (Kawabata & Sugawara, EMNLP 2023) Table 2"
 
@@ -88,18 +90,24 @@ def published_rows() -> list[PublishedRow]:
     return rows
 
 
+# Five-shot split tasks -> the paper's setting: ``rule_5shot_split{k}`` (ReClor
+# demonstrations) and ``rule_5shot_rule_split{k}`` (RULE demonstrations, Table 3).
+_SPLIT_TASK = re.compile(r"rule_5shot_(?:(?P<demos>rule)_)?split\d+")
+
+
 def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
     """RULE rows per setting, as in the paper's Table 2: zero-shot tasks as they are, and
-    the five-shot split runs (``rule_5shot_split{k}``) as one ``rule`` row whose values are
-    the mean and ± the population std over the splits (as ``custom_metrics.rule_fewshot``).
+    the five-shot split runs of each setting as one ``rule`` row whose values are the mean
+    and ± the population std over the splits (as ``explain-eval rule-protocol``).
     """
     plain, splits = [], {}
     for run in runs:
-        if re.fullmatch(r"rule_5shot_split\d+", run.task):
-            splits.setdefault((run.model, run.setting), []).append(run)
+        match = _SPLIT_TASK.fullmatch(run.task)
+        if match:
+            splits.setdefault((run.model, run.setting, match["demos"] or "reclor"), []).append(run)
         else:
             plain.append(replace(run, setting=run.setting or "zero-shot"))
-    for (model, setting), group in splits.items():
+    for (model, setting, demos), group in splits.items():
         group.sort(key=lambda run: run.task)
         metrics = sorted({key for run in group for key in run.scores})
         scores = {}
@@ -112,7 +120,8 @@ def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
         sizes = [run.n_samples for run in group]
         limits = {run.limit for run in group} - {None}
         extra = [part for part in setting.split(", ") if part and not part.endswith("-shot")]
-        label = ", ".join([f"five-shot on ReClor ({len(group)} of 5 splits)", *extra])
+        label = ", ".join([f"{DEMO_SETTINGS[demos]} ({len(group)} of 5 splits)", *extra])
+        flag = "" if demos == "reclor" else f" --demos {demos}"
         originals = [run.n_original for run in group]
         plain.append(
             TaskRun(
@@ -133,7 +142,7 @@ def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
             f"{model}, {label}: mean ± population std over "
             f"{', '.join(f'{run.task} ({run.path})' for run in group)}; the "
             "paper's Consistency and MainQ-wise columns pool the five runs instead "
-            "(`explain-eval rule-protocol --summarize-only` computes those)."
+            f"(`explain-eval rule-protocol{flag} --summarize-only` computes those)."
         )
     return plain
 

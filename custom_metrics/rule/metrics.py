@@ -38,9 +38,24 @@ class Outcome(NamedTuple):
 
     @classmethod
     def parse(cls, value: Sequence) -> Outcome:
-        """Rebuild an outcome from a samples file, where it was written as a JSON list."""
-        doc_id, main_id, kind, split, correct, none_gold, group_size = value
-        return cls(str(doc_id), str(main_id), str(kind), int(split), bool(correct), bool(none_gold), int(group_size))
+        """Rebuild an outcome from a samples file, where it was written as a JSON list.
+
+        Strict (ValueError naming the element): ``bool("false")`` is True and ``int(1.7)``
+        is 1, so a coercion here would turn an edited or damaged line into a wrong score.
+        """
+        if not isinstance(value, list) or len(value) != len(cls._fields):
+            raise ValueError(f"expected a list of {len(cls._fields)} ({', '.join(cls._fields)}), got {value!r:.80}")
+        outcome = cls(*value)
+        for name, kind in (("doc_id", str), ("main_id", str), ("correct", bool), ("none_gold", bool)):
+            if not isinstance(getattr(outcome, name), kind):
+                raise ValueError(f"{name} must be a {kind.__name__}, got {getattr(outcome, name)!r:.80}")
+        if outcome.kind not in (MAIN, *SUB_KINDS):
+            raise ValueError(f"kind must be one of {(MAIN, *SUB_KINDS)}, got {outcome.kind!r:.80}")
+        for name in ("split", "group_size"):
+            number = getattr(outcome, name)
+            if isinstance(number, bool) or not isinstance(number, int) or number < 0:
+                raise ValueError(f"{name} must be a whole number >= 0, got {number!r:.80}")
+        return outcome
 
 
 def _accuracy(outcomes: Iterable[Outcome]) -> float:
@@ -138,7 +153,7 @@ TABLE2_METRICS = {
 
 
 def outcome(doc: dict[str, Any], results: Sequence[tuple[float, bool]]) -> Outcome:
-    correct = predicted_index(results) == doc["label"]
+    correct = predicted_index(results, f"RULE doc {doc['doc_id']}") == doc["label"]
     return Outcome(
         doc["doc_id"], doc["main_id"], doc["kind"], doc["split"], correct, doc["none_gold"], doc["group_size"]
     )

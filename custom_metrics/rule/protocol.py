@@ -3,16 +3,21 @@
 The paper (Appendix E) runs five-shot prompting five times, test split k with published
 demonstration set k, and reports each metric as mean and standard deviation across the
 runs; consistency and MainQ-wise SubQ accuracy come without a std in Table 2, so they
-are also computed once over all runs pooled. Zero-shot rows are reported the same way
-across the five subquestion splits of a single ``rule`` run.
+are also computed once over all runs pooled. Its two five-shot settings differ by the
+demonstrations: ReClor questions (``--demos reclor``, Table 2's "Five-Shot on ReClor") or
+RULE subquestions (``--demos rule``, "Five-Shot on RULE" and Table 3). Zero-shot rows are
+reported the same way across the five subquestion splits of a single ``rule`` run.
 
-    explain-eval rule-protocol --output_path runs/rule5 \\
+    explain-eval rule-protocol --output_path runs/rule5 [--demos rule] \\
         --model hf --model_args pretrained=MODEL --batch_size 8 [--limit N]
 
 Every argument not listed below goes to ``lm_eval`` unchanged. Each split is its own
 ``lm_eval`` process writing under ``OUTPUT/split<k>``; a rerun with the same arguments
-skips the splits already done, so an interrupted protocol loses no finished run.
-``--summarize-only`` reads finished runs without running anything.
+skips the splits already done, so an interrupted protocol loses no finished run. A split
+is done only when its samples file holds every sample its results file counts (a kill
+while lm_eval writes samples leaves it cut short): an unfinished split's files are
+renamed ``*.incomplete`` and it runs again, saying why. ``--summarize-only`` reads
+finished runs without running anything, and refuses an unfinished one.
 """
 
 from __future__ import annotations
@@ -23,12 +28,14 @@ import math
 import statistics
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.rule.data import SPLITS, demo_sets
+from custom_metrics.common.jsonl import iter_jsonl
+from custom_metrics.rule.data import DEMO_SETTINGS, DEMOS, SPLITS, demo_sets
 from custom_metrics.rule.metrics import MAIN, SUB_KINDS, TABLE2_METRICS, Outcome, groups, none_acc, subq_acc
 
 TASKS_DIR = Path(__file__).resolve().parents[2] / "lm_eval_tasks"
@@ -47,38 +54,99 @@ class Run:
     limited: bool
 
 
-def task_name(shots: int, split: int) -> str:
-    return f"rule_5shot_split{split}" if shots == 5 else "rule"
+def task_name(shots: int, split: int, demos: str = "reclor") -> str:
+    if shots != 5:
+        return "rule"
+    return f"rule_5shot_split{split}" if demos == "reclor" else f"rule_5shot_{demos}_split{split}"
 
 
-def _latest(folder: Path, pattern: str) -> Path | None:
-    found = sorted(folder.glob(f"**/{pattern}"))
-    return found[-1] if found else None
+def setting(shots: int, demos: str) -> str:
+    return DEMO_SETTINGS[demos] if shots == 5 else "zero-shot"
+
+
+class IncompleteRun(DataError):
+    """A split run that does not count as done; ``leftovers`` are its files, set aside before a rerun."""
+
+    def __init__(self, message: str, leftovers: Sequence[Path] = ()) -> None:
+        super().__init__(message)
+        self.leftovers = tuple(leftovers)
+
+
+def finished_samples(folder: Path, task: str) -> tuple[list[tuple[str, dict]], dict]:
+    """The samples (with their "file:line") of the run in ``folder`` and its ``n-samples`` entry.
+
+    lm_eval writes the results file first, then the samples file line by line under the
+    same timestamp; a kill in between leaves a whole results file beside a samples file
+    cut short (or none). A run is done only when the newest results file and its samples
+    file agree: every line whole and, per filter, as many samples as the results count as
+    ``effective``. Otherwise IncompleteRun says why.
+    """
+    found = sorted(folder.glob("**/results_*.json"), key=lambda path: path.name)
+    if not found:
+        leftovers = sorted(folder.glob(f"**/samples_{task}_*.jsonl"))
+        raise IncompleteRun(f"{folder}: no results file (not run yet, or stopped before lm_eval finished)", leftovers)
+    results = found[-1]
+    samples = results.with_name(f"samples_{task}_{results.name[len('results_') : -len('.json')]}.jsonl")
+    leftovers = [path for path in (results, samples) if path.exists()]
+    try:
+        data = json.loads(results.read_text(encoding="utf-8"))
+        counts, scores = data["n-samples"][task], data["results"][task]
+        effective = counts["effective"]
+        filters = {str(key).partition(",")[2] for key in scores if "," in str(key)} or {"none"}
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as err:
+        raise IncompleteRun(f"{results}: not a whole results file ({err})", leftovers) from err
+    except (KeyError, TypeError) as err:
+        raise IncompleteRun(f"{results}: no results or n-samples count for {task} (field {err})", leftovers) from err
+    if isinstance(effective, bool) or not isinstance(effective, int) or effective < 1:
+        raise IncompleteRun(f"{results}: n-samples {task} effective is {effective!r}, not a sample count", leftovers)
+    if not samples.is_file():
+        raise IncompleteRun(f"{samples}: missing beside {results.name} (lm_eval stopped before writing it)", leftovers)
+    try:
+        rows = list(iter_jsonl(samples))
+    except DataError as err:
+        raise IncompleteRun(f"{err} The samples file is cut short or damaged.", leftovers) from err
+    per_filter = Counter(str(sample.get("filter", "none")) for _, sample in rows)
+    for name in sorted(filters | set(per_filter)):
+        count = per_filter[name]
+        if count != effective:
+            held = f"{count} samples" + ("" if name == "none" else f" for filter {name!r}")
+            raise IncompleteRun(
+                f"{samples}: {held} where {results.name} counts {effective}: cut short "
+                "(lm_eval stopped while writing it?)",
+                leftovers,
+            )
+    return rows, counts
 
 
 def read_run(folder: Path, task: str) -> Run:
-    """Outcomes from the samples file an lm_eval ``--log_samples`` run left in ``folder``."""
-    samples = _latest(folder, f"samples_{task}_*.jsonl")
-    results = _latest(folder, "results_*.json")
-    if samples is None or results is None:
-        raise DataError(f"{folder}: no samples_{task}_*.jsonl / results_*.json; run the protocol first.")
+    """Outcomes from the samples file a finished lm_eval ``--log_samples`` run left in ``folder``."""
+    try:
+        rows, counts = finished_samples(folder, task)
+    except IncompleteRun as unfinished:
+        raise IncompleteRun(
+            f"{unfinished}. Run the protocol again (without --summarize-only) to redo it.", unfinished.leftovers
+        ) from unfinished
     outcomes = []
-    with open(samples, encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            sample = json.loads(line)
-            value = next((sample[m] for m in TABLE2_METRICS if m in sample), None)
-            if value is None:
-                raise DataError(
-                    f"{samples}:{lineno}: no RULE metric field (e.g. 'subq_acc'); is this a {task} samples file?"
-                )
-            try:
-                outcomes.append(Outcome.parse(value))
-            except (TypeError, ValueError) as err:
-                raise DataError(f"{samples}:{lineno}: the RULE metric field is not an outcome list ({err}).") from err
-    counts = json.loads(results.read_text(encoding="utf-8")).get("n-samples", {}).get(task, {})
-    return Run(task, outcomes, counts.get("effective", 0) < counts.get("original", 0))
+    for where, sample in rows:
+        value = next((sample[m] for m in TABLE2_METRICS if m in sample), None)
+        if value is None:
+            raise DataError(f"{where}: no RULE metric field (e.g. 'subq_acc'); is this a {task} samples file?")
+        try:
+            outcomes.append(Outcome.parse(value))
+        except (TypeError, ValueError) as err:
+            raise DataError(f"{where}: the RULE metric field is not an outcome list ({err}).") from err
+    original = counts.get("original")
+    return Run(task, outcomes, isinstance(original, int) and counts["effective"] < original)
+
+
+def set_aside(run: IncompleteRun) -> list[Path]:
+    """Rename an unfinished run's files to ``*.incomplete``: kept for inspection, never read as a run."""
+    moved = []
+    for path in run.leftovers:
+        target = path.with_name(path.name + ".incomplete")
+        path.replace(target)
+        moved.append(target)
+    return moved
 
 
 def split_view(run: Run, split: int) -> list[Outcome]:
@@ -183,7 +251,7 @@ def render(summary: dict) -> str:
         else:
             stats = summary["across_splits"][name]
             cells.append(f"{_pct(stats['mean'])} ± {_pct(stats['std'])}")
-    lines.append("| Table 2 | " + " | ".join(cells) + " |")
+    lines.append(f"| Table 2, {summary['setting']} | " + " | ".join(cells) + " |")
     lines += ["", "| split | Acc. | # None in shot | None Acc. |", "|---|---|---|---|"]
     for k, row in summary["table3"].items():
         lines.append(f"| {k} | {_pct(row['subq_acc'])} | {row['none_in_shot']} | {_pct(row['none_acc'])} |")
@@ -198,27 +266,34 @@ def render(summary: dict) -> str:
     return "\n".join(lines)
 
 
-def _check_args(output: Path, lm_eval_args: list[str], shots: int) -> None:
+def _check_args(output: Path, lm_eval_args: list[str], shots: int, demos: str) -> None:
     """Refuse to resume a protocol started with other settings (it would mix two models)."""
     clash = [a for a in lm_eval_args if a.split("=")[0] in RESERVED]
     if clash:
-        raise SystemExit(f"rule_fewshot sets {', '.join(RESERVED)} itself; remove {clash}.")
+        raise SystemExit(f"rule-protocol sets {', '.join(RESERVED)} itself; remove {clash}.")
     record = output / ARGS_FILE
-    wanted = {"shots": shots, "lm_eval_args": lm_eval_args}
+    wanted: dict = {"shots": shots, "lm_eval_args": lm_eval_args}
+    if demos != "reclor":  # folders started before --demos existed hold ReClor runs
+        wanted["demos"] = demos
     if record.is_file() and json.loads(record.read_text()) != wanted:
         raise SystemExit(f"{output} holds a protocol run with other settings ({record}); use a new --output_path.")
     output.mkdir(parents=True, exist_ok=True)
     record.write_text(json.dumps(wanted, indent=1))
 
 
-def run_protocol(output: Path, lm_eval_args: list[str], shots: int, include_path: Path) -> None:
-    _check_args(output, lm_eval_args, shots)
+def run_protocol(output: Path, lm_eval_args: list[str], shots: int, include_path: Path, demos: str) -> None:
+    _check_args(output, lm_eval_args, shots, demos)
     folders = {k: output / f"split{k}" for k in SPLITS} if shots == 5 else {0: output / "zeroshot"}
     for key, folder in folders.items():
-        task = task_name(shots, key)
-        if _latest(folder, f"samples_{task}_*.jsonl") is not None:
+        task = task_name(shots, key, demos)
+        try:
+            finished_samples(folder, task)
             print(f"[rule-protocol] {task}: done earlier, kept ({folder})", file=sys.stderr)
             continue
+        except IncompleteRun as unfinished:
+            if unfinished.leftovers:
+                moved = ", ".join(path.name for path in set_aside(unfinished))
+                print(f"[rule-protocol] {task}: running again, {unfinished} (set aside: {moved})", file=sys.stderr)
         command = [
             sys.executable,
             "-m",
@@ -236,12 +311,12 @@ def run_protocol(output: Path, lm_eval_args: list[str], shots: int, include_path
         subprocess.run(command, check=True)
 
 
-def collect(output: Path, shots: int) -> dict:
+def collect(output: Path, shots: int, demos: str = "reclor") -> dict:
     if shots == 5:
-        runs = {k: read_run(output / f"split{k}", task_name(5, k)) for k in SPLITS}
+        runs = {k: read_run(output / f"split{k}", task_name(5, k, demos)) for k in SPLITS}
         per_split = {k: run.outcomes for k, run in runs.items()}
         pooled_runs = list(per_split.values())
-        none_in_shot = {demo.index: demo.none_gold for demo in demo_sets()}
+        none_in_shot = {demo.index: demo.none_gold for demo in demo_sets(demos)}
         limited = any(run.limited for run in runs.values())
     else:
         run = read_run(output / "zeroshot", "rule")
@@ -250,7 +325,7 @@ def collect(output: Path, shots: int) -> dict:
         none_in_shot = {k: 0 for k in SPLITS}
         limited = run.limited
     summary = summarize(per_split, pooled_runs, none_in_shot, grouped_splits=shots == 5)
-    summary.update({"shots": shots, "limited": limited})
+    summary.update({"shots": shots, "setting": setting(shots, demos), "limited": limited})
     return summary
 
 
@@ -269,13 +344,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--output_path", type=Path, required=True)
     parser.add_argument("--shots", type=int, choices=(0, 5), default=5)
+    parser.add_argument(
+        "--demos",
+        choices=sorted(DEMOS),
+        default="reclor",
+        help="five-shot demonstrations: ReClor questions (Table 2) or RULE subquestions (Table 3)",
+    )
     parser.add_argument("--include_path", type=Path, default=TASKS_DIR, help="folder holding lm_eval_tasks/rule")
     parser.add_argument("--summarize-only", action="store_true")
     args, lm_eval_args = parser.parse_known_args(argv)
+    if args.shots == 0 and args.demos != "reclor":
+        parser.error("--demos chooses five-shot demonstrations; zero-shot has none")
     output = args.output_path.resolve()
     if not args.summarize_only:
-        run_protocol(output, lm_eval_args, args.shots, args.include_path.resolve())
-    summary = collect(output, args.shots)
+        run_protocol(output, lm_eval_args, args.shots, args.include_path.resolve(), args.demos)
+    summary = collect(output, args.shots, args.demos)
     (output / SUMMARY_FILE).write_text(json.dumps(_without_nan(summary), indent=1))
     print(render(summary))
     print(f"\n[rule-protocol] summary written to {output / SUMMARY_FILE}", file=sys.stderr)

@@ -11,7 +11,7 @@ from typing import Any
 import datasets
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.sources import to_dataset
+from custom_metrics.rule.cache import cached_docs
 from custom_metrics.rule.data import (
     SPLITS,
     MainQuestion,
@@ -84,20 +84,22 @@ def grouped_docs(
     return docs
 
 
-def fewshot_docs(split: int) -> list[dict[str, Any]]:
+def fewshot_docs(split: int, demos: str = "reclor") -> list[dict[str, Any]]:
     """Test split ``split`` with published demonstration set ``split`` (Appendix E).
 
     All main questions are evaluated in every run (the paper does not split them), except
-    the five shown as demonstrations; subquestions are those of the split. The test
-    question follows the demonstrations exactly as one demonstration follows another.
+    ReClor demonstrations, which are main questions shown with their answer; subquestions
+    are those of the split. RULE demonstrations are subquestions; every subquestion of the
+    split is evaluated, as the paper's Table 3 denominators show (see the task README).
+    The test question follows the demonstrations exactly as one demonstration follows another.
     """
-    demos = demo_sets()[split - 1]
+    shown = demo_sets(demos)[split - 1]
     return grouped_docs(
         sub_questions(split),
         with_main=True,
         with_subs=True,
-        prefix=INSTRUCTION + demos.prompt + " ",
-        skip_mains=frozenset(demos.main_ids),
+        prefix=INSTRUCTION + shown.prompt + " ",
+        skip_mains=frozenset(shown.main_ids),
     )
 
 
@@ -158,7 +160,7 @@ def alignment_docs() -> list[dict[str, Any]]:
     return docs
 
 
-def docs_for(variant: str, split: int | None = None) -> list[dict[str, Any]]:
+def docs_for(variant: str, split: int | None = None, demos: str = "reclor") -> list[dict[str, Any]]:
     """Docs of one task variant (the ``dataset_kwargs`` of the task YAMLs)."""
     subs = all_sub_questions
     builders: dict[str, Callable[[], list[dict[str, Any]]]] = {
@@ -174,13 +176,14 @@ def docs_for(variant: str, split: int | None = None) -> list[dict[str, Any]]:
     if variant == "fewshot":
         if split not in SPLITS:
             raise DataError(f"RULE five-shot tasks need dataset_kwargs 'split' in {SPLITS}, got {split!r}.")
-        return fewshot_docs(split)
+        return fewshot_docs(split, demos)
     if variant not in builders:
         raise DataError(f"unknown RULE variant {variant!r}; expected one of {sorted([*builders, 'fewshot'])}.")
     return builders[variant]()
 
 
-def load(variant: str, split: int | None = None, **_: Any) -> dict[str, datasets.Dataset]:
-    """``custom_dataset`` hook: the docs of ``variant`` (and ``split`` for five-shot tasks);
-    the harness also passes the task's metadata, which no variant reads."""
-    return {"test": to_dataset(docs_for(variant, split))}
+def load(variant: str, split: int | None = None, demos: str = "reclor", **_: Any) -> dict[str, datasets.Dataset]:
+    """``custom_dataset`` hook: the docs of ``variant`` (and ``split`` and ``demos`` for
+    five-shot tasks), from the verified cache of built docs when it holds them; the harness
+    also passes the task's metadata, which no variant reads."""
+    return {"test": cached_docs(variant, split, lambda: docs_for(variant, split, demos), demos)}

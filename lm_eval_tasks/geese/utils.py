@@ -19,7 +19,7 @@ from custom_metrics.geese.metrics import (  # noqa: F401
     process_generation,
     process_prediction,
 )
-from custom_metrics.geese.prompts import m1_prompt, m2_prompt  # noqa: F401
+from custom_metrics.geese.prompts import m1_prompt  # noqa: F401
 
 
 def load_m2(

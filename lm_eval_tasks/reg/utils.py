@@ -11,7 +11,13 @@ from custom_metrics.reg import data
 
 # Re-exported for `!function utils.<name>` in the YAMLs.
 from custom_metrics.reg.judging import REGJudgeFilter  # noqa: F401
-from custom_metrics.reg.metrics import mean_over_n, process_results, size_of_n  # noqa: F401
+from custom_metrics.reg.metrics import (  # noqa: F401
+    judge_select_results,
+    mean_over_n,
+    process_results,
+    size_of_n,
+    unparsed_share,
+)
 from custom_metrics.reg.prompts import generation_prompt, judge_choices, judge_prompt, judge_target  # noqa: F401
 
 

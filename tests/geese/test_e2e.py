@@ -9,7 +9,7 @@ import pytest
 
 import custom_metrics.geese.anonymize as geese_anon
 import custom_metrics.geese.data as geese_data
-import custom_metrics.geese.prompts as geese_prompts
+from tests.geese.authors import authors_prompt
 from tests.helpers import run_lm_eval
 
 
@@ -26,7 +26,7 @@ def test_m1_then_selfexp_m2(fixture_mirror: Path, embedded_model: Path, tmp_path
     docs = {doc["id"]: doc for doc in geese_data.load_docs()}
     for sample in samples["geese_noexp"]:
         prompt = sample["arguments"]["gen_args_0"]["arg_0"]
-        assert prompt == geese_prompts.m2_prompt({**docs[sample["doc"]["id"]], "hint": "Not given"})
+        assert prompt == authors_prompt("noexp", docs[sample["doc"]["id"]])
         assert [args["arg_1"] for args in sample["arguments"].values()] == [" YES", " NO", " UNKNOWN"]
 
     generated = samples["geese_generate_whyexp"]
@@ -50,7 +50,9 @@ def test_m1_then_selfexp_m2(fixture_mirror: Path, embedded_model: Path, tmp_path
     by_id = {sample["doc"]["id"]: sample["filtered_resps"][0] for sample in generated}
     for sample in samples2["geese_selfexp"]:
         assert sample["doc"]["hint"] == by_id[sample["doc"]["id"]]
-        assert sample["arguments"]["gen_args_0"]["arg_0"] == geese_prompts.m2_prompt(sample["doc"])
+        # the authors' whyexp prompt, with our M1 explanation in place of Llama-3's
+        expected = authors_prompt("llama3", {**sample["doc"], "anon_whyexp": sample["doc"]["hint"]})
+        assert sample["arguments"]["gen_args_0"]["arg_0"] == expected
 
 
 @pytest.mark.e2e
@@ -74,7 +76,7 @@ def test_geese_tasks_build_all_800_docs(full_data: Path, monkeypatch: pytest.Mon
     human = tasks["geese_human"]
     doc = next(d for d in human.test_docs() if d["id"] == "393")
     assert doc["hint"] == doc["anon_human"]
-    assert human.doc_to_text(doc) == geese_prompts.m2_prompt(doc)
+    assert human.doc_to_text(doc) == authors_prompt("human", doc)
 
 
 @pytest.mark.e2e

@@ -1,4 +1,4 @@
-"""GEESE: exact prompts, the anonymizer, metrics and the M1 -> M2 file hand-over."""
+"""GEESE: the authors' exact prompts, the anonymizer, metrics and the M1 -> M2 file hand-over."""
 
 from __future__ import annotations
 
@@ -12,17 +12,16 @@ import custom_metrics.geese.data as geese_data
 import custom_metrics.geese.metrics as geese_metrics
 import custom_metrics.geese.prompts as geese_prompts
 from custom_metrics.common.errors import DataError
+from tests.geese.authors import AUTHORS_TASKS, TABLE_2_SETTINGS, authors_prompt
+from tests.helpers import TASKS_DIR
 
-INSTRUCTION = (
-    "Your task is to predict the entailment label between two sentences, selecting one label "
-    "among YES (entailment), NO (contradiction), or UNKNOWN (neutrality).\n"
-)
 S1 = (
     "Sentence 1: Claude Chabrol (nato il 24 giugno 1930) è un regista francese diventato famoso "
     "negli ultimi 40 anni sin dal suo primo film, Le Beau Serge, per le sue agghiaccianti storie "
     "di omicidi, tra cui Le Boucher.\n"
 )
 S2 = "Sentence 2: Le Beau Serge è stato diretto da Chabrol.\n"
+M2_SETTINGS = tuple(AUTHORS_TASKS)
 
 
 @pytest.fixture()
@@ -30,17 +29,35 @@ def doc_1(fixture_mirror: Path) -> dict:
     return next(doc for doc in geese_data.load_docs() if doc["id"] == "1")
 
 
-def test_m2_prompts_pinned(doc_1: dict) -> None:
-    expected_hints = {
-        "noexp": "Not given",
-        "dummy": "Le Beau Serge è stato diretto da Chabrol.",
-        "human": "Il fatto che Le Beau Serge sia il primo film del regista Chabrol significa "
-        "che Chabrol ha diretto Le Beau Serge.",
-        "llama3": doc_1["anon_whyexp"],
-    }
-    for setting, hint in expected_hints.items():
-        prompt = geese_prompts.m2_prompt({**doc_1, "hint": geese_data.HINTS[setting](doc_1)})
-        assert prompt == f"{INSTRUCTION}{S1}{S2}Hint: {hint}.\nEntailment label:", setting
+@pytest.fixture()
+def m2_tasks(fixture_mirror: Path) -> dict:
+    from lm_eval.tasks import TaskManager
+
+    manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False)
+    return manager.load([f"geese_{setting}" for setting in M2_SETTINGS])["tasks"]
+
+
+def test_m2_prompt_pinned_byte_for_byte(m2_tasks: dict) -> None:
+    """Doc 1 with no hint: the data's padding of text_t and text_h stays, as in the authors' runs."""
+    task = m2_tasks["geese_noexp"]
+    doc = next(doc for doc in task.test_docs() if doc["id"] == "1")
+    assert task.fewshot_context(doc, 0) == (
+        "Your task is to predict the entailment label between two sentences, selecting one label among "
+        "YES (entailment), NO (contradiction), or UNKNOWN (neutrality). Sentence 1:\n     Claude Chabrol "
+        "(nato il 24 giugno 1930) è un regista francese diventato famoso negli ultimi 40 anni sin dal suo "
+        "primo film, Le Beau Serge, per le sue agghiaccianti storie di omicidi, tra cui Le Boucher.\n     "
+        "Sentence 2: \n     Le Beau Serge è stato diretto da Chabrol.\n     Hint: Not given. Entailment label:"
+    )
+
+
+def test_m2_prompts_equal_the_authors_template_rendering(m2_tasks: dict) -> None:
+    for setting in M2_SETTINGS:
+        task = m2_tasks[f"geese_{setting}"]
+        docs = list(task.test_docs())
+        assert len(docs) == 6, setting
+        for doc in docs:
+            assert doc["hint"] == geese_data.HINTS[setting](doc)
+            assert task.fewshot_context(doc, 0) == authors_prompt(setting, doc), (setting, doc["id"])
 
 
 def test_m1_prompts_pinned(doc_1: dict) -> None:
@@ -141,9 +158,9 @@ def test_generation_metrics_flag_empty_output() -> None:
 
 def _samples_file(path: Path, rows: list[tuple[str, str]]) -> Path:
     with open(path, "w", encoding="utf-8") as handle:
-        for doc_id, text in rows:
+        for index, (doc_id, text) in enumerate(rows):
             handle.write(
-                json.dumps({"doc_id": 0, "doc": {"id": doc_id}, "resps": [[text]], "filtered_resps": [text]}) + "\n"
+                json.dumps({"doc_id": index, "doc": {"id": doc_id}, "resps": [[text]], "filtered_resps": [text]}) + "\n"
             )
     return path
 
@@ -185,3 +202,23 @@ def test_anonymizer_matches_all_published_rows(full_data: Path, monkeypatch: pyt
     for field in ("whyexp", "whynot", "implicit"):
         assert all(geese_anon.anonymize(doc[field]) == doc[f"anon_{field}"] for doc in docs), field
     assert all(geese_anon.anonymize(doc["explanation"]) == doc["anon_human"] for doc in docs)
+
+
+@pytest.mark.fulldata
+def test_all_m2_prompts_equal_the_authors_over_the_full_data(full_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Table 2's 3,200 prompts (4 settings x 800 docs), and the 1,600 of the authors' two other
+    Llama-3 hints, as lm-eval builds them from our tasks, equal the authors' template rendering."""
+    from lm_eval.tasks import TaskManager
+
+    monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(full_data))
+    manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False)
+    tasks = manager.load([f"geese_{setting}" for setting in M2_SETTINGS])["tasks"]
+    compared = {}
+    for setting in M2_SETTINGS:
+        task = tasks[f"geese_{setting}"]
+        docs = list(task.test_docs())
+        assert len(docs) == 800
+        mismatched = [d["id"] for d in docs if task.fewshot_context(d, 0) != authors_prompt(setting, d)]
+        assert mismatched == [], (setting, mismatched[:5])
+        compared[setting] = len(docs)
+    assert sum(compared[s] for s in TABLE_2_SETTINGS) == 3200

@@ -1,5 +1,6 @@
-"""End to end: lm_eval generates explanations on the embedded model, the judge task reads
-them, and ``explain-eval ibe`` scores them and writes the report."""
+"""End to end: lm_eval generates explanations on the embedded model (in-process, or served
+by a real ``transformers serve``), the judge task reads them, and ``explain-eval ibe``
+scores them and writes the report."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import MIRROR
+from custom_metrics.ibe.prompts import explanation_prompt
+from tests.helpers import MIRROR, run_lm_eval
 from tests.ibe.test_pipeline import tiny_classifier
 
 pytestmark = pytest.mark.e2e
@@ -69,7 +71,39 @@ def test_generate_judge_score_report(lm_eval_cli, tmp_path: Path) -> None:
     assert reported.returncode == 0, reported.stderr[-3000:]
     report = (features / "report.md").read_text()
     assert "Uncertainty is the lexicon-based estimate" in report
-    assert "| Baselines | LLM judge | " in report and "(n=1)" in report
+    model = judge_results["model_name"]  # the embedded model judged its own explanations
+    assert f"| Baselines | LLM judge: {model} (this run) | " in report and "(n=1)" in report
+    assert "| Baselines | LLM judge: GPT 3.5 (paper) |" in report
     summary = json.loads((features / "report.json").read_text())
-    assert summary["test_questions"] == 1 and len(summary["table1"]) == 11
+    assert summary["model"] == summary["judge_model"] == model and summary["tasks"] == ["ibe_copa"]
+    copa = summary["datasets"]["copa"]
+    assert copa["test_questions"] == 1 and len(copa["table1"]) == 11 and copa["judge"]["questions"] == 1
     assert (features / "figure2.png").is_file() and (features / "features_by_correctness.png").is_file()
+
+
+def test_generation_from_a_served_model_cached_by_the_harness(served_model, tmp_path: Path) -> None:
+    """ibe_copa through ``--model local-completions`` against a real ``transformers serve``.
+
+    IBE's generation has no judge inside the harness; what a rerun may skip is the
+    generation itself, which only the harness' own response cache (``--use_cache``) keeps.
+    With it, the rerun sends the server 0 requests (counted in its access log) and logs
+    the same explanations.
+    """
+    env = {"EXPLAIN_EVAL_DATA": str(MIRROR)}
+    extra = ["--gen_kwargs", "max_gen_toks=16", "--use_cache", str(tmp_path / "responses")]
+    completions = "/v1/completions"
+
+    def run(out: Path) -> tuple[list[dict], int]:
+        before = served_model.requests(completions)
+        _, samples = run_lm_eval(served_model.completion_flags(), "ibe_copa", out, limit=2, extra=extra, env=env)
+        return samples["ibe_copa"], served_model.requests(completions) - before
+
+    generated, sent = run(tmp_path / "first")
+    assert sent == len(generated) == 2, served_model.log_tail()
+    assert [(s["doc"]["qid"], s["doc"]["option"]) for s in generated] == [("copa-1", 1), ("copa-1", 2)]
+    assert all(s["arguments"]["gen_args_0"]["arg_0"] == explanation_prompt(s["doc"]) for s in generated)
+    assert all(isinstance(s["filtered_resps"][0], str) and s["filtered_resps"][0] for s in generated)
+
+    regenerated, resent = run(tmp_path / "second")
+    assert resent == 0, served_model.log_tail()
+    assert [s["filtered_resps"] for s in regenerated] == [s["filtered_resps"] for s in generated]

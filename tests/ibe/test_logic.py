@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import time
 
 import pytest
@@ -133,6 +134,21 @@ def test_best_proof_prefers_higher_score_then_fewer_rules(prover: Prover) -> Non
     )
     proof = prover.prove(program)
     assert proof.consistent and proof.score == pytest.approx(1.0) and proof.depth == 1 and proof.rules == [3]
+
+
+def test_a_proof_scoring_exactly_the_threshold_is_rejected(prover: Prover) -> None:
+    """Algorithm 1 accepts a proof when its score is strictly greater than the threshold."""
+    program = Program(
+        (Atom("rain", ("x",)),),
+        (Rule(Atom("wet_road", ("X",)), (Atom("rain", ("X",)),)),),
+        Atom("wet_street", ("x",)),
+    )
+    score = prover.prove(program).score  # one weak unification: wet_street ~ wet_road
+    assert 0.13 < score < 1.0
+    at = Prover(prover.embedder, threshold=score).prove(program)
+    assert not at.consistent and at.depth == 0 and at.score == 0.0 and at.rules == []
+    below = Prover(prover.embedder, threshold=math.nextafter(score, 0.0)).prove(program)
+    assert below.consistent and below.depth == 1 and below.score == score
 
 
 # --- the Prolog guard ------------------------------------------------------------------------

@@ -288,6 +288,12 @@ def test_score_balloon_with_stand_in_models_and_resume(stand_ins, tmp_path) -> N
 
     report = write_report(out).read_text()
     assert "| IBE Features | Depth (Parsimony) |" in report and "Uncertainty model:" in report
+    # The coherence judge is recorded on every row, in report.json, and flagged when it is
+    # not the paper's NLI model.
+    judge = f"seqcls:{stand_ins['nli']}"
+    assert (frame["coherence_judge"] == judge).all()
+    assert json.loads((out / "report.json").read_text())["coherence_judges"] == [judge]
+    assert "**Coherence is not judged by the paper's NLI model**" in report
     assert (out / "figure2.png").stat().st_size > 0 and (out / "table1.png").is_file()
 
 

@@ -1,4 +1,4 @@
-"""The model and task of a features folder travel from lm-eval's results into report.json."""
+"""The explanations' model (and the judge's) travel from lm-eval's results into report.json."""
 
 from __future__ import annotations
 
@@ -21,7 +21,21 @@ def test_provenance_from_the_results_beside_the_samples(tmp_path: Path) -> None:
     out = tmp_path / "features"
     out.mkdir()
     write_provenance([samples], out)
-    assert read_provenance(out) == {"model": "org/model-a", "task": "ibe_copa"}
+    assert read_provenance(out) == {"model": "org/model-a", "tasks": ["ibe_copa"]}
+
+
+def test_provenance_of_both_datasets_and_of_the_judge(tmp_path: Path) -> None:
+    copa = _run(tmp_path / "copa", "t1", "org/model-a")
+    ecare = _run(tmp_path / "ecare", "t2", "org/model-a", "ibe_ecare")
+    judge = _run(tmp_path / "judge", "t3", "org/judge-b", "ibe_judge_copa")
+    out = tmp_path / "features"
+    out.mkdir()
+    write_provenance([copa, ecare, judge], out)
+    assert read_provenance(out) == {
+        "model": "org/model-a",
+        "tasks": ["ibe_copa", "ibe_ecare"],
+        "judge_model": "org/judge-b",
+    }
 
 
 def test_no_provenance_when_inputs_disagree_or_are_plain(tmp_path: Path) -> None:

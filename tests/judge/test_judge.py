@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 
@@ -14,88 +13,7 @@ from custom_metrics.judge.seqcls import SeqClsJudge
 from custom_metrics.judge.spec import parse_spec
 from custom_metrics.judge.types import NLI_LABELS, Verdict
 from tests.judge.chat_stub import ChatStub
-
-PAIRS = [
-    ("The museum closes at five.", "Visitors toured it at seven."),
-    ("A man plays a guitar on stage.", "Someone is performing music."),
-    ("She planted tomatoes in the garden.", "She likes to cook."),
-]
-
-
-def _tokenizer(chat_template: str | None = None):
-    from tokenizers import ByteLevelBPETokenizer
-    from transformers import PreTrainedTokenizerFast
-
-    corpus = [nli_prompt(p, h) for p, h in PAIRS] + list(LABEL_WORDS)
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(corpus, vocab_size=400, min_frequency=1, special_tokens=["<pad>", "<s>", "</s>"])
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=bpe._tokenizer, pad_token="<pad>", bos_token="<s>", eos_token="</s>"
-    )
-    if chat_template:
-        tokenizer.chat_template = chat_template
-    return tokenizer
-
-
-@pytest.fixture(scope="module")
-def tiny_lm(tmp_path_factory) -> Path:
-    """A 2-layer Llama with random weights and a BPE tokenizer trained on the prompt."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    torch.manual_seed(0)
-    path = tmp_path_factory.mktemp("tiny-lm")
-    tokenizer = _tokenizer()
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=1024,
-        pad_token_id=0,
-    )
-    LlamaForCausalLM(config).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
-
-
-@pytest.fixture(scope="module")
-def tiny_chat_lm(tiny_lm: Path, tmp_path_factory) -> Path:
-    import shutil
-
-    path = tmp_path_factory.mktemp("tiny-chat-lm")
-    shutil.copytree(tiny_lm, path, dirs_exist_ok=True)
-    template = (
-        "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
-        "{% if add_generation_prompt %}<|assistant|>{% endif %}"
-    )
-    _tokenizer(template).save_pretrained(path)
-    return path
-
-
-def _tiny_seqcls(path: Path, id2label: dict[int, str]) -> Path:
-    import torch
-    from transformers import BertConfig, BertForSequenceClassification
-
-    torch.manual_seed(1)
-    tokenizer = _tokenizer()
-    config = BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        max_position_embeddings=512,
-        num_labels=len(id2label),
-        id2label=id2label,
-        label2id={v: k for k, v in id2label.items()},
-    )
-    BertForSequenceClassification(config).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
-
+from tests.judge.conftest import PAIRS, tiny_seqcls
 
 # --- spec -------------------------------------------------------------------------------
 
@@ -105,23 +23,62 @@ def test_spec_default_is_embedded_lm():
 
     spec = parse_spec(None)
     assert (spec.kind, spec.model) == ("lm", str(checkpoint_dir()))
-    assert spec.name == f"lm:{checkpoint_dir()}"
+    assert spec.name == f"lm:{checkpoint_dir()}?mode=loglik"
+
+
+SAMPLED = "temperature=0.7&top_p=0.8&top_k=0&seed=0&max_tokens=16"
 
 
 def test_spec_options_and_names(tmp_path):
-    spec = parse_spec(f"lm:{tmp_path}?chat=yes&batch_size=4")
-    assert spec.model == str(tmp_path.resolve()) and spec.options == {"chat": "yes", "batch_size": "4"}
-    assert spec.name == f"lm:{tmp_path.resolve()}?chat=yes"  # batch size does not change verdicts
+    spec = parse_spec(f"lm:{tmp_path}?chat=yes&batch_size=4&share=no")
+    assert spec.model == str(tmp_path.resolve()) and spec.options == {"chat": "yes", "batch_size": "4", "share": "no"}
+    # batch size and sharing change speed, not verdicts: not in the name (the cache key)
+    assert spec.name == f"lm:{tmp_path.resolve()}?mode=loglik&chat=yes"
     remote = parse_spec("openai:gemma-4-31b@http://127.0.0.1:8000/v1/?concurrency=2")
     assert (remote.model, remote.base_url) == ("gemma-4-31b", "http://127.0.0.1:8000/v1")
-    assert remote.name == "openai:gemma-4-31b@http://127.0.0.1:8000/v1"
+    # the endpoint's default is the paper's protocol, and every sampling parameter is in the key
+    assert remote.mode == "generate"
+    assert remote.name == f"openai:gemma-4-31b@http://127.0.0.1:8000/v1?mode=generate&{SAMPLED}"
     assert parse_spec("seqcls:org/nli").prompt_id == "" and remote.prompt_id == PROMPT_ID
+    assert parse_spec("seqcls:org/nli").name == "seqcls:org/nli"
 
 
-@pytest.mark.parametrize("bad", ["roberta-large-mnli", "gpt:x", "openai:model-without-url", "lm:x?chat"])
-def test_spec_errors_say_what_is_expected(bad):
-    with pytest.raises(ValueError, match="judge spec"):
+def test_sampling_options_change_the_name_and_seed_each_pair():
+    base = parse_spec("lm:org/judge?mode=generate")
+    assert base.name == f"lm:org/judge?mode=generate&{SAMPLED}"
+    other = parse_spec("lm:org/judge?mode=generate&seed=3&temperature=1&top_k=20")
+    assert other.name == "lm:org/judge?mode=generate&temperature=1&top_p=0.8&top_k=20&seed=3&max_tokens=16"
+    sampling = base.sampling
+    assert sampling.pair_seed("p", "h") == base.sampling.pair_seed("p", "h") != sampling.pair_seed("p", "h2")
+    assert other.sampling.pair_seed("p", "h") != sampling.pair_seed("p", "h")
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ("roberta-large-mnli", "is not understood"),
+        ("gpt:x", "is not understood"),
+        ("openai:model-without-url", "expected 'openai:<model>@<base_url>'"),
+        ("lm:x?chat", "option 'chat' is not key=value"),
+        ("lm:x?chta=yes", "unknown option 'chta' for lm"),
+        ("lm:x?chat=yes&chat=no", "option 'chat' is given twice"),
+        ("lm:x?chat=maybe", "option chat='maybe' is not valid; expected auto or yes or no"),
+        ("lm:x?batch_size=1.7", "option batch_size='1.7' is not valid; expected an integer"),
+        ("lm:x?batch_size=0", "option batch_size='0' is not valid"),
+        ("lm:x?mode=sample", "option mode='sample' is not valid; expected loglik or generate"),
+        ("lm:x?mode=generate&temperature=hot", "option temperature='hot' is not valid"),
+        ("lm:x?mode=generate&top_p=0", "option top_p='0' is not valid"),
+        ("lm:x?temperature=0.7", "temperature only apply to mode=generate"),
+        ("openai:m@http://h/v1?mode=loglik&seed=1", "seed only apply to mode=generate"),
+        ("seqcls:x?mode=generate", "unknown option 'mode' for seqcls"),
+        ("openai:m@http://h/v1?key_env=$KEY", "option key_env='$KEY' is not valid"),
+        ("lm:x?dtype=float8", "option dtype='float8' is not valid"),
+    ],
+)
+def test_spec_errors_say_what_is_expected(bad, message):
+    with pytest.raises(ValueError, match="judge spec") as err:
         parse_spec(bad)
+    assert message in str(err.value)
 
 
 def test_verdict_rejects_bad_probabilities():
@@ -190,7 +147,7 @@ def test_seqcls_reads_label_order_from_config(tmp_path):
     import torch
 
     permuted = {0: "CONTRADICTION", 1: "ENTAILMENT", 2: "NEUTRAL"}
-    path = _tiny_seqcls(tmp_path / "nli", permuted)
+    path = tiny_seqcls(tmp_path / "nli", permuted)
     judge = SeqClsJudge(parse_spec(f"seqcls:{path}?batch_size=2"))
     assert judge.order == [1, 2, 0]
     verdicts = judge.judge(PAIRS)
@@ -204,7 +161,7 @@ def test_seqcls_reads_label_order_from_config(tmp_path):
 
 
 def test_seqcls_refuses_unnamed_labels(tmp_path):
-    path = _tiny_seqcls(tmp_path / "nli", {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"})
+    path = tiny_seqcls(tmp_path / "nli", {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"})
     with pytest.raises(ValueError, match="id2label"):
         SeqClsJudge(parse_spec(f"seqcls:{path}"))
 
@@ -258,7 +215,7 @@ def fake_server():
 
 def test_openai_judge_uses_label_logprobs_and_keeps_key_out(fake_server, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
-    judge = build_judge(f"openai:tiny@{fake_server.url}?concurrency=2", cache_dir=tmp_path)
+    judge = build_judge(f"openai:tiny@{fake_server.url}?concurrency=2&mode=loglik", cache_dir=tmp_path)
     verdicts = judge.judge(PAIRS)
     first = verdicts[0]
     assert first.method == "scores" and first.label == "contradiction"
@@ -266,7 +223,7 @@ def test_openai_judge_uses_label_logprobs_and_keeps_key_out(fake_server, tmp_pat
     assert first.probs["entailment"] == pytest.approx(0.2 / 0.95)
     assert first.probs["neutral"] == pytest.approx(0.05 / 0.95)
     assert (verdicts[1].label, verdicts[1].method, verdicts[1].probs["entailment"]) == ("entailment", "text", 1.0)
-    assert (verdicts[2].label, verdicts[2].method) == ("neutral", "unparsed")
+    assert (verdicts[2].label, verdicts[2].method) == ("unparsed", "unparsed")
     body, auth = fake_server.requests[0]
     assert auth == "Bearer sk-test-secret"
     assert body["logprobs"] is True and body["model"] == "tiny" and body["temperature"] == 0
@@ -275,22 +232,44 @@ def test_openai_judge_uses_label_logprobs_and_keeps_key_out(fake_server, tmp_pat
     assert b"sk-test-secret" not in (tmp_path / "verdicts.sqlite").read_bytes()
 
 
+@pytest.mark.e2e
+def test_openai_judge_on_a_served_model_reads_answers_and_caches(served_model, tmp_path, monkeypatch):
+    """The endpoint judge against a real ``transformers serve``, in its default mode (the
+    paper's generated one-word label): one request per new pair, each answer parsed or
+    flagged unparsed, none on a rerun, and the API key neither in the judge's name nor in
+    the cache."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
+    spec = f"openai:{served_model.model}@{served_model.base_url}?concurrency=2"
+    before = served_model.requests("/v1/chat/completions")
+    judge = build_judge(spec, cache_dir=tmp_path)
+    verdicts = judge.judge(PAIRS[:2])
+    assert served_model.requests("/v1/chat/completions") - before == 2 == judge.computed
+    assert all(v.method in ("generated", "unparsed") and v.answer for v in verdicts)
+    assert all(not v.parsed or v.probs[v.label] == 1.0 for v in verdicts)
+
+    rerun = build_judge(spec, cache_dir=tmp_path)
+    assert rerun.judge(PAIRS[:2]) == verdicts and rerun.computed == 0
+    assert served_model.requests("/v1/chat/completions") - before == 2
+    assert "sk-test-secret" not in judge.name
+    assert b"sk-test-secret" not in (tmp_path / "verdicts.sqlite").read_bytes()
+
+
 # --- cache --------------------------------------------------------------------------------
 
 
 def test_cache_second_run_makes_no_model_calls(tiny_lm, tmp_path, monkeypatch):
-    calls = {"forward_batches": 0, "loads": 0}
-    original_ll, original_init = LMJudge.loglikelihoods, LMJudge.__init__
+    calls = {"scored_pairs": 0, "loads": 0}
+    original_scores, original_init = LMJudge.label_scores, LMJudge.__init__
 
-    def counting_ll(self, requests):
-        calls["forward_batches"] += math.ceil(len(requests) / self.batch_size)
-        return original_ll(self, requests)
+    def counting_scores(self, pairs):
+        calls["scored_pairs"] += len(pairs)
+        return original_scores(self, pairs)
 
     def counting_init(self, spec):
         calls["loads"] += 1
         original_init(self, spec)
 
-    monkeypatch.setattr(LMJudge, "loglikelihoods", counting_ll)
+    monkeypatch.setattr(LMJudge, "label_scores", counting_scores)
     monkeypatch.setattr(LMJudge, "__init__", counting_init)
     spec = f"lm:{tiny_lm}"
 
@@ -303,10 +282,11 @@ def test_cache_second_run_makes_no_model_calls(tiny_lm, tmp_path, monkeypatch):
     assert resumed.computed == 1  # only the pair the first run did not reach
     assert all_verdicts[:2] == first_verdicts and all_verdicts[3] == all_verdicts[0]
 
-    calls.update(forward_batches=0, loads=0)
+    assert calls["scored_pairs"] == 3
+    calls.update(scored_pairs=0, loads=0)
     rerun = build_judge(spec, cache_dir=tmp_path)
     assert rerun.judge(PAIRS) == all_verdicts[:3]
-    assert rerun.computed == 0 and calls == {"forward_batches": 0, "loads": 0}
+    assert rerun.computed == 0 and calls == {"scored_pairs": 0, "loads": 0}
 
     other = build_judge(f"lm:{tiny_lm}?chat=no", cache_dir=tmp_path)  # another judge name: no reuse
     other.judge(PAIRS[:1])

@@ -54,7 +54,7 @@ def test_one_bad_file_never_stops_the_others(tmp_path: Path, capsys) -> None:
     assert 'nan/results_1.json: n-samples["geese_noexp"].effective is nan, not a finite number' in err
     assert 'typed/results_1.json: field "n-samples" is a list, not an object' in err
     assert "bytes/results_1.json: not UTF-8 text" in err
-    assert "report.json: field \"test_questions\" is 'eight', not a number of questions" in err
+    assert """report.json: datasets["copa"].test_questions is 'eight', not a number of questions""" in err
     rows = read_csv(out / "geese.csv")
     assert {"org/good", "ckpt_$SLURM_JOB_ID", HOSTILE} <= set(rows)
     assert "org/nan" not in rows and "org/typed" not in rows
@@ -71,7 +71,7 @@ def test_report_nan_and_null_read_as_missing_numbers(tmp_path: Path) -> None:
     folder = tmp_path / "pair"
     shutil.copytree(LEADERBOARD_FIXTURES / "ibe-report" / "gemma-fp32" / "ibe_copa", folder)
     report = folder / "ibe" / "report.json"
-    report.write_text(report.read_text().replace('"judge_accuracy": 0.375', '"judge_accuracy": null'))
+    report.write_text(report.read_text().replace('"accuracy": 0.375', '"accuracy": null'))
     (selection,) = read_ibe_report(report)
     assert math.isnan(selection.scores[("uncertainty", None)].value)
     for bad, message in (
@@ -138,9 +138,17 @@ def test_results_reader_gives_runs_or_a_named_error(tmp_path: Path, data: object
         assert run.limit is None or math.isfinite(run.limit)
 
 
-REPORTS = st.fixed_dictionaries(
+DATASET_ENTRIES = st.fixed_dictionaries(
     {"table1": st.lists(st.fixed_dictionaries({"row": JSON, "accuracy": JSON}), min_size=1, max_size=3)},
-    optional={"model": JSON, "task": st.sampled_from(["ibe_copa", "ibe_ecare", "x"]) | JSON, "test_questions": JSON},
+    optional={"test_questions": JSON, "judge": JSON | st.fixed_dictionaries({"model": JSON, "accuracy": JSON})},
+)
+REPORTS = st.fixed_dictionaries(
+    {
+        "datasets": st.dictionaries(
+            st.sampled_from(["copa", "ecare", "x"]) | st.text(max_size=4), DATASET_ENTRIES | JSON
+        )
+    },
+    optional={"model": JSON},
 )
 
 

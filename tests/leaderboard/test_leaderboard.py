@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
+import custom_metrics.geese.leaderboard as geese_board
 import custom_metrics.leaderboard.build as leaderboard
 from custom_metrics.common.results import load_runs, read_results_file
 from custom_metrics.ibe.leaderboard import load_ibe_tables, method_key
 from custom_metrics.leaderboard.tables import build_tables
+from tests.geese.authors import AUTHORS_TASKS as AUTHORS_PROMPTS
 from tests.helpers import LEADERBOARD_FIXTURES as LB_FIXTURES
 
 OLD_03 = LB_FIXTURES / "harness-0.3"
@@ -102,7 +104,8 @@ def test_tables_old_layout_derived_and_published(board) -> None:
     ibe = read_csv(tmp_path / "ibe.csv")
     assert ibe["GPT 3.5"]["ibe_copa_selection cum_uncertainty (+ Linguistic Uncertainty = IBE-Eval)"] == "0.77"
     assert ibe["LLaMA 2 7B"]["ibe_ecare_selection cum_uncertainty (+ Linguistic Uncertainty = IBE-Eval)"] == "0.73"
-    assert ibe["LLaMA 2 13B"]["ibe_judge_ecare acc"] == "0.61"
+    assert ibe["GPT 3.5 judging LLaMA 2 13B's explanations"]["ibe_judge_ecare acc"] == "0.61"
+    assert ibe["LLaMA 2 13B"]["ibe_judge_ecare acc"] == ""  # LLaMA 2 13B never judged in the paper
 
     other = read_csv(tmp_path / "other.csv")  # unknown tasks are kept, not dropped
     assert same(other["EleutherAI/pythia-160m"]["hellaswag acc_norm"], 0.3125)
@@ -134,6 +137,59 @@ def test_rule_five_shot_splits_become_one_row_with_mean_and_std(tmp_path: Path) 
     assert (row.cells["rule/subq_acc"].value, row.cells["rule/subq_acc"].pm) == (0.375, 0.125)
     assert row.cells["rule/#samples"].value == 3000
     assert any("population std over rule_5shot_split1" in note for note in rule.notes)
+
+
+def test_rule_demonstration_splits_are_the_five_shot_on_rule_setting(tmp_path: Path) -> None:
+    """Splits of both five-shot settings by one model: one row each, beside the paper's rows."""
+    for split, (reclor, rule) in enumerate([(0.5, 0.25), (0.75, 0.75)], start=1):
+        data = modern_results("org/model", {}, float(split))
+        tasks = {f"rule_5shot_split{split}": reclor, f"rule_5shot_rule_split{split}": rule}
+        data["results"] = {task: {"subq_acc,none": value} for task, value in tasks.items()}
+        data["n-samples"] = {task: {"original": 1500, "effective": 1500} for task in tasks}
+        (tmp_path / f"results_{split}.json").write_text(json.dumps(data))
+    rule = next(t for t in build_tables(load_runs([tmp_path])[0]) if t.key == "rule")
+    rows = {(row.model, row.setting): row for row in rule.rows}
+    on_rule = rows["org/model", "five-shot on RULE (2 of 5 splits)"].cells["rule/subq_acc"]
+    assert (on_rule.value, on_rule.pm) == (0.5, 0.25)
+    assert rows["org/model", "five-shot on ReClor (2 of 5 splits)"].cells["rule/subq_acc"].value == 0.625
+    assert rows["InstructGPT", "five-shot on RULE, for reference"].cells["rule/subq_acc"].text == "0.701"
+    assert any("--demos rule --summarize-only" in note for note in rule.notes)
+
+
+def test_authors_geese_task_names_land_in_our_columns(tmp_path: Path) -> None:
+    """A results file of the authors' own tasks beside a run of ours, same model: two rows, same columns."""
+    authors = {
+        "geese_prediction_noexp": 0.54375,
+        "geese_prediction_dummy": 0.585,
+        "geese_prediction_human": 0.7575,
+        "geese_prediction_whyexp": 0.78125,
+        "geese_prediction_whynot": 0.625,
+        "geese_prediction_implicit": 0.5,
+        "geese_prediction_obvious": 1.0,
+    }
+    (tmp_path / "results_authors.json").write_text(json.dumps(modern_results("org/llama", authors, 1.0)))
+    ours = {"geese_noexp": 0.5, "geese_llama3": 0.75}
+    (tmp_path / "results_ours.json").write_text(json.dumps(modern_results("org/llama", ours, 2.0)))
+    geese = next(t for t in build_tables(load_runs([tmp_path])[0]) if t.key == "geese")
+    rows = {row.model: row for row in geese.rows if row.kind == "run"}
+    assert set(rows) == {"org/llama", "org/llama (authors' GEESE tasks)"}
+    theirs = rows["org/llama (authors' GEESE tasks)"].cells
+    for task, ours_name in geese_board.AUTHORS_TASKS.items():
+        assert theirs[f"{ours_name}/acc"].value == authors[task]
+    assert theirs["geese_llama3/effectiveness"].value == pytest.approx(0.78125 - 0.54375)
+    assert theirs["geese_prediction_obvious/acc"].value == 1.0  # no task of ours: keeps its name, same row
+    assert rows["org/llama"].cells["geese_llama3/acc"].value == 0.75
+    keys = {column.key for column in geese.columns}
+    assert not any(key.startswith(tuple(geese_board.AUTHORS_TASKS)) for key in keys)
+    assert "geese_prediction_obvious/acc" not in rows["org/llama"].cells
+    mapped = "geese_llama3 <- geese_prediction_whyexp"
+    assert any("authors' task names" in note and mapped in note for note in geese.notes)
+
+
+def test_authors_geese_mapping_pairs_the_same_hints() -> None:
+    """Each authors' task maps to our task whose prompt equals theirs (tests/geese checks the prompts)."""
+    from_prompts = {name: f"geese_{setting}" for setting, (name, _) in AUTHORS_PROMPTS.items()}
+    assert from_prompts == geese_board.AUTHORS_TASKS
 
 
 def test_limited_runs_and_mismatched_sizes_are_flagged(tmp_path: Path) -> None:
@@ -209,16 +265,54 @@ def test_ibe_report_joins_the_ibe_table(board) -> None:
     # The harness run of the same pair keeps its own columns beside the selector's.
     assert same(row["ibe_copa well_formed"], 0.875) and same(row["ibe_copa #samples"], 16)
     assert same(row["ibe_copa_selection #samples"], 8)
+    # Which models scored the explanations travels from report.json into the table's notes.
+    notes = next(t for t in board[0] if t.key == "ibe").notes
+    assert (
+        "gemma-fp32 ibe_copa_selection: coherence judge lm:/models/gemma-3-270m-hf "
+        "(seqcls:ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli unavailable: OSError); uncertainty lexicon "
+        "(certainty model pedropei/sentence-level-certainty unavailable: OSError)." in notes
+    )
+    assert "coherence judge lm:/models/gemma-3-270m-hf" in (board[1] / "ibe.md").read_text()
 
 
 def test_ibe_report_problems_are_named(tmp_path: Path) -> None:
     shutil.copytree(LB_FIXTURES / "ibe-report", tmp_path / "ok")
     report = tmp_path / "ok" / "gemma-fp32" / "ibe_copa" / "ibe" / "report.json"
     (tmp_path / "ok" / "gemma-fp32" / "ibe_copa" / "sweep_pair.json").unlink()
+    data = json.loads(report.read_text().replace("NaN", "null"))
+    report.write_text(json.dumps({key: value for key, value in data.items() if key != "model"}))
     runs, problems = load_ibe_tables([tmp_path / "ok"])
     assert runs == [] and problems[0].path == report and "sweep_pair.json" in problems[0].reason
-    report.write_text('{"table1": [{"row": "Random"')
+    old = {"table1": data["datasets"]["copa"]["table1"], "model": "m", "task": "ibe_copa"}
+    report.write_text(json.dumps(old))  # the layout before per-dataset reports
+    assert "rerun `explain-eval ibe report`" in load_ibe_tables([tmp_path / "ok"])[1][0].reason
+    report.write_text('{"datasets": {"copa": {"table1": [{"row": "Random"')
     assert "not readable JSON" in load_ibe_tables([tmp_path / "ok"])[1][0].reason
+
+
+def test_ibe_report_judge_rows_name_the_judge(tmp_path: Path) -> None:
+    """A9 report of both datasets: selection columns in the writer's row, judge accuracy in the judge's
+    (the fixture's report has a model judging its own explanations: one row)."""
+    table = [{"block": "Composed Model", "row": "+ Linguistic Uncertainty", "accuracy": 0.75}]
+    report = {
+        "model": "org/writer",
+        "datasets": {
+            "copa": {"table1": table, "test_questions": 500, "judge": {"model": "org/judge", "accuracy": 0.5}},
+            "ecare": {"table1": table, "test_questions": 500, "judge": {"model": None, "accuracy": 0.25}},
+        },
+    }
+    (tmp_path / "report.json").write_text(json.dumps(report))
+    (tmp_path / "features.jsonl").write_text("{}\n")
+    runs, problems = load_ibe_tables([tmp_path])
+    assert problems == []
+    found = {(run.model, run.task): run.scores for run in runs}
+    assert set(found) == {
+        ("org/writer", "ibe_copa_selection"),
+        ("org/writer", "ibe_ecare_selection"),
+        ("org/judge", "ibe_judge_copa"),
+        ("unknown judge of org/writer", "ibe_judge_ecare"),  # never the writer's row by default
+    }
+    assert found[("org/judge", "ibe_judge_copa")][("acc", None)].value == 0.5
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ import csv
 import json
 import math
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,71 @@ def test_no_variation_is_reported_not_crashed(tmp_path, capsys):
     )
     assert main([str(path), "--out", str(tmp_path / "out")]) == 2
     assert "both successful and unsuccessful" in capsys.readouterr().err
+
+
+# --- hostile and careless input (issue 17) ------------------------------------------------
+
+
+def _good_line(uid: str = "x", **doc) -> dict:
+    return {
+        "doc": {"uid": uid, "w_con": 0.5, **doc},
+        "resps": [["a b"]],
+        "filtered_resps": [_record("contradiction", True, "")],
+    }
+
+
+def _write_lines(path: Path, *lines: str) -> Path:
+    path.write_bytes(b"".join((line if isinstance(line, bytes) else line.encode()) + b"\n" for line in lines))
+    return path
+
+
+def _cli(args: list[str], capsys) -> tuple[int, str]:
+    from custom_metrics.cli import main as explain_eval
+
+    code = explain_eval(["reg-analysis", *args])
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "second, message",
+    [
+        (b"\xff\xfe not utf-8", r"samples.jsonl:2: not UTF-8 text"),
+        (json.dumps(_good_line(w_con=float("nan"))), r"samples.jsonl:2: field 'doc.w_con' is nan, expected a number"),
+        (json.dumps(_good_line(w_con=float("inf"))), r"samples.jsonl:2: field 'doc.w_con' is inf"),
+        ('{"doc": {"uid": "y", "w_con": 0.5}}', r"samples.jsonl:2: field 'filtered_resps' missing"),
+        (json.dumps(_good_line(w_con="0.5")), r"samples.jsonl:2: field 'doc.w_con' is '0.5'"),
+        (json.dumps(_good_line(w_con=1.5)), r"samples.jsonl:2: field 'doc.w_con' is 1.5"),
+        (json.dumps({**_good_line(), "filtered_resps": ["{not json"]}), r"samples.jsonl:2: field 'filtered_resps' is"),
+        (json.dumps({**_good_line(), "filtered_resps": [[1, 2]]}), r"samples.jsonl:2: field 'filtered_resps' is not"),
+        (
+            json.dumps({**_good_line(), "filtered_resps": [json.dumps({"flag": "", "initial": {}})]}),
+            r"samples.jsonl:2: field 'filtered_resps.thinking_words' missing",
+        ),
+        (json.dumps({"doc": {"w_con": 0.5}, "filtered_resps": _good_line()["filtered_resps"]}), r":2: field 'doc.uid'"),
+        ("[" * 100_000, r"samples.jsonl:2: JSON nested too deeply"),
+        (json.dumps({**_good_line(), "resps": [[None]]}), r"samples.jsonl:2: field 'resps' holds no generated text"),
+    ],
+)
+def test_bad_lines_are_errors_naming_file_line_and_field_not_tracebacks(tmp_path, capsys, second, message):
+    path = _write_lines(tmp_path / "samples.jsonl", json.dumps(_good_line()), second)
+    code, err = _cli([str(path), "--out", str(tmp_path / "out")], capsys)
+    assert code == 2 and "Traceback" not in err
+    assert re.search(message, err), err
+
+
+def test_a_file_given_twice_is_refused(tmp_path, capsys):
+    path = _write_lines(tmp_path / "samples.jsonl", json.dumps(_good_line()))
+    code, err = _cli([str(path), f"{tmp_path}/./samples.jsonl=other", "--out", str(tmp_path / "out")], capsys)
+    assert code == 2 and f"{tmp_path}/samples.jsonl: given twice ({path})" in err
+
+
+def test_a_copy_under_the_same_model_is_refused_by_item(tmp_path, capsys):
+    first = _write_lines(tmp_path / "a.jsonl", json.dumps(_good_line("u1")), json.dumps(_good_line("u2")))
+    copy = _write_lines(tmp_path / "b.jsonl", json.dumps(_good_line("u2")))
+    code, err = _cli([f"{first}=m", f"{copy}=m", "--out", str(tmp_path / "out")], capsys)
+    assert code == 2 and f"b.jsonl:1: item 'u2' of model 'm' was already read at {first}:2" in err
+
+
+def test_a_directory_or_missing_file_is_named(tmp_path, capsys):
+    code, err = _cli([str(tmp_path), "--out", str(tmp_path / "out")], capsys)
+    assert code == 2 and f"{tmp_path}: no such samples file" in err

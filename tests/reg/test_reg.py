@@ -13,7 +13,7 @@ import custom_metrics.reg.metrics as reg_metrics
 import custom_metrics.reg.outputs as reg_outputs
 import custom_metrics.reg.prompts as reg_prompts
 from custom_metrics.common.errors import DataError
-from custom_metrics.judge.types import NLI_LABELS, Verdict
+from custom_metrics.judge.types import NLI_LABELS, UNPARSED, Verdict, answer_verdict
 from custom_metrics.reg.reward import REWARD_MATRIX, REGReward, reg_reward, training_rows
 from tests.helpers import MIRROR, TASKS_DIR
 
@@ -24,21 +24,25 @@ def fixture_mirror(monkeypatch):
 
 
 def _verdict(label: str) -> Verdict:
-    return Verdict(label, {name: float(name == label) for name in NLI_LABELS})
+    return answer_verdict(None if label == UNPARSED else label, label, "generated")
 
 
 class TableJudge:
-    """Hand-made verdicts: a dict from (premise, hypothesis) to label; records every call."""
+    """Hand-made verdicts: a dict from (premise, hypothesis) to label (``default`` for other
+    pairs, e.g. the judge check's gold items); records every call."""
 
     name = "table"
 
-    def __init__(self, table: dict[tuple[str, str], str]):
+    def __init__(self, table: dict[tuple[str, str], str], default: str | None = None):
         self.table = table
+        self.default = default
         self.calls: list[list[tuple[str, str]]] = []
 
     def judge(self, pairs):
         self.calls.append(list(pairs))
-        return [_verdict(self.table[pair]) for pair in pairs]
+        return [
+            _verdict(self.table[pair] if self.default is None else self.table.get(pair, self.default)) for pair in pairs
+        ]
 
 
 # --- data -------------------------------------------------------------------------------
@@ -85,13 +89,15 @@ def test_prompts_are_the_papers():
 def test_task_manager_builds_tasks_on_fixture(fixture_mirror):
     from lm_eval.tasks import TaskManager
 
-    tasks = TaskManager(include_path=[str(TASKS_DIR)], include_defaults=False).load(["reg_chaos", "reg_judge_select"])[
-        "tasks"
-    ]
+    names = ["reg_chaos", "reg_judge_select", "reg_judge_select_loglik"]
+    tasks = TaskManager(include_path=[str(TASKS_DIR)], include_defaults=False).load(names)["tasks"]
     assert len(list(tasks["reg_chaos"].test_docs())) == 7
-    select = tasks["reg_judge_select"]
-    docs = list(select.test_docs())
-    assert len(docs) == 5 and [select.doc_to_target(d) for d in docs] == [2, 2, 0, 0, 1]
+    scored = tasks["reg_judge_select_loglik"]
+    docs = list(scored.test_docs())
+    assert len(docs) == 5 and [scored.doc_to_target(d) for d in docs] == [2, 2, 0, 0, 1]
+    generated = tasks["reg_judge_select"]
+    assert [generated.doc_to_target(d) for d in generated.test_docs()] == [NLI_LABELS[i] for i in (2, 2, 0, 0, 1)]
+    assert generated.config.generation_kwargs["do_sample"] and generated.config.generation_kwargs["temperature"] == 0.7
 
 
 @pytest.mark.fulldata
@@ -187,15 +193,15 @@ def test_empty_n_gives_nan_not_zero():
     assert math.isnan(reg_metrics.mean_over_n([(False, None), (False, None)]))
 
 
-def test_filter_uses_the_judge_named_by_the_docs(monkeypatch):
+def test_filter_uses_the_judge_named_by_the_docs(monkeypatch, fixture_mirror, tmp_path):
     built = []
-    judge = TableJudge(_table())
+    judge = TableJudge(_table(), default="neutral")
     monkeypatch.setattr(reg_judging, "build_judge", lambda spec, cache_dir: built.append((spec, cache_dir)) or judge)
-    docs = reg_data.with_judge(DOCS, "lm:from-metadata", "/tmp/c")
+    docs = reg_data.with_judge(DOCS, "lm:from-metadata", str(tmp_path / "c"))
     out = reg_judging.REGJudgeFilter().apply([[e] for e in EXPLANATIONS], docs)
     assert [json.loads(record)["initial"]["label"] for record in out] == [row[0] for row in HAND_MADE]
-    assert built == [("lm:from-metadata", "/tmp/c")]
-    mixed = [*docs[:1], *reg_data.with_judge(DOCS[1:], "lm:other", "/tmp/c")]
+    assert built == [("lm:from-metadata", str(tmp_path / "c"))]
+    mixed = [*docs[:1], *reg_data.with_judge(DOCS[1:], "lm:other", str(tmp_path / "c"))]
     with pytest.raises(ValueError, match="2 judge settings"):
         reg_judging.REGJudgeFilter().apply([[e] for e in EXPLANATIONS], mixed)
 

@@ -83,7 +83,7 @@ def test_split_protocol_runs_five_splits_and_resumes(tmp_path):
     subq = [row["subq_acc"] for row in summary["splits"].values()]
     assert summary["across_splits"]["subq_acc"]["mean"] == pytest.approx(statistics.fmean(subq))
     assert summary["across_splits"]["subq_acc"]["std"] == pytest.approx(statistics.pstdev(subq))
-    assert "| Table 2 |" in first.stdout and "# None in shot" in first.stdout
+    assert "| Table 2, five-shot on ReClor |" in first.stdout and "# None in shot" in first.stdout
     for k in range(1, 6):
         assert list((out / f"split{k}").glob(f"*/samples_rule_5shot_split{k}_*.jsonl"))
 
@@ -92,3 +92,23 @@ def test_split_protocol_runs_five_splits_and_resumes(tmp_path):
     assert again.stderr.count("done earlier, kept") == 5
     changed = subprocess.run([*command[:-1], "2"], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert changed.returncode != 0 and "other settings" in changed.stderr
+    other_demos = subprocess.run([*command, "--demos", "rule"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert other_demos.returncode != 0 and "other settings" in other_demos.stderr
+    zero = subprocess.run([*command, "--shots", "0", "--demos", "rule"], capture_output=True, text=True, env=env)
+    assert zero.returncode != 0 and "zero-shot has none" in zero.stderr
+
+
+def test_split_protocol_with_rule_demonstrations(tmp_path):
+    """Five-shot on RULE: the rule_5shot_rule_split{k} tasks, Table 3's None-in-shot column."""
+    out = tmp_path / "protocol"
+    command = [sys.executable, "-m", "custom_metrics.cli", "rule-protocol", "--output_path", str(out), "--demos"]
+    command += ["rule", "--model", "dummy", "--limit", "2"]
+    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **ENV}, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-4000:]
+    for k in range(1, 6):
+        assert list((out / f"split{k}").glob(f"*/samples_rule_5shot_rule_split{k}_*.jsonl"))
+    summary = json.loads((out / "rule_protocol_summary.json").read_text())
+    assert summary["setting"] == "five-shot on RULE"
+    assert [summary["table3"][str(k)]["none_in_shot"] for k in range(1, 6)] == [0, 0, 0, 1, 1]
+    assert summary["table3"]["pooled"]["none_in_shot"] == 0.4  # Table 3's "Avg." row
+    assert "| Table 2, five-shot on RULE |" in done.stdout

@@ -78,10 +78,34 @@ def test_fewshot_split_uses_its_demonstration_set_and_excludes_demonstrated_main
 
 def test_demonstration_layout_reproduces_the_prompt_file(fixture_data):
     document = json.loads((MIRROR / "rule/prompt/prompts.json").read_text())
-    vanilla = document["5shots"][0]["prompt"]
-    shots = zip(vanilla["context"][0], vanilla["question"][0], vanilla["options"][0], vanilla["label"][0])
-    rebuilt = " \n ".join(rule_prompts.demonstration(c, q, o, int(label)) for c, q, o, label in shots) + " \n"
-    assert rebuilt == rule_data.demo_sets()[0].prompt
+    for demos, name in rule_data.DEMOS.items():
+        entry = next(e["prompt"] for e in document["5shots"] if e["name"] == name)
+        shots = zip(entry["context"][0], entry["question"][0], entry["options"][0], entry["label"][0])
+        rebuilt = " \n ".join(rule_prompts.demonstration(c, q, o, int(label)) for c, q, o, label in shots) + " \n"
+        assert rebuilt == rule_data.demo_sets(demos)[0].prompt
+
+
+def test_rule_demonstrations_count_none_in_shot_and_exclude_nothing(fixture_data):
+    """RULE (subquestion) demonstrations: Table 3's "# None in shot" per set; every split doc evaluated."""
+    sets = rule_data.demo_sets("rule")
+    assert [s.none_gold for s in sets] == [0, 0, 0, 1, 1]
+    assert all(s.main_ids == () for s in sets)
+    assert [s.none_gold for s in rule_data.demo_sets("reclor")] == [0, 0, 0, 0, 0]
+    docs = rule_variants.docs_for("fewshot", 2, "rule")
+    assert [d["doc_id"] for d in docs] == [
+        "syn_1",
+        "syn_1_sub4",
+        "syn_2",
+        "syn_2_sub1",
+        "syn_3",
+        "syn_4",
+        "syn_5",
+        "syn_6",
+        "syn_6_sub3",
+    ]
+    assert all(d["prompt"].startswith(rule_prompts.INSTRUCTION + sets[1].prompt + " Context: ") for d in docs)
+    with pytest.raises(DataError, match="unknown RULE demonstrations 'gsm8k'"):
+        rule_variants.docs_for("fewshot", 2, "gsm8k")
 
 
 def test_context_ablation_drops_only_the_context_line(fixture_data):

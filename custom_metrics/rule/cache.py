@@ -1,0 +1,142 @@
+"""A verified Arrow copy of each RULE task's docs, so a run does not rebuild them from 6 MB of JSON.
+
+Building a variant's docs reads, checks and links every main question and subquestion
+(``data.py``) and writes their prompts (``variants.py``): about 0.13 s, paid before
+``--limit`` applies, which is 2% of a ``--limit 8`` run. The built docs are kept under
+the suite's cache folder as an Arrow IPC stream, named by a key that covers everything
+they depend on:
+
+- the content (sha256) of every input file the variant reads, wherever it came from
+  (mirror or download), so an edited or replaced file is never served stale;
+- the source of the modules that shape the docs, so a code change rebuilds them;
+- the variant and split, and the datasets and pyarrow versions.
+
+A manifest beside the Arrow file records the key, the row count and the file's own
+sha256, checked before every use: a copy that was cut short or altered is rebuilt, never
+read. Entries are written to a temporary folder and renamed into place, so concurrent
+runs (several ranks, several jobs) never see half a copy. Where the cache folder cannot
+be written, the docs are built as before and a warning says why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import datasets
+import pyarrow as pa
+
+from custom_metrics.common.settings import cache_root
+from custom_metrics.common.sources import Source, fetch_file, to_dataset
+from custom_metrics.rule import data
+
+log = logging.getLogger(__name__)
+
+FORMAT = 1  # of the folder layout below
+ARROW_FILE = "docs.arrow"
+MANIFEST_FILE = "manifest.json"
+# Modules whose code decides what the docs hold.
+SHAPING_MODULES = (
+    "custom_metrics.common.sources",
+    "custom_metrics.rule.data",
+    "custom_metrics.rule.metrics",
+    "custom_metrics.rule.prompts",
+    "custom_metrics.rule.variants",
+)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def input_sources(variant: str) -> list[Source]:
+    """The data files a variant reads: all questions, and the published prompts for five-shot tasks."""
+    found = [data.MAIN_SOURCE, *data.SUB_SOURCES.values()]
+    return [*found, data.PROMPTS_SOURCE] if variant == "fewshot" else found
+
+
+def cache_key(variant: str, split: int | None, demos: str = "reclor") -> str:
+    code = [Path(importlib.import_module(name).__file__).read_bytes() for name in SHAPING_MODULES]
+    parts = {
+        "format": FORMAT,
+        "variant": variant,
+        "split": split,
+        "demos": demos,
+        "inputs": {source.mirror_path: _sha256(fetch_file(source)) for source in input_sources(variant)},
+        "code": hashlib.sha256(b"\0".join(code)).hexdigest(),
+        "versions": [datasets.__version__, pa.__version__],
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+def _entry_prefix(variant: str, split: int | None, demos: str) -> str:
+    return f"{variant}{split or ''}{'' if demos == 'reclor' else '-' + demos}-"
+
+
+def _read(folder: Path, key: str) -> datasets.Dataset | None:
+    """The cached docs in ``folder`` if its manifest matches ``key`` and the Arrow bytes are intact."""
+    try:
+        manifest = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
+        arrow = folder / ARROW_FILE
+        if manifest.get("key") != key or manifest.get("sha256") != _sha256(arrow):
+            log.warning("RULE docs cache %s does not match its manifest; building the docs again.", folder)
+            return None
+        docs = datasets.Dataset.from_file(str(arrow))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, pa.ArrowException) as err:
+        log.warning("RULE docs cache %s is unreadable (%s); building the docs again.", folder, err)
+        return None
+    return docs if len(docs) == manifest.get("rows") else None
+
+
+def _write(root: Path, folder: Path, key: str, docs: datasets.Dataset, stale: Iterable[Path]) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=".partial-", dir=root))
+    try:
+        table = docs.data.table
+        with pa.OSFile(str(partial / ARROW_FILE), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+        manifest = {"key": key, "rows": len(docs), "sha256": _sha256(partial / ARROW_FILE)}
+        (partial / MANIFEST_FILE).write_text(json.dumps(manifest), encoding="utf-8")
+        if folder.exists():  # an invalid copy: replaced
+            shutil.rmtree(folder, ignore_errors=True)
+        with contextlib.suppress(OSError):  # fails only when another process put the same entry in place first
+            os.rename(partial, folder)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    for old in stale:  # earlier keys of the same variant (older data or code)
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def cached_docs(
+    variant: str, split: int | None, build: Callable[[], list[dict[str, Any]]], demos: str = "reclor"
+) -> datasets.Dataset:
+    """The docs of ``variant`` from the cache when a verified copy exists, else ``build()`` and stored."""
+    root = cache_root() / "rule-docs"
+    key = cache_key(variant, split, demos)
+    folder = root / f"{_entry_prefix(variant, split, demos)}{key[:32]}"
+    cached = _read(folder, key)
+    if cached is not None:
+        return cached
+    data.forget_loaded()  # the docs stored under this key come from the files it was computed on
+    docs = to_dataset(build())
+    stale = [p for p in root.glob(f"{_entry_prefix(variant, split, demos)}*") if p != folder] if root.is_dir() else []
+    try:
+        _write(root, folder, key, docs, stale)
+    except OSError as err:
+        log.warning("RULE docs cache %s cannot be written (%s); the docs are built on every run.", root, err)
+    return docs

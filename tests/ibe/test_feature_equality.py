@@ -1,0 +1,86 @@
+"""The non-model IBE features of the benchmark set stay what they were before the speed-ups.
+
+``bench/explanations.py`` builds 5,000 explanations from the full COPA data (the set the
+``ibe_scaling`` benchmark times). Their features (parse, formalization, proof on the
+MiniLM similarities, drift, lexicon uncertainty, hedge cues, flags) were computed with the
+code of commit 5a4d8a5, before the spaCy, embedding and parser changes, and stored in
+``tests/fixtures/ibe/bench_features_5000.jsonl.gz``; this test recomputes them through
+``score`` and compares every field. Coherence is left out: it is the judge's number, and
+the test's judge is a random stand-in.
+
+Regenerate the file only for a deliberate change of the features (and say so in the IBE
+task README's changelog)::
+
+    PYTHONPATH=. python -m tests.ibe.test_feature_equality --write
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import FIXTURES
+
+EXPECTED = FIXTURES / "ibe" / "bench_features_5000.jsonl.gz"
+SIZE = 5000
+# Everything in a feature row except the judge's columns and the inputs' texts.
+SKIPPED = {"coherence", "coherence_judge", "premise", "conclusion", "explanation"}
+# Embedding batches differ in composition between versions; cosine products may move in the last float bits.
+SCORE_TOLERANCE = 1e-6
+
+
+def feature_rows(work: Path) -> list[dict]:
+    """The benchmark set's feature rows, on a fresh cache under ``work``."""
+    from bench.explanations import build
+    from bench.tiny_judge import tiny_nli_model
+    from ibe_postprocess.features import ScoreSettings, score
+
+    judge = tiny_nli_model(work / "tiny-nli")
+    settings = ScoreSettings(nli_judge=f"seqcls:{judge}", certainty_model="lexicon")
+    rows = score(build(SIZE), work / "features", settings)
+    return [{k: v for k, v in row.items() if k not in SKIPPED} for row in rows]
+
+
+def _differences(got: dict, want: dict) -> list[str]:
+    found = []
+    for key in sorted(set(got) | set(want)):
+        a, b = got.get(key), want.get(key)
+        if key == "proof_score" and isinstance(a, float) and isinstance(b, float):
+            if abs(a - b) > SCORE_TOLERANCE:
+                found.append(f"{key}: {a!r} != {b!r}")
+        elif a != b:
+            found.append(f"{key}: {a!r} != {b!r}")
+    return found
+
+
+@pytest.mark.fulldata
+def test_benchmark_features_equal_the_pinned_ones(full_data: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(full_data))
+    with gzip.open(EXPECTED, "rt", encoding="utf-8") as handle:
+        expected = [json.loads(line) for line in handle]
+    got = feature_rows(tmp_path)
+    assert len(got) == len(expected) == SIZE
+    mismatches = [(i, d) for i, (g, w) in enumerate(zip(got, expected)) if (d := _differences(g, w))]
+    assert not mismatches, f"{len(mismatches)} rows differ; first: {mismatches[:3]}"
+
+
+def main() -> None:
+    if sys.argv[1:] != ["--write"]:
+        sys.exit(__doc__)
+    from bench.common import setup_env
+
+    setup_env()
+    with tempfile.TemporaryDirectory() as work:
+        rows = feature_rows(Path(work))
+    with gzip.open(EXPECTED, "wt", encoding="utf-8", compresslevel=9) as handle:
+        handle.writelines(json.dumps(row, sort_keys=True) + "\n" for row in rows)
+    print(f"{len(rows)} rows -> {EXPECTED}")
+
+
+if __name__ == "__main__":
+    main()

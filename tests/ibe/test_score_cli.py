@@ -1,0 +1,71 @@
+"""``explain-eval ibe score`` and ``report`` through the real CLI on hostile rows: a 10 MB
+explanation and a 1,000-step one are scored within the caps in bounded memory, a stale
+judge file from an earlier run is not reported, and report.json is strict JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from custom_metrics.ibe.parsing import MAX_STEPS
+from tests.helpers import BALLOON, REPO
+from tests.ibe.test_pipeline import tiny_classifier
+
+# Without the caps the 1,000-step explanation alone took 2.3 GB for its similarity matrix
+# (and the 10 MB one stopped the run); with them the whole run stays near its models' size.
+PEAK_RSS_BOUND_MIB = 2048
+CPU_BOUND_S = 300  # generous (about 30 s here, most of it model loads); the uncapped proof alone took 27 s
+
+
+def _cli(*args: str) -> tuple[subprocess.CompletedProcess, float, float]:
+    """Run ``explain-eval`` in a child process; its exit, CPU seconds and peak RSS (MiB), from wait4."""
+    command = [sys.executable, "-m", "custom_metrics.cli", *args]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
+        child = subprocess.Popen(command, stdout=stdout, stderr=stderr, text=True, env=env)
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        stdout.seek(0)
+        stderr.seek(0)
+        done = subprocess.CompletedProcess(command, child.returncode, stdout.read(), stderr.read())
+    return done, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def test_hostile_rows_are_scored_within_the_caps(tmp_path: Path) -> None:
+    rows = [json.loads(line) for line in BALLOON.read_text().splitlines()]
+    train = [{**row, "qid": "balloon-train", "split": "train"} for row in rows]
+    head = rows[0]["explanation"].split("\nTherefore")[0]
+    hostile = [
+        {**rows[0], "qid": "hostile", "explanation": head + "\n" + "lol " * 2_500_000},  # 10 MB
+        {**rows[1], "qid": "hostile", "explanation": "\n".join(f"IF p{k}, THEN p{k + 1}" for k in range(1000))},
+    ]
+    inputs = tmp_path / "in.jsonl"
+    inputs.write_text("".join(json.dumps(row) + "\n" for row in train + rows + hostile))
+    out = tmp_path / "features"
+    out.mkdir()
+    (out / "judge.jsonl").write_text('{"qid": "old", "choice": 1, "gold": 1, "source": "an earlier run"}\n')
+    nli = tiny_classifier(tmp_path / "nli", 3)
+
+    done, cpu, peak = _cli(
+        "ibe", "score", str(inputs), "--out", str(out), "--nli-judge", f"seqcls:{nli}", "--certainty-model", "lexicon"
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert peak < PEAK_RSS_BOUND_MIB and cpu < CPU_BOUND_S, (peak, cpu)
+    features = {(r["qid"], r["option"]): r for r in map(json.loads, (out / "features.jsonl").read_text().splitlines())}
+    huge, long = features["hostile", 1], features["hostile", 2]
+    assert huge["n_steps"] == 2 and huge["flag"].startswith("explanation longer than 20,000 characters")
+    assert huge["drift"] is not None and huge["coherence"] is not None
+    assert long["n_steps"] == MAX_STEPS and f"more than {MAX_STEPS} steps: {1000 - MAX_STEPS}" in long["flag"]
+    assert long["program"].count(":-") == MAX_STEPS and long["proof_status"] == "complete"
+    assert not (out / "judge.jsonl").exists()  # the earlier run's judge is not this run's
+
+    done, _, _ = _cli("ibe", "report", str(out))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "(this run) |" not in (out / "report.md").read_text()  # no judge row of this run
+    text = (out / "report.json").read_text()
+    summary = json.loads(text, parse_constant=lambda name: (_ for _ in ()).throw(ValueError(name)))
+    assert all(entry["judge"] is None for entry in summary["datasets"].values()) and "NaN" not in text

@@ -1,0 +1,121 @@
+"""Tiny local models for the judge tests: a 2-layer Llama (plain and with a chat template),
+a tiny Gemma 3 with a short sliding window, and BERT NLI classifiers, all with random
+weights and a BPE tokenizer trained on the judge's own prompt (built offline in seconds)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from custom_metrics.judge.prompt import LABEL_WORDS, nli_prompt
+
+PAIRS = [
+    ("The museum closes at five.", "Visitors toured it at seven."),
+    ("A man plays a guitar on stage.", "Someone is performing music."),
+    ("She planted tomatoes in the garden.", "She likes to cook."),
+]
+
+
+def _tokenizer(chat_template: str | None = None):
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import PreTrainedTokenizerFast
+
+    corpus = [nli_prompt(p, h) for p, h in PAIRS] + list(LABEL_WORDS)
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(corpus, vocab_size=400, min_frequency=1, special_tokens=["<pad>", "<s>", "</s>"])
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=bpe._tokenizer, pad_token="<pad>", bos_token="<s>", eos_token="</s>"
+    )
+    if chat_template:
+        tokenizer.chat_template = chat_template
+    return tokenizer
+
+
+@pytest.fixture(scope="module")
+def tiny_lm(tmp_path_factory) -> Path:
+    """A 2-layer Llama with random weights and a BPE tokenizer trained on the prompt."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    path = tmp_path_factory.mktemp("tiny-lm")
+    tokenizer = _tokenizer()
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=1024,
+        pad_token_id=0,
+    )
+    LlamaForCausalLM(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def tiny_chat_lm(tiny_lm: Path, tmp_path_factory) -> Path:
+    import shutil
+
+    path = tmp_path_factory.mktemp("tiny-chat-lm")
+    shutil.copytree(tiny_lm, path, dirs_exist_ok=True)
+    template = (
+        "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+    )
+    _tokenizer(template).save_pretrained(path)
+    return path
+
+
+def tiny_seqcls(path: Path, id2label: dict[int, str]) -> Path:
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification
+
+    torch.manual_seed(1)
+    tokenizer = _tokenizer()
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        max_position_embeddings=512,
+        num_labels=len(id2label),
+        id2label=id2label,
+        label2id={v: k for k, v in id2label.items()},
+    )
+    BertForSequenceClassification(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def tiny_gemma(tmp_path_factory) -> Path:
+    """A 2-layer Gemma 3 (one sliding-window layer, window 24 tokens, shorter than a prompt)."""
+    import torch
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    torch.manual_seed(2)
+    path = tmp_path_factory.mktemp("tiny-gemma")
+    tokenizer = _tokenizer()
+    config = Gemma3TextConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=1,
+        head_dim=8,
+        sliding_window=24,
+        layer_types=["sliding_attention", "full_attention"],
+        max_position_embeddings=1024,
+        pad_token_id=0,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
+    Gemma3ForCausalLM(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path

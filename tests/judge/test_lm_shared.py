@@ -1,0 +1,122 @@
+"""The LM judge's shared KV path against today's full-sequence path and the harness' HFLM,
+on tiny models (plain, chat template, sliding window) and, marked e2e, the embedded model."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+import custom_metrics.judge.lm as lm_module
+from custom_metrics.judge.lm import LMJudge
+from custom_metrics.judge.spec import parse_spec
+from custom_metrics.judge.types import NLI_LABELS, UNPARSED, verdict_from_scores
+from tests.judge.conftest import PAIRS
+
+# Lengths that differ (padding inside a batch), whitespace at the ends, a very short pair.
+MORE_PAIRS = [
+    *PAIRS,
+    ("  The garden is full of tomatoes that she planted herself last spring.  ", "She gardens. "),
+    ("A man.", "A guitar."),
+    ("The museum, which closes at five on weekdays and at six on Saturdays, was busy.", "It was empty."),
+]
+
+
+def _probs(scores: list[float]) -> list[float]:
+    verdict = verdict_from_scores(scores)
+    return [verdict.probs[label] for label in NLI_LABELS]
+
+
+def _harness_scores(judge: LMJudge, pairs) -> list[list[float]]:
+    from lm_eval.api.instance import Instance
+    from lm_eval.models.huggingface import HFLM
+
+    requests = [(judge.context(p, h), cont) for p, h in pairs for cont in judge.continuations()]
+    harness = HFLM(pretrained=judge.model, tokenizer=judge.tokenizer, batch_size=4, device="cpu")
+    instances = [Instance("loglikelihood", {}, request, i) for i, request in enumerate(requests)]
+    flat = [ll for ll, _ in harness.loglikelihood(instances, disable_tqdm=True)]
+    return [flat[3 * i : 3 * i + 3] for i in range(len(pairs))]
+
+
+def _assert_same_verdicts(judge: LMJudge, pairs) -> None:
+    assert judge.shared is not None, "the probe should accept this model"
+    shared = judge.label_scores(pairs)
+    full = judge._full_scores([judge._encoded(p, h) for p, h in pairs])
+    harness = _harness_scores(judge, pairs)
+    for got, today, theirs in zip(shared, full, harness):
+        assert _probs(got) == pytest.approx(_probs(today), abs=1e-4)
+        assert _probs(got) == pytest.approx(_probs(theirs), abs=1e-4)
+        assert got == pytest.approx(today, abs=1e-3)  # the log-likelihoods themselves, not only their softmax
+
+
+@pytest.mark.parametrize("fixture", ["tiny_lm", "tiny_chat_lm", "tiny_gemma"])
+def test_shared_path_gives_todays_and_the_harness_verdicts(fixture, request):
+    judge = LMJudge(parse_spec(f"lm:{request.getfixturevalue(fixture)}?batch_size=3"))
+    _assert_same_verdicts(judge, MORE_PAIRS)
+
+
+def test_sliding_window_batches_run_pair_by_pair(tiny_gemma):
+    judge = LMJudge(parse_spec(f"lm:{tiny_gemma}?batch_size=3"))
+    assert judge.shared is not None and judge.shared.window == 24
+    # every prompt is longer than the 24-token window, so no batch may hold padding holes
+    assert judge.shared._needs_no_holes(1, 1)
+
+
+def test_shared_path_runs_each_token_once(tiny_lm):
+    judge = LMJudge(parse_spec(f"lm:{tiny_lm}?batch_size=8"))
+    shared = judge.shared
+    items = [judge._encoded(p, h) for p, h in MORE_PAIRS]
+    judge.label_scores(MORE_PAIRS)
+    own = sum(len(context) - len(shared.prefix) for context, _ in items)
+    label_tokens = sum(len(cont) for _, conts in items for cont in conts)
+    full = sum(len(context) + len(cont) - 1 for context, conts in items for cont in conts)
+    # the pairs' own tokens once, at most every label token once more; the prefix was run at load
+    assert own < shared.tokens <= own + label_tokens
+    assert shared.tokens < full / 3
+
+
+def test_share_no_and_a_failed_probe_keep_todays_path(tiny_lm, monkeypatch, caplog):
+    assert LMJudge(parse_spec(f"lm:{tiny_lm}?share=no")).shared is None
+    monkeypatch.setattr(lm_module, "SHARED_TOLERANCE", -1.0)  # no difference can pass the probe
+    with caplog.at_level(logging.WARNING):
+        judge = LMJudge(parse_spec(f"lm:{tiny_lm}"))
+    assert judge.shared is None and "judging on full sequences" in caplog.text
+    reference = LMJudge(parse_spec(f"lm:{tiny_lm}?share=no"))
+    assert [v.probs for v in judge.judge(PAIRS)] == [v.probs for v in reference.judge(PAIRS)]
+
+
+def test_generated_mode_is_seeded_per_pair(tiny_lm):
+    """Sampled answers depend on (seed, pair) only: not on batch size, order or the path."""
+    spec = f"lm:{tiny_lm}?mode=generate&max_tokens=5&batch_size=2"
+    judge = LMJudge(parse_spec(spec))
+    first = judge.generate_answers(MORE_PAIRS)
+    assert judge.generate_answers(list(reversed(MORE_PAIRS))) == list(reversed(first))
+    assert LMJudge(parse_spec(spec.replace("batch_size=2", "batch_size=5"))).generate_answers(MORE_PAIRS) == first
+    assert LMJudge(parse_spec(spec + "&share=no")).generate_answers(MORE_PAIRS) == first
+    assert LMJudge(parse_spec(spec + "&seed=1")).generate_answers(MORE_PAIRS) != first
+    # a random-weight model answers gibberish: every verdict says so, none becomes neutral
+    verdicts = judge.judge(MORE_PAIRS)
+    for verdict, answer in zip(verdicts, first):
+        assert verdict.answer == answer
+        assert verdict.method == ("generated" if verdict.parsed else UNPARSED)
+    assert all(v.label == UNPARSED for v in verdicts if v.method == UNPARSED)
+
+
+def test_generated_mode_greedy_equals_argmax_continuation(tiny_lm):
+    """At temperature 0 the sampler is greedy: the first answer token is the argmax after the prompt."""
+    import torch
+
+    judge = LMJudge(parse_spec(f"lm:{tiny_lm}?mode=generate&temperature=0&max_tokens=1"))
+    answers = judge.generate_answers(PAIRS[:1])
+    ids = judge._encode(judge.context(*PAIRS[0]))
+    with torch.inference_mode():
+        top = int(judge.model(torch.tensor([ids])).logits[0, -1].argmax())
+    assert answers[0] == judge.tokenizer.decode([top], skip_special_tokens=True)
+
+
+@pytest.mark.e2e
+def test_shared_path_on_the_embedded_model(embedded_model: Path):
+    """The default judge: a handful of REG-like pairs, shared vs today's path vs HFLM."""
+    judge = LMJudge(parse_spec(f"lm:{embedded_model}?batch_size=4"))
+    _assert_same_verdicts(judge, MORE_PAIRS[:5])
