@@ -7,6 +7,7 @@ import logging
 import sys
 from pathlib import Path
 
+from custom_metrics.common.arguments import positive_int
 from custom_metrics.common.errors import DataError
 
 
@@ -68,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="sentence-transformers model for predicate similarity (default: all-MiniLM-L6-v2, offline)",
     )
-    score.add_argument("--batch-size", type=int, default=32, help="explanations per cached batch")
+    score.add_argument("--batch-size", type=positive_int, default=32, help="explanations per cached batch")
     score.set_defaults(run=_score)
 
     report = commands.add_parser("report", help="fit the selector; write report.md, report.json and figures")

@@ -41,6 +41,12 @@ def predicted_index(results: Sequence[tuple[float, bool]], where: str = "a docum
     return max(range(len(logliks)), key=logliks.__getitem__)
 
 
+def choice_accuracy(results: Sequence[tuple[float, bool]], gold: int, where: str) -> dict[str, float]:
+    """``acc`` of a multiple-choice doc, as the harness' own but with ``predicted_index``:
+    the built-in takes numpy's argmax, for which a NaN log-likelihood is the maximum."""
+    return {"acc": float(predicted_index(results, where) == gold)}
+
+
 def macro_f1(items: Sequence[Pair]) -> float:
     """Macro-F1 over the labels that occur in gold or predictions (all of them on full runs).
 

@@ -266,6 +266,17 @@ def render(summary: dict) -> str:
     return "\n".join(lines)
 
 
+def _recorded_args(record: Path) -> object:
+    """The settings a protocol folder was started with; a damaged record says which file and what to do."""
+    try:
+        return json.loads(record.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise SystemExit(
+            f"{record}: not the JSON record of a protocol run's settings ({err}); if its runs are yours, "
+            "restore or delete the file (the next run records its own settings), else use a new --output_path."
+        ) from None
+
+
 def _check_args(output: Path, lm_eval_args: list[str], shots: int, demos: str) -> None:
     """Refuse to resume a protocol started with other settings (it would mix two models)."""
     clash = [a for a in lm_eval_args if a.split("=")[0] in RESERVED]
@@ -275,7 +286,7 @@ def _check_args(output: Path, lm_eval_args: list[str], shots: int, demos: str) -
     wanted: dict = {"shots": shots, "lm_eval_args": lm_eval_args}
     if demos != "reclor":  # folders started before --demos existed hold ReClor runs
         wanted["demos"] = demos
-    if record.is_file() and json.loads(record.read_text()) != wanted:
+    if record.is_file() and _recorded_args(record) != wanted:
         raise SystemExit(f"{output} holds a protocol run with other settings ({record}); use a new --output_path.")
     output.mkdir(parents=True, exist_ok=True)
     record.write_text(json.dumps(wanted, indent=1))

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from custom_metrics.common.arguments import non_negative_int, positive_int
 from custom_metrics.common.errors import DataError
 from custom_metrics.sweep.resources import RESOURCE_KEYS, ResourcePlan, load_plan
 from custom_metrics.sweep.runner import (
@@ -53,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="plain: here, one pair after another; accelerate: here, one model copy per GPU; "
         "slurm: one Slurm job per pair (see the --slurm-* options)",
     )
-    parser.add_argument("--num-processes", type=int, help="accelerate --num_processes (default: its config)")
+    parser.add_argument("--num-processes", type=positive_int, help="accelerate --num_processes (default: its config)")
     parser.add_argument("--batch-size", default="8")
     parser.add_argument("--device", help="hf device (default: cuda when available, else cpu)")
     parser.add_argument("--include-path", type=Path, default=DEFAULT_INCLUDE)
@@ -70,8 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     slurm.add_argument(
         "--slurm-config", type=Path, help="YAML: resources per model and task (docs/comparing-models.md)"
     )
-    slurm.add_argument("--slurm-gpus", type=int, help="GPUs per job (default 0)")
-    slurm.add_argument("--slurm-cpus", type=int, help="CPUs per job (default: the partition's)")
+    slurm.add_argument("--slurm-gpus", type=non_negative_int, help="GPUs per job (default 0)")
+    slurm.add_argument("--slurm-cpus", type=positive_int, help="CPUs per job (default: the partition's)")
     slurm.add_argument("--slurm-mem", help="memory per job, with a unit: 64G (default: the partition's)")
     slurm.add_argument("--slurm-time", help="time limit per job: minutes or [D-]HH:MM:SS (default 4:00:00)")
     slurm.add_argument("--slurm-partition")

@@ -6,6 +6,7 @@ from typing import Any
 
 import datasets
 
+from custom_metrics.common.classification import choice_accuracy
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.sources import to_dataset
 from custom_metrics.ibe import data
@@ -39,3 +40,7 @@ def load_judge(dataset: str, explanations: str | None = None, **_: Any) -> dict[
 
 def judge_target(doc: dict) -> int:
     return doc["gold"] - 1
+
+
+def judge_results(doc: dict, results: list[tuple[float, bool]]) -> dict[str, float]:
+    return choice_accuracy(results, judge_target(doc), f"IBE judge question {doc.get('qid')}")

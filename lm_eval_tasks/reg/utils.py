@@ -6,6 +6,7 @@ from typing import Any
 
 import datasets
 
+from custom_metrics.common.classification import choice_accuracy
 from custom_metrics.common.sources import to_dataset
 from custom_metrics.reg import data
 
@@ -29,3 +30,7 @@ def load_reg(judge: str | None = None, judge_cache: str | None = None, **_: Any)
 def load_judge_select(agreement: float = data.AGREEMENT_THRESHOLD, **_: Any) -> dict[str, datasets.Dataset]:
     """ChaosNLI-MNLI items whose majority label has >= 80% agreement (289 items)."""
     return {"test": to_dataset(data.judge_select_docs(data.load_items(), float(agreement)))}
+
+
+def judge_select_loglik_results(doc: dict[str, Any], results: list[tuple[float, bool]]) -> dict[str, float]:
+    return choice_accuracy(results, judge_target(doc), f"reg_judge_select_loglik item {doc.get('uid')}")

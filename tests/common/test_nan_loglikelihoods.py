@@ -28,7 +28,9 @@ class OverflowingLM(LM):
         raise NotImplementedError
 
 
-@pytest.mark.parametrize(("task", "metric"), [("geese_noexp", "acc"), ("rule_main", "mainq_acc")])
+@pytest.mark.parametrize(
+    ("task", "metric"), [("geese_noexp", "acc"), ("rule_main", "mainq_acc"), ("reg_judge_select_loglik", "acc")]
+)
 def test_nan_log_likelihoods_count_as_wrong_and_are_named(fixture_mirror, caplog, task, metric):
     with caplog.at_level(logging.WARNING, logger="custom_metrics.common.classification"):
         results = simple_evaluate(

@@ -20,7 +20,7 @@ import pytest
 
 from custom_metrics.cli import main as cli
 from custom_metrics.rule.metrics import Outcome, mainq_acc
-from custom_metrics.rule.protocol import SUMMARY_FILE, IncompleteRun, finished_samples
+from custom_metrics.rule.protocol import ARGS_FILE, SUMMARY_FILE, IncompleteRun, finished_samples, run_protocol
 from tests.helpers import MIRROR
 
 pytestmark = pytest.mark.e2e
@@ -108,3 +108,11 @@ def test_a_cut_run_is_set_aside_and_run_again_to_the_same_numbers(finished, tmp_
     rerun = [Outcome.parse(sample["mainq_acc"]) for _, sample in rows]
     whole = [Outcome.parse(json.loads(line)["mainq_acc"]) for line in lines]
     assert mainq_acc(rerun) == mainq_acc(whole)
+
+
+@pytest.mark.parametrize("damage", [b'{"shots": 5, "lm_eval', b"\xff\xfe"])
+def test_a_damaged_settings_record_names_its_file_before_any_run(tmp_path, damage: bytes):
+    (tmp_path / ARGS_FILE).write_bytes(damage)
+    with pytest.raises(SystemExit, match=f"{ARGS_FILE}: not the JSON record .* restore or delete the file"):
+        run_protocol(tmp_path, ["--model", "hf"], 5, MIRROR, "reclor")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [ARGS_FILE]  # nothing was started
