@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from custom_metrics.common.results import model_name
 from custom_metrics.ibe.prompts import explanation_prompt
 from tests.helpers import MIRROR, run_lm_eval
 from tests.ibe.test_pipeline import tiny_classifier
@@ -71,7 +72,8 @@ def test_generate_judge_score_report(lm_eval_cli, tmp_path: Path) -> None:
     assert reported.returncode == 0, reported.stderr[-3000:]
     report = (features / "report.md").read_text()
     assert "Uncertainty is the lexicon-based estimate" in report
-    model = judge_results["model_name"]  # the embedded model judged its own explanations
+    model = model_name(judge_results)  # the embedded model judged its own explanations, named as people name it
+    assert model == "gemma-3-270m (embedded)"
     assert f"| Baselines | LLM judge: {model} (this run) | " in report and "(n=1)" in report
     assert "| Baselines | LLM judge: GPT 3.5 (paper) |" in report
     summary = json.loads((features / "report.json").read_text())
