@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from bench.common import save_section, scratch, setup_env, table, timed, verdict
+from bench.common import figure, save_section, scratch, setup_env, table, timed, verdict
 
 FLOOR_RATIO_TARGET = 1.3  # shared-path seconds per pair / one forward pass over the pair's own tokens
 SPEEDUP_TARGET = 2.5  # today's path seconds / shared path seconds
@@ -254,6 +254,38 @@ def report(r: dict) -> str:
     )
 
 
+def figures(r: dict) -> list[dict]:
+    """The summary table's rows: every target of the judge, the harness' path as the peer."""
+    command, pairs = f"`{r['command']}`", r["pairs"]
+    peer = f"HFLM.loglikelihood: {r['harness_s']} s" if "harness_s" in r else ""
+    max_diff = max(r["max_prob_diff_vs_today"], r.get("max_prob_diff_vs_harness", 0))
+    return [
+        figure(
+            f"judge compute per pair / one pass over the pair's own tokens, {pairs} REG pairs",
+            f"<= {FLOOR_RATIO_TARGET}x",
+            f"{r['floor_ratio']}x ({r['shared_tokens_per_verdict']} vs {r['own_tokens_per_pair']} tokens per verdict)",
+            r["pass_floor"],
+            command,
+        ),
+        figure(
+            f"shared-KV judge vs the three-full-sequence path, {pairs} pairs",
+            f">= {SPEEDUP_TARGET}x faster",
+            f"{r['speedup_vs_today']}x ({r['shared_s']} s vs {r['today_s']} s)",
+            r["pass_speedup"],
+            command,
+            peer,
+        ),
+        figure(
+            "max probability difference vs the old path and HFLM",
+            f"<= {MAX_PROB_DIFF}",
+            f"{max_diff:.1e}",
+            r["pass_verdicts"],
+            command,
+        ),
+        figure("second run of the same pairs", "0 model calls", f"{r['cached_model_calls']}", r["pass_cache"], command),
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pairs", type=int, default=100)
@@ -269,6 +301,7 @@ def main() -> None:
         f"python -m bench.judge_sharing --pairs {args.pairs} --device {args.device} --dtype {args.dtype} "
         f"--batch-size {args.batch_size}" + (f" --model {args.model}" if args.model else "")
     )
+    result["figures"] = figures(result)
     save_section("judge_sharing" if args.device == "cpu" else f"judge_sharing_{args.device.split(':')[0]}", result)
     print(report(result))
 
