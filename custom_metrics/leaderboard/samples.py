@@ -82,7 +82,7 @@ def read_logged_task(
 ) -> LoggedTask:
     logged = LoggedTask(run, spec, path)
     try:
-        handle = path.open(encoding="utf-8", errors="replace")
+        handle = path.open(encoding="utf-8", errors="replace", newline="\n")  # JSONL lines end at \n only
     except OSError as error:
         logged.rows.append({"#": None, PROBLEM: f"{path} cannot be read: {error.strerror or error}"})
         return logged

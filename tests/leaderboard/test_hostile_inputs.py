@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import custom_metrics.leaderboard.build as leaderboard
@@ -167,6 +167,7 @@ def test_ibe_report_reader_gives_runs_or_a_named_error(tmp_path: Path, data: obj
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(st.one_of(JSON, st.text(max_size=30)), min_size=1, max_size=5))
+@example(lines=["0\r0"])  # a bare carriage return is no line break in JSONL
 def test_samples_reader_shows_every_line(tmp_path: Path, lines: list) -> None:
     samples = tmp_path / "samples_geese_noexp_2026-01-01T00-00-00.jsonl"
     text = "\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines)
