@@ -129,6 +129,14 @@ class LMJudge:
             return None
         try:
             shared = SharedKV(self.model, prefix, self.pad_id, self.device, self.max_length)
+            if not all(shared.covers(context, max(map(len, conts))) for context, conts in probes):
+                log.warning(
+                    "judge %s: the model's %s-token sliding window is shorter than the prompt; judging on full "
+                    "sequences",
+                    self.name,
+                    shared.window,
+                )
+                return None
             got = shared.label_logprobs(probes, self.batch_size)
         except Exception as err:  # any model the probe cannot run on keeps today's path
             log.warning("judge %s: shared KV cache unavailable (%s); judging on full sequences", self.name, err)

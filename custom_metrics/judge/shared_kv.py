@@ -5,17 +5,19 @@ pair: the ~100-token C.2 instruction, the pair, one label each. Here:
 
 1. the instruction prefix (the tokens every context starts with) runs once per judge, and
    its KV cache is kept;
-2. each pair's own tokens, plus the label tokens its three continuations share (e.g. the
-   "\\n"), run once on a copy of that cache, batched over pairs and left-padded so every
-   row ends at the same position;
-3. the rest of each label (often nothing: a one-token label is read off step 2's last
-   logits) runs from step 2's cache, all labels of a batch in one call.
+2. each pair's own tokens and the tokens of its three labels run in one forward pass on a
+   copy of that cache, batched over pairs. The labels sit after the pair as a tree (a
+   token the labels share, e.g. the "\\n", once): a 4D attention mask lets each label token
+   see the prefix, the pair and its own label's earlier tokens only, and each gets the
+   position it has in today's sequence.
 
-The generated mode uses steps 1-2 and then one token per step from the same cache.
+One call per batch matters on CPU: projecting onto a 262k-word vocabulary reads the whole
+output matrix once per call, whatever the number of positions. The generated mode runs
+the pair once the same way (plain 2D mask) and then one token per step from its cache.
 Tokens and positions are today's, so log-likelihoods equal today's (tests pin 1e-4
-against it and against HFLM). Padding leaves holes in the attention mask between the
-prefix and a shorter row; a model with a sliding attention window measures the window in
-cache slots, so a batch whose padded length reaches the window runs pair by pair.
+against it and against HFLM). The custom mask carries no sliding window, and padding
+leaves holes the window would count as tokens, so on a model with a sliding window only
+sequences shorter than the window take this path (``covers``); longer ones take today's.
 """
 
 from __future__ import annotations
@@ -28,8 +30,6 @@ from typing import Any
 # (context ids, continuation ids per label): a pair encoded the way HFLM encodes requests.
 Encoded = tuple[list[int], list[list[int]]]
 # Called with (row, logits of its next position); returns (next token or None, whether the row is done).
-# A label's tokens after the shared ones: (row, label, inputs, targets).
-Rest = tuple[int, int, list[int], list[int]]
 Chooser = Callable[[int, Any], "tuple[int | None, bool]"]
 
 
@@ -51,8 +51,28 @@ def common_prefix_length(sequences: Sequence[Sequence[int]]) -> int:
     return length
 
 
+def label_tree(continuations: Sequence[Sequence[int]]) -> list[tuple[int, ...]]:
+    """The label tokens to feed, as the distinct label prefixes they end (a shared token once).
+
+    Scoring token k of a label reads the logits after its first k tokens, so every proper,
+    non-empty prefix of a label is fed once; the logits after the context score token 0.
+    """
+    nodes: dict[tuple[int, ...], None] = {}
+    for cont in continuations:
+        for end in range(1, len(cont)):
+            nodes.setdefault(tuple(cont[:end]))
+    return list(nodes)
+
+
+def _logsumexp_(logits: Any) -> Any:
+    """logsumexp over the vocabulary, in place: a second vocabulary-sized tensor per batch
+    (what ``log_softmax`` or ``torch.logsumexp`` allocate) costs more than the arithmetic on CPU."""
+    top = logits.amax(dim=-1, keepdim=True)
+    return logits.sub_(top).exp_().sum(dim=-1).log_().add_(top.squeeze(-1))
+
+
 class SharedKV:
-    """The prefix's KV cache and the two-pass scoring (and token-by-token sampling) built on it.
+    """The prefix's KV cache, one-pass label scoring and token-by-token sampling built on it.
 
     ``tokens`` counts the tokens run through the model (prefix once, padding excluded),
     ``padded_tokens`` the positions actually computed; the benchmark reports both.
@@ -75,18 +95,22 @@ class SharedKV:
         with torch.inference_mode():
             out = model(input_ids=torch.tensor([self.prefix], device=device), use_cache=True)
         cache = _cache_of(out)
-        if cache is None or not hasattr(cache, "batch_select_indices"):
-            raise ValueError(f"{type(model).__name__} returns no batch-selectable KV cache")
+        if cache is None or not hasattr(cache, "batch_repeat_interleave"):
+            raise ValueError(f"{type(model).__name__} returns no batch-repeatable KV cache")
         self._prefix_cache = cache
+        self._blocked = torch.finfo(out.logits.dtype).min  # additive mask value for the model's dtype
+        self._mask_dtype = out.logits.dtype
         self.tokens = self.padded_tokens = len(self.prefix)
 
     def covers(self, context: Sequence[int], longest_continuation: int = 0) -> bool:
-        """Whether a context starts with the prefix and fits without the truncation today's path would apply."""
-        size = len(self.prefix)
+        """Whether a context starts with the prefix, fits without the truncation today's path
+        would apply and, on a sliding-window model, ends (with its continuation) inside the window."""
+        size, end = len(self.prefix), len(context) + longest_continuation
         return (
             len(context) > size
             and list(context[:size]) == self.prefix
-            and len(context) + longest_continuation <= self.max_length + 1
+            and end <= self.max_length + 1
+            and (self.window is None or end < self.window)
         )
 
     def _forward(self, ids: Any, mask: Any, positions: Any, cache: Any, keep: int) -> tuple[Any, Any]:
@@ -102,8 +126,63 @@ class SharedKV:
         )
         return out.logits[:, -keep:].float(), _cache_of(out)
 
-    def _first_pass(self, rows: Sequence[Sequence[int]], keep: int) -> tuple[Any, Any, Any]:
-        """Each row's tokens after the prefix, left-padded: logits of the last ``keep`` positions."""
+    def _prefix_cache_for(self, rows: int) -> Any:
+        cache = copy.deepcopy(self._prefix_cache)
+        cache.batch_repeat_interleave(rows)
+        return cache
+
+    def label_logprobs(self, items: Sequence[Encoded], batch_size: int) -> list[list[float]]:
+        """Sum of continuation-token log-probs for every label of every pair, in order."""
+        order = sorted(range(len(items)), key=lambda i: len(items[i][0]))
+        results: list[list[float]] = [[] for _ in items]
+        with self._torch.inference_mode():
+            for start in range(0, len(order), batch_size):
+                batch = order[start : start + batch_size]
+                for index, scores in zip(batch, self._score([items[i] for i in batch])):
+                    results[index] = scores
+        return results
+
+    def _score(self, items: Sequence[Encoded]) -> list[list[float]]:
+        """One pass: [left padding][pair's own tokens][label tree][right padding] per row."""
+        torch = self._torch
+        size = len(self.prefix)
+        owns = [context[size:] for context, _ in items]
+        trees = [label_tree(conts) for _, conts in items]
+        width, branches = max(map(len, owns)), max(map(len, trees))
+        length = width + branches
+        ids = torch.full((len(items), length), self.pad_id, dtype=torch.long)
+        positions = torch.full((len(items), length), size, dtype=torch.long)  # pads: never read
+        seen = torch.zeros((len(items), length, size + length), dtype=torch.bool)
+        seen[:, :, :size] = True  # every row, padding included, sees the prefix (no empty softmax)
+        for row, (own, tree) in enumerate(zip(owns, trees)):
+            start = width - len(own)
+            ids[row, start:width] = torch.tensor(own)
+            positions[row, start:width] = torch.arange(size, size + len(own))
+            seen[row, start:width, size + start : size + width] = torch.ones(len(own), len(own)).tril().bool()
+            slot = {node: width + j for j, node in enumerate(tree)}
+            for node, column in slot.items():
+                ids[row, column] = node[-1]
+                positions[row, column] = size + len(own) + len(node) - 1
+                seen[row, column, size + start : size + width] = True
+                for end in range(1, len(node) + 1):
+                    seen[row, column, size + slot[node[:end]]] = True
+        mask = torch.zeros(seen.shape, dtype=self._mask_dtype).masked_fill_(~seen, self._blocked)[:, None]
+        logits, _ = self._forward(ids, mask, positions, self._prefix_cache_for(len(items)), branches + 1)
+        self.tokens += sum(map(len, owns)) + sum(map(len, trees))
+        self.padded_tokens += ids.numel()
+        # (row, column, token) of every label token: column 0 holds the logits after the
+        # context, column 1 + j those after tree node j
+        reads = []
+        for row, ((_, conts), tree) in enumerate(zip(items, trees)):
+            column = {(): 0} | {node: 1 + j for j, node in enumerate(tree)}
+            reads += [(row, column[tuple(c[:k])], c[k]) for c in conts for k in range(len(c))]
+        rows, columns, tokens = torch.tensor(reads, device=logits.device).unbind(1)
+        picked = logits[rows, columns, tokens] - _logsumexp_(logits)[rows, columns]
+        values = iter(picked.tolist())
+        return [[sum(next(values) for _ in c) for c in conts] for _, conts in items]
+
+    def _first_pass(self, rows: Sequence[Sequence[int]]) -> tuple[Any, Any, Any]:
+        """Each row's tokens after the prefix, left-padded: logits of the last position, cache, 2D mask."""
         torch = self._torch
         size, width = len(self.prefix), max(len(row) for row in rows)
         ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
@@ -115,90 +194,22 @@ class SharedKV:
             ids[index, start:] = torch.tensor(row)
             mask[index, size + start :] = 1
             positions[index, start:] = torch.arange(size, size + len(row))
-        cache = copy.deepcopy(self._prefix_cache)
-        cache.batch_repeat_interleave(len(rows))
-        logits, cache = self._forward(ids, mask, positions, cache, keep)
+        logits, cache = self._forward(ids, mask, positions, self._prefix_cache_for(len(rows)), 1)
         self.tokens += sum(len(row) for row in rows)
         self.padded_tokens += ids.numel()
         return logits, cache, mask
-
-    def _needs_no_holes(self, width: int, extra: int) -> bool:
-        return self.window is not None and len(self.prefix) + width + extra >= self.window
-
-    def label_logprobs(self, items: Sequence[Encoded], batch_size: int) -> list[list[float]]:
-        """Sum of continuation-token log-probs for every label of every pair, in order."""
-        with self._torch.inference_mode():
-            return self._label_logprobs(items, batch_size)
-
-    def _label_logprobs(self, items: Sequence[Encoded], batch_size: int) -> list[list[float]]:
-        order = sorted(range(len(items)), key=lambda i: len(items[i][0]))
-        results: list[list[float]] = [[] for _ in items]
-        for start in range(0, len(order), batch_size):
-            batch = order[start : start + batch_size]
-            width = max(len(items[i][0]) for i in batch) - len(self.prefix)
-            longest = max(len(cont) for i in batch for cont in items[i][1])
-            groups = [[i] for i in batch] if self._needs_no_holes(width + 1, longest) else [batch]
-            for group in groups:
-                for index, scores in zip(group, self._score([items[i] for i in group])):
-                    results[index] = scores
-        return results
-
-    def _score(self, items: Sequence[Encoded]) -> list[list[float]]:
-        torch = self._torch
-        shared = [common_prefix_length(conts) for _, conts in items]
-        keep = max(shared) + 1
-        rows = [context[len(self.prefix) :] + conts[0][:m] for (context, conts), m in zip(items, shared)]
-        logits, cache, mask = self._first_pass(rows, keep)
-        logprobs = torch.log_softmax(logits, dim=-1).cpu()
-        scores: list[list[float]] = []
-        rest: list[Rest] = []
-        for row, ((_, conts), m) in enumerate(zip(items, shared)):
-            row_scores = []
-            for label, cont in enumerate(conts):
-                # the position before continuation token k (k <= m) is kept column keep-1-m+k
-                head = range(min(m + 1, len(cont)))
-                row_scores.append(sum(float(logprobs[row, keep - 1 - m + k, cont[k]]) for k in head))
-                if len(cont) > m + 1:
-                    rest.append((row, label, cont[m:-1], cont[m + 1 :]))
-            scores.append(row_scores)
-        if rest:
-            for (row, label, _, targets), values in zip(rest, self._second_pass(rows, rest, cache, mask)):
-                scores[row][label] += sum(float(values[k, token]) for k, token in enumerate(targets))
-        return scores
-
-    def _second_pass(self, rows: Sequence[Sequence[int]], rest: Sequence[Rest], cache: Any, mask: Any) -> Any:
-        """Every label's remaining tokens from its pair's cached row, right-padded: log-probs per position."""
-        torch = self._torch
-        width = max(len(inputs) for _, _, inputs, _ in rest)
-        index = torch.tensor([row for row, _, _, _ in rest])
-        cache.batch_select_indices(index.to(self.device))
-        ids = torch.full((len(rest), width), self.pad_id, dtype=torch.long)
-        tail = torch.zeros((len(rest), width), dtype=torch.long)
-        positions = torch.zeros((len(rest), width), dtype=torch.long)
-        for slot, (row, _, inputs, _) in enumerate(rest):
-            ids[slot, : len(inputs)] = torch.tensor(inputs)
-            tail[slot, : len(inputs)] = 1
-            first = len(self.prefix) + len(rows[row])
-            positions[slot] = torch.arange(first, first + width)
-        logits, _ = self._forward(ids, torch.cat([mask[index], tail], dim=1), positions, cache, width)
-        self.tokens += sum(len(inputs) for _, _, inputs, _ in rest)
-        self.padded_tokens += ids.numel()
-        return torch.log_softmax(logits, dim=-1).cpu()
 
     def generate(self, contexts: Sequence[Sequence[int]], choose: Chooser, max_tokens: int, batch_size: int) -> None:
         """Feed each context's own tokens once, then the tokens ``choose`` picks, one step at a time."""
         order = sorted(range(len(contexts)), key=lambda i: len(contexts[i]))
         for start in range(0, len(order), batch_size):
             batch = order[start : start + batch_size]
-            width = max(len(contexts[i]) for i in batch) - len(self.prefix)
-            groups = [[i] for i in batch] if self._needs_no_holes(width, max_tokens) else [batch]
-            for group in groups:
-                with self._torch.inference_mode():
-                    self._generate(group, [contexts[i] for i in group], choose, max_tokens)
+            with self._torch.inference_mode():
+                self._generate(batch, [contexts[i] for i in batch], choose, max_tokens)
 
     def _generate(self, rows_of: Sequence[int], contexts: Sequence[Sequence[int]], choose: Chooser, steps: int) -> None:
         torch = self._torch
-        logits, cache, mask = self._first_pass([context[len(self.prefix) :] for context in contexts], 1)
+        logits, cache, mask = self._first_pass([context[len(self.prefix) :] for context in contexts])
         done = [False] * len(contexts)
         for step in range(steps):
             fed = torch.full((len(contexts), 1), self.pad_id, dtype=torch.long)

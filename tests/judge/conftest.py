@@ -1,5 +1,5 @@
 """Tiny local models for the judge tests: a 2-layer Llama (plain and with a chat template),
-a tiny Gemma 3 with a short sliding window, and BERT NLI classifiers, all with random
+tiny Gemma 3s with a short and a wider sliding window, and BERT NLI classifiers, all with random
 weights and a BPE tokenizer trained on the judge's own prompt (built offline in seconds)."""
 
 from __future__ import annotations
@@ -92,14 +92,12 @@ def tiny_seqcls(path: Path, id2label: dict[int, str]) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def tiny_gemma(tmp_path_factory) -> Path:
-    """A 2-layer Gemma 3 (one sliding-window layer, window 24 tokens, shorter than a prompt)."""
+def _tiny_gemma(path: Path, window: int) -> Path:
+    """A 2-layer Gemma 3: one sliding-window layer of ``window`` tokens, one full-attention layer."""
     import torch
     from transformers import Gemma3ForCausalLM, Gemma3TextConfig
 
     torch.manual_seed(2)
-    path = tmp_path_factory.mktemp("tiny-gemma")
     tokenizer = _tokenizer()
     config = Gemma3TextConfig(
         vocab_size=len(tokenizer),
@@ -109,7 +107,7 @@ def tiny_gemma(tmp_path_factory) -> Path:
         num_attention_heads=4,
         num_key_value_heads=1,
         head_dim=8,
-        sliding_window=24,
+        sliding_window=window,
         layer_types=["sliding_attention", "full_attention"],
         max_position_embeddings=1024,
         pad_token_id=0,
@@ -119,3 +117,15 @@ def tiny_gemma(tmp_path_factory) -> Path:
     Gemma3ForCausalLM(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
+
+
+@pytest.fixture(scope="module")
+def tiny_gemma(tmp_path_factory) -> Path:
+    """Gemma 3 whose 24-token window is shorter than any prompt."""
+    return _tiny_gemma(tmp_path_factory.mktemp("tiny-gemma"), 24)
+
+
+@pytest.fixture(scope="module")
+def tiny_gemma_wide(tmp_path_factory) -> Path:
+    """Gemma 3 whose 200-token window holds the probe pairs and some test pairs, not all."""
+    return _tiny_gemma(tmp_path_factory.mktemp("tiny-gemma-wide"), 200)

@@ -50,17 +50,37 @@ def _assert_same_verdicts(judge: LMJudge, pairs) -> None:
         assert got == pytest.approx(today, abs=1e-3)  # the log-likelihoods themselves, not only their softmax
 
 
-@pytest.mark.parametrize("fixture", ["tiny_lm", "tiny_chat_lm", "tiny_gemma"])
+@pytest.mark.parametrize("fixture", ["tiny_lm", "tiny_chat_lm", "tiny_gemma_wide"])
 def test_shared_path_gives_todays_and_the_harness_verdicts(fixture, request):
     judge = LMJudge(parse_spec(f"lm:{request.getfixturevalue(fixture)}?batch_size=3"))
     _assert_same_verdicts(judge, MORE_PAIRS)
 
 
-def test_sliding_window_batches_run_pair_by_pair(tiny_gemma):
-    judge = LMJudge(parse_spec(f"lm:{tiny_gemma}?batch_size=3"))
-    assert judge.shared is not None and judge.shared.window == 24
-    # every prompt is longer than the 24-token window, so no batch may hold padding holes
-    assert judge.shared._needs_no_holes(1, 1)
+def test_pairs_longer_than_the_sliding_window_take_todays_path(tiny_gemma_wide):
+    """The one-pass mask carries no window: a pair reaching it is judged on full sequences, in the same call."""
+    judge = LMJudge(parse_spec(f"lm:{tiny_gemma_wide}?batch_size=3"))
+    assert judge.shared is not None and judge.shared.window == 200
+    items = [judge._encoded(p, h) for p, h in MORE_PAIRS]
+    covered = [judge.shared.covers(context, max(map(len, conts))) for context, conts in items]
+    assert any(covered) and not all(covered)
+    _assert_same_verdicts(judge, MORE_PAIRS)
+
+
+def test_a_window_shorter_than_the_prompt_keeps_todays_path(tiny_gemma, caplog):
+    with caplog.at_level(logging.WARNING):
+        judge = LMJudge(parse_spec(f"lm:{tiny_gemma}?batch_size=3"))
+    assert judge.shared is None and "24-token sliding window is shorter than the prompt" in caplog.text
+    harness = _harness_scores(judge, MORE_PAIRS)
+    for got, theirs in zip(judge.label_scores(MORE_PAIRS), harness):
+        assert _probs(got) == pytest.approx(_probs(theirs), abs=1e-4)
+
+
+def test_label_tree_feeds_each_shared_label_token_once():
+    from custom_metrics.judge.shared_kv import label_tree
+
+    # "\n" shared by all three labels, one label of one token after it, two of three
+    assert label_tree([[7, 1, 2, 3], [7, 4], [7, 5, 6, 8]]) == [(7,), (7, 1), (7, 1, 2), (7, 5), (7, 5, 6)]
+    assert label_tree([[1], [2], [3]]) == []  # one-token labels: all read off the context's last logits
 
 
 def test_shared_path_runs_each_token_once(tiny_lm):
