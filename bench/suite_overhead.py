@@ -148,7 +148,7 @@ def run(limit: int, families: list[str]) -> dict:
             )
             profiler.disable()
         found = attribute(pstats.Stats(profiler))
-        top = sorted(found["per_function"].items(), key=lambda item: -item[1])[:5]
+        top = sorted(found["per_function"].items(), key=lambda item: -item[1])[:10]
         share = found["suite_s"] / wall["s"]
         results[family] = {
             "tasks": spec["tasks"],

@@ -94,17 +94,20 @@ class LMJudge:
         return self.tokenizer.encode(text, add_special_tokens=add_special)
 
     def encode_pair(self, context: str, continuation: str) -> tuple[list[int], list[int]]:
+        context_ids, (cont_ids,) = self._encode_continuations(context, [continuation])
+        return context_ids, cont_ids
+
+    def _encode_continuations(self, context: str, continuations: Sequence[str]) -> Encoded:
+        """The context's ids once and each continuation's ids: the rest of the encoded whole,
+        with the context's trailing whitespace moved into the continuation, as HFLM does."""
         spaces = len(context) - len(context.rstrip())
         if spaces:
-            context, continuation = context[:-spaces], context[-spaces:] + continuation
-        whole = self._encode(context + continuation)
+            context, continuations = context[:-spaces], [context[-spaces:] + cont for cont in continuations]
         context_ids = self._encode(context)
-        return context_ids, whole[len(context_ids) :]
+        return context_ids, [self._encode(context + cont)[len(context_ids) :] for cont in continuations]
 
     def _encoded(self, premise: str, hypothesis: str) -> Encoded:
-        context = self.context(premise, hypothesis)
-        pairs = [self.encode_pair(context, cont) for cont in self.continuations()]
-        return pairs[0][0], [cont for _, cont in pairs]
+        return self._encode_continuations(self.context(premise, hypothesis), self.continuations())
 
     def _stop_ids(self) -> set[int]:
         ids = {self.tokenizer.eos_token_id}

@@ -127,7 +127,22 @@ class SharedKV:
         return out.logits[:, -keep:].float(), _cache_of(out)
 
     def _prefix_cache_for(self, rows: int) -> Any:
-        cache = copy.deepcopy(self._prefix_cache)
+        """A cache of ``rows`` copies of the prefix for one batch; the prefix's own cache stays as it is.
+
+        Dynamic layers replace their tensors when they grow (``torch.cat``) and when they are
+        repeated, so a copy of each layer object sharing the prefix's tensors is enough;
+        other cache layouts may write in place and get a deep copy.
+        """
+        from transformers.cache_utils import DynamicCache, DynamicLayer, DynamicSlidingWindowLayer
+
+        cache = self._prefix_cache
+        layers = getattr(cache, "layers", None)
+        dynamic = (DynamicLayer, DynamicSlidingWindowLayer)
+        if type(cache) is DynamicCache and layers and all(type(layer) in dynamic for layer in layers):
+            cache = copy.copy(cache)
+            cache.layers = [copy.copy(layer) for layer in layers]
+        else:
+            cache = copy.deepcopy(cache)
         cache.batch_repeat_interleave(rows)
         return cache
 

@@ -9,13 +9,14 @@ the samples file) can see it, and two tasks in one run can use two judges.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from custom_metrics.common.download import GitHubFile
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.settings import judge_cache_dir
-from custom_metrics.common.sources import Source, load_rows
+from custom_metrics.common.sources import Source, fetch_file, load_rows
 from custom_metrics.judge.cache import VerdictCacheError, check_cache
 from custom_metrics.judge.spec import judge_spec_from_env, parse_spec
 from custom_metrics.judge.types import NLI_LABELS
@@ -70,9 +71,17 @@ def _doc(row: dict[str, Any], where: str) -> dict[str, Any]:
 
 
 def load_items() -> list[dict[str, Any]]:
-    """All ChaosNLI-MNLI items (1,599 in the release) as flat docs."""
+    """All ChaosNLI-MNLI items (1,599 in the release) as flat docs, read once per process and
+    file version: a ``reg_chaos`` run needs them twice (its docs, the judge's sanity check)."""
+    path = fetch_file(SOURCE)
+    stat = path.stat()
+    return list(_items(path, stat.st_mtime_ns, stat.st_size))
+
+
+@lru_cache(maxsize=2)
+def _items(path: Path, _mtime_ns: int, _size: int) -> tuple[dict[str, Any], ...]:
     rows = load_rows(SOURCE, required=FIELDS)
-    return [_doc(row, f"{SOURCE.describe()} line {index}") for index, row in enumerate(rows, start=1)]
+    return tuple(_doc(row, f"{SOURCE.describe()} line {index}") for index, row in enumerate(rows, start=1))
 
 
 def reg_docs(items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
