@@ -57,11 +57,11 @@ help:
 	@echo "make leaderboard RUNS=dir... LEADERBOARD_OUT=dir   tables + charts from lm_eval runs"
 	@echo "make sweep MODELS=\"a b\" TASKS=t1,t2 [LIMIT=n] [LAUNCHER=slurm]   every model x task pair, resumable"
 	@echo "make rule-protocol [DEMOS=rule]   RULE's five-shot protocol (five runs, mean +- std) on the embedded model"
-	@echo "make bench       benchmarks, about 11 minutes: tables + bench/results.json"
+	@echo "make bench       benchmarks, about 15 minutes: tables + bench/results.json"
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml scripts/install_swipl.sh scripts/install_slurm.sh scripts/install_chromium.sh
+$(VENV)/.installed: pyproject.toml scripts/install_swipl.sh scripts/apt_install.sh scripts/install_slurm.sh scripts/install_chromium.sh
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) >&2
 	@$(BIN)/pip install -q --upgrade pip >&2
 	@$(BIN)/pip install -q "$(TORCH)" >&2

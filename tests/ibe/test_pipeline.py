@@ -17,41 +17,30 @@ from ibe_postprocess.features import ScoreSettings, score
 from ibe_postprocess.report import write_report
 from ibe_postprocess.uncertainty import CertaintyModel, UncertaintyScorer, hedge_cues, lexicon_uncertainty
 from tests.helpers import BALLOON, MIRROR, TASKS_DIR
+from tests.tiny_models import bpe_tokenizer, nli_label_config, tiny_model
 
 
 def _tokenizer():
-    from tokenizers import ByteLevelBPETokenizer
-    from transformers import PreTrainedTokenizerFast
-
-    bpe = ByteLevelBPETokenizer()
     corpus = [json.loads(line)["explanation"] for line in BALLOON.read_text().splitlines()]
-    bpe.train_from_iterator(corpus, vocab_size=300, special_tokens=["<s>", "<pad>", "</s>", "<unk>"])
-    return PreTrainedTokenizerFast(
-        tokenizer_object=bpe._tokenizer, pad_token="<pad>", bos_token="<s>", eos_token="</s>", unk_token="<unk>"
-    )
+    return bpe_tokenizer(corpus, 300, ["<s>", "<pad>", "</s>", "<unk>"])
 
 
 def tiny_classifier(path: Path, num_labels: int) -> Path:
     """A 2-layer RoBERTa classifier with random weights: a stand-in for a Hub model."""
-    from transformers import RobertaConfig, RobertaForSequenceClassification
+    from transformers import RobertaForSequenceClassification
 
     tokenizer = _tokenizer()
     labels = {0: "entailment", 1: "neutral", 2: "contradiction"} if num_labels == 3 else {0: "LABEL_0"}
-    config = RobertaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
+    return tiny_model(
+        path,
+        RobertaForSequenceClassification,
+        tokenizer,
+        seed=0,
         num_attention_heads=2,
         max_position_embeddings=160,
         pad_token_id=tokenizer.pad_token_id,
-        num_labels=num_labels,
-        id2label=labels,
-        label2id={v: k for k, v in labels.items()},
+        **nli_label_config(labels),
     )
-    RobertaForSequenceClassification(config).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -338,14 +327,14 @@ def test_malformed_explanations_become_flagged_rows(stand_ins, tmp_path) -> None
 
 def test_llm_formalizer_output_is_guarded_with_fallback(stand_ins, tmp_path) -> None:
     """A (random-weight) LM writes gibberish Prolog: rejected, flagged, deterministic fallback."""
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaForCausalLM
 
     tokenizer = _tokenizer()
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
+    tiny_model(
+        tmp_path / "lm",
+        LlamaForCausalLM,
+        tokenizer,
+        seed=0,
         num_attention_heads=2,
         num_key_value_heads=2,
         max_position_embeddings=2048,
@@ -353,8 +342,6 @@ def test_llm_formalizer_output_is_guarded_with_fallback(stand_ins, tmp_path) -> 
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
     )
-    LlamaForCausalLM(config).save_pretrained(tmp_path / "lm")
-    tokenizer.save_pretrained(tmp_path / "lm")
     records, _ = read_inputs([BALLOON])
     settings = ScoreSettings(
         nli_judge=f"seqcls:{stand_ins['nli']}", certainty_model="lexicon", formalizer=f"lm:{tmp_path / 'lm'}"

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from custom_metrics.judge.prompt import LABEL_WORDS, nli_prompt
+from tests.tiny_models import bpe_tokenizer, nli_label_config, tiny_model
 
 PAIRS = [
     ("The museum closes at five.", "Visitors toured it at seven."),
@@ -18,42 +19,26 @@ PAIRS = [
 
 
 def _tokenizer(chat_template: str | None = None):
-    from tokenizers import ByteLevelBPETokenizer
-    from transformers import PreTrainedTokenizerFast
-
     corpus = [nli_prompt(p, h) for p, h in PAIRS] + list(LABEL_WORDS)
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(corpus, vocab_size=400, min_frequency=1, special_tokens=["<pad>", "<s>", "</s>"])
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=bpe._tokenizer, pad_token="<pad>", bos_token="<s>", eos_token="</s>"
-    )
-    if chat_template:
-        tokenizer.chat_template = chat_template
-    return tokenizer
+    return bpe_tokenizer(corpus, 400, ["<pad>", "<s>", "</s>"], min_frequency=1, chat_template=chat_template)
 
 
 @pytest.fixture(scope="module")
 def tiny_lm(tmp_path_factory) -> Path:
     """A 2-layer Llama with random weights and a BPE tokenizer trained on the prompt."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaForCausalLM
 
-    torch.manual_seed(0)
     path = tmp_path_factory.mktemp("tiny-lm")
-    tokenizer = _tokenizer()
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
+    return tiny_model(
+        path,
+        LlamaForCausalLM,
+        _tokenizer(),
+        seed=0,
         num_attention_heads=4,
         num_key_value_heads=2,
         max_position_embeddings=1024,
         pad_token_id=0,
     )
-    LlamaForCausalLM(config).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -71,39 +56,28 @@ def tiny_chat_lm(tiny_lm: Path, tmp_path_factory) -> Path:
 
 
 def tiny_seqcls(path: Path, id2label: dict[int, str]) -> Path:
-    import torch
-    from transformers import BertConfig, BertForSequenceClassification
+    from transformers import BertForSequenceClassification
 
-    torch.manual_seed(1)
-    tokenizer = _tokenizer()
-    config = BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
+    return tiny_model(
+        path,
+        BertForSequenceClassification,
+        _tokenizer(),
+        seed=1,
         num_attention_heads=4,
         max_position_embeddings=512,
-        num_labels=len(id2label),
-        id2label=id2label,
-        label2id={v: k for k, v in id2label.items()},
+        **nli_label_config(id2label),
     )
-    BertForSequenceClassification(config).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
 
 
 def _tiny_gemma(path: Path, window: int) -> Path:
     """A 2-layer Gemma 3: one sliding-window layer of ``window`` tokens, one full-attention layer."""
-    import torch
-    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+    from transformers import Gemma3ForCausalLM
 
-    torch.manual_seed(2)
-    tokenizer = _tokenizer()
-    config = Gemma3TextConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
+    return tiny_model(
+        path,
+        Gemma3ForCausalLM,
+        _tokenizer(),
+        seed=2,
         num_attention_heads=4,
         num_key_value_heads=1,
         head_dim=8,
@@ -114,9 +88,6 @@ def _tiny_gemma(path: Path, window: int) -> Path:
         bos_token_id=1,
         eos_token_id=2,
     )
-    Gemma3ForCausalLM(config).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
 
 
 @pytest.fixture(scope="module")
