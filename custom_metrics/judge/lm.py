@@ -6,9 +6,10 @@ measures this judge; nothing is parsed. ``generate`` (the paper's protocol): a s
 answer of a few tokens, read by ``answer.parse_label``; an answer naming no single label
 is an ``UNPARSED`` verdict, never a guess.
 
-Both run on ``shared_kv.SharedKV`` (instruction prefix once per judge, each pair's context
-once) when the model passes a probe against today's path at load; otherwise, or with
-``share=no``, on today's path: full sequences, as the harness runs them.
+Both run on ``shared_kv.SharedKV`` (instruction prefix once per judge; each pair, with its
+three labels in ``loglik`` mode, in one pass) when the model passes a probe against today's
+path at load; otherwise, or with ``share=no``, and for a pair that reaches a model's sliding
+window, on today's path: full sequences, as the harness runs them.
 """
 
 from __future__ import annotations
