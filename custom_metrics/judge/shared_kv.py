@@ -98,8 +98,10 @@ class SharedKV:
         if cache is None or not hasattr(cache, "batch_repeat_interleave"):
             raise ValueError(f"{type(model).__name__} returns no batch-repeatable KV cache")
         self._prefix_cache = cache
-        self._blocked = torch.finfo(out.logits.dtype).min  # additive mask value for the model's dtype
-        self._mask_dtype = out.logits.dtype
+        # the 4D mask is added to attention scores, so it takes the weights' dtype (some models
+        # return float32 logits from bfloat16 weights; attention would reject such a mask)
+        self._mask_dtype = getattr(model, "dtype", None) or out.logits.dtype
+        self._blocked = torch.finfo(self._mask_dtype).min
         self.tokens = self.padded_tokens = len(self.prefix)
 
     def covers(self, context: Sequence[int], longest_continuation: int = 0) -> bool:
@@ -192,7 +194,8 @@ class SharedKV:
             column = {(): 0} | {node: 1 + j for j, node in enumerate(tree)}
             reads += [(row, column[tuple(c[:k])], c[k]) for c in conts for k in range(len(c))]
         rows, columns, tokens = torch.tensor(reads, device=logits.device).unbind(1)
-        picked = logits[rows, columns, tokens] - _logsumexp_(logits)[rows, columns]
+        picked = logits[rows, columns, tokens]  # read before the in-place logsumexp below
+        picked = picked - _logsumexp_(logits)[rows, columns]
         values = iter(picked.tolist())
         return [[sum(next(values) for _ in c) for c in conts] for _, conts in items]
 
