@@ -134,11 +134,11 @@ class LMJudge:
         try:
             shared = SharedKV(self.model, prefix, self.pad_id, self.device, self.max_length)
             if not all(shared.covers(context, max(map(len, conts))) for context, conts in probes):
+                limit = f"{shared.window}-token sliding window" if shared.window else f"{self.max_length} positions"
                 log.warning(
-                    "judge %s: the model's %s-token sliding window is shorter than the prompt; judging on full "
-                    "sequences",
+                    "judge %s: the model's %s cannot hold the prompt and its labels; judging on full sequences",
                     self.name,
-                    shared.window,
+                    limit,
                 )
                 return None
             got = shared.label_logprobs(probes, self.batch_size)

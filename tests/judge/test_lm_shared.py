@@ -69,7 +69,7 @@ def test_pairs_longer_than_the_sliding_window_take_todays_path(tiny_gemma_wide):
 def test_a_window_shorter_than_the_prompt_keeps_todays_path(tiny_gemma, caplog):
     with caplog.at_level(logging.WARNING):
         judge = LMJudge(parse_spec(f"lm:{tiny_gemma}?batch_size=3"))
-    assert judge.shared is None and "24-token sliding window is shorter than the prompt" in caplog.text
+    assert judge.shared is None and "24-token sliding window cannot hold the prompt" in caplog.text
     harness = _harness_scores(judge, MORE_PAIRS)
     for got, theirs in zip(judge.label_scores(MORE_PAIRS), harness):
         assert _probs(got) == pytest.approx(_probs(theirs), abs=1e-4)
