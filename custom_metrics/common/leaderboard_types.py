@@ -34,6 +34,12 @@ class Cell:
     text: str | None = None  # the number as printed in a paper (published rows)
     pm_text: str | None = None
     source: str | None = None  # the results file (run rows) or paper table it came from
+    # A standard error a test may use; None where the ± is a spread (RULE's std over the
+    # five splits) or there is none. Run rows: the harness' stderr.
+    se: float | None = None
+    # What a derived number was computed from, in words (GEESE effectiveness: which two
+    # runs and files; an IBE selection: explanations and test questions).
+    basis: str = ""
 
 
 @dataclass
@@ -44,6 +50,10 @@ class Row:
     cells: dict[str, Cell] = field(default_factory=dict)
     setting: str = ""  # prompt setting (shots, chat template) or the paper's setting
     subsets: dict[str, str] = field(default_factory=dict)  # task -> "--limit 4, 4 docs" for cut-short runs
+    model_id: str = ""  # run rows: the checkpoint or API model the results record (Hub id, path)
+    samples: dict[str, Path] = field(default_factory=dict)  # task -> its --log_samples file
+    # task -> how the run's logged task config differs from the suite's ("" = same or unknown)
+    config_differences: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -54,6 +64,31 @@ class Table:
     rows: list[Row]
     chart_keys: list[str]
     notes: list[str]
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One column of a paper's summary view: the headline metric of a task.
+
+    ``keys`` are the table columns that hold it, the published rows' key first (RULE's
+    MainQ accuracy is ``rule/mainq_acc`` or, from a ``rule_main`` run, ``rule_main/mainq_acc``).
+    """
+
+    keys: tuple[str, ...]
+    label: str  # the column header, short
+    family: str  # a key of ``PaperSpec.families``: columns of one family share a chart and unit
+    sanity: bool = False  # a check meant to be (near) perfect, e.g. GEESE's hint = gold label: never ranks
+    reference: str = ""  # the published row compared with when the paper lacks the run's model
+
+
+@dataclass(frozen=True)
+class Family:
+    """Headline columns drawn on one chart: one unit on the axis."""
+
+    title: str
+    unit: str  # the axis title, with its unit
+    low: float | None = 0.0  # the axis range; None = from the data
+    high: float | None = 1.0
 
 
 # Hooks a paper may provide; each receives the table's notes list to explain what it did.
@@ -124,6 +159,28 @@ class PaperSpec:
     samples: SampleView | None = None
     comparisons: tuple[Comparison, ...] = ()
     remark: RemarkHook | None = None  # e.g. REG: why its scores are missing
+    # The summary view: one column per task's headline metric; the first that is not a
+    # sanity check ranks the rows. Its charts: one per family.
+    headlines: tuple[Headline, ...] = ()
+    families: Mapping[str, Family] = field(default_factory=dict)
+    # Δ vs paper: the published row a run compares with is the same model's, in the paper
+    # setting ``paper_setting(run setting)`` (None: any), else the reference model's.
+    reference_model: str = ""
+    paper_setting: Callable[[str], str | None] | None = None
+    # The published ± is a standard error (GEESE); else a test derives one from the number
+    # and ``published_n(setting, key)``, the documents behind it where the paper gives them.
+    published_pm_is_se: bool = False
+    published_n: Callable[[str, str], int | None] | None = None
+    # Checking a run's logged task config against the suite's: dataset paths the suite's
+    # loader reads the same rows of, and a rewrite of a logged template into the suite's
+    # spelling (the authors' hint field where the suite writes {{hint}}).
+    suite_datasets: tuple[str, ...] = ()
+    normalize_template: Callable[[str, str], str] | None = None
+
+    @property
+    def main(self) -> Headline | None:
+        """The headline that ranks rows: the first that is not a sanity check."""
+        return next((headline for headline in self.headlines if not headline.sanity), None)
 
     def task_label(self, task: str) -> str:
         return self.task_labels.get(task, task)

@@ -69,10 +69,21 @@ class TaskRun:
     setting: str = ""  # e.g. "zero-shot, chat template"; "" when the file does not say
     n_original: int | None = None  # the task's size before --limit / --samples
     model_id: str = ""  # the checkpoint or API model as the results file records it
+    # The task's config and version as the results file logged them (``configs``,
+    # ``versions``), to tell a run of an older or foreign task of the same name.
+    task_config: Mapping[str, Any] | None = None
+    task_version: Any = None
+    source_task: str = ""  # the task name in the file when a paper's hook renamed it
+    # A run a paper's hook computed from others (RULE's five-shot mean over splits, an IBE
+    # selector): what it was computed from, in words; its ± is a spread, not a stderr.
+    derived: str = ""
+    cut: str = ""  # how the inputs of a derived run were cut short ("" = not, or not known)
 
     @property
     def subset(self) -> str | None:
         """How the run was cut short (``--limit`` or ``--samples``), or None for a full run."""
+        if self.cut:
+            return self.cut
         if self.limit is not None:
             return f"--limit {self.limit:g}" + (f", {self.n_samples} docs" if self.n_samples is not None else "")
         if self.n_samples is not None and self.n_original is not None and self.n_samples < self.n_original:
@@ -85,7 +96,7 @@ class TaskRun:
         match = _FILENAME_TIME.search(self.path.name)
         if match is None:
             return None
-        candidate = self.path.with_name(f"samples_{self.task}_{match.group(1)}.jsonl")
+        candidate = self.path.with_name(f"samples_{self.source_task or self.task}_{match.group(1)}.jsonl")
         return candidate if candidate.is_file() else None
 
 
@@ -138,6 +149,8 @@ def read_results_file(path: Path, label: str | None = None) -> list[TaskRun]:
     config = _object(data, "config")
     n_samples = _object(data, "n-samples")
     n_shot = _object(data, "n-shot")
+    configs = _object(data, "configs")
+    versions = _object(data, "versions")
     limit = _finite(config.get("limit"), 'config "limit"')
     model = label or model_name(data)
     timestamp = _timestamp(data, path)
@@ -162,6 +175,8 @@ def read_results_file(path: Path, label: str | None = None) -> list[TaskRun]:
                 if isinstance(counts, dict)
                 else None,
                 model_id=model_id(data),
+                task_config=configs.get(task) if isinstance(configs.get(task), dict) else None,
+                task_version=versions.get(task),
             )
         )
     return runs

@@ -16,10 +16,20 @@ from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
-from custom_metrics.common.leaderboard_types import Cell, Column, Comparison, PaperSpec, Row, SampleView
+from custom_metrics.common.leaderboard_types import (
+    Cell,
+    Column,
+    Comparison,
+    Family,
+    Headline,
+    PaperSpec,
+    Row,
+    SampleView,
+)
 from custom_metrics.common.published import PublishedCell, PublishedRow, plain, table_lines
 from custom_metrics.common.results import TaskRun
 from custom_metrics.common.samples import logged_response
+from custom_metrics.geese.data import HUB_ID
 
 SOURCE = "GEESE (Zaninello & Magnini, CLiC-it 2024) Table 2"
 BASELINE = "geese_noexp"
@@ -63,7 +73,7 @@ def read_authors_task_names(runs: list[TaskRun], notes: list[str]) -> list[TaskR
             continue
         model = f"{run.model} ({AUTHORS_MARK})"
         ours = AUTHORS_TASKS.get(run.task, run.task)
-        adjusted.append(replace(run, model=model, task=ours))
+        adjusted.append(replace(run, model=model, task=ours, source_task=run.task))
         if ours != run.task:
             renamed.setdefault((model, str(run.path)), []).append(f"{ours} <- {run.task}")
     for (model, path), pairs in sorted(renamed.items()):
@@ -80,6 +90,15 @@ def published_rows() -> list[PublishedRow]:
     return [PublishedRow("geese", "Llama-3-8B", source, cells, setting="zero-shot, M2")]
 
 
+def _basis(task: str, ours, theirs, our_file, their_file) -> str:
+    """What an effectiveness was computed from: the two runs' documents, and their files when two."""
+    docs = lambda counts: f"{counts[0]} docs" if counts and counts[0] is not None else "docs not recorded"
+    text = f"acc of {task} ({docs(ours)}) − acc of {BASELINE} ({docs(theirs)})"
+    if our_file != their_file:
+        text += f", from two results files: {our_file} and {their_file}"
+    return text
+
+
 def add_effectiveness(columns: list[Column], rows: list[Row], runs: list[TaskRun], notes: list[str]) -> list[Column]:
     """GEESE's explanation effectiveness: acc with a hint minus acc with none, same model."""
     baseline = f"{BASELINE}/acc"
@@ -87,6 +106,7 @@ def add_effectiveness(columns: list[Column], rows: list[Row], runs: list[TaskRun
         c.task for c in columns if c.metric == "acc" and c.key == f"{c.task}/acc" and c.task not in (BASELINE, "geese")
     ]
     samples = {(run.model, run.task): (run.n_samples, run.limit) for run in runs}
+    files = {(run.model, run.task): run.path for run in runs}
     derived = []
     for task in hint_tasks:
         key = f"{task}/effectiveness"
@@ -99,8 +119,11 @@ def add_effectiveness(columns: list[Column], rows: list[Row], runs: list[TaskRun
                 exact = Decimal(with_hint.text) - Decimal(without.text)
                 row.cells[key] = Cell(float(exact), text=plain(exact))
                 continue
-            row.cells[key] = Cell(with_hint.value - without.value)
             ours, theirs = samples.get((row.model, task)), samples.get((row.model, BASELINE))
+            row.cells[key] = Cell(
+                with_hint.value - without.value,
+                basis=_basis(task, ours, theirs, files.get((row.model, task)), files.get((row.model, BASELINE))),
+            )
             if ours != theirs:
                 notes.append(
                     f"{row.model}: {task} effectiveness compares runs of different size "
@@ -199,6 +222,49 @@ def sample_outcomes(task: str, sample: dict[str, Any]) -> dict[str, float | None
     return {"acc": float(sample["acc"])} if isinstance(sample.get("acc"), (int, float)) else {}
 
 
+# The field each authors' task writes as its hint where our template writes {{hint}}
+# (tests/geese/authors.py holds their templates).
+AUTHORS_HINTS = {
+    "geese_noexp": "Not given",
+    "geese_dummy": "{{text_h}}",
+    "geese_human": "{{anon_human}}",
+    "geese_llama3": "{{anon_whyexp}}",
+    "geese_llama3_whynot": "{{anon_whynot}}",
+    "geese_llama3_implicit": "{{anon_implicit}}",
+}
+
+
+def authors_template(task: str, template: str) -> str:
+    """A logged template in our spelling: the authors' hint of this task as {{hint}}."""
+    hint = AUTHORS_HINTS.get(task)
+    return template.replace(f"Hint: {hint}.", "Hint: {{hint}}.") if hint else template
+
+
+ACCURACY = "accuracy"
+EFFECTIVENESS = "effectiveness"
+# The summary view: M2 accuracy with each hint, the pipeline's own explanations first
+# (Table 2's "llama-3" row, the paper's Step 2), then effectiveness (Step 3), then the
+# authors' sanity check whose hint is the gold label.
+HEADLINES = (
+    Headline(("geese_llama3/acc",), "Llama-3 explanation", ACCURACY),
+    Headline(("geese_noexp/acc",), "no hint", ACCURACY),
+    Headline(("geese_dummy/acc",), "dummy hint", ACCURACY),
+    Headline(("geese_human/acc",), "human explanation", ACCURACY),
+    Headline(("geese_llama3_whynot/acc",), "why-not explanation", ACCURACY),
+    Headline(("geese_llama3_implicit/acc",), "implicit explanation", ACCURACY),
+    Headline(("geese_selfexp/acc",), "your M1's explanation", ACCURACY),
+    Headline(("geese_llama3/effectiveness",), "effectiveness, Llama-3", EFFECTIVENESS),
+    Headline(("geese_human/effectiveness",), "effectiveness, human", EFFECTIVENESS),
+    Headline(("geese_prediction_obvious/acc", "geese_obvious/acc"), "hint = gold label", ACCURACY, sanity=True),
+)
+FAMILIES = {
+    ACCURACY: Family("M2 accuracy with each hint", "accuracy (share of pairs)"),
+    EFFECTIVENESS: Family(
+        "Explanation effectiveness: accuracy with the hint − accuracy without", "accuracy difference", None, None
+    ),
+}
+
+
 SPEC = PaperSpec(
     "geese",
     "GEESE: explanation effectiveness on e-RTE-3-it",
@@ -228,4 +294,10 @@ SPEC = PaperSpec(
     ),
     comparisons=tuple(Comparison(task, BASELINE, "acc", "effectiveness") for task in HINT_TASKS),
     remark=remark,
+    headlines=HEADLINES,
+    families=FAMILIES,
+    reference_model="Llama-3-8B",
+    published_pm_is_se=True,
+    suite_datasets=(HUB_ID,),
+    normalize_template=authors_template,
 )

@@ -33,10 +33,11 @@ import json
 import math
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from custom_metrics.common.leaderboard_types import PaperSpec, SampleView
+from custom_metrics.common.leaderboard_types import Family, Headline, PaperSpec, SampleView
 from custom_metrics.common.published import PublishedCell, PublishedRow, cell, table_lines
 from custom_metrics.common.results import (
     PAIR_FILE,
@@ -49,6 +50,7 @@ from custom_metrics.common.results import (
 )
 from custom_metrics.common.samples import logged_response
 from custom_metrics.ibe.data import DATASETS as IBE_DATASETS
+from custom_metrics.ibe.data import ECARE_TEST_SIZE
 
 SOURCE = "IBE-Eval (Dalal et al., arXiv 2402.10767) Table 1"
 REPORT_NAME = "report.json"
@@ -152,21 +154,72 @@ def read_ibe_report(path: Path, roots: Iterable[Path] = ()) -> list[TaskRun]:
     return runs
 
 
+# The test questions of a full run (the paper: COPA's 500 test questions, 500 e-CARE dev
+# items): a report on fewer comes from a run cut short.
+FULL_TEST_QUESTIONS = {"copa": 500, "ecare": ECARE_TEST_SIZE}
+
+
 def note_scorers(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
-    """Say which coherence judge and uncertainty model scored each run's explanations.
+    """Say which coherence judge and uncertainty model scored each run's explanations, and
+    what each selection row was computed from.
 
     Offline, the paper's NLI and certainty models are replaced by the embedded LM and a
     lexicon (``ibe_postprocess``); selector accuracies from such a run are not the paper's
-    measure, so the table must tell, per model, what its report recorded.
+    measure, so the table must tell, per model, what its report recorded. A selection row
+    carries what it rests on (explanations the selector was fitted on, test questions, the
+    samples files scored) and is marked cut short when those samples come from a run cut
+    short (``--limit``/``--samples``), or when it was tested on fewer than the full test set.
     """
+    harness = {run.samples_file.name: run for run in runs if run.samples_file is not None}
+    adjusted = []
     for run in runs:
         if not run.task.endswith("_selection"):
+            adjusted.append(run)
             continue
         data = _load_report(run.path)
         judges = "; ".join(map(str, data.get("coherence_judges") or ["not recorded"]))
         certainty = "; ".join(map(str, data.get("uncertainty_sources") or ["not recorded"]))
         notes.append(f"{run.model} {run.task}: coherence judge {judges}; uncertainty {certainty}.")
-    return runs
+        adjusted.append(_with_basis(run, data, harness))
+    return adjusted
+
+
+def _with_basis(run: TaskRun, report: dict[str, Any], harness: dict[str, TaskRun]) -> TaskRun:
+    dataset = run.task.removeprefix("ibe_").removesuffix("_selection")
+    fits = (report.get("selector") or {}).get("fits") if isinstance(report.get("selector"), dict) else None
+    fit = fits.get(dataset) if isinstance(fits, dict) else None
+    trained = fit.get("train_explanations") if isinstance(fit, dict) else None
+    scored = sorted(_scored_samples(run.path.parent))
+    parts = [f"selector fitted on {trained if isinstance(trained, int) else 'an unrecorded number of'} explanations"]
+    parts.append(f"tested on {run.n_samples if run.n_samples is not None else 'an unrecorded number of'} questions")
+    if scored:
+        parts.append(f"explanations scored from {', '.join(scored)}")
+    cuts = [
+        f"{harness[name].task} {harness[name].subset}" for name in scored if name in harness and harness[name].subset
+    ]
+    full = FULL_TEST_QUESTIONS.get(dataset)
+    if not cuts and run.n_samples is not None and full and run.n_samples < full:
+        cuts.append(f"{run.n_samples} of {full} test questions")
+    cut = f"from a run cut short: {'; '.join(cuts)}" if cuts else ""
+    return replace(run, derived="; ".join(parts), cut=cut)
+
+
+def _scored_samples(features_dir: Path) -> set[str]:
+    """The names of the samples files ``explain-eval ibe score`` read into ``features.jsonl``
+    (each row's ``source`` is ``file:line``); unreadable lines are left out."""
+    names: set[str] = set()
+    try:
+        lines = (features_dir / "features.jsonl").read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return names
+    for line in lines:
+        try:
+            source = json.loads(line).get("source")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(source, str) and ":" in source:
+            names.add(Path(source.rpartition(":")[0]).name)
+    return names
 
 
 def _text(raw: Any, field: str) -> str | None:
@@ -428,6 +481,18 @@ def feature_rows(roots: Sequence[Path]) -> dict[tuple[str, int], dict[str, Any]]
     return found
 
 
+SELECTION, JUDGE = "selection", "judge"
+HEADLINES = (
+    Headline(("ibe_copa_selection/cum_uncertainty",), "IBE-Eval, COPA", SELECTION, reference="GPT 3.5"),
+    Headline(("ibe_ecare_selection/cum_uncertainty",), "IBE-Eval, e-CARE", SELECTION, reference="GPT 3.5"),
+    Headline(("ibe_judge_copa/acc",), "LLM judge, COPA", JUDGE, reference=judge_row("GPT 3.5")),
+    Headline(("ibe_judge_ecare/acc",), "LLM judge, e-CARE", JUDGE, reference=judge_row("GPT 3.5")),
+)
+FAMILIES = {
+    SELECTION: Family("IBE-Eval: the selector on all five criteria", "accuracy (share of test questions)"),
+    JUDGE: Family("LLM-as-a-judge baseline", "accuracy (share of test questions)"),
+}
+
 SPEC = PaperSpec(
     "ibe",
     "IBE-Eval: selecting the best explanation (COPA, e-CARE)",
@@ -455,4 +520,9 @@ SPEC = PaperSpec(
         ),
         extras=feature_rows,
     ),
+    headlines=HEADLINES,
+    families=FAMILIES,
+    reference_model="GPT 3.5",
+    # Table 1's accuracies are over the 500 test questions of each dataset.
+    published_n=lambda setting, key: 500,
 )

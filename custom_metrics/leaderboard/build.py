@@ -26,6 +26,7 @@ from custom_metrics.leaderboard.page import write_site
 from custom_metrics.leaderboard.registry import OTHER, PAPERS, paper_of
 from custom_metrics.leaderboard.render import cell_text, markdown, write_csv, write_differences_csv
 from custom_metrics.leaderboard.samples import LoggedTask, read_logged_tasks
+from custom_metrics.leaderboard.summary import Summary, build_summary
 from custom_metrics.leaderboard.tables import build_tables, newest_runs, task_values
 
 
@@ -36,6 +37,7 @@ class Leaderboard:
     written: list[Path]  # index.html first, then the sample viewer's index, then the rest
     logged: list[LoggedTask]
     differences: dict[str, list[Difference]]
+    summaries: list[Summary]
 
 
 def build_leaderboard(inputs: Sequence[Path], out: Path, names: Mapping[str, str] | None = None) -> Leaderboard:
@@ -52,8 +54,10 @@ def build_leaderboard(inputs: Sequence[Path], out: Path, names: Mapping[str, str
     chosen, _ = newest_runs(runs)
     logged = read_logged_tasks(chosen, [paper_of(run.task) for run in chosen], [Path(p).resolve() for p in inputs])
     differences = {table.key: paired_differences(specs[table.key], logged) for table in tables}
+    outcomes = {task.path: task.outcomes for task in logged}
+    summaries = [build_summary(table, specs[table.key], outcomes) for table in tables]
     out.mkdir(parents=True, exist_ok=True)
-    written = write_site(out, tables, [specs[t.key] for t in tables], problems, logged, differences, inputs)
+    written = write_site(out, tables, [specs[t.key] for t in tables], summaries, problems, logged, differences, inputs)
     for table in tables:
         (out / f"{table.key}.md").write_text(markdown(table, problems, differences[table.key]), encoding="utf-8")
         write_csv(table, out / f"{table.key}.csv")
@@ -66,7 +70,7 @@ def build_leaderboard(inputs: Sequence[Path], out: Path, names: Mapping[str, str
     )
     (out / "index.md").write_text(index_md, encoding="utf-8")
     written.append(out / "index.md")
-    return Leaderboard(tables, problems, written, logged, differences)
+    return Leaderboard(tables, problems, written, logged, differences, summaries)
 
 
 def summary(board: Leaderboard, runs_only: bool = True) -> list[str]:
@@ -88,6 +92,8 @@ def summary(board: Leaderboard, runs_only: bool = True) -> list[str]:
                 docs = values.get("#samples")
                 subset = row.subsets.get(task)
                 extra = f" (⚠ {subset})" if subset else f" ({docs.value:.0f} docs)" if docs else ""
+                if row.config_differences.get(task):
+                    extra += f" (⚑ not this suite's task config: {row.config_differences[task]})"
                 remark = spec.remark(task, {k: c.value for k, c in values.items()}) if spec.remark else ""
                 label = row_label(row.model, row.setting)
                 lines.append(

@@ -1,50 +1,51 @@
-"""Interactive charts (plotly) for the leaderboard page: hover shows the value and its source.
+"""Charts of the leaderboard page (plotly.js): one per metric family, with its unit on the axis.
 
-plotly.js is written once per output folder (``assets/plotly.min.js``) and each figure
-is a ``<div>`` plus its JSON, which plotly escapes for use inside ``<script>``. Plotly
-reads labels as a small HTML dialect (``<b>``, ``<br>``, ``<a href>``...), so every name
-is HTML-escaped before it becomes a label, and LaTeX typesetting is switched off
-(``typesetMath``), so a ``$`` in a model name stays a dollar sign.
+Each chart is a figure dict written as JSON into the page (``<script type="application/json">``)
+and drawn by ``assets/leaderboard.js`` once its tab shows, with the smallest plotly.js
+bundle that draws bars and points (``plotly.js-basic-dist-min``, committed as
+``assets/plotly-basic.min.js``; 1.2 MB against the full bundle's 4.8 MB).
 
-Figures are plain dicts rendered without plotly's validation (``validate=False``): the
-validated figure objects cost about two seconds per chart, most of a leaderboard build,
-for dicts this module writes itself.
+What a chart shows, so that it always compares a run with the paper:
+
+- every run row with a value in the family, limited runs hatched and faded;
+- the paper's rows: all of them when few, else the paper's best ``BEST_PAPER_ROWS`` by
+  the family's first column plus every paper row of a run's model and every row a Δ was
+  computed against (the paper's reference model);
+- a missing or NaN value as an "n/a" label at zero, a zero as "0" (a bar of height zero
+  draws nothing);
+- colours stable per row kind: the paper's rows in greys, runs in colours chosen by the
+  model's name, so a model keeps its colour from page to page.
+Plotly reads labels as a small HTML dialect, so every name is HTML-escaped before it
+becomes a label, and LaTeX typesetting is off (``typesetMath``): a ``$`` stays a dollar.
 """
 
 from __future__ import annotations
 
+import hashlib
 import html
 import math
 from collections.abc import Sequence
 
-import plotly.io
-
-from custom_metrics.common.leaderboard_types import Cell, PaperSpec, Row, Table
+from custom_metrics.common.leaderboard_types import Headline, PaperSpec, Row
 from custom_metrics.leaderboard.differences import Difference, row_label
+from custom_metrics.leaderboard.display import Paths
 from custom_metrics.leaderboard.render import cell_text, format_number
+from custom_metrics.leaderboard.summary import Summary, SummaryRow
+from custom_metrics.leaderboard.versus_paper import model_key
 
-ASSET = "plotly.min.js"
-CONFIG = {"displaylogo": False, "responsive": True, "typesetMath": False}
-# plotly's "plotly_white" look, spelled out (the template object is part of what is slow).
+ASSET = "plotly-basic.min.js"
+CONFIG = {"displaylogo": False, "responsive": True, "typesetMath": False, "modeBarButtonsToRemove": ["select2d"]}
 LAYOUT = {
     "paper_bgcolor": "white",
     "plot_bgcolor": "white",
-    "font": {"family": "system-ui, sans-serif", "size": 12},
-    "colorway": ["#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a", "#19d3f3", "#ff6692", "#b6e880"],
+    "font": {"family": "system-ui, sans-serif", "size": 12, "color": "#222"},
     "hoverlabel": {"align": "left"},
 }
-AXIS = {"gridcolor": "#ebf0f8", "zerolinecolor": "#ebf0f8", "automargin": True}
-
-
-def _html(data: list[dict], layout: dict, div_id: str) -> str:
-    figure = {"data": data, "layout": {**LAYOUT, **layout}}
-    return plotly.io.to_html(
-        figure, include_plotlyjs=False, full_html=False, div_id=div_id, config=CONFIG, validate=False
-    )
-
-
-# Published rows beyond this many start hidden (a click on the legend shows them).
-VISIBLE_PUBLISHED = 4
+AXIS = {"gridcolor": "#e5e8ef", "zerolinecolor": "#888", "automargin": True}
+BEST_PAPER_ROWS = 4
+ALL_PAPER_ROWS = 6  # up to this many, a chart shows every paper row
+RUN_COLOURS = ("#1f5fbf", "#d1495b", "#2a9d5c", "#8e44ad", "#e07b00", "#0f8b8d", "#b5179e", "#6b8e23")
+PAPER_COLOURS = ("#6e6e6e", "#9a9a9a", "#4f4f4f", "#b4b4b4")
 
 
 def _label(text: str) -> str:
@@ -52,70 +53,139 @@ def _label(text: str) -> str:
     return html.escape(text, quote=False)
 
 
-def plotly_script() -> str:
-    from plotly.offline import get_plotlyjs
+def _wrap(text: str, width: int = 16) -> str:
+    """An axis label broken into lines of about ``width`` characters (escaped)."""
+    lines, line = [], ""
+    for word in text.split():
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}".strip()
+    return "<br>".join(_label(part) for part in [*lines, line] if part)
 
-    return get_plotlyjs()
+
+def colour(row: Row) -> str:
+    """The same colour for the same row name on every page (hash of the name, not row order)."""
+    palette = PAPER_COLOURS if row.kind == "published" else RUN_COLOURS
+    digest = hashlib.sha256(row_label(row.model, row.setting).encode("utf-8")).digest()
+    return palette[digest[0] % len(palette)]
 
 
-def _finite(cell: Cell | None) -> bool:
-    return cell is not None and cell.value is not None and math.isfinite(cell.value)
+def _finite(value: float | None) -> bool:
+    return value is not None and math.isfinite(value)
 
 
-def score_chart(table: Table, spec: PaperSpec, div_id: str) -> str | None:
-    """Grouped bars: one group per charted column, one bar per row (run or published)."""
-    by_key = {column.key: column for column in table.columns}
-    columns = [by_key[key] for key in table.chart_keys if any(_finite(row.cells.get(key)) for row in table.rows)]
-    rows = [row for row in table.rows if any(_finite(row.cells.get(c.key)) for c in columns)]
-    if not columns or not rows:
+def family_charts(summary: Summary, spec: PaperSpec, paths: Paths, prefix: str) -> list[tuple[str, str, dict]]:
+    """(div id, title, figure) for each family with a number to draw."""
+    charts = []
+    for index, (family_key, family) in enumerate(summary.families.items()):
+        columns = [h for h in summary.headlines if h.family == family_key and not h.sanity]
+        if not columns:
+            continue
+        figure = _family_figure(summary, spec, columns, family, paths)
+        if figure is not None:
+            charts.append((f"{prefix}-{index}", family.title, figure))
+    return charts
+
+
+def _chosen_rows(summary: Summary, spec: PaperSpec, columns: Sequence[Headline]) -> list[SummaryRow]:
+    positions = [summary.headlines.index(h) for h in columns]
+    has = lambda entry: any(entry.cells[i].key for i in positions)
+    runs = [entry for entry in summary.rows if entry.row.kind == "run" and has(entry)]
+    papers = [entry for entry in summary.rows if entry.row.kind == "published" and has(entry)]
+    if len(papers) > ALL_PAPER_ROWS:
+        first = positions[0]
+        by_value = sorted(
+            (e for e in papers if _finite(e.cells[first].value)), key=lambda e: -(e.cells[first].value or 0.0)
+        )
+        keep = {id(e) for e in by_value[:BEST_PAPER_ROWS]}
+        run_models = {model_key(e.row.model_id or e.row.model) for e in runs}
+        compared = {id(cell.delta.paper) for e in runs for cell in e.cells if cell.delta is not None}
+        references = {h.reference or spec.reference_model for h in columns}
+        wanted = {spec.paper_setting(e.row.setting) if spec.paper_setting else None for e in runs}
+        keep |= {
+            id(e)
+            for e in papers
+            if model_key(e.row.model) in run_models
+            or id(e.row) in compared
+            or (e.row.model in references and (None in wanted or e.row.setting in wanted))
+        }
+        papers = [e for e in papers if id(e) in keep]
+    return runs + papers
+
+
+def _family_figure(summary: Summary, spec: PaperSpec, columns: Sequence[Headline], family, paths: Paths) -> dict | None:
+    rows = _chosen_rows(summary, spec, columns)
+    positions = [summary.headlines.index(h) for h in columns]
+    if not any(_finite(entry.cells[i].value) for entry in rows for i in positions):
         return None
-    categories = [f"{_label(spec.task_label(c.task))}<br>{_label(spec.metric_label(c.metric))}" for c in columns]
-    published = [row for row in rows if row.kind == "published"]
+    categories = [_wrap(h.label) for h in columns]
     data = []
-    for row in rows:
-        cells = [row.cells.get(column.key) for column in columns]
-        values = [cell.value if _finite(cell) else None for cell in cells]
-        errors = [cell.pm if _finite(cell) and cell.pm is not None else None for cell in cells]
-        extra = [_note(row, column.task) for column in columns]
+    for entry in rows:
+        cells = [entry.cells[i] for i in positions]
+        values = [cell.value if _finite(cell.value) else None for cell in cells]
+        limited = entry.limited
+        row = entry.row
+        name = _label(row_label(row.model, row.setting)) + (" (paper)" if row.kind == "published" else "")
+        if limited:
+            name += " ⚠ part of the data"
+        errors = [
+            cell.cell.pm if _finite(cell.value) and cell.cell.pm and _finite(cell.cell.pm) else None for cell in cells
+        ]
         data.append(
             {
                 "type": "bar",
-                "name": _label(row_label(row.model, row.setting)) + (" (paper)" if row.kind == "published" else ""),
+                "name": name,
                 "x": categories,
-                "y": values,
+                "y": [value if value is not None else 0.0 for value in values],
+                "text": ["n/a" if value is None else "0" if value == 0 else "" for value in values],
+                "textposition": "outside",
+                "cliponaxis": False,
                 "error_y": {"type": "data", "array": errors, "visible": any(e is not None for e in errors)},
-                "customdata": [
-                    [
-                        _label(cell_text(cell)) if _finite(cell) else "",
-                        _label(cell.source or "") if cell else "",
-                        note,
-                    ]
-                    for cell, note in zip(cells, extra)
-                ],
-                "hovertemplate": "<b>%{fullData.name}</b><br>%{x}: %{customdata[0]}<br>source: %{customdata[1]}"
-                "%{customdata[2]}<extra></extra>",
-                "marker": {"opacity": 0.55 if row.kind == "published" else 1.0},
-                "visible": "legendonly" if row.kind == "published" and len(published) > VISIBLE_PUBLISHED else True,
+                "customdata": [_hover(cell, paths) for cell in cells],
+                "hovertemplate": "<b>%{fullData.name}</b><br>%{customdata}<extra></extra>",
+                "marker": {
+                    "color": colour(row),
+                    "opacity": 0.55 if limited else 1.0,
+                    "pattern": {"shape": "/" if limited else "", "fgcolor": "#333", "size": 6},
+                    "line": {"color": "#333" if limited else colour(row), "width": 1},
+                },
             }
         )
+    axis = {**AXIS, "title": {"text": _label(family.unit)}}
+    if family.low is not None and family.high is not None:
+        axis["range"] = [family.low, family.high * 1.08]
     layout = {
+        **LAYOUT,
         "barmode": "group",
-        "height": 460,
-        "margin": {"l": 50, "r": 10, "t": 40, "b": 10},
-        "title": {"text": _label(f"{spec.key.upper()}: headline metrics (hover a bar for value and source)")},
-        "legend": {"orientation": "v", "x": 1.01, "y": 1, "font": {"size": 11}},
-        "yaxis": {**AXIS, "title": {"text": "score"}},
+        "height": 380 + 22 * ((len(rows) + 1) // 2),
+        "margin": {"l": 60, "r": 10, "t": 40, "b": 10},
+        "title": {"text": _label(family.title), "x": 0, "xanchor": "left"},
+        "legend": {"orientation": "h", "x": 0, "y": -0.18, "yanchor": "top", "font": {"size": 11}},
+        "yaxis": axis,
         "xaxis": {**AXIS, "tickangle": 0},
+        "uniformtext": {"minsize": 9, "mode": "show"},
     }
-    return _html(data, layout, div_id)
+    return {"data": data, "layout": layout, "config": CONFIG}
 
 
-def _note(row: Row, task: str) -> str:
-    subset = row.subsets.get(task)
-    return f"<br>⚠ {_label(subset)}" if subset else ""
+def _hover(cell, paths: Paths) -> str:
+    if cell.key is None:
+        return f"{_label(cell.headline.label)}: n/a (not run)"
+    lines = [f"{_label(cell.headline.label)}: {_label(cell_text(cell.cell)) if _finite(cell.value) else 'NaN'}"]
+    if cell.delta is not None:
+        delta = cell.delta
+        p_value = f", p = {delta.p_value:.3g}" if delta.p_value is not None else f" ({_label(delta.test)})"
+        lines.append(f"Δ vs {_label(delta.paper.model)} (paper): {delta.difference:+.4f}{p_value}")
+    if cell.limited:
+        lines.append(f"⚠ {_label(cell.limited)}")
+    if cell.cell and cell.cell.source:
+        lines.append(f"source: {_label(paths.show(cell.cell.source))}")
+    return "<br>".join(lines)
 
 
-def difference_chart(differences: Sequence[Difference], spec: PaperSpec, div_id: str) -> str | None:
+def difference_chart(differences: Sequence[Difference], spec: PaperSpec, paths: Paths) -> dict | None:
     """A forest plot: each paired difference with its 95% interval; significant ones in colour."""
     shown = [d for d in differences if math.isfinite(d.result.difference)]
     if not shown:
@@ -133,7 +203,7 @@ def difference_chart(differences: Sequence[Difference], spec: PaperSpec, div_id:
                 "x": [d.result.difference for _, d in subset],
                 "y": [label for label, _ in subset],
                 "mode": "markers",
-                "marker": {"size": 10, "color": "#c0392b" if significant else "#7f8c8d"},
+                "marker": {"size": 10, "color": "#c0392b" if significant else "#6e6e6e"},
                 "error_x": {
                     "type": "data",
                     "symmetric": False,
@@ -144,22 +214,23 @@ def difference_chart(differences: Sequence[Difference], spec: PaperSpec, div_id:
                         d.result.difference - d.result.low if d.result.low is not None else 0 for _, d in subset
                     ],
                 },
-                "customdata": [_difference_hover(d) for _, d in subset],
+                "customdata": [_difference_hover(d, paths) for _, d in subset],
                 "hovertemplate": "%{y}<br>%{customdata}<extra></extra>",
             }
         )
     layout = {
+        **LAYOUT,
         "height": max(220, 60 + 34 * len(shown)),
         "margin": {"l": 10, "r": 10, "t": 40, "b": 30},
-        "title": {"text": "Paired differences A − B with 95% bootstrap intervals"},
+        "title": {"text": "Paired differences A − B with 95% bootstrap intervals", "x": 0, "xanchor": "left"},
         "yaxis": {**AXIS, "autorange": "reversed"},
-        "xaxis": {**AXIS, "title": {"text": "difference"}, "zeroline": True, "zerolinecolor": "black"},
-        "legend": {"orientation": "h", "y": -0.2},
+        "xaxis": {**AXIS, "title": {"text": "difference A − B (per-document outcome)"}, "zeroline": True},
+        "legend": {"orientation": "h", "x": 0, "y": -0.2, "yanchor": "top"},
     }
-    return _html(data, layout, div_id)
+    return {"data": data, "layout": layout, "config": CONFIG}
 
 
-def _difference_hover(difference: Difference) -> str:
+def _difference_hover(difference: Difference, paths: Paths) -> str:
     result = difference.result
     interval = (
         f"[{format_number(result.low)}, {format_number(result.high)}]" if result.low is not None else "n/a (1 doc)"
@@ -170,8 +241,8 @@ def _difference_hover(difference: Difference) -> str:
         f"{result.test}{p_value}, {result.n} paired docs",
         f"A: {difference.a} ({format_number(result.mean_a)})",
         f"B: {difference.b} ({format_number(result.mean_b)})",
-        f"source: {difference.sources[0]}",
+        f"source: {paths.show(difference.sources[0])}",
     ]
     if difference.sources[1] != difference.sources[0]:
-        lines.append(f"and {difference.sources[1]}")
+        lines.append(f"and {paths.show(difference.sources[1])}")
     return "<br>".join(_label(line) for line in lines)

@@ -32,13 +32,14 @@ from custom_metrics.leaderboard.render import format_number
 ASSET = "datatables.js"
 TEXT_RENDER = "explainEvalText"  # defined in assets/leaderboard.js
 NUMBER_RENDER = "explainEvalNumber"
+LINK_RENDER = "explainEvalLink"
 
 
 @dataclass(frozen=True)
 class TableColumn:
     title: str
     tooltip: str = ""
-    kind: str = "text"  # text | number
+    kind: str = "text"  # text | number | link ([text, relative href] pairs)
     visible: bool = True
 
 
@@ -67,23 +68,30 @@ def datatable(
     row_classes: Sequence[str] | None = None,
     caption: str = "",
     column_filters: bool = True,
+    columns_button: bool = False,
 ) -> str:
     """The HTML of one DataTable; ``rows`` hold text, None, or ``number_cell`` pairs.
 
     ``column_filters`` puts a filter box under every column (itables makes one per
-    footer cell); ``facets`` are columns offered as click filters (SearchPanes).
+    footer cell); ``facets`` are columns offered as click filters (SearchPanes);
+    ``columns_button`` offers a column picker (always there when a column starts hidden).
+    No ``scrollX``: DataTables would draw the header and the filter boxes twice (a hidden
+    copy still focusable); the page's CSS scrolls the table in its own box instead.
     """
-    show_columns_button = any(not column.visible for column in columns)
+    show_columns_button = columns_button or any(not column.visible for column in columns)
     all_columns = list(columns)
     data = [[_cell(value, column.kind) for value, column in zip(row, columns)] for row in rows]
     if row_classes is not None:  # a hidden last column read by createdRow
         all_columns.append(TableColumn("", visible=False))
         data = [[*row, cls] for row, cls in zip(data, row_classes)]
     numbers = [i for i, column in enumerate(all_columns) if column.kind == "number"]
-    texts = [i for i, column in enumerate(all_columns) if column.kind != "number"]
+    links = [i for i, column in enumerate(all_columns) if column.kind == "link"]
+    texts = [i for i, column in enumerate(all_columns) if column.kind not in ("number", "link")]
     column_defs: list[dict[str, Any]] = [{"targets": "_all", "defaultContent": ""}]
     if numbers:
         column_defs.append({"targets": numbers, "render": NUMBER_RENDER, "className": "dt-right"})
+    if links:
+        column_defs.append({"targets": links, "render": LINK_RENDER})
     if texts:
         column_defs.append({"targets": texts, "render": TEXT_RENDER})
     hidden = [i for i, column in enumerate(all_columns) if not column.visible]
@@ -100,13 +108,12 @@ def datatable(
         "classes": ["display", "compact", "cell-border"],
         "style": {"width": "100%", "margin": "0", "caption-side": "top"},
         "table_html": _header(all_columns, column_filters, caption),
-        "data_json": _safe_json(data),
+        "data_json": safe_json(data),
         "columnDefs": column_defs,
         "order": [list(item) for item in order],
         "pageLength": page_length,
         "lengthMenu": [10, 25, 50, 100, -1],
         "deferRender": True,
-        "scrollX": True,
         "text_in_header_can_be_selected": False,  # a click anywhere in the header sorts
     }
     if column_filters:
@@ -140,6 +147,8 @@ def datatable(
 
 
 def _cell(value: Any, kind: str) -> Any:
+    if kind == "link":
+        return value if isinstance(value, list) else [value, None]
     if kind == "number":
         if isinstance(value, list) or value is None:
             return value if value is not None else number_cell(None)
@@ -172,7 +181,7 @@ def _header(columns: Sequence[TableColumn], filters: bool, caption: str) -> str:
     return "".join(parts)
 
 
-def _safe_json(value: Any) -> str:
+def safe_json(value: Any) -> str:
     """JSON for inside a ``<script>``: no character in it can end the script element."""
     text = json.dumps(value, ensure_ascii=False, allow_nan=False)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")

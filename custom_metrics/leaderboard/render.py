@@ -34,11 +34,13 @@ def format_number(value: float | None, column_kind: str = "metric") -> str:
 
 
 def cell_text(cell: Cell | None, column_kind: str = "metric") -> str:
-    """A cell as read: the paper's digits or the rounded value, with ± only where one exists."""
+    """A cell as read: the paper's digits or the rounded value, with ± only where a spread
+    exists: a ± of 0 is 0 by construction here (the stderr of an all-right or all-wrong run,
+    the std of RULE's zero-shot main questions that the five splits share), so none shows."""
     if cell is None:
         return ""
     text = cell.text or format_number(cell.value, column_kind)
-    pm = cell.pm_text or (format_number(cell.pm) if cell.pm is not None else "")
+    pm = (cell.pm_text or format_number(cell.pm)) if cell.pm else ""
     return f"{text} ± {pm}" if pm else text
 
 

@@ -22,6 +22,7 @@ from custom_metrics.common.leaderboard_types import Cell, Column, PaperSpec, Row
 from custom_metrics.common.published import PublishedRow, plain
 from custom_metrics.common.results import TaskRun
 from custom_metrics.leaderboard.registry import OTHER, PAPERS, paper_of
+from custom_metrics.leaderboard.task_configs import config_difference
 
 # The metric charted for a task of no paper: the first of these it reports.
 FIRST_METRICS = ("acc", "acc_norm", "exact_match", "f1")
@@ -74,7 +75,7 @@ def build_table(spec: PaperSpec, runs: list[TaskRun], notes: list[str]) -> Table
     published = spec.published()
     if spec.adjust_runs is not None:
         runs = spec.adjust_runs(runs, notes)
-    rows = run_rows(runs) + [_published_row(row) for row in published]
+    rows = run_rows(runs, spec) + [_published_row(row, spec.published_pm_is_se) for row in published]
     columns = _columns(spec, runs, published)
     if spec.derive is not None:
         columns = spec.derive(columns, rows, runs, notes)
@@ -85,7 +86,8 @@ def build_table(spec: PaperSpec, runs: list[TaskRun], notes: list[str]) -> Table
     if spec.pm_note:
         notes.append(spec.pm_note)
     if runs:
-        notes.append("± on run rows: the harness' stderr, where it reports one.")
+        notes.append("± on run rows: the harness' stderr, where it reports one (none where it is 0 by construction).")
+    notes += _config_notes(rows)
     if any(c.value is not None and math.isnan(c.value) for r in rows for c in r.cells.values()):
         notes.append(
             "NaN: the harness (or ibe_postprocess) returned NaN, e.g. a per-label accuracy with "
@@ -94,8 +96,11 @@ def build_table(spec: PaperSpec, runs: list[TaskRun], notes: list[str]) -> Table
     return Table(spec.key, spec.title, columns, rows, chart_keys, notes)
 
 
-def run_rows(runs: list[TaskRun]) -> list[Row]:
-    """One row per (model, setting); a run without a setting joins its model's only row."""
+def run_rows(runs: list[TaskRun], spec: PaperSpec = OTHER) -> list[Row]:
+    """One row per (model, setting); a run without a setting joins its model's only row.
+
+    Each row also keeps, per task, its samples file and how the run's logged task config
+    differs from the suite's (``task_configs``)."""
     settings: dict[str, set[str]] = {}
     for run in runs:
         if run.setting:
@@ -104,17 +109,23 @@ def run_rows(runs: list[TaskRun]) -> list[Row]:
     for run in sorted(runs, key=lambda run: (run.model, run.setting, run.task)):
         known = settings.get(run.model, set())
         setting = run.setting or (next(iter(known)) if len(known) == 1 else "")
-        row = rows.setdefault((run.model, setting), Row(run.model, "run", [], setting=setting))
+        row = rows.setdefault((run.model, setting), Row(run.model, "run", [], setting=setting, model_id=run.model_id))
         source = str(run.path)
         if source not in row.sources:
             row.sources.append(source)
         for (metric, filter_name), score in run.scores.items():
             key = column_key(run.task, metric, shown_filter(run, filter_name))
-            row.cells[key] = Cell(score.value, score.stderr, source=source)
+            se = None if run.derived else score.stderr  # a derived run's ± is a spread
+            row.cells[key] = Cell(score.value, score.stderr, source=source, se=se, basis=run.derived)
         if run.n_samples is not None:
-            row.cells[f"{run.task}/#samples"] = Cell(float(run.n_samples), source=source)
+            row.cells[f"{run.task}/#samples"] = Cell(float(run.n_samples), text=str(run.n_samples), source=source)
         if run.subset:
             row.subsets[run.task] = run.subset
+        if run.samples_file is not None:
+            row.samples[run.task] = run.samples_file
+        difference = config_difference(spec, run.task, run.task_config, run.task_version)
+        if difference:
+            row.config_differences[run.task] = difference
     return list(rows.values())
 
 
@@ -127,7 +138,7 @@ def task_values(row: Row, task: str) -> dict[str, Cell]:
     return values
 
 
-def _published_row(row: PublishedRow) -> Row:
+def _published_row(row: PublishedRow, pm_is_se: bool) -> Row:
     cells = {
         key: Cell(
             float(cell.value),
@@ -135,6 +146,7 @@ def _published_row(row: PublishedRow) -> Row:
             plain(cell.value),
             None if cell.pm is None else plain(cell.pm),
             source=row.source,
+            se=float(cell.pm) if pm_is_se and cell.pm is not None else None,
         )
         for key, cell in row.cells.items()
         if not key.endswith("/n")
@@ -193,6 +205,14 @@ def _first_metric_per_task(columns: list[Column]) -> list[str]:
             if column.kind == "metric" and column.task not in chosen and metric in (None, column.metric):
                 chosen[column.task] = column.key
     return [key for key in (c.key for c in columns) if key in chosen.values()]
+
+
+def _config_notes(rows: list[Row]) -> list[str]:
+    return [
+        f"{row.model}{f' ({row.setting})' if row.setting else ''}, {task}: not this suite's task config: {difference}."
+        for row in rows
+        for task, difference in sorted(row.config_differences.items())
+    ]
 
 
 def _subset_notes(runs: list[TaskRun]) -> list[str]:

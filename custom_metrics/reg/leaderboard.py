@@ -9,7 +9,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from custom_metrics.common.leaderboard_types import PaperSpec, SampleView
+from custom_metrics.common.display_names import friendly_spec
+from custom_metrics.common.leaderboard_types import Family, Headline, PaperSpec, SampleView
 from custom_metrics.common.published import PublishedRow, cell, table_lines
 
 SOURCE = "REG (Chan, Zhao & Gaizauskas, arXiv 2603.22735) Tables 1-2"
@@ -144,7 +145,7 @@ def sample_fields(task: str, sample: dict[str, Any]) -> dict[str, Any]:
             "effective": _yes(scores["effectiveness"]),
             "success": _yes(scores["success"]),
             "w_con": doc.get("w_con"),
-            "judge": record.get("judge"),
+            "judge": friendly_spec(record["judge"]) if isinstance(record.get("judge"), str) else record.get("judge"),
         }
     )
     return fields
@@ -183,6 +184,26 @@ def sample_outcomes(task: str, sample: dict[str, Any]) -> dict[str, float | None
     return {key: scores[key] for key in ("coherence", "effectiveness", "success")}
 
 
+QUALITY, JUDGE = "quality", "judge"
+HEADLINES = (
+    Headline(("reg_chaos/success",), "success", QUALITY),
+    Headline(("reg_chaos/coherence",), "coherence", QUALITY),
+    Headline(("reg_chaos/effectiveness",), "effectiveness", QUALITY),
+    Headline(("reg_judge_select/acc",), "as NLI judge", JUDGE),
+)
+FAMILIES = {
+    QUALITY: Family("Reconciling explanations, over the items the judge calls contradictions (N)", "share of N"),
+    JUDGE: Family("The model as NLI judge, on the 289 high-agreement items", "accuracy (share of items)"),
+}
+# Every Table 2 percentage is k/195 and every Table 1 one k/289: the paper's |N| (items its
+# judge called contradictions) and judge items, the documents behind each number.
+_PUBLISHED_N = {"reg_chaos": 195, "reg_judge_select": 289}
+
+
+def paper_setting(setting: str) -> str:
+    return "thinking" if "thinking" in setting and "non-thinking" not in setting else "non-thinking"
+
+
 SPEC = PaperSpec(
     "reg",
     "REG: reconciliatory explanations on ChaosNLI-MNLI contradictions",
@@ -215,4 +236,9 @@ SPEC = PaperSpec(
         show_filtered=False,
     ),
     remark=remark,
+    headlines=HEADLINES,
+    families=FAMILIES,
+    reference_model="Gemma-4-31B-it",
+    paper_setting=paper_setting,
+    published_n=lambda setting, key: _PUBLISHED_N.get(key.split("/", 1)[0]),
 )

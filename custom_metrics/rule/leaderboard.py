@@ -3,8 +3,8 @@ the page shows RULE (column words and definitions, logged samples).
 
 ± on published rows is the std over the five test splits printed in Table 2; the paper
 also prints ±0.00 for its single-run settings (fine-tuned models, humans), which is no
-spread at all, so those cells carry no ± (zero-shot main questions keep their ±0.00: the
-five splits share them, a measured std of zero).
+spread at all, and for the zero-shot main questions, which the five splits share (0 by
+construction), so those cells carry no ±.
 The suite's five-shot split runs become one row per model and setting (ReClor or RULE
 demonstrations) with the mean and population std over the splits, as the protocol command
 computes them.
@@ -18,7 +18,7 @@ import statistics
 from dataclasses import replace
 from typing import Any
 
-from custom_metrics.common.leaderboard_types import PaperSpec, SampleView
+from custom_metrics.common.leaderboard_types import Family, Headline, PaperSpec, SampleView
 from custom_metrics.common.published import PublishedCell, PublishedRow, cell
 from custom_metrics.common.results import Score, TaskRun
 from custom_metrics.rule.data import DEMO_SETTINGS
@@ -65,6 +65,7 @@ Human | - | 91.5±0.00 | 82.6±0.00 | 93.0±0.00 | 78.9±0.00 | 52.9 | 81.5
 """
 # Settings the paper ran once: their "±0.00" is no std at all.
 SINGLE_RUN_SETTINGS = ("fully finetuned on ReClor", "majority vote of three annotators")
+ZERO_SHOT = "zero-shot"
 METRICS = (
     "mainq_acc",
     "subq_acc",
@@ -85,6 +86,8 @@ def published_rows() -> list[PublishedRow]:
         cells = {f"rule/{metric}": cell(text, percent=True) for metric, text in zip(METRICS, values)}
         if setting in SINGLE_RUN_SETTINGS:
             cells = {key: PublishedCell(value.value) for key, value in cells.items()}
+        elif setting == ZERO_SHOT:  # the five splits share the main questions: their std is 0 by construction
+            cells["rule/mainq_acc"] = PublishedCell(cells["rule/mainq_acc"].value)
         source = f"{SOURCE}, {setting}; # params {params}; ± = std over the 5 test splits"
         rows.append(PublishedRow("rule", model, source, cells, setting=setting))
     return rows
@@ -118,6 +121,7 @@ def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
                 statistics.fmean(finite) if finite else None, statistics.pstdev(finite) if len(finite) > 1 else None
             )
         sizes = [run.n_samples for run in group]
+        parts = ", ".join(f"{run.task} ({run.n_samples if run.n_samples is not None else '?'} docs)" for run in group)
         limits = {run.limit for run in group} - {None}
         extra = [part for part in setting.split(", ") if part and not part.endswith("-shot")]
         label = ", ".join([f"{DEMO_SETTINGS[demos]} ({len(group)} of 5 splits)", *extra])
@@ -136,6 +140,7 @@ def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
                 setting=label,
                 n_original=sum(originals) if None not in originals else None,
                 model_id=group[0].model_id,
+                derived=f"mean ± population std over {len(group)} split runs: {parts}",
             )
         )
         notes.append(
@@ -193,12 +198,23 @@ def _outcome(sample: dict[str, Any]) -> list[Any] | None:
     return value if isinstance(value, list) and len(value) == 7 else None
 
 
+# The asked question of a prompt: its last "Question:" line (five-shot prompts hold the
+# demonstrations' questions first), in the layout of ``prompts.question_block``.
+_ASKED = re.compile(r"Question: (?P<text>.*?)(?: \n (?:Option|Rationale)|$)", re.DOTALL)
+
+
+def asked_question(prompt: Any) -> str | None:
+    found = list(_ASKED.finditer(prompt)) if isinstance(prompt, str) else []
+    return found[-1]["text"].strip() if found else None
+
+
 def sample_fields(task: str, sample: dict[str, Any]) -> dict[str, Any]:
-    """RULE questions in the sample viewer: which main question, which kind, right or not."""
+    """RULE questions in the sample viewer: the question asked, its main question, its kind, right or not."""
     doc = sample.get("doc") or {}
     outcome = _outcome(sample)
     fields: dict[str, Any] = {
-        "question": doc.get("doc_id"),
+        "id": doc.get("doc_id"),
+        "question": asked_question(doc.get("prompt")),
         "main question": doc.get("main_id"),
         "gold": doc.get("label"),
     }
@@ -217,6 +233,43 @@ def sample_outcomes(task: str, sample: dict[str, Any]) -> dict[str, float | None
     main = outcome[2] == "main"
     return {"mainq_acc": float(outcome[4]) if main else None, "subq_acc": None if main else float(outcome[4])}
 
+
+def paper_setting(setting: str) -> str:
+    """The Table 2 setting a run's setting compares with."""
+    for prefix, published in (
+        ("five-shot on ReClor", "five-shot on ReClor"),
+        ("five-shot on RULE", "five-shot on RULE, for reference"),
+    ):
+        if setting.startswith(prefix):
+            return published
+    return ZERO_SHOT
+
+
+# Documents behind Table 2's numbers where every row of a setting ran on all of them
+# (zero-shot, fine-tuned, human): 943 main questions, 3,003 subquestions; none for the
+# five-shot rows (a mean over five splits).
+_PUBLISHED_N = {"rule/mainq_acc": 943, "rule/subq_acc": 3003, "rule/consistency": 943}
+
+
+def published_n(setting: str, key: str) -> int | None:
+    return None if setting.startswith("five-shot") else _PUBLISHED_N.get(key)
+
+
+ACCURACY, CONSISTENCY = "accuracy", "consistency"
+HEADLINES = (
+    Headline(("rule/consistency",), "consistency", CONSISTENCY),
+    Headline(("rule/mainq_acc", "rule_main/mainq_acc"), "MainQ", ACCURACY),
+    Headline(("rule/subq_acc", "rule_sub/subq_acc"), "SubQ", ACCURACY),
+    Headline(("rule/selective_acc", "rule_sub/selective_acc"), "selective SubQ", ACCURACY),
+    Headline(("rule/eliminative_acc", "rule_sub/eliminative_acc"), "eliminative SubQ", ACCURACY),
+    Headline(("rule/mainq_wise_subq_acc",), "MainQ-wise SubQ", ACCURACY),
+)
+FAMILIES = {
+    CONSISTENCY: Family(
+        "Consistency: main questions answered right with all their subquestions", "share of main questions"
+    ),
+    ACCURACY: Family("Main-question and subquestion accuracy", "accuracy (share of questions)"),
+}
 
 SPEC = PaperSpec(
     "rule",
@@ -237,4 +290,9 @@ SPEC = PaperSpec(
         outcomes=sample_outcomes,
         doc_key=lambda task, sample: str((sample.get("doc") or {}).get("doc_id", sample.get("doc_id"))),
     ),
+    headlines=HEADLINES,
+    families=FAMILIES,
+    reference_model="InstructGPT",
+    paper_setting=paper_setting,
+    published_n=published_n,
 )

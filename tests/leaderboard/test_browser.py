@@ -1,11 +1,14 @@
 """The leaderboard page in a real browser: Debian's Chromium driven by Playwright.
 
-The page is built from a real run (``geese_run`` in conftest: the embedded model through
-the ``lm_eval`` CLI with ``--log_samples``, GEESE with and without a hint on four documents,
-so the page has effectiveness, paired differences and a cut-short row), plus hand-made
-hostile inputs: a
-model named with HTML, quotes and ``$``, a hostile generation in its samples, a results
-file with a NaN sample count (skipped and named) and an IBE report holding bare NaN.
+One page is built once per session from real runs: ``geese_run`` in conftest (the embedded
+model through the ``lm_eval`` CLI with ``--log_samples``, GEESE with and without a hint on
+four documents: effectiveness, paired differences, a cut-short row), the GEESE authors'
+own results files (their 800-document Llama-3-8B run and their early 24-document runs,
+``tests/fixtures/leaderboard/geese-authors``), the demo's real ``--samples`` run of
+SmolLM2 (GEESE M1, REG, IBE with ``explain-eval ibe score``/``report``:
+``tests/fixtures/leaderboard/demo-generation``), plus hand-made hostile inputs: a model
+named with HTML, quotes and ``$``, a hostile generation in its samples, a results file with
+a NaN sample count (skipped and named) and an IBE report holding bare NaN.
 Screenshots go to each test's tmp folder.
 """
 
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +28,7 @@ from tests.helpers import LEADERBOARD_FIXTURES
 from tests.leaderboard.test_leaderboard import modern_results
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip extra [test])")
+expect = playwright_api.expect
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
@@ -43,10 +48,14 @@ LOCAL = ("file:", "blob:", "data:", "about:")
 HOSTILE = "<script>alert('name')</script> $USER$ & <b>bold</b> \"quoted\""
 HOSTILE_TEXT = "</script><img src=x onerror=alert('generation')> 1 < 2 && $x$"
 STAMP = "2026-02-03T04-05-06.000000"
+DESKTOP = {"width": 1400, "height": 1000}
+PHONE = {"width": 390, "height": 844}
+AUTHORS_FULL = "meta-llama/Meta-Llama-3-8B (authors' GEESE tasks)"
+SMOLLM = "SmolLM2-135M-Instruct (embedded)"
 
 
 @pytest.fixture(scope="session")
-def board(geese_run: tuple[dict, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+def board_inputs(geese_run: tuple[dict, Path], tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     runs = tmp_path_factory.mktemp("browser-runs")
     hostile = runs / "hostile"
     hostile.mkdir()
@@ -67,8 +76,15 @@ def board(geese_run: tuple[dict, Path], tmp_path_factory: pytest.TempPathFactory
     (runs / "bad").mkdir()
     (runs / "bad" / "results_1.json").write_text(json.dumps(nan_count), encoding="utf-8")
     shutil.copytree(LEADERBOARD_FIXTURES / "ibe-report", runs / "ibe")  # report.json holds a bare NaN
+    shutil.copytree(LEADERBOARD_FIXTURES / "geese-authors", runs / "geese-authors")
+    shutil.copytree(LEADERBOARD_FIXTURES / "demo-generation", runs / "demo-generation")
+    return [geese_run[1], runs]
+
+
+@pytest.fixture(scope="session")
+def board(board_inputs: list[Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("board") / "leaderboard"
-    build_leaderboard([geese_run[1], runs], out)
+    build_leaderboard(board_inputs, out)
     return out
 
 
@@ -104,25 +120,38 @@ class Recorder:
         assert [url for url in self.requests if not url.startswith(LOCAL)] == []
 
 
-@pytest.fixture()
-def open_page(browser, board: Path):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+def _opener(browser, board: Path, viewport: dict):
+    context = browser.new_context(viewport=viewport)
     context.route("http*://**/*", lambda route: route.abort())  # and recorded: assert_clean fails on it
 
-    def open_(name: str, table: str):
+    def open_(name: str, ready: str):
         page = context.new_page()
         page.recorder = Recorder(page)
         path, _, fragment = name.partition("#")
         page.goto((board / path).as_uri() + (f"#{fragment}" if fragment else ""))
-        page.wait_for_selector(f"#{table}.dataTable tbody tr")  # DataTables ran (bundle from a blob: URL)
+        page.wait_for_selector(ready)
+        page.wait_for_function("typeof explainEval === 'object'")  # the deferred script ran
         return page
 
+    return context, open_
+
+
+@pytest.fixture()
+def open_page(browser, board: Path):
+    context, open_ = _opener(browser, board, DESKTOP)
     yield open_
     context.close()
 
 
-def index(open_page, tab: str = ""):
-    return open_page("index.html" + (f"#{tab}" if tab else ""), f"table-{tab or 'geese'}")
+@pytest.fixture()
+def open_phone(browser, board: Path):
+    context, open_ = _opener(browser, board, PHONE)
+    yield open_
+    context.close()
+
+
+def index(open_page, fragment: str = ""):
+    return open_page("index.html" + (f"#{fragment}" if fragment else ""), "#table-geese.dataTable tbody tr")
 
 
 def rows(page, table: str):
@@ -130,9 +159,7 @@ def rows(page, table: str):
 
 
 def headers(page, table: str):
-    """The table's header cells (with scrollX DataTables draws them in a separate table;
-    the SearchPanes above it are DataTables too, with their own)."""
-    return page.locator(f"#{table}_wrapper .dt-scroll-head th:not(.dtsp-searchPanes th)")
+    return page.locator(f"#{table} thead th")
 
 
 def column(page, table: str, title: str) -> list[str]:
@@ -144,134 +171,336 @@ def header(page, table: str, title: str):
     return headers(page, table).filter(has_text=title).first
 
 
+def summary_rows(page, key: str, group: str):
+    return page.locator(f"#summary-{key} tbody.{group} tr:not(.group)")
+
+
+def main_values(page, key: str, group: str) -> list[float]:
+    cells = summary_rows(page, key, group).locator("td.main")
+    return [float(value) for value in cells.evaluate_all("cells => cells.map(c => c.dataset.sort)") if value]
+
+
+def show_long(page, key: str) -> None:
+    page.locator(f"label[for=view-{key}-long]").click()
+    expect(page.locator(f"#table-{key}")).to_be_visible()
+
+
+# --- the summary: who is best, how far from the paper, is it significant -----------------
+
+
 def test_page_loads_offline_and_clean(open_page, tmp_path: Path) -> None:
     page = index(open_page)
-    page.wait_for_selector("#chart-geese .main-svg")
+    page.wait_for_selector("#chart-geese-0 .main-svg")
     page.wait_for_timeout(300)  # late errors surface
     page.recorder.assert_clean()
     assert page.evaluate("typeof Plotly") == "object"
-    assert page.evaluate("document.querySelector('#chart-geese .main-svg').getBoundingClientRect().width") > 900
+    assert page.evaluate("document.querySelector('#chart-geese-0 .main-svg').getBoundingClientRect().width") > 900
     page.screenshot(path=str(tmp_path / "index.png"), full_page=True)
     assert (tmp_path / "index.png").stat().st_size > 10_000
 
 
-def test_sorting_a_column_reorders_rows(open_page) -> None:
+def test_summary_ranks_rows_and_keeps_limited_runs_apart(open_page) -> None:
     page = index(open_page)
-    before = column(page, "table-geese", "accuracy")
-    header(page, "table-geese", "accuracy").click()
-    # DataTables sorts in a timeout: wait for the header state, never read rows right away.
-    playwright_api.expect(header(page, "table-geese", "accuracy")).to_have_attribute("aria-sort", "ascending")
-    values = [float(text.split(" ")[0]) for text in column(page, "table-geese", "accuracy") if text]
-    assert values == sorted(values) and column(page, "table-geese", "accuracy") != before
-    header(page, "table-geese", "accuracy").click()
-    playwright_api.expect(header(page, "table-geese", "accuracy")).to_have_attribute("aria-sort", "descending")
-    values = [float(text.split(" ")[0]) for text in column(page, "table-geese", "accuracy") if text]
-    assert values == sorted(values, reverse=True)
+    ranked = summary_rows(page, "geese", "ranked")
+    expect(ranked).to_have_count(2)  # the authors' 800-doc run and Table 2: the full rows
+    assert ranked.locator("td.rank").all_inner_texts() == ["1", "2"]
+    expect(ranked.nth(0).locator("th.model")).to_contain_text(AUTHORS_FULL)
+    expect(ranked.nth(1).locator("th.model")).to_contain_text("Llama-3-8B")
+    expect(ranked.nth(1).locator(".badge.paper")).to_be_visible()
+    values = main_values(page, "geese", "ranked")
+    assert values == sorted(values, reverse=True) and values[0] == 0.78125
+    # Runs on part of the data: their own group, hidden while full runs exist, one click away.
+    limited = summary_rows(page, "geese", "limited")
+    expect(limited.first).to_be_hidden()
+    toggle = page.locator("#panel-geese input.hide-limited")
+    expect(toggle).to_be_checked()
+    toggle.uncheck()
+    expect(limited.first).to_be_visible()
+    names = " ".join(limited.locator("th.model").all_inner_texts())
+    assert "gemma-3-270m (embedded)" in names and "meta-llama/Meta-Llama-3-8B" in names
+    expect(limited.locator(".badge.limited").first).to_contain_text("part of the data")
+    assert "limited=shown" in page.evaluate("location.hash")
+    # Sorting by another column keeps the groups apart: full rows first, limited after.
+    page.locator("#summary-geese thead th[data-col=h1] button.sort").click()
+    expect(page.locator("#summary-geese thead th[data-col=h1]")).to_have_attribute("aria-sort", "descending")
+    groups = page.locator("#summary-geese tbody").evaluate_all("bodies => bodies.map(b => b.dataset.group)")
+    assert groups.index("ranked") < groups.index("limited")
+    # The sanity check (hint = gold label) is a column, never the ranking one.
+    sanity = page.locator("#summary-geese thead th.sanity")
+    expect(sanity).to_contain_text("sanity check")
+    assert "main" not in (sanity.get_attribute("class") or "")
     page.recorder.assert_clean()
 
 
-def test_column_filter_and_search_hide_rows(open_page) -> None:
+def test_delta_vs_paper_for_llama_3_8b_with_its_test(open_page) -> None:
+    page = index(open_page, "geese&limited=shown")
+    full = summary_rows(page, "geese", "ranked").filter(has_text=AUTHORS_FULL)
+    delta = full.locator("td.main .delta")
+    expect(delta).to_contain_text("Δ +0.0000 · p = 1.00")  # their file's 0.78125 vs the printed 0.7812
+    expect(delta).to_contain_text("vs paper")
+    assert "z-test on the two standard errors" in delta.get_attribute("title")
+    early = summary_rows(page, "geese", "limited").filter(has_text="--limit 24")
+    expect(early.locator("td.main .delta")).to_contain_text("Δ -0.1562 · p = 0.13")
+    # A model the paper lacks is compared with its reference model, named; significant: marked.
+    hostile = page.locator("#summary-geese tbody tr").filter(has_text="alert('name')")
+    marked = hostile.locator("td.significant .delta.sig").first
+    expect(marked).to_contain_text("✱")
+    expect(marked).to_contain_text("vs Llama-3-8B (reference)")
+    # The paired run-vs-run verdicts sit under the summary, not off-screen in the long view.
+    verdicts = page.locator("#panel-geese .view-summary .verdicts")
+    expect(verdicts).to_be_visible()
+    expect(verdicts).to_contain_text("McNemar (exact)")
+
+
+def test_every_tab_chart_shows_a_paper_row_and_none_is_empty(open_page) -> None:
     page = index(open_page)
-    total = rows(page, "table-geese").count()
-    box = page.locator("#table-geese_wrapper .dt-scroll-foot input[placeholder=Row]")
+    for key in ("geese", "rule", "reg", "ibe"):
+        page.locator(f"label[for=tab-{key}]").click()
+        plots = page.locator(f"#panel-{key} .view-summary .plot")
+        assert plots.count() >= 1, key
+        for i in range(plots.count()):
+            plot = plots.nth(i)
+            plot.locator(".main-svg").first.wait_for()
+            legend = " ".join(plot.locator(".legendtext").all_text_contents())
+            assert "(paper)" in legend, (key, i, legend)
+            heights = plot.locator(".point path").evaluate_all(
+                "paths => paths.map(p => p.getBoundingClientRect().height)"
+            )
+            assert any(height > 1 for height in heights), (key, i)  # bars drawn, not an empty axis
+    # REG's run has no score (|N| = 0 with the embedded judge): "n/a", beside the paper's bars.
+    reg = page.locator("#panel-reg .view-summary .plot").first
+    assert "n/a" in reg.locator(".bartext, .textpoint").all_text_contents() or "n/a" in reg.inner_text()
+    page.recorder.assert_clean()
+
+
+def test_ibe_selection_of_a_samples_run_is_marked_limited(open_page) -> None:
+    page = index(open_page, "ibe&limited=shown")
+    row = summary_rows(page, "ibe", "limited").filter(has_text=SMOLLM)
+    expect(row).to_have_count(1)
+    expect(row.locator(".badge.limited")).to_be_visible()
+    expect(row.locator("td.notes")).to_contain_text("from a run cut short: ibe_copa 8 of")
+    assert summary_rows(page, "ibe", "ranked").filter(has_text=SMOLLM).count() == 0
+    show_long(page, "ibe")
+    page.locator("#table-ibe_wrapper .dt-search input").fill(SMOLLM)
+    selection = rows(page, "table-ibe").filter(has_text="best-explanation selection")
+    expect(selection).to_have_class(re.compile("limited"))
+    expect(selection).to_contain_text("⚠ from a run cut short")
+    expect(selection).to_contain_text("selector fitted on")
+
+
+def test_url_restores_tab_view_and_sort(open_page) -> None:
+    page = index(open_page, "rule&sort=h1:asc")
+    expect(page.locator("#panel-rule")).to_be_visible()
+    expect(page.locator("#panel-geese")).to_be_hidden()
+    head = page.locator("#summary-rule thead th[data-col=h1]")
+    expect(head).to_have_attribute("aria-sort", "ascending")
+    cells = summary_rows(page, "rule", "ranked").locator("td.h1")
+    values = [float(v) for v in cells.evaluate_all("cells => cells.map(c => c.dataset.sort)") if v]
+    assert values == sorted(values) and len(values) > 10
+    # Sorting and switching write the state into the URL; opening that URL restores it.
+    page.locator("#summary-rule thead th[data-col=h0] button.sort").click()
+    page.locator("label[for=view-rule-long]").click()
+    state = page.evaluate("location.hash")
+    assert state == "#rule&sort=h0:desc&view=long", state
+    again = index(open_page, state[1:])
+    expect(again.locator("#panel-rule")).to_be_visible()
+    expect(again.locator("#table-rule")).to_be_visible()
+    expect(again.locator("#summary-rule thead th[data-col=h0]")).to_have_attribute("aria-sort", "descending")
+    filtered = index(open_page, "reg&q=gemma-4-31b")
+    expect(filtered.locator("#filter-reg")).to_have_value("gemma-4-31b")
+    shown = summary_rows(filtered, "reg", "ranked").locator("th.model:visible").all_inner_texts()
+    assert shown and all("Gemma-4-31B-it" in name for name in shown)
+
+
+def test_links_downloads_and_config_differences(open_page, board: Path) -> None:
+    page = index(open_page, "geese&limited=shown")
+    full = summary_rows(page, "geese", "ranked").filter(has_text=AUTHORS_FULL)
+    expect(full.locator("th.model a")).to_have_attribute("href", "https://huggingface.co/meta-llama/Meta-Llama-3-8B")
+    gemma = summary_rows(page, "geese", "limited").filter(has_text="gemma-3-270m (embedded)")
+    assert gemma.locator("th.model a").count() == 0  # a local checkpoint links nowhere
+    link = gemma.locator("td.h1 a")  # its no-hint accuracy: the samples behind it
+    href = link.get_attribute("href")
+    assert href.startswith("samples/") and (board / href).is_file()
+    for name in ("geese.csv", "geese.md", "geese_differences.csv"):
+        assert (board / page.locator(f"#panel-geese a[href='{name}']").get_attribute("href")).is_file()
+    early = summary_rows(page, "geese", "limited").filter(has_text="--limit 24")
+    expect(early.locator(".badge.config")).to_be_visible()
+    early.locator("details.rests-on summary").click()
+    expect(early.locator("details.rests-on")).to_contain_text('geese_human: prompt template "Sentence 1:')
+    expect(early.locator("details.rests-on")).to_contain_text("dataset azaninello/explained-llama-3")
+
+
+def test_column_picker_and_definitions_by_keyboard(open_page) -> None:
+    page = index(open_page)
+    page.locator("#panel-geese details.picker summary").click()
+    page.locator("#panel-geese .picker-list label", has_text="dummy hint").locator("input").uncheck()
+    expect(page.locator("#summary-geese th[data-col=h2]")).to_be_hidden()
+    define = page.locator("#summary-geese thead th[data-col=h0] button.define")
+    define.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#define-geese")).to_contain_text("gold label")
+    expect(define).to_have_attribute("aria-expanded", "true")
+    page.locator("#panel-geese details.definitions summary").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#panel-geese details.definitions dl")).to_contain_text("z-test")
+
+
+def test_phone_width_nothing_overflows_and_the_model_column_stays(open_phone, board: Path, tmp_path: Path) -> None:
+    page = open_phone("index.html", "#summary-geese")
+    for fragment in ("geese", "rule", "reg", "ibe", "geese&view=long"):
+        page.evaluate(f"location.hash = '{fragment}'")
+        page.wait_for_timeout(150)
+        width = page.evaluate("Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)")
+        assert width <= PHONE["width"], (fragment, width)
+    page.evaluate("location.hash = 'geese'")
+    model = page.locator("#summary-geese tbody.ranked th.model").first
+    assert model.evaluate("cell => getComputedStyle(cell).position") == "sticky"
+    expect(page.locator("#summary-geese thead th.main")).to_be_visible()
+    secondary = page.locator("#summary-geese thead th.secondary").first
+    expect(secondary).to_be_hidden()  # collapsed on a phone, one button away
+    page.locator("#panel-geese button.more-columns").click()
+    expect(secondary).to_be_visible()
+    page.locator("#panel-geese button.more-columns").click()
+    page.screenshot(path=str(tmp_path / "phone.png"))
+    for name in (
+        "samples/index.html",
+        next(p.relative_to(board).as_posix() for p in (board / "samples").glob("reg-*")),
+    ):
+        sample = open_phone(name, "main")
+        sample.wait_for_timeout(300)
+        width = sample.evaluate("Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)")
+        assert width <= PHONE["width"], (name, width)
+
+
+def _serious(page) -> list[str]:
+    from axe_playwright_python.sync_playwright import Axe
+
+    violations = Axe().run(page).response["violations"]
+    return [
+        f"{v['id']} ({v['impact']}): {[node['target'] for node in v['nodes']][:3]}"
+        for v in violations
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
+def test_axe_finds_no_serious_issue_on_the_index_and_a_sample_page(open_page, board: Path) -> None:
+    pytest.importorskip("axe_playwright_python", reason="axe-playwright-python is not installed (pip extra [test])")
+    page = index(open_page)
+    page.wait_for_selector("#chart-geese-0 .main-svg")
+    assert _serious(page) == []
+    show_long(page, "geese")
+    page.wait_for_selector("#table-geese tfoot input[aria-label]")
+    assert _serious(page) == []
+    # No invisible focusable copies: each column filter box exists once.
+    assert page.locator("#panel-geese input[placeholder=Model]").count() == 1
+    for name in ("geese-gemma-3-270m_embedded_-zero-shot-geese_human.html", "index.html"):
+        sample = open_page(f"samples/{name}", "main table")
+        sample.wait_for_timeout(200)
+        assert _serious(sample) == [], name
+
+
+def test_no_machine_path_on_any_page(board: Path, board_inputs: list[Path]) -> None:
+    pages = [board / "index.html", *sorted((board / "samples").glob("*.html"))]
+    forbidden = [str(Path(p).resolve().parent) for p in board_inputs] + [str(Path.home()) + "/", "/tmp/"]
+    for path in pages:
+        text = path.read_text(encoding="utf-8")
+        found = [item for item in forbidden if item in text]
+        assert found == [], (path.name, found)
+    judge = (board / "samples").glob("reg-*")
+    assert "lm:gemma-3-270m (embedded)" in next(judge).read_text(encoding="utf-8")
+
+
+# --- the long table, the sample viewer, hostile inputs ---------------------------------------
+
+
+def test_long_table_sorts_and_filters(open_page) -> None:
+    page = index(open_page, "geese&view=long")
+    before = column(page, "table-geese", "accuracy")
+    header(page, "table-geese", "accuracy").click()
+    # DataTables sorts in a timeout: wait for the header state, never read rows right away.
+    expect(header(page, "table-geese", "accuracy")).to_have_attribute("aria-sort", "ascending")
+    values = [float(text.split(" ")[0]) for text in column(page, "table-geese", "accuracy") if text]
+    assert values == sorted(values) and column(page, "table-geese", "accuracy") != before
+    assert all(text.isdigit() or text == "" for text in column(page, "table-geese", "docs"))  # whole numbers
+    box = page.locator("#table-geese tfoot input[placeholder=Row]")
     box.fill("published")
     box.press("End")  # itables' filter boxes react to keyup
-    playwright_api.expect(rows(page, "table-geese")).to_have_count(4)  # Table 2's four settings
+    expect(rows(page, "table-geese")).to_have_count(4)  # Table 2's four settings
     assert set(column(page, "table-geese", "Row")) == {"published"}
-    box.fill("")
-    box.press("End")
-    playwright_api.expect(rows(page, "table-geese")).to_have_count(total)
     page.locator("#table-geese_wrapper .dt-search input").fill("no such model")
-    playwright_api.expect(page.locator("#table-geese td.dt-empty")).to_be_visible()
-
-
-def test_tab_switch_shows_the_paper(open_page) -> None:
-    page = index(open_page)
-    playwright_api.expect(page.locator("#panel-geese")).to_be_visible()
-    playwright_api.expect(page.locator("#panel-rule")).to_be_hidden()
-    page.locator("label[for=tab-rule]").click()
-    playwright_api.expect(page.locator("#panel-rule")).to_be_visible()
-    playwright_api.expect(page.locator("#panel-geese")).to_be_hidden()
-    page.locator("#table-rule_wrapper .dt-search input").fill("InstructGPT")
-    playwright_api.expect(rows(page, "table-rule").first).to_contain_text("InstructGPT")
-    linked = index(open_page, "reg")  # a link to index.html#reg opens that tab
-    playwright_api.expect(linked.locator("#panel-reg")).to_be_visible()
-
-
-def test_headers_explain_metrics_and_cut_runs_are_marked(open_page) -> None:
-    page = index(open_page)
-    assert "gold label" in header(page, "table-geese", "accuracy").get_attribute("title")
-    limited = page.locator("#table-geese tbody tr.limited")
-    playwright_api.expect(limited.first).to_contain_text("⚠ 4 of 6 docs")
-    playwright_api.expect(limited.first).to_contain_text("gemma-3-270m (embedded)")
-    published = page.locator("#table-geese tbody tr.published").first
-    playwright_api.expect(published).to_contain_text("0.5437 ± 0.0176")
+    expect(page.locator("#table-geese td.dt-empty")).to_be_visible()
+    page.recorder.assert_clean()
 
 
 def test_hostile_names_stay_text(open_page, tmp_path: Path) -> None:
-    page = index(open_page)
+    page = index(open_page, "geese&view=long")
     page.locator("#table-geese_wrapper .dt-search input").fill("alert('name')")
-    playwright_api.expect(rows(page, "table-geese")).to_have_count(2)  # two tasks of the hostile run
+    expect(rows(page, "table-geese")).to_have_count(2)  # two tasks of the hostile run
     assert column(page, "table-geese", "Model") == [HOSTILE, HOSTILE]
     assert page.locator("#panel-geese tbody b, #panel-geese tbody script").count() == 0
-    legend = page.locator("#chart-geese .legendtext").all_text_contents()
-    assert HOSTILE in legend, legend  # plotly shows it as text ($...$ not typeset)
-    assert page.locator("#chart-geese .legendtext tspan[style*=bold]").count() == 0
+    page.locator("label[for=view-geese-summary]").click()
+    summary = page.locator("#summary-geese th.model").filter(has_text="alert('name')")
+    expect(summary).to_contain_text(HOSTILE)
+    page.wait_for_selector("#chart-geese-0 .main-svg")
+    legend = page.locator("#chart-geese-0 .legendtext").all_text_contents()
+    assert any(HOSTILE in text for text in legend), legend  # plotly shows it as text ($...$ not typeset)
+    assert page.locator("#chart-geese-0 .legendtext tspan[style*=bold]").count() == 0
     problems = page.locator(".problems")
-    playwright_api.expect(problems).to_contain_text("bad/results_1.json")
-    playwright_api.expect(problems).to_contain_text("not a finite number")
+    expect(problems).to_contain_text("bad/results_1.json")
+    expect(problems).to_contain_text("not a finite number")
     page.screenshot(path=str(tmp_path / "hostile.png"), full_page=True)
     page.recorder.assert_clean()
 
 
-def test_chart_hover_shows_value_and_source(open_page) -> None:
+def test_chart_hover_shows_value_delta_and_source(open_page) -> None:
     page = index(open_page)
-    page.locator("#chart-geese").scroll_into_view_if_needed()
-    bar = page.locator("#chart-geese .point path").first.bounding_box()
+    page.locator("#chart-geese-0").scroll_into_view_if_needed()
+    bar = page.locator("#chart-geese-0 .point path").first.bounding_box()
     # plotly's drag layer covers the bars: hover by position
     page.mouse.move(bar["x"] + bar["width"] / 2, bar["y"] + bar["height"] / 2)
-    hover = page.locator("#chart-geese .hoverlayer .hovertext")
-    playwright_api.expect(hover).to_have_count(1)
+    hover = page.locator("#chart-geese-0 .hoverlayer .hovertext")
+    expect(hover).to_have_count(1)
     text = hover.text_content()  # SVG text: inner_text() does not apply
     assert "source: " in text and ("results_" in text or "Table 2" in text), text
     assert any(character.isdigit() for character in text.split("source:")[0]), text
 
 
 def test_ibe_report_with_nan_shows_nan(open_page) -> None:
-    page = index(open_page, "ibe")
+    page = index(open_page, "ibe&view=long")
     page.locator("#table-ibe_wrapper .dt-search input").fill("gemma-fp32")
     row = rows(page, "table-ibe").filter(has_text="selection")
-    playwright_api.expect(row).to_contain_text("NaN")
-    playwright_api.expect(row).to_contain_text("0.7500")
+    expect(row).to_contain_text("NaN")
+    expect(row).to_contain_text("0.7500")
     page.recorder.assert_clean()
 
 
 def test_paired_difference_of_the_real_run(open_page) -> None:
-    page = index(open_page)
+    page = index(open_page, "geese&view=long")
     differences = rows(page, "differences-geese").filter(has_text="gemma-3-270m (embedded)")
-    playwright_api.expect(differences.first).to_contain_text("effectiveness")
-    playwright_api.expect(differences.first).to_contain_text("McNemar (exact)")
-    assert page.locator("#forest-geese .main-svg").count() > 0
+    expect(differences.first).to_contain_text("effectiveness")
+    expect(differences.first).to_contain_text("McNemar (exact)")
+    page.wait_for_selector("#forest-geese .main-svg")
 
 
 def sample_page(open_page, board: Path, model: str, task: str):
     (name,) = [p.name for p in (board / "samples").glob(f"geese-*{model}*-{task}.html")]
-    return open_page(f"samples/{name}", "samples")
+    return open_page(f"samples/{name}", "#samples.dataTable tbody tr")
 
 
 def test_sample_viewer_finds_a_doc_by_search(open_page, board: Path, tmp_path: Path) -> None:
     page = sample_page(open_page, board, "gemma-3-270m_embedded", "geese_human")
-    playwright_api.expect(rows(page, "samples")).to_have_count(4)
+    expect(rows(page, "samples")).to_have_count(4)
     page.locator("#samples_wrapper .dt-search input").fill("Michael Laski")  # sentence 2 of doc id 5
-    playwright_api.expect(rows(page, "samples")).to_have_count(1)
+    expect(rows(page, "samples")).to_have_count(1)
     assert column(page, "samples", "id") == ["5"]
     page.locator("#samples_wrapper .dt-search input").fill("")
-    playwright_api.expect(rows(page, "samples")).to_have_count(4)
+    expect(rows(page, "samples")).to_have_count(4)
     # A click filter (SearchPanes): the documents whose gold label is UNKNOWN.
     pane = page.locator(".dtsp-searchPane").filter(has=page.locator("input[placeholder=gold]"))
     pane.locator("tbody tr", has_text="UNKNOWN").click()
-    playwright_api.expect(rows(page, "samples")).to_have_count(2)
+    expect(rows(page, "samples")).to_have_count(2)
     assert column(page, "samples", "gold") == ["UNKNOWN", "UNKNOWN"]
+    assert "results file" in page.locator("dl.meta").inner_text()
     page.screenshot(path=str(tmp_path / "samples.png"), full_page=True)
     page.recorder.assert_clean()
 

@@ -232,14 +232,17 @@ def test_truncated_and_foreign_files_are_reported_and_skipped(tmp_path: Path, ca
 def test_outputs_are_one_self_contained_folder(board) -> None:
     _, tmp_path = board
     page = (tmp_path / "index.html").read_text()
-    # Everything the page loads sits in the folder: relative assets, no URL with a host.
-    assert re.findall(r'<script src="([^"]+)"', page) == [
-        "assets/leaderboard.js",
+    # Everything the page loads sits in the folder: relative assets, deferred (the first paint
+    # waits for none), no URL with a host but the model links of Hub ids.
+    assert re.findall(r'<script defer src="([^"]+)"', page) == [
         "assets/datatables.js",
-        "assets/plotly.min.js",
+        "assets/plotly-basic.min.js",
+        "assets/leaderboard.js",
     ]
-    assert not re.search(r'(src|href)="(https?:)?//', page)
-    for asset in ("leaderboard.js", "leaderboard.css", "datatables.js", "plotly.min.js"):
+    assert re.findall(r"<script src=", page) == []
+    assert not re.search(r'src="(https?:)?//', page)
+    assert set(re.findall(r'href="(https?://[^/"]+)', page)) <= {"https://huggingface.co"}
+    for asset in ("leaderboard.js", "leaderboard.css", "datatables.js", "plotly-basic.min.js"):
         assert (tmp_path / "assets" / asset).stat().st_size > 1000
     markdown = (tmp_path / "geese.md").read_text()
     assert "| EleutherAI/pythia-160m |  | run | 0.5513 ± 0.0176 |" in markdown

@@ -1,0 +1,72 @@
+"""How the pages name files, judges and models: no machine's absolute path on any page.
+
+A leaderboard folder is zipped and sent, or published; the paths it was built from
+(``/home/me/scratch/...``, a checkpoint under ``~/.cache``) mean nothing to its reader
+and say more than they should. Pages therefore show
+
+- a file by its path below the input folder that holds it, prefixed by that folder's
+  name (``runs/gemma/results_2026-...json``); a folder lm-eval named after a local
+  checkpoint path (``__home__me__ckpt``) reads ``…``;
+- a judge or scorer spec (``lm:/root/.cache/explain-eval/gemma-3-270m-hf?mode=loglik``)
+  with each path in it replaced by the model's friendly name (``lm:gemma-3-270m (embedded)?mode=loglik``);
+- a model linked to its Hugging Face page only where the results record a Hub id.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from custom_metrics.common.display_names import friendly_spec
+
+# A Hub id: "org/name", each part letters, digits, "-", "_", "." (not starting with "." or "-").
+_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_HF_CACHE = re.compile(r"models--(?P<org>[^/\\]+?)--(?P<name>[^/\\]+)[/\\]snapshots[/\\]")
+
+
+class Paths:
+    """Input-relative names for every file a page mentions."""
+
+    def __init__(self, roots: Sequence[Path]) -> None:
+        # Longest first: a root inside another is the more specific name.
+        self.roots = sorted((Path(root).resolve() for root in roots), key=lambda p: len(str(p)), reverse=True)
+
+    def show(self, path: str | Path | None) -> str:
+        if path is None or str(path) == "":
+            return ""
+        text = str(path)
+        if not Path(text).is_absolute():
+            return scrub(text)
+        resolved = Path(text)
+        for root in self.roots:
+            if resolved == root or root in resolved.parents:
+                parts = [root.name or "input", *resolved.relative_to(root).parts]
+                return "/".join("…" if part.startswith("__") else part for part in parts)
+        return resolved.name  # outside every input (a pair file one level up): its name only
+
+    def text(self, text: str) -> str:
+        """A note or message with every input path in it shown as ``show`` shows it."""
+        for root in self.roots:
+            pattern = re.compile(re.escape(str(root)) + r"(?:[/\\][^\s,;:()'\"]*[^\s,;:()'\".])?")
+            text = pattern.sub(lambda match: self.show(match.group(0)), text)
+        return scrub(text)
+
+
+def scrub(text: str) -> str:
+    """Every absolute path in ``text`` as the friendly name of what it points at."""
+    return friendly_spec(text)
+
+
+def hub_id(model_id: str) -> str | None:
+    """The Hugging Face Hub id a run's recorded model is, if it is one (a local path is not)."""
+    text = model_id.strip()
+    cached = _HF_CACHE.search(text)
+    if cached:
+        return f"{cached['org']}/{cached['name']}"
+    return text if _HUB_ID.match(text) and ".." not in text else None
+
+
+def hub_url(model_id: str) -> str | None:
+    found = hub_id(model_id)
+    return f"https://huggingface.co/{found}" if found else None

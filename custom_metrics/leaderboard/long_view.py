@@ -1,0 +1,184 @@
+"""The "All metrics" view of a paper's tab: the long table (one line per row and task, every
+metric), the paired differences, the links to the logged samples, notes and sources.
+
+The long table is a DataTable (sort, search, a filter box under each column, a column
+picker); its docs column holds whole numbers; its Note column says what the row rests
+on (a derived number's inputs, a cut-short run, a task config that is not the suite's)
+and links the row's samples.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from pathlib import Path
+
+from custom_metrics.common.leaderboard_types import Column, PaperSpec, Table
+from custom_metrics.leaderboard import charts, datatable
+from custom_metrics.leaderboard.datatable import TableColumn, number_cell
+from custom_metrics.leaderboard.differences import Difference, row_label
+from custom_metrics.leaderboard.display import Paths
+from custom_metrics.leaderboard.render import cell_text, format_number
+from custom_metrics.leaderboard.samples import LoggedTask
+from custom_metrics.leaderboard.tables import task_values
+
+DOCS_TOOLTIP = (
+    "Documents evaluated: the harness' effective count (IBE selection rows: test questions; "
+    "published rows: the paper's)."
+)
+
+
+def chart_block(div_id: str, title: str, figure: dict | None) -> str:
+    """A chart's place in the page: a labelled figure whose plot ``leaderboard.js`` draws."""
+    if figure is None:
+        return ""
+    return (
+        f'<figure class="chart" aria-label="{html.escape(title)}"><div class="plot" id="{div_id}"></div>'
+        f'<script type="application/json" class="chart-data" data-for="{div_id}">'
+        f"{datatable.safe_json(figure)}</script></figure>"
+    )
+
+
+def _metric_columns(table: Table) -> list[tuple[str, list[Column]]]:
+    """The table's metrics (with filter), each with the task columns that report it."""
+    metrics: dict[str, list[Column]] = {}
+    for column in table.columns:
+        if column.kind != "samples":
+            metrics.setdefault(column.key.split("/", 1)[1], []).append(column)
+    return list(metrics.items())
+
+
+def score_table(table: Table, spec: PaperSpec, paths: Paths, sample_pages: dict[Path, str]) -> str:
+    metrics = _metric_columns(table)
+    tasks = list(dict.fromkeys(column.task for column in table.columns))
+    columns = [
+        TableColumn("Model", "The model (run rows: as named by --name, the sweep, or its checkpoint)."),
+        TableColumn("Setting", "Prompt setting: shots, chat template; published rows: the paper's setting."),
+        TableColumn("Task", "The task (its name in the suite: see the Note column and the notes below)."),
+        TableColumn("Row", "run = your results; published = the paper's table."),
+        TableColumn("Data", "Full data, or ⚠ how the run was cut short (--limit / --samples)."),
+    ]
+    for key, group in metrics:
+        metric, _, suffix = key.partition("[")
+        title = spec.metric_label(metric) + (f" [{suffix}" if suffix else "")
+        tooltip = next((spec.definition(c.task, metric) for c in group if spec.definition(c.task, metric)), "")
+        columns.append(TableColumn(title, tooltip or f"{metric} as the harness reports it.", kind="number"))
+    columns.append(TableColumn("docs", DOCS_TOOLTIP, kind="number"))
+    columns.append(TableColumn("Samples", "The logged samples behind this line.", kind="link"))
+    columns.append(TableColumn("Note", "What a reader should know about this line: what it rests on."))
+    lines, classes = [], []
+    for task in tasks:
+        for row in table.rows:
+            values = {key.split("/", 1)[1]: cell for key, cell in row.cells.items() if key.startswith(f"{task}/")}
+            if not values or all(name == "#samples" for name in values):
+                continue
+            subset = row.subsets.get(task)
+            data = "published" if row.kind == "published" else f"⚠ {subset}" if subset else "all docs"
+            line: list = [row.model, row.setting, spec.task_label(task), row.kind, data]
+            for key, _ in metrics:
+                cell = values.get(key)
+                line.append(number_cell(None) if cell is None else number_cell(cell.value, cell_text(cell)))
+            docs = values.get("#samples")
+            line.append(
+                number_cell(None) if docs is None else number_cell(docs.value, format_number(docs.value, "samples"))
+            )
+            page = sample_pages.get(row.samples[task]) if task in row.samples else None
+            line.append(["samples", f"samples/{page}"] if page else None)
+            line.append(_note(spec, row, task, values, paths))
+            lines.append(line)
+            classes.append("published" if row.kind == "published" else "limited" if subset else "")
+    return datatable.datatable(
+        f"table-{table.key}", columns, lines, page_length=50, row_classes=classes, columns_button=True
+    )
+
+
+def _note(spec: PaperSpec, row, task: str, values: dict, paths: Paths) -> str:
+    named = {name: cell.value for name, cell in task_values(row, task).items()}
+    notes = [spec.remark(task, named) if spec.remark else ""]
+    notes += [f"{name}: {cell.basis}" for name, cell in values.items() if cell.basis]
+    if row.config_differences.get(task):
+        notes.append(f"⚑ not this suite's task config: {row.config_differences[task]}")
+    return paths.text("; ".join(note for note in dict.fromkeys(notes) if note))
+
+
+def differences_block(key: str, spec: PaperSpec, differences: list[Difference], paths: Paths) -> str:
+    intro = (
+        "<h3>Paired differences</h3><p>Where two runs, or two settings of one run, logged samples of the "
+        "same documents: the difference A − B over those documents, a 95% interval from a paired bootstrap "
+        "over documents, and for 0/1 outcomes McNemar's exact test on the documents that changed "
+        "(significant: p &lt; 0.05; otherwise when the interval excludes 0).</p>"
+    )
+    if not differences:
+        return intro + "<p><em>None here: no two runs or settings logged samples of the same documents.</em></p>"
+    columns = [
+        TableColumn("Comparison", "What is compared (A − B)."),
+        TableColumn("Task"),
+        TableColumn("Metric", "The per-document outcome compared."),
+        TableColumn("A", "The left side."),
+        TableColumn("B", "The right side."),
+        TableColumn("docs", "Documents both sides logged (matched by document id).", kind="number"),
+        TableColumn("mean A", kind="number"),
+        TableColumn("mean B", kind="number"),
+        TableColumn("A − B", "Mean of the per-document differences.", kind="number"),
+        TableColumn("95% CI", "Paired bootstrap over documents (percentile, 9,999 resamples, seed 0)."),
+        TableColumn("Test", "McNemar (exact) for 0/1 outcomes, else the bootstrap interval."),
+        TableColumn("p", "McNemar's exact p-value.", kind="number"),
+        TableColumn("Significant", "p < 0.05, or the interval excludes 0."),
+    ]
+    lines = []
+    for difference in differences:
+        result = difference.result
+        interval = f"[{format_number(result.low)}, {format_number(result.high)}]" if result.low is not None else "n/a"
+        lines.append(
+            [
+                difference.label,
+                spec.task_label(difference.task),
+                spec.metric_label(difference.metric),
+                difference.a,
+                difference.b,
+                result.n,
+                number_cell(result.mean_a),
+                number_cell(result.mean_b),
+                number_cell(result.difference, f"{result.difference:+.4f}"),
+                interval,
+                result.test,
+                number_cell(result.p_value, f"{result.p_value:.3g}" if result.p_value is not None else ""),
+                "yes ✱" if result.significant else "no",
+            ]
+        )
+    classes = ["significant" if d.result.significant else "" for d in differences]
+    table = datatable.datatable(f"differences-{key}", columns, lines, page_length=25, row_classes=classes)
+    forest = chart_block(f"forest-{key}", "Paired differences", charts.difference_chart(differences, spec, paths))
+    return intro + table + forest
+
+
+def sample_links(logged: Sequence[LoggedTask], pages: dict[LoggedTask, str]) -> str:
+    parts = ["<h3>Logged samples</h3>"]
+    if not logged:
+        return parts[0] + "<p><em>No samples file beside these results (run lm_eval with --log_samples).</em></p>"
+    parts.append("<ul class='samples'>")
+    for task in sorted(logged, key=lambda t: (t.run.model, t.run.setting, t.run.task)):
+        problems = f", {task.problems} unreadable" if task.problems else ""
+        parts.append(
+            f"<li>{html.escape(row_label(task.run.model, task.run.setting))}: "
+            f'<a href="samples/{pages[task]}">{html.escape(task.spec.task_label(task.run.task))}</a> '
+            f"({len(task.rows)} doc{'' if len(task.rows) == 1 else 's'}{problems})</li>"
+        )
+    parts.append("</ul>")
+    return "\n".join(parts)
+
+
+def notes_and_sources(table: Table, paths: Paths) -> str:
+    parts = ["<details><summary>Notes and sources</summary>"]
+    if table.notes:
+        parts.append("<ul>" + "".join(f"<li>{html.escape(paths.text(note))}</li>" for note in table.notes) + "</ul>")
+    parts.append(
+        "<ul>"
+        + "".join(
+            f"<li>{html.escape(row_label(row.model, row.setting))} ({row.kind}): "
+            f"{html.escape('; '.join(paths.show(source) for source in row.sources))}</li>"
+            for row in table.rows
+        )
+        + "</ul></details>"
+    )
+    return "\n".join(parts)

@@ -1,0 +1,226 @@
+"""The summary view's logic, without a browser: ranking, limited runs apart, Δ vs paper and its
+test, the papers' rows a run compares with, task configs that are not the suite's, paths and
+links, derived rows' inputs, and the charts' rows."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from custom_metrics.common.display_names import friendly_spec
+from custom_metrics.common.leaderboard_types import Cell
+from custom_metrics.common.results import load_runs
+from custom_metrics.geese.leaderboard import SPEC as GEESE
+from custom_metrics.ibe.leaderboard import load_ibe_tables, note_scorers
+from custom_metrics.leaderboard import charts
+from custom_metrics.leaderboard.display import Paths, hub_id, hub_url
+from custom_metrics.leaderboard.registry import OTHER
+from custom_metrics.leaderboard.render import cell_text
+from custom_metrics.leaderboard.summary import LIMITED, RANKED, UNRANKED, build_summary
+from custom_metrics.leaderboard.tables import build_tables
+from custom_metrics.leaderboard.task_configs import config_difference, suite_configs
+from custom_metrics.leaderboard.versus_paper import Z_TEST, model_key, paper_delta
+from custom_metrics.reg.leaderboard import SPEC as REG
+from custom_metrics.rule.leaderboard import SPEC as RULE
+from custom_metrics.rule.leaderboard import asked_question, published_rows
+from tests.helpers import LEADERBOARD_FIXTURES
+from tests.leaderboard.test_leaderboard import modern_results
+
+AUTHORS = LEADERBOARD_FIXTURES / "geese-authors"  # andreazaninello/calamita-geese@de12d08, see README
+
+
+def tables_of(*paths: Path) -> dict:
+    runs, problems = load_runs(paths)
+    assert problems == []
+    return {table.key: table for table in build_tables(runs)}
+
+
+def test_authors_full_run_ranks_with_the_paper_and_their_24_doc_runs_apart() -> None:
+    geese = tables_of(AUTHORS)["geese"]
+    summary = build_summary(geese, GEESE)
+    assert summary.main.keys == ("geese_llama3/acc",) and summary.full_runs
+    by_group = {group: [e for e in summary.rows if e.group == group] for group in (RANKED, LIMITED, UNRANKED)}
+    ranked = [(e.row.model, e.rank, e.cells[0].value) for e in by_group[RANKED]]
+    # 0.78125 (their file) above the paper's printed 0.7812
+    assert ranked == [
+        ("meta-llama/Meta-Llama-3-8B (authors' GEESE tasks)", 1, 0.78125),
+        ("Llama-3-8B", 2, 0.7812),
+    ]
+    (early,) = by_group[LIMITED]  # their --limit 24 runs under our task names
+    assert early.row.model == "meta-llama/Meta-Llama-3-8B" and early.rank == 1
+    assert early.cells[0].limited == "--limit 24, 24 docs"
+    # the sanity check (hint = gold label) is shown and never the ranking metric
+    sanity = next(h for h in summary.headlines if h.sanity)
+    assert sanity.keys[0] == "geese_prediction_obvious/acc" and summary.main is not sanity
+
+
+def test_delta_vs_paper_for_llama_3_8b_uses_both_stderrs() -> None:
+    geese = tables_of(AUTHORS)["geese"]
+    summary = build_summary(geese, GEESE)
+    early = next(e for e in summary.rows if e.group == LIMITED)
+    delta = early.cells[0].delta  # geese_llama3 acc 0.625 on 24 docs vs Table 2's 0.7812 ± 0.0146
+    assert delta.same_model and delta.paper.model == "Llama-3-8B" and delta.test == Z_TEST
+    assert delta.difference == pytest.approx(0.625 - 0.7812)
+    se_run = 0.10094660663590604  # the harness' stderr in their results file
+    assert (delta.se_run, delta.se_paper) == (se_run, 0.0146)
+    z = (0.625 - 0.7812) / math.hypot(se_run, 0.0146)
+    assert delta.p_value == pytest.approx(math.erfc(abs(z) / math.sqrt(2)))
+    assert not delta.significant  # 24 docs cannot tell 0.625 from 0.78
+    effectiveness = next(c for c in early.cells if c.key == "geese_llama3/effectiveness")
+    assert effectiveness.delta.p_value is None and "neither this run nor the paper" in effectiveness.delta.test
+
+
+def test_a_model_the_paper_lacks_is_compared_with_the_reference_model(tmp_path: Path) -> None:
+    (tmp_path / "results_x.json").write_text(json.dumps(modern_results("org/other", {"geese_llama3": 0.5}, 1.0)))
+    summary = build_summary(tables_of(tmp_path)["geese"], GEESE)
+    run = next(e for e in summary.rows if e.row.kind == "run")
+    delta = run.cells[0].delta
+    assert not delta.same_model and delta.paper.model == "Llama-3-8B"
+    assert delta.significant and delta.p_value < 1e-10  # 0.5 ± 0.01 (800 docs) vs 0.7812 ± 0.0146
+
+
+@pytest.mark.parametrize(
+    ("ours", "paper"),
+    [
+        ("meta-llama/Meta-Llama-3-8B", "Llama-3-8B"),
+        ("meta-llama/Llama-2-13b-hf", "LLaMA2 13B"),
+        ("meta-llama/Llama-2-7b-hf", "LLaMA 2 7B"),
+        ("mistralai/Mistral-7B-v0.1", "Mistral 7B"),
+        ("google/gemma-4-31b-it", "Gemma-4-31B-it"),
+    ],
+)
+def test_model_names_match_the_papers_loosely(ours: str, paper: str) -> None:
+    assert model_key(ours) == model_key(paper)
+
+
+def test_rule_runs_compare_with_the_same_setting_and_a_binomial_paper_se(tmp_path: Path) -> None:
+    data = modern_results("org/x", {}, 1.0)
+    data["results"] = {"rule": {"alias": "rule", "consistency,none": 0.1, "mainq_acc,none": 0.6}}
+    data["n-samples"] = {"rule": {"original": 3946, "effective": 3946}}
+    data["n-shot"] = {"rule": 0}
+    (tmp_path / "results_x.json").write_text(json.dumps(data))
+    summary = build_summary(tables_of(tmp_path)["rule"], RULE)
+    run = next(e for e in summary.rows if e.row.kind == "run")
+    consistency = run.cells[0]
+    # InstructGPT zero-shot (the reference), not its five-shot row; no run stderr (custom aggregation)
+    assert consistency.delta.paper.setting == "zero-shot" and consistency.delta.paper.model == "InstructGPT"
+    assert consistency.delta.se_paper == pytest.approx(math.sqrt(0.155 * 0.845 / 943))
+    assert consistency.delta.p_value is None and "this run reports no standard error" in consistency.delta.test
+    # RULE's zero-shot MainQ "±0.00" is 0 by construction: no ± on the page
+    instruct = next(r for r in published_rows() if r.model == "InstructGPT" and r.setting == "zero-shot")
+    assert instruct.cells["rule/mainq_acc"].pm is None
+
+
+def test_run_se_falls_back_to_the_logged_outcomes(tmp_path: Path) -> None:
+    data = modern_results("org/x", {}, 1.0)
+    data["results"] = {"reg_chaos": {"alias": "reg_chaos", "success,judged": 0.5, "n,judged": 4}}
+    data["n-samples"] = {"reg_chaos": {"original": 275, "effective": 275}}
+    (tmp_path / "results_2026-01-01T00-00-00.json").write_text(json.dumps(data))
+    (tmp_path / "samples_reg_chaos_2026-01-01T00-00-00.jsonl").write_text("")
+    reg = tables_of(tmp_path)["reg"]
+    run = next(row for row in reg.rows if row.kind == "run")
+    samples = run.samples["reg_chaos"]
+    outcomes = {samples: {"success": {"a": 1.0, "b": 0.0, "c": 1.0, "d": 0.0}}}
+    delta = paper_delta(REG, REG.headlines[0], run, "reg_chaos/success", reg.rows[1:], outcomes)
+    assert delta.se_run == pytest.approx(math.sqrt(1 / 3) / 2)  # stdev of 1,0,1,0 over sqrt(4)
+    assert delta.se_paper == pytest.approx(math.sqrt(0.4564 * 0.5436 / 195))  # Gemma-4-31B-it, |N| = 195
+    assert delta.test == Z_TEST
+
+
+def test_zero_stderr_shows_no_plus_minus() -> None:
+    assert cell_text(Cell(1.0, 0.0)) == "1.0000"
+    assert cell_text(Cell(0.5, 0.01)) == "0.5000 ± 0.0100"
+
+
+def test_config_differences_name_prompt_dataset_and_version(tmp_path: Path) -> None:
+    geese = tables_of(AUTHORS)["geese"]
+    rows = {row.model: row for row in geese.rows if row.kind == "run"}
+    early = rows["meta-llama/Meta-Llama-3-8B"].config_differences
+    assert set(early) == {"geese_noexp", "geese_dummy", "geese_human", "geese_llama3"}
+    assert early["geese_human"].startswith('prompt template "Sentence 1:{{text_t}}Sentence 2')
+    assert (
+        "dataset azaninello/explained-llama-3 (the suite reads azaninello/explained-full-llama-3)"
+        in early["geese_human"]
+    )
+    # their 800-doc files: the template is ours once their hint field reads {{hint}}, the data ours
+    assert rows["meta-llama/Meta-Llama-3-8B (authors' GEESE tasks)"].config_differences == {}
+    assert any("not this suite's task config" in note for note in geese.notes)
+    ours = dict(suite_configs()["geese_noexp"])
+    logged = {**ours, "custom_dataset": "def load_m2(...)", "doc_to_text": ours["doc_to_text"]}
+    assert config_difference(GEESE, "geese_noexp", logged, 1.0) == "version 1 (the suite: 2)"
+    assert config_difference(GEESE, "geese_noexp", logged, 2.0) == ""
+    assert config_difference(GEESE, "geese_noexp", None, 1.0) == ""  # nothing logged: not checked
+    function = {"doc_to_text": "def generation_prompt(doc):\n ...", "custom_dataset": "def load(...)"}
+    assert config_difference(REG, "reg_chaos", function, None) == ""
+    other = {**function, "doc_to_text": "Explain: {{premise}}"}
+    assert config_difference(REG, "reg_chaos", other, None) == "prompt: not the suite's generation_prompt()"
+
+
+def test_ibe_selection_of_a_cut_short_run_is_limited_and_says_what_it_rests_on(tmp_path: Path) -> None:
+    shutil.copytree(LEADERBOARD_FIXTURES / "ibe-report", tmp_path / "ibe")
+    runs, problems = load_ibe_tables([tmp_path / "ibe"])
+    assert problems == []
+    notes: list[str] = []
+    selection = next(r for r in note_scorers(runs, notes) if r.task == "ibe_copa_selection")
+    assert selection.subset == "from a run cut short: 8 of 500 test questions"
+    assert selection.derived.startswith("selector fitted on 16 explanations; tested on 8 questions")
+
+
+def test_pages_name_files_below_their_input_and_judges_without_paths(tmp_path: Path) -> None:
+    paths = Paths([tmp_path / "runs"])
+    inside = tmp_path / "runs" / "__home__me__ckpt" / "results_1.json"
+    assert paths.show(inside) == "runs/…/results_1.json"
+    assert (
+        paths.text(f"using the newest, {inside}; ignoring x") == "using the newest, runs/…/results_1.json; ignoring x"
+    )
+    assert paths.show(tmp_path / "elsewhere" / "results_2.json") == "results_2.json"
+    assert friendly_spec("lm:/root/.cache/explain-eval/gemma-3-270m-hf?mode=loglik") == (
+        "lm:gemma-3-270m (embedded)?mode=loglik"
+    )
+    assert friendly_spec("openai:gemma-4-31b-it@http://localhost:8000/v1") == (
+        "openai:gemma-4-31b-it@http://localhost:8000/v1"
+    )
+    assert hub_url("meta-llama/Meta-Llama-3-8B") == "https://huggingface.co/meta-llama/Meta-Llama-3-8B"
+    assert hub_id("/root/.cache/explain-eval/gemma-3-270m-hf") is None and hub_id("gpt-4o") is None
+    assert hub_id("/data/hub/models--Qwen--Qwen3.5-9B/snapshots/0123abcd") == "Qwen/Qwen3.5-9B"
+
+
+def test_rule_sample_rows_show_the_question_asked() -> None:
+    line = " \n "
+    demo = line.join(["Context: c", "Question: Which one is a demo?", "Option0: a", "Answer: The answer is Option0"])
+    asked = line.join(["Context: d", "Question: Which option weakens the argument?", "Option0: x", "Option1: y"])
+    assert asked_question(f"{demo}\n\n{asked}{line}Answer: The answer is Option") == (
+        "Which option weakens the argument?"
+    )
+    assert asked_question(None) is None
+
+
+def test_charts_keep_a_paper_row_and_mark_missing_values(tmp_path: Path) -> None:
+    data = modern_results("org/x", {}, 1.0)
+    data["results"] = {"reg_chaos": {"alias": "reg_chaos", "success,judged": float("nan"), "n,judged": 0}}
+    data["n-samples"] = {"reg_chaos": {"original": 275, "effective": 2}}
+    (tmp_path / "results_x.json").write_text(json.dumps(data))
+    reg = tables_of(tmp_path)["reg"]
+    summary = build_summary(reg, REG)
+    found = charts.family_charts(summary, REG, Paths([tmp_path]), "chart-reg")
+    assert found[0][1].startswith("Reconciling explanations")
+    figure = found[0][2]
+    names = [trace["name"] for trace in figure["data"]]
+    papers = [name for name in names if name.endswith("(paper)")]
+    # 26 paper rows: the best 4 on success plus the reference model the run is compared with
+    assert len(papers) == 5 and "Gemma-4-31B-it · non-thinking (paper)" in papers
+    run = next(trace for trace in figure["data"] if trace["name"].startswith("org/x"))
+    assert run["text"][0] == "n/a" and run["marker"]["pattern"]["shape"] == "/"  # NaN, on part of the data
+    assert charts.colour(reg.rows[1]) == charts.colour(reg.rows[1]) and charts.colour(reg.rows[1]).startswith("#")
+
+
+def test_other_tasks_get_a_summary_too(tmp_path: Path) -> None:
+    (tmp_path / "results_x.json").write_text(json.dumps(modern_results("org/x", {"arc_easy": 0.5}, 1.0)))
+    other = tables_of(tmp_path)["other"]
+    summary = build_summary(other, OTHER)
+    assert [h.keys for h in summary.headlines] == [("arc_easy/acc",)]
+    assert summary.rows[0].rank == 1
