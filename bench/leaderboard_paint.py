@@ -67,7 +67,7 @@ def measure(pages: dict[str, Path], repeats: int) -> dict[str, dict[str, list[fl
                 page = context.new_page()
                 page.goto(page_path.as_uri(), wait_until="load")
                 page.wait_for_function("performance.getEntriesByName('first-contentful-paint').length > 0")
-                page.wait_for_selector("table.dataTable")
+                page.wait_for_selector("table.dataTable", state="attached")  # drawn, maybe in a hidden view
                 tables = page.evaluate("performance.now()")
                 timings = page.evaluate(TIMINGS)
                 sources = page.evaluate("Array.from(document.scripts).map(s => s.src).filter(Boolean)")

@@ -13,8 +13,9 @@ What a chart shows, so that it always compares a run with the paper:
   computed against (the paper's reference model);
 - a missing or NaN value as an "n/a" label at zero, a zero as "0" (a bar of height zero
   draws nothing);
-- colours stable per row kind: the paper's rows in greys, runs in colours chosen by the
-  model's name, so a model keeps its colour from page to page.
+- colours stable per row kind: the paper's rows in greys and slates, runs in colours
+  chosen by the model's name, so a model keeps its colour from page to page;
+- the title is the figure's caption (HTML, so it wraps on a phone), the legend below the plot.
 Plotly reads labels as a small HTML dialect, so every name is HTML-escaped before it
 becomes a label, and LaTeX typesetting is off (``typesetMath``): a ``$`` stays a dollar.
 """
@@ -29,7 +30,7 @@ from collections.abc import Sequence
 from custom_metrics.common.leaderboard_types import Headline, PaperSpec, Row
 from custom_metrics.leaderboard.differences import Difference, row_label
 from custom_metrics.leaderboard.display import Paths
-from custom_metrics.leaderboard.render import cell_text, format_number
+from custom_metrics.leaderboard.render import cell_text, format_number, signed
 from custom_metrics.leaderboard.summary import Summary, SummaryRow
 from custom_metrics.leaderboard.versus_paper import model_key
 
@@ -45,7 +46,8 @@ AXIS = {"gridcolor": "#e5e8ef", "zerolinecolor": "#888", "automargin": True}
 BEST_PAPER_ROWS = 4
 ALL_PAPER_ROWS = 6  # up to this many, a chart shows every paper row
 RUN_COLOURS = ("#1f5fbf", "#d1495b", "#2a9d5c", "#8e44ad", "#e07b00", "#0f8b8d", "#b5179e", "#6b8e23")
-PAPER_COLOURS = ("#6e6e6e", "#9a9a9a", "#4f4f4f", "#b4b4b4")
+# The paper's rows in muted greys and slates, apart from every run colour.
+PAPER_COLOURS = ("#6e6e6e", "#a8a8a8", "#4a4a4a", "#8c9bab", "#5d6d7e", "#b8a99a", "#7d6b5d", "#c4c4c4")
 
 
 def _label(text: str) -> str:
@@ -65,11 +67,15 @@ def _wrap(text: str, width: int = 16) -> str:
     return "<br>".join(_label(part) for part in [*lines, line] if part)
 
 
-def colour(row: Row) -> str:
-    """The same colour for the same row name on every page (hash of the name, not row order)."""
+def colour(row: Row, taken: set[str] | None = None) -> str:
+    """A row's colour: picked by a hash of its name, not its position, so a model keeps its
+    colour from page to page; the next free one of its palette where another row of the same
+    chart has it (``taken``)."""
     palette = PAPER_COLOURS if row.kind == "published" else RUN_COLOURS
     digest = hashlib.sha256(row_label(row.model, row.setting).encode("utf-8")).digest()
-    return palette[digest[0] % len(palette)]
+    start = digest[0] % len(palette)
+    order = [palette[(start + i) % len(palette)] for i in range(len(palette))]
+    return next((c for c in order if c not in (taken or set())), order[0])
 
 
 def _finite(value: float | None) -> bool:
@@ -122,7 +128,10 @@ def _family_figure(summary: Summary, spec: PaperSpec, columns: Sequence[Headline
         return None
     categories = [_wrap(h.label) for h in columns]
     data = []
+    taken: set[str] = set()
     for entry in rows:
+        fill = colour(entry.row, taken)
+        taken.add(fill)
         cells = [entry.cells[i] for i in positions]
         values = [cell.value if _finite(cell.value) else None for cell in cells]
         limited = entry.limited
@@ -146,10 +155,10 @@ def _family_figure(summary: Summary, spec: PaperSpec, columns: Sequence[Headline
                 "customdata": [_hover(cell, paths) for cell in cells],
                 "hovertemplate": "<b>%{fullData.name}</b><br>%{customdata}<extra></extra>",
                 "marker": {
-                    "color": colour(row),
+                    "color": fill,
                     "opacity": 0.55 if limited else 1.0,
                     "pattern": {"shape": "/" if limited else "", "fgcolor": "#333", "size": 6},
-                    "line": {"color": "#333" if limited else colour(row), "width": 1},
+                    "line": {"color": "#333" if limited else fill, "width": 1},
                 },
             }
         )
@@ -160,8 +169,7 @@ def _family_figure(summary: Summary, spec: PaperSpec, columns: Sequence[Headline
         **LAYOUT,
         "barmode": "group",
         "height": 380 + 22 * ((len(rows) + 1) // 2),
-        "margin": {"l": 60, "r": 10, "t": 40, "b": 10},
-        "title": {"text": _label(family.title), "x": 0, "xanchor": "left"},
+        "margin": {"l": 60, "r": 10, "t": 20, "b": 10},
         "legend": {"orientation": "h", "x": 0, "y": -0.18, "yanchor": "top", "font": {"size": 11}},
         "yaxis": axis,
         "xaxis": {**AXIS, "tickangle": 0},
@@ -177,7 +185,7 @@ def _hover(cell, paths: Paths) -> str:
     if cell.delta is not None:
         delta = cell.delta
         p_value = f", p = {delta.p_value:.3g}" if delta.p_value is not None else f" ({_label(delta.test)})"
-        lines.append(f"Δ vs {_label(delta.paper.model)} (paper): {delta.difference:+.4f}{p_value}")
+        lines.append(f"Δ vs {_label(delta.paper.model)} (paper): {signed(delta.difference)}{p_value}")
     if cell.limited:
         lines.append(f"⚠ {_label(cell.limited)}")
     if cell.cell and cell.cell.source:
@@ -221,8 +229,7 @@ def difference_chart(differences: Sequence[Difference], spec: PaperSpec, paths: 
     layout = {
         **LAYOUT,
         "height": max(220, 60 + 34 * len(shown)),
-        "margin": {"l": 10, "r": 10, "t": 40, "b": 30},
-        "title": {"text": "Paired differences A − B with 95% bootstrap intervals", "x": 0, "xanchor": "left"},
+        "margin": {"l": 10, "r": 10, "t": 20, "b": 30},
         "yaxis": {**AXIS, "autorange": "reversed"},
         "xaxis": {**AXIS, "title": {"text": "difference A − B (per-document outcome)"}, "zeroline": True},
         "legend": {"orientation": "h", "x": 0, "y": -0.2, "yanchor": "top"},
@@ -237,7 +244,7 @@ def _difference_hover(difference: Difference, paths: Paths) -> str:
     )
     p_value = f", p = {result.p_value:.3g}" if result.p_value is not None else ""
     lines = [
-        f"difference {result.difference:+.4f}, 95% CI {interval}",
+        f"difference {signed(result.difference)}, 95% CI {interval}",
         f"{result.test}{p_value}, {result.n} paired docs",
         f"A: {difference.a} ({format_number(result.mean_a)})",
         f"B: {difference.b} ({format_number(result.mean_b)})",

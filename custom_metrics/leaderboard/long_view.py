@@ -18,7 +18,7 @@ from custom_metrics.leaderboard import charts, datatable
 from custom_metrics.leaderboard.datatable import TableColumn, number_cell
 from custom_metrics.leaderboard.differences import Difference, row_label
 from custom_metrics.leaderboard.display import Paths
-from custom_metrics.leaderboard.render import cell_text, format_number
+from custom_metrics.leaderboard.render import cell_text, format_number, signed
 from custom_metrics.leaderboard.samples import LoggedTask
 from custom_metrics.leaderboard.tables import task_values
 
@@ -33,7 +33,7 @@ def chart_block(div_id: str, title: str, figure: dict | None) -> str:
     if figure is None:
         return ""
     return (
-        f'<figure class="chart" aria-label="{html.escape(title)}"><div class="plot" id="{div_id}"></div>'
+        f'<figure class="chart"><figcaption>{html.escape(title)}</figcaption><div class="plot" id="{div_id}"></div>'
         f'<script type="application/json" class="chart-data" data-for="{div_id}">'
         f"{datatable.safe_json(figure)}</script></figure>"
     )
@@ -139,7 +139,7 @@ def differences_block(key: str, spec: PaperSpec, differences: list[Difference], 
                 result.n,
                 number_cell(result.mean_a),
                 number_cell(result.mean_b),
-                number_cell(result.difference, f"{result.difference:+.4f}"),
+                number_cell(result.difference, signed(result.difference)),
                 interval,
                 result.test,
                 number_cell(result.p_value, f"{result.p_value:.3g}" if result.p_value is not None else ""),
@@ -148,7 +148,8 @@ def differences_block(key: str, spec: PaperSpec, differences: list[Difference], 
         )
     classes = ["significant" if d.result.significant else "" for d in differences]
     table = datatable.datatable(f"differences-{key}", columns, lines, page_length=25, row_classes=classes)
-    forest = chart_block(f"forest-{key}", "Paired differences", charts.difference_chart(differences, spec, paths))
+    figure = charts.difference_chart(differences, spec, paths)
+    forest = chart_block(f"forest-{key}", "Paired differences A − B with 95% bootstrap intervals", figure)
     return intro + table + forest
 
 

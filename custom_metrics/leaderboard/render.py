@@ -33,6 +33,11 @@ def format_number(value: float | None, column_kind: str = "metric") -> str:
     return f"{value:.1f}" if abs(value) >= 100 else f"{value:.4f}"
 
 
+def signed(value: float) -> str:
+    """A difference with its sign, four decimals; one that rounds to zero reads +0.0000, not -0.0000."""
+    return f"{value if round(value, 4) != 0 else 0.0:+.4f}"
+
+
 def cell_text(cell: Cell | None, column_kind: str = "metric") -> str:
     """A cell as read: the paper's digits or the rounded value, with ± only where a spread
     exists: a ± of 0 is 0 by construction here (the stderr of an all-right or all-wrong run,

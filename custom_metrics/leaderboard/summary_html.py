@@ -19,7 +19,7 @@ from pathlib import Path
 from custom_metrics.common.leaderboard_types import PaperSpec, Table
 from custom_metrics.leaderboard.differences import Difference
 from custom_metrics.leaderboard.display import Paths, hub_url
-from custom_metrics.leaderboard.render import cell_text, format_number
+from custom_metrics.leaderboard.render import cell_text, format_number, signed
 from custom_metrics.leaderboard.summary import LIMITED, RANKED, UNRANKED, Summary, SummaryCell, SummaryRow
 from custom_metrics.leaderboard.versus_paper import ALPHA, Z_TEST
 
@@ -77,7 +77,7 @@ def lead(spec: PaperSpec, summary: Summary) -> str:
             verdict = (
                 "significant" if delta.significant else "not significant" if delta.p_value is not None else delta.test
             )
-            versus = f" (Δ {delta.difference:+.4f} vs {delta.paper.model} in the paper, {verdict})"
+            versus = f" (Δ {signed(delta.difference)} vs {delta.paper.model} in the paper, {verdict})"
         text.append(
             f"Your best full run: {_row_name(mine)}, rank {mine.rank} of {len(ranked)}, {cell_text(cell.cell)}{versus}."
         )
@@ -166,9 +166,12 @@ def _table(key: str, spec: PaperSpec, summary: Summary, context: SummaryContext)
         lines += [_row(entry, summary, shown_on_phone, main_index, context) for entry in members]
         lines.append("</tbody>")
         bodies.append("".join(lines))
+    # The caption is read by screen readers; the same words show above the scrolling box,
+    # where a phone shows them whole (a caption scrolls with its table).
     return (
+        f'<p class="caption" aria-hidden="true">{_e(caption)}</p>'
         f'<div class="table-scroll" role="region" aria-label="{_e(spec.key.upper())} summary table" tabindex="0">'
-        f'<table class="summary" id="summary-{key}"><caption>{_e(caption)}</caption>'
+        f'<table class="summary" id="summary-{key}"><caption class="visually-hidden">{_e(caption)}</caption>'
         f"<thead><tr>{''.join(head)}</tr></thead>{''.join(bodies)}</table></div>"
         f'<p class="definition" id="define-{key}" aria-live="polite"></p>'
     )
@@ -259,8 +262,8 @@ def _delta(cell: SummaryCell) -> str:
     )
     return (
         f'<span class="delta{" sig" if delta.significant else ""}" title="{_e(title)}">'
-        f"Δ {delta.difference:+.4f} · {_e(verdict)}"
-        f'<span class="versus"> vs {_e(versus)}</span></span>'
+        f'Δ {signed(delta.difference)}<span class="versus"> vs {_e(versus)}</span>'
+        f'<span class="test">{_e(verdict)}</span></span>'
     )
 
 
@@ -332,7 +335,7 @@ def verdicts(differences: Sequence[Difference], spec: PaperSpec) -> str:
         items.append(
             f'<li class="{"sig" if result.significant else ""}"><strong>{_e(mark)}</strong>: '
             f"{_e(difference.label)} · {_e(spec.metric_label(difference.metric))}: "
-            f"{result.difference:+.4f} {_e(interval)} ({_e(result.test)}{_e(p_value)}, {result.n} docs)</li>"
+            f"{signed(result.difference)} {_e(interval)} ({_e(result.test)}{_e(p_value)}, {result.n} docs)</li>"
         )
     more = len(ordered) - VERDICTS_SHOWN
     tail = f"<p>{more} more under All metrics, Paired differences.</p>" if more > 0 else ""

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 from custom_metrics.common.display_names import friendly_spec
-from custom_metrics.common.leaderboard_types import Cell
+from custom_metrics.common.leaderboard_types import Cell, Row
 from custom_metrics.common.results import load_runs
 from custom_metrics.geese.leaderboard import SPEC as GEESE
 from custom_metrics.ibe.leaderboard import load_ibe_tables, note_scorers
 from custom_metrics.leaderboard import charts
 from custom_metrics.leaderboard.display import Paths, hub_id, hub_url
 from custom_metrics.leaderboard.registry import OTHER
-from custom_metrics.leaderboard.render import cell_text
+from custom_metrics.leaderboard.render import cell_text, signed
 from custom_metrics.leaderboard.summary import LIMITED, RANKED, UNRANKED, build_summary
 from custom_metrics.leaderboard.tables import build_tables
 from custom_metrics.leaderboard.task_configs import config_difference, suite_configs
@@ -131,9 +131,10 @@ def test_run_se_falls_back_to_the_logged_outcomes(tmp_path: Path) -> None:
     assert delta.test == Z_TEST
 
 
-def test_zero_stderr_shows_no_plus_minus() -> None:
+def test_zero_stderr_shows_no_plus_minus_and_no_minus_zero() -> None:
     assert cell_text(Cell(1.0, 0.0)) == "1.0000"
     assert cell_text(Cell(0.5, 0.01)) == "0.5000 ± 0.0100"
+    assert signed(0.21375 - 0.2138) == "+0.0000" and signed(-0.15625) == "-0.1562"
 
 
 def test_config_differences_name_prompt_dataset_and_version(tmp_path: Path) -> None:
@@ -215,7 +216,12 @@ def test_charts_keep_a_paper_row_and_mark_missing_values(tmp_path: Path) -> None
     assert len(papers) == 5 and "Gemma-4-31B-it · non-thinking (paper)" in papers
     run = next(trace for trace in figure["data"] if trace["name"].startswith("org/x"))
     assert run["text"][0] == "n/a" and run["marker"]["pattern"]["shape"] == "/"  # NaN, on part of the data
-    assert charts.colour(reg.rows[1]) == charts.colour(reg.rows[1]) and charts.colour(reg.rows[1]).startswith("#")
+    # Colours follow the row's name and kind, not its position; a clash within a chart takes the next one.
+    paper = reg.rows[1]
+    same_name = Row(paper.model, "published", [], setting=paper.setting)
+    assert charts.colour(same_name) == charts.colour(paper) in charts.PAPER_COLOURS
+    assert charts.colour(paper, {charts.colour(paper)}) in set(charts.PAPER_COLOURS) - {charts.colour(paper)}
+    assert charts.colour(Row(paper.model, "run", [], setting=paper.setting)) in charts.RUN_COLOURS
 
 
 def test_other_tasks_get_a_summary_too(tmp_path: Path) -> None:

@@ -39,12 +39,19 @@ const explainEval = {
   state: { tab: "", sort: "", q: "", limited: "", view: "" },
 
   readHash() {
-    const parts = decodeURIComponent(location.hash.slice(1)).split("&");
+    const parts = location.hash.slice(1).split("&");
     const state = { tab: "", sort: "", q: "", limited: "", view: "" };
+    const decode = (text) => {
+      try {
+        return decodeURIComponent(text);
+      } catch (error) {
+        return text; // a hand-typed "%" that encodes nothing
+      }
+    };
     parts.forEach((part, i) => {
       const at = part.indexOf("=");
-      if (at < 0 && i === 0) state.tab = part;
-      else if (at > 0 && part.slice(0, at) in state) state[part.slice(0, at)] = part.slice(at + 1);
+      if (at < 0 && i === 0) state.tab = decode(part);
+      else if (at > 0 && part.slice(0, at) in state) state[part.slice(0, at)] = decode(part.slice(at + 1));
     });
     return state;
   },
@@ -52,7 +59,9 @@ const explainEval = {
   writeHash() {
     const s = this.state;
     const parts = [s.tab];
-    for (const key of ["sort", "q", "limited", "view"]) if (s[key]) parts.push(`${key}=${encodeURIComponent(s[key])}`);
+    // Only what would break the fragment is encoded: "h1:asc" stays readable.
+    const encode = (value) => value.replace(/[%&=#\s]/g, encodeURIComponent);
+    for (const key of ["sort", "q", "limited", "view"]) if (s[key]) parts.push(`${key}=${encode(s[key])}`);
     history.replaceState(null, "", "#" + parts.join("&"));
   },
 
@@ -210,12 +219,18 @@ const explainEval = {
     });
   },
 
-  // DataTables makes its filter boxes with a placeholder (or a title) only: give each a label.
+  // DataTables makes its filter boxes with a placeholder (or a title) only: give each a
+  // label; and each table's page navigation a name of its own.
   labelInputs(root) {
     root.querySelectorAll("input:not([aria-label]), select:not([aria-label])").forEach((input) => {
       if (input.labels && input.labels.length) return;
       const name = input.getAttribute("placeholder") || input.getAttribute("title");
       if (name) input.setAttribute("aria-label", input.closest("tfoot") ? `Filter column ${name}` : name);
+    });
+    root.querySelectorAll(".dt-container .dt-paging nav:not([data-named])").forEach((nav) => {
+      const table = nav.closest(".dt-container").querySelector("table.dataTable");
+      if (table && table.id) nav.setAttribute("aria-label", `Pages of ${table.id}`);
+      nav.dataset.named = "1";
     });
   },
 
