@@ -137,6 +137,11 @@ def test_rule_five_shot_splits_become_one_row_with_mean_and_std(tmp_path: Path) 
     assert (row.cells["rule/subq_acc"].value, row.cells["rule/subq_acc"].pm) == (0.375, 0.125)
     assert row.cells["rule/#samples"].value == 3000
     assert any("population std over rule_5shot_split1" in note for note in rule.notes)
+    # what the mean rests on, on the row itself; its ± is a spread, so no test uses it as a stderr
+    assert row.cells["rule/mainq_acc"].basis == (
+        "mean ± population std over 2 split runs: rule_5shot_split1 (1500 docs), rule_5shot_split2 (1500 docs)"
+    )
+    assert row.cells["rule/mainq_acc"].se is None
 
 
 def test_rule_demonstration_splits_are_the_five_shot_on_rule_setting(tmp_path: Path) -> None:

@@ -161,6 +161,19 @@ def test_config_differences_name_prompt_dataset_and_version(tmp_path: Path) -> N
     assert config_difference(REG, "reg_chaos", other, None) == "prompt: not the suite's generation_prompt()"
 
 
+def test_effectiveness_from_two_results_files_names_both(tmp_path: Path) -> None:
+    for name, task, acc in (("a", "geese_noexp", 0.5), ("b", "geese_human", 0.75)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results_1.json").write_text(json.dumps(modern_results("org/x", {task: acc}, 1.0)))
+    geese = tables_of(tmp_path)["geese"]
+    run = next(row for row in geese.rows if row.kind == "run")
+    basis = run.cells["geese_human/effectiveness"].basis
+    assert basis.startswith("acc of geese_human (800 docs) − acc of geese_noexp (800 docs), from two results files")
+    assert str(tmp_path / "a" / "results_1.json") in basis and str(tmp_path / "b" / "results_1.json") in basis
+    shown = Paths([tmp_path]).text(basis)
+    assert f"{tmp_path.name}/b/results_1.json and {tmp_path.name}/a/results_1.json" in shown  # hint, then baseline
+
+
 def test_ibe_selection_of_a_cut_short_run_is_limited_and_says_what_it_rests_on(tmp_path: Path) -> None:
     shutil.copytree(LEADERBOARD_FIXTURES / "ibe-report", tmp_path / "ibe")
     runs, problems = load_ibe_tables([tmp_path / "ibe"])
