@@ -196,18 +196,12 @@ def replaced_folder(target: Path, replaceable: Callable[[Path], bool], what: str
         raise DataError(
             f"{target} exists and is not a {what} (it would be replaced whole): choose a new or empty folder."
         )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.new-"))
+    stage: Path | None = None
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.new-"))
         os.chmod(stage, 0o777 & ~_umask())
-        try:
-            yield stage
-        except OSError as err:
-            names = [
-                str(name).replace(str(stage), str(target), 1) if name else None
-                for name in (err.filename, err.filename2)
-            ]
-            raise OSError(err.errno, err.strerror, names[0] or str(target), None, names[1]) from err
+        yield stage
         with _locked(target.parent):
             if not target.exists():
                 os.rename(stage, target)
@@ -216,8 +210,31 @@ def replaced_folder(target: Path, replaceable: Callable[[Path], bool], what: str
                 os.rename(target, old)  # onto an empty folder: allowed
                 os.rename(stage, target)
                 stage = old
+    except OSError as err:
+        raise _named_under(err, target) from err
     finally:
-        shutil.rmtree(stage, ignore_errors=True)
+        if stage is not None:
+            shutil.rmtree(stage, ignore_errors=True)
+
+
+def _named_under(err: OSError, target: Path) -> OSError:
+    """``err`` naming the path the user gave: a file in a temporary folder beside ``target`` by
+    its place under ``target``, and ``target`` where the system named no file (a full disk on
+    ``write``)."""
+    if err.errno is None:  # not the system's error (no errno to keep): as it is
+        return err
+    temporary = str(target.parent / f".{target.name}.")
+
+    def named(name: object) -> str | None:
+        if name is None:
+            return None
+        text = str(name)
+        if not text.startswith(temporary):
+            return text
+        inside = text[len(temporary) :].partition(os.sep)[2]
+        return str(target / inside) if inside else str(target)
+
+    return OSError(err.errno, err.strerror, named(err.filename) or str(target), None, named(err.filename2))
 
 
 @contextmanager
