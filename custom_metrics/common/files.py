@@ -92,23 +92,27 @@ def _open_regular(path: Path, max_bytes: int, what: str) -> Iterator[BinaryIO]:
     first check would otherwise block the open."""
     problem = regular_file_problem(path, max_bytes)
     if problem:
-        raise DataError(f"{path}: {what} {problem}.")
+        raise _refused(path, what, problem)
     try:
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         handle = os.fdopen(descriptor, "rb")
     except OSError as err:
-        raise DataError(f"{path}: {what} cannot be read ({err.strerror or err}).") from err
+        raise _refused(path, what, f"cannot be read ({err.strerror or err})") from err
     with handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise DataError(f"{path}: {what} is not a regular file.")
+            raise _refused(path, what, "is not a regular file")
         try:
             yield handle
         except OSError as err:
-            raise DataError(f"{path}: {what} cannot be read ({err.strerror or err}).") from err
+            raise _refused(path, what, f"cannot be read ({err.strerror or err})") from err
+
+
+def _refused(path: Path, what: str, problem: str) -> DataError:
+    return DataError(f"{path}: {what} {problem}." if what else f"{path}: {problem}.")
 
 
 def _over(path: Path, what: str, max_bytes: int) -> DataError:
-    return DataError(f"{path}: {what} is over the {max_bytes:,}-byte bound for this kind of file.")
+    return _refused(path, what, f"is over the {max_bytes:,}-byte bound for this kind of file")
 
 
 def read_regular_bytes(path: Path, max_bytes: int, what: str = "file") -> bytes:

@@ -116,7 +116,7 @@ def iter_jsonl(path: Path, max_bytes: int = JSONL_MAX_BYTES) -> Iterator[tuple[s
     """Yield ("file:line", object) for each non-blank line; a path that is not a regular file
     of at most ``max_bytes``, a line that is not UTF-8 or not valid JSON, a duplicate key or
     an overflowing number raises DataError naming the file (and line)."""
-    yield from _rows(path, iter_regular_lines(path, max_bytes, "JSONL file"))
+    yield from _rows(path, iter_regular_lines(path, max_bytes, ""))
 
 
 def _rows(path: Path, lines: Iterable[bytes]) -> Iterator[tuple[str, dict[str, Any]]]:
