@@ -20,7 +20,7 @@ import pytest
 
 from custom_metrics.cli import main as explain_eval
 from custom_metrics.common.files import RESULTS_MAX_BYTES
-from tests.helpers import LEADERBOARD_FIXTURES
+from tests.helpers import BALLOON, LEADERBOARD_FIXTURES
 from tests.leaderboard.test_leaderboard import modern_results, read_csv
 
 EXPLAIN_EVAL = Path(sys.executable).with_name("explain-eval")
@@ -182,3 +182,19 @@ def test_a_read_only_or_full_out_is_one_line_naming_it(tmp_path: Path, options: 
         pytest.skip(f"this kernel gives no mount namespace to an unprivileged user: {done.stderr.strip()}")
     assert (done.returncode, done.stdout) == (1, ""), done.stderr  # "": nothing half-written left on the disk
     assert done.stderr.splitlines() == [f"explain-eval leaderboard: {site}: {says} (--out)."]
+
+
+def test_any_command_into_a_read_only_out_is_one_line_naming_it(tmp_path: Path) -> None:
+    """The same edge holds for every command the dispatcher runs (here IBE scoring)."""
+    pytest.importorskip("janus_swi", reason="IBE scoring is the [ibe] extra")
+    features = tmp_path / "disk" / "features"
+    command = [str(EXPLAIN_EVAL), "ibe", "score", str(BALLOON), "--out", str(features), "--certainty-model", "lexicon"]
+    done = _in_own_mount(features.parent, "ro,size=1m", *command)
+    if done.returncode == 99:
+        pytest.skip(f"this kernel gives no mount namespace to an unprivileged user: {done.stderr.strip()}")
+    assert (done.returncode, done.stdout) == (1, ""), done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        f"explain-eval ibe: {features}: Read-only file system; the file system is read-only: choose a folder on "
+        "a writable disk (--out)."
+    )
+    assert "Traceback" not in done.stderr
