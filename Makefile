@@ -7,11 +7,11 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# pip arguments for torch, installed before the suite (which only sets a floor, torch>=2.4).
-# From the public index this pin is the default Linux build, with CUDA (several GB); this
-# project's machines get the CPU wheel because their pip finds it in a local wheel folder.
-# Choose the build explicitly: TORCH="torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
-# (or .../whl/cu128 for that CUDA version). docs/install.md: installing into your own environment.
+# pip arguments for torch, installed before the suite (which only sets a floor, torch>=2.6).
+# From the public index this pin is the default Linux build, with CUDA (several GB); a pip
+# configured with a local wheel folder (as on the suite's CI machines) gets what it holds, there
+# the CPU wheel. Choose explicitly: TORCH="torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
+# (or a .../whl/cu<version> index). Installing into your own environment: docs/install.md.
 TORCH ?= torch==2.13.0
 LIMIT ?= 4
 DEMO_OUT ?= runs/demo
