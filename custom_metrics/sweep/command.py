@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="lm_eval --include_path (default: the installed tasks, explain-eval tasks-path)",
     )
     parser.add_argument("--lm-eval-args", default="", help="more lm_eval arguments, e.g. '--num_fewshot 5'")
-    parser.add_argument("--leaderboard-out", type=Path, help="default: OUT/leaderboard")
+    parser.add_argument("--leaderboard-out", type=Path, help="leaderboard folder (default: OUT/leaderboard)")
     parser.add_argument("--no-leaderboard", action="store_true", help="skip the leaderboard after the sweep")
     parser.add_argument("--dry-run", action="store_true", help="print each pending command, run nothing")
     slurm = parser.add_argument_group("Slurm (--launcher slurm)")
