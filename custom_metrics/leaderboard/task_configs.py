@@ -4,7 +4,7 @@ A results file records each task's config (``configs``: prompt template, dataset
 and version (``versions``). A run made with an older release of the suite, or with
 someone else's task of the same name (the GEESE authors' early files call their tasks
 ``geese_noexp``... with another template and dataset), reads like a run of ours unless
-these are compared. The suite's side is read from ``lm_eval_tasks/`` (``include`` files
+these are compared. The suite's side is read from the installed ``lm_eval_tasks/`` (``include`` files
 merged, ``!function`` kept as the function's name), no harness needed.
 
 Compared, each named when it differs:
@@ -30,8 +30,8 @@ from typing import Any
 import yaml
 
 from custom_metrics.common.leaderboard_types import PaperSpec
+from lm_eval_tasks import TASKS_PATH  # the installed task folders (explain-eval tasks-path)
 
-TASKS_DIR = Path(__file__).resolve().parents[2] / "lm_eval_tasks"
 SHOWN = 48  # characters of each template shown where they differ
 
 
@@ -65,7 +65,7 @@ def _load(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
 def suite_configs() -> dict[str, dict[str, Any]]:
     """The suite's task configs by task name (group YAMLs left out)."""
     found: dict[str, dict[str, Any]] = {}
-    for path in sorted(TASKS_DIR.glob("*/*.yaml")):
+    for path in sorted(TASKS_PATH.glob("*/*.yaml")):
         try:
             config = _load(path)
         except (OSError, yaml.YAMLError):
