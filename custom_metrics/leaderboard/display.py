@@ -37,7 +37,7 @@ class Paths:
             return ""
         text = str(path)
         if not Path(text).is_absolute():
-            return scrub(text)
+            return friendly_spec(text)
         resolved = Path(text)
         for root in self.roots:
             if resolved == root or root in resolved.parents:
@@ -50,12 +50,7 @@ class Paths:
         for root in self.roots:
             pattern = re.compile(re.escape(str(root)) + r"(?:[/\\][^\s,;:()'\"]*[^\s,;:()'\".])?")
             text = pattern.sub(lambda match: self.show(match.group(0)), text)
-        return scrub(text)
-
-
-def scrub(text: str) -> str:
-    """Every absolute path in ``text`` as the friendly name of what it points at."""
-    return friendly_spec(text)
+        return friendly_spec(text)
 
 
 def hub_id(model_id: str) -> str | None:
