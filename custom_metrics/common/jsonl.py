@@ -16,6 +16,13 @@ RowCheck = Callable[[dict[str, Any]], None]
 def iter_jsonl(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield ("file:line", object) for each non-blank line; an unreadable file, a line that is
     not UTF-8 or not valid JSON raises DataError naming the file (and line)."""
+    for lineno, row in numbered_jsonl(path):
+        yield f"{path}:{lineno}", row
+
+
+def numbered_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``iter_jsonl`` with the line number (1-based) as a number, for readers that record
+    where each row came from."""
     try:
         with open(path, "rb") as handle:
             yield from _rows(path, handle)
@@ -23,7 +30,7 @@ def iter_jsonl(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         raise DataError(f"{path}: cannot be read ({err.strerror or err}).") from err
 
 
-def _rows(path: Path, lines: Iterable[bytes]) -> Iterator[tuple[str, dict[str, Any]]]:
+def _rows(path: Path, lines: Iterable[bytes]) -> Iterator[tuple[int, dict[str, Any]]]:
     for lineno, raw in enumerate(lines, start=1):
         where = f"{path}:{lineno}"
         try:
@@ -41,7 +48,7 @@ def _rows(path: Path, lines: Iterable[bytes]) -> Iterator[tuple[str, dict[str, A
             raise DataError(f"{where}: JSON nested too deeply to be a row.") from err
         if not isinstance(row, dict):
             raise DataError(f"{where}: expected a JSON object, got {type(row).__name__}.")
-        yield where, row
+        yield lineno, row
 
 
 def check_row(row: dict[str, Any], required: Iterable[str], check: RowCheck | None, where: str) -> None:

@@ -19,7 +19,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.ibe.inputs import read_inputs
+from ibe_postprocess.inputs import read_inputs
 from tests.fuzz.support import SECONDS, names, scratch, within
 
 pytestmark = pytest.mark.fuzz
