@@ -10,12 +10,11 @@ from pathlib import Path
 
 from custom_metrics.common.arguments import positive_int
 from custom_metrics.common.errors import DataError
-from ibe_postprocess.folder import CACHE, FEATURES, FEATURES_CSV, JUDGE, REPORT, REPORT_MD
+from ibe_postprocess.folder import CACHE, FEATURES, FEATURES_CSV, JUDGE, REPORT, REPORT_MD, FeaturesFolder
 
 
 def _score(args: argparse.Namespace) -> None:
     from ibe_postprocess.features import ScoreSettings, score
-    from ibe_postprocess.folder import FeaturesFolder
     from ibe_postprocess.inputs import read_inputs
     from ibe_postprocess.provenance import provenance_of
 

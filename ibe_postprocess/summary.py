@@ -7,7 +7,6 @@ Computing is kept apart from writing (``render`` draws the markdown and figures,
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -101,14 +100,6 @@ def summarize(features: Features, fig2_split: str = "test", protocol: str = "a9"
     )
 
 
-def _number(value: Any) -> float | None:
-    """A float for report.json: numpy scalars as Python ones; NaN stays NaN (written as null)."""
-    if value is None:
-        return None
-    value = float(value)
-    return value
-
-
 def to_report(summary: Summary) -> report_file.Report:
     """The schema object written as report.json."""
     header = summary.features.header
@@ -119,7 +110,7 @@ def to_report(summary: Summary) -> report_file.Report:
         table = summary.table[summary.table["dataset"] == dataset]
         judged = summary.judged.get(dataset)
         datasets[dataset] = report_file.DatasetReport(
-            tuple(report_file.TableRow(r.block, r.row, _number(r.accuracy)) for r in table.itertuples()),
+            tuple(report_file.TableRow(r.block, r.row, float(r.accuracy)) for r in table.itertuples()),
             int(summary.tests[dataset]["qid"].nunique()),
             report_file.JudgeScore(judge_model, judged[0], judged[1]) if judged else None,
             tuple(
@@ -151,7 +142,3 @@ def to_report(summary: Summary) -> report_file.Report:
         uncertainty_sources=tuple(summary.uncertainty_sources),
         coherence_judges=tuple(summary.coherence_judges),
     )
-
-
-def is_missing(value: float | None) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
