@@ -142,16 +142,17 @@ def score(
     The folder is marked as being scored before any work starts, so a run killed half-way
     leaves a features file that says so, not the rows of an earlier run's inputs.
     """
+    folder = FeaturesFolder(out_dir)
+    origin = features_file.Origin(
+        input_files(records, judged), fingerprint(records, judged), settings.recorded(), provenance or {}
+    )
+    features_file.begin(folder, origin)  # before the models load: the folder is this run's from now on
+
     from ibe_postprocess.coherence import Coherence
     from ibe_postprocess.embeddings import PredicateEmbedder
     from ibe_postprocess.prover import Prover
     from ibe_postprocess.uncertainty import UncertaintyScorer
 
-    folder = FeaturesFolder(out_dir)
-    origin = features_file.Origin(
-        input_files(records, judged), fingerprint(records, judged), settings.recorded(), provenance or {}
-    )
-    features_file.begin(folder, origin)
     parsed = [parse_explanation(record.explanation) for record in records]
     items = [(r.premise, r.conclusion, p) for r, p in zip(records, parsed)]
     words = words_of(clause_texts(items))  # formalization and drift read the same texts
