@@ -7,6 +7,7 @@ run every command it needs.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import sys
 from collections.abc import Callable, Sequence
@@ -47,6 +48,34 @@ def _usage() -> str:
     return "\n".join(lines)
 
 
+# What to do about the failures a disk or a folder gives, by errno.
+_ADVICE = {
+    errno.EROFS: "the file system is read-only: choose a folder on a writable disk (--out)",
+    errno.EACCES: "permission denied: choose a folder you may write (--out) or fix its permissions",
+    errno.EPERM: "not permitted: choose a folder you may write (--out) or fix its permissions",
+    errno.ENOSPC: "the disk is full: free space there or choose a folder on another disk (--out)",
+    errno.EDQUOT: "the disk quota is used up: free space or choose a folder on another disk (--out)",
+    errno.EFBIG: "the file grew past the size this system allows: choose another disk (--out)",
+    errno.ENOENT: "no such file or folder: check the path",
+    errno.ENOTDIR: "a part of the path is a file, not a folder: check the path",
+    errno.EISDIR: "a folder stands where a file is expected: check the path",
+    errno.EIO: "the disk reported an input/output error: check it, or use another disk",
+}
+
+
+def os_error_line(err: OSError, args: Sequence[str] = ()) -> str:
+    """One line for a failing disk or folder: the path, what happened, what to do. Some
+    failures (a full disk on ``write``) carry no path; the command's ``--out`` is named then."""
+    paths = [str(name) for name in (err.filename, err.filename2) if name is not None]
+    if not paths:
+        out = [a.split("=", 1)[1] for a in args if a.startswith("--out=")]
+        out += [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--out"]
+        paths = [f"writing under --out {out[-1]}"] if out else []
+    advice = _ADVICE.get(err.errno) if err.errno is not None else None
+    reason = err.strerror or str(err) or type(err).__name__
+    return (f"{' -> '.join(paths)}: " if paths else "") + reason + (f"; {advice}" if advice else "") + "."
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help"):
@@ -62,6 +91,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DataError as err:  # bad input: the message names file, line and field; no traceback
         print(f"explain-eval {name}: {err}", file=sys.stderr)
         return 2
+    except OSError as err:  # a read-only, full or vanished disk: where, and what to do
+        print(f"explain-eval {name}: {os_error_line(err, rest)}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import errno
 import logging
 import sys
 from pathlib import Path
@@ -96,21 +95,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _cannot_write(err: OSError, args: argparse.Namespace) -> str:
-    """One line for a file that could not be written or read: which, why, and what to do.
-    A full disk often names no file (the write fails, not the open): the folder is named."""
-    folder = getattr(args, "out", None) or getattr(args, "features_dir", None)
-    path = err.filename or folder
-    why = err.strerror or str(err)
-    if err.errno in (errno.ENOSPC, errno.EDQUOT):
-        advice = "free some space (or choose another folder) and rerun the same command; finished batches are cached"
-    elif err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        advice = "choose a folder you can write to (--out) or change its permissions, then rerun"
-    else:
-        advice = "check the path and rerun"
-    return f"error: {path}: {why}: {advice}."
-
-
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     args = build_parser().parse_args(argv)
@@ -118,8 +102,5 @@ def main(argv: list[str] | None = None) -> int:
         args.run(args)
     except (DataError, ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
-        return 2
-    except OSError as err:
-        print(_cannot_write(err, args), file=sys.stderr)
         return 2
     return 0

@@ -25,17 +25,16 @@ import hashlib
 import io
 import json
 import math
-import os
 import shlex
-import stat
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from custom_metrics import __version__
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.files import MiB, read_regular_bytes
+from custom_metrics.common.files import JSONL_MAX_BYTES, iter_regular_lines
+from custom_metrics.common.jsonl import loads_strict
 from ibe_postprocess.folder import FeaturesFolder, write_file
 from ibe_postprocess.inputs import JudgeRecord
 
@@ -43,9 +42,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 HEADER_KEY = "ibe_features"
-MAX_BYTES = 512 * MiB  # about 100,000 explanations of a 512-token generation
-MAX_HEADER_BYTES = 1 * MiB
-MAX_JUDGE_BYTES = 64 * MiB
 # The five IBE features, the columns the selector is fitted on.
 FEATURES = ("consistent", "depth", "drift", "coherence", "uncertainty")
 # features.csv: the columns a spreadsheet needs (the JSONL adds the texts, program and proof).
@@ -195,18 +191,10 @@ def _rebuild(folder: Path, header: Header | None) -> str:
     return f"rebuild it with `{command}`"
 
 
-def _strict_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [key for key, _ in pairs]
-    duplicates = sorted({key for key in keys if keys.count(key) > 1})
-    if duplicates:
-        raise ValueError(f"duplicate key(s) {duplicates}")
-    return dict(pairs)
-
-
 def _parse_header(path: Path, line: bytes) -> Header:
     folder = path.parent
     try:
-        data = json.loads(line.decode("utf-8"), object_pairs_hook=_strict_object)
+        data = loads_strict(line.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as err:
         raise FeaturesError(path, f"line 1 is not a features header ({err}); {_rebuild(folder, None)}.") from err
     payload = data.get(HEADER_KEY) if isinstance(data, dict) else None
@@ -217,10 +205,9 @@ def _parse_header(path: Path, line: bytes) -> Header:
             f"{_rebuild(folder, None)}.",
         )
     try:
-        inputs = payload["inputs"]
         judge = payload.get("judge") or {}
         origin = Origin(
-            tuple(str(item) for item in inputs),
+            tuple(str(item) for item in payload["inputs"]),
             str(payload["inputs_sha256"]),
             dict(payload.get("settings") or {}),
             dict(payload.get("provenance") or {}),
@@ -238,31 +225,26 @@ def _parse_header(path: Path, line: bytes) -> Header:
         raise FeaturesError(path, f"damaged header ({err!r}); {_rebuild(folder, None)}.") from err
 
 
+def _lines(path: Path, what: str) -> Iterator[bytes]:
+    """The lines of a regular file within the bound for JSONL files; a FeaturesError (naming
+    the path) for anything else: a FIFO or device is never opened."""
+    try:
+        yield from iter_regular_lines(path, JSONL_MAX_BYTES, what)
+    except DataError as err:
+        raise FeaturesError(path, str(err).removeprefix(f"{path}: ")) from err
+
+
 def read_header(path: Path) -> Header:
     """The header of a features file, reading its first line only (the leaderboard checks a
     report against it without reading every row)."""
-    data = _first_line(path)
-    return _parse_header(path, data)
-
-
-def _first_line(path: Path) -> bytes:
+    if not path.exists() and not path.is_symlink():
+        raise FeaturesError(path, "not found.")
+    lines = _lines(path, "features file")
     try:
-        info = os.stat(path)
-    except OSError as err:
-        raise FeaturesError(path, f"cannot be read ({err.strerror or err}).") from err
-    if not stat.S_ISREG(info.st_mode):
-        raise FeaturesError(path, "is not a regular file (a FIFO, device, socket or folder).")
-    try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(descriptor, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                raise FeaturesError(path, "is not a regular file.")
-            line = handle.readline(MAX_HEADER_BYTES + 1)
-    except OSError as err:
-        raise FeaturesError(path, f"cannot be read ({err.strerror or err}).") from err
-    if len(line) > MAX_HEADER_BYTES:
-        raise FeaturesError(path, f"line 1 is over {MAX_HEADER_BYTES:,} bytes: not a features header.")
-    return line
+        first = next(lines, b"")
+    finally:
+        lines.close()
+    return _parse_header(path, first)
 
 
 def check_complete(path: Path, header: Header) -> None:
@@ -280,40 +262,36 @@ def read(folder: FeaturesFolder) -> Features:
     missing, not a regular file, unfinished, cut short, altered, or its judge file does not
     match."""
     path = folder.features
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         raise FeaturesError(path, f"not found: run `explain-eval ibe score INPUTS --out {folder.root}` first.")
-    try:
-        data = read_regular_bytes(path, MAX_BYTES, "features file")
-    except DataError as err:
-        raise FeaturesError(path, f"{err}".removeprefix(f"{path}: ")) from err
-    head, _, body = data.partition(b"\n")
-    header = _parse_header(path, head)
+    lines = iter(_lines(path, "features file"))
+    header = _parse_header(path, next(lines, b""))
     check_complete(path, header)
-    lines = body.splitlines(keepends=True)
-    if header.rows is None or len(lines) != header.rows or (body and not body.endswith(b"\n")):
+    digest, rows, cut = hashlib.sha256(), [], False
+    for line in lines:
+        digest.update(line)
+        cut = not line.endswith(b"\n")
+        rows.append(line)
+    if header.rows is None or len(rows) != header.rows or cut:
         raise FeaturesError(
             path,
-            f"holds {len(lines):,} of the {header.rows} rows its header announces (cut short, e.g. by a full "
+            f"holds {len(rows):,} of the {header.rows} rows its header announces (cut short, e.g. by a full "
             f"disk, or edited); {_rebuild(folder.root, header)}.",
         )
-    if _sha256(body) != header.rows_sha256:
+    if digest.hexdigest() != header.rows_sha256:
         raise FeaturesError(path, f"its rows differ from those it was written with; {_rebuild(folder.root, header)}.")
-    rows = [json.loads(line) for line in lines]
-    return Features(folder, header, rows, _read_judged(folder, header))
+    return Features(folder, header, [json.loads(line) for line in rows], _read_judged(folder, header))
 
 
 def _read_judged(folder: FeaturesFolder, header: Header) -> list[dict[str, Any]]:
     if header.judge_sha256 is None:
         return []
     path = folder.judge
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         raise FeaturesError(path, f"missing; {_rebuild(folder.root, header)}.")
-    try:
-        data = read_regular_bytes(path, MAX_JUDGE_BYTES, "judge file")
-    except DataError as err:
-        raise FeaturesError(path, f"{err}".removeprefix(f"{path}: ")) from err
-    if _sha256(data) != header.judge_sha256:
+    lines = list(_lines(path, "judge file"))
+    if _sha256(b"".join(lines)) != header.judge_sha256:
         raise FeaturesError(
             path, f"is not the judge file written with {folder.features.name}; {_rebuild(folder.root, header)}."
         )
-    return [json.loads(line) for line in data.splitlines() if line.strip()]
+    return [json.loads(line) for line in lines if line.strip()]

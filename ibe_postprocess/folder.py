@@ -75,4 +75,7 @@ def write_file(path: Path, data: bytes | str) -> None:
     try:
         atomic_write_bytes(path, data.encode("utf-8") if isinstance(data, str) else data)
     except OSError as err:
+        named = Path(err.filename) if err.filename is not None else None
+        if named is not None and not (named.parent == path.parent and named.name.startswith(f".{path.name}.")):
+            raise  # the system named the culprit (the folder it could not make, say)
         raise OSError(err.errno, err.strerror, str(path)) from err

@@ -33,12 +33,12 @@ from typing import Any
 from custom_metrics import __version__
 from custom_metrics.common import fields
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.files import MiB, read_regular_bytes
+from custom_metrics.common.files import REPORT_MAX_BYTES, read_regular_bytes
+from custom_metrics.common.jsonl import loads_strict
 from ibe_postprocess.features_file import FeaturesError, check_complete, read_header
 from ibe_postprocess.folder import FeaturesFolder, write_file
 
 HEADER_KEY = "ibe_report"
-MAX_BYTES = 16 * MiB
 
 
 class ReportError(DataError):
@@ -317,7 +317,7 @@ def read(path: Path, *, check_features: bool = True) -> Report:
     path = Path(path)
     rebuild = f"rerun `explain-eval ibe report {path.parent}`"
     try:
-        data = json.loads(read_regular_bytes(path, MAX_BYTES, "IBE report").decode("utf-8"))
+        data = loads_strict(read_regular_bytes(path, REPORT_MAX_BYTES, "IBE report").decode("utf-8"))
     except DataError as err:
         raise ReportError(path, str(err).removeprefix(f"{path}: ")) from err
     except (UnicodeDecodeError, ValueError, RecursionError) as err:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from custom_metrics.common.files import JSONL_MAX_BYTES, find_files
 from custom_metrics.common.samples import logged_response
 from ibe_postprocess import features_file
 from ibe_postprocess.folder import FEATURES, FeaturesFolder
@@ -61,20 +62,21 @@ def feature_rows(roots: Sequence[Path]) -> dict[tuple[str, int], dict[str, Any]]
     without features.
     """
     found: dict[tuple[str, int], dict[str, Any]] = {}
-    for root in (Path(p) for p in roots):
-        for path in sorted(root.rglob(FEATURES)) if root.is_dir() else []:
-            try:
-                features = features_file.read(FeaturesFolder(path.parent))
-            except features_file.FeaturesError as error:
-                LOG.warning("IBE features not shown: %s", error)
+    # A FIFO or device named so is never opened (load_ibe_tables names it as a problem).
+    paths, _ = find_files([Path(p) for p in roots if Path(p).is_dir()], FEATURES, JSONL_MAX_BYTES)
+    for path in paths:
+        try:
+            features = features_file.read(FeaturesFolder(path.parent))
+        except features_file.FeaturesError as error:
+            LOG.warning("IBE features not shown: %s", error)
+            continue
+        for row in features.rows:
+            source = row.get("source")
+            if not isinstance(source, dict) or not isinstance(source.get("line"), int):
                 continue
-            for row in features.rows:
-                source = row.get("source")
-                if not isinstance(source, dict) or not isinstance(source.get("line"), int):
-                    continue
-                key = (Path(str(source.get("file"))).name, source["line"])
-                found[key] = {
-                    name if name != "flag" else "IBE flag": row.get(name) for name in FEATURE_FIELDS if name in row
-                }
-                found[key]["flagged"] = "yes" if row.get("flag") else "no"
+            key = (Path(str(source.get("file"))).name, source["line"])
+            found[key] = {
+                name if name != "flag" else "IBE flag": row.get(name) for name in FEATURE_FIELDS if name in row
+            }
+            found[key]["flagged"] = "yes" if row.get("flag") else "no"
     return found

@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from custom_metrics.common.results import PAIR_FILE, Problem, Score, TaskRun, sweep_label
+from custom_metrics.common.files import JSONL_MAX_BYTES, REPORT_MAX_BYTES
+from custom_metrics.common.results import PAIR_FILE, Problem, Score, TaskRun, find_named_files, sweep_label
 from custom_metrics.ibe.published import method_key
 from ibe_postprocess import report_file
 from ibe_postprocess.folder import FEATURES, REPORT
@@ -25,16 +26,18 @@ from ibe_postprocess.questions import DATASETS
 def load_ibe_tables(paths: Iterable[Path]) -> tuple[list[TaskRun], list[Problem]]:
     """Every IBE report under ``paths`` (one beside a ``features.jsonl``), and the unusable ones."""
     runs: list[TaskRun] = []
-    problems: list[Problem] = []
     roots = [Path(p).resolve() for p in paths]
-    for root in roots:
-        for path in sorted(root.rglob(REPORT)) if root.is_dir() else []:
-            if not (path.parent / FEATURES).exists():
-                continue  # another tool's report.json
-            try:
-                runs.extend(selection_runs(report_file.read(path), roots))
-            except report_file.ReportError as error:
-                problems.append(Problem(path, error.reason))
+    folders = [root for root in roots if root.is_dir()]
+    # A FIFO, device or oversized file bearing either name is named, never opened.
+    files, problems = find_named_files(folders, REPORT, REPORT_MAX_BYTES)
+    problems += find_named_files(folders, FEATURES, JSONL_MAX_BYTES)[1]  # features are read by the sample viewer
+    for path in files:
+        if not (path.parent / FEATURES).exists():
+            continue  # another tool's report.json
+        try:
+            runs.extend(selection_runs(report_file.read(path), roots))
+        except report_file.ReportError as error:
+            problems.append(Problem(path, error.reason))
     return runs, problems
 
 

@@ -1,4 +1,4 @@
-"""The explanations ``explain-eval ibe score`` reads (custom_metrics/ibe/inputs.py): plain
+"""The explanations ``explain-eval ibe score`` reads (ibe_postprocess/inputs.py): plain
 JSONL rows and the samples of the ibe_* and ibe_judge_* tasks.
 
 Any file is records or a DataError naming it, within a time bound; no number is rounded
