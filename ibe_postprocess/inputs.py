@@ -25,15 +25,13 @@ from typing import Any
 
 from custom_metrics.common import fields
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.files import MiB, regular_file_problem
+from custom_metrics.common.files import JSONL_MAX_BYTES, regular_file_problem
 from custom_metrics.common.jsonl import numbered_jsonl
 from custom_metrics.common.samples import logged_response
 from ibe_postprocess.parsing import MAX_CHARS
 
 PLAIN_FIELDS = ("qid", "option", "premise", "conclusion", "explanation", "correct")
 SPLITS = ("train", "test")
-# A samples file of 2,000 docs is about 20 MB; the bound only stops what no run writes.
-MAX_INPUT_BYTES = 1024 * MiB
 
 
 @dataclass(frozen=True, order=True)
@@ -140,7 +138,7 @@ def check_input_file(path: Path) -> None:
     FIFO or device, too large); checked without opening it, since opening a FIFO blocks."""
     if not path.exists() and not path.is_symlink():
         raise DataError(f"{path}: no such file.")
-    problem = regular_file_problem(path, MAX_INPUT_BYTES)
+    problem = regular_file_problem(path, JSONL_MAX_BYTES)
     if problem:
         raise DataError(f"{path}: input {problem}; give a samples file or a JSONL file of explanations.")
 
