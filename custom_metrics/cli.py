@@ -12,6 +12,7 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
+from custom_metrics import __version__
 from custom_metrics.common.errors import DataError
 
 # subcommand -> (module with main(argv), one-line help)
@@ -38,12 +39,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "custom_metrics.common.embedded_model",
         "print the embedded model's checkpoint folder (creates it once)",
     ),
+    "tasks-path": ("lm_eval_tasks", "print the folder of the task YAMLs, for lm_eval --include_path"),
 }
 
 
 def _usage() -> str:
     width = max(map(len, COMMANDS))
-    lines = ["usage: explain-eval COMMAND [ARGS...]   (explain-eval COMMAND --help for its arguments)", "", "commands:"]
+    lines = [
+        "usage: explain-eval COMMAND [ARGS...]   (explain-eval COMMAND --help for its arguments)",
+        "       explain-eval --version",
+        "",
+        "commands:",
+    ]
     lines += [f"  {name:<{width}}  {help_text}" for name, (_, help_text) in COMMANDS.items()]
     return "\n".join(lines)
 
@@ -81,6 +88,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args or args[0] in ("-h", "--help"):
         print(_usage())
         return 0 if args else 2
+    if args[0] in ("-V", "--version"):
+        print(f"explain-eval {__version__}")
+        return 0
     name, rest = args[0], args[1:]
     if name not in COMMANDS:
         print(f"explain-eval: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)

@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     score.set_defaults(run=_score)
 
     report = commands.add_parser("report", help=f"fit the selector; write {REPORT_MD}, {REPORT} and figures")
-    report.add_argument("features_dir", type=Path)
+    report.add_argument("features_dir", type=Path, help="the --out folder of `explain-eval ibe score`")
     report.add_argument(
         "--fig2-split",
         choices=("test", "train", "all"),
