@@ -279,7 +279,7 @@ def test_ibe_selection_of_a_samples_run_is_marked_limited(open_page) -> None:
     row = summary_rows(page, "ibe", "limited").filter(has_text=SMOLLM)
     expect(row).to_have_count(1)
     expect(row.locator(".badge.limited")).to_be_visible()
-    expect(row.locator("td.notes")).to_contain_text("from a run cut short: ibe_copa 8 of")
+    expect(row.locator("td.notes")).to_contain_text("from a run cut short: ibe_copa: 8 of 2,000 docs (--samples)")
     assert summary_rows(page, "ibe", "ranked").filter(has_text=SMOLLM).count() == 0
     show_long(page, "ibe")
     page.locator("#table-ibe_wrapper .dt-search input").fill(SMOLLM)

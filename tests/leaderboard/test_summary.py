@@ -15,7 +15,7 @@ from custom_metrics.common.display_names import friendly_spec
 from custom_metrics.common.leaderboard_types import Cell, Row
 from custom_metrics.common.results import load_runs
 from custom_metrics.geese.leaderboard import SPEC as GEESE
-from custom_metrics.ibe.leaderboard import load_ibe_tables, note_scorers
+from custom_metrics.ibe.selection import load_ibe_tables, note_scorers
 from custom_metrics.leaderboard import charts
 from custom_metrics.leaderboard.display import Paths, hub_id, hub_url
 from custom_metrics.leaderboard.registry import OTHER
@@ -180,8 +180,18 @@ def test_ibe_selection_of_a_cut_short_run_is_limited_and_says_what_it_rests_on(t
     assert problems == []
     notes: list[str] = []
     selection = next(r for r in note_scorers(runs, notes) if r.task == "ibe_copa_selection")
+    # a report that records no generation run: cut short by its count of test questions
     assert selection.subset == "from a run cut short: 8 of 500 test questions"
     assert selection.derived.startswith("selector fitted on 16 explanations; tested on 8 questions")
+    # the demo's real --samples run: the report names the run and how much of ibe_copa it covered
+    runs, problems = load_ibe_tables([LEADERBOARD_FIXTURES / "demo-generation"])
+    assert problems == []
+    (selection,) = [r for r in runs if r.task == "ibe_copa_selection"]
+    assert selection.subset == "from a run cut short: ibe_copa: 8 of 2,000 docs (--samples)"
+    assert selection.derived == (
+        "selector fitted on 4 explanations; tested on 2 questions; "
+        "explanations scored from samples_ibe_copa_2026-12-01T01-15-05.988826.jsonl"
+    )
 
 
 def test_pages_name_files_below_their_input_and_judges_without_paths(tmp_path: Path) -> None:
