@@ -15,7 +15,8 @@ from custom_metrics.common.display_names import friendly_spec
 from custom_metrics.common.leaderboard_types import Cell, Row
 from custom_metrics.common.results import load_runs
 from custom_metrics.geese.leaderboard import SPEC as GEESE
-from custom_metrics.ibe.selection import load_ibe_tables, note_scorers
+from custom_metrics.ibe.data import ECARE_TEST_SIZE
+from custom_metrics.ibe.selection import FULL_TEST_QUESTIONS, load_ibe_tables, note_scorers
 from custom_metrics.leaderboard import charts
 from custom_metrics.leaderboard.display import Paths, hub_id, hub_url
 from custom_metrics.leaderboard.registry import OTHER
@@ -180,6 +181,7 @@ def test_ibe_selection_of_a_cut_short_run_is_limited_and_says_what_it_rests_on(t
     assert problems == []
     notes: list[str] = []
     selection = next(r for r in note_scorers(runs, notes) if r.task == "ibe_copa_selection")
+    assert FULL_TEST_QUESTIONS["ecare"] == ECARE_TEST_SIZE
     # a report that records no generation run: cut short by its count of test questions
     assert selection.subset == "from a run cut short: 8 of 500 test questions"
     assert selection.derived.startswith("selector fitted on 16 explanations; tested on 8 questions")
