@@ -29,7 +29,6 @@ from custom_metrics.common.leaderboard_types import (
 from custom_metrics.common.published import PublishedCell, PublishedRow, plain, table_lines
 from custom_metrics.common.results import TaskRun
 from custom_metrics.common.samples import logged_response
-from custom_metrics.geese.data import HUB_ID
 
 SOURCE = "GEESE (Zaninello & Magnini, CLiC-it 2024) Table 2"
 BASELINE = "geese_noexp"
@@ -222,6 +221,11 @@ def sample_outcomes(task: str, sample: dict[str, Any]) -> dict[str, float | None
     return {"acc": float(sample["acc"])} if isinstance(sample.get("acc"), (int, float)) else {}
 
 
+# The Hub dataset the authors' tasks load (``dataset_path`` in their results files): the rows
+# the suite's loader reads (``custom_metrics.geese.data.HUB_ID``; not imported here, the data
+# module loads `datasets`, which a leaderboard build does not need).
+AUTHORS_DATASET = "azaninello/explained-full-llama-3"
+
 # The field each authors' task writes as its hint where our template writes {{hint}}
 # (tests/geese/authors.py holds their templates).
 AUTHORS_HINTS = {
@@ -298,6 +302,6 @@ SPEC = PaperSpec(
     families=FAMILIES,
     reference_model="Llama-3-8B",
     published_pm_is_se=True,
-    suite_datasets=(HUB_ID,),
+    suite_datasets=(AUTHORS_DATASET,),
     normalize_template=authors_template,
 )

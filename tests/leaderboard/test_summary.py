@@ -14,6 +14,7 @@ import pytest
 from custom_metrics.common.display_names import friendly_spec
 from custom_metrics.common.leaderboard_types import Cell, Row
 from custom_metrics.common.results import load_runs
+from custom_metrics.geese import data as geese_data
 from custom_metrics.geese.leaderboard import SPEC as GEESE
 from custom_metrics.ibe.data import ECARE_TEST_SIZE
 from custom_metrics.ibe.selection import FULL_TEST_QUESTIONS, load_ibe_tables, note_scorers
@@ -150,6 +151,7 @@ def test_config_differences_name_prompt_dataset_and_version(tmp_path: Path) -> N
     )
     # their 800-doc files: the template is ours once their hint field reads {{hint}}, the data ours
     assert rows["meta-llama/Meta-Llama-3-8B (authors' GEESE tasks)"].config_differences == {}
+    assert GEESE.suite_datasets == (geese_data.HUB_ID,)
     assert any("not this suite's task config" in note for note in geese.notes)
     ours = dict(suite_configs()["geese_noexp"])
     logged = {**ours, "custom_dataset": "def load_m2(...)", "doc_to_text": ours["doc_to_text"]}
