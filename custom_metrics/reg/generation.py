@@ -13,17 +13,14 @@ Practices" for general tasks (huggingface.co/Qwen/Qwen3.5-9B and its siblings):
 coding (thinking: temperature 0.6, as Qwen3's card recommends for all thinking) and for
 reasoning tasks in instruct mode; REG's explanations are neither.
 
-Not every backend takes every field (lm-eval 0.4.13, transformers 5.24, checked in their
-sources and by running them):
-
-| field | ``--model hf`` (in process) | vLLM server | ``transformers serve`` |
-|---|---|---|---|
-| temperature, top_p | generate() | request | request |
-| top_k, min_p | generate() | request | HTTP 422 (not OpenAI fields): the served model's generation_config.json |
-| presence_penalty | none in transformers (generate() refuses it) | request | ignored with a warning |
-| seed | lm_eval ``--seed`` (torch, default 1234) | request ``seed`` (model_args ``seed``, default 1234) | request ``seed`` |
-| thinking switch | ``chat_template_args`` model argument | request ``chat_template_kwargs`` | request ``chat_template_kwargs`` |
-
+Not every backend takes every field (lm-eval 0.4.13 and transformers 5.24, checked in their
+sources and by running them; the task README tabulates it): transformers' generate() has
+top_k and min_p but no presence penalty and refuses a ``seed``; ``transformers serve``
+answers HTTP 422 to top_k and min_p (not OpenAI fields) and ignores presence_penalty; vLLM
+takes them all. In process the sampling seed is the harness' torch seed (``lm_eval
+--seed``); an API model sends its ``seed`` argument (default 1234) with every request. The
+thinking switch reaches an in-process template through the ``chat_template_args`` model
+argument and a served one through each request's ``chat_template_kwargs``,
 so each mode has a task for in-process models (``reg_chaos``, ``reg_chaos_thinking``: top_k
 and min_p in the request, the switch in the model arguments, checked here) and one for
 OpenAI-compatible chat endpoints (``reg_chaos_served``, ``reg_chaos_thinking_served``: the

@@ -14,8 +14,8 @@ import custom_metrics.reg.outputs as reg_outputs
 import custom_metrics.reg.prompts as reg_prompts
 from custom_metrics.common.errors import DataError
 from custom_metrics.judge.types import NLI_LABELS, UNPARSED, Verdict, answer_verdict
-from custom_metrics.reg.reward import REWARD_MATRIX, REGReward, reg_reward, training_rows
 from custom_metrics.reg.generation import count_tokens
+from custom_metrics.reg.reward import REWARD_MATRIX, REGReward, reg_reward, training_rows
 from tests.helpers import MIRROR, TASKS_DIR
 from tests.tiny_models import small_tokenizer
 
