@@ -31,6 +31,20 @@ def thinking_model(embedded_model: Path, tmp_path_factory: pytest.TempPathFactor
 
 
 @pytest.fixture(scope="module")
+def thinking_server(thinking_model: Path):
+    """``transformers serve`` pins the folder it is started with, so the switchable model has
+    a server of its own (the session's ``served_model`` serves Gemma 3's template)."""
+    from tests.serving import missing_serving_modules, start_server
+
+    missing = missing_serving_modules()
+    if missing:
+        pytest.skip(f"the serving extra is not installed ({', '.join(missing)} missing): pip install -e '.[serving]'")
+    served = start_server(thinking_model, thinking_model.parent / "server.log")
+    yield served
+    served.stop()
+
+
+@pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     verdicts = tmp_path_factory.mktemp("verdicts")
     return {"EXPLAIN_EVAL_DATA": str(MIRROR), "EXPLAIN_EVAL_JUDGE_CACHE": str(verdicts), "EXPLAIN_EVAL_JUDGE": ""}
@@ -99,11 +113,11 @@ def _post(base_url: str, body: dict) -> dict:
 
 
 @pytest.mark.e2e
-def test_each_mode_on_a_served_model(served_model, thinking_model, env, tmp_path):
+def test_each_mode_on_a_served_model(thinking_server, thinking_model, env, tmp_path):
     """Both served variants in one run: each request carries its mode's switch, which the
     server's template needs to render at all; the server's prompt lengths show it took effect."""
     tasks = ["reg_chaos_served", "reg_chaos_thinking_served"]
-    args = f"model={thinking_model},base_url={served_model.base_url}/chat/completions,num_concurrent=1,max_retries=1"
+    args = f"model={thinking_model},base_url={thinking_server.base_url}/chat/completions,num_concurrent=1,max_retries=1"
     flags = ["--model", "local-chat-completions", "--model_args", args, "--apply_chat_template"]
     extra = ["--gen_kwargs", f"max_gen_toks={BUDGET}"]
     results, samples = run_lm_eval(flags, ",".join(tasks), tmp_path, limit=2, extra=extra, env=env)
@@ -121,16 +135,21 @@ def test_each_mode_on_a_served_model(served_model, thinking_model, env, tmp_path
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(thinking_model)
-    messages = json.loads(samples[tasks[0]][0]["arguments"]["gen_args_0"]["arg_0"])
+    # the chat messages as logged: lm-eval's JsonChatStr, a one-field tuple holding their JSON
+    (sent,) = samples[tasks[0]][0]["arguments"]["gen_args_0"]["arg_0"]
+    messages = json.loads(sent)
+    assert [message["role"] for message in messages] == ["user"]
     body = {"model": str(thinking_model), "messages": messages, "max_tokens": 1, "temperature": 0}
     lengths = []
     for thinking in (False, True):
-        rendered = tokenizer.apply_chat_template(messages, add_generation_prompt=True, enable_thinking=thinking)
-        expected = len(rendered["input_ids"] if isinstance(rendered, dict) else rendered)
-        answer = _post(served_model.base_url, {**body, "chat_template_kwargs": {"enable_thinking": thinking}})
+        rendered = tokenizer.apply_chat_template(
+            messages, add_generation_prompt=True, enable_thinking=thinking, tokenize=True, return_dict=True
+        )
+        expected = len(rendered["input_ids"])
+        answer = _post(thinking_server.base_url, {**body, "chat_template_kwargs": {"enable_thinking": thinking}})
         assert answer["usage"]["prompt_tokens"] == expected, (thinking, answer["usage"])
         lengths.append(expected)
     assert lengths[0] != lengths[1]
     with pytest.raises(urllib.error.HTTPError) as refused:
-        _post(served_model.base_url, body)
+        _post(thinking_server.base_url, body)
     assert refused.value.code >= 400
