@@ -7,10 +7,12 @@ run every command it needs.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import sys
 from collections.abc import Callable, Sequence
 
+from custom_metrics import __version__
 from custom_metrics.common.errors import DataError
 
 # subcommand -> (module with main(argv), one-line help)
@@ -37,14 +39,48 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "custom_metrics.common.embedded_model",
         "print the embedded model's checkpoint folder (creates it once)",
     ),
+    "tasks-path": ("lm_eval_tasks", "print the folder of the task YAMLs, for lm_eval --include_path"),
 }
 
 
 def _usage() -> str:
     width = max(map(len, COMMANDS))
-    lines = ["usage: explain-eval COMMAND [ARGS...]   (explain-eval COMMAND --help for its arguments)", "", "commands:"]
+    lines = [
+        "usage: explain-eval COMMAND [ARGS...]   (explain-eval COMMAND --help for its arguments)",
+        "       explain-eval --version",
+        "",
+        "commands:",
+    ]
     lines += [f"  {name:<{width}}  {help_text}" for name, (_, help_text) in COMMANDS.items()]
     return "\n".join(lines)
+
+
+# What to do about the failures a disk or a folder gives, by errno.
+_ADVICE = {
+    errno.EROFS: "the file system is read-only: choose a folder on a writable disk (--out)",
+    errno.EACCES: "permission denied: choose a folder you may write (--out) or fix its permissions",
+    errno.EPERM: "not permitted: choose a folder you may write (--out) or fix its permissions",
+    errno.ENOSPC: "the disk is full: free space there or choose a folder on another disk (--out)",
+    errno.EDQUOT: "the disk quota is used up: free space or choose a folder on another disk (--out)",
+    errno.EFBIG: "the file grew past the size this system allows: choose another disk (--out)",
+    errno.ENOENT: "no such file or folder: check the path",
+    errno.ENOTDIR: "a part of the path is a file, not a folder: check the path",
+    errno.EISDIR: "a folder stands where a file is expected: check the path",
+    errno.EIO: "the disk reported an input/output error: check it, or use another disk",
+}
+
+
+def os_error_line(err: OSError, args: Sequence[str] = ()) -> str:
+    """One line for a failing disk or folder: the path, what happened, what to do. Some
+    failures (a full disk on ``write``) carry no path; the command's ``--out`` is named then."""
+    paths = [str(name) for name in (err.filename, err.filename2) if name is not None]
+    if not paths:
+        out = [a.split("=", 1)[1] for a in args if a.startswith("--out=")]
+        out += [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--out"]
+        paths = [f"writing under --out {out[-1]}"] if out else []
+    advice = _ADVICE.get(err.errno) if err.errno is not None else None
+    reason = err.strerror or str(err) or type(err).__name__
+    return (f"{' -> '.join(paths)}: " if paths else "") + reason + (f"; {advice}" if advice else "") + "."
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -52,6 +88,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args or args[0] in ("-h", "--help"):
         print(_usage())
         return 0 if args else 2
+    if args[0] in ("-V", "--version"):
+        print(f"explain-eval {__version__}")
+        return 0
     name, rest = args[0], args[1:]
     if name not in COMMANDS:
         print(f"explain-eval: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
@@ -62,6 +101,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DataError as err:  # bad input: the message names file, line and field; no traceback
         print(f"explain-eval {name}: {err}", file=sys.stderr)
         return 2
+    except OSError as err:  # a read-only, full or vanished disk: where, and what to do
+        print(f"explain-eval {name}: {os_error_line(err, rest)}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     score.set_defaults(run=_score)
 
     report = commands.add_parser("report", help="fit the selector; write report.md, report.json and figures")
-    report.add_argument("features_dir", type=Path)
+    report.add_argument("features_dir", type=Path, help="the --out folder of `explain-eval ibe score`")
     report.add_argument(
         "--fig2-split",
         choices=("test", "train", "all"),

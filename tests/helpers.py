@@ -8,8 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from lm_eval_tasks import TASKS_PATH
+
 REPO = Path(__file__).resolve().parents[1]
-TASKS_DIR = REPO / "lm_eval_tasks"
+TASKS_DIR = TASKS_PATH  # where the installed suite's tasks are (explain-eval tasks-path), as users pass it
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # Real or synthetic rows of every dataset, laid out like shared/data (see its README).
 MIRROR = FIXTURES / "mirror"

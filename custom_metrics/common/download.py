@@ -4,10 +4,12 @@ Why not ``datasets``' own downloader: it asks the server before it trusts its ca
 cache fails on an offline compute node), it checks no content (an HTML page served with
 status 200 gets cached and parsed as data), and its "Unable to find" hides the connection
 error. Here every file is pinned by commit, size and sha256. A download goes to a temporary
-file beside its target, with timeouts and retries, and is moved into place only once
-verified, so the cache holds nothing but verified bytes and an interrupted download leaves
-nothing behind. A cached file is hashed again on each use (milliseconds for these sizes)
-and never causes a network request.
+file beside its target, with timeouts, retries and an overall deadline per file (a server
+sending a byte every few seconds never trips a per-read timeout), and is moved into place
+only once verified, with the mode the umask gives, so the cache holds nothing but verified
+bytes that the group can read. A temporary file that a killed download left behind is
+removed by the next use of that file. A cached file is hashed again on each use
+(milliseconds for these sizes) and never causes a network request.
 
 The HTTP part is ``requests``: it honours the proxy and CA-bundle variables that clusters
 set (``HTTPS_PROXY``, ``NO_PROXY``, ``REQUESTS_CA_BUNDLE``) and separates connect and read
@@ -18,21 +20,26 @@ the usual failure of a multi-megabyte download, would not be retried.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import logging
 import os
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import requests
+import urllib3
 
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.files import file_mode
 from custom_metrics.common.settings import (
     CACHE_ENV,
     DATA_ENV,
     DOWNLOAD_BACKOFF_ENV,
+    DOWNLOAD_DEADLINE_ENV,
     DOWNLOAD_RETRIES_ENV,
     DOWNLOAD_TIMEOUT_ENV,
     GITHUB_RAW_ENV,
@@ -72,11 +79,13 @@ class GitHubFile:
 
 @dataclass(frozen=True)
 class Retrying:
-    """How long to wait for a server and how often to try again (env-configurable)."""
+    """How long to wait for a server, how often to try again, and how long one file may take
+    in all (env-configurable)."""
 
     timeout: float = 30.0
     retries: int = 4
     backoff: float = 2.0
+    deadline: float = 900.0
 
     @classmethod
     def from_env(cls) -> Retrying:
@@ -84,6 +93,7 @@ class Retrying:
             timeout=env_number(DOWNLOAD_TIMEOUT_ENV, cls.timeout, minimum=0.001),
             retries=int(env_number(DOWNLOAD_RETRIES_ENV, cls.retries)),
             backoff=env_number(DOWNLOAD_BACKOFF_ENV, cls.backoff),
+            deadline=env_number(DOWNLOAD_DEADLINE_ENV, cls.deadline, minimum=0.001),
         )
 
     def wait(self, attempt: int) -> float:
@@ -129,6 +139,8 @@ def fetch(file: GitHubFile, dataset: str, mirror_path: str, requested: bool = Fa
     mirror file would replace the download. ``requested`` (``explain-eval download``) means
     the user asked for the network, so the offline switches do not apply.
     """
+    policy = Retrying.from_env()
+    _remove_stale_parts(file.cache_path(), policy.deadline)
     path = cached(file, dataset)
     if path is not None:
         return path
@@ -144,33 +156,68 @@ def fetch(file: GitHubFile, dataset: str, mirror_path: str, requested: bool = Fa
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise DataError(f"{dataset}: cannot create the cache folder {target.parent} ({err}); set {CACHE_ENV}.") from err
-    policy = Retrying.from_env()
+    deadline = time.monotonic() + policy.deadline
     failures: list[str] = []
     for attempt in range(policy.retries + 1):
         if attempt:
             pause = policy.wait(attempt)
+            if time.monotonic() + pause >= deadline:
+                break
             logger.warning(
                 "%s: download attempt %d failed (%s); retrying in %.1f s", dataset, attempt, failures[-1], pause
             )
             time.sleep(pause)
         try:
-            _download_once(file, url, target, policy.timeout, dataset, mirror_path)
+            _download_once(file, url, target, _Limits(policy.timeout, deadline, policy.deadline), dataset, mirror_path)
             return target
         except _Transient as err:
             failures.append(str(err))
     raise DataError(
         f"{dataset}: could not download {url} in {len(failures)} attempt(s); last: {failures[-1]}. Nothing was "
         f"cached. Check the network or proxy ({GITHUB_RAW_ENV} names a mirror of raw.githubusercontent.com; "
-        f"{DOWNLOAD_TIMEOUT_ENV} and {DOWNLOAD_RETRIES_ENV} set the timeout and the retries), fill the cache "
-        f"from a machine with network (`explain-eval download` with the same {CACHE_ENV}), "
-        f"{_mirror_hint(mirror_path)}."
+        f"{DOWNLOAD_TIMEOUT_ENV}, {DOWNLOAD_RETRIES_ENV} and {DOWNLOAD_DEADLINE_ENV} set the timeout, the retries "
+        f"and the time one file may take), fill the cache from a machine with network (`explain-eval download` "
+        f"with the same {CACHE_ENV}), {_mirror_hint(mirror_path)}."
     )
 
 
-def _download_once(file: GitHubFile, url: str, target: Path, timeout: float, dataset: str, mirror_path: str) -> None:
+@dataclass(frozen=True)
+class _Limits:
+    timeout: float  # seconds to connect, and for each read
+    deadline: float  # time.monotonic() by which the file must be in
+    seconds: float  # the deadline as configured, for messages
+
+    def left(self) -> float:
+        """Seconds before the deadline; a _Transient once it has passed (no further attempt follows)."""
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise _Transient(f"the file took longer than the {self.seconds:g} s deadline ({DOWNLOAD_DEADLINE_ENV})")
+        return left
+
+
+def _remove_stale_parts(target: Path, deadline: float) -> None:
+    """Delete temporary files of ``target`` that no download is writing any more: one a live
+    download holds locked; where the file system has no locks, one older than the deadline."""
+    for part in target.parent.glob(f".{target.name}.*.part") if target.parent.is_dir() else ():
+        try:
+            with open(part, "rb") as handle:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # a download in progress
+                except OSError:  # no locks here (some network file systems): judge by age
+                    if time.time() - os.fstat(handle.fileno()).st_mtime < deadline:
+                        continue
+                part.unlink()
+        except OSError:
+            continue  # gone already, or not ours to delete: never a reason to fail a run
+
+
+def _download_once(file: GitHubFile, url: str, target: Path, limits: _Limits, dataset: str, mirror_path: str) -> None:
     """One transfer into a temporary file, moved to ``target`` only if size and sha256 match."""
     try:
         # identity: the body's length is then the file's, and Content-Length can be checked
+        timeout = min(limits.timeout, limits.left())
         response = requests.get(url, stream=True, timeout=timeout, headers={"Accept-Encoding": "identity"})
     except requests.RequestException as err:
         raise _Transient(f"{type(err).__name__}: {err}") from err
@@ -190,7 +237,8 @@ def _download_once(file: GitHubFile, url: str, target: Path, timeout: float, dat
         digest, received, head = hashlib.sha256(), 0, b""
         try:
             with os.fdopen(descriptor, "wb") as out:
-                for chunk in response.iter_content(_CHUNK):
+                fcntl.flock(out, fcntl.LOCK_EX)  # alive: _remove_stale_parts leaves it alone
+                for chunk in _chunks(response, limits):
                     received += len(chunk)
                     head = head or chunk[:256]
                     if received > file.size:
@@ -210,8 +258,10 @@ def _download_once(file: GitHubFile, url: str, target: Path, timeout: float, dat
                     f"A proxy or login page in between, or a wrong {GITHUB_RAW_ENV}? Fix the network path, "
                     f"{_mirror_hint(mirror_path)}."
                 )
+            os.chmod(temporary, file_mode())  # mkstemp's 0600 would hide a shared cache from the group
             os.replace(temporary, target)
-        except requests.RequestException as err:
+        except (requests.RequestException, urllib3.exceptions.HTTPError) as err:
+            limits.left()  # a read that timed out at the deadline: say so
             raise _Transient(
                 f"transfer cut before all {file.size} bytes arrived ({type(err).__name__}: {err})"
             ) from err
@@ -220,6 +270,24 @@ def _download_once(file: GitHubFile, url: str, target: Path, timeout: float, dat
         finally:
             Path(temporary).unlink(missing_ok=True)
     logger.info("%s: downloaded and verified %s -> %s", dataset, url, target)
+
+
+def _chunks(response: requests.Response, limits: _Limits) -> Iterator[bytes]:
+    """The body as it arrives, stopping at the deadline. ``read1`` returns whatever bytes are
+    there (``iter_content`` waits for a full chunk, which a trickling server never sends), so
+    the deadline is checked at least once per read timeout."""
+    read1 = getattr(response.raw, "read1", None)
+    if read1 is None:  # urllib3 before 2.0
+        for chunk in response.iter_content(_CHUNK):
+            limits.left()
+            yield chunk
+        return
+    while True:
+        limits.left()
+        chunk = read1(_CHUNK, decode_content=True)
+        if not chunk:
+            return
+        yield chunk
 
 
 def _html_note(response: requests.Response, head: bytes) -> str:

@@ -101,7 +101,12 @@ def ensure_checkpoint(model: EmbeddedModel = GEMMA) -> Path:
 def main(argv: list[str] | None = None) -> int:
     """``explain-eval model-path``: print the checkpoint folder (stdout holds only the path)."""
     parser = argparse.ArgumentParser(prog="explain-eval model-path", description=main.__doc__)
-    parser.add_argument("--model", choices=sorted(EMBEDDED_MODELS), default=GEMMA.key)
+    parser.add_argument(
+        "--model",
+        choices=sorted(EMBEDDED_MODELS),
+        default=GEMMA.key,
+        help=f"which embedded model (default {GEMMA.key}, the base model the tests and demo score with)",
+    )
     args = parser.parse_args(argv)
     print(ensure_checkpoint(EMBEDDED_MODELS[args.model]), flush=True)
     return 0

@@ -8,20 +8,40 @@ place leaves a cut file that the next command trusts. Every such file goes throu
 
 from __future__ import annotations
 
+import ctypes
+import errno
+import fcntl
+import fnmatch
 import os
+import shutil
 import stat
 import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 from custom_metrics.common.errors import DataError
 
 MiB = 1024 * 1024
+# How large each kind of file the suite reads may be (docs/guarantees.md lists them): far
+# above any real file of the kind, far below what exhausts a login node's memory.
+RESULTS_MAX_BYTES = 64 * MiB  # lm-eval results_*.json: tens of KB, a few MB with many tasks
+REPORT_MAX_BYTES = 16 * MiB  # IBE report.json: a few KB
+MARKER_MAX_BYTES = 1 * MiB  # sweep_pair.json and the sweep's other small records
+JSON_MAX_BYTES = 64 * MiB  # other whole-JSON inputs (RULE's prompts.json: 40 KB)
+JSONL_MAX_BYTES = 4096 * MiB  # samples_*.jsonl, features.jsonl, explanation rows (streamed line by line)
 
 
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def file_mode() -> int:
+    """The mode an ordinary ``open`` gives a new file: 0666 less the umask (mkstemp gives 0600)."""
+    return 0o666 & ~_umask()
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -37,7 +57,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(temporary, 0o666 & ~_umask())
+        os.chmod(temporary, file_mode())
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -65,22 +85,167 @@ def regular_file_problem(path: Path, max_bytes: int) -> str | None:
     return None
 
 
+@contextmanager
+def _open_regular(path: Path, max_bytes: int, what: str) -> Iterator[BinaryIO]:
+    """The file open for reading, once it is known to be a regular file within the bound.
+    Opened non-blocking and checked again on the descriptor: a FIFO swapped in after the
+    first check would otherwise block the open."""
+    problem = regular_file_problem(path, max_bytes)
+    if problem:
+        raise _refused(path, what, problem)
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        handle = os.fdopen(descriptor, "rb")
+    except OSError as err:
+        raise _refused(path, what, f"cannot be read ({err.strerror or err})") from err
+    with handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise _refused(path, what, "is not a regular file")
+        try:
+            yield handle
+        except OSError as err:
+            raise _refused(path, what, f"cannot be read ({err.strerror or err})") from err
+
+
+def _refused(path: Path, what: str, problem: str) -> DataError:
+    return DataError(f"{path}: {what} {problem}." if what else f"{path}: {problem}.")
+
+
+def _over(path: Path, what: str, max_bytes: int) -> DataError:
+    return _refused(path, what, f"is over the {max_bytes:,}-byte bound for this kind of file")
+
+
 def read_regular_bytes(path: Path, max_bytes: int, what: str = "file") -> bytes:
     """The bytes of a regular file of at most ``max_bytes``; anything else is a DataError
     naming the path. The bound is enforced on the read too, so a file that grows between the
     check and the read is still refused."""
-    problem = regular_file_problem(path, max_bytes)
-    if problem:
-        raise DataError(f"{path}: {what} {problem}.")
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
-    try:
-        descriptor = os.open(path, flags)
-        with os.fdopen(descriptor, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                raise DataError(f"{path}: {what} is not a regular file.")
-            data = handle.read(max_bytes + 1)
-    except OSError as err:
-        raise DataError(f"{path}: {what} cannot be read ({err.strerror or err}).") from err
+    with _open_regular(path, max_bytes, what) as handle:
+        data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:
-        raise DataError(f"{path}: {what} is over the {max_bytes:,}-byte bound for this kind of file.")
+        raise _over(path, what, max_bytes)
     return data
+
+
+def iter_regular_lines(path: Path, max_bytes: int, what: str = "file") -> Iterator[bytes]:
+    """The lines (bytes, with their ``\\n``) of a regular file of at most ``max_bytes``, read
+    one at a time: a JSONL reader streams gigabytes of samples without holding them."""
+    with _open_regular(path, max_bytes, what) as handle:
+        read = 0
+        while line := handle.readline(max_bytes + 1 - read):
+            read += len(line)
+            if read > max_bytes:
+                raise _over(path, what, max_bytes)
+            yield line
+
+
+def find_files(roots: Iterable[Path], pattern: str, max_bytes: int) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """Files named like ``pattern`` (a glob such as ``results*.json``) under each folder of
+    ``roots``, and each root that is itself a file; then the ones that must not be read, with why.
+
+    A FIFO, socket, device or link to one that bears the name, or an oversized file, is
+    returned as a problem to name, never opened: ``rglob`` plus ``open`` hangs on a FIFO
+    called ``report.json``. Links to folders are not followed (no cycles); each file is
+    given once, resolved, in sorted order per root.
+    """
+    found: list[Path] = []
+    problems: list[tuple[Path, str]] = []
+    for root in map(Path, roots):
+        if root.is_dir():
+            candidates = sorted(
+                Path(folder, name)
+                for folder, _, names in os.walk(root)
+                for name in names
+                if fnmatch.fnmatchcase(name, pattern)
+            )
+        elif os.path.lexists(root):
+            candidates = [root]
+        else:
+            continue
+        for path in candidates:
+            problem = regular_file_problem(path, max_bytes)
+            if problem:
+                problems.append((path, problem))
+            else:
+                found.append(path.resolve())
+    return list(dict.fromkeys(found)), problems
+
+
+def _exchange(first: Path, second: Path) -> bool:
+    """Swap two paths in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False where the
+    system or its file system cannot, and the caller renames twice instead."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+        return False
+    raise OSError(code, os.strerror(code), str(second))
+
+
+@contextmanager
+def replaced_folder(target: Path, replaceable: Callable[[Path], bool], what: str = "folder") -> Iterator[Path]:
+    """A fresh folder beside ``target`` to fill; when the block ends, it takes ``target``'s place
+    whole, so a reader (or a second writer) never sees a folder half of one run and half of
+    another. The swap is one ``renameat2`` exchange where Linux offers it, else two renames
+    under a lock on the parent folder; an existing ``target`` must pass ``replaceable`` (never
+    a folder of someone else's files). An error inside the block leaves ``target`` as it was,
+    and an OSError names the path under ``target``, not the temporary folder."""
+    target = Path(os.path.realpath(target))
+    if target.exists() and (not target.is_dir() or not replaceable(target)):
+        raise DataError(
+            f"{target} exists and is not a {what} (it would be replaced whole): choose a new or empty folder."
+        )
+    stage: Path | None = None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.new-"))
+        os.chmod(stage, 0o777 & ~_umask())
+        yield stage
+        with _locked(target.parent):
+            if not target.exists():
+                os.rename(stage, target)
+            elif not _exchange(stage, target):
+                old = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.old-"))
+                os.rename(target, old)  # onto an empty folder: allowed
+                os.rename(stage, target)
+                stage = old
+    except OSError as err:
+        raise _named_under(err, target) from err
+    finally:
+        if stage is not None:
+            shutil.rmtree(stage, ignore_errors=True)
+
+
+def _named_under(err: OSError, target: Path) -> OSError:
+    """``err`` naming the path the user gave: a file in a temporary folder beside ``target`` by
+    its place under ``target``, and ``target`` where the system named no file (a full disk on
+    ``write``)."""
+    if err.errno is None:  # not the system's error (no errno to keep): as it is
+        return err
+    temporary = str(target.parent / f".{target.name}.")
+
+    def named(name: object) -> str | None:
+        if name is None:
+            return None
+        text = str(name)
+        if not text.startswith(temporary):
+            return text
+        inside = text[len(temporary) :].partition(os.sep)[2]
+        return str(target / inside) if inside else str(target)
+
+    return OSError(err.errno, err.strerror, named(err.filename) or str(target), None, named(err.filename2))
+
+
+@contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    descriptor = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)

@@ -1,26 +1,122 @@
-"""JSONL (and whole-JSON) reading that reports every bad line by file, line and field."""
+"""JSONL (and whole-JSON) reading that reports every bad line by file, line and field.
+
+Parsing is strict where Python's ``json`` is lenient: a key given twice in one object
+(``"correct"`` twice: the parser silently keeps the last) and a number too large for a float
+(``1e999``: read as infinity, shown as "accuracy ∞") are errors naming the line. The bare
+``NaN`` and ``Infinity`` that Python's own writer produces stay readable: lm-eval logs NaN
+metrics and infinite log-likelihoods, and rows written are rows read; where a finite number
+is required, the field's check says so.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from json.decoder import scanstring
 from pathlib import Path
 from typing import Any
 
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.files import JSON_MAX_BYTES, JSONL_MAX_BYTES, iter_regular_lines, read_regular_bytes
 
 # Raises ValueError with a message about the offending field; the reader adds the location.
 RowCheck = Callable[[dict[str, Any]], None]
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Yield ("file:line", object) for each non-blank line; an unreadable file, a line that is
-    not UTF-8 or not valid JSON raises DataError naming the file (and line)."""
+class StrictJSONError(ValueError):
+    """Valid JSON that must not be read: a duplicate key, or a number no float can hold."""
+
+    def __init__(self, msg: str, lineno: int) -> None:
+        super().__init__(f"{msg} at line {lineno}")
+        self.msg, self.lineno = msg, lineno
+
+
+class _Refused(Exception):
+    """Raised by the parser's hooks; the slow pass then finds the line."""
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise _Refused
+    return obj
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (_INF, -_INF):
+        raise _Refused
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > 308:  # at most 308 digits always fit a float
+        try:
+            value = int(text)
+            float(value)
+        except (OverflowError, ValueError):  # ValueError: beyond Python's digit limit
+            raise _Refused from None
+        return value
+    return int(text)
+
+
+_INF = float("inf")
+_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
+_WORD = re.compile(r"-?Infinity|NaN|true|false|null")
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def loads_strict(text: str) -> Any:
+    """``json.loads`` that refuses a key twice in one object and a number that overflows a
+    float (``StrictJSONError`` with the line); ``json.JSONDecodeError`` for invalid JSON."""
     try:
-        with open(path, "rb") as handle:
-            yield from _rows(path, handle)
-    except OSError as err:
-        raise DataError(f"{path}: cannot be read ({err.strerror or err}).") from err
+        return json.loads(text, object_pairs_hook=_unique_object, parse_float=_finite_float, parse_int=_bounded_int)
+    except _Refused:
+        _locate_refusal(text)
+        raise AssertionError("the second pass found nothing the first refused") from None
+
+
+def _locate_refusal(text: str) -> None:
+    """Walk valid JSON token by token and raise StrictJSONError at the first duplicate key or
+    overflowing number. Run only after the fast parse refused something, so it may be slow."""
+    keys: list[set[str] | None] = []  # per open container: the keys seen (object) or None (list)
+    expect_key, pos = False, 0
+    while (pos := _SPACE.match(text, pos).end()) < len(text):
+        char = text[pos]
+        if char == '"':
+            value, end = scanstring(text, pos + 1)
+            seen = keys[-1] if expect_key and keys else None
+            if seen is not None:
+                if value in seen:
+                    raise StrictJSONError(f"key {value!r} appears twice in one object", _line(text, pos))
+                seen.add(value)
+            expect_key, pos = False, end
+        elif char in ",:{[}]":
+            if char in "{[":
+                keys.append(set() if char == "{" else None)
+            elif char in "}]":
+                keys.pop()
+            expect_key = char == "{" or (char == "," and bool(keys) and keys[-1] is not None)
+            pos += 1
+        else:
+            word = _WORD.match(text, pos) or _NUMBER.match(text, pos)
+            if word is None:
+                return  # not JSON at all: the fast parse reports it
+            if word.re is _NUMBER and abs(float(word.group())) == _INF:
+                raise StrictJSONError(f"number {word.group()[:40]} is too large for a float", _line(text, pos))
+            expect_key, pos = False, word.end()
+
+
+def _line(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+def iter_jsonl(path: Path, max_bytes: int = JSONL_MAX_BYTES) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield ("file:line", object) for each non-blank line; a path that is not a regular file
+    of at most ``max_bytes``, a line that is not UTF-8 or not valid JSON, a duplicate key or
+    an overflowing number raises DataError naming the file (and line)."""
+    yield from _rows(path, iter_regular_lines(path, max_bytes, ""))
 
 
 def _rows(path: Path, lines: Iterable[bytes]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -34,7 +130,9 @@ def _rows(path: Path, lines: Iterable[bytes]) -> Iterator[tuple[str, dict[str, A
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = loads_strict(line)
+        except StrictJSONError as err:
+            raise DataError(f"{where}: {err.msg}.") from err
         except json.JSONDecodeError as err:
             raise DataError(f"{where}: not valid JSON ({err.msg}).") from err
         except RecursionError as err:
@@ -81,15 +179,15 @@ def read_jsonl(
     return rows
 
 
-def read_json(path: Path) -> Any:
+def read_json(path: Path, max_bytes: int = JSON_MAX_BYTES) -> Any:
     """A whole JSON document (not JSONL), such as RULE's prompts.json."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return loads_strict(read_regular_bytes(path, max_bytes).decode("utf-8"))
+    except StrictJSONError as err:
+        raise DataError(f"{path}:{err.lineno}: {err.msg}.") from err
     except json.JSONDecodeError as err:
         raise DataError(f"{path}:{err.lineno}: not valid JSON ({err.msg}).") from err
     except UnicodeDecodeError as err:
         raise DataError(f"{path}: not UTF-8 text (byte offset {err.start}).") from err
     except RecursionError as err:
         raise DataError(f"{path}: JSON nested too deeply.") from err
-    except OSError as err:
-        raise DataError(f"{path}: cannot be read ({err.strerror or err}).") from err

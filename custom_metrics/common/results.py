@@ -26,6 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from custom_metrics.common.embedded_model import EMBEDDED_MODELS
+from custom_metrics.common.errors import DataError
+from custom_metrics.common.files import MARKER_MAX_BYTES, RESULTS_MAX_BYTES, find_files, read_regular_bytes
+from custom_metrics.common.jsonl import StrictJSONError, loads_strict
 
 RESULTS_GLOB = "results*.json"
 # Written by `explain-eval sweep` into each model x task folder: the name the
@@ -97,15 +100,11 @@ class Problem:
     reason: str
 
 
-def find_results_files(paths: Iterable[Path]) -> list[Path]:
-    """Results files under the given folders (recursively) and the files given directly."""
-    found: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            found.extend(sorted(p for p in path.rglob(RESULTS_GLOB) if p.is_file()))
-        elif path.is_file():
-            found.append(path)
-    return list(dict.fromkeys(p.resolve() for p in found))
+def find_named_files(paths: Iterable[Path], pattern: str, max_bytes: int) -> tuple[list[Path], list[Problem]]:
+    """Files named like ``pattern`` under the given folders (recursively) and the files given
+    directly; a FIFO, device or oversized file of that name is a problem, never opened."""
+    found, skipped = find_files(paths, pattern, max_bytes)
+    return found, [Problem(path, f"{reason}; not read") for path, reason in skipped]
 
 
 def load_runs(paths: Iterable[Path]) -> tuple[list[TaskRun], list[Problem]]:
@@ -113,7 +112,9 @@ def load_runs(paths: Iterable[Path]) -> tuple[list[TaskRun], list[Problem]]:
     roots = [Path(p).resolve() for p in paths]
     runs: list[TaskRun] = []
     problems: list[Problem] = [Problem(p, "no such file or folder") for p in roots if not p.exists()]
-    for path in find_results_files(roots):
+    files, skipped = find_named_files(roots, RESULTS_GLOB, RESULTS_MAX_BYTES)
+    problems += skipped
+    for path in files:
         try:
             runs.extend(read_results_file(path, label=sweep_label(path, roots)))
         except ResultsFileError as error:
@@ -167,14 +168,20 @@ def read_results_file(path: Path, label: str | None = None) -> list[TaskRun]:
     return runs
 
 
-def read_json_object(path: Path, what: str) -> dict[str, Any]:
+def read_json_object(path: Path, what: str, max_bytes: int = RESULTS_MAX_BYTES) -> dict[str, Any]:
     """A JSON object from ``path``; ResultsFileError saying what is wrong otherwise.
 
-    Bare ``NaN``/``Infinity`` (Python's json writes them, browsers reject them) are
-    accepted here: the numbers they stand for are checked where they are used.
+    Only a regular file of at most ``max_bytes`` is opened. Bare ``NaN``/``Infinity``
+    (Python's json writes them, browsers reject them) are accepted here: the numbers they
+    stand for are checked where they are used. A key given twice and a number that no float
+    holds (``1e999``) are refused with their line: either would be read silently wrong.
     """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads_strict(read_regular_bytes(path, max_bytes, what).decode("utf-8"))
+    except DataError as error:  # not a regular file, too large, unreadable: the message names the path
+        raise ResultsFileError(str(error).removeprefix(f"{path}: {what} ").rstrip(".")) from error
+    except StrictJSONError as error:
+        raise ResultsFileError(f"{error.msg} (line {error.lineno})") from error
     except UnicodeDecodeError as error:
         raise ResultsFileError(f"not UTF-8 text ({error})") from error
     except json.JSONDecodeError as error:
@@ -183,8 +190,6 @@ def read_json_object(path: Path, what: str) -> dict[str, Any]:
         ) from error
     except RecursionError as error:
         raise ResultsFileError("JSON nested too deeply to be a results file") from error
-    except OSError as error:
-        raise ResultsFileError(f"cannot be read: {error.strerror or error}") from error
     if not isinstance(data, dict):
         raise ResultsFileError(f"not an {what} (a JSON {_kind(data)}, not an object)")
     return data
@@ -265,8 +270,8 @@ def sweep_label(path: Path, roots: Iterable[Path] = ()) -> str | None:
         marker = folder / PAIR_FILE
         if marker.is_file():
             try:
-                name = json.loads(marker.read_text(encoding="utf-8"))["model"]
-            except (OSError, ValueError, KeyError, TypeError):
+                name = loads_strict(read_regular_bytes(marker, MARKER_MAX_BYTES, "pair file").decode("utf-8"))["model"]
+            except (DataError, ValueError, KeyError, TypeError):
                 return None
             return name.strip() if isinstance(name, str) and name.strip() else None
         if folder == root:

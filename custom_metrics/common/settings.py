@@ -19,6 +19,7 @@ GITHUB_RAW_ENV = "EXPLAIN_EVAL_GITHUB_RAW"  # replaces https://raw.githubusercon
 DOWNLOAD_TIMEOUT_ENV = "EXPLAIN_EVAL_DOWNLOAD_TIMEOUT"  # seconds to connect and between bytes (30)
 DOWNLOAD_RETRIES_ENV = "EXPLAIN_EVAL_DOWNLOAD_RETRIES"  # further attempts after a failed one (4)
 DOWNLOAD_BACKOFF_ENV = "EXPLAIN_EVAL_DOWNLOAD_BACKOFF"  # first wait before a retry, doubled each time (2 s)
+DOWNLOAD_DEADLINE_ENV = "EXPLAIN_EVAL_DOWNLOAD_DEADLINE"  # seconds for one file, all attempts and waits (900)
 GEESE_SOURCE_ENV = "EXPLAIN_EVAL_GEESE_SOURCE"  # github (default) or hub[:<dataset id>][@<revision>]
 # The Hugging Face switches for "no network": the suite's own downloads obey them too, so a
 # compute node fails at once with a clear message instead of waiting out timeouts.

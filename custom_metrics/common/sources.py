@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from custom_metrics.common.download import GitHubFile, fetch
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.files import JSON_MAX_BYTES, read_regular_bytes
 from custom_metrics.common.jsonl import RowCheck, check_row, read_jsonl
 from custom_metrics.common.settings import CACHE_ENV, DATA_ENV, env_value, offline_variable
 
@@ -131,7 +132,7 @@ def archive_member(source: Source) -> tuple[bytes, str]:
     """The bytes of ``source``'s mirror file, else of its member in the pinned archive; and where from."""
     path = mirror_file(source)
     if path is not None:
-        return path.read_bytes(), str(path)
+        return read_regular_bytes(path, JSON_MAX_BYTES, "mirror file"), str(path)
     archive = download(source)
     where = f"{archive}#{source.member}"
     advice = f"delete {archive} to download it again, or set {DATA_ENV} to a mirror holding '{source.mirror_path}'"

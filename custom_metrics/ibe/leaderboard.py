@@ -29,13 +29,22 @@ GPT 3.5 judging each generator's explanations, in rows named so.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from custom_metrics.common.errors import DataError
+from custom_metrics.common.files import (
+    JSONL_MAX_BYTES,
+    MARKER_MAX_BYTES,
+    REPORT_MAX_BYTES,
+    find_files,
+    iter_regular_lines,
+    read_regular_bytes,
+)
+from custom_metrics.common.jsonl import loads_strict
 from custom_metrics.common.leaderboard_types import PaperSpec, SampleView
 from custom_metrics.common.published import PublishedCell, PublishedRow, cell, table_lines
 from custom_metrics.common.results import (
@@ -44,6 +53,7 @@ from custom_metrics.common.results import (
     ResultsFileError,
     Score,
     TaskRun,
+    find_named_files,
     read_json_object,
     sweep_label,
 )
@@ -52,6 +62,7 @@ from custom_metrics.ibe.data import DATASETS as IBE_DATASETS
 
 SOURCE = "IBE-Eval (Dalal et al., arXiv 2402.10767) Table 1"
 REPORT_NAME = "report.json"
+FEATURES_NAME = "features.jsonl"
 PAPER_JUDGE = "GPT 3.5"  # the paper's LLM-as-a-judge for every generator (Section 5, "Baselines")
 _METHOD_WORDS = {
     "linguistic uncertainty": "uncertainty",
@@ -73,23 +84,23 @@ def method_key(name: str) -> str:
 def load_ibe_tables(paths: Iterable[Path]) -> tuple[list[TaskRun], list[Problem]]:
     """Every IBE report under ``paths`` (one beside a ``features.jsonl``), and the unreadable ones."""
     runs: list[TaskRun] = []
-    problems: list[Problem] = []
     roots = [Path(p).resolve() for p in paths]
-    for root in roots:
-        files = sorted(root.rglob(REPORT_NAME)) if root.is_dir() else []
-        for path in files:
-            if not (path.parent / "features.jsonl").is_file():
-                continue  # another tool's report.json
-            try:
-                runs.extend(read_ibe_report(path, roots))
-            except ResultsFileError as error:
-                problems.append(Problem(path, str(error)))
+    folders = [root for root in roots if root.is_dir()]
+    files, problems = find_named_files(folders, REPORT_NAME, REPORT_MAX_BYTES)
+    problems += find_named_files(folders, FEATURES_NAME, JSONL_MAX_BYTES)[1]  # read by feature_rows
+    for path in files:
+        if not (path.parent / FEATURES_NAME).exists():
+            continue  # another tool's report.json
+        try:
+            runs.extend(read_ibe_report(path, roots))
+        except ResultsFileError as error:
+            problems.append(Problem(path, str(error)))
     return runs, problems
 
 
 def _load_report(path: Path) -> dict[str, Any]:
     try:
-        return read_json_object(path, "IBE report")
+        return read_json_object(path, "IBE report", REPORT_MAX_BYTES)
     except ResultsFileError as error:
         raise ResultsFileError(f"IBE report is not readable JSON (truncated?): {error}") from error
 
@@ -218,8 +229,8 @@ def _pair_info(path: Path) -> dict[str, Any]:
         marker = folder / PAIR_FILE
         if marker.is_file():
             try:
-                info = json.loads(marker.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+                info = loads_strict(read_regular_bytes(marker, MARKER_MAX_BYTES, "pair file").decode("utf-8"))
+            except (DataError, ValueError):
                 return {}
             return info if isinstance(info, dict) else {}
     return {}
@@ -408,15 +419,12 @@ def feature_rows(roots: Sequence[Path]) -> dict[tuple[str, int], dict[str, Any]]
     samples still show, without features.
     """
     found: dict[tuple[str, int], dict[str, Any]] = {}
-    for root in (Path(p) for p in roots):
-        for features in sorted(root.rglob("features.jsonl")) if root.is_dir() else []:
-            try:
-                lines = features.read_text(encoding="utf-8").splitlines()
-            except (OSError, UnicodeDecodeError):
-                continue
-            for line in lines:
+    files, _ = find_files([Path(p) for p in roots if Path(p).is_dir()], FEATURES_NAME, JSONL_MAX_BYTES)
+    for features in files:  # a FIFO or device named so is never opened (load_ibe_tables names it)
+        try:
+            for line in iter_regular_lines(features, JSONL_MAX_BYTES, "features file"):
                 try:
-                    row = json.loads(line)
+                    row = loads_strict(line.decode("utf-8"))
                     source, _, number = str(row["source"]).rpartition(":")
                     key = (Path(source).name, int(number))
                 except (ValueError, KeyError, TypeError):
@@ -425,6 +433,8 @@ def feature_rows(roots: Sequence[Path]) -> dict[tuple[str, int], dict[str, Any]]
                     name if name != "flag" else "IBE flag": row.get(name) for name in FEATURE_FIELDS if name in row
                 }
                 found[key]["flagged"] = "yes" if row.get("flag") else "no"
+        except DataError:
+            continue
     return found
 
 

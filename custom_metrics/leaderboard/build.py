@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from custom_metrics import __version__
+from custom_metrics.common.files import replaced_folder
 from custom_metrics.common.leaderboard_types import Cell, Table
 from custom_metrics.common.results import Problem, load_runs, rename
 from custom_metrics.leaderboard.differences import Difference, paired_differences, row_label
@@ -27,6 +30,9 @@ from custom_metrics.leaderboard.registry import OTHER, PAPERS, paper_of
 from custom_metrics.leaderboard.render import cell_text, markdown, write_csv, write_differences_csv
 from custom_metrics.leaderboard.samples import LoggedTask, read_logged_tasks
 from custom_metrics.leaderboard.tables import build_tables, newest_runs, task_values
+
+# Written into every site: ``--out`` is replaced whole only when it holds one (or nothing).
+SITE_MARKER = ".explain-eval-leaderboard"
 
 
 @dataclass
@@ -39,34 +45,56 @@ class Leaderboard:
 
 
 def build_leaderboard(inputs: Sequence[Path], out: Path, names: Mapping[str, str] | None = None) -> Leaderboard:
-    """Read every run under ``inputs`` and write the leaderboard folder ``out``."""
-    runs, problems = load_runs(inputs)
-    for spec in PAPERS:
-        if spec.read_extra is not None:
-            extra_runs, extra_problems = spec.read_extra(inputs)
-            runs += extra_runs
-            problems += extra_problems
-    runs = rename(runs, names or {})
-    tables = build_tables(runs)
-    specs = {spec.key: spec for spec in (*PAPERS, OTHER)}
-    chosen, _ = newest_runs(runs)
-    logged = read_logged_tasks(chosen, [paper_of(run.task) for run in chosen], [Path(p).resolve() for p in inputs])
-    differences = {table.key: paired_differences(specs[table.key], logged) for table in tables}
-    out.mkdir(parents=True, exist_ok=True)
-    written = write_site(out, tables, [specs[t.key] for t in tables], problems, logged, differences, inputs)
-    for table in tables:
-        (out / f"{table.key}.md").write_text(markdown(table, problems, differences[table.key]), encoding="utf-8")
-        write_csv(table, out / f"{table.key}.csv")
-        written += [out / f"{table.key}.md", out / f"{table.key}.csv"]
-        if differences[table.key]:
-            write_differences_csv(differences[table.key], out / f"{table.key}_differences.csv")
-            written.append(out / f"{table.key}_differences.csv")
-    index_md = "\n\n".join(
-        markdown(table, problems if i == 0 else (), differences[table.key]) for i, table in enumerate(tables)
+    """Read every run under ``inputs`` and write the leaderboard folder ``out``.
+
+    The site is written into a fresh folder that then takes the place of ``out`` whole: two
+    runs on one ``out`` at once, or a run killed half-way, never leave a site mixed from two
+    runs. ``out`` must be new, empty or a leaderboard folder (checked before any reading).
+    """
+    with replaced_folder(out, _is_site, "leaderboard folder") as stage:
+        runs, problems = load_runs(inputs)
+        for spec in PAPERS:
+            if spec.read_extra is not None:
+                extra_runs, extra_problems = spec.read_extra(inputs)
+                runs += extra_runs
+                problems += extra_problems
+        runs = rename(runs, names or {})
+        tables = build_tables(runs)
+        specs = {spec.key: spec for spec in (*PAPERS, OTHER)}
+        chosen, _ = newest_runs(runs)
+        roots = [Path(p).resolve() for p in inputs]
+        logged = read_logged_tasks(chosen, [paper_of(run.task) for run in chosen], roots)
+        differences = {table.key: paired_differences(specs[table.key], logged) for table in tables}
+        pages = write_site(stage, tables, [specs[t.key] for t in tables], problems, logged, differences, inputs)
+        for table in tables:
+            write_tables(table, stage, problems, differences[table.key])
+        index_md = "\n\n".join(
+            markdown(table, problems if i == 0 else (), differences[table.key]) for i, table in enumerate(tables)
+        )
+        (stage / "index.md").write_text(index_md, encoding="utf-8")
+        (stage / SITE_MARKER).write_text(f"explain-eval {__version__} leaderboard\n", encoding="utf-8")
+        written = [page.relative_to(stage) for page in pages]
+        written += sorted(path.relative_to(stage) for path in stage.glob("*.*") if path not in pages)
+    site = Path(os.path.realpath(out))
+    return Leaderboard(tables, problems, [site / path for path in written], logged, differences)
+
+
+def write_tables(table: Table, folder: Path, problems: Sequence[Problem], differences: list[Difference]) -> None:
+    """A paper's markdown table and CSV files (its paired differences when there are any)."""
+    (folder / f"{table.key}.md").write_text(markdown(table, problems, differences), encoding="utf-8")
+    write_csv(table, folder / f"{table.key}.csv")
+    if differences:
+        write_differences_csv(differences, folder / f"{table.key}_differences.csv")
+
+
+def _is_site(folder: Path) -> bool:
+    """Whether ``--out`` may be replaced: empty, or a leaderboard this command wrote before
+    (marked, or of a version before the mark: its page, sample viewer and script)."""
+    return (
+        not any(folder.iterdir())
+        or (folder / SITE_MARKER).is_file()
+        or all((folder / name).is_file() for name in ("index.html", "samples/index.html", "assets/leaderboard.js"))
     )
-    (out / "index.md").write_text(index_md, encoding="utf-8")
-    written.append(out / "index.md")
-    return Leaderboard(tables, problems, written, logged, differences)
 
 
 def summary(board: Leaderboard, runs_only: bool = True) -> list[str]:

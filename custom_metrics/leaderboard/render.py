@@ -3,16 +3,19 @@ formatting every output shares.
 
 CSV cells hold each number exactly (``repr`` of the harness' float, the paper's digits
 for published rows) so a script can check them against the results files; markdown and
-the page round for reading. Markdown is often rendered by a site that passes HTML
-through (GitHub), so ``<``, ``>`` and ``&`` in names are written as entities: a model
-named ``<script>`` stays text.
+the page round for reading. Names come from files anyone can write, so both outputs keep
+them text: a CSV cell starting with ``=``, ``+``, ``-``, ``@``, tab or carriage return
+that is not a number gets a leading apostrophe (a spreadsheet would run it as a formula,
+the OWASP rule); markdown backslash-escapes what a renderer would act on (``<`` of raw
+HTML, ``[`` and ``]`` of links and images, emphasis, code, ``|``, ``$`` of math, ``&`` of
+an entity), and nothing else, so ``Zaninello & Magnini`` reads as written.
 """
 
 from __future__ import annotations
 
 import csv
-import html
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -85,8 +88,30 @@ def markdown(table: Table, problems: Sequence[Problem], differences: Sequence[Di
     return "\n".join(lines) + "\n"
 
 
+# What a markdown renderer acts on in running text: raw HTML and autolinks (<), links and
+# images ([ ]), emphasis (* and _ at a word's edge), code (`), strikethrough (~), math ($),
+# table cells (|), escapes themselves (\\), and & only where it starts an entity (&lt;).
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*\[\]<>|~$]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])|&(?=#?[0-9A-Za-z]+;)")
+
+
 def _md(text: str) -> str:
-    return html.escape(text, quote=False).replace("|", "\\|").replace("\n", " ")
+    """``text`` as markdown that renders as exactly that text, on one line."""
+    return _MARKDOWN_SPECIAL.sub(lambda match: "\\" + match.group(), " ".join(text.splitlines()))
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: object) -> object:
+    """A CSV value a spreadsheet shows as text: a string starting like a formula gets a leading
+    apostrophe, unless it is a number (``-0.25`` stays numeric)."""
+    if not isinstance(value, str) or not value.startswith(_FORMULA_START):
+        return value
+    try:
+        float(value)
+    except ValueError:
+        return "'" + value
+    return value
 
 
 def write_csv(table: Table, path: Path) -> None:
@@ -100,7 +125,7 @@ def write_csv(table: Table, path: Path) -> None:
             header.append(f"{column.label} ±")
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(header)
+        writer.writerow(map(csv_cell, header))
         for row in table.rows:
             line = [row.model, row.setting, row.kind, "; ".join(row.sources)]
             for column in columns:
@@ -108,7 +133,7 @@ def write_csv(table: Table, path: Path) -> None:
                 line.append(_exact(cell, pm=False))
                 if column.key in with_pm:
                     line.append(_exact(cell, pm=True))
-            writer.writerow(line)
+            writer.writerow(map(csv_cell, line))
 
 
 DIFFERENCE_COLUMNS = (
@@ -141,7 +166,8 @@ def write_differences_csv(differences: Sequence[Difference], path: Path) -> None
             r = d.result
             optional = ("" if value is None else repr(value) for value in (r.low, r.high))
             writer.writerow(
-                [
+                csv_cell(value)
+                for value in [
                     d.kind,
                     d.label,
                     d.a,

@@ -20,6 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from custom_metrics.common.classification import predicted_index
+from custom_metrics.common.errors import DataError
+from custom_metrics.common.files import JSONL_MAX_BYTES, iter_regular_lines
+from custom_metrics.common.jsonl import loads_strict
 from custom_metrics.common.leaderboard_types import PaperSpec, SampleView
 from custom_metrics.common.results import TaskRun
 
@@ -81,23 +84,21 @@ def read_logged_task(
     run: TaskRun, spec: PaperSpec, path: Path, extras: dict[tuple[str, int], dict[str, Any]] | None = None
 ) -> LoggedTask:
     logged = LoggedTask(run, spec, path)
-    try:
-        handle = path.open(encoding="utf-8", errors="replace", newline="\n")  # JSONL lines end at \n only
-    except OSError as error:
-        logged.rows.append({"#": None, PROBLEM: f"{path} cannot be read: {error.strerror or error}"})
-        return logged
-    with handle:
-        for number, line in enumerate(handle, start=1):
+    try:  # JSONL lines end at \n only; only a regular file within the bound is opened
+        for number, raw in enumerate(iter_regular_lines(path, JSONL_MAX_BYTES, "samples file"), start=1):
+            line = raw.decode("utf-8", errors="replace")
             if line.strip():
                 logged.rows.append(_row(logged, line, number, (extras or {}).get((path.name, number), {})))
+    except DataError as error:
+        logged.rows.append({"#": None, PROBLEM: str(error)})
     return logged
 
 
 def _row(logged: LoggedTask, line: str, number: int, extra: dict[str, Any]) -> dict[str, Any]:
     task, view = logged.run.task, logged.spec.samples
     try:
-        sample = json.loads(line)
-    except ValueError as error:
+        sample = loads_strict(line)
+    except (ValueError, RecursionError) as error:
         return {"#": None, PROBLEM: f"line {number}: not valid JSON ({error})"}
     if not isinstance(sample, dict) or not isinstance(sample.get("doc"), dict):
         return {"#": None, PROBLEM: f"line {number}: not a logged sample (no 'doc' object)"}

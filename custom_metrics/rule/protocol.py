@@ -8,7 +8,7 @@ demonstrations: ReClor questions (``--demos reclor``, Table 2's "Five-Shot on Re
 RULE subquestions (``--demos rule``, "Five-Shot on RULE" and Table 3). Zero-shot rows are
 reported the same way across the five subquestion splits of a single ``rule`` run.
 
-    explain-eval rule-protocol --output_path runs/rule5 [--demos rule] \\
+    explain-eval rule-protocol --output-path runs/rule5 [--demos rule] \\
         --model hf --model_args pretrained=MODEL --batch_size 8 [--limit N]
 
 Every argument not listed below goes to ``lm_eval`` unchanged. Each split is its own
@@ -37,8 +37,8 @@ from custom_metrics.common.errors import DataError
 from custom_metrics.common.jsonl import iter_jsonl
 from custom_metrics.rule.data import DEMO_SETTINGS, DEMOS, SPLITS, demo_sets
 from custom_metrics.rule.metrics import MAIN, SUB_KINDS, TABLE2_METRICS, Outcome, groups, none_acc, subq_acc
+from lm_eval_tasks import TASKS_PATH
 
-TASKS_DIR = Path(__file__).resolve().parents[2] / "lm_eval_tasks"
 ARGS_FILE = "rule_protocol_args.json"
 SUMMARY_FILE = "rule_protocol_summary.json"
 POOLED_ONLY = ("consistency", "mainq_wise_subq_acc")  # single numbers in Table 2
@@ -353,16 +353,36 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="explain-eval rule-protocol", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--output_path", type=Path, required=True)
-    parser.add_argument("--shots", type=int, choices=(0, 5), default=5)
+    parser.add_argument(
+        "--output-path",
+        "--output_path",
+        type=Path,
+        required=True,
+        help="protocol folder: one lm_eval run per split (split<k>/ or zeroshot/) and the summary",
+    )
+    parser.add_argument(
+        "--shots",
+        type=int,
+        choices=(0, 5),
+        default=5,
+        help="5: five-shot, one run per split (default); 0: one zero-shot run, reported per split",
+    )
     parser.add_argument(
         "--demos",
         choices=sorted(DEMOS),
         default="reclor",
         help="five-shot demonstrations: ReClor questions (Table 2) or RULE subquestions (Table 3)",
     )
-    parser.add_argument("--include_path", type=Path, default=TASKS_DIR, help="folder holding lm_eval_tasks/rule")
-    parser.add_argument("--summarize-only", action="store_true")
+    parser.add_argument(
+        "--include-path",
+        "--include_path",
+        type=Path,
+        default=TASKS_PATH,
+        help="folder holding the rule/ task folder (default: the installed tasks, explain-eval tasks-path)",
+    )
+    parser.add_argument(
+        "--summarize-only", action="store_true", help="summarize the finished runs in OUTPUT_PATH; run nothing"
+    )
     args, lm_eval_args = parser.parse_known_args(argv)
     if args.shots == 0 and args.demos != "reclor":
         parser.error("--demos chooses five-shot demonstrations; zero-shot has none")

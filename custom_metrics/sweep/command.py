@@ -45,8 +45,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--tasks", required=True, help="comma- or space-separated task names")
     parser.add_argument("--out", type=Path, required=True, help="sweep folder (one subfolder per pair)")
     parser.add_argument("--limit", help="lm_eval --limit (docs per task, or a fraction)")
-    parser.add_argument("--model-args", default="", help="added to every model's args, e.g. dtype=bfloat16")
-    parser.add_argument("--backend", choices=("hf", "vllm"), default="hf")
+    parser.add_argument(
+        "--model-args",
+        "--model_args",
+        default="",
+        help="added to every model's args (the model's own value wins), e.g. dtype=bfloat16",
+    )
+    parser.add_argument("--backend", choices=("hf", "vllm"), default="hf", help="lm_eval --model: hf (default) or vllm")
     parser.add_argument(
         "--launcher",
         choices=("plain", "accelerate", "slurm"),
@@ -55,12 +60,20 @@ def build_parser() -> argparse.ArgumentParser:
         "slurm: one Slurm job per pair (see the --slurm-* options)",
     )
     parser.add_argument("--num-processes", type=positive_int, help="accelerate --num_processes (default: its config)")
-    parser.add_argument("--batch-size", default="8")
+    parser.add_argument(
+        "--batch-size", "--batch_size", default="8", help="lm_eval --batch_size: a number or auto (default 8)"
+    )
     parser.add_argument("--device", help="hf device (default: cuda when available, else cpu)")
-    parser.add_argument("--include-path", type=Path, default=DEFAULT_INCLUDE)
+    parser.add_argument(
+        "--include-path",
+        "--include_path",
+        type=Path,
+        default=DEFAULT_INCLUDE,
+        help="lm_eval --include_path (default: the installed tasks, explain-eval tasks-path)",
+    )
     parser.add_argument("--lm-eval-args", default="", help="more lm_eval arguments, e.g. '--num_fewshot 5'")
-    parser.add_argument("--leaderboard-out", type=Path, help="default: OUT/leaderboard")
-    parser.add_argument("--no-leaderboard", action="store_true")
+    parser.add_argument("--leaderboard-out", type=Path, help="leaderboard folder (default: OUT/leaderboard)")
+    parser.add_argument("--no-leaderboard", action="store_true", help="skip the leaderboard after the sweep")
     parser.add_argument("--dry-run", action="store_true", help="print each pending command, run nothing")
     slurm = parser.add_argument_group("Slurm (--launcher slurm)")
     slurm.add_argument(
@@ -75,8 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     slurm.add_argument("--slurm-cpus", type=positive_int, help="CPUs per job (default: the partition's)")
     slurm.add_argument("--slurm-mem", help="memory per job, with a unit: 64G (default: the partition's)")
     slurm.add_argument("--slurm-time", help="time limit per job: minutes or [D-]HH:MM:SS (default 4:00:00)")
-    slurm.add_argument("--slurm-partition")
-    slurm.add_argument("--slurm-account")
+    slurm.add_argument("--slurm-partition", help="partition the jobs are submitted to (default: the cluster's)")
+    slurm.add_argument("--slurm-account", help="account the jobs are charged to (default: yours)")
     slurm.add_argument(
         "--no-wait", action="store_true", help="submit and return; rerun the same command to re-attach and finish"
     )

@@ -19,6 +19,7 @@ e.g. ``module load cuda``) is replaced. A bad value is reported with file, line 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,6 +30,7 @@ from custom_metrics.common.errors import DataError
 DEFAULT_TIME_MIN = 240
 RESOURCE_KEYS = ("gpus", "cpus", "mem", "time", "partition", "account", "sbatch", "setup")
 _SECTIONS = ("defaults", "models", "tasks")
+_OPTION = re.compile(r"-{0,2}[A-Za-z][A-Za-z0-9_-]*")
 _MEM = re.compile(r"^\d+(\.\d+)?[KMGT]$", re.IGNORECASE)
 # Slurm's --time forms: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S
 _TIME = re.compile(r"^(?:(?P<d>\d+)-)?(?P<a>\d+)(?::(?P<b>\d+))?(?::(?P<c>\d+))?$")
@@ -122,7 +124,7 @@ def _check(key: str, value: Any) -> Any:
             raise ValueError(f"must be an integer >= {0 if key == 'gpus' else 1}, got {value!r}")
         return value
     if key == "mem":
-        if not _MEM.match(str(value)):
+        if not _MEM.fullmatch(str(value)):
             raise ValueError(f"must be a size with a unit as sbatch --mem takes it (64G, 500M), got {value!r}")
         return str(value).upper()
     if key == "time":
@@ -130,10 +132,14 @@ def _check(key: str, value: Any) -> Any:
     if key in ("partition", "account"):
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"must be a non-empty string, got {value!r}")
-        return value.strip()
+        return _one_line(value.strip())
     if key == "sbatch":
         if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
             raise ValueError(f"must map sbatch option names to values (qos: high), got {value!r}")
+        for option, text in value.items():
+            if not _OPTION.fullmatch(option):
+                raise ValueError(f"{option!r} is not an sbatch option name (letters, digits, '-' and '_')")
+            _one_line(str(text), f"option {option!r}")
         return {k.lstrip("-"): str(v) for k, v in value.items()}
     # setup
     if isinstance(value, str):
@@ -141,6 +147,18 @@ def _check(key: str, value: Any) -> Any:
     if not isinstance(value, list) or not all(isinstance(line, str) for line in value):
         raise ValueError(f"must be a list of shell lines, got {value!r}")
     return tuple(value)
+
+
+def _one_line(text: str, what: str = "the value") -> str:
+    """``text`` unless it holds a control character: each value becomes part of a ``#SBATCH``
+    line of the job script, and a newline there would start a shell line of its own."""
+    bad = next((char for char in text if unicodedata.category(char) == "Cc"), None)
+    if bad is not None:
+        raise ValueError(
+            f"{what} holds the control character U+{ord(bad):04X} ({text!r}); it would break out of its "
+            "#SBATCH line into the job script"
+        )
+    return text
 
 
 def _apply(resources: Resources, values: Mapping[str, Any]) -> Resources:

@@ -29,11 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from custom_metrics.common.results import PAIR_FILE, ResultsFileError, parse_model_args, read_results_file
+from lm_eval_tasks import TASKS_PATH
 
 DONE_FILE = "lm_eval.done"
 IBE_DONE_FILE = "ibe.done"
 IBE_TASKS = ("ibe_copa", "ibe_ecare")
-DEFAULT_INCLUDE = Path(__file__).resolve().parents[2] / "lm_eval_tasks"
+DEFAULT_INCLUDE = TASKS_PATH  # the installed task folders (explain-eval tasks-path)
 EMBEDDED = "embedded"  # pretrained=embedded: the suite's embedded gemma-3-270m checkpoint
 
 

@@ -26,9 +26,12 @@ class RawGitHub:
     """``faults`` lists what the next requests meet, one entry per request, in order:
 
     truncate: the Content-Length of the whole file, then half the bytes and a closed connection;
-    stall: half the bytes, then silence until the server closes; html: a login page with
-    status 200; unavailable: HTTP 503. ``requests`` records every path asked for.
+    stall: half the bytes, then silence until the server closes; drip: the whole file, one byte
+    every ``DRIP_SECONDS`` (no read ever times out); html: a login page with status 200;
+    unavailable: HTTP 503. ``requests`` records every path asked for.
     """
+
+    DRIP_SECONDS = 4.0
 
     def __init__(self) -> None:
         self.files: dict[str, bytes] = {}
@@ -48,6 +51,16 @@ class RawGitHub:
                     self._send(HTML_PAGE, "text/html; charset=utf-8")
                 elif payload is None:
                     self.send_error(404)
+                elif fault == "drip":
+                    self._send(b"", "application/octet-stream", length=len(payload))
+                    for index in range(len(payload)):
+                        if index and owner._closing.wait(owner.DRIP_SECONDS):
+                            return
+                        try:
+                            self.wfile.write(payload[index : index + 1])
+                            self.wfile.flush()
+                        except OSError:
+                            return  # the client gave up
                 elif fault in ("truncate", "stall"):
                     self._send(payload[: len(payload) // 2], "application/octet-stream", length=len(payload))
                     if fault == "stall":

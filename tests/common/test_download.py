@@ -6,8 +6,11 @@ tests run on a fresh clone; tests/common/test_pinned_data.py serves the real pin
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import io
+import os
+import stat
 import tarfile
 import time
 from pathlib import Path
@@ -18,7 +21,13 @@ import pytest
 from custom_metrics.common.download import GITHUB_RAW, GitHubFile, Retrying, fetch
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.jsonl import read_jsonl
-from custom_metrics.common.settings import DATA_ENV, DOWNLOAD_RETRIES_ENV, DOWNLOAD_TIMEOUT_ENV, GITHUB_RAW_ENV
+from custom_metrics.common.settings import (
+    DATA_ENV,
+    DOWNLOAD_DEADLINE_ENV,
+    DOWNLOAD_RETRIES_ENV,
+    DOWNLOAD_TIMEOUT_ENV,
+    GITHUB_RAW_ENV,
+)
 from custom_metrics.common.sources import Source, archive_member, load_rows
 from custom_metrics.ibe.data import parse_copa_xml
 from tests.common.raw_github import HTML_PAGE, RawGitHub
@@ -215,3 +224,43 @@ def test_download_command_lists_every_pinned_file_and_rejects_unknown_names(
     with pytest.raises(SystemExit) as exit_info:
         main(["geese", "squad"])
     assert exit_info.value.code == 2 and "unknown dataset(s) ['squad']" in capsys.readouterr().err
+
+
+def test_a_server_sending_a_byte_every_4_s_hits_the_deadline_and_nothing_stays(
+    raw_github: RawGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No read waits out its timeout (5 s > 4 s between bytes): only the deadline for the whole
+    file ends the transfer (without it, these 13 bytes take 48 s, a real file days)."""
+    monkeypatch.setenv(DOWNLOAD_TIMEOUT_ENV, "5")
+    monkeypatch.setenv(DOWNLOAD_DEADLINE_ENV, "1")
+    remote = raw_github.pin(b'{"index": 1}\n', "dataset/dev.jsonl")
+    raw_github.faults = ["drip", "drip"]
+    start = time.monotonic()
+    with pytest.raises(DataError, match=rf"took longer than the 1 s deadline \({DOWNLOAD_DEADLINE_ENV}\)"):
+        load_rows(_source(remote))
+    assert time.monotonic() - start < RawGitHub.DRIP_SECONDS + 3  # not the 5-s timeout per byte, for ever
+    assert len(raw_github.requests) == 1  # no retry after the deadline
+    assert _leftovers(tmp_path / "cache") == []
+
+
+def test_a_killed_downloads_part_file_is_removed_and_the_cache_takes_the_umask(
+    raw_github: RawGitHub, tmp_path: Path
+) -> None:
+    remote = raw_github.pin(ECARE_DEV.read_bytes(), "dataset/dev.jsonl")
+    folder = remote.cache_path().parent
+    folder.mkdir(parents=True)
+    stale = folder / f".{remote.cache_path().name}.k1ll3d.part"  # what kill -9 mid-transfer leaves
+    stale.write_bytes(b"half a file")
+    alive = folder / f".{remote.cache_path().name}.al1ve.part"
+    alive.write_bytes(b"being written")
+    old = os.umask(0o002)  # a group-shared cache
+    try:
+        with open(alive, "rb") as writer:
+            fcntl.flock(writer, fcntl.LOCK_EX)  # another process downloading this file now
+            assert load_rows(_source(remote)) == read_jsonl(ECARE_DEV)
+    finally:
+        os.umask(old)
+    assert sorted(p.name for p in folder.iterdir()) == sorted([remote.cache_path().name, alive.name])
+    assert stat.S_IMODE(remote.cache_path().stat().st_mode) == 0o664
+    load_rows(_source(remote))  # a later use, the writer gone: its part is stale now
+    assert [p.name for p in folder.iterdir()] == [remote.cache_path().name]

@@ -41,7 +41,7 @@ def test_bad_lines_name_file_and_line(tmp_path, line, message):
 
 
 def test_an_unreadable_path_is_named(tmp_path):
-    with pytest.raises(DataError, match=rf"{tmp_path}: cannot be read \(Is a directory\)"):
+    with pytest.raises(DataError, match=rf"{tmp_path}: is a folder"):
         read_jsonl(tmp_path)
     (tmp_path / "prompts.json").write_bytes(b"\xff")
     with pytest.raises(DataError, match=r"prompts.json: not UTF-8 text"):

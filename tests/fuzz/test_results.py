@@ -11,16 +11,23 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import signal
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from custom_metrics.common.results import ResultsFileError, TaskRun, load_runs, read_results_file
-from custom_metrics.ibe.leaderboard import read_ibe_report
+from custom_metrics.ibe.leaderboard import load_ibe_tables, read_ibe_report
 from tests.fuzz.support import SECONDS, json_values, scratch, within
 
 pytestmark = pytest.mark.fuzz
+T = TypeVar("T")
 
 OWNED_BY_BOARD = (
     "owned by board (custom_metrics/common/results.py, custom_metrics/ibe/leaderboard.py; validated on "
@@ -163,3 +170,64 @@ def test_any_ibe_report_is_runs_or_a_results_file_error(data: object) -> None:
             return
         for run in runs:
             _check_run(run)
+
+
+# --- what else a runs folder holds under the names the leaderboard reads ---------------------
+
+NAMES = ("results_2026-11-30T10-00-00.json", "report.json", "features.jsonl")
+KINDS = ("regular", "fifo", "socket", "/dev/zero", "/dev/null", "dangling", "loop", "folder")
+
+
+def _place(path: Path, kind: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "regular":  # a results file; a report.json without features beside it (another tool's)
+        path.write_text(json.dumps({"results": {"geese_noexp": {"acc,none": 0.5}}}))
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "socket":
+        with socket.socket(socket.AF_UNIX) as server:
+            server.bind(str(path))
+    elif kind == "dangling":
+        path.symlink_to(path.with_name("gone"))
+    elif kind == "loop":
+        path.symlink_to(path)
+    elif kind == "folder":
+        path.mkdir()
+    else:
+        path.symlink_to(kind)
+
+
+def _no_hang(seconds: int, call: Callable[[], T]) -> T:
+    """``call()``, failing if it blocks (a FIFO's ``open`` waits for a writer for ever)."""
+
+    def stop(*_: object) -> None:
+        raise TimeoutError(f"blocked for {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(seconds)
+    try:
+        return call()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@given(st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(KINDS)), min_size=1, max_size=6))
+@example([("report.json", "fifo"), ("features.jsonl", "fifo")])
+@example([("results_2026-11-30T10-00-00.json", "/dev/zero")])
+def test_special_files_in_a_runs_folder_are_named_and_never_opened(entries: list[tuple[str, str]]) -> None:
+    """FIFOs, sockets, devices, dangling or looping links, folders: each under a name the
+    leaderboard reads is a problem naming it, within the bound, and never blocks; every real
+    results file still gives its runs."""
+    with scratch() as base:
+        placed = {}
+        for index, (name, kind) in enumerate(entries):
+            placed[base / f"run{index}" / name] = kind
+            _place(base / f"run{index}" / name, kind)
+        runs, problems = _no_hang(5, lambda: within(SECONDS, lambda: load_runs([base])))
+        extra_runs, extra_problems = _no_hang(5, lambda: within(SECONDS, lambda: load_ibe_tables([base])))
+        named = {problem.path for problem in problems + extra_problems}
+        for path, kind in placed.items():
+            assert (path in named) == (kind not in ("regular", "folder")), (path, kind, problems + extra_problems)
+        results = {path.resolve() for path, kind in placed.items() if kind == "regular" and path.name in NAMES[:1]}
+        assert {run.path for run in runs} == results and not extra_runs

@@ -91,6 +91,51 @@ def test_samples_are_read_whole_and_a_doc_logged_twice_is_refused(texts: list[st
             read_samples(path)
 
 
+# --- strict JSON: a key twice, a number no float holds -----------------------------------------
+
+
+def _with_duplicate(row: dict, key: str, nested: bool) -> str:
+    """``row`` as one JSONL line whose (nested) object gives ``key`` twice: first, then as in ``row``."""
+    pairs = [(key, "first"), *row.items(), *([] if key in row else [(key, 0)])]
+    text = "{" + ", ".join(f"{json.dumps(k)}: {_dump(v)}" for k, v in pairs) + "}"
+    return '{"outer": 1, "nested": ' + text + "}" if nested else text
+
+
+@given(st.lists(objects, min_size=1, max_size=8), st.text(max_size=6), st.booleans(), st.data())
+@example([{"correct": 1}], "correct", False, None)
+def test_a_key_given_twice_is_refused_naming_file_line_and_key(rows, key, nested, data) -> None:
+    """Python's json keeps the last of two equal keys: ``"correct"`` twice would silently flip a label."""
+    line = data.draw(st.integers(0, len(rows) - 1)) if data is not None else 0
+    lines = [_dump(row) for row in rows]
+    lines[line] = _with_duplicate(rows[line], key, nested)
+    with scratch() as base:
+        path = base / "rows.jsonl"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        with pytest.raises(DataError) as caught:
+            within(SECONDS, lambda: read_jsonl(path))
+    assert str(caught.value) == f"{path}:{line + 1}: key {key!r} appears twice in one object."
+
+
+big_numbers = st.one_of(
+    st.integers(309, 100_000).map(lambda exponent: f"1e{exponent}"),
+    st.integers(309, 400).map(lambda digits: "9" * digits),
+    st.integers(309, 999).map(lambda exponent: f"-2.5E+{exponent}"),
+)
+
+
+@given(st.lists(objects, min_size=1, max_size=8), big_numbers, st.data())
+def test_a_number_no_float_holds_is_refused_naming_file_and_line(rows, number: str, data) -> None:
+    """``1e999`` reads as infinity in Python ("accuracy ∞"); Python's own writer never writes it."""
+    line = data.draw(st.integers(0, len(rows) - 1))
+    lines = [_dump(row) for row in rows]
+    lines[line] = '{"value": [' + number + "], " + lines[line][1:] if rows[line] else '{"value": [' + number + "]}"
+    with scratch() as base:
+        path = base / "rows.jsonl"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        with pytest.raises(DataError, match=rf"^{path}:{line + 1}: number [-0-9.eE+]+ is too large for a float\.$"):
+            within(SECONDS, lambda: read_jsonl(path))
+
+
 # --- the RULE protocol: a run cut at any byte ------------------------------------------------
 
 STAMP = "2026-11-30T10-00-00.000000"

@@ -58,9 +58,9 @@ def test_one_bad_file_never_stops_the_others(tmp_path: Path, capsys) -> None:
     rows = read_csv(out / "geese.csv")
     assert {"org/good", "ckpt_$SLURM_JOB_ID", HOSTILE} <= set(rows)
     assert "org/nan" not in rows and "org/typed" not in rows
-    # Markdown keeps no raw HTML: a renderer that passes HTML through shows it as text.
+    # Markdown keeps no raw HTML (backslash escapes): a renderer that passes HTML through shows it as text.
     markdown = (out / "geese.md").read_text()
-    assert "<script>" not in markdown and "&lt;script&gt;alert('x')&lt;/script&gt; $USER$ &amp;" in markdown
+    assert "<script>" not in markdown and "\\<script\\>alert('x')\\</script\\> \\$USER\\$ & \\<b\\>" in markdown
     assert "\\| ../../etc" in markdown
     page = (out / "index.html").read_text()
     assert "<script>alert" not in page and "<b>bold" not in page

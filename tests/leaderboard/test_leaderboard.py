@@ -243,7 +243,7 @@ def test_outputs_are_one_self_contained_folder(board) -> None:
         assert (tmp_path / "assets" / asset).stat().st_size > 1000
     markdown = (tmp_path / "geese.md").read_text()
     assert "| EleutherAI/pythia-160m |  | run | 0.5513 ± 0.0176 |" in markdown
-    assert "GEESE (Zaninello &amp; Magnini, CLiC-it 2024) Table 2" in markdown
+    assert "GEESE (Zaninello & Magnini, CLiC-it 2024) Table 2" in markdown
     for key in ("geese", "rule", "reg", "ibe", "other", "index"):
         assert (tmp_path / f"{key}.md").is_file()
     assert (tmp_path / "samples" / "index.html").is_file()

@@ -16,6 +16,7 @@ pytest.importorskip("submitit", reason="submitit is the [cluster] extra: pip ins
 from submitit.slurm.slurm import _make_sbatch_string
 
 import custom_metrics.sweep.command as sweep_command
+from custom_metrics.cli import main as explain_eval
 from custom_metrics.common.errors import DataError
 from custom_metrics.sweep import cluster
 from custom_metrics.sweep.resources import ResourcePlan, Resources, load_plan, parse_minutes
@@ -91,6 +92,31 @@ def test_bad_resource_file_names_file_line_and_key(tmp_path: Path, text: str, wh
     with pytest.raises(DataError) as error:
         load_plan(config, {})
     assert str(error.value).startswith(f"{config}{where}:") and says in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('defaults:\n  partition: "gpu\\ntouch /tmp/owned"\n', ":2: defaults.partition: the value holds the control"),
+        ('models:\n  big:\n    account: "la\\rb"\n', ":3: models.big.account: the value holds the control"),
+        ('tasks:\n  rule:\n    sbatch: {qos: "high\\nrm -rf ~"}\n', ":3: tasks.rule.sbatch: option 'qos' holds the"),
+        ('defaults:\n  sbatch: {"qos\\nx": high}\n', ":2: defaults.sbatch: 'qos\\nx' is not an sbatch option name"),
+        ('defaults:\n  mem: "64G\\n"\n', ":2: defaults.mem: must be a size with a unit"),
+    ],
+)
+def test_a_control_character_in_a_slurm_value_is_refused_naming_the_key(
+    tmp_path: Path, capsys, text: str, says: str
+) -> None:
+    """A newline in a value would end its #SBATCH line and start a shell line of the job script."""
+    config = tmp_path / "cluster.yaml"
+    config.write_text(text)
+    args = ["--models", "big::pretrained=/b", "--tasks", "rule", "--out", str(tmp_path / "o"), "--launcher", "slurm"]
+    with pytest.raises(SystemExit, match="2"):  # a usage error, before any job is written
+        explain_eval(["sweep", *args, "--slurm-config", str(config), "--dry-run"])
+    assert f"explain-eval sweep: error: {config}{says}" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="2"):
+        explain_eval(["sweep", *args, "--slurm-partition", "gpu\nreboot", "--dry-run"])
+    assert "error: --slurm-partition: the value holds the control character U+000A" in capsys.readouterr().err
 
 
 def test_bad_flag_names_the_flag() -> None:
