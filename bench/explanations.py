@@ -11,12 +11,10 @@ answers). Deterministic for a given size and seed, so every run measures the sam
 
 from __future__ import annotations
 
-import json
 import random
 import re
-from pathlib import Path
 
-from custom_metrics.ibe.inputs import ExplanationRecord
+from ibe_postprocess.inputs import ExplanationRecord, Source
 
 STOPWORDS = set(
     [
@@ -158,29 +156,7 @@ def build(size: int, seed: int = 7) -> list[ExplanationRecord]:
                 doc["premise"],
                 doc["conclusion"],
                 explanation_text(doc["premise"], doc["conclusion"], rng),
-                f"bench:{index}",
+                Source("bench", index),
             )
         )
     return records
-
-
-def write_jsonl(records: list[ExplanationRecord], path: Path) -> Path:
-    """The plain JSONL ``python -m ibe_postprocess score`` reads."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as handle:
-        for r in records:
-            handle.write(
-                json.dumps(
-                    {
-                        "qid": r.qid,
-                        "option": r.option,
-                        "split": r.split,
-                        "correct": r.correct,
-                        "premise": r.premise,
-                        "conclusion": r.conclusion,
-                        "explanation": r.explanation,
-                    }
-                )
-                + "\n"
-            )
-    return path

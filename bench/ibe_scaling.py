@@ -61,7 +61,7 @@ def one_size(size: int) -> dict:
     """Run score() on ``size`` explanations in this process; stage times by wrapping."""
     from bench.explanations import build
     from bench.tiny_judge import tiny_nli_model
-    from ibe_postprocess import coherence, drift, embeddings, features, nlp, prover, uncertainty
+    from ibe_postprocess import coherence, drift, embeddings, features, features_file, nlp, prover, uncertainty
 
     tiny = tiny_nli_model(scratch("tiny-nli", fresh=False))
     records = build(size)
@@ -84,7 +84,7 @@ def one_size(size: int) -> dict:
     _wrap(drift, "nouns_of", SPACY[1], totals, cpu)
     _wrap(coherence.Coherence, "score_many", "coherence (judge)", totals, cpu)
     _wrap(uncertainty.UncertaintyScorer, "score_many", "uncertainty", totals, cpu)
-    _wrap(features, "write_rows", "feature files", totals, cpu)
+    _wrap(features_file, "write", "feature files", totals, cpu)
     settings = features.ScoreSettings(nli_judge=f"seqcls:{tiny}", certainty_model="lexicon")
     start = time.perf_counter()
     rows = features.score(records, scratch(f"ibe_scaling_{size}"), settings)

@@ -79,12 +79,12 @@ def swipl_subprocess_proof(swipl: str, args: dict) -> list:
 def run(size: int, coherence_subset: int, swipl_subset: int) -> dict:
     from bench.explanations import build
     from bench.tiny_judge import tiny_nli_model
-    from custom_metrics.ibe.parsing import parse_explanation
     from ibe_postprocess import nlp
     from ibe_postprocess.coherence import Coherence
     from ibe_postprocess.drift import drift_many
     from ibe_postprocess.embeddings import PredicateEmbedder
     from ibe_postprocess.formalize import clause_texts, formalize_many
+    from ibe_postprocess.parsing import parse_explanation
     from ibe_postprocess.prover import Prover, janus, swi_home
     from ibe_postprocess.uncertainty import PAPER_CERTAINTY_MODEL, UncertaintyScorer
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from custom_metrics.ibe.parsing import ParsedExplanation
 from ibe_postprocess.formalize import Program
+from ibe_postprocess.parsing import ParsedExplanation
 from ibe_postprocess.prolog_guard import GuardError, guarded_program
 
 INSTRUCTION = (

@@ -9,12 +9,13 @@ from pathlib import Path
 
 from custom_metrics.common.arguments import positive_int
 from custom_metrics.common.errors import DataError
+from ibe_postprocess.folder import CACHE, FEATURES, FEATURES_CSV, JUDGE, REPORT, REPORT_MD, FeaturesFolder
 
 
 def _score(args: argparse.Namespace) -> None:
-    from custom_metrics.ibe.inputs import read_inputs
     from ibe_postprocess.features import ScoreSettings, score
-    from ibe_postprocess.provenance import write_provenance
+    from ibe_postprocess.inputs import read_inputs
+    from ibe_postprocess.provenance import provenance_of
 
     records, judged = read_inputs(args.inputs)
     settings = ScoreSettings(
@@ -24,12 +25,12 @@ def _score(args: argparse.Namespace) -> None:
         encoder=args.encoder,
         batch_size=args.batch_size,
     )
-    rows = score(records, args.out, settings, judged)
-    write_provenance(args.inputs, args.out)
+    rows = score(records, args.out, settings, judged, provenance_of(args.inputs))
+    folder = FeaturesFolder(args.out)
     flagged = sum(bool(row["flag"]) for row in rows)
-    print(f"{len(rows)} explanations scored ({flagged} flagged) -> {args.out / 'features.csv'}")
+    print(f"{len(rows)} explanations scored ({flagged} flagged) -> {folder.features} ({folder.features_csv.name})")
     if judged:
-        print(f"{len(judged)} judge decisions -> {args.out / 'judge.jsonl'}")
+        print(f"{len(judged)} judge decisions -> {folder.judge}")
 
 
 def _report(args: argparse.Namespace) -> None:
@@ -46,7 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument(
         "inputs", nargs="+", type=Path, help="lm-eval samples_ibe_*.jsonl (generation and judge tasks) or plain JSONL"
     )
-    score.add_argument("--out", type=Path, required=True, help="output folder (features.csv/.jsonl, cache/)")
+    score.add_argument(
+        "--out", type=Path, required=True, help=f"output folder ({FEATURES}, {FEATURES_CSV}, {JUDGE}, {CACHE}/)"
+    )
     score.add_argument(
         "--nli-judge",
         default=None,
@@ -72,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--batch-size", type=positive_int, default=32, help="explanations per cached batch")
     score.set_defaults(run=_score)
 
-    report = commands.add_parser("report", help="fit the selector; write report.md, report.json and figures")
+    report = commands.add_parser("report", help=f"fit the selector; write {REPORT_MD}, {REPORT} and figures")
     report.add_argument("features_dir", type=Path, help="the --out folder of `explain-eval ibe score`")
     report.add_argument(
         "--fig2-split",

@@ -15,7 +15,7 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from custom_metrics.ibe.parsing import ParsedExplanation
+from ibe_postprocess.parsing import ParsedExplanation
 
 log = logging.getLogger(__name__)
 

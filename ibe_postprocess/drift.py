@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from custom_metrics.ibe.parsing import ParsedExplanation
 from ibe_postprocess.nlp import Word, nouns, nouns_of, words_of
+from ibe_postprocess.parsing import ParsedExplanation
 
 
 def step_text(parsed: ParsedExplanation) -> str:

@@ -11,9 +11,6 @@ reasons in ``flag``.
 
 from __future__ import annotations
 
-import csv
-import json
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -21,36 +18,16 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from custom_metrics.ibe.inputs import ExplanationRecord, JudgeRecord
-from custom_metrics.ibe.parsing import ParsedExplanation, parse_explanation
+from custom_metrics.common.fields import is_number
 from ibe_postprocess import cache as kv
+from ibe_postprocess import features_file
 from ibe_postprocess.drift import drift_many
+from ibe_postprocess.folder import FeaturesFolder
 from ibe_postprocess.formalize import Program, clause_texts, formalize_many
+from ibe_postprocess.inputs import ExplanationRecord, JudgeRecord, fingerprint, input_files
 from ibe_postprocess.nlp import Word, words_of
-from ibe_postprocess.selector import FEATURES
+from ibe_postprocess.parsing import ParsedExplanation, parse_explanation
 from ibe_postprocess.uncertainty import PAPER_CERTAINTY_MODEL
-
-EMBEDDINGS_FILE = "predicate-embeddings.jsonl"  # float32 vectors; older runs' embeddings.jsonl is not read
-JUDGE_FILE = "judge.jsonl"
-CSV_COLUMNS = (
-    "qid",
-    "option",
-    "split",
-    "correct",
-    *FEATURES,
-    "flag",
-    "n_steps",
-    "proof_score",
-    "proof_status",
-    "formalization",
-    "coherence_judge",
-    "uncertainty_source",
-    "hedge_epistemic",
-    "hedge_doxastic",
-    "hedge_conditional",
-    "hedge_ratio",
-    "source",
-)
 
 
 @dataclass(frozen=True)
@@ -60,6 +37,10 @@ class ScoreSettings:
     formalizer: str = "deterministic"  # or "lm:<hf id or path>"
     encoder: str | None = None  # sentence encoder for weak unification; None: all-MiniLM-L6-v2
     batch_size: int = 32
+
+    def recorded(self) -> dict[str, Any]:
+        """The settings a features file records: all but the batch size, which must not change a byte."""
+        return {key: value for key, value in asdict(self).items() if key != "batch_size"}
 
 
 def _chunks(indices: list[int], size: int) -> list[list[int]]:
@@ -76,17 +57,13 @@ def cached_stage(
     return [store[key] for key in keys]
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 # Shapes of the cached values: a line of another shape is computed again, never crashes the run.
 def _valid_proof(value: Any) -> bool:
     return (
         isinstance(value, dict)
         and isinstance(value.get("consistent"), bool)
         and isinstance(value.get("depth"), int)
-        and _number(value.get("score"))
+        and is_number(value.get("score"))
         and isinstance(value.get("rules"), list)
         and isinstance(value.get("status"), str)
     )
@@ -96,7 +73,7 @@ def _valid_coherence(value: Any) -> bool:
     return (
         isinstance(value, list)
         and len(value) == 2
-        and (value[0] is None or _number(value[0]))
+        and (value[0] is None or is_number(value[0]))
         and isinstance(value[1], int)
     )
 
@@ -105,8 +82,8 @@ def _valid_uncertainty(value: Any) -> bool:
     fields = ("epistemic", "doxastic", "conditional", "hedge_ratio")
     return (
         isinstance(value, dict)
-        and (value.get("uncertainty") is None or _number(value.get("uncertainty")))
-        and all(_number(value.get(field)) for field in fields)
+        and (value.get("uncertainty") is None or is_number(value.get("uncertainty")))
+        and all(is_number(value.get(field)) for field in fields)
     )
 
 
@@ -114,7 +91,7 @@ def _programs(
     items: Sequence[tuple[str, str, ParsedExplanation]],
     words: dict[str, tuple[Word, ...]],
     settings: ScoreSettings,
-    cache_dir: Path,
+    folder: FeaturesFolder,
 ) -> tuple[list[Program], list[str], list[list[str]]]:
     """Programs per explanation, how each was made, and formalization flags."""
     parsed = [item[2] for item in items]
@@ -137,7 +114,7 @@ def _programs(
         holder.setdefault("model", LMFormalizer(spec))
         return holder["model"].generate([prompts[i] for i in chunk])
 
-    store = kv.JsonlCache(cache_dir / "autoformalized.jsonl", lambda value: isinstance(value, str))
+    store = kv.JsonlCache(folder.cache("autoformalized"), lambda value: isinstance(value, str))
     outputs = cached_stage("autoformalize", [kv.key(spec, p) for p in prompts], generate, store, settings.batch_size)
     is_system = system_predicate_check()
     for index, output in enumerate(outputs):
@@ -152,24 +129,38 @@ def _programs(
 
 
 def score(
-    records: Sequence[ExplanationRecord], out_dir: Path, settings: ScoreSettings, judged: Sequence[JudgeRecord] = ()
+    records: Sequence[ExplanationRecord],
+    out_dir: Path,
+    settings: ScoreSettings,
+    judged: Sequence[JudgeRecord] = (),
+    provenance: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """Compute the feature rows and write ``features.csv``/``features.jsonl`` (and ``judge.jsonl``)."""
+    """Compute the feature rows and write them (``features_file``): ``features.jsonl``, whose
+    header records what they are computed from (the inputs' fingerprint, the settings and
+    ``provenance``, the models behind the explanations), ``features.csv`` and ``judge.jsonl``.
+
+    The folder is marked as being scored before any work starts, so a run killed half-way
+    leaves a features file that says so, not the rows of an earlier run's inputs.
+    """
+    folder = FeaturesFolder(out_dir)
+    origin = features_file.Origin(
+        input_files(records, judged), fingerprint(records, judged), settings.recorded(), provenance or {}
+    )
+    features_file.begin(folder, origin)  # before the models load: the folder is this run's from now on
+
     from ibe_postprocess.coherence import Coherence
     from ibe_postprocess.embeddings import PredicateEmbedder
     from ibe_postprocess.prover import Prover
     from ibe_postprocess.uncertainty import UncertaintyScorer
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    cache_dir = out_dir / "cache"
     parsed = [parse_explanation(record.explanation) for record in records]
     items = [(r.premise, r.conclusion, p) for r, p in zip(records, parsed)]
     words = words_of(clause_texts(items))  # formalization and drift read the same texts
-    programs, methods, formal_flags = _programs(items, words, settings, cache_dir)
+    programs, methods, formal_flags = _programs(items, words, settings, folder)
 
-    prover = Prover(PredicateEmbedder(settings.encoder, cache_dir / EMBEDDINGS_FILE))
+    prover = Prover(PredicateEmbedder(settings.encoder, folder.cache("embeddings")))
     proof_keys = [kv.key("proof", program.text(), prover.settings()) for program in programs]
-    proof_store = kv.JsonlCache(cache_dir / "proofs.jsonl", _valid_proof)
+    proof_store = kv.JsonlCache(folder.cache("proofs"), _valid_proof)
     # Every predicate name still to be proved, embedded in one pass over the whole input.
     unproved = [program for key, program in zip(proof_keys, programs) if key not in proof_store]
     prover.embedder.embed(sorted({name for program in unproved for name in program.predicates()}))
@@ -181,13 +172,13 @@ def score(
 
     drifts = drift_many(items, words)
 
-    coherence = Coherence(settings.nli_judge, cache_dir / "nli-verdicts")
+    coherence = Coherence(settings.nli_judge, folder.cache("nli_verdicts"))
     coherence_keys = [kv.key("coherence", coherence.name, [asdict(s) for s in p.steps]) for p in parsed]
     coherences = cached_stage(
         "coherence",
         coherence_keys,
         lambda chunk: [list(v) for v in coherence.score_many([parsed[i] for i in chunk])],
-        kv.JsonlCache(cache_dir / "coherence.jsonl", _valid_coherence),
+        kv.JsonlCache(folder.cache("coherence"), _valid_coherence),
         settings.batch_size,
     )
 
@@ -200,7 +191,7 @@ def score(
         "uncertainty",
         uncertainty_keys,
         lambda chunk: [asdict(v) for v in uncertainty.score_many([parsed[i] for i in chunk])],
-        kv.JsonlCache(cache_dir / "uncertainty.jsonl", _valid_uncertainty),
+        kv.JsonlCache(folder.cache("uncertainty"), _valid_uncertainty),
         settings.batch_size,
     )
 
@@ -234,7 +225,7 @@ def score(
                 "hedge_doxastic": unc["doxastic"],
                 "hedge_conditional": unc["conditional"],
                 "hedge_ratio": unc["hedge_ratio"],
-                "source": record.source,
+                "source": {"file": record.source.file, "line": record.source.line},
                 "premise": record.premise,
                 "conclusion": record.conclusion,
                 "explanation": record.explanation,
@@ -242,30 +233,5 @@ def score(
                 "proof_rules": proof["rules"],
             }
         )
-    write_rows(rows, out_dir)
-    write_judged(judged, out_dir)
+    features_file.write(folder, origin, rows, judged)
     return rows
-
-
-def write_judged(judged: Sequence[JudgeRecord], out_dir: Path) -> None:
-    """``judge.jsonl`` holds this run's judge decisions; a run without any removes an older file,
-    which the report would otherwise show as this run's LLM-judge baseline."""
-    path = out_dir / JUDGE_FILE
-    if not judged:
-        path.unlink(missing_ok=True)
-        return
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.writelines(json.dumps(asdict(j)) + "\n" for j in judged)
-
-
-def _csv_value(value: Any) -> Any:
-    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else value
-
-
-def write_rows(rows: Sequence[dict[str, Any]], out_dir: Path) -> None:
-    with open(out_dir / "features.jsonl", "w", encoding="utf-8") as handle:
-        handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-    with open(out_dir / "features.csv", "w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows({k: _csv_value(v) for k, v in row.items()} for row in rows)

@@ -15,8 +15,8 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from custom_metrics.ibe.parsing import ParsedExplanation
 from ibe_postprocess.nlp import Word, words_of
+from ibe_postprocess.parsing import ParsedExplanation
 
 CONTENT_POS = {"NOUN", "PROPN", "VERB", "ADJ", "ADV", "NUM"}
 NEGATIONS = {"not", "no", "never", "n't", "nothing", "nobody"}

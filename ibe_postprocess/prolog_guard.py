@@ -7,6 +7,13 @@ admits facts and Horn rules over plain predicates with constant or variable argu
 anything else rejects the whole program with the reason. The accepted clauses reach
 Prolog as *data* for the meta-interpreter in ``prover.pl``, which never calls them, and
 recursion (``p(X) :- p(X).``) is cut off there by the depth and time bounds.
+
+The guard also bounds what a program can cost before the proof's own limits apply: the
+prover compares every pair of predicate names (similarities computed in Python, asserted
+in Prolog), so a program of a few kilobytes with thousands of distinct names once cost 37 s
+and 3 GB. Text length, clauses, goals per rule and distinct names are capped; the caps sit
+far above what the autoformalizer writes (256 new tokens, about 1,000 characters) and above
+any deterministic formalization (at most 32 steps, so 66 names).
 """
 
 from __future__ import annotations
@@ -15,12 +22,16 @@ import re
 
 from ibe_postprocess.formalize import Atom, Program, Rule
 
+MAX_CHARS = 16_384  # the program's text, comments included
 MAX_CLAUSES = 64
+MAX_GOALS = 16  # body goals of one rule
+MAX_NAMES = 128  # distinct predicate names (facts, rules and query): at most 8,128 similarity pairs
 MAX_ARITY = 4
 MAX_NAME = 120
 
 NAME = r"[a-z][A-Za-z0-9_]*"
-TERM = r"(?:[a-z][A-Za-z0-9_]*|[A-Z_][A-Za-z0-9_]*|\d+)"
+# ASCII digits only: Python's \d also matches other scripts' digits (p(١٢)), which Prolog reads otherwise.
+TERM = r"(?:[a-z][A-Za-z0-9_]*|[A-Z_][A-Za-z0-9_]*|[0-9]+)"
 ATOM = re.compile(rf"^({NAME})\s*(?:\(\s*({TERM}(?:\s*,\s*{TERM})*)\s*\))?$")
 
 # Control constructs, database and system predicates. SWI-Prolog's own list of system
@@ -142,7 +153,10 @@ def parse_atom(text: str, is_system_predicate=None) -> Atom:
 
 
 def parse_clauses(text: str, is_system_predicate=None) -> tuple[list[Atom], list[Rule]]:
-    """Facts and rules of ``text``; raises GuardError on anything else."""
+    """Facts and rules of ``text``; raises GuardError on anything else, or on a program over
+    the size bounds."""
+    if len(text) > MAX_CHARS:
+        raise GuardError(f"program of {len(text):,} characters, more than the {MAX_CHARS:,} allowed")
     body = _strip_comments(text).strip()
     if not body:
         return [], []
@@ -167,16 +181,28 @@ def parse_clauses(text: str, is_system_predicate=None) -> tuple[list[Atom], list
             continue
         goals = _split_top_level(tail, ",")
         if any(not goal.strip() for goal in goals):
-            raise GuardError(f"empty goal in rule: {clause!r}")
+            raise GuardError(f"empty goal in rule: {clause[:80]!r}")
+        if len(goals) > MAX_GOALS:
+            raise GuardError(f"rule with {len(goals)} goals, more than the {MAX_GOALS} allowed: {clause[:80]!r}")
         rules.append(Rule(head_atom, tuple(parse_atom(goal, is_system_predicate) for goal in goals)))
+    _check_names([*facts, *(atom for rule in rules for atom in (rule.head, *rule.body))])
     return facts, rules
+
+
+def _check_names(atoms: list[Atom]) -> None:
+    names = {atom.name for atom in atoms}
+    if len(names) > MAX_NAMES:
+        raise GuardError(f"{len(names)} distinct predicate names, more than the {MAX_NAMES} allowed")
 
 
 def guarded_program(facts_and_rules: str, query: str, is_system_predicate=None) -> Program:
     """A Program from LLM-written clauses and query, or GuardError naming the problem."""
     facts, rules = parse_clauses(facts_and_rules, is_system_predicate)
     goal = query.strip().removeprefix("?-").strip().rstrip(".").strip()
+    if len(goal) > MAX_CHARS:
+        raise GuardError(f"query of {len(goal):,} characters, more than the {MAX_CHARS:,} allowed")
     query_atom = parse_atom(goal, is_system_predicate)
+    _check_names([*facts, *(atom for rule in rules for atom in (rule.head, *rule.body)), query_atom])
     if not facts:
         raise GuardError("no facts: the premise was not formalized")
     return Program(tuple(facts), tuple(rules), query_atom)

@@ -1,54 +1,68 @@
-"""Which model wrote the explanations of a features folder, and which model judged them.
+"""Which model wrote the explanations of a features folder, which model judged them, and how
+much of each task the runs covered.
 
 The leaderboard places a report's accuracies in the row of the model that wrote the
 explanations, and the LLM-as-a-judge accuracy in the row of the model that judged; lm-eval
-records the model in the ``results_*.json`` written beside each
-``samples_<task>_<timestamp>.jsonl``, so ``score`` copies it next to the features and
-``report`` carries it into ``report.json``. Plain JSONL inputs have no such record.
+records the model, the ``--limit`` and the documents evaluated in the ``results_*.json``
+written beside each ``samples_<task>_<timestamp>.jsonl``. ``score`` reads them into the
+features file's header and ``report`` carries them into ``report.json``, so a selection
+computed on a ``--limit`` or ``--samples`` run is known as such. Plain JSONL inputs have no
+such record.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
-from custom_metrics.common.results import model_name
+from custom_metrics.common.results import ResultsFileError, TaskRun, read_results_file
+from ibe_postprocess.features_file import read_header
+from ibe_postprocess.folder import SAMPLES_NAME, FeaturesFolder
 
-PROVENANCE_FILE = "provenance.json"
-_SAMPLES_NAME = re.compile(r"^samples_(?P<task>ibe_(?P<judge>judge_)?(?:copa|ecare))_(?P<stamp>.+)\.jsonl$")
 
-
-def _from_samples(path: Path) -> tuple[str, str, bool] | None:
-    """(model, task, is a judge task) of an ibe_* samples file, from the results file beside it."""
-    match = _SAMPLES_NAME.match(path.name)
+def _run_of(path: Path) -> tuple[TaskRun, bool] | None:
+    """The harness run of an ibe_* samples file (from the results file beside it), and whether
+    it is a judge task."""
+    match = SAMPLES_NAME.match(path.name)
     results = path.with_name(f"results_{match['stamp']}.json") if match else None
-    if results is None or not results.is_file():
+    if match is None or results is None or not results.is_file():
         return None
     try:
-        return model_name(json.loads(results.read_text(encoding="utf-8"))), match["task"], bool(match["judge"])
-    except (ValueError, KeyError, TypeError):
+        runs = read_results_file(results)
+    except (ResultsFileError, OSError):
         return None
+    run = next((run for run in runs if run.task == match["task"]), None)
+    return (run, bool(match["judge"])) if run else None
 
 
-def write_provenance(inputs: Iterable[Path], out: Path) -> None:
-    """Record the explanations' model (and the judge's) when the inputs agree on it."""
-    found = [info for path in inputs if (info := _from_samples(Path(path)))]
-    writers = {model for model, _, judge in found if not judge}
-    judges = {model for model, _, judge in found if judge}
-    record: dict = {}
+def provenance_of(inputs: Iterable[Path]) -> dict[str, Any]:
+    """The explanations' model and tasks (when the inputs agree on the model), the judge's
+    model, and each generation run's coverage (``runs``)."""
+    found = [(Path(path), info) for path in inputs if (info := _run_of(Path(path)))]
+    writers = {run.model for _, (run, judge) in found if not judge}
+    judges = {run.model for _, (run, judge) in found if judge}
+    record: dict[str, Any] = {}
     if len(writers) == 1:
-        record = {"model": writers.pop(), "tasks": sorted({task for _, task, judge in found if not judge})}
+        record["model"] = writers.pop()
+        record["tasks"] = sorted({run.task for _, (run, judge) in found if not judge})
+        record["runs"] = [
+            {
+                "task": run.task,
+                "samples": path.name,
+                "limit": run.limit,
+                "docs": run.n_samples,
+                "of_docs": run.n_original,
+            }
+            for path, (run, judge) in found
+            if not judge
+        ]
     if len(judges) == 1:
         record["judge_model"] = judges.pop()
-    target = out / PROVENANCE_FILE
-    if record:
-        target.write_text(json.dumps(record, sort_keys=True), encoding="utf-8")
-    elif target.exists():
-        target.unlink()
+    return record
 
 
-def read_provenance(features_dir: Path) -> dict:
-    path = features_dir / PROVENANCE_FILE
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+def read_provenance(features_dir: Path) -> dict[str, Any]:
+    """What the features file of ``features_dir`` records (empty when there is none)."""
+    path = FeaturesFolder(features_dir).features
+    return dict(read_header(path).origin.provenance) if path.is_file() else {}

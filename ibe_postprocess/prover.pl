@@ -12,8 +12,8 @@
     on, so that the shorter of two equally good proofs wins). The query must be derived through at least one
     rule: a proof that matches the conclusion directly to the premise would not use
     the explanation at all. A rule is used at most once on a branch, the branch depth
-    is bounded, and every search runs under an inference limit and a wall-clock
-    deadline, so recursive programs terminate.
+    is bounded, and loading and search run under an inference limit and a wall-clock
+    deadline, so recursive or oversized programs terminate.
 */
 :- module(ibe_prover, [ibe_prove/9]).
 
@@ -28,18 +28,28 @@
 %   [Score, RuleIds, Status]: the best proof (Score 0.0 and [] when none scores
 %   strictly above the threshold) and whether the search finished ("complete") or hit a bound
 %   ("inference_limit", "time_limit").
+%   Loading the knowledge base runs under the same bounds as the search: the inference
+%   limit and the deadline (set before loading), so no program costs more than its proof may.
 ibe_prove(Facts, Rules, Query, Sims, Threshold, MaxDepth, MaxInferences, Seconds, Result) :-
+    get_time(Now), Deadline is Now + Seconds,
     setup_call_cleanup(
-        load_kb(Facts, Rules, Sims),
-        search(Query, Threshold, MaxDepth, MaxInferences, Seconds, Result),
+        clear_kb,
+        load_and_search(Facts, Rules, Query, Sims, Threshold, MaxDepth, MaxInferences, Deadline, Result),
         clear_kb).
 
-load_kb(Facts, Rules, Sims) :-
-    clear_kb,
-    forall(member(F, Facts), (atom_term(F, A, _), assertz(ibe_fact(A)))),
-    forall(member([Id, H, B], Rules), load_rule(Id, H, B)),
+load_and_search(Facts, Rules, Query, Sims, T, MaxDepth, MaxInferences, Deadline, Result) :-
+    catch(call_with_inference_limit(load_kb(Facts, Rules, Sims, Deadline), MaxInferences, Loaded),
+          ibe_time_limit, Loaded = time_limit),
+    (   ( Loaded == ! ; Loaded == true )
+    ->  search(Query, T, MaxDepth, MaxInferences, Deadline, Result)
+    ;   status(Loaded, Status), Result = [0.0, [], Status]
+    ).
+
+load_kb(Facts, Rules, Sims, Deadline) :-
+    forall(member(F, Facts), (check_time(Deadline), atom_term(F, A, _), assertz(ibe_fact(A)))),
+    forall(member([Id, H, B], Rules), (check_time(Deadline), load_rule(Id, H, B))),
     forall(member([X, Y, S], Sims),
-           ( atom_string(XA, X), atom_string(YA, Y),
+           ( check_time(Deadline), atom_string(XA, X), atom_string(YA, Y),
              assertz(ibe_sim(XA, YA, S)), assertz(ibe_sim(YA, XA, S)) )).
 
 load_rule(Id, Head, Body) :-
@@ -65,10 +75,9 @@ arg_term(Arg, Term, Vars0, Vars) :-
     ;   Term = A, Vars = Vars0
     ).
 
-search(QuerySpec, T, MaxDepth, MaxInferences, Seconds, [Score, Rules, Status]) :-
+search(QuerySpec, T, MaxDepth, MaxInferences, Deadline, [Score, Rules, Status]) :-
     atom_term(QuerySpec, Goal, _),
     nb_setval(ibe_best, none),
-    get_time(Now), Deadline is Now + Seconds,
     catch(call_with_inference_limit(
               forall(use_rule(Goal, [], T, MaxDepth, Deadline, 1.0, S, Used), record(S, Used)),
               MaxInferences, Outcome),

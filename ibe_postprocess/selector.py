@@ -14,6 +14,10 @@ that feature; the report counts how many values were imputed.
 
 Figure 2 regresses correctness on each feature alone with a logistic GLM (statsmodels)
 and reports the z statistic and its p-value, the quantities the paper's heat map shows.
+Where such a fit means nothing, the note says so and why, beside the numbers: when the
+feature separates correct from incorrect explanations (the estimate runs off to infinity,
+e.g. coef -21.26 with p 0.999 on four explanations) or when the rarer outcome has fewer
+than ``MIN_EVENTS`` explanations (the usual ten events per predictor of a logistic model).
 """
 
 from __future__ import annotations
@@ -26,9 +30,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from custom_metrics.ibe.data import dataset_of
+from ibe_postprocess.features_file import FEATURES
+from ibe_postprocess.questions import dataset_of
 
-FEATURES = ("consistent", "depth", "drift", "coherence", "uncertainty")
 LABELS = {
     "consistent": "Consistency",
     "depth": "Depth (Parsimony)",
@@ -46,6 +50,9 @@ CUMULATIVE_LABELS = {
 
 
 PROTOCOLS = ("a9", "per-dataset")
+# Fewer explanations than this of the rarer outcome (correct or incorrect) make a one-feature
+# logistic fit unreliable (Peduzzi et al., 1996: about ten events per predictor).
+MIN_EVENTS = 10
 
 
 @dataclass(frozen=True)
@@ -189,6 +196,23 @@ class Regression:
         return "***" if self.p < 0.001 else "**" if self.p < 0.01 else "*" if self.p < 0.05 else ""
 
 
+def unreliable(values: pd.Series, correct: pd.Series) -> list[str]:
+    """Why a logistic fit of ``correct`` on ``values`` cannot be read (empty if it can)."""
+    reasons = []
+    right, wrong = values[correct == 1], values[correct == 0]
+    if right.min() >= wrong.max() or wrong.min() >= right.max():
+        reasons.append(
+            "not meaningful: the feature separates correct from incorrect explanations "
+            "(perfect separation), so the estimate diverges"
+        )
+    rarer = min(len(right), len(wrong))
+    if rarer < MIN_EVENTS:
+        reasons.append(
+            f"not meaningful: {rarer} explanation(s) of the rarer outcome, fewer than {MIN_EVENTS} for a logistic fit"
+        )
+    return reasons
+
+
 def feature_regressions(rows: pd.DataFrame) -> list[Regression]:
     """Figure 2: logistic regression of correctness on each feature alone."""
     import statsmodels.api as sm
@@ -208,8 +232,9 @@ def feature_regressions(rows: pd.DataFrame) -> list[Regression]:
                     Regression(feature, math.nan, math.nan, math.nan, len(frame), f"{type(err).__name__}: {err}")
                 )
                 continue
-        # Perfect separation only warns; its estimates are meaningless, so the note says so.
-        note = ", ".join(sorted({w.category.__name__ for w in caught}))
+        # Perfect separation only warns, if at all; its estimates are meaningless, so the note says so.
+        warned = sorted({w.category.__name__ for w in caught})
+        note = "; ".join([*unreliable(frame[feature], frame["correct"]), *warned])
         results.append(
             Regression(
                 feature,

@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from custom_metrics.ibe.parsing import ParsedExplanation
+from ibe_postprocess.parsing import ParsedExplanation
 
 log = logging.getLogger(__name__)
 

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from ibe_postprocess import features_file, report_file
+from ibe_postprocess.folder import FeaturesFolder
 from tests.helpers import MIRROR, REPO
 
 PAGE = REPO / "docs" / "python-api.md"
@@ -68,10 +70,11 @@ def test_the_page_runs_as_written(embedded_model: Path, tmp_path: Path) -> None:
         "samples_rule_main",
         "samples_ibe_copa",
     }
-    features = [json.loads(line) for line in (out / "ibe" / "features.jsonl").read_text().splitlines()]
+    features = features_file.read(FeaturesFolder(out / "ibe")).rows
     assert len(features) == 4 and {row["uncertainty_source"] for row in features} == {"lexicon"}
-    report = json.loads((out / "ibe" / "report.json").read_text())
-    assert report["model"] == "gemma-3-270m (embedded)" and report["tasks"] == ["ibe_copa"]
+    report = report_file.read(FeaturesFolder(out / "ibe").report)
+    assert report.model == "gemma-3-270m (embedded)" and report.tasks == ("ibe_copa",)
+    assert re.search(r"^IBE-Eval on COPA: gemma-3-270m \(embedded\) [\d.]+ ibe_copa: --limit 4", printed, flags=re.M)
     assert (out / "leaderboard" / "index.html").is_file() and f"page: {out / 'leaderboard' / 'index.html'}" in printed
     for paper in ("geese", "rule", "ibe"):
         assert re.search(rf"^{paper} gemma-3-270m \(embedded\) \{{.+\}}$", printed, flags=re.M), printed[-3000:]

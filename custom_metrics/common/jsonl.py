@@ -116,10 +116,17 @@ def iter_jsonl(path: Path, max_bytes: int = JSONL_MAX_BYTES) -> Iterator[tuple[s
     """Yield ("file:line", object) for each non-blank line; a path that is not a regular file
     of at most ``max_bytes``, a line that is not UTF-8 or not valid JSON, a duplicate key or
     an overflowing number raises DataError naming the file (and line)."""
+    for lineno, row in numbered_jsonl(path, max_bytes):
+        yield f"{path}:{lineno}", row
+
+
+def numbered_jsonl(path: Path, max_bytes: int = JSONL_MAX_BYTES) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``iter_jsonl`` with the line number (1-based) as a number, for readers that record
+    where each row came from."""
     yield from _rows(path, iter_regular_lines(path, max_bytes, ""))
 
 
-def _rows(path: Path, lines: Iterable[bytes]) -> Iterator[tuple[str, dict[str, Any]]]:
+def _rows(path: Path, lines: Iterable[bytes]) -> Iterator[tuple[int, dict[str, Any]]]:
     for lineno, raw in enumerate(lines, start=1):
         where = f"{path}:{lineno}"
         try:
@@ -139,7 +146,7 @@ def _rows(path: Path, lines: Iterable[bytes]) -> Iterator[tuple[str, dict[str, A
             raise DataError(f"{where}: JSON nested too deeply to be a row.") from err
         if not isinstance(row, dict):
             raise DataError(f"{where}: expected a JSON object, got {type(row).__name__}.")
-        yield where, row
+        yield lineno, row
 
 
 def check_row(row: dict[str, Any], required: Iterable[str], check: RowCheck | None, where: str) -> None:

@@ -1,4 +1,4 @@
-"""What a paper tells the leaderboard: its ``PaperSpec``, and the table types its hooks fill.
+"""What a paper tells the leaderboard and the sweep: its ``PaperSpec``, and the table types its hooks fill.
 
 The generic leaderboard (``custom_metrics.leaderboard``) reads results files and builds
 one table per paper from these specs; each paper's ``leaderboard.py`` owns what is
@@ -103,6 +103,29 @@ class Comparison:
 
 
 @dataclass(frozen=True)
+class PostRun:
+    """A step that a sweep runs in a finished pair's folder after ``lm_eval``, for some of a
+    paper's tasks (e.g. scoring the logged explanations), marked done only when the commands
+    exit 0 and leave their outputs."""
+
+    name: str  # in the sweep's messages
+    tasks: tuple[str, ...]
+    # (the pair's newest samples file, the pair folder) -> command lines, run in order
+    commands: Callable[[Path, Path], list[list[str]]]
+    outputs: Callable[[Path], list[Path]]  # the pair folder -> files the commands must leave
+
+
+@dataclass(frozen=True)
+class SamplesInput:
+    """Tasks that read the logged samples of another task of the same model (e.g. a judge of
+    its explanations): a sweep runs them after that task and passes its samples file as
+    ``--metadata {metadata_key: path}``."""
+
+    source: Callable[[str], str | None]  # task -> the task whose samples it reads, or None
+    metadata_key: str
+
+
+@dataclass(frozen=True)
 class PaperSpec:
     key: str
     title: str
@@ -124,6 +147,9 @@ class PaperSpec:
     samples: SampleView | None = None
     comparisons: tuple[Comparison, ...] = ()
     remark: RemarkHook | None = None  # e.g. REG: why its scores are missing
+    # What a sweep does for the paper beyond lm_eval (the sweep itself names no paper).
+    post_run: PostRun | None = None  # e.g. IBE: score the explanations and write the report
+    samples_input: SamplesInput | None = None  # e.g. IBE: a judge task reads its generation task's samples
 
     def task_label(self, task: str) -> str:
         return self.task_labels.get(task, task)

@@ -25,6 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from custom_metrics.common import fields
 from custom_metrics.common.embedded_model import EMBEDDED_MODELS
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import MARKER_MAX_BYTES, RESULTS_MAX_BYTES, find_files, read_regular_bytes
@@ -124,6 +125,13 @@ def load_runs(paths: Iterable[Path]) -> tuple[list[TaskRun], list[Problem]]:
 
 def read_results_file(path: Path, label: str | None = None) -> list[TaskRun]:
     """The task runs of one results file; ``label`` overrides the model name it records."""
+    try:
+        return _task_runs(path, label)
+    except fields.FieldError as error:
+        raise ResultsFileError(str(error)) from error
+
+
+def _task_runs(path: Path, label: str | None) -> list[TaskRun]:
     data = read_json_object(path, "lm-eval results file")
     if not isinstance(data.get("results"), dict):
         raise ResultsFileError('not an lm-eval results file (no "results" object)')
@@ -139,7 +147,7 @@ def read_results_file(path: Path, label: str | None = None) -> list[TaskRun]:
     config = _object(data, "config")
     n_samples = _object(data, "n-samples")
     n_shot = _object(data, "n-shot")
-    limit = _finite(config.get("limit"), 'config "limit"')
+    limit = fields.finite(config.get("limit"), 'config "limit"', strings=True)
     model = label or model_name(data)
     timestamp = _timestamp(data, path)
     version = data.get("lm_eval_version")
@@ -159,7 +167,7 @@ def read_results_file(path: Path, label: str | None = None) -> list[TaskRun]:
                 timestamp=timestamp,
                 harness_version=version if isinstance(version, str) else None,
                 setting=_setting(data, n_shot.get(task)),
-                n_original=_count(counts.get("original"), f'n-samples["{task}"].original')
+                n_original=fields.count(counts.get("original"), f'n-samples["{task}"].original', strings=True)
                 if isinstance(counts, dict)
                 else None,
                 model_id=model_id(data),
@@ -257,26 +265,33 @@ def parse_model_args(text: str) -> dict[str, str]:
     return {key.strip(): value.strip() for key, value in pairs}
 
 
-def sweep_label(path: Path, roots: Iterable[Path] = ()) -> str | None:
-    """The sweep's name for the model, from the pair file one or two folders up.
+def pair_record(path: Path, roots: Iterable[Path] = ()) -> dict[str, Any] | None:
+    """The sweep's pair file (``sweep_pair.json``) of a file the sweep wrote, one or two
+    folders up; None when there is none or it is unreadable (the one reader of that file).
 
-    lm-eval writes ``PAIR/<model>/results_*.json`` and ``ibe_postprocess`` writes
-    ``PAIR/ibe/report.json``, so the pair folder is the grandparent; the search never
-    climbs above the folder the user named. Harness and IBE rows of one sweep model both
-    take this name, so they land in one leaderboard row.
+    lm-eval writes ``PAIR/<model>/results_*.json`` and post-run steps write
+    ``PAIR/<folder>/report.json``, so the pair folder is the grandparent; the search never
+    climbs above the folder the user named.
     """
     root = next((r for r in roots if r in path.parents), None)
     for folder in list(path.parents)[:2]:
         marker = folder / PAIR_FILE
         if marker.is_file():
             try:
-                name = loads_strict(read_regular_bytes(marker, MARKER_MAX_BYTES, "pair file").decode("utf-8"))["model"]
-            except (DataError, ValueError, KeyError, TypeError):
+                record = loads_strict(read_regular_bytes(marker, MARKER_MAX_BYTES, "pair file").decode("utf-8"))
+            except (DataError, ValueError):
                 return None
-            return name.strip() if isinstance(name, str) and name.strip() else None
+            return record if isinstance(record, dict) else None
         if folder == root:
             break
     return None
+
+
+def sweep_label(path: Path, roots: Iterable[Path] = ()) -> str | None:
+    """The sweep's name for the model (the pair file's ``model``): harness and post-run rows
+    of one sweep model both take it, so they land in one leaderboard row."""
+    name = (pair_record(path, roots) or {}).get("model")
+    return name.strip() if isinstance(name, str) and name.strip() else None
 
 
 def _kind(value: Any) -> str:
@@ -301,48 +316,13 @@ def _scores(entry: dict[str, Any]) -> dict[tuple[str, str | None], Score]:
         metric, _, filter_name = str(key).partition(",")
         if metric in _NOT_METRICS or isinstance(raw, (dict, list)):
             continue
-        number = _number(raw)
+        number = fields.number(raw, strings=True)
         if number is None and not _is_missing(raw):
             continue  # a label such as "alias" under an unexpected key: not a score
         target = stderrs if metric.endswith("_stderr") else values
         name = metric[: -len("_stderr")] if metric.endswith("_stderr") else metric
         target[(name, filter_name or None)] = number
     return {key: Score(value, stderrs.get(key)) for key, value in values.items()}
-
-
-def _number(raw: Any) -> float | None:
-    if isinstance(raw, bool) or raw is None:
-        return None
-    if isinstance(raw, (int, float)):
-        try:
-            return float(raw)
-        except OverflowError:
-            return math.inf if raw > 0 else -math.inf
-    if isinstance(raw, str):
-        try:
-            return float(raw)
-        except ValueError:
-            return None
-    return None
-
-
-def _finite(raw: Any, field: str) -> float | None:
-    """An optional number that must be finite when present (a limit, a count)."""
-    if raw is None:
-        return None
-    number = _number(raw)
-    if number is None or not math.isfinite(number):
-        raise ResultsFileError(f"{field} is {raw!r}, not a finite number")
-    return number
-
-
-def _count(raw: Any, field: str) -> int | None:
-    number = _finite(raw, field)
-    if number is None:
-        return None
-    if number < 0 or not number.is_integer():
-        raise ResultsFileError(f"{field} is {raw!r}, not a whole number of documents")
-    return int(number)
 
 
 def _is_missing(raw: Any) -> bool:
@@ -354,8 +334,8 @@ def _n_samples(task: str, entry: Any, scores: dict[str, Any]) -> int | None:
         if not isinstance(entry, dict):
             raise ResultsFileError(f'n-samples["{task}"] is {_kind(entry)}, not an object')
         if entry.get("effective") is not None:
-            return _count(entry["effective"], f'n-samples["{task}"].effective')
-    return _count(scores.get("sample_len"), f'results["{task}"].sample_len')
+            return fields.count(entry["effective"], f'n-samples["{task}"].effective', strings=True)
+    return fields.count(scores.get("sample_len"), f'results["{task}"].sample_len', strings=True)
 
 
 def _setting(data: dict[str, Any], shots: Any) -> str:
@@ -372,7 +352,7 @@ def _setting(data: dict[str, Any], shots: Any) -> str:
 
 def _timestamp(data: dict[str, Any], path: Path) -> float:
     """When the run finished: the harness' ``date``, else the file name, else mtime."""
-    date = _number(data.get("date"))
+    date = fields.number(data.get("date"), strings=True)
     if date is not None and math.isfinite(date) and abs(date) < 1e11:
         return date
     match = _FILENAME_TIME.search(path.name)

@@ -1,4 +1,5 @@
-"""IBE-Eval (Dalal et al., ACL 2024): the harness side. COPA and e-CARE as explanation
-docs, the explanation and judge prompts, the explanation parser, format metrics, the
-reader of logged explanations and the leaderboard spec. The feature scoring and the
-selector are in ``ibe_postprocess``."""
+"""IBE-Eval (Dalal et al., ACL 2024): the harness side and the leaderboard's view. COPA and
+e-CARE as explanation docs, the explanation and judge prompts, format metrics, the
+leaderboard spec (split by what it reads) and the sweep's hooks. The parser, the reader of
+logged explanations, the feature scoring, the selector and IBE's files are in
+``ibe_postprocess``, whose light modules this package imports (never the reverse)."""

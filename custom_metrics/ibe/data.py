@@ -23,7 +23,8 @@ from typing import Any
 from custom_metrics.common.download import GitHubFile
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.sources import Source, archive_member, load_rows
-from custom_metrics.ibe.inputs import read_inputs
+from ibe_postprocess.inputs import read_inputs
+from ibe_postprocess.questions import question_id
 
 COPA_COMMIT = "9af88e4a2447e59afb220ade82b4a355da8fa1d6"
 # Public COPA is one tarball holding both splits; the mirror holds the XML files themselves.
@@ -65,8 +66,6 @@ ECARE_FIELDS = ("index", "premise", "ask-for", "hypothesis1", "hypothesis2", "la
 ECARE_TRAIN_SIZE = 500
 ECARE_TEST_SIZE = 500
 ECARE_SEED = 1234
-
-DOC_FIELDS = ("qid", "option", "split", "correct", "premise", "conclusion", "asks_for", "context", "choice")
 
 
 def parse_copa_xml(payload: bytes, where: str) -> list[dict[str, Any]]:
@@ -142,21 +141,11 @@ def entailment_form(context: str, choice: str, asks_for: str) -> tuple[str, str]
     return (choice, context) if asks_for == "cause" else (context, choice)
 
 
-DATASETS = ("copa", "ecare")
-OTHER_DATASET = "other"  # explanations read from plain JSONL whose qid names no dataset
-
-
-def dataset_of(qid: str) -> str:
-    """The dataset of a question id (``copa-<id>``, ``ecare-<index>``, as ``option_docs`` writes them)."""
-    prefix = qid.split("-", 1)[0]
-    return prefix if prefix in DATASETS and qid != prefix else OTHER_DATASET
-
-
 def option_docs(item: dict[str, Any], dataset: str, split: str) -> Iterator[dict[str, Any]]:
     for option, choice in enumerate(item["choices"], start=1):
         premise, conclusion = entailment_form(item["context"], choice, item["asks_for"])
         yield {
-            "qid": f"{dataset}-{item['id']}",
+            "qid": question_id(dataset, item["id"]),
             "option": option,
             "split": split,
             "correct": int(option == item["gold"]),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from custom_metrics.ibe.parsing import parse_explanation
+from ibe_postprocess.parsing import parse_explanation
 
 
 def process_generation(doc: dict[str, Any], results: list[str]) -> dict[str, float]:

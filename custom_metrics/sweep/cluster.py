@@ -1,7 +1,7 @@
 """Model x task pairs as cluster jobs: submit what is missing, attach to what is queued, wait, report.
 
 Each pending pair becomes one job that runs :func:`run_pair_job` (the local sweep's
-``run_pair``, so markers, IBE post-processing and resume work as on one machine). What
+``run_pair``, so markers, post-run steps and resume work as on one machine). What
 survives between sweeps lives in the pair folder: ``lm_eval.done`` (written atomically by
 the job once the results file is complete) and ``cluster_job.json`` (the pair's current
 job id and log paths, written right after submission). A rerun of the same command
@@ -41,11 +41,11 @@ from custom_metrics.sweep.runner import (
     ModelSetting,
     PairOutcome,
     SweepOptions,
-    judged_task,
     pair_complete,
     pair_folder,
     run_pair,
     skip_detail,
+    source_task,
     task_arguments,
     write_json_atomic,
 )
@@ -169,7 +169,7 @@ def _write_job_record(folder: Path, scheduler: str, job: SubmittedJob, resources
             "stderr": str(job.stderr),
             "submitted": time.strftime("%Y-%m-%dT%H:%M:%S"),
             "by": f"{socket.gethostname()}:{os.getpid()}",
-            "resources": resources.describe() if resources else "adopted from another sweep",
+            "resources": resources.summary() if resources else "adopted from another sweep",
             "history": [job_id for job_id in history if job_id != job.job_id],
         },
     )
@@ -287,13 +287,13 @@ def _submit_pending(
             f"resubmitted (job {record['job_id']} {state.state if state else 'ended unfinished'}); " if record else ""
         )
         waits = f", after job {after}" if after else ""
-        say(pair, f"{again}submitted job {pair.job.job_id} ({resources.describe()}{waits}; log {pair.job.stdout})")
+        say(pair, f"{again}submitted job {pair.job.job_id} ({resources.summary()}{waits}; log {pair.job.stdout})")
 
 
 def _dependency(options: SweepOptions, pair: _Pair, by_name: dict[tuple[str, str], _Pair]) -> str | None:
-    """The job an ``ibe_judge_X`` pair must wait for (its model's ``ibe_X`` job), if any.
-    Sets the pair's outcome to failed when it cannot run at all."""
-    source = judged_task(pair.task)
+    """The job a pair must wait for (its model's job of the task whose samples it reads), if
+    any. Sets the pair's outcome to failed when it cannot run at all."""
+    source = source_task(pair.task)
     source_pair = by_name.get((pair.setting.name, source)) if source else None
     if source and source_pair is None:  # not in this sweep: its samples must already exist
         try:
@@ -303,7 +303,7 @@ def _dependency(options: SweepOptions, pair: _Pair, by_name: dict[tuple[str, str
     elif source_pair is not None and source_pair.job is not None:
         return source_pair.job.job_id
     elif source_pair is not None and source_pair.outcome is not None and source_pair.outcome.status == "failed":
-        pair.outcome_as("failed", f"not submitted: the {source} pair it judges failed")
+        pair.outcome_as("failed", f"not submitted: the {source} pair whose samples it reads failed")
     return None
 
 

@@ -161,13 +161,13 @@ def print_dry_run(options: SweepOptions, plan: ResourcePlan | None) -> None:
                 print(f"# {setting.name} x {task}: complete, skipped")
                 continue
             if is_complete(folder):
-                print(f"# {setting.name} x {task}: lm_eval complete; ibe_postprocess pending")
+                print(f"# {setting.name} x {task}: lm_eval complete; post-run step pending")
                 continue
             pair_options, job = options, ""
             if plan is not None:
                 resources = plan.for_pair(setting.name, task)
                 pair_options = job_options(options, resources)
-                job = f"; Slurm job {job_name(folder)}: {resources.describe()}"
+                job = f"; Slurm job {job_name(folder)}: {resources.summary()}"
             print(f"# {setting.name} x {task}: pending{job}")
             try:
                 print(shlex.join(lm_eval_command(pair_options, setting, task, folder)))

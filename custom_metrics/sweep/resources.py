@@ -3,7 +3,7 @@
 A sweep mixes a 270M model with a 70B one, a two-minute task with an eight-hour one, so
 resources are per pair. They are resolved in this order, later winning key by key:
 built-in defaults, the file's ``defaults``, its ``models.<name>``, its ``tasks.<task>``,
-then the ``--slurm-*`` flags (the command line is the most deliberate choice)::
+then the ``--slurm-*`` flags (the command line is the choice made last and most on purpose)::
 
     defaults: {partition: gpu, account: my-lab, gpus: 1, cpus: 8, mem: 64G, time: "4:00:00"}
     models:
@@ -49,7 +49,7 @@ class Resources:
     sbatch: Mapping[str, str] = field(default_factory=dict)
     setup: tuple[str, ...] = ()
 
-    def describe(self) -> str:
+    def summary(self) -> str:
         """A one-line summary for progress and dry-run output."""
         parts = [f"gpus={self.gpus}"]
         parts += [f"{key}={value}" for key, value in (("cpus", self.cpus), ("mem", self.mem)) if value is not None]

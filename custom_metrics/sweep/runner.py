@@ -4,10 +4,14 @@ Each pair gets its own folder ``OUT/<model>/<task>/`` holding the harness output
 (``--log_samples``), the log, ``sweep_pair.json`` (the model setting's name, which the
 leaderboard shows) and ``lm_eval.done``, written atomically only after ``lm_eval`` exited 0
 and left a complete results file. A pair with a valid ``lm_eval.done`` is skipped, so an
-interrupted sweep picks up where it stopped and a finished pair never runs twice. IBE generation pairs
-(``ibe_copa``, ``ibe_ecare``) then run ``explain-eval ibe score`` and ``ibe report``
-on their samples into ``OUT/<model>/<task>/ibe/`` (marker ``ibe.done``); a failure there
-is reported for that pair and the sweep goes on.
+interrupted sweep picks up where it stopped and a finished pair never runs twice.
+
+The sweep names no paper: what a paper needs beyond ``lm_eval`` comes from its
+``PaperSpec``. A ``post_run`` step (e.g. scoring logged explanations into a report) runs in
+the pair folder after ``lm_eval`` on the pair's newest samples file (marker
+``post_run.done``, log ``post_run.log``); a failure there is reported for that pair and the
+sweep goes on. A task with a ``samples_input`` (e.g. a judge of another task's outputs)
+runs after its source task and gets that task's samples file in ``--metadata``.
 
 A model is given as ``NAME::MODEL_ARGS`` (``gemma-fp32::pretrained=/ckpt,dtype=float32``),
 as ``MODEL_ARGS`` or as a bare checkpoint (``meta-llama/Llama-3.1-8B``), which becomes
@@ -28,12 +32,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from custom_metrics.common.leaderboard_types import PaperSpec, PostRun, SamplesInput
 from custom_metrics.common.results import PAIR_FILE, ResultsFileError, parse_model_args, read_results_file
 from lm_eval_tasks import TASKS_PATH
 
 DONE_FILE = "lm_eval.done"
-IBE_DONE_FILE = "ibe.done"
-IBE_TASKS = ("ibe_copa", "ibe_ecare")
+POST_RUN_DONE = "post_run.done"
+POST_RUN_LOG = "post_run.log"
 DEFAULT_INCLUDE = TASKS_PATH  # the installed task folders (explain-eval tasks-path)
 EMBEDDED = "embedded"  # pretrained=embedded: the suite's embedded gemma-3-270m checkpoint
 
@@ -97,23 +102,40 @@ def parse_models(text: str, common_args: str = "") -> list[ModelSetting]:
 
 
 def parse_tasks(text: str) -> list[str]:
-    """Tasks in the given order, except that ``ibe_judge_X`` runs after ``ibe_X``, whose
-    explanations it judges."""
+    """Tasks in the given order, except that a task reading another task's samples (its
+    paper's ``samples_input``) runs after that task."""
     tasks = list(dict.fromkeys(task for task in re.split(r"[,\s]+", text) if task))
     if not tasks:
         raise ValueError("no task given")
 
     def rank(index_task: tuple[int, str]) -> float:
         index, task = index_task
-        source = judged_task(task)
+        source = source_task(task)
         return tasks.index(source) + 0.5 if source in tasks[index:] else index
 
     return [task for _, task in sorted(enumerate(tasks), key=rank)]
 
 
-def judged_task(task: str) -> str | None:
-    """``ibe_X`` for ``ibe_judge_X`` (the pair whose explanations it judges), else None."""
-    return f"ibe_{task[len('ibe_judge_') :]}" if task.startswith("ibe_judge_") else None
+def _paper(task: str) -> PaperSpec:
+    from custom_metrics.leaderboard.registry import paper_of  # the papers' specs load their data modules
+
+    return paper_of(task)
+
+
+def samples_input(task: str) -> SamplesInput | None:
+    return _paper(task).samples_input
+
+
+def source_task(task: str) -> str | None:
+    """The task whose logged samples ``task`` reads (run first, same model), else None."""
+    reads = samples_input(task)
+    return reads.source(task) if reads else None
+
+
+def post_run_of(task: str) -> PostRun | None:
+    """The step the task's paper runs after ``lm_eval`` on its pairs, if any."""
+    step = _paper(task).post_run
+    return step if step is not None and task in step.tasks else None
 
 
 def folder_name(text: str) -> str:
@@ -141,28 +163,29 @@ def newest_samples(folder: Path, task: str) -> Path | None:
 
 
 def task_arguments(options: SweepOptions, setting: ModelSetting, task: str) -> list[str]:
-    """``options.extra`` for one task: ``ibe_judge_X`` judges the explanations that the same
-    model setting generated in its ``ibe_X`` pair, added to any ``--metadata`` JSON the user
-    gave (e.g. a REG judge), unless that already names the explanations."""
+    """``options.extra`` for one task: a task with a ``samples_input`` reads the samples that
+    the same model setting logged in its source task's pair, added to any ``--metadata`` JSON
+    the user gave (e.g. a REG judge), unless that already names them."""
     extra = list(options.extra)
-    source = judged_task(task)
-    if source is None:
+    reads = samples_input(task)
+    source = reads.source(task) if reads else None
+    if reads is None or source is None:
         return extra
     at = extra.index("--metadata") + 1 if "--metadata" in extra else None
     try:
         metadata = json.loads(extra[at]) if at is not None and at < len(extra) else {}
     except ValueError:
         return extra  # key=value metadata: the user's to complete
-    if not isinstance(metadata, dict) or "explanations" in metadata:
+    if not isinstance(metadata, dict) or reads.metadata_key in metadata:
         return extra
     samples = newest_samples(pair_folder(options.out, setting, source), source)
     if samples is None:
         raise FileNotFoundError(
-            f"{task} judges the explanations of this model's {source} run, and there is none: "
+            f"{task} reads the samples of this model's {source} run, and there is none: "
             f"add {source} to --tasks, or give the file with --lm-eval-args "
-            f'"--metadata \'{{\\"explanations\\": \\"PATH\\"}}\'"'
+            f'"--metadata \'{{\\"{reads.metadata_key}\\": \\"PATH\\"}}\'"'
         )
-    value = json.dumps({**metadata, "explanations": str(samples)})
+    value = json.dumps({**metadata, reads.metadata_key: str(samples)})
     if at is None:
         return [*extra, "--metadata", value]
     extra[at] = value
@@ -206,22 +229,9 @@ def lm_eval_command(options: SweepOptions, setting: ModelSetting, task: str, fol
     return command + task_arguments(options, setting, task)
 
 
-def ibe_commands(task: str, folder: Path) -> list[list[str]]:
-    """``explain-eval ibe score/report`` on the newest samples of an IBE generation pair."""
-    samples = newest_samples(folder, task)
-    if samples is None:
-        raise FileNotFoundError(f"no samples_{task}_*.jsonl under {folder}")
-    out = folder / "ibe"
-    cli = [sys.executable, "-m", "custom_metrics.cli", "ibe"]
-    return [
-        [*cli, "score", str(samples), "--out", str(out)],
-        [*cli, "report", str(out)],
-    ]
-
-
 def pair_complete(folder: Path, task: str) -> bool:
-    """The pair needs nothing more: lm_eval finished, and for IBE generation pairs the IBE report too."""
-    return is_complete(folder) and (task not in IBE_TASKS or is_complete(folder, IBE_DONE_FILE))
+    """The pair needs nothing more: lm_eval finished, and the paper's post-run step too if it has one."""
+    return is_complete(folder) and (post_run_of(task) is None or is_complete(folder, POST_RUN_DONE))
 
 
 def is_complete(folder: Path, marker: str = DONE_FILE) -> bool:
@@ -267,13 +277,14 @@ def run_pair(options: SweepOptions, setting: ModelSetting, task: str) -> PairOut
         outcome = _run_lm_eval(options, setting, task, folder)
         if outcome.status == "failed":
             return outcome
-    if task in IBE_TASKS and not is_complete(folder, IBE_DONE_FILE):
-        return _run_ibe(task, folder, outcome)
+    step = post_run_of(task)
+    if step is not None and not is_complete(folder, POST_RUN_DONE):
+        return _run_post(step, task, folder, outcome)
     return outcome
 
 
 def _run_lm_eval(options: SweepOptions, setting: ModelSetting, task: str, folder: Path) -> PairOutcome:
-    (folder / IBE_DONE_FILE).unlink(missing_ok=True)  # new samples need a new IBE report
+    (folder / POST_RUN_DONE).unlink(missing_ok=True)  # new samples need a new post-run step
     write_json_atomic(
         folder / PAIR_FILE,
         {"model": setting.name, "model_args": setting.model_args, "task": task, "backend": options.backend},
@@ -341,27 +352,28 @@ def _comparable(command: list[str], options: SweepOptions) -> list[str]:
     return rest
 
 
-def _run_ibe(task: str, folder: Path, outcome: PairOutcome) -> PairOutcome:
-    log = folder / "ibe_postprocess.log"
-    try:
-        commands = ibe_commands(task, folder)
-    except FileNotFoundError as error:
-        return PairOutcome(outcome.model, task, folder, "failed", f"ibe_postprocess: {error}")
+def _run_post(step: PostRun, task: str, folder: Path, outcome: PairOutcome) -> PairOutcome:
+    """The paper's post-run commands on the pair's newest samples; done when they exit 0 and
+    leave their outputs."""
+    log = folder / POST_RUN_LOG
+
+    def failed(detail: str) -> PairOutcome:
+        return PairOutcome(outcome.model, task, folder, "failed", f"{step.name}: {detail}")
+
+    samples = newest_samples(folder, task)
+    if samples is None:
+        return failed(f"no samples_{task}_*.jsonl under {folder}")
+    commands = step.commands(samples, folder)
     for command in commands:
         code = _run_logged(command, log)
         if code != 0:
-            return PairOutcome(
-                outcome.model,
-                task,
-                folder,
-                "failed",
-                f"ibe_postprocess failed: `{shlex.join(command)}` exited {code}; log {log}:\n{_tail(log)}",
-            )
-    report = folder / "ibe" / "report.json"
-    if not report.is_file():
-        return PairOutcome(outcome.model, task, folder, "failed", f"ibe_postprocess wrote no {report}")
-    write_json_atomic(folder / IBE_DONE_FILE, {"commands": commands, "results": [str(report.relative_to(folder))]})
-    return PairOutcome(outcome.model, task, folder, outcome.status, f"{outcome.detail}; ibe_postprocess done")
+            return failed(f"`{shlex.join(command)}` exited {code}; log {log}:\n{_tail(log)}")
+    missing = [path for path in step.outputs(folder) if not path.is_file()]
+    if missing:
+        return failed(f"wrote no {missing[0]}; log {log}")
+    results = [str(path.relative_to(folder)) for path in step.outputs(folder)]
+    write_json_atomic(folder / POST_RUN_DONE, {"commands": commands, "results": results})
+    return PairOutcome(outcome.model, task, folder, outcome.status, f"{outcome.detail}; {step.name} done")
 
 
 def run_sweep(options: SweepOptions) -> list[PairOutcome]:

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from custom_metrics.ibe.parsing import ParsedExplanation, Step, parse_explanation
 from ibe_postprocess.formalize import formalize_many
+from ibe_postprocess.parsing import ParsedExplanation, Step, parse_explanation
 from tests.fuzz.support import SECONDS, within
 
 pytestmark = pytest.mark.fuzz

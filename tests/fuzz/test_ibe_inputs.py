@@ -1,4 +1,4 @@
-"""The explanations ``explain-eval ibe score`` reads (custom_metrics/ibe/inputs.py): plain
+"""The explanations ``explain-eval ibe score`` reads (ibe_postprocess/inputs.py): plain
 JSONL rows and the samples of the ibe_* and ibe_judge_* tasks.
 
 Any file is records or a DataError naming it, within a time bound; no number is rounded
@@ -19,7 +19,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.ibe.inputs import read_inputs
+from ibe_postprocess.inputs import read_inputs
 from tests.fuzz.support import SECONDS, names, scratch, within
 
 pytestmark = pytest.mark.fuzz

@@ -19,7 +19,7 @@ from tests.fuzz.support import SECONDS, within
 pytestmark = pytest.mark.fuzz
 
 NAME = re.compile(r"[a-z][A-Za-z0-9_]*")
-TERM = re.compile(r"[a-z][A-Za-z0-9_]*|[A-Z_][A-Za-z0-9_]*|\d+")
+TERM = re.compile(r"[a-z][A-Za-z0-9_]*|[A-Z_][A-Za-z0-9_]*|[0-9]+")
 HOSTILE = [
     ":- ", "?- ", "shell('rm -rf ~')", "halt", "assert(p(x))", "call(X)", "\\+ ", " -> ", "; ", "!", "=..", "0'a",
     "'quoted atom'", '"string"', "[H|T]", "{x}", "p(X) :- p(X)", "% comment", "/*", "*/", ".", ". ", "\n", "(", ")",

@@ -23,14 +23,15 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from custom_metrics.common.results import ResultsFileError, TaskRun, load_runs, read_results_file
-from custom_metrics.ibe.leaderboard import load_ibe_tables, read_ibe_report
+from custom_metrics.ibe.selection import load_ibe_tables, selection_runs
+from ibe_postprocess import report_file
 from tests.fuzz.support import SECONDS, json_values, scratch, within
 
 pytestmark = pytest.mark.fuzz
 T = TypeVar("T")
 
 OWNED_BY_BOARD = (
-    "owned by board (custom_metrics/common/results.py, custom_metrics/ibe/leaderboard.py; validated on "
+    "owned by board (custom_metrics/common/results.py, ibe_postprocess/report_file.py; validated on "
     "issue14-leaderboard): a NaN sample count crashes the reader (ValueError), wrong-typed fields pass through"
 )
 
@@ -145,11 +146,13 @@ dataset_entry = st.fixed_dictionaries(
     },
 )
 # report.json as `explain-eval ibe report` writes it, and as careless hands edit it.
+HEADER = {"version": "0", "features": {"rows": 1, "rows_sha256": "0", "inputs_sha256": "0"}}
 report_like = st.fixed_dictionaries(
     {
+        "ibe_report": st.just(HEADER) | json_values,
         "datasets": st.dictionaries(
             st.sampled_from(["copa", "ecare"]) | st.text(max_size=5), dataset_entry | json_values
-        )
+        ),
     },
     optional={"model": st.just("model-a") | json_values, "selector": json_values},
 )
@@ -157,16 +160,20 @@ report_like = st.fixed_dictionaries(
 
 @given(st.one_of(report_like, json_values))
 @example(
-    {"model": "m", "datasets": {"copa": {"table1": [{"row": "Random", "accuracy": 0.5}], "test_questions": math.nan}}}
+    {
+        "ibe_report": HEADER,
+        "model": "m",
+        "datasets": {"copa": {"table1": [{"row": "Random", "accuracy": 0.5}], "test_questions": math.nan}},
+    }
 )
-def test_any_ibe_report_is_runs_or_a_results_file_error(data: object) -> None:
+def test_any_ibe_report_is_runs_or_a_report_error(data: object) -> None:
     with scratch() as base:
         path = base / "report.json"
         path.write_text(json.dumps(data))
         try:
-            runs = within(SECONDS, lambda: read_ibe_report(path))
-        except ResultsFileError as error:
-            assert str(error)
+            runs = within(SECONDS, lambda: selection_runs(report_file.read(path, check_features=False)))
+        except report_file.ReportError as error:
+            assert error.reason
             return
         for run in runs:
             _check_run(run)

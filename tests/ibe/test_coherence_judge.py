@@ -23,7 +23,7 @@ from tests.ibe.test_pipeline import tiny_classifier
 _SCRIPT = """
 import json, sys
 from pathlib import Path
-from custom_metrics.ibe.parsing import parse_explanation
+from ibe_postprocess.parsing import parse_explanation
 from ibe_postprocess.coherence import Coherence
 
 coherence = Coherence(None, Path(sys.argv[1]))

@@ -13,6 +13,8 @@ import pytest
 
 from custom_metrics.common.results import model_name
 from custom_metrics.ibe.prompts import explanation_prompt
+from ibe_postprocess import features_file
+from ibe_postprocess.folder import FeaturesFolder
 from tests.helpers import MIRROR, run_lm_eval
 from tests.ibe.test_pipeline import tiny_classifier
 
@@ -64,7 +66,7 @@ def test_generate_judge_score_report(lm_eval_cli, tmp_path: Path) -> None:
         text=True,
     )
     assert scored.returncode == 0, scored.stderr[-3000:]
-    rows = [json.loads(line) for line in (features / "features.jsonl").read_text().splitlines()]
+    rows = features_file.read(FeaturesFolder(features)).rows
     assert len(rows) == 4 and {row["uncertainty_source"] for row in rows} == {"lexicon"}
     assert all(row["consistent"] in (0, 1) and row["depth"] >= 0 for row in rows)
 

@@ -43,6 +43,8 @@ def feature_rows(work: Path) -> list[dict]:
     judge = tiny_nli_model(work / "tiny-nli")
     settings = ScoreSettings(nli_judge=f"seqcls:{judge}", certainty_model="lexicon")
     rows = score(build(SIZE), work / "features", settings)
+    # The source is recorded as (file, line) since the pinned rows were computed; compare it as text.
+    rows = [{**row, "source": "{file}:{line}".format(**row["source"])} for row in rows]
     return [{k: v for k, v in row.items() if k not in SKIPPED} for row in rows]
 
 

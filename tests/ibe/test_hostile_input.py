@@ -15,11 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.ibe.inputs import read_inputs
-from custom_metrics.ibe.parsing import MAX_CHARS, MAX_STEPS, parse_explanation
 from ibe_postprocess.autoformalize import program_from_output
 from ibe_postprocess.cache import JsonlCache
 from ibe_postprocess.embeddings import DEFAULT_ENCODER, PredicateEmbedder
+from ibe_postprocess.inputs import read_inputs
+from ibe_postprocess.parsing import MAX_CHARS, MAX_STEPS, parse_explanation
 from ibe_postprocess.prolog_guard import GuardError
 from tests.helpers import BALLOON
 
@@ -119,9 +119,9 @@ def _plain(**changes) -> str:
 @pytest.mark.parametrize(
     "line, message",
     [
-        (_plain(correct=float("inf")), r"field 'correct' must be an integer, got inf"),
-        (_plain(option=float("nan")), r"field 'option' must be an integer, got nan"),
-        (_plain(option=1.7), r"field 'option' must be an integer, got 1\.7"),
+        (_plain(correct=float("inf")), r"field 'correct' is inf, not an integer"),
+        (_plain(option=float("nan")), r"field 'option' is nan, not an integer"),
+        (_plain(option=1.7), r"field 'option' is 1\.7, not an integer"),
         (_plain(qid=None), r"field 'qid' must be a string or an integer"),
         (_plain(premise="x" * (MAX_CHARS + 1)), rf"field 'premise' is {MAX_CHARS + 1:,} characters long"),
     ],

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.ibe.inputs import read_inputs
+from ibe_postprocess.inputs import read_inputs
 
 
 def _judge_sample(qid: str, loglikelihoods: list) -> dict:

@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from custom_metrics.ibe.parsing import parse_explanation
 from ibe_postprocess.drift import drift_many
 from ibe_postprocess.embeddings import PredicateEmbedder
 from ibe_postprocess.formalize import Atom, Program, Rule, formalize_many
+from ibe_postprocess.parsing import parse_explanation
 from ibe_postprocess.prolog_guard import GuardError, guarded_program, parse_clauses
 from ibe_postprocess.prover import Prover, system_predicate_check
 from tests.helpers import BALLOON

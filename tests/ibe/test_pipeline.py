@@ -10,10 +10,10 @@ import pytest
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.ibe import data
-from custom_metrics.ibe.inputs import read_inputs
 from custom_metrics.ibe.metrics import process_generation
 from custom_metrics.ibe.prompts import explanation_prompt
 from ibe_postprocess.features import ScoreSettings, score
+from ibe_postprocess.inputs import read_inputs
 from ibe_postprocess.report import write_report
 from ibe_postprocess.uncertainty import CertaintyModel, UncertaintyScorer, hedge_cues, lexicon_uncertainty
 from tests.helpers import BALLOON, MIRROR, TASKS_DIR

@@ -1,52 +1,57 @@
-"""The explanations' model (and the judge's) travel from lm-eval's results into report.json."""
+"""The explanations' model (and the judge's), and how much of each task the runs covered,
+travel from lm-eval's results into the features header and report.json."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from ibe_postprocess.provenance import read_provenance, write_provenance
+from ibe_postprocess.provenance import provenance_of
+from ibe_postprocess.report_file import GenerationRun
 
 
-def _run(folder: Path, stamp: str, model: str, task: str = "ibe_copa") -> Path:
+def _run(folder: Path, stamp: str, model: str, task: str = "ibe_copa", limit: float | None = None) -> Path:
+    """A samples file and the results file lm-eval writes beside it (0.4.13 layout)."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"results_{stamp}.json").write_text(json.dumps({"model_name": model}))
+    docs = 2000 if limit is None else int(limit)
+    results = {
+        "results": {task: {"alias": task}},
+        "n-samples": {task: {"original": 2000, "effective": docs}},
+        "config": {"model": "hf", "model_args": {"pretrained": model}, "limit": limit},
+        "model_name": model,
+    }
+    (folder / f"results_{stamp}.json").write_text(json.dumps(results))
     samples = folder / f"samples_{task}_{stamp}.jsonl"
     samples.write_text("{}\n")
     return samples
 
 
 def test_provenance_from_the_results_beside_the_samples(tmp_path: Path) -> None:
-    samples = _run(tmp_path / "run", "2026-11-30T04-48-14.1", "org/model-a")
-    out = tmp_path / "features"
-    out.mkdir()
-    write_provenance([samples], out)
-    assert read_provenance(out) == {"model": "org/model-a", "tasks": ["ibe_copa"]}
+    samples = _run(tmp_path / "run", "2026-11-30T04-48-14.1", "org/model-a", limit=3)
+    found = provenance_of([samples])
+    assert (found["model"], found["tasks"]) == ("org/model-a", ["ibe_copa"])
+    (run,) = found["runs"]
+    assert run == {"task": "ibe_copa", "samples": samples.name, "limit": 3.0, "docs": 3, "of_docs": 2000}
+    assert GenerationRun(**run).subset == "ibe_copa: --limit 3 (3 of 2,000 docs)"
 
 
 def test_provenance_of_both_datasets_and_of_the_judge(tmp_path: Path) -> None:
     copa = _run(tmp_path / "copa", "t1", "org/model-a")
     ecare = _run(tmp_path / "ecare", "t2", "org/model-a", "ibe_ecare")
     judge = _run(tmp_path / "judge", "t3", "org/judge-b", "ibe_judge_copa")
-    out = tmp_path / "features"
-    out.mkdir()
-    write_provenance([copa, ecare, judge], out)
-    assert read_provenance(out) == {
-        "model": "org/model-a",
-        "tasks": ["ibe_copa", "ibe_ecare"],
-        "judge_model": "org/judge-b",
-    }
+    found = provenance_of([copa, ecare, judge])
+    assert (found["model"], found["tasks"], found["judge_model"]) == (
+        "org/model-a",
+        ["ibe_copa", "ibe_ecare"],
+        "org/judge-b",
+    )
+    assert [GenerationRun(**run).subset for run in found["runs"]] == [None, None]  # whole tasks
 
 
 def test_no_provenance_when_inputs_disagree_or_are_plain(tmp_path: Path) -> None:
-    out = tmp_path / "features"
-    out.mkdir()
     a = _run(tmp_path / "a", "t1", "org/model-a")
     b = _run(tmp_path / "b", "t2", "org/model-b")
-    write_provenance([a], out)
-    write_provenance([a, b], out)  # two models: the old record must not survive
-    assert read_provenance(out) == {}
+    assert provenance_of([a, b]) == {}  # two models: no name is right
     plain = tmp_path / "plain.jsonl"
     plain.write_text("{}\n")
-    write_provenance([plain], out)
-    assert read_provenance(out) == {}
+    assert provenance_of([plain]) == {}

@@ -11,7 +11,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from custom_metrics.ibe.parsing import MAX_STEPS
+from ibe_postprocess import features_file
+from ibe_postprocess.folder import FeaturesFolder
+from ibe_postprocess.parsing import MAX_STEPS
 from tests.helpers import BALLOON, REPO
 from tests.ibe.test_pipeline import tiny_classifier
 
@@ -55,7 +57,7 @@ def test_hostile_rows_are_scored_within_the_caps(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert peak < PEAK_RSS_BOUND_MIB and cpu < CPU_BOUND_S, (peak, cpu)
-    features = {(r["qid"], r["option"]): r for r in map(json.loads, (out / "features.jsonl").read_text().splitlines())}
+    features = {(r["qid"], r["option"]): r for r in features_file.read(FeaturesFolder(out)).rows}
     huge, long = features["hostile", 1], features["hostile", 2]
     assert huge["n_steps"] == 2 and huge["flag"].startswith("explanation longer than 20,000 characters")
     assert huge["drift"] is not None and huge["coherence"] is not None

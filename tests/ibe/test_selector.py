@@ -10,6 +10,9 @@ import pandas as pd
 import pytest
 
 import ibe_postprocess.selector as selector_module
+from ibe_postprocess import features_file
+from ibe_postprocess.folder import FeaturesFolder
+from ibe_postprocess.inputs import JudgeRecord, Source
 from ibe_postprocess.report import write_report
 from ibe_postprocess.selector import (
     FEATURES,
@@ -136,14 +139,13 @@ def test_a9_fits_one_selector_and_reports_both_test_sets(two_datasets, monkeypat
 
 def test_report_has_a_column_per_dataset_and_labels_the_judge(two_datasets, tmp_path: Path) -> None:
     features = tmp_path / "features"
-    features.mkdir()
     frame = two_datasets.assign(
         flag="", uncertainty_source="lexicon", coherence_judge="nli", formalization="deterministic"
     )
-    frame.to_json(features / "features.jsonl", orient="records", lines=True)
-    decisions = [{"qid": "copa-1", "choice": 1, "gold": 1}, {"qid": "copa-2", "choice": 1, "gold": 2}]
-    (features / "judge.jsonl").write_text("".join(json.dumps(d) + "\n" for d in decisions))
-    (features / "provenance.json").write_text(json.dumps({"model": "org/writer", "judge_model": "org/judge"}))
+    source = Source("judge.jsonl", 1)
+    decisions = [JudgeRecord("copa-1", 1, 1, source), JudgeRecord("copa-2", 1, 2, source)]
+    origin = features_file.Origin(("in.jsonl",), "0", {}, {"model": "org/writer", "judge_model": "org/judge"})
+    features_file.write(FeaturesFolder(features), origin, frame.to_dict(orient="records"), decisions)
     report = write_report(features).read_text()
     assert "| Block | Row | This run: COPA | This run: e-CARE | COPA GPT 3.5 |" in report
     assert "Selector: Appendix A.9, one linear regression fitted on the training explanations of all datasets" in report

@@ -14,13 +14,18 @@ from hypothesis import strategies as st
 
 import custom_metrics.leaderboard.build as leaderboard
 from custom_metrics.common.results import ResultsFileError, TaskRun, read_results_file
-from custom_metrics.ibe.leaderboard import read_ibe_report
+from custom_metrics.ibe.selection import selection_runs
 from custom_metrics.leaderboard.registry import GEESE
 from custom_metrics.leaderboard.samples import read_logged_task
+from ibe_postprocess import report_file
 from tests.helpers import LEADERBOARD_FIXTURES
 from tests.leaderboard.test_leaderboard import modern_results, read_csv
 
 HOSTILE = "<script>alert('x')</script> $USER$ & <b>bold</b> | ../../etc"
+
+
+def read_ibe_report(path: Path, check_features: bool = True) -> list[TaskRun]:
+    return selection_runs(report_file.read(path, check_features=check_features))
 
 
 def write(path: Path, data: object) -> Path:
@@ -81,7 +86,7 @@ def test_report_nan_and_null_read_as_missing_numbers(tmp_path: Path) -> None:
         text = report.read_text()
         broken = text.replace(bad, bad.replace("0.5625", "7").replace('"Coherence"', '["Coherence"]'))
         report.write_text(broken)
-        with pytest.raises(ResultsFileError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        with pytest.raises(report_file.ReportError, match=message.replace("[", r"\[").replace("]", r"\]")):
             read_ibe_report(report)
         report.write_text(text)
 
@@ -142,11 +147,13 @@ DATASET_ENTRIES = st.fixed_dictionaries(
     {"table1": st.lists(st.fixed_dictionaries({"row": JSON, "accuracy": JSON}), min_size=1, max_size=3)},
     optional={"test_questions": JSON, "judge": JSON | st.fixed_dictionaries({"model": JSON, "accuracy": JSON})},
 )
+HEADER = {"version": "0", "features": {"rows": 1, "rows_sha256": "0", "inputs_sha256": "0"}}
 REPORTS = st.fixed_dictionaries(
     {
+        "ibe_report": st.just(HEADER) | JSON,
         "datasets": st.dictionaries(
             st.sampled_from(["copa", "ecare", "x"]) | st.text(max_size=4), DATASET_ENTRIES | JSON
-        )
+        ),
     },
     optional={"model": JSON},
 )
@@ -158,9 +165,9 @@ def test_ibe_report_reader_gives_runs_or_a_named_error(tmp_path: Path, data: obj
     path = tmp_path / "report.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     try:
-        runs = read_ibe_report(path)
-    except ResultsFileError as error:
-        assert str(error)
+        runs = read_ibe_report(path, check_features=False)
+    except report_file.ReportError as error:
+        assert error.reason
         return
     assert all(isinstance(run.model, str) and run.task.startswith("ibe_") for run in runs)
 

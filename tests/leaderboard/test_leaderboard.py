@@ -14,8 +14,11 @@ import pytest
 import custom_metrics.geese.leaderboard as geese_board
 import custom_metrics.leaderboard.build as leaderboard
 from custom_metrics.common.results import load_runs, read_results_file
-from custom_metrics.ibe.leaderboard import load_ibe_tables, method_key
+from custom_metrics.ibe.published import method_key
+from custom_metrics.ibe.selection import load_ibe_tables
 from custom_metrics.leaderboard.tables import build_tables
+from ibe_postprocess import features_file, report_file
+from ibe_postprocess.folder import FeaturesFolder
 from tests.geese.authors import AUTHORS_TASKS as AUTHORS_PROMPTS
 from tests.helpers import LEADERBOARD_FIXTURES as LB_FIXTURES
 
@@ -285,7 +288,7 @@ def test_ibe_report_problems_are_named(tmp_path: Path) -> None:
     assert runs == [] and problems[0].path == report and "sweep_pair.json" in problems[0].reason
     old = {"table1": data["datasets"]["copa"]["table1"], "model": "m", "task": "ibe_copa"}
     report.write_text(json.dumps(old))  # the layout before per-dataset reports
-    assert "rerun `explain-eval ibe report`" in load_ibe_tables([tmp_path / "ok"])[1][0].reason
+    assert "rerun `explain-eval ibe report " in load_ibe_tables([tmp_path / "ok"])[1][0].reason
     report.write_text('{"datasets": {"copa": {"table1": [{"row": "Random"')
     assert "not readable JSON" in load_ibe_tables([tmp_path / "ok"])[1][0].reason
 
@@ -293,16 +296,19 @@ def test_ibe_report_problems_are_named(tmp_path: Path) -> None:
 def test_ibe_report_judge_rows_name_the_judge(tmp_path: Path) -> None:
     """A9 report of both datasets: selection columns in the writer's row, judge accuracy in the judge's
     (the fixture's report has a model judging its own explanations: one row)."""
-    table = [{"block": "Composed Model", "row": "+ Linguistic Uncertainty", "accuracy": 0.75}]
-    report = {
-        "model": "org/writer",
-        "datasets": {
-            "copa": {"table1": table, "test_questions": 500, "judge": {"model": "org/judge", "accuracy": 0.5}},
-            "ecare": {"table1": table, "test_questions": 500, "judge": {"model": None, "accuracy": 0.25}},
+    table = (report_file.TableRow("Composed Model", "+ Linguistic Uncertainty", 0.75),)
+    folder = FeaturesFolder(tmp_path)
+    features_file.write(folder, features_file.Origin(("in.jsonl",), "0"), [{"qid": "copa-1"}], [])
+    header = features_file.read_header(folder.features)
+    report = report_file.Report(
+        report_file.FeaturesRef(1, header.rows_sha256, "0"),
+        {
+            "copa": report_file.DatasetReport(table, 500, report_file.JudgeScore("org/judge", 0.5, None)),
+            "ecare": report_file.DatasetReport(table, 500, report_file.JudgeScore(None, 0.25, None)),
         },
-    }
-    (tmp_path / "report.json").write_text(json.dumps(report))
-    (tmp_path / "features.jsonl").write_text("{}\n")
+        model="org/writer",
+    )
+    report_file.write(folder, report)
     runs, problems = load_ibe_tables([tmp_path])
     assert problems == []
     found = {(run.model, run.task): run.scores for run in runs}

@@ -12,7 +12,7 @@ import pytest
 import custom_metrics.leaderboard.build as leaderboard
 from custom_metrics.common.results import friendly_model_name, load_runs, rename
 from custom_metrics.leaderboard.tables import build_tables
-from ibe_postprocess.provenance import read_provenance, write_provenance
+from ibe_postprocess.provenance import provenance_of
 from tests.helpers import LEADERBOARD_FIXTURES
 from tests.leaderboard.test_leaderboard import modern_results, read_csv
 
@@ -64,11 +64,11 @@ def test_name_option_renames_rows(tmp_path: Path, capsys) -> None:
 def test_provenance_records_the_friendly_name(tmp_path: Path) -> None:
     folder = tmp_path / "run"
     folder.mkdir()
-    (folder / "results_t1.json").write_text(json.dumps({"model_name": "/root/.cache/explain-eval/gemma-3-270m-hf"}))
+    results = modern_results("/root/.cache/explain-eval/gemma-3-270m-hf", {"ibe_copa": 0.5}, 1.0)
+    (folder / "results_t1.json").write_text(json.dumps(results))
     samples = folder / "samples_ibe_copa_t1.jsonl"
     samples.write_text("{}\n")
-    write_provenance([samples], tmp_path)
-    assert read_provenance(tmp_path)["model"] == "gemma-3-270m (embedded)"
+    assert provenance_of([samples])["model"] == "gemma-3-270m (embedded)"
 
 
 def test_sweep_pair_with_ibe_report_is_one_row(tmp_path: Path) -> None:
@@ -79,7 +79,7 @@ def test_sweep_pair_with_ibe_report_is_one_row(tmp_path: Path) -> None:
     text = report.read_text().replace('"/ckpt"', '"/ckpt/elsewhere"')  # the model, judging itself
     report.write_text(text)  # provenance from the checkpoint: a different name than the sweep's
     runs, problems = load_runs([sweep])
-    from custom_metrics.ibe.leaderboard import load_ibe_tables
+    from custom_metrics.ibe.selection import load_ibe_tables
 
     ibe_runs, ibe_problems = load_ibe_tables([sweep])
     assert problems == ibe_problems == []

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import custom_metrics.geese.leaderboard as geese_board
-import custom_metrics.ibe.leaderboard as ibe_board
+import custom_metrics.ibe.published as ibe_board
 import custom_metrics.reg.leaderboard as reg_board
 import custom_metrics.rule.leaderboard as rule_board
 from custom_metrics.common.published import PublishedCell

@@ -1,4 +1,5 @@
-"""A stand-in for ``lm_eval`` for the sweep's logic tests, and the job body that uses it.
+"""A stand-in for ``lm_eval`` (and for the papers' post-run commands) for the sweep's logic
+tests, and the job body that uses them.
 
 The stand-in writes a results and a samples file the way the harness does; the task
 ``broken`` exits 3 after printing a message, ``truncated`` exits 0 leaving half a results
@@ -10,11 +11,15 @@ really ran.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import custom_metrics.sweep.runner as runner
+from custom_metrics.common.leaderboard_types import PostRun
 from custom_metrics.sweep.cluster import run_pair_job
 from custom_metrics.sweep.runner import ModelSetting, SweepOptions
+
+REAL_POST_RUN_OF = runner.post_run_of
 
 FAKE_LM_EVAL = """
 import json, sys, time, pathlib
@@ -53,10 +58,22 @@ def fake_lm_eval_command(options: SweepOptions, setting: ModelSetting, task: str
     return command + runner.task_arguments(options, setting, task)
 
 
-def fake_ibe_commands(task: str, folder: Path) -> list[list[str]]:
-    """Same signature as ``runner.ibe_commands``: writes the report that marks IBE post-processing done."""
-    write = f"import pathlib; p = pathlib.Path({str(folder / 'ibe')!r}); p.mkdir(exist_ok=True); "
-    return [[sys.executable, "-c", write + "(p / 'report.json').write_text('{}')"]]
+def fake_post_run_of(task: str) -> PostRun | None:
+    """Same signature as ``runner.post_run_of``: the paper's step, whose commands only write its outputs."""
+    step = REAL_POST_RUN_OF(task)
+    if step is None:
+        return None
+
+    def commands(samples: Path, folder: Path) -> list[list[str]]:
+        write = (
+            "import pathlib, sys\n"
+            "for p in map(pathlib.Path, sys.argv[1:]):\n"
+            "    p.parent.mkdir(exist_ok=True)\n"
+            "    p.write_text('{}')"
+        )
+        return [[sys.executable, "-c", write, *map(str, step.outputs(folder))]]
+
+    return replace(step, commands=commands)
 
 
 def ran(options: SweepOptions) -> list[tuple[str, str]]:
@@ -68,7 +85,7 @@ def ran(options: SweepOptions) -> list[tuple[str, str]]:
 
 
 def pair_job_with_fake_lm_eval(options: SweepOptions, setting: ModelSetting, task: str):
-    """The real job body, in the job's own process, with the stand-ins in place of lm_eval and ibe_postprocess."""
+    """The real job body, in the job's own process, with the stand-ins in place of lm_eval and the post-run commands."""
     runner.lm_eval_command = fake_lm_eval_command
-    runner.ibe_commands = fake_ibe_commands
+    runner.post_run_of = fake_post_run_of
     return run_pair_job(options, setting, task)

@@ -18,7 +18,7 @@ from submitit.slurm.slurm import _make_sbatch_string
 import custom_metrics.sweep.command as sweep_command
 from custom_metrics.cli import main as explain_eval
 from custom_metrics.common.errors import DataError
-from custom_metrics.sweep import cluster
+from custom_metrics.sweep import cluster, runner
 from custom_metrics.sweep.resources import ResourcePlan, Resources, load_plan, parse_minutes
 from custom_metrics.sweep.runner import SweepOptions, parse_models
 from custom_metrics.sweep.slurm import parse_sacct, phase, sbatch_parameters
@@ -290,7 +290,7 @@ def test_judge_pair_waits_for_its_generation_job(tmp_path: Path) -> None:
     assert [o.status for o in outcomes.values()] == ["done", "done"]
     generation, judge = scheduler.requests
     assert generation.after is None and judge.after == record(opts, "a", "ibe_copa")["job_id"]
-    assert (opts.out / "a" / "ibe_copa" / "ibe.done").is_file()
+    assert (opts.out / "a" / "ibe_copa" / runner.POST_RUN_DONE).is_file()
     command = json.loads((opts.out / "a" / "ibe_judge_copa" / "lm_eval.done").read_text())["command"]
     explanations = json.loads(command[command.index("--metadata") + 1])["explanations"]
     assert Path(explanations).name.startswith("samples_ibe_copa_") and Path(explanations).is_file()
@@ -309,7 +309,7 @@ def test_refused_submission_fails_its_pair_and_the_judge_of_it_the_others_run(tm
         outcomes[("a", "ibe_copa")].detail
         == "submission failed: sbatch refused the job: invalid partition specified: gpu"
     )
-    assert outcomes[("a", "ibe_judge_copa")].detail == "not submitted: the ibe_copa pair it judges failed"
+    assert outcomes[("a", "ibe_judge_copa")].detail == "not submitted: the ibe_copa pair whose samples it reads failed"
     assert outcomes[("a", "geese_noexp")].status == "done"
 
 

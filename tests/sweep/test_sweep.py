@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -170,45 +171,60 @@ def test_marker_naming_a_vanished_results_file_reruns_the_pair(tmp_path: Path, f
     assert outcome.status == "done" and fake_lm_eval() == [("a", "geese_noexp")]
 
 
-def test_ibe_postprocess_failure_is_reported_for_the_pair_only(tmp_path: Path, fake_lm_eval, monkeypatch) -> None:
+def _post_run(monkeypatch, commands) -> None:
+    """The task's real post-run step (outputs, name), with stand-in commands."""
+    real = sweep.post_run_of
+    monkeypatch.setattr(
+        sweep, "post_run_of", lambda task: replace(real(task), commands=commands) if real(task) else None
+    )
+
+
+def test_post_run_failure_is_reported_for_the_pair_only(tmp_path: Path, fake_lm_eval, monkeypatch) -> None:
     failing = [[sys.executable, "-c", "import sys; print('no such command'); sys.exit(2)"]]
-    monkeypatch.setattr(sweep, "ibe_commands", lambda task, folder: failing)
+    _post_run(monkeypatch, lambda samples, folder: failing)
     outcomes = sweep.run_sweep(options(tmp_path, ["ibe_copa", "geese_noexp"], models="a::pretrained=x"))
     ibe, other = outcomes
-    assert ibe.status == "failed" and "ibe_postprocess" in ibe.detail and "no such command" in ibe.detail
+    assert ibe.status == "failed" and "exited 2" in ibe.detail and "no such command" in ibe.detail
     assert other.status == "done"
     folder = tmp_path / "sweep" / "a" / "ibe_copa"
-    assert (folder / "lm_eval.done").is_file() and not (folder / "ibe.done").exists()
+    assert (folder / "lm_eval.done").is_file() and not (folder / sweep.POST_RUN_DONE).exists()
 
-    monkeypatch.setattr(sweep, "ibe_commands", lambda task, folder: [[sys.executable, "-c", "pass"]])
+    _post_run(monkeypatch, lambda samples, folder: [[sys.executable, "-c", "pass"]])
     fake_lm_eval()
     ibe, _ = sweep.run_sweep(options(tmp_path, ["ibe_copa", "geese_noexp"], models="a::pretrained=x"))
-    assert fake_lm_eval() == []  # lm_eval is not rerun, ibe_postprocess is
-    assert not (folder / "ibe.done").is_file()  # the stand-in wrote no report.json
+    assert fake_lm_eval() == []  # lm_eval is not rerun, the post-run step is
+    assert not (folder / sweep.POST_RUN_DONE).is_file()  # the stand-in wrote no report
     assert "wrote no" in ibe.detail and ibe.status == "failed"
 
+    (report,) = sweep.post_run_of("ibe_copa").outputs(folder)
     writes_report = (
-        f"import pathlib; p = pathlib.Path({str(folder / 'ibe')!r}); p.mkdir(exist_ok=True); "
-        "(p / 'report.json').write_text('{}')"
+        f"import pathlib; p = pathlib.Path({str(report)!r}); p.parent.mkdir(exist_ok=True); p.write_text('{{}}')"
     )
-    monkeypatch.setattr(sweep, "ibe_commands", lambda task, folder: [[sys.executable, "-c", writes_report]])
+    _post_run(monkeypatch, lambda samples, folder: [[sys.executable, "-c", writes_report]])
     ibe, _ = sweep.run_sweep(options(tmp_path, ["ibe_copa", "geese_noexp"], models="a::pretrained=x"))
-    assert fake_lm_eval() == [] and ibe.status == "skipped" and "ibe_postprocess done" in ibe.detail
-    assert (folder / "ibe.done").is_file()
+    assert fake_lm_eval() == [] and ibe.status == "skipped" and "done" in ibe.detail
+    assert (folder / sweep.POST_RUN_DONE).is_file()
     ibe, _ = sweep.run_sweep(options(tmp_path, ["ibe_copa", "geese_noexp"], models="a::pretrained=x"))
-    assert ibe.detail == "already complete"  # neither lm_eval nor ibe_postprocess again
+    assert ibe.detail == "already complete"  # neither lm_eval nor the post-run step again
 
 
-def test_ibe_commands_use_the_newest_samples(tmp_path: Path) -> None:
+def test_post_run_reads_the_newest_samples_and_the_sweep_names_no_paper(tmp_path: Path) -> None:
     folder = tmp_path / "pair"
     (folder / "m").mkdir(parents=True)
     older, newer = folder / "m" / "samples_ibe_copa_1.jsonl", folder / "m" / "samples_ibe_copa_2.jsonl"
     older.write_text("{}\n")
     newer.write_text("{}\n")
     os.utime(older, (1, 1))
-    score, report = sweep.ibe_commands("ibe_copa", folder)
+    assert sweep.newest_samples(folder, "ibe_copa") == newer
+    step = sweep.post_run_of("ibe_copa")
+    score, report = step.commands(newer, folder)
     assert score[2:6] == ["custom_metrics.cli", "ibe", "score", str(newer)]
-    assert report[4:] == ["report", str(folder / "ibe")]
+    assert report[4:] == ["report", score[-1]] and step.outputs(folder)[0].parent == Path(score[-1])
+    assert sweep.post_run_of("ibe_judge_copa") is None and sweep.post_run_of("geese_noexp") is None
+    # The sweep's own code knows no paper: every paper-specific step comes from a PaperSpec.
+    package = Path(sweep.__file__).parent
+    mentions = [p.name for p in package.glob("*.py") if "ibe" in p.read_text(encoding="utf-8").lower()]
+    assert mentions == []
 
 
 def test_dry_run_prints_pending_commands(tmp_path: Path, capsys) -> None:

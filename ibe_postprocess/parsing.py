@@ -12,6 +12,9 @@ generation must not stall a run: every pattern here matches in time linear in th
 a search for the first "then", not a lazy group followed by optional separators), and
 the text is capped at ``MAX_CHARS`` characters and ``MAX_STEPS`` steps, which bounds
 everything downstream (spaCy, the proof's similarity matrix, the judge's requests).
+
+One parser serves both sides: the harness hooks (``custom_metrics.ibe.metrics``) and the
+scorer import it from here, so it imports nothing but the standard library.
 """
 
 from __future__ import annotations

@@ -6,25 +6,43 @@ Plain JSONL lets explanations from anywhere be scored: one explanation per line 
 recognised too and give the judge baseline's per-question choices. Every problem is
 reported with the file, the line and the field; nothing is coerced silently (an option
 ``1.7``, a ``NaN`` or ``Infinity`` where an integer or a log-likelihood belongs, a premise
-longer than the explanation cap are errors, not values).
+longer than the explanation cap are errors, not values). Only regular files are read: a
+FIFO or a device named as input is refused by what it is, before anything opens it.
+
+The harness side reads here too (``ibe_judge_*`` docs are built from an ``ibe_*`` samples
+file), so this module imports nothing heavy.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
-import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from custom_metrics.common import fields
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.jsonl import iter_jsonl
+from custom_metrics.common.files import JSONL_MAX_BYTES, regular_file_problem
+from custom_metrics.common.jsonl import numbered_jsonl
 from custom_metrics.common.samples import logged_response
-from custom_metrics.ibe.parsing import MAX_CHARS
+from ibe_postprocess.parsing import MAX_CHARS
 
 PLAIN_FIELDS = ("qid", "option", "premise", "conclusion", "explanation", "correct")
 SPLITS = ("train", "test")
+
+
+@dataclass(frozen=True, order=True)
+class Source:
+    """Where a record was read: the input file as given to ``ibe score`` and the line (1-based)."""
+
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
 
 
 @dataclass(frozen=True)
@@ -36,7 +54,7 @@ class ExplanationRecord:
     premise: str
     conclusion: str
     explanation: str
-    source: str  # file:line, for tracing a feature row back to its input
+    source: Source  # for tracing a feature row back to its input
 
 
 @dataclass(frozen=True)
@@ -44,7 +62,7 @@ class JudgeRecord:
     qid: str
     choice: int  # option the judge picked (1-based)
     gold: int
-    source: str
+    source: Source
 
 
 def _response(sample: dict[str, Any], where: str) -> str:
@@ -55,20 +73,13 @@ def _response(sample: dict[str, Any], where: str) -> str:
 
 
 def _integer(row: dict[str, Any], name: str, where: str) -> int:
-    """An integer field: JSON integers, integral finite numbers and integer strings; never rounded."""
-    value = row[name]
-    if isinstance(value, bool):
-        value = int(value)
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        value = int(value)
-    if isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value.strip()):
-        value = int(value)
-    if not isinstance(value, int):
-        raise DataError(f"{where}: field {name!r} must be an integer, got {row[name]!r}.")
-    return value
+    try:
+        return fields.integer(row[name], f"field {name!r}")
+    except fields.FieldError as err:
+        raise DataError(f"{where}: {err}.") from err
 
 
-def _record(row: dict[str, Any], explanation: Any, where: str) -> ExplanationRecord:
+def _record(row: dict[str, Any], explanation: Any, where: str, source: Source) -> ExplanationRecord:
     missing = [name for name in PLAIN_FIELDS if name not in row and name != "explanation"]
     if missing:
         raise DataError(f"{where}: missing field(s) {', '.join(repr(m) for m in missing)}.")
@@ -88,7 +99,7 @@ def _record(row: dict[str, Any], explanation: Any, where: str) -> ExplanationRec
         if len(row[name]) > MAX_CHARS:
             raise DataError(f"{where}: field {name!r} is {len(row[name]):,} characters long (at most {MAX_CHARS:,}).")
     return ExplanationRecord(
-        str(row["qid"]), option, split, correct, row["premise"], row["conclusion"], explanation, where
+        str(row["qid"]), option, split, correct, row["premise"], row["conclusion"], explanation, source
     )
 
 
@@ -106,7 +117,7 @@ def _loglikelihood(resp: Any, where: str) -> float:
     return number
 
 
-def _judge_record(sample: dict[str, Any], where: str) -> JudgeRecord:
+def _judge_record(sample: dict[str, Any], where: str, source: Source) -> JudgeRecord:
     doc = sample["doc"]
     missing = [name for name in ("qid", "gold") if name not in doc]
     if missing:
@@ -119,39 +130,65 @@ def _judge_record(sample: dict[str, Any], where: str) -> JudgeRecord:
     if gold not in (1, 2):
         raise DataError(f"{where}: field 'doc.gold' is {doc['gold']!r}, expected option 1 or 2.")
     choice = 1 + max(range(2), key=lambda index: loglikelihoods[index])
-    return JudgeRecord(str(doc["qid"]), choice, gold, where)
+    return JudgeRecord(str(doc["qid"]), choice, gold, source)
+
+
+def check_input_file(path: Path) -> None:
+    """A DataError saying what ``path`` is when it cannot be an input (missing, a folder, a
+    FIFO or device, too large); checked without opening it, since opening a FIFO blocks."""
+    if not path.exists() and not path.is_symlink():
+        raise DataError(f"{path}: no such file.")
+    problem = regular_file_problem(path, JSONL_MAX_BYTES)
+    if problem:
+        raise DataError(f"{path}: input {problem}; give a samples file or a JSONL file of explanations.")
 
 
 def read_inputs(paths: Iterable[Path]) -> tuple[list[ExplanationRecord], list[JudgeRecord]]:
     """Explanation records and judge records from samples or plain JSONL files."""
     records: list[ExplanationRecord] = []
     judged: list[JudgeRecord] = []
-    seen: dict[tuple[str, int], str] = {}
-    judged_at: dict[str, str] = {}
+    seen: dict[tuple[str, int], Source] = {}
+    judged_at: dict[str, Source] = {}
     paths = [Path(path) for path in paths]
     for path in paths:
-        if not path.is_file():
-            raise DataError(f"{path}: no such file.")
-        for where, row in iter_jsonl(path):
+        check_input_file(path)
+        for line, row in numbered_jsonl(path):
+            source = Source(str(path), line)
+            where = str(source)
             if isinstance(row.get("doc"), dict):  # an lm-eval sample
                 if "explanations" in row["doc"]:
-                    decision = _judge_record(row, where)
+                    decision = _judge_record(row, where, source)
                     if decision.qid in judged_at:
                         raise DataError(
                             f"{where}: the judge's choice for qid {decision.qid!r} was already read at "
                             f"{judged_at[decision.qid]}."
                         )
-                    judged_at[decision.qid] = where
+                    judged_at[decision.qid] = source
                     judged.append(decision)
                     continue
-                record = _record(row["doc"], _response(row, where), f"{where} (doc)")
+                record = _record(row["doc"], _response(row, where), f"{where} (doc)", source)
             else:
-                record = _record(row, row.get("explanation"), where)
+                record = _record(row, row.get("explanation"), where, source)
             key = (record.qid, record.option)
             if key in seen:
                 raise DataError(f"{where}: qid {record.qid!r} option {record.option} was already read at {seen[key]}.")
-            seen[key] = where
+            seen[key] = source
             records.append(record)
     if not records and not judged:
         raise DataError(f"no explanations found in {', '.join(str(path) for path in paths)} (empty files?).")
     return records, judged
+
+
+def fingerprint(records: Sequence[ExplanationRecord], judged: Sequence[JudgeRecord] = ()) -> str:
+    """What a features folder is computed from, in one string: the SHA-256 of every record as
+    read (texts, labels, where it was read), in order. Two runs on the same inputs agree on
+    it whatever the batch size; any other input changes it."""
+    digest = hashlib.sha256()
+    for record in [*records, *judged]:
+        digest.update(json.dumps(asdict(record), sort_keys=True, ensure_ascii=False).encode("utf-8") + b"\n")
+    return digest.hexdigest()
+
+
+def input_files(records: Sequence[ExplanationRecord], judged: Sequence[JudgeRecord] = ()) -> tuple[str, ...]:
+    """The files the records were read from, in the order first read."""
+    return tuple(dict.fromkeys(record.source.file for record in [*records, *judged]))

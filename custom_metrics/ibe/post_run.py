@@ -1,0 +1,45 @@
+"""What a sweep does for IBE beyond ``lm_eval``: score the explanations of a generation pair
+and write its report, and run each judge task after the generation task it judges.
+
+The sweep knows no paper: it calls these hooks through IBE's ``PaperSpec``. The commands
+are the user's own (``explain-eval ibe score/report``), run in the pair's process
+environment, so a failure is reported for that pair with its log and the sweep goes on.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from custom_metrics.common.leaderboard_types import PostRun, SamplesInput
+from ibe_postprocess.folder import PAIR_SUBFOLDER, FeaturesFolder
+
+GENERATION_TASKS = ("ibe_copa", "ibe_ecare")
+_JUDGE = re.compile(r"^ibe_judge_(?P<dataset>\w+)$")
+
+
+def features_folder(pair: Path) -> FeaturesFolder:
+    return FeaturesFolder(pair / PAIR_SUBFOLDER)
+
+
+def commands(samples: Path, pair: Path) -> list[list[str]]:
+    """``explain-eval ibe score`` on the pair's samples file, then ``ibe report``."""
+    out = features_folder(pair).root
+    cli = [sys.executable, "-m", "custom_metrics.cli", "ibe"]
+    return [[*cli, "score", str(samples), "--out", str(out)], [*cli, "report", str(out)]]
+
+
+def outputs(pair: Path) -> list[Path]:
+    return [features_folder(pair).report]
+
+
+def judged_task(task: str) -> str | None:
+    """``ibe_X`` for ``ibe_judge_X`` (the generation task whose explanations it judges), else None."""
+    match = _JUDGE.match(task)
+    return f"ibe_{match['dataset']}" if match else None
+
+
+POST_RUN = PostRun("ibe_postprocess (score + report)", GENERATION_TASKS, commands, outputs)
+# The judge docs are built from the explanations' samples file, named by --metadata explanations.
+SAMPLES_INPUT = SamplesInput(judged_task, "explanations")

@@ -1,0 +1,93 @@
+"""IBE's selector accuracies on the leaderboard, read from the ``report.json`` files of
+``explain-eval ibe report`` through ``ibe_postprocess.report_file``.
+
+They are computed after the harness run, from logged samples, so they are in no
+``results_*.json``. The accuracies of dataset D become task ``ibe_D_selection`` (beside the
+``ibe_D`` harness task, whose metrics describe the explanations' format) in the row of the
+model that wrote the explanations: the sweep's name for it (the pair file one or two
+folders up, as for harness results), else the report's ``model``; for a report of plain
+JSONL explanations, put a ``sweep_pair.json`` with ``{"model": ...}`` beside it. A judge
+accuracy goes in the ``ibe_judge_D`` column of the judging model's row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from custom_metrics.common.files import JSONL_MAX_BYTES, REPORT_MAX_BYTES
+from custom_metrics.common.results import PAIR_FILE, Problem, Score, TaskRun, find_named_files, sweep_label
+from custom_metrics.ibe.published import method_key
+from ibe_postprocess import report_file
+from ibe_postprocess.folder import FEATURES, REPORT
+from ibe_postprocess.questions import DATASETS
+
+
+def load_ibe_tables(paths: Iterable[Path]) -> tuple[list[TaskRun], list[Problem]]:
+    """Every IBE report under ``paths`` (one beside a ``features.jsonl``), and the unusable ones."""
+    runs: list[TaskRun] = []
+    roots = [Path(p).resolve() for p in paths]
+    folders = [root for root in roots if root.is_dir()]
+    # A FIFO, device or oversized file bearing either name is named, never opened.
+    files, problems = find_named_files(folders, REPORT, REPORT_MAX_BYTES)
+    problems += find_named_files(folders, FEATURES, JSONL_MAX_BYTES)[1]  # features are read by the sample viewer
+    for path in files:
+        if not (path.parent / FEATURES).exists():
+            continue  # another tool's report.json
+        try:
+            runs.extend(selection_runs(report_file.read(path), roots))
+        except report_file.ReportError as error:
+            problems.append(Problem(path, error.reason))
+    return runs, problems
+
+
+def selection_runs(report: report_file.Report, roots: Iterable[Path] = ()) -> list[TaskRun]:
+    """The selector (and judge) accuracies of one report as task runs.
+
+    The model is the sweep's name for the pair when there is one (the harness rows of the
+    same sweep pair carry it too, so both land in one leaderboard row), else the report's
+    ``model``; an undefined accuracy (NaN) stays NaN, a missing one (null) is missing.
+    """
+    path = report.path or Path(REPORT)
+    model = sweep_label(path, roots) or report.model
+    if not model:
+        raise report_file.ReportError(
+            path,
+            f"cannot tell which model wrote the explanations of this report: put a {PAIR_FILE} "
+            'with {"model": ...} beside it or one folder up',
+        )
+    stamp = path.stat().st_mtime if path.exists() else 0.0
+    runs = []
+    for dataset, entry in sorted(report.datasets.items()):
+        if dataset not in DATASETS:
+            continue  # plain JSONL questions of no known dataset
+        scores = {(method_key(row.row), None): Score(row.accuracy, None) for row in entry.table1}
+        runs.append(TaskRun(model, f"ibe_{dataset}_selection", scores, entry.test_questions, None, path, stamp, None))
+        judge = entry.judge
+        if judge is None or judge.accuracy is None:
+            continue
+        # A model judging its own explanations gets the same row name as the explanations.
+        judge_row = model if judge.model == report.model else judge.model or f"unknown judge of {model}"
+        acc = {("acc", None): Score(judge.accuracy, None)}
+        runs.append(TaskRun(judge_row, f"ibe_judge_{dataset}", acc, judge.questions, None, path, stamp, None))
+    return runs
+
+
+def note_scorers(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
+    """Say which coherence judge and uncertainty model scored each run's explanations.
+
+    Offline, the paper's NLI and certainty models are replaced by the embedded LM and a
+    lexicon (``ibe_postprocess``); selector accuracies from such a run are not the paper's
+    measure, so the table must tell, per model, what its report recorded.
+    """
+    for run in runs:
+        if not run.task.endswith("_selection"):
+            continue
+        try:
+            report = report_file.read(run.path, check_features=False)
+        except report_file.ReportError:
+            continue  # read once already; a file changed since is reported on the next build
+        judges = "; ".join(report.coherence_judges or ("not recorded",))
+        certainty = "; ".join(report.uncertainty_sources or ("not recorded",))
+        notes.append(f"{run.model} {run.task}: coherence judge {judges}; uncertainty {certainty}.")
+    return runs

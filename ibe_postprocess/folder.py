@@ -1,0 +1,81 @@
+"""The files of an IBE features folder, named once.
+
+``explain-eval ibe score`` and ``ibe report`` write them, the leaderboard and the sweep's
+post-run step find them; every module asks this one for a name, so a renamed file cannot
+leave a reader looking for the old one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from custom_metrics.common.files import atomic_write_bytes
+
+FEATURES = "features.jsonl"  # the rows the report is computed from (features_file)
+FEATURES_CSV = "features.csv"  # the same rows for a spreadsheet; nothing reads it back
+JUDGE = "judge.jsonl"  # the LLM judge's choices, when judge samples were scored
+REPORT = "report.json"  # what the leaderboard reads (report_file)
+REPORT_MD = "report.md"
+FIGURES = ("table1.png", "figure2.png", "features_by_correctness.png")
+CACHE = "cache"  # costly results of ``score``, batch by batch (resumable)
+CACHE_FILES = {
+    "embeddings": "predicate-embeddings.jsonl",  # float32 vectors; older runs' embeddings.jsonl is not read
+    "proofs": "proofs.jsonl",
+    "coherence": "coherence.jsonl",
+    "uncertainty": "uncertainty.jsonl",
+    "autoformalized": "autoformalized.jsonl",
+    "nli_verdicts": "nli-verdicts",  # a folder: the NLI judge's own verdict cache
+}
+# What a sweep pair folder holds beside the harness output: the features folder of its samples.
+PAIR_SUBFOLDER = "ibe"
+# lm-eval's samples files of the IBE tasks: samples_<task>_<timestamp>.jsonl.
+SAMPLES_NAME = re.compile(r"^samples_(?P<task>ibe_(?P<judge>judge_)?(?:copa|ecare))_(?P<stamp>.+)\.jsonl$")
+
+
+@dataclass(frozen=True)
+class FeaturesFolder:
+    """An ``ibe score --out`` folder and the paths of what lives in it."""
+
+    root: Path
+
+    @property
+    def features(self) -> Path:
+        return self.root / FEATURES
+
+    @property
+    def features_csv(self) -> Path:
+        return self.root / FEATURES_CSV
+
+    @property
+    def judge(self) -> Path:
+        return self.root / JUDGE
+
+    @property
+    def report(self) -> Path:
+        return self.root / REPORT
+
+    @property
+    def report_md(self) -> Path:
+        return self.root / REPORT_MD
+
+    def figure(self, name: str) -> Path:
+        if name not in FIGURES:
+            raise ValueError(f"unknown figure {name!r}; expected one of {FIGURES}")
+        return self.root / name
+
+    def cache(self, kind: str) -> Path:
+        return self.root / CACHE / CACHE_FILES[kind]
+
+
+def write_file(path: Path, data: bytes | str) -> None:
+    """``path`` written whole or not at all (``common.files``); an error names ``path`` itself,
+    not the temporary file beside it, nor nothing (a full disk fails a write, which names no file)."""
+    try:
+        atomic_write_bytes(path, data.encode("utf-8") if isinstance(data, str) else data)
+    except OSError as err:
+        named = Path(err.filename) if err.filename is not None else None
+        if named is not None and not (named.parent == path.parent and named.name.startswith(f".{path.name}.")):
+            raise  # the system named the culprit (the folder it could not make, say)
+        raise OSError(err.errno, err.strerror, str(path)) from err

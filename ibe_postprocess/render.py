@@ -1,0 +1,232 @@
+"""The report a person reads: ``report.md`` and its three figures, drawn from a ``Summary``.
+
+Everything is shown per dataset (COPA, e-CARE), as the columns of the paper's Table 1,
+with the paper's numbers beside this run's. The LLM-as-a-judge baseline is labelled by who
+judged: the paper's is always GPT 3.5, this run's is the model of the ``ibe_judge_*`` run.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ibe_postprocess.coherence import PAPER_NLI_MODEL
+from ibe_postprocess.folder import FIGURES, FeaturesFolder
+from ibe_postprocess.paper import IBE_COLUMNS, JUDGE_ROW, PAPER_JUDGE, table_1
+from ibe_postprocess.selector import FEATURES, LABELS, Selector
+from ibe_postprocess.summary import Summary
+
+DATASET_NAMES = {"copa": "COPA", "ecare": "e-CARE"}
+UNKNOWN_MODEL = "unknown model"  # samples without their results file beside them: no name recorded
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.2f}"
+
+
+def _name(dataset: str) -> str:
+    return DATASET_NAMES.get(dataset, dataset)
+
+
+def _bars(ax, labels: list[str], values: dict[str, list[float]], horizontal: bool) -> None:
+    """Grouped bars: one group per label, one bar per dataset."""
+    width = 0.8 / max(len(values), 1)
+    for index, (dataset, heights) in enumerate(values.items()):
+        positions = [i + index * width for i in range(len(labels))]
+        clean = [0.0 if math.isnan(v) else v for v in heights]
+        (ax.barh if horizontal else ax.bar)(positions, clean, width, label=_name(dataset))
+    ticks = [i + 0.4 - width / 2 for i in range(len(labels))]
+    (ax.set_yticks if horizontal else ax.set_xticks)(ticks, labels)
+    ax.legend(fontsize=8)
+
+
+def figures(folder: FeaturesFolder, summary: Summary) -> list[str]:
+    """table1.png, figure2.png and features_by_correctness.png; their names, in that order."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    table1, figure2, by_correctness = FIGURES
+    accuracy = summary.table.pivot_table(index="row", columns="dataset", values="accuracy", sort=False, dropna=False)
+    fig, ax = plt.subplots(figsize=(7, 5))
+    _bars(ax, list(accuracy.index), {d: accuracy[d].tolist() for d in accuracy.columns}, horizontal=True)
+    ax.invert_yaxis()
+    ax.axvline(0.5, color="grey", linestyle="--", linewidth=1)
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("test accuracy (best explanation = correct option)")
+    ax.set_title("Table 1: IBE features and composed model")
+    fig.tight_layout()
+    fig.savefig(folder.figure(table1), dpi=120)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    zs = {d: [r.z for r in found] for d, found in summary.regressions.items()}
+    _bars(ax, [LABELS[f] for f in FEATURES], zs, horizontal=False)
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_ylabel("z (logistic regression)")
+    ax.set_title("Figure 2: correctness regressed on each IBE feature")
+    ax.tick_params(axis="x", labelsize=7)
+    fig.tight_layout()
+    fig.savefig(folder.figure(figure2), dpi=120)
+    plt.close(fig)
+
+    rows = {d: summary.per_dataset[d] for d in summary.datasets}
+    fig, axes = plt.subplots(1, len(FEATURES), figsize=(12, 3))
+    for ax, feature in zip(axes, FEATURES):
+        means = {d: frame.groupby("correct")[feature].mean() for d, frame in rows.items()}
+        _bars(
+            ax, ["incorrect", "correct"], {d: [m.get(0, math.nan), m.get(1, math.nan)] for d, m in means.items()}, False
+        )
+        ax.set_title(LABELS[feature], fontsize=9)
+    fig.suptitle("Mean feature by option correctness")
+    fig.tight_layout()
+    fig.savefig(folder.figure(by_correctness), dpi=120)
+    plt.close(fig)
+    return list(FIGURES)
+
+
+def _selector_lines(protocol: str, selectors: dict[str, Selector], datasets: list[str]) -> list[str]:
+    fits = {id(s): s for s in selectors.values()}.values()
+    if protocol == "a9" and len(datasets) > 1:
+        head = "Selector: Appendix A.9, one linear regression fitted on the training explanations of all datasets"
+    elif protocol == "a9":
+        head = (
+            f"Selector: fitted on {_name(datasets[0])}'s training explanations only "
+            "(the paper's A.9 selector is fitted on COPA and e-CARE together; score both datasets into one folder)"
+        )
+    else:
+        head = "Selector: one linear regression per dataset, fitted on that dataset's training explanations"
+    lines = [head + ", evaluated on each test set.", ""]
+    for selector in fits:
+        trained = " + ".join(_name(d) for d in selector.trained_on)
+        weights = ", ".join(f"{LABELS[f]} {c:+.3f}" for f, c in selector.coefficients.items())
+        lines.append(
+            f"Composed model fitted on {trained} ({selector.train_explanations} explanations): "
+            f"{weights}, intercept {selector.intercept:+.3f}."
+        )
+    return lines
+
+
+def _head(summary: Summary) -> list[str]:
+    provenance, rows = summary.provenance, summary.rows
+    counts = "; ".join(
+        f"{_name(d)}: {len(frame)} explanations, {frame[frame['split'] == 'train']['qid'].nunique()} train and "
+        f"{frame[frame['split'] == 'test']['qid'].nunique()} test questions"
+        for d, frame in summary.per_dataset.items()
+    )
+    lines = [
+        "# IBE-Eval report",
+        "",
+        f"Explanations: {len(rows)} ({summary.train_rows} train, {summary.test_rows} test). {counts}.",
+        "",
+        f"Explanations by: {provenance.get('model') or UNKNOWN_MODEL}. "
+        f"Coherence judge: {'; '.join(summary.coherence_judges)}. "
+        f"Formalization: {', '.join(summary.formalizations)}.",
+        "",
+        *_selector_lines(summary.protocol, summary.selectors, summary.datasets),
+        "",
+    ]
+    if summary.coherence_judges != [PAPER_NLI_MODEL]:
+        lines += [f"**Coherence is not judged by the paper's NLI model** ({PAPER_NLI_MODEL}).", ""]
+    sources = summary.uncertainty_sources
+    if any(source.startswith("lexicon") for source in sources):
+        lines += [
+            "**Uncertainty is the lexicon-based estimate, not the certainty model of Pei & Jurgens** "
+            f"(source: {'; '.join(sources)}). See the task README for its definition.",
+            "",
+        ]
+    else:
+        lines += [f"Uncertainty model: {', '.join(sources)}.", ""]
+    reasons = summary.reasons
+    lines += [
+        f"Flagged explanations: {summary.flagged} of {len(rows)}."
+        + (
+            " Reasons: " + ", ".join(f"{reason} ({count})" for reason, count in reasons.most_common()) + "."
+            if reasons
+            else ""
+        ),
+        "Missing feature values replaced by training means: "
+        + ", ".join(f"{f} {n}" for f, n in summary.imputed.items())
+        + ".",
+        "",
+    ]
+    return lines
+
+
+def _table_1(summary: Summary) -> list[str]:
+    names = [_name(d) for d in summary.datasets]
+    paper = table_1()
+    lines = [
+        "## Table 1: accuracy of selecting the correct option's explanation (test questions)",
+        "",
+        "The paper's columns are the explanation generators; its LLM-judge baseline is GPT 3.5 judging "
+        "each generator's explanations. This run's judge row is the model of the `ibe_judge_*` run.",
+        "",
+        "| Block | Row | " + " | ".join(f"This run: {n}" for n in names) + " | " + " | ".join(IBE_COLUMNS) + " |",
+        "|---|---|" + "---|" * (len(names) + len(IBE_COLUMNS)),
+    ]
+    paper_blank = " | ".join("" for _ in IBE_COLUMNS)
+    judged = summary.judged
+    if judged:
+        judge_model = summary.provenance.get("judge_model") or UNKNOWN_MODEL
+        cells = [f"{_fmt(judged[d][0])} (n={judged[d][1]})" if d in judged else "not run" for d in summary.datasets]
+        lines.append(
+            f"| Baselines | LLM judge: {judge_model} (this run) | " + " | ".join(cells) + f" | {paper_blank} |"
+        )
+    paper_judge = " | ".join(_fmt(v) for v in paper[JUDGE_ROW])
+    lines.append(
+        f"| Baselines | LLM judge: {PAPER_JUDGE} (paper) | " + " | ".join("" for _ in names) + f" | {paper_judge} |"
+    )
+    for (block, row), group in summary.table.groupby(["block", "row"], sort=False):
+        ours = group.set_index("dataset")["accuracy"]
+        published = paper.get(row, (math.nan,) * len(IBE_COLUMNS))
+        lines.append(
+            f"| {block} | {row} | "
+            + " | ".join(_fmt(ours.get(d)) for d in summary.datasets)
+            + " | "
+            + " | ".join(_fmt(v) for v in published)
+            + " |"
+        )
+    lines += ["", "Ties between options earn 1/k credit (expected accuracy of a random tie-break).", ""]
+    return lines
+
+
+def _figure_2(summary: Summary) -> list[str]:
+    lines = [
+        f"## Figure 2: correctness regressed on each feature ({summary.fig2_split} explanations, logistic GLM)",
+        "",
+        "| Dataset | Feature | coef | z | p | n | note |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for dataset, found in summary.regressions.items():
+        for r in found:
+            p = "n/a" if math.isnan(r.p) else f"{r.p:.3g}"
+            lines.append(
+                f"| {_name(dataset)} | {LABELS[r.feature]} | {_fmt(r.coefficient)} | {_fmt(r.z)}{r.stars} | {p} "
+                f"| {r.n} | {r.note} |"
+            )
+    lines += ["", "Significance: *** p < 0.001, ** p < 0.01, * p < 0.05.", ""]
+    return lines
+
+
+def _means(summary: Summary) -> list[str]:
+    names = [_name(d) for d in summary.datasets]
+    lines = [
+        "## Mean features by option correctness",
+        "",
+        "| Feature | " + " | ".join(f"{n} correct | {n} incorrect" for n in names) + " |",
+        "|---|" + "---|---|" * len(names),
+    ]
+    for feature in FEATURES:
+        cells = []
+        for dataset in summary.datasets:
+            means = summary.per_dataset[dataset].groupby("correct")[feature].mean()
+            cells += [_fmt(means.get(1, math.nan)), _fmt(means.get(0, math.nan))]
+        lines.append(f"| {LABELS[feature]} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def markdown(summary: Summary, figure_names: list[str]) -> str:
+    lines = [*_head(summary), *_table_1(summary), *_figure_2(summary), *_means(summary)]
+    lines += ["", *(f"![{name}]({name})" for name in figure_names), ""]
+    return "\n".join(lines)

@@ -1,0 +1,144 @@
+"""What ``ibe report`` computes from a features folder: the Table 1 ablation, the selector
+fits, the Figure 2 regressions, the judge's accuracy and the counts the report states.
+
+Computing is kept apart from writing (``render`` draws the markdown and figures,
+``report_file`` the JSON) so that each can be read, and tested, on its own.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from ibe_postprocess import report_file
+from ibe_postprocess.features_file import Features
+from ibe_postprocess.questions import dataset_of
+from ibe_postprocess.selector import (
+    FEATURES,
+    Regression,
+    Selector,
+    ablation,
+    by_dataset,
+    feature_regressions,
+    fit_selectors,
+    split_frames,
+)
+
+
+@dataclass(frozen=True)
+class Summary:
+    features: Features
+    rows: pd.DataFrame
+    protocol: str
+    fig2_split: str
+    table: pd.DataFrame  # Table 1: block, row, dataset, accuracy
+    selectors: dict[str, Selector]  # the fit answering each dataset's test questions
+    datasets: list[str]  # datasets with test questions, in name order
+    per_dataset: dict[str, pd.DataFrame]  # every row, per dataset
+    tests: dict[str, pd.DataFrame]  # test rows per dataset
+    regressions: dict[str, list[Regression]]
+    judged: dict[str, tuple[float, int]]  # per dataset: judge accuracy and questions
+    flagged: int
+    reasons: Counter
+    imputed: dict[str, int]
+    uncertainty_sources: list[str]
+    coherence_judges: list[str]
+    formalizations: list[str]
+    train_rows: int
+    test_rows: int
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        return self.features.header.origin.provenance
+
+
+def judge_accuracy(decisions: list[dict[str, Any]]) -> dict[str, tuple[float, int]]:
+    """Per dataset: the share of test questions the judge answered correctly, and how many."""
+    hits: dict[str, list[bool]] = {}
+    for record in decisions:
+        hits.setdefault(dataset_of(str(record["qid"])), []).append(record["choice"] == record["gold"])
+    return {name: (sum(found) / len(found), len(found)) for name, found in sorted(hits.items())}
+
+
+def _reason(flag: str) -> str:
+    """A flag without its particulars: "step 2 has no assumption" and "step 3 ..." stay apart,
+    "step without IF-THEN: '...'" are counted together."""
+    return flag.split(":")[0].split("(")[0].strip()
+
+
+def summarize(features: Features, fig2_split: str = "test", protocol: str = "a9") -> Summary:
+    rows = features.frame()
+    train, test = split_frames(rows)
+    tests = by_dataset(test)
+    datasets = list(tests)
+    per_dataset = by_dataset(rows)
+    regression_rows = per_dataset if fig2_split == "all" else by_dataset(rows[rows["split"] == fig2_split])
+    flagged = rows[rows["flag"].fillna("") != ""]
+    return Summary(
+        features=features,
+        rows=rows,
+        protocol=protocol,
+        fig2_split=fig2_split,
+        table=ablation(rows, protocol),
+        selectors=fit_selectors(rows, FEATURES, protocol),
+        datasets=datasets,
+        per_dataset=per_dataset,
+        tests=tests,
+        regressions={d: feature_regressions(regression_rows.get(d, rows.iloc[0:0])) for d in datasets},
+        judged=judge_accuracy(features.judged),
+        flagged=len(flagged),
+        reasons=Counter(_reason(reason) for flag in flagged["flag"] for reason in str(flag).split("; ") if reason),
+        imputed={f: int(rows[f].isna().sum()) for f in FEATURES},
+        uncertainty_sources=sorted(rows["uncertainty_source"].dropna().unique()),
+        coherence_judges=sorted(rows["coherence_judge"].dropna().unique()),
+        formalizations=sorted(rows["formalization"].dropna().unique()),
+        train_rows=len(train),
+        test_rows=len(test),
+    )
+
+
+def to_report(summary: Summary) -> report_file.Report:
+    """The schema object written as report.json."""
+    header = summary.features.header
+    provenance = summary.provenance
+    judge_model = provenance.get("judge_model")
+    datasets = {}
+    for dataset in summary.datasets:
+        table = summary.table[summary.table["dataset"] == dataset]
+        judged = summary.judged.get(dataset)
+        datasets[dataset] = report_file.DatasetReport(
+            tuple(report_file.TableRow(r.block, r.row, float(r.accuracy)) for r in table.itertuples()),
+            int(summary.tests[dataset]["qid"].nunique()),
+            report_file.JudgeScore(judge_model, judged[0], judged[1]) if judged else None,
+            tuple(
+                report_file.Regression(r.feature, r.coefficient, r.z, r.p, r.n, r.note)
+                for r in summary.regressions[dataset]
+            ),
+        )
+    return report_file.Report(
+        features=report_file.FeaturesRef(header.rows or 0, header.rows_sha256 or "", header.origin.inputs_sha256),
+        datasets=datasets,
+        model=provenance.get("model"),
+        tasks=tuple(provenance.get("tasks") or ()),
+        judge_model=judge_model,
+        runs=tuple(report_file.GenerationRun(**run) for run in provenance.get("runs") or ()),
+        selector={
+            "protocol": summary.protocol,
+            "fits": {
+                dataset: {
+                    "trained_on": list(selector.trained_on),
+                    "train_explanations": selector.train_explanations,
+                    "coefficients": selector.coefficients,
+                    "intercept": selector.intercept,
+                }
+                for dataset, selector in summary.selectors.items()
+            },
+        },
+        flagged=summary.flagged,
+        imputed=summary.imputed,
+        uncertainty_sources=tuple(summary.uncertainty_sources),
+        coherence_judges=tuple(summary.coherence_judges),
+    )
