@@ -20,14 +20,11 @@ from custom_metrics.geese.data import LABELS
 from custom_metrics.geese.prompts import M1_MAX_TOKENS, M1_STOP, M2_TEMPLATE
 from custom_metrics.ibe.prompts import EXPLANATION_MAX_TOKENS, EXPLANATION_STOP, JUDGE_CHOICES
 from custom_metrics.judge.prompt import LABEL_WORDS
-from custom_metrics.reg.prompts import (
-    GENERATION_MAX_TOKENS,
-    GENERATION_STOP,
-    JUDGE_SELECT_MAX_TOKENS,
-    JUDGE_SELECT_STOP,
-)
+from custom_metrics.reg.generation import MODES, TASKS
+from custom_metrics.reg.prompts import GENERATION_STOP, JUDGE_SELECT_MAX_TOKENS, JUDGE_SELECT_STOP
 from custom_metrics.rule.prompts import CHOICES
 from tests.helpers import MIRROR, TASKS_DIR
+from tests.tiny_models import small_tokenizer
 
 # Tasks that read an earlier run's samples file (--metadata explanations).
 NEEDS_EXPLANATIONS = {"geese_selfexp": "geese", "ibe_judge_copa": "copa", "ibe_judge_ecare": "ecare"}
@@ -38,9 +35,19 @@ EXPECTED_TASKS = {
     *(f"rule_5shot_split{k}" for k in range(1, 6)),
     *(f"rule_5shot_rule_split{k}" for k in range(1, 6)),
     *(f"rule_rationale_{s}" for s in ("none", "selective", "eliminative", "both")),
-    "reg_chaos", "reg_judge_select", "reg_judge_select_loglik",
+    "reg_chaos", "reg_chaos_thinking", "reg_chaos_served", "reg_chaos_thinking_served",
+    "reg_judge_select", "reg_judge_select_loglik",
     "ibe_copa", "ibe_ecare", "ibe_judge_copa", "ibe_judge_ecare",
 }  # fmt: skip
+# REG's variants read the model arguments (merged into the metadata): the model kind, the
+# thinking switch and the tokenizer that counts output tokens (custom_metrics/reg/generation.py).
+SERVED = {"base_url": "http://127.0.0.1:9/v1/chat/completions"}
+REG_RUN_ARGS = {
+    "reg_chaos": {},
+    "reg_chaos_thinking": {"chat_template_args": {"enable_thinking": True}},
+    "reg_chaos_served": SERVED,
+    "reg_chaos_thinking_served": SERVED,
+}
 # The fixture mirror holds 6 e-CARE rows per split; the paper samples 500.
 SMALL_ECARE = {"ecare_train_size": 2, "ecare_test_size": 2, "ecare_seed": 1}
 CHOICES_BY_PREFIX = {
@@ -51,14 +58,15 @@ CHOICES_BY_PREFIX = {
 }
 STOPS_BY_PREFIX = {
     "geese_generate": (M1_STOP, M1_MAX_TOKENS),
-    "reg_chaos": (GENERATION_STOP, GENERATION_MAX_TOKENS),
+    **{task: (GENERATION_STOP, MODES[mode].max_gen_toks) for (mode, _), task in TASKS.items()},
     "reg_judge_select": (JUDGE_SELECT_STOP, JUDGE_SELECT_MAX_TOKENS),
     "ibe_": (EXPLANATION_STOP, EXPLANATION_MAX_TOKENS),
 }
 
 
 def _by_prefix(table: dict, name: str):
-    return next(value for prefix, value in table.items() if name.startswith(prefix))
+    """The entry of the longest prefix of ``name`` (``reg_chaos_thinking`` before ``reg_chaos``)."""
+    return table[max((prefix for prefix in table if name.startswith(prefix)), key=len)]
 
 
 def _explanation_files(folder: Path) -> dict[str, str]:
@@ -87,8 +95,13 @@ def tasks(tmp_path_factory: pytest.TempPathFactory) -> dict:
     try:
         files = _explanation_files(tmp_path_factory.mktemp("explanations"))
         plain = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=SMALL_ECARE)
-        names = sorted(name for name in plain.all_subtasks if name not in NEEDS_EXPLANATIONS)
+        names = sorted(name for name in plain.all_subtasks if name not in {**NEEDS_EXPLANATIONS, **REG_RUN_ARGS})
         loaded = dict(plain.load(names)["tasks"])
+        tokenizer = str(small_tokenizer(tmp_path_factory.mktemp("tokenizer")))
+        for name, run_args in REG_RUN_ARGS.items():
+            metadata = {"tokenizer": tokenizer, "model": tokenizer} if run_args is SERVED else {"pretrained": tokenizer}
+            manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=metadata | run_args)
+            loaded.update(manager.load([name])["tasks"])
         for name, source in NEEDS_EXPLANATIONS.items():
             manager = TaskManager(
                 include_path=str(TASKS_DIR),
@@ -132,10 +145,11 @@ def test_stop_strings_and_lengths_equal_the_python_constants(tasks: dict) -> Non
 def _fake_result(name: str, task, doc: dict) -> list:
     if task.config.output_type == "multiple_choice":
         return [(-float(i), False) for i in range(len(task.doc_to_choice(doc)))]
-    if name == "reg_chaos":
+    if name.startswith("reg_chaos"):
         verdict = {"label": "contradiction", "probs": {"entailment": 0.1, "neutral": 0.1, "contradiction": 0.8}}
         record = {"explanation": "e", "flag": "", "initial": verdict, "coherence": verdict, "effectiveness": verdict}
-        return [json.dumps({**record, "thinking_words": 0})]
+        lengths = {"thinking_words": 0, "output_tokens": 3, "thinking_tokens": 0}
+        return [json.dumps({**record, **lengths})]
     return ["Step 1: IF a, THEN b.\nAssumption: c.\nTherefore, since a, b."]
 
 

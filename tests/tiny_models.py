@@ -45,3 +45,10 @@ def tiny_model(path: Path, model_class: Any, tokenizer: Any, seed: int, **config
 def nli_label_config(id2label: dict[int, str]) -> dict[str, Any]:
     """Classifier config entries for these labels."""
     return {"num_labels": len(id2label), "id2label": id2label, "label2id": {v: k for k, v in id2label.items()}}
+
+
+def small_tokenizer(path: Path) -> Path:
+    """A saved BPE tokenizer folder: what a task that counts tokens needs of a model, in a second."""
+    corpus = ["Tom has never left his home town.", "Tom described the streets of Paris in detail."] * 4
+    bpe_tokenizer(corpus, vocab_size=300, specials=["<pad>", "<s>", "</s>"]).save_pretrained(path)
+    return path

@@ -1,24 +1,27 @@
 """Section 6 analysis of REG runs: does longer output go with less success?
 
 From the logged samples of one or more ``reg_chaos`` runs (one per model; the paper uses
-thinking-mode runs), fit a logistic GLM of explanation success on log2(output length),
-the contradiction weight w_con and the model, with standard errors clustered by
-premise-hypothesis pair, and report odds ratios with 95% intervals: per doubling of the
-output length and per 0.1 of w_con, as the paper states them.
+thinking-mode runs, ``reg_chaos_thinking``), fit a logistic GLM of explanation success on
+log2(output length), the contradiction weight w_con and the model, with standard errors
+clustered by premise-hypothesis pair, and report odds ratios with 95% intervals: per
+doubling of the output length and per 0.1 of w_con, as the paper states them.
 
-    explain-eval reg-analysis OUT/model_a/samples_reg_chaos_*.jsonl \\
-        OUT/model_b/samples_reg_chaos_*.jsonl=model-b --out analysis/ [--tokenizer PATH]
+    explain-eval reg-analysis OUT/model_a/samples_reg_chaos_thinking_*.jsonl \\
+        OUT/model_b/samples_reg_chaos_thinking_*.jsonl=model-b --out analysis/ [--tokenizer PATH]
 
 A file's model is its lm-eval output folder name unless given after '='. Only items in N
-enter (the evaluated set). Output length counts the whole raw generation, thinking
-included: in tokens when --tokenizer names the generator's tokenizer (the paper counts
-tokens), else in whitespace words. Lengths below 1 are counted as 1 (log2 of 0).
+enter (the evaluated set). Output length is the whole output, thinking included, in the
+generator's tokens, as the run recorded it (``output_tokens``: the run's tokenizer
+re-encoded each output); ``--tokenizer`` recounts the raw generations instead (samples
+from before lengths were recorded). Lengths below 1 are counted as 1 (log2 of 0). One fit
+takes one mode: the paper fits thinking mode only, and a mix would compare traces with
+answers.
 
 Every field the fit uses is checked on its line first (``doc.w_con`` a number in [0, 1],
-the judged record's labels, ``flag`` and ``thinking_words``, the raw generation of an
-item in N): statsmodels would report a
-NaN or a string only as a failed fit. A file given twice, or an item read twice for one
-model, is refused: doubled rows would narrow every interval without a word.
+the judged record's labels, ``flag`` and ``output_tokens``, the raw generation of an item
+in N when recounting): statsmodels would report a NaN or a string only as a failed fit.
+A file given twice, or an item read twice for one model, is refused: doubled rows would
+narrow every interval without a word.
 """
 
 from __future__ import annotations
@@ -61,8 +64,9 @@ def _field(container: Any, path: str, where: str, within: str = "") -> Any:
     return value
 
 
-def _record(sample: dict[str, Any], where: str) -> dict[str, Any]:
-    """The judged record the reg_chaos filter logged, checked for every field the analysis reads."""
+def _record(sample: dict[str, Any], where: str, recorded_length: bool) -> dict[str, Any]:
+    """The judged record the reg_chaos filter logged, checked for every field the analysis
+    reads (``output_tokens`` unless the lengths are recounted)."""
     filtered = _field(sample, "filtered_resps", where)
     try:
         record = read_record(filtered[0]) if isinstance(filtered, list) and filtered else None
@@ -73,9 +77,16 @@ def _record(sample: dict[str, Any], where: str) -> dict[str, Any]:
     inside = "filtered_resps."
     if not isinstance(_field(record, "flag", where, inside), str):
         raise DataError(f"{where}: field 'filtered_resps.flag' must be a string.")
-    words = _field(record, "thinking_words", where, inside)
-    if isinstance(words, bool) or not isinstance(words, int) or words < 0:
-        raise DataError(f"{where}: field 'filtered_resps.thinking_words' is {words!r}, not a word count.")
+    if recorded_length:
+        tokens = _field(record, "output_tokens", where, inside)
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+            raise DataError(
+                f"{where}: field 'filtered_resps.output_tokens' is {tokens!r}, not a token count (samples from before "
+                "lengths were recorded: recount them with --tokenizer)."
+            )
+    mode = record.get("mode", "")
+    if mode not in ("", "thinking", "non-thinking"):
+        raise DataError(f"{where}: field 'filtered_resps.mode' is {mode!r}, expected thinking or non-thinking.")
     for verdict in ("initial", "coherence", "effectiveness"):
         label = _field(record, f"{verdict}.label", where, inside)
         if label not in NLI_LABELS:
@@ -97,11 +108,14 @@ def _w_con(sample: dict[str, Any], where: str) -> float:
     return float(value)
 
 
-def read_samples(path: Path, model: str, count: Callable[[str], int]) -> list[dict[str, Any]]:
-    """Rows (items in N only) of one reg_chaos samples file; bad lines name file, line and field."""
+def read_samples(path: Path, model: str, count: Callable[[str], int] | None = None) -> list[dict[str, Any]]:
+    """Rows (items in N only) of one reg_chaos samples file; bad lines name file, line and field.
+
+    Lengths are the recorded ``output_tokens``, or ``count`` of each raw generation when given.
+    """
     rows = []
     for where, sample in iter_jsonl(path):
-        record = _record(sample, where)
+        record = _record(sample, where, recorded_length=count is None)
         uid = _field(sample, "doc.uid", where)
         if isinstance(uid, bool) or not isinstance(uid, (str, int)):
             raise DataError(f"{where}: field 'doc.uid' is {uid!r}, expected a string.")
@@ -115,8 +129,8 @@ def read_samples(path: Path, model: str, count: Callable[[str], int]) -> list[di
                 "uid": str(uid),
                 "w_con": w_con,
                 "success": int(success),
-                "length": count(_raw_output(sample, where)),
-                "thinking_words": record["thinking_words"],
+                "length": record["output_tokens"] if count is None else count(_raw_output(sample, where)),
+                "mode": record.get("mode", ""),
                 "flag": record["flag"],
                 "source": where,
             }
@@ -138,13 +152,29 @@ def check_unique(rows: Sequence[dict[str, Any]]) -> None:
         seen[key] = row["source"]
 
 
-def length_counter(tokenizer: str | None) -> Callable[[str], int]:
-    if not tokenizer:
-        return lambda text: len(text.split())
-    from transformers import AutoTokenizer
+def check_one_mode(rows: Sequence[dict[str, Any]]) -> str:
+    """The mode of all rows ("" for samples from before modes were recorded); a mix is refused."""
+    modes = {row["mode"] for row in rows} - {""}
+    if len(modes) > 1:
+        first = {mode: next(row["source"] for row in rows if row["mode"] == mode) for mode in sorted(modes)}
+        raise DataError(
+            "the samples mix modes (" + ", ".join(f"{mode} at {where}" for mode, where in first.items()) + "); fit "
+            "one mode at a time (the paper fits thinking-mode runs only)."
+        )
+    return modes.pop() if modes else ""
 
-    loaded = AutoTokenizer.from_pretrained(tokenizer)
-    return lambda text: len(loaded.encode(text, add_special_tokens=False))
+
+def length_counter(tokenizer: str | None) -> Callable[[str], int] | None:
+    """None: the recorded lengths; else a recount of each raw generation in this tokenizer."""
+    if not tokenizer:
+        return None
+    from custom_metrics.reg.generation import count_tokens, load_tokenizer
+
+    try:
+        load_tokenizer(tokenizer)
+    except Exception as err:  # whatever the loader raises, the command names the tokenizer
+        raise DataError(f"--tokenizer: cannot load tokenizer {tokenizer!r} ({type(err).__name__}: {err})") from err
+    return lambda text: count_tokens(tokenizer, [text])[0]
 
 
 def fit_glm(rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
@@ -198,6 +228,7 @@ def length_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         table.append(
             {
                 "model": model,
+                "mode": mine[0]["mode"],
                 "n": len(mine),
                 "success_rate": mean([row["success"] for row in mine]),
                 "mean_length_successful": mean([row["length"] for row in mine if row["success"]]),
@@ -233,12 +264,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("samples", nargs="+", help="samples_reg_chaos_*.jsonl, optionally PATH=MODEL")
     parser.add_argument("--out", required=True, type=Path, help="folder for glm.csv, table3.csv, rows.csv, summary.txt")
     parser.add_argument(
-        "--tokenizer", help="generator's tokenizer (HF id or path): count output tokens instead of words"
+        "--tokenizer",
+        help="recount output tokens with this tokenizer (HF id or path) instead of the recorded output_tokens",
     )
     args = parser.parse_args(argv)
     count = length_counter(args.tokenizer)
     rows = [row for path, model in parse_inputs(args.samples) for row in read_samples(path, model, count)]
     check_unique(rows)
+    mode = check_one_mode(rows)
+    if mode == "non-thinking":
+        print("reg_analysis: these are non-thinking runs; the paper fits thinking-mode runs only", file=sys.stderr)
     args.out.mkdir(parents=True, exist_ok=True)
     if rows:
         _write_csv(args.out / "rows.csv", rows)
@@ -250,8 +285,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     _write_csv(args.out / "glm.csv", table)
     (args.out / "summary.txt").write_text(summary, encoding="utf-8")
-    unit = "tokens" if args.tokenizer else "words"
-    print(f"logistic GLM of success, {len(rows)} explanations in N, length in {unit}, errors clustered by item")
+    unit = f"tokens recounted with {args.tokenizer}" if args.tokenizer else "tokens as recorded"
+    print(
+        f"logistic GLM of success, {len(rows)} explanations in N ({mode or 'mode not recorded'}), output length in "
+        f"{unit}, errors clustered by item"
+    )
     for line in table:
         print(
             f"  {line['term']}: OR = {line['odds_ratio']:.3f}, "

@@ -24,7 +24,8 @@ from lm_eval.api.filter import Filter
 from custom_metrics.judge.build import build_judge
 from custom_metrics.judge.types import UNPARSED, NLIJudge, Verdict
 from custom_metrics.reg.data import judge_check_docs, load_items
-from custom_metrics.reg.outputs import Output, combine, split_output
+from custom_metrics.reg.generation import split_outputs
+from custom_metrics.reg.outputs import Output, combine
 
 log = logging.getLogger(__name__)
 
@@ -126,10 +127,7 @@ def judge_outputs(
                 "initial": _verdict_record(verdict),
                 "effectiveness": _verdict_record(effect.get(i)),
                 "coherence": _verdict_record(cohere.get(i)),
-                "output_chars": len(out.raw),
-                "output_words": len(out.raw.split()),
-                "thinking_chars": len(out.thinking),
-                "thinking_words": len(out.thinking.split()),
+                **out.length_fields(),
                 "judge_check": check,
             }
         )
@@ -154,7 +152,7 @@ class REGJudgeFilter(Filter):
     """
 
     def apply(self, resps: Iterable[list[str]], docs: list[dict]) -> list[str]:
-        outputs = [split_output(responses[0] if responses else "") for responses in resps]
+        outputs = split_outputs(resps, docs)
         judge = run_judge(docs)
         check = check_judge(judge, judge_check_docs(load_items()))
         return [json.dumps(record) for record in judge_outputs(judge, docs, outputs, check)]

@@ -6,6 +6,10 @@ an unparsed J(p, h) is no contradiction call, so the item is outside N; an item 
 an unparsed J(p;e, h) or J(p, e) stays in N (``n``) but is left out of coherence,
 effectiveness and success alike (one scored set, so success is still coherent and
 effective on the same items). ``unparsed`` reports the share either way.
+
+What the generator produced is reported over all docs, whatever the judge decides:
+``cut_off`` and ``no_explanation`` (the two kinds of output without an explanation,
+``outputs.FLAGS``) and the mean output and trace lengths in the generator's tokens.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 from custom_metrics.judge.answer import parse_label
 from custom_metrics.judge.types import UNPARSED
 from custom_metrics.reg.judging import read_record
+from custom_metrics.reg.outputs import CUT_OFF, NO_EXPLANATION
 
 Scored = tuple[bool, float | None]  # (item in N, value when in N and scored)
 
@@ -57,12 +62,21 @@ def process_results(doc: dict[str, Any], results: list[dict[str, Any]]) -> dict[
     in_n = record["initial"]["label"] == "contradiction"
     metrics: dict[str, Any] = {name: (in_n, value) for name, value in scores.items()}
     metrics["n"] = float(in_n)
+    metrics["cut_off"] = float(record["flag"] == CUT_OFF)
+    metrics["no_explanation"] = float(record["flag"] == NO_EXPLANATION)
+    metrics["output_tokens"] = _length(record.get("output_tokens"))
+    metrics["thinking_tokens"] = _length(record.get("thinking_tokens"))
     metrics["thinking_words"] = float(record["thinking_words"])
     metrics["unparsed"] = unparsed_count(record)
     check = record.get("judge_check") or {}
     metrics["judge_check_acc"] = float(check.get("acc", math.nan))
     metrics["judge_degenerate"] = float(check["degenerate"]) if "degenerate" in check else math.nan
     return metrics
+
+
+def _length(value: Any) -> float:
+    """A token count, NaN where the record has none (outputs split outside a harness run)."""
+    return float(value) if isinstance(value, int) and not isinstance(value, bool) else math.nan
 
 
 def mean_over_n(items: Sequence[Scored]) -> float:

@@ -1,8 +1,26 @@
-"""A generated REG output split into its thinking trace and its explanation."""
+"""A generated REG output split into its thinking trace and its explanation.
+
+The paper runs every model in non-thinking and thinking mode (sections 4.2 and 4.4). A
+thinking trace is removed before the explanation is judged, and an output that holds no
+explanation is flagged, never judged: ``cut_off`` when the trace never ended (the token
+budget ran out while the model was thinking), ``no_explanation`` when nothing followed it
+(or the output was empty).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+CUT_OFF = "cut_off"
+NO_EXPLANATION = "no_explanation"
+FLAGS = (CUT_OFF, NO_EXPLANATION)
+
+# Trace markers as the models write them: Qwen3/3.5 (and most open reasoning models) and
+# Gemma 4, whose trace opens with the channel token followed by the word "thought".
+OPEN, CLOSE = "<think>", "</think>"
+MARKERS = ((OPEN, CLOSE), ("<|channel>", "<channel|>"))
+GEMMA_CHANNEL_NAME = "thought"
 
 
 @dataclass(frozen=True)
@@ -12,51 +30,87 @@ class Output:
     raw: str
     explanation: str
     thinking: str
-    flag: str  # "" (usable), "empty" or "unclosed_thinking" (the trace never ended)
+    flag: str  # "" (usable), CUT_OFF or NO_EXPLANATION
+    thinking_mode: bool = False
+    closed_trace: bool = False  # a trace ended inside the output (a closing marker was seen)
+    output_tokens: int | None = None  # the whole output, trace included, in the generator's tokens
+    thinking_tokens: int | None = None  # the trace alone
+
+    def length_fields(self) -> dict[str, Any]:
+        """What the judged record logs about the output: the mode and its lengths (tokens
+        are those of the tokenizer named by the run, ``generation.count_tokens``)."""
+        return {
+            "mode": "thinking" if self.thinking_mode else "non-thinking",
+            "output_chars": len(self.raw),
+            "output_words": len(self.raw.split()),
+            "output_tokens": self.output_tokens,
+            "thinking_chars": len(self.thinking),
+            "thinking_words": len(self.thinking.split()),
+            "thinking_tokens": self.thinking_tokens,
+        }
 
 
-OPEN, CLOSE = "<think>", "</think>"
-
-
-def _think_blocks(raw: str) -> tuple[list[str], str]:
-    """The closed ``<think>...</think>`` blocks (each opening tag with the next closing one)
-    and the text outside them.
+def _think_blocks(raw: str, open_tag: str = OPEN, close_tag: str = CLOSE) -> tuple[list[str], str]:
+    """The closed ``open_tag ... close_tag`` blocks (each opening tag with the next closing
+    one) and the text outside them.
 
     A scan with ``str.find``, not the lazy pattern ``<think>(.*?)</think>``: that one
     searches to the end of the text again for every unclosed ``<think>``, quadratic in a
     degenerate generation that repeats the tag (2,000 repeats took a second).
     """
     blocks, outside, at = [], [], 0
-    while (start := raw.find(OPEN, at)) >= 0 and (end := raw.find(CLOSE, start + len(OPEN))) >= 0:
+    while (start := raw.find(open_tag, at)) >= 0 and (end := raw.find(close_tag, start + len(open_tag))) >= 0:
         outside.append(raw[at:start])
-        blocks.append(raw[start + len(OPEN) : end])
-        at = end + len(CLOSE)
+        blocks.append(raw[start + len(open_tag) : end])
+        at = end + len(close_tag)
     outside.append(raw[at:])
     return blocks, "".join(outside)
 
 
-def split_output(raw: str) -> Output:
-    """Strip thinking traces, as produced in thinking mode, before the explanation is judged.
+def _trace_text(text: str, open_tag: str) -> str:
+    text = text.strip()
+    if open_tag == MARKERS[1][0] and text.startswith(GEMMA_CHANNEL_NAME):
+        text = text[len(GEMMA_CHANNEL_NAME) :].strip()
+    return text
 
-    Handles ``<think>...</think>`` blocks, a trace whose opening tag sat in the prompt
-    (Qwen-style templates: only ``</think>`` appears) and a trace cut off by the token
-    limit (``<think>`` never closed: no explanation, flagged).
+
+def split_output(raw: str, thinking_mode: bool = False) -> Output:
+    """Strip thinking traces before the explanation is judged.
+
+    Handles closed blocks (``<think>...</think>``, Gemma 4's ``<|channel>thought ...
+    <channel|>``), a trace whose opening tag sat in the prompt (Qwen3.5's templates open
+    ``<think>`` themselves: only the closing tag appears) and a trace that never ended (an
+    opening tag without its close: flagged ``cut_off``). In thinking mode an output in which
+    no trace ended is a trace cut off by the token budget (its opening tag was in the
+    prompt), not an explanation: judging it would score the model's thoughts. An empty
+    output is ``no_explanation`` in either mode (the model stopped at once).
     """
     raw = raw if isinstance(raw, str) else ""
-    thinking, rest = _think_blocks(raw)
-    if CLOSE in rest:  # opening tag was part of the prompt
-        before, _, rest = rest.rpartition(CLOSE)
-        thinking.insert(0, before)
-    flag = ""
-    if OPEN in rest:
-        rest, _, unclosed = rest.partition(OPEN)
-        thinking.append(unclosed)
-        flag = "unclosed_thinking"
+    rest, thinking, closed, flag = raw, [], False, ""
+    for open_tag, close_tag in MARKERS:
+        blocks, rest = _think_blocks(rest, open_tag, close_tag)
+        closed = closed or bool(blocks)
+        thinking += [_trace_text(block, open_tag) for block in blocks]
+        if close_tag in rest:  # the opening tag was part of the prompt
+            before, _, rest = rest.rpartition(close_tag)
+            thinking.insert(0, _trace_text(before, open_tag))
+            closed = True
+        if open_tag in rest:
+            rest, _, unclosed = rest.partition(open_tag)
+            thinking.append(_trace_text(unclosed, open_tag))
+            flag = CUT_OFF
+    if thinking_mode and not closed and not flag and raw.strip():
+        thinking, rest, flag = [raw.strip()], "", CUT_OFF
     explanation = " ".join(rest.split())
     if not explanation and not flag:
-        flag = "empty"
+        flag = NO_EXPLANATION
     return Output(
-        raw=raw, explanation=explanation if not flag else "", thinking="\n".join(t.strip() for t in thinking), flag=flag
+        raw=raw,
+        explanation=explanation if not flag else "",
+        thinking="\n".join(t for t in thinking if t),
+        flag=flag,
+        thinking_mode=thinking_mode,
+        closed_trace=closed,
     )
 
 

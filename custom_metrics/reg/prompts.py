@@ -12,8 +12,8 @@ from custom_metrics.judge.types import NLI_LABELS
 # Appendix C.1, printed flattened in the paper; we put the two fields on their own lines
 # and use ASCII quotes (task README).
 # End-of-turn markers only: thinking traces span blank lines, so "\n\n" must not stop them.
+# Token budgets and sampling are the mode's (custom_metrics/reg/generation.py).
 GENERATION_STOP = ["<end_of_turn>", "<|im_end|>", "<|eot_id|>", "<|endoftext|>"]
-GENERATION_MAX_TOKENS = 512
 # reg_judge_select (generated answers): a blank line or an end of turn ends the answer; as
 # many tokens as the generated judge mode allows.
 JUDGE_SELECT_STOP = ["\n\n", *GENERATION_STOP]

@@ -88,7 +88,7 @@ def test_tables_old_layout_derived_and_published(board) -> None:
     assert pythia["row"] == "run"
     assert same(pythia["geese_noexp acc"], 0.55125) and same(pythia["geese_noexp acc ±"], 0.017589)
     assert same(pythia["geese_human effectiveness (acc − geese_noexp acc)"], 0.74 - 0.55125)
-    paper = geese["Llama-3-8B"]
+    paper = geese["Llama-3-8B (zero-shot, M2)"]  # Table 2; the authors' repository run is a row of its own
     assert paper["row"] == "published" and "GEESE" in paper["sources"] and "Table 2" in paper["sources"]
     assert (paper["geese_noexp acc"], paper["geese_noexp acc ±"]) == ("0.5437", "0.0176")
     assert paper["geese_human effectiveness (acc − geese_noexp acc)"] == "0.2138"  # 0.7575 - 0.5437
@@ -376,7 +376,7 @@ def test_leaderboard_of_a_real_run_plus_old_layout(geese_run, tmp_path: Path) ->
     assert same(ours["geese_human effectiveness (acc − geese_noexp acc)"], effectiveness)
     old = rows["EleutherAI/pythia-160m"]
     assert same(old["geese_human effectiveness (acc − geese_noexp acc)"], 0.74 - 0.55125)
-    assert rows["Llama-3-8B"]["geese_human acc"] == "0.7575"
+    assert rows["Llama-3-8B (zero-shot, M2)"]["geese_human acc"] == "0.7575"
     index = (board / "index.md").read_text()
     assert str(truncated) in index and "not valid JSON" in index
     assert "ran on part of the data" in (board / "geese.md").read_text()

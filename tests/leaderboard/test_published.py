@@ -96,5 +96,25 @@ def test_published_rows_convert_percent_exactly() -> None:
     # The paper's judge is GPT 3.5 for every generator: its numbers sit in rows named for it.
     assert ibe["GPT 3.5 judging LLaMA 2 7B's explanations"].cells["ibe_judge_ecare/acc"].value == Decimal(".52")
     assert not any(key.startswith("ibe_judge_") for model in ibe_board.IBE_MODELS for key in ibe[model].cells)
-    (geese,) = geese_board.published_rows()
+    geese, _ = geese_board.published_rows()
     assert geese.cells["geese_llama3/acc"] == PublishedCell(Decimal("0.7812"), Decimal("0.0146"))
+
+
+def test_geese_authors_repository_run_is_a_row_of_its_own(tmp_path: Path) -> None:
+    """The authors' 800-doc whynot and implicit numbers (calamita-geese@de12d08), marked as
+    their repository run and not Table 2, on the page beside Table 2's row."""
+    import custom_metrics.leaderboard.build as leaderboard
+
+    table_2, authors = geese_board.published_rows()
+    assert table_2.setting == "zero-shot, M2" and "batch-size-24" in table_2.source
+    assert "geese_llama3_whynot/acc" not in table_2.cells  # the paper printed none
+    assert authors.cells["geese_llama3_whynot/acc"].value == Decimal("0.64875")
+    assert authors.cells["geese_llama3_implicit/acc"].value == Decimal("0.58125")
+    assert authors.cells["geese_llama3_implicit/n"].value == 800
+    assert "not Table 2" in authors.setting and "results_2024-11-04T15-03-26.521608.json" in authors.source
+    (tmp_path / "runs").mkdir()
+    leaderboard.build_leaderboard([tmp_path / "runs"], tmp_path / "board")
+    page = (tmp_path / "board" / "geese.md").read_text(encoding="utf-8")
+    row = next(line for line in page.splitlines() if "authors' repository run, not Table 2 | published" in line)
+    assert "0.64875 ±" in row and "0.58125 ±" in row
+    assert "batch size 1 differs by 0.00125-0.00375" in page

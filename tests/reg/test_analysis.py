@@ -18,7 +18,7 @@ TRUE_OR_DOUBLING = 0.5  # odds ratio per doubling of output length
 TRUE_OR_WCON = 0.7  # odds ratio per 0.1 of w_con
 
 
-def _record(label_initial: str, success: bool, thinking: str) -> str:
+def _record(label_initial: str, success: bool, thinking: str, tokens: int = 2, mode: str = "thinking") -> str:
     def verdict(label):
         return {
             "label": label,
@@ -36,10 +36,13 @@ def _record(label_initial: str, success: bool, thinking: str) -> str:
             if label_initial == "contradiction"
             else None,
             "coherence": verdict("neutral") if label_initial == "contradiction" else None,
+            "mode": mode,
             "output_chars": 0,
             "output_words": 0,
+            "output_tokens": tokens,
             "thinking_chars": len(thinking),
             "thinking_words": len(thinking.split()),
+            "thinking_tokens": len(thinking.split()),
         }
     )
 
@@ -57,12 +60,12 @@ def _write_run(path: Path, model_shift: float, rng: random.Random, w_cons: list[
             )
             success = rng.random() < 1 / (1 + math.exp(-logit))
             initial = "neutral" if i % 50 == 0 else "contradiction"
-            raw = "<think>" + "w " * (length - 1) + "</think>x"
+            # the raw text is a stand-in: the fit reads the length the run recorded
             sample = {
                 "doc_id": i,
                 "doc": {"uid": f"item{i}", "w_con": w_con, "premise": "p", "hypothesis": "h"},
-                "resps": [[raw]],
-                "filtered_resps": [_record(initial, success, "w " * (length - 1))],
+                "resps": [["<think>w</think>x"]],
+                "filtered_resps": [_record(initial, success, "w", tokens=length)],
             }
             handle.write(json.dumps(sample) + "\n")
 
@@ -164,11 +167,10 @@ def _cli(args: list[str], capsys) -> tuple[int, str]:
         (json.dumps({**_good_line(), "filtered_resps": [[1, 2]]}), r"samples.jsonl:2: field 'filtered_resps' is not"),
         (
             json.dumps({**_good_line(), "filtered_resps": [json.dumps({"flag": "", "initial": {}})]}),
-            r"samples.jsonl:2: field 'filtered_resps.thinking_words' missing",
+            r"samples.jsonl:2: field 'filtered_resps.output_tokens' missing",
         ),
         (json.dumps({"doc": {"w_con": 0.5}, "filtered_resps": _good_line()["filtered_resps"]}), r":2: field 'doc.uid'"),
         ("[" * 100_000, r"samples.jsonl:2: JSON nested too deeply"),
-        (json.dumps({**_good_line(), "resps": [[None]]}), r"samples.jsonl:2: field 'resps' holds no generated text"),
     ],
 )
 def test_bad_lines_are_errors_naming_file_line_and_field_not_tracebacks(tmp_path, capsys, second, message):
@@ -176,6 +178,52 @@ def test_bad_lines_are_errors_naming_file_line_and_field_not_tracebacks(tmp_path
     code, err = _cli([str(path), "--out", str(tmp_path / "out")], capsys)
     assert code == 2 and "Traceback" not in err
     assert re.search(message, err), err
+
+
+def test_recorded_lengths_are_used_and_tokenizer_recounts(tmp_path, capsys):
+    """The fit's length is the run's recorded output_tokens; --tokenizer recounts the raw text."""
+    from custom_metrics.reg.generation import count_tokens
+    from tests.tiny_models import small_tokenizer
+
+    raw = "<think>Tom never left town.</think>He read about Paris."
+    lines = [
+        {
+            "doc": {"uid": f"u{i}", "w_con": 0.5},
+            "resps": [[raw]],
+            "filtered_resps": [_record("contradiction", i % 2 == 0, "t", tokens=7 + i)],
+        }
+        for i in range(4)
+    ]
+    (tmp_path / "m").mkdir()
+    path = _write_lines(tmp_path / "m" / "samples.jsonl", *map(json.dumps, lines))
+    main([str(path), "--out", str(tmp_path / "recorded")])
+    rows = list(csv.DictReader((tmp_path / "recorded" / "rows.csv").read_text().splitlines()))
+    assert [int(row["length"]) for row in rows] == [7, 8, 9, 10] and {row["mode"] for row in rows} == {"thinking"}
+    assert "tokens as recorded" in capsys.readouterr().out
+    tokenizer = str(small_tokenizer(tmp_path / "tokenizer"))
+    main([str(path), "--out", str(tmp_path / "recounted"), "--tokenizer", tokenizer])
+    rows = list(csv.DictReader((tmp_path / "recounted" / "rows.csv").read_text().splitlines()))
+    assert {int(row["length"]) for row in rows} == set(count_tokens(tokenizer, [raw]))
+
+
+def test_modes_are_not_mixed_in_one_fit(tmp_path, capsys):
+    thinking = _good_line("u1")
+    plain = {**_good_line("u2"), "filtered_resps": [_record("contradiction", False, "", mode="non-thinking")]}
+    path = _write_lines(tmp_path / "samples.jsonl", json.dumps(thinking), json.dumps(plain))
+    code, err = _cli([str(path), "--out", str(tmp_path / "out")], capsys)
+    assert code == 2 and "mix modes (non-thinking at" in err and "thinking at" in err
+
+
+def test_a_recount_needs_the_raw_generation_and_a_tokenizer(tmp_path, capsys):
+    from tests.tiny_models import small_tokenizer
+
+    tokenizer = str(small_tokenizer(tmp_path / "tokenizer"))
+    second = json.dumps({**_good_line(), "resps": [[None]]})
+    path = _write_lines(tmp_path / "samples.jsonl", json.dumps(_good_line()), second)
+    code, err = _cli([str(path), "--out", str(tmp_path / "out"), "--tokenizer", tokenizer], capsys)
+    assert code == 2 and re.search(r"samples.jsonl:2: field 'resps' holds no generated text", err), err
+    code, err = _cli([str(path), "--out", str(tmp_path / "out"), "--tokenizer", str(tmp_path / "none")], capsys)
+    assert code == 2 and "Traceback" not in err and f"cannot load tokenizer '{tmp_path}/none'" in err, err
 
 
 def test_a_file_given_twice_is_refused(tmp_path, capsys):

@@ -11,6 +11,7 @@ import pytest
 
 from custom_metrics.judge.answer import parse_label
 from custom_metrics.judge.spec import parse_spec
+from custom_metrics.reg.generation import count_tokens
 from custom_metrics.reg.judging import read_record
 from tests.helpers import MIRROR, run_lm_eval
 
@@ -58,6 +59,14 @@ def test_reg_chaos_embedded_generator_and_judge(lm_eval_cli, embedded_model, tmp
     assert results["results"]["reg_chaos"]["unparsed,judged"] == 0  # log-likelihood verdicts always parse
     assert all(sum(r["initial"]["probs"].values()) == pytest.approx(1) for r in records)
     assert [s["doc"]["uid"] for s in chaos] == ["s003", "s001"]
+    # non-thinking mode in process: Qwen3.5's sampling set sent, lengths in the model's tokens
+    for sample, record in zip(chaos, records):
+        sent = sample["arguments"]["gen_args_0"]["arg_1"]
+        assert (sent["do_sample"], sent["temperature"], sent["top_p"], sent["top_k"], sent["min_p"]) == (
+            True, 0.7, 0.8, 20, 0.0,
+        )  # fmt: skip
+        assert record["mode"] == sample["doc"]["mode"] == "non-thinking" and sample["doc"]["sampling_seed"] == 1234
+        assert record["output_tokens"] == count_tokens(str(embedded_model), [sample["resps"][0][0]])[0] <= 16
     # Every verdict was written to the on-disk cache as it was computed.
     db = sqlite3.connect(tmp_path / "verdicts" / "verdicts.sqlite")
     assert db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0] >= 2
@@ -81,8 +90,9 @@ def test_reg_chaos_embedded_generator_and_judge(lm_eval_cli, embedded_model, tmp
 
 @pytest.mark.e2e
 def test_reg_chaos_served_model_and_served_judge(served_model, tmp_path):
-    """The model under test and REG's judge behind one real ``transformers serve``, as the
-    README runs them; the verdict cache makes a rerun send the judge nothing.
+    """The model under test (``reg_chaos_served``) and REG's judge behind one real
+    ``transformers serve``, as the README runs them; the verdict cache makes a rerun send the
+    judge nothing.
 
     The server's access log counts requests: a run sends one chat completion per doc (the
     explanation) plus one per judged pair. The rerun (same verdict cache, no harness
@@ -95,11 +105,12 @@ def test_reg_chaos_served_model_and_served_judge(served_model, tmp_path):
 
     def run(out: Path) -> tuple[dict, list[dict], int]:
         before = served_model.requests(chat)
-        results, samples = run_lm_eval(served_model.chat_flags(), "reg_chaos", out, limit=2, extra=extra, env=env)
-        return results, samples["reg_chaos"], served_model.requests(chat) - before
+        task = "reg_chaos_served"
+        results, samples = run_lm_eval(served_model.chat_flags(), task, out, limit=2, extra=extra, env=env)
+        return results, samples[task], served_model.requests(chat) - before
 
     results, samples, sent = run(tmp_path / "first")
-    records = _check_metrics_match_records(results["results"]["reg_chaos"], samples)
+    records = _check_metrics_match_records(results["results"]["reg_chaos_served"], samples)
     assert {r["judge"] for r in records} == {parse_spec(judge).name}
     # the paper's protocol by default: a generated one-word label, parsed or flagged unparsed
     assert all(r["initial"]["method"] in ("generated", "unparsed") for r in records)

@@ -14,8 +14,10 @@ import custom_metrics.reg.outputs as reg_outputs
 import custom_metrics.reg.prompts as reg_prompts
 from custom_metrics.common.errors import DataError
 from custom_metrics.judge.types import NLI_LABELS, UNPARSED, Verdict, answer_verdict
+from custom_metrics.reg.generation import count_tokens
 from custom_metrics.reg.reward import REWARD_MATRIX, REGReward, reg_reward, training_rows
 from tests.helpers import MIRROR, TASKS_DIR
+from tests.tiny_models import small_tokenizer
 
 
 @pytest.fixture()
@@ -86,11 +88,12 @@ def test_prompts_are_the_papers():
     assert judge.endswith("namely the label.\n\nPremise: P.\nHypothesis: H.")
 
 
-def test_task_manager_builds_tasks_on_fixture(fixture_mirror):
+def test_task_manager_builds_tasks_on_fixture(fixture_mirror, tmp_path):
     from lm_eval.tasks import TaskManager
 
     names = ["reg_chaos", "reg_judge_select", "reg_judge_select_loglik"]
-    tasks = TaskManager(include_path=[str(TASKS_DIR)], include_defaults=False).load(names)["tasks"]
+    run_args = {"pretrained": str(small_tokenizer(tmp_path / "tokenizer"))}
+    tasks = TaskManager(include_path=[str(TASKS_DIR)], include_defaults=False, metadata=run_args).load(names)["tasks"]
     assert len(list(tasks["reg_chaos"].test_docs())) == 7
     scored = tasks["reg_judge_select_loglik"]
     docs = list(scored.test_docs())
@@ -101,15 +104,15 @@ def test_task_manager_builds_tasks_on_fixture(fixture_mirror):
 
 
 @pytest.mark.fulldata
-def test_full_data_counts(full_data, monkeypatch):
+def test_full_data_counts(full_data, monkeypatch, tmp_path):
     """275 REG items (paper 4.1) and 289 judge-selection items (Table 1's denominator)."""
     from lm_eval.tasks import TaskManager
 
     monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(full_data))
     assert len(reg_data.load_items()) == 1599
-    tasks = TaskManager(include_path=[str(TASKS_DIR)], include_defaults=False).load(["reg_chaos", "reg_judge_select"])[
-        "tasks"
-    ]
+    run_args = {"pretrained": str(small_tokenizer(tmp_path / "tokenizer"))}
+    manager = TaskManager(include_path=[str(TASKS_DIR)], include_defaults=False, metadata=run_args)
+    tasks = manager.load(["reg_chaos", "reg_judge_select"])["tasks"]
     assert len(list(tasks["reg_chaos"].test_docs())) == 275
     assert len(list(tasks["reg_judge_select"].test_docs())) == 289
 
@@ -137,15 +140,45 @@ def test_full_data_counts(full_data, monkeypatch):
             "<think>still thinking when the token limit hit",
             "",
             "still thinking when the token limit hit",
-            "unclosed_thinking",
+            "cut_off",
         ),
-        ("<think>done</think>   \n", "", "done", "empty"),
-        ("", "", "", "empty"),
+        ("<think>done</think>   \n", "", "done", "no_explanation"),
+        ("", "", "", "no_explanation"),
+        # Gemma 4's channel markers
+        (
+            "<|channel>thought\nCoffee chores<channel|>She buys it for her team.",
+            "She buys it for her team.",
+            "Coffee chores",
+            "",
+        ),
+        ("<|channel>thought\nstill thinking", "", "still thinking", "cut_off"),
     ],
 )
 def test_split_output(raw, explanation, thinking, flag):
     out = reg_outputs.split_output(raw)
     assert (out.explanation, out.thinking, out.flag) == (explanation, thinking, flag)
+
+
+@pytest.mark.parametrize(
+    "raw, explanation, thinking, flag",
+    [
+        # Qwen3.5's thinking template opens the trace in the prompt: the output closes it
+        (
+            "Coffee...\n\nchores.</think>\n\nShe buys it for her team.",
+            "She buys it for her team.",
+            "Coffee...\n\nchores.",
+            "",
+        ),
+        ("Coffee...\n\nchores.</think>\n\n", "", "Coffee...\n\nchores.", "no_explanation"),
+        # no trace ended: the budget ran out while thinking; never judged as an explanation
+        ("Coffee... maybe chores, or", "", "Coffee... maybe chores, or", "cut_off"),
+        ("", "", "", "no_explanation"),
+    ],
+)
+def test_split_output_in_thinking_mode(raw, explanation, thinking, flag):
+    out = reg_outputs.split_output(raw, thinking_mode=True)
+    assert (out.explanation, out.thinking, out.flag) == (explanation, thinking, flag)
+    assert out.length_fields()["mode"] == "thinking"
 
 
 # --- three-verdict metric logic -----------------------------------------------------------
@@ -186,7 +219,8 @@ def test_three_verdicts_give_paper_metrics():
     assert reg_metrics.mean_over_n([m["success"] for m in per_doc]) == pytest.approx(1 / 4)
     assert reg_metrics.mean_over_n([m["malformed"] for m in per_doc]) == pytest.approx(1 / 4)
     assert per_doc[3]["success"] == (False, None) and records[3]["effectiveness"] is None
-    assert records[4]["flag"] == "empty" and records[0]["judge"] == "table"
+    assert records[4]["flag"] == "no_explanation" and records[0]["judge"] == "table"
+    assert [m["no_explanation"] for m in per_doc] == [0, 0, 0, 0, 1, 0] and not any(m["cut_off"] for m in per_doc)
 
 
 def test_empty_n_gives_nan_not_zero():
@@ -197,11 +231,14 @@ def test_filter_uses_the_judge_named_by_the_docs(monkeypatch, fixture_mirror, tm
     built = []
     judge = TableJudge(_table(), default="neutral")
     monkeypatch.setattr(reg_judging, "build_judge", lambda spec, cache_dir: built.append((spec, cache_dir)) or judge)
-    docs = reg_data.with_judge(DOCS, "lm:from-metadata", str(tmp_path / "c"))
+    tokenizer = str(small_tokenizer(tmp_path / "tokenizer"))
+    settings = {"mode": "non-thinking", "length_tokenizer": tokenizer}
+    docs = [{**doc, **settings} for doc in reg_data.with_judge(DOCS, "lm:from-metadata", str(tmp_path / "c"))]
     out = reg_judging.REGJudgeFilter().apply([[e] for e in EXPLANATIONS], docs)
     assert [json.loads(record)["initial"]["label"] for record in out] == [row[0] for row in HAND_MADE]
+    assert [json.loads(record)["output_tokens"] for record in out] == count_tokens(tokenizer, EXPLANATIONS)
     assert built == [("lm:from-metadata", str(tmp_path / "c"))]
-    mixed = [*docs[:1], *reg_data.with_judge(DOCS[1:], "lm:other", str(tmp_path / "c"))]
+    mixed = [*docs[:1], *({**d, **settings} for d in reg_data.with_judge(DOCS[1:], "lm:other", str(tmp_path / "c")))]
     with pytest.raises(ValueError, match="2 judge settings"):
         reg_judging.REGJudgeFilter().apply([[e] for e in EXPLANATIONS], mixed)
 

@@ -1,0 +1,271 @@
+"""REG's two generation modes as the paper ran them, and what a run records of its outputs.
+
+Section 4.2 evaluates every model in non-thinking and in thinking mode; section 4.4 uses
+"the default sampling parameters recommended by Qwen Team (2026) when prompting models in
+non-thinking and thinking modes respectively", with the details in Appendix G, which our
+copy of the paper does not hold. The values here are the Qwen3.5 model cards' "Best
+Practices" for general tasks (huggingface.co/Qwen/Qwen3.5-9B and its siblings):
+
+- thinking: temperature 1.0, top_p 0.95, top_k 20, min_p 0.0, presence_penalty 1.5;
+- non-thinking ("instruct"): temperature 0.7, top_p 0.8, top_k 20, min_p 0.0, presence_penalty 1.5
+
+(repetition_penalty 1.0, the default, in both). The cards' other sets are for precise
+coding (thinking: temperature 0.6, as Qwen3's card recommends for all thinking) and for
+reasoning tasks in instruct mode; REG's explanations are neither.
+
+Not every backend takes every field (lm-eval 0.4.13 and transformers 5.24, checked in their
+sources and by running them; the task README tabulates it): transformers' generate() has
+top_k and min_p but no presence penalty and refuses a ``seed``; ``transformers serve``
+answers HTTP 422 to top_k and min_p (not OpenAI fields) and ignores presence_penalty; vLLM
+takes them all. In process the sampling seed is the harness' torch seed (``lm_eval
+--seed``); an API model sends its ``seed`` argument (default 1234) with every request. The
+thinking switch reaches an in-process template through the ``chat_template_args`` model
+argument and a served one through each request's ``chat_template_kwargs``,
+so each mode has a task for in-process models (``reg_chaos``, ``reg_chaos_thinking``: top_k
+and min_p in the request, the switch in the model arguments, checked here) and one for
+OpenAI-compatible chat endpoints (``reg_chaos_served``, ``reg_chaos_thinking_served``: the
+switch in the request, the OpenAI sampling fields only). The task README gives the exact
+command per backend.
+
+Output lengths are counted in the generator's tokens (Table 3 reports "mean output tokens
+(including reasoning tokens)", section 6 fits on output length): the harness hands the
+task text only, so the run's tokenizer (named by the model arguments, or ``--metadata
+tokenizer=...``) is loaded before any generation and re-encodes each output.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Any
+
+from custom_metrics.common.errors import DataError
+from custom_metrics.reg.outputs import Output, split_output
+
+log = logging.getLogger(__name__)
+
+IN_PROCESS, SERVED = "in-process", "served"
+# lm-eval's API models send this seed with every request unless model_args set `seed`.
+API_DEFAULT_SEED = 1234
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One of the paper's two modes: Qwen3.5's sampling set for it and the token budget."""
+
+    name: str
+    thinking: bool
+    temperature: float
+    top_p: float
+    top_k: int
+    min_p: float
+    presence_penalty: float
+    max_gen_toks: int
+
+    def generation_kwargs(self, backend: str) -> dict[str, Any]:
+        """The task's ``generation_kwargs`` (less ``until``) for a backend: what it accepts."""
+        kwargs: dict[str, Any] = {"do_sample": True, "temperature": self.temperature, "top_p": self.top_p}
+        if backend == IN_PROCESS:
+            kwargs |= {"top_k": self.top_k, "min_p": self.min_p}
+        else:
+            kwargs["chat_template_kwargs"] = {"enable_thinking": self.thinking}
+        return kwargs | {"max_gen_toks": self.max_gen_toks}
+
+
+# Budgets: the single sentence the prompt asks for fits many times in 2,048 tokens; the
+# Qwen3.5 cards recommend 32,768 output tokens for most queries, and Table 3's thinking
+# traces average up to 6,470 tokens (Qwen3.5-0.8B, unsuccessful explanations).
+NON_THINKING = Mode("non-thinking", False, 0.7, 0.8, 20, 0.0, 1.5, 2048)
+THINKING = Mode("thinking", True, 1.0, 0.95, 20, 0.0, 1.5, 32768)
+MODES = {mode.name: mode for mode in (NON_THINKING, THINKING)}
+TASKS = {
+    (NON_THINKING.name, IN_PROCESS): "reg_chaos",
+    (THINKING.name, IN_PROCESS): "reg_chaos_thinking",
+    (NON_THINKING.name, SERVED): "reg_chaos_served",
+    (THINKING.name, SERVED): "reg_chaos_thinking_served",
+}
+
+
+def _is_served(run_args: Mapping[str, Any]) -> bool:
+    """An OpenAI-compatible client (lm-eval's API models name a ``base_url`` or a ``model``);
+    in-process models name ``pretrained``."""
+    return "base_url" in run_args or ("model" in run_args and "pretrained" not in run_args)
+
+
+def _flag(value: Any) -> bool | None:
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise DataError(f"enable_thinking is {value!r}, expected true or false")
+
+
+def _template_args(task: str, run_args: Mapping[str, Any]) -> dict[str, Any]:
+    value = run_args.get("chat_template_args") or {}
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as err:
+            raise DataError(f"{task}: model argument chat_template_args is not a JSON object: {value!r}") from err
+    if not isinstance(value, dict):
+        raise DataError(f"{task}: model argument chat_template_args is {value!r}, expected a JSON object")
+    return value
+
+
+def check_thinking_switch(task: str, mode: Mode, run_args: Mapping[str, Any]) -> None:
+    """An in-process run's chat-template switch must say the task's mode, and the harness
+    must hand the task the whole output.
+
+    lm-eval's ``enable_thinking=True`` model argument requires ``think_end_token``, with
+    which the harness keeps only the text after the trace: the trace's length (Table 3,
+    section 6) is lost, and a trace cut off by the budget (no end token) would be judged
+    as the explanation. ``chat_template_args`` passes the switch to the template alone.
+    """
+    switch = '--model_args \'{"pretrained": ..., "chat_template_args": {"enable_thinking": %s}}\''
+    if run_args.get("think_end_token") not in (None, ""):
+        raise DataError(
+            f"{task}: model argument think_end_token makes the harness drop the thinking trace before the task "
+            "sees it (its length is lost, and a trace cut off by the token budget would be judged as the "
+            f"explanation). Pass the switch to the chat template instead: {switch % 'true'} (README, "
+            "'Running each mode')."
+        )
+    for where, value in (
+        ("enable_thinking", run_args.get("enable_thinking")),
+        ("chat_template_args.enable_thinking", _template_args(task, run_args).get("enable_thinking")),
+    ):
+        said = _flag(value)
+        if said is not None and said != mode.thinking:
+            raise DataError(
+                f"{task} runs the {mode.name} mode, but model argument {where} is {value!r}; run "
+                f"{TASKS[(('thinking' if said else 'non-thinking'), IN_PROCESS)]} for that mode, or pass "
+                f"{switch % str(mode.thinking).lower()}."
+            )
+    if mode.thinking and _flag(_template_args(task, run_args).get("enable_thinking")) is None:
+        raise DataError(
+            f"{task}: the chat template's thinking switch is not set; pass {switch % 'true'} (and "
+            "--apply_chat_template) so the model thinks because the run says so, not by its template's default."
+        )
+
+
+def tokenizer_name(task: str, run_args: Mapping[str, Any]) -> str:
+    """The tokenizer that counts output tokens: ``tokenizer`` (``--metadata`` or the API
+    models' argument), else the model itself (``pretrained``, or a served ``model``)."""
+    for key in ("tokenizer", "pretrained", "model"):
+        value = run_args.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    raise DataError(
+        f"{task} counts output lengths in the generator's tokens (Table 3, section 6) and needs its tokenizer: "
+        "the model arguments name none (pretrained, model or tokenizer); pass --metadata tokenizer=<Hugging Face "
+        "id or folder>."
+    )
+
+
+@lru_cache(maxsize=4)
+def load_tokenizer(name: str) -> Any:
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(name)
+
+
+def count_tokens(name: str, texts: Sequence[str]) -> list[int]:
+    """Each text's length in the tokenizer's tokens, without special tokens added: the
+    generated text re-encoded, the end-of-turn token the decoder dropped not counted."""
+    if not texts:
+        return []
+    encoded = load_tokenizer(name)(list(texts), add_special_tokens=False)["input_ids"]
+    return [len(ids) for ids in encoded]
+
+
+def _sampling_seed(served: bool, run_args: Mapping[str, Any]) -> int | str:
+    """The seed the generations are drawn with: an API model sends its ``seed`` argument with
+    every request; in process, the harness' torch seed (``lm_eval --seed``) is already set
+    when the task's data loads. Torch's unseeded default can pass int64, which a dataset
+    column cannot hold: such a seed is kept as text."""
+    if served:
+        return int(run_args.get("seed", API_DEFAULT_SEED))
+    import torch
+
+    seed = int(torch.initial_seed())
+    return seed if seed < 2**63 else str(seed)
+
+
+def generation_columns(mode: str, backend: str, run_args: Mapping[str, Any]) -> dict[str, Any]:
+    """The doc columns a ``reg_chaos*`` run's filter reads (``mode``, ``length_tokenizer``,
+    ``sampling_seed``), after checking, before any generation, that the run can do what the
+    task says: the model kind, the thinking switch, a loadable tokenizer.
+
+    ``run_args`` are the task's metadata, which lm-eval merges from ``--model_args`` and
+    ``--metadata``.
+    """
+    if mode not in MODES:
+        raise DataError(f"reg_chaos: dataset_kwargs mode is {mode!r}, expected one of {sorted(MODES)}")
+    if backend not in (IN_PROCESS, SERVED):
+        raise DataError(f"reg_chaos: dataset_kwargs backend is {backend!r}, expected {IN_PROCESS} or {SERVED}")
+    task, chosen, served = TASKS[(mode, backend)], MODES[mode], _is_served(run_args)
+    if served and backend == IN_PROCESS:
+        other = TASKS[(mode, SERVED)]
+        raise DataError(
+            f"{task} is for in-process models (--model hf); the model arguments name a server "
+            f"(base_url or model): run {other}, which sends the thinking switch in each request."
+        )
+    if not served and backend == SERVED:
+        other = TASKS[(mode, IN_PROCESS)]
+        raise DataError(f"{task} is for OpenAI-compatible chat endpoints; for an in-process model run {other}.")
+    if not served:
+        check_thinking_switch(task, chosen, run_args)
+    name = tokenizer_name(task, run_args)
+    try:
+        load_tokenizer(name)
+    except Exception as err:  # any loader failure (missing files, no network, bad config) says the same
+        raise DataError(
+            f"{task}: cannot load tokenizer {name!r} to count output tokens ({type(err).__name__}: {err}); pass "
+            "--metadata tokenizer=<Hugging Face id or folder of the generator's tokenizer>."
+        ) from err
+    return {"mode": chosen.name, "length_tokenizer": name, "sampling_seed": _sampling_seed(served, run_args)}
+
+
+def _warn_on_mode_mismatch(mode: Mode, outputs: Sequence[Output]) -> None:
+    """A run whose outputs contradict its mode: say so once, with the likely cause."""
+    if not outputs:
+        return
+    closed = sum(out.closed_trace for out in outputs)
+    if mode.thinking and not closed:
+        log.warning(
+            "REG thinking mode: none of the %d outputs ended a thinking trace (no </think> or <channel|>), so "
+            "all are counted cut off. Either the token budget is too small for the model's traces, or the trace "
+            "never reached the task: a server that returns it separately (vLLM --reasoning-parser, transformers "
+            "serve on Qwen models), a harness that strips it (think_end_token), a decoder that drops the "
+            "markers (special tokens), or a chat template without a thinking switch. Task README, 'Running each "
+            "mode'.",
+            len(outputs),
+        )
+    elif not mode.thinking and closed:
+        log.warning(
+            "REG non-thinking mode: %d of %d outputs hold a thinking trace; the model thinks by default, so pass "
+            "the chat template's switch set to false (task README, 'Running each mode').",
+            closed,
+            len(outputs),
+        )
+
+
+def split_outputs(resps: Iterable[list[str]], docs: Sequence[Mapping[str, Any]]) -> list[Output]:
+    """A task's outputs split in the docs' mode, with their lengths in the run's tokens."""
+    settings = {(doc.get("mode"), doc.get("length_tokenizer")) for doc in docs}
+    if len(settings) != 1 or None in next(iter(settings)):
+        raise ValueError(
+            f"reg_chaos docs name the generation settings {sorted(map(str, settings))}; expected one (mode, "
+            "length_tokenizer), as the task's loader writes them"
+        )
+    mode_name, tokenizer = settings.pop()
+    mode = MODES[mode_name]
+    outputs = [split_output(responses[0] if responses else "", mode.thinking) for responses in resps]
+    counts = count_tokens(tokenizer, [out.raw for out in outputs] + [out.thinking for out in outputs])
+    outputs = [
+        replace(out, output_tokens=counts[i], thinking_tokens=counts[len(outputs) + i]) for i, out in enumerate(outputs)
+    ]
+    _warn_on_mode_mismatch(mode, outputs)
+    return outputs

@@ -1,0 +1,131 @@
+"""REG's generation modes: the task variants carry Qwen3.5's sampling sets, a run's model
+arguments are checked before any generation (model kind, thinking switch, tokenizer), and
+the filter counts output lengths in the run's tokens."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from custom_metrics.common.errors import DataError
+from custom_metrics.reg import generation
+from custom_metrics.reg.generation import IN_PROCESS, MODES, NON_THINKING, SERVED, TASKS, THINKING
+from custom_metrics.reg.prompts import GENERATION_STOP
+from tests.helpers import TASKS_DIR
+from tests.reg.thinking_model import NON_THINKING_PREFILL, THINKING_PREFILL, thinking_model_folder
+from tests.tiny_models import small_tokenizer
+
+SERVER = {"base_url": "http://127.0.0.1:9/v1/chat/completions"}
+
+
+@pytest.fixture(scope="module")
+def tokenizer(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(small_tokenizer(tmp_path_factory.mktemp("tokenizer")))
+
+
+def _run_args(task: str, tokenizer: str) -> dict:
+    mode, backend = next(key for key, name in TASKS.items() if name == task)
+    if backend == SERVED:
+        return {"model": tokenizer, **SERVER}
+    return {"pretrained": tokenizer, "chat_template_args": {"enable_thinking": MODES[mode].thinking}}
+
+
+def test_the_modes_are_qwen35s_general_task_sets():
+    """Section 4.4 via the Qwen3.5 cards' Best Practices (Appendix G is not in our text)."""
+    assert (THINKING.temperature, THINKING.top_p, THINKING.top_k, THINKING.min_p) == (1.0, 0.95, 20, 0.0)
+    assert (NON_THINKING.temperature, NON_THINKING.top_p, NON_THINKING.top_k, NON_THINKING.min_p) == (0.7, 0.8, 20, 0.0)
+    assert THINKING.presence_penalty == NON_THINKING.presence_penalty == 1.5
+    assert THINKING.max_gen_toks == 32768 and NON_THINKING.max_gen_toks == 2048
+
+
+@pytest.mark.parametrize("task", sorted(TASKS.values()))
+def test_each_variant_carries_its_modes_parameters(task, tokenizer, fixture_mirror):
+    from lm_eval.tasks import TaskManager
+
+    mode, backend = next(key for key, name in TASKS.items() if name == task)
+    manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=_run_args(task, tokenizer))
+    loaded = manager.load([task])["tasks"][task]
+    expected = MODES[mode].generation_kwargs(backend) | {"until": GENERATION_STOP}
+    assert loaded.config.generation_kwargs == expected
+    assert ("top_k" in expected) == (backend == IN_PROCESS)  # OpenAI-schema servers refuse top_k and min_p
+    doc = next(iter(loaded.test_docs()))
+    assert (doc["mode"], doc["length_tokenizer"]) == (mode, tokenizer)
+
+
+@pytest.mark.parametrize(
+    "mode, backend, run_args, message",
+    [
+        ("thinking", IN_PROCESS, {"chat_template_args": {"enable_thinking": True}, "think_end_token": "</think>"},
+         "think_end_token makes the harness drop the thinking trace"),
+        ("non-thinking", IN_PROCESS, {"chat_template_args": {"enable_thinking": True}},
+         "reg_chaos runs the non-thinking mode, but model argument chat_template_args.enable_thinking is True; run "
+         "reg_chaos_thinking"),
+        ("thinking", IN_PROCESS, {"enable_thinking": "False", "chat_template_args": {"enable_thinking": True}},
+         "reg_chaos_thinking runs the thinking mode, but model argument enable_thinking is 'False'"),
+        ("thinking", IN_PROCESS, {}, "reg_chaos_thinking: the chat template's thinking switch is not set"),
+        ("thinking", IN_PROCESS, {"chat_template_args": "{not json"}, "chat_template_args is not a JSON object"),
+        ("thinking", IN_PROCESS, SERVER, "is for in-process models .* run reg_chaos_thinking_served"),
+        ("non-thinking", SERVED, {}, "reg_chaos_served is for OpenAI-compatible chat endpoints; .* run reg_chaos"),
+        ("chatty", IN_PROCESS, {}, "dataset_kwargs mode is 'chatty'"),
+        ("thinking", "remote", {}, "dataset_kwargs backend is 'remote'"),
+    ],
+)  # fmt: skip
+def test_a_run_that_cannot_do_what_the_task_says_fails_before_generation(mode, backend, run_args, message, tokenizer):
+    with pytest.raises(DataError, match=message):
+        generation.generation_columns(mode, backend, {"pretrained": tokenizer, **run_args})
+
+
+def test_the_tokenizer_is_named_and_loaded_before_generation(tokenizer, tmp_path):
+    with pytest.raises(DataError, match="reg_chaos_served counts output lengths in the generator's tokens"):
+        generation.generation_columns("non-thinking", SERVED, {"base_url": "http://x/v1"})
+    with pytest.raises(DataError, match=f"reg_chaos: cannot load tokenizer '{tmp_path}/missing'"):
+        generation.generation_columns("non-thinking", IN_PROCESS, {"pretrained": str(tmp_path / "missing")})
+    # --metadata tokenizer=... names it for a served model whose name is no tokenizer
+    columns = generation.generation_columns(
+        "non-thinking", SERVED, {"model": "gpt-x", "tokenizer": tokenizer, **SERVER}
+    )
+    assert columns["length_tokenizer"] == tokenizer
+
+
+def test_the_sampling_seed_is_the_one_generation_uses(tokenizer):
+    import torch
+
+    served = {"model": tokenizer, **SERVER}
+    assert generation.generation_columns("thinking", SERVED, served)["sampling_seed"] == 1234  # lm-eval's default
+    assert generation.generation_columns("thinking", SERVED, {**served, "seed": 7})["sampling_seed"] == 7
+    torch.manual_seed(77)  # what `lm_eval --seed` does before the task's data loads
+    assert generation.generation_columns("non-thinking", IN_PROCESS, {"pretrained": tokenizer})["sampling_seed"] == 77
+
+
+def test_outputs_are_counted_in_the_runs_tokens(tokenizer, caplog):
+    docs = [{"mode": "thinking", "length_tokenizer": tokenizer}] * 3
+    raws = ["Tom left.</think>He read.", "Tom never left his home town", ""]
+    with caplog.at_level(logging.WARNING):
+        outputs = generation.split_outputs([[raw] for raw in raws], docs)
+    assert [out.flag for out in outputs] == ["", "cut_off", "no_explanation"]
+    assert [out.output_tokens for out in outputs] == generation.count_tokens(tokenizer, raws)
+    assert outputs[0].thinking_tokens == generation.count_tokens(tokenizer, ["Tom left."])[0]
+    assert "ended a thinking trace" not in caplog.text  # one trace ended: the mode is working
+    with caplog.at_level(logging.WARNING):
+        generation.split_outputs([[raws[1]]], docs[:1])
+    assert "none of the 1 outputs ended a thinking trace" in caplog.text
+    with caplog.at_level(logging.WARNING):
+        generation.split_outputs([[raws[0]]], [{"mode": "non-thinking", "length_tokenizer": tokenizer}])
+    assert "non-thinking mode: 1 of 1 outputs hold a thinking trace" in caplog.text
+    with pytest.raises(ValueError, match="expected one \\(mode, length_tokenizer\\)"):
+        generation.split_outputs([[""]], [{"mode": "thinking"}])
+
+
+def test_the_test_template_renders_each_switch_and_refuses_none(embedded_model: Path, tmp_path):
+    from jinja2.exceptions import TemplateError
+    from transformers import AutoTokenizer
+
+    loaded = AutoTokenizer.from_pretrained(thinking_model_folder(embedded_model, tmp_path / "m"))
+    messages = [{"role": "user", "content": "Premise: P."}]
+    render = lambda **kw: loaded.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **kw)
+    assert render(enable_thinking=True).endswith(THINKING_PREFILL)
+    assert render(enable_thinking=False).endswith(NON_THINKING_PREFILL)
+    with pytest.raises(TemplateError, match="needs the thinking switch"):
+        render()
