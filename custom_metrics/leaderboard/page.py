@@ -145,7 +145,11 @@ def _panel(
 ) -> str:
     key = table.key
     runs = sum(row.kind == "run" for row in table.rows)
-    context = summary_html.SummaryContext(paths, by_file)
+    first: dict[str, str] = {}
+    for row in table.rows:
+        if row.kind == "published":
+            first.setdefault(row.model, row.setting)
+    context = summary_html.SummaryContext(paths, by_file, first)
     downloads = [(f"{key}.csv", "CSV"), (f"{key}.md", "markdown")]
     if differences:
         downloads.append((f"{key}_differences.csv", "paired differences (CSV)"))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from custom_metrics.common.leaderboard_types import PaperSpec, Table
@@ -36,6 +36,9 @@ GROUP_TITLES = {
 class SummaryContext:
     paths: Paths
     sample_pages: dict[Path, str]  # samples file -> page name under samples/
+    # model -> the setting of its first published row: a Δ against another row of the same
+    # model (GEESE's authors' repository run beside Table 2) names that row's setting.
+    first_paper_setting: dict[str, str] = field(default_factory=dict)
 
 
 def _e(text: object) -> str:
@@ -241,14 +244,16 @@ def _score(cell: SummaryCell, context: SummaryContext) -> str:
         shown = f'<a href="samples/{_e(page)}" title="the logged samples behind this number">{shown}</a>'
     parts = [shown]
     if cell.delta is not None:
-        parts.append(_delta(cell))
+        parts.append(_delta(cell, context))
     return "".join(parts)
 
 
-def _delta(cell: SummaryCell) -> str:
+def _delta(cell: SummaryCell, context: SummaryContext) -> str:
     delta = cell.delta
     assert delta is not None
     versus = "paper" if delta.same_model else f"{delta.paper.model} (reference)"
+    if context.first_paper_setting.get(delta.paper.model, delta.paper.setting) != delta.paper.setting:
+        versus += f" ({delta.paper.setting})"
     if delta.p_value is not None:
         verdict = f"{p_text(delta.p_value)}{' ✱' if delta.significant else ''}"
         detail = (

@@ -22,7 +22,7 @@ from custom_metrics.common.leaderboard_types import Cell, Column, PaperSpec, Row
 from custom_metrics.common.published import PublishedRow, plain
 from custom_metrics.common.results import TaskRun
 from custom_metrics.leaderboard.registry import OTHER, PAPERS, paper_of
-from custom_metrics.leaderboard.task_configs import config_difference
+from custom_metrics.leaderboard.task_configs import config_difference, suite_configs
 
 # The metric charted for a task of no paper: the first of these it reports.
 FIRST_METRICS = ("acc", "acc_norm", "exact_match", "f1")
@@ -123,7 +123,10 @@ def run_rows(runs: list[TaskRun], spec: PaperSpec = OTHER) -> list[Row]:
             row.subsets[run.task] = run.subset
         if run.samples_file is not None:
             row.samples[run.task] = run.samples_file
-        difference = config_difference(spec, run.task, run.task_config, run.task_version)
+        # Checked as the suite's task of that name: the file's own (REG's reg_chaos_thinking read
+        # as reg_chaos) where the suite has it, else the one it was read as (the GEESE authors' tasks).
+        checked = run.source_task if run.source_task in suite_configs() else run.task
+        difference = config_difference(spec, checked, run.task_config, run.task_version)
         if difference:
             row.config_differences[run.task] = difference
     return list(rows.values())

@@ -117,6 +117,8 @@ def _dataset(spec: PaperSpec, ours: Mapping[str, Any], theirs: Mapping[str, Any]
                 return ""
             known = f" (the suite reads {', '.join(spec.suite_datasets)})" if spec.suite_datasets else ""
             return f"dataset {path}{known}"
+        if "dataset_kwargs" not in theirs:
+            return ""  # not logged: nothing to compare
         kwargs, logged_kwargs = ours.get("dataset_kwargs") or {}, theirs.get("dataset_kwargs") or {}
         if isinstance(logged_kwargs, Mapping) and dict(logged_kwargs) != dict(kwargs):
             return f"dataset_kwargs {dict(logged_kwargs)} (the suite: {dict(kwargs)})"

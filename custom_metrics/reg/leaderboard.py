@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from custom_metrics.common.display_names import friendly_spec
 from custom_metrics.common.leaderboard_types import Family, Headline, PaperSpec, SampleView
 from custom_metrics.common.published import PublishedRow, cell, table_lines
+from custom_metrics.common.results import TaskRun
 
 SOURCE = "REG (Chan, Zhao & Gaizauskas, arXiv 2603.22735) Tables 1-2"
 
@@ -200,8 +202,40 @@ FAMILIES = {
 _PUBLISHED_N = {"reg_chaos": 195, "reg_judge_select": 289}
 
 
+# Each REG task's paper setting: the mode its explanations are generated in (in-process and
+# served alike, lm_eval_tasks/reg/README.md); Table 1 tested every judge in non-thinking mode.
+MODES = {
+    "reg_chaos": "non-thinking",
+    "reg_chaos_served": "non-thinking",
+    "reg_chaos_thinking": "thinking",
+    "reg_chaos_thinking_served": "thinking",
+    "reg_judge_select": "non-thinking",
+    "reg_judge_select_loglik": "non-thinking",
+}
+
+
+def mode_rows(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
+    """REG rows per mode, as Table 2 has them: each run's setting says its mode, so a thinking
+    run is a row of its own beside the paper's thinking rows, and a model's non-thinking
+    explanations and judge accuracy share a row; every ``reg_chaos`` variant is read as
+    ``reg_chaos`` (a served run joins the in-process one of its mode). Which task each came
+    from is kept for its samples and said in the notes."""
+    adjusted = []
+    for run in runs:
+        mode = MODES.get(run.task)
+        if mode is None:
+            adjusted.append(run)
+            continue
+        setting = ", ".join(part for part in (run.setting, mode) if part)
+        task = "reg_chaos" if run.task.startswith("reg_chaos") else run.task
+        adjusted.append(replace(run, task=task, setting=setting, source_task=run.task if task != run.task else ""))
+        if task != run.task:
+            notes.append(f"{run.model} ({setting}): reg_chaos read from {run.task} ({run.path}).")
+    return adjusted
+
+
 def paper_setting(setting: str) -> str:
-    return "thinking" if "thinking" in setting and "non-thinking" not in setting else "non-thinking"
+    return "thinking" if setting.endswith(", thinking") or setting == "thinking" else "non-thinking"
 
 
 SPEC = PaperSpec(
@@ -225,6 +259,7 @@ SPEC = PaperSpec(
     "Published rows print no ± (the paper's bootstrap intervals are in its Appendix J). "
     "Published reg_judge_select acc is REG Table 1 (judge accuracy, non-thinking mode).",
     published=published_rows,
+    adjust_runs=mode_rows,
     task_labels=TASK_LABELS,
     metric_labels=METRIC_LABELS,
     definitions=DEFINITIONS,

@@ -393,7 +393,7 @@ def test_reg_row_says_why_its_scores_are_missing(tmp_path: Path, capsys) -> None
         (tmp_path / "runs" / name / "results_1.json").write_text(json.dumps(data))
     assert leaderboard.main([str(tmp_path / "runs"), "--out", str(tmp_path / "board")]) == 0
     lines = {line.split("|")[0].strip(): line for line in capsys.readouterr().out.splitlines() if "reg_chaos" in line}
-    plain, checked = lines["REG    org/plain"], lines["REG    org/checked"]
+    plain, checked = lines["REG    org/plain · non-thinking"], lines["REG    org/checked · non-thinking"]
     assert "coherence undefined" in plain and "NaN" not in plain
     assert "|N| = 0" in plain and "usually a weak judge" in plain and "Choosing the judge" in plain
     assert "judge is degenerate" in checked and "0.33 on its sanity check" in checked

@@ -46,11 +46,13 @@ def test_authors_full_run_ranks_with_the_paper_and_their_24_doc_runs_apart() -> 
     summary = build_summary(geese, GEESE)
     assert summary.main.keys == ("geese_llama3/acc",) and summary.full_runs
     by_group = {group: [e for e in summary.rows if e.group == group] for group in (RANKED, LIMITED, UNRANKED)}
-    ranked = [(e.row.model, e.rank, e.cells[0].value) for e in by_group[RANKED]]
-    # 0.78125 (their file) above the paper's printed 0.7812
+    ranked = [(e.row.model, e.row.kind, e.rank, e.cells[0].value) for e in by_group[RANKED]]
+    # the authors' batch-size-1 repository run (a published row), their batch-24 file (0.78125),
+    # the paper's printed 0.7812
     assert ranked == [
-        ("meta-llama/Meta-Llama-3-8B (authors' GEESE tasks)", 1, 0.78125),
-        ("Llama-3-8B", 2, 0.7812),
+        ("Llama-3-8B", "published", 1, 0.78375),
+        ("meta-llama/Meta-Llama-3-8B (authors' GEESE tasks)", "run", 2, 0.78125),
+        ("Llama-3-8B", "published", 3, 0.7812),
     ]
     (early,) = by_group[LIMITED]  # their --limit 24 runs under our task names
     assert early.row.model == "meta-llama/Meta-Llama-3-8B" and early.rank == 1
@@ -131,6 +133,37 @@ def test_run_se_falls_back_to_the_logged_outcomes(tmp_path: Path) -> None:
     assert delta.se_run == pytest.approx(math.sqrt(1 / 3) / 2)  # stdev of 1,0,1,0 over sqrt(4)
     assert delta.se_paper == pytest.approx(math.sqrt(0.4564 * 0.5436 / 195))  # Gemma-4-31B-it, |N| = 195
     assert delta.test == Z_TEST
+
+
+def test_reg_thinking_runs_compare_with_the_papers_thinking_rows(tmp_path: Path) -> None:
+    data = modern_results("google/gemma-4-31b-it", {}, 1.0)
+    data["results"] = {
+        task: {"alias": task, "success,judged": value, "n,judged": 195}
+        for task, value in (("reg_chaos", 0.45), ("reg_chaos_thinking_served", 0.5))
+    }
+    data["n-samples"] = {task: {"original": 275, "effective": 275} for task in data["results"]}
+    # logged as the harness logs it: functions by their source
+    logged = {
+        "doc_to_text": "def generation_prompt(doc):\n    ...",
+        "custom_dataset": "def load_reg(**kwargs):\n    ...",
+        "dataset_kwargs": {"mode": "thinking", "backend": "served"},
+    }
+    data["configs"] = {"reg_chaos_thinking_served": logged}
+    data["versions"] = {
+        "reg_chaos_thinking_served": suite_configs()["reg_chaos_thinking_served"]["metadata"]["version"]
+    }
+    (tmp_path / "results_x.json").write_text(json.dumps(data))
+    reg = tables_of(tmp_path)["reg"]
+    summary = build_summary(reg, REG)
+    runs = {e.row.setting: e for e in summary.rows if e.row.kind == "run"}
+    assert set(runs) == {"non-thinking", "thinking"}
+    thinking = runs["thinking"].cells[0]
+    assert thinking.value == 0.5 and thinking.delta.paper.setting == "thinking" and thinking.delta.same_model
+    assert thinking.delta.difference == pytest.approx(0.5 - 0.4718)
+    assert runs["non-thinking"].cells[0].delta.paper.setting == "non-thinking"
+    # checked as the suite's reg_chaos_thinking_served, whose config it logged: no difference
+    assert runs["thinking"].row.config_differences == {}
+    assert any("reg_chaos read from reg_chaos_thinking_served" in note for note in reg.notes)
 
 
 def test_zero_stderr_shows_no_plus_minus_and_no_minus_zero() -> None:
