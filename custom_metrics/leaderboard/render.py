@@ -47,9 +47,18 @@ def cell_text(cell: Cell | None, column_kind: str = "metric") -> str:
     the std of RULE's zero-shot main questions that the five splits share), so none shows."""
     if cell is None:
         return ""
-    text = cell.text or format_number(cell.value, column_kind)
-    pm = (cell.pm_text or format_number(cell.pm)) if cell.pm else ""
+    text = _printed(cell.text) or format_number(cell.value, column_kind)
+    pm = (_printed(cell.pm_text) or format_number(cell.pm)) if cell.pm else ""
     return f"{text} ± {pm}" if pm else text
+
+
+def _printed(text: str | None) -> str | None:
+    """A published number as printed, unless it carries more digits than anyone reads (a
+    stderr copied from a results file, 0.014564428416311686): then None, and it is rounded."""
+    if text is None:
+        return None
+    decimals = len(text.partition(".")[2])
+    return text if decimals <= 5 else None
 
 
 def column_groups(table: Table) -> list[tuple[str, list[Column]]]:

@@ -169,6 +169,8 @@ def test_reg_thinking_runs_compare_with_the_papers_thinking_rows(tmp_path: Path)
 def test_zero_stderr_shows_no_plus_minus_and_no_minus_zero() -> None:
     assert cell_text(Cell(1.0, 0.0)) == "1.0000"
     assert cell_text(Cell(0.5, 0.01)) == "0.5000 ± 0.0100"
+    # a paper's digits as printed, a stderr copied whole from a results file rounded for reading
+    assert cell_text(Cell(0.78375, 0.014564428416311686, "0.78375", "0.014564428416311686")) == "0.78375 ± 0.0146"
     assert signed(0.21375 - 0.2138) == "+0.0000" and signed(-0.15625) == "-0.1562"
 
 
