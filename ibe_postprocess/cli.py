@@ -9,6 +9,7 @@ from pathlib import Path
 
 from custom_metrics.common.arguments import positive_int
 from custom_metrics.common.errors import DataError
+from ibe_postprocess.uncertainty import AGGREGATIONS, DEFAULT_AGGREGATION
 from ibe_postprocess.folder import CACHE, FEATURES, FEATURES_CSV, JUDGE, REPORT, REPORT_MD, FeaturesFolder
 
 
@@ -21,6 +22,7 @@ def _score(args: argparse.Namespace) -> None:
     settings = ScoreSettings(
         nli_judge=args.nli_judge,
         certainty_model=args.certainty_model,
+        uncertainty_aggregation=args.uncertainty_aggregation,
         formalizer=args.formalizer,
         encoder=args.encoder,
         batch_size=args.batch_size,
@@ -61,6 +63,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--certainty-model",
         default="pedropei/sentence-level-certainty",
         help="sentence-level certainty model (hub id or path), or 'lexicon'",
+    )
+    score.add_argument(
+        "--uncertainty-aggregation",
+        choices=AGGREGATIONS,
+        default=DEFAULT_AGGREGATION,
+        help="how an explanation's assumption uncertainties combine before the summary's is added: 'sum' "
+        "(default: the paper's Section 4 equation, which reproduces Figure 1) or 'mean' (its Algorithm 4); "
+        "recorded in the features file's header",
     )
     score.add_argument(
         "--formalizer",

@@ -27,13 +27,14 @@ from ibe_postprocess.formalize import Program, clause_texts, formalize_many
 from ibe_postprocess.inputs import ExplanationRecord, JudgeRecord, fingerprint, input_files
 from ibe_postprocess.nlp import Word, words_of
 from ibe_postprocess.parsing import ParsedExplanation, parse_explanation
-from ibe_postprocess.uncertainty import PAPER_CERTAINTY_MODEL
+from ibe_postprocess.uncertainty import DEFAULT_AGGREGATION, PAPER_CERTAINTY_MODEL
 
 
 @dataclass(frozen=True)
 class ScoreSettings:
     nli_judge: str | None = None  # None: the paper's NLI model, the embedded LM where it cannot load
     certainty_model: str | None = PAPER_CERTAINTY_MODEL  # "lexicon" forces the lexicon estimate
+    uncertainty_aggregation: str = DEFAULT_AGGREGATION  # "sum" (§4, Figure 1) or "mean" (Algorithm 4)
     formalizer: str = "deterministic"  # or "lm:<hf id or path>"
     encoder: str | None = None  # sentence encoder for weak unification; None: all-MiniLM-L6-v2
     batch_size: int = 32
@@ -182,9 +183,9 @@ def score(
         settings.batch_size,
     )
 
-    uncertainty = UncertaintyScorer(settings.certainty_model)
+    uncertainty = UncertaintyScorer(settings.certainty_model, settings.uncertainty_aggregation)
     uncertainty_keys = [
-        kv.key("uncertainty", uncertainty.source, p.assumptions, p.summary, [asdict(s) for s in p.steps])
+        kv.key("uncertainty", uncertainty.source, uncertainty.aggregation, p.assumptions, p.summary, [asdict(s) for s in p.steps])
         for p in parsed
     ]
     uncertainties = cached_stage(

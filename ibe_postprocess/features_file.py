@@ -5,7 +5,8 @@ The first line is a header, the rest one row per explanation::
     {"ibe_features": {"version": "<explain-eval version>", "complete": true,
                       "rows": 300, "rows_sha256": "<of the row lines>",
                       "inputs": ["runs/.../samples_ibe_copa_<ts>.jsonl"], "inputs_sha256": "<of every record read>",
-                      "settings": {"nli_judge": ..., "certainty_model": ..., "formalizer": ..., "encoder": ...},
+                      "settings": {"nli_judge": ..., "certainty_model": ..., "uncertainty_aggregation": ...,
+                                   "formalizer": ..., "encoder": ...},
                       "judge": {"decisions": 150, "sha256": "<of judge.jsonl>"} | null,
                       "provenance": {"model": ..., "tasks": [...], "judge_model": ..., "runs": [...]}}}
 

@@ -14,6 +14,7 @@ from ibe_postprocess.folder import FIGURES, FeaturesFolder
 from ibe_postprocess.paper import IBE_COLUMNS, JUDGE_ROW, PAPER_JUDGE, table_1
 from ibe_postprocess.selector import FEATURES, LABELS, Selector
 from ibe_postprocess.summary import Summary
+from ibe_postprocess.uncertainty import AGGREGATION_NAMES
 
 DATASET_NAMES = {"copa": "COPA", "ecare": "e-CARE"}
 UNKNOWN_MODEL = "unknown model"  # samples without their results file beside them: no name recorded
@@ -137,6 +138,8 @@ def _head(summary: Summary) -> list[str]:
         ]
     else:
         lines += [f"Uncertainty model: {', '.join(sources)}.", ""]
+    aggregation = summary.features.header.origin.settings.get("uncertainty_aggregation")
+    lines += [f"Uncertainty over assumptions: {AGGREGATION_NAMES.get(aggregation, 'mean (Algorithm 4; not recorded)')}.", ""]
     reasons = summary.reasons
     lines += [
         f"Flagged explanations: {summary.flagged} of {len(rows)}."

@@ -1,11 +1,13 @@
-"""Linguistic uncertainty (Algorithm 4) and hedge cues by category.
+"""Linguistic uncertainty (§4 and Algorithm 4) and hedge cues by category.
 
 Sentence uncertainty is 6 - certainty, certainty being the regression output (1-6) of
-Pei & Jurgens' ``pedropei/sentence-level-certainty``; an explanation's uncertainty is the
-mean over its assumptions plus that of its summary (Algorithm 4; the main text's "sum
-over assumptions" and PEIRCE's halving are not used). Inputs are encoded exactly as the
-authors' ``certainty-estimator`` package does (60 tokens, padded with the pad id, no
-attention mask), so scores match theirs.
+Pei & Jurgens' ``pedropei/sentence-level-certainty``. An explanation's uncertainty is its
+assumptions' uncertainties aggregated, plus that of its summary. The paper gives two
+aggregations: §4's equation sums over the assumptions (``sum``, the default: it is the one
+that reproduces Figure 1's 2.0 and 3.0, see the IBE task README), Algorithm 4 averages
+them (``mean``); PEIRCE's halving is not used. Inputs are encoded exactly as the authors'
+``certainty-estimator`` package does (60 tokens, padded with the pad id, no attention
+mask), so scores match theirs.
 
 Where the model cannot be loaded (offline, no Hub) a lexicon estimate stands in:
 uncertainty = min(5, epistemic + doxastic + 0.5 * conditional hedge cues in the
@@ -30,6 +32,10 @@ log = logging.getLogger(__name__)
 PAPER_CERTAINTY_MODEL = "pedropei/sentence-level-certainty"
 MAX_TOKENS = 60  # certainty-estimator's max_length and padding length
 LEXICON_SOURCE = "lexicon"
+# How an explanation's assumption uncertainties combine: §4's equation (sum) or Algorithm 4 (mean).
+AGGREGATIONS = ("sum", "mean")
+DEFAULT_AGGREGATION = "sum"
+AGGREGATION_NAMES = {"sum": "sum (the paper's §4 equation and Figure 1)", "mean": "mean (the paper's Algorithm 4)"}
 
 # Categories of the CoNLL-2010 hedge detection task (Farkas et al., 2010).
 HEDGE_CUES: dict[str, tuple[str, ...]] = {
@@ -138,6 +144,22 @@ def lexicon_uncertainty(sentence: str) -> float:
     return min(5.0, sum(CUE_WEIGHTS[category] * count for category, count in cues.items()))
 
 
+def overall_uncertainty(
+    assumption_scores: Sequence[float], summary_score: float | None, aggregation: str = DEFAULT_AGGREGATION
+) -> float | None:
+    """UC(A) + UC(S): the assumptions' uncertainties summed (§4) or averaged (Algorithm 4), plus
+    the summary's; a missing part counts as absent, and None when both are."""
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"uncertainty aggregation must be one of {', '.join(AGGREGATIONS)}, got {aggregation!r}")
+    parts: list[float] = []
+    if assumption_scores:
+        total = sum(assumption_scores)
+        parts.append(total if aggregation == "sum" else total / len(assumption_scores))
+    if summary_score is not None:
+        parts.append(summary_score)
+    return sum(parts) if parts else None
+
+
 def _sentence(text: str) -> str:
     text = text.strip()
     return text if text.endswith((".", "!", "?")) else text + "."
@@ -183,9 +205,11 @@ class UncertaintyResult:
 
 
 class UncertaintyScorer:
-    """Algorithm 4 with the certainty model, or the documented lexicon estimate."""
+    """UC(A) + UC(S) with the certainty model, or the documented lexicon estimate."""
 
-    def __init__(self, spec: str | None = PAPER_CERTAINTY_MODEL):
+    def __init__(self, spec: str | None = PAPER_CERTAINTY_MODEL, aggregation: str = DEFAULT_AGGREGATION):
+        overall_uncertainty([], None, aggregation)  # an unknown aggregation fails before any model loads
+        self.aggregation = aggregation
         self.model: CertaintyModel | None = None
         self.source = LEXICON_SOURCE
         if spec and spec != LEXICON_SOURCE:
@@ -212,9 +236,6 @@ class UncertaintyScorer:
         for item in parsed:
             assumption_scores = [next(values) for _ in item.assumptions]
             summary_score = next(values) if item.summary else None
-            parts = ([sum(assumption_scores) / len(assumption_scores)] if assumption_scores else []) + (
-                [summary_score] if summary_score is not None else []
-            )
             texts = [t for s in item.steps for t in (s.condition, s.consequence)] + item.assumptions
             texts += [item.summary] if item.summary else []
             joined = " ".join(texts)
@@ -222,7 +243,7 @@ class UncertaintyScorer:
             words = max(1, len(re.findall(r"\w+", joined)))
             results.append(
                 UncertaintyResult(
-                    sum(parts) if parts else None,
+                    overall_uncertainty(assumption_scores, summary_score, self.aggregation),
                     cues["epistemic"],
                     cues["doxastic"],
                     cues["conditional"],
