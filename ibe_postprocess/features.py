@@ -2,7 +2,9 @@
 
 Stages run over all explanations in batches: spaCy reads each distinct text once for
 formalization and drift together, every distinct predicate name of the whole input is
-embedded in one pass, and judge and certainty-model requests go in batches. The costly
+embedded in one pass, and judge and certainty-model requests go in batches. spaCy and
+MiniLM run on ``processes`` forked workers, in the same fixed batches as on one
+(``workers``), so the features are the same bytes on any number of processes. The costly
 stages (proofs, LLM formalization, coherence, uncertainty) are cached on disk batch by
 batch under the output folder, so an interrupted run resumes where it stopped. Nothing
 is dropped: an explanation that cannot be parsed or measured keeps its row, with the
@@ -21,6 +23,7 @@ from tqdm.auto import tqdm
 from custom_metrics.common.fields import is_number
 from ibe_postprocess import cache as kv
 from ibe_postprocess import features_file
+from ibe_postprocess.coherence import valid_chunk
 from ibe_postprocess.drift import drift_many
 from ibe_postprocess.folder import FeaturesFolder
 from ibe_postprocess.formalize import Program, clause_texts, formalize_many
@@ -38,10 +41,11 @@ class ScoreSettings:
     formalizer: str = "deterministic"  # or "lm:<hf id or path>"
     encoder: str | None = None  # sentence encoder for weak unification; None: all-MiniLM-L6-v2
     batch_size: int = 32
+    processes: int = 1  # spaCy and MiniLM workers; like the batch size, it must not change a byte
 
     def recorded(self) -> dict[str, Any]:
-        """The settings a features file records: all but the batch size, which must not change a byte."""
-        return {key: value for key, value in asdict(self).items() if key != "batch_size"}
+        """The settings a features file records: all but the batch size and the process count."""
+        return {key: value for key, value in asdict(self).items() if key not in ("batch_size", "processes")}
 
 
 def _chunks(indices: list[int], size: int) -> list[list[int]]:
@@ -67,15 +71,6 @@ def _valid_proof(value: Any) -> bool:
         and is_number(value.get("score"))
         and isinstance(value.get("rules"), list)
         and isinstance(value.get("status"), str)
-    )
-
-
-def _valid_coherence(value: Any) -> bool:
-    return (
-        isinstance(value, list)
-        and len(value) == 2
-        and (value[0] is None or is_number(value[0]))
-        and isinstance(value[1], int)
     )
 
 
@@ -156,36 +151,40 @@ def score(
 
     parsed = [parse_explanation(record.explanation) for record in records]
     items = [(r.premise, r.conclusion, p) for r, p in zip(records, parsed)]
-    words = words_of(clause_texts(items))  # formalization and drift read the same texts
+    words = words_of(clause_texts(items), settings.processes)  # formalization and drift read the same texts
     programs, methods, formal_flags = _programs(items, words, settings, folder)
 
-    prover = Prover(PredicateEmbedder(settings.encoder, folder.cache("embeddings")))
-    proof_keys = [kv.key("proof", program.text(), prover.settings()) for program in programs]
+    embedder = PredicateEmbedder(settings.encoder, folder.cache("embeddings"), processes=settings.processes)
+    prover = Prover(embedder)
+    # Every predicate name of the input, embedded in chunks that depend on these names alone
+    # (``embeddings``); a proof is reused only when cached with these very vectors.
+    embedder.embed({name for program in programs for name in program.predicates()})
+    proof_keys = [
+        kv.key("proof", program.text(), prover.settings(), embedder.digest(program.predicates()))
+        for program in programs
+    ]
     proof_store = kv.JsonlCache(folder.cache("proofs"), _valid_proof)
-    # Every predicate name still to be proved, embedded in one pass over the whole input.
-    unproved = [program for key, program in zip(proof_keys, programs) if key not in proof_store]
-    prover.embedder.embed(sorted({name for program in unproved for name in program.predicates()}))
 
     def prove(chunk: list[int]) -> list[dict]:
         return [asdict(proof) for proof in prover.prove_many([programs[i] for i in chunk])]
 
     proofs = cached_stage("proofs", proof_keys, prove, proof_store, settings.batch_size)
 
-    drifts = drift_many(items, words)
+    drifts = drift_many(items, words, settings.processes)
 
     coherence = Coherence(settings.nli_judge, folder.cache("nli_verdicts"))
-    coherence_keys = [kv.key("coherence", coherence.name, [asdict(s) for s in p.steps]) for p in parsed]
-    coherences = cached_stage(
-        "coherence",
-        coherence_keys,
-        lambda chunk: [list(v) for v in coherence.score_many([parsed[i] for i in chunk])],
-        kv.JsonlCache(folder.cache("coherence"), _valid_coherence),
-        settings.batch_size,
-    )
+    coherences = coherence.score_many(parsed, kv.JsonlCache(folder.cache("coherence"), valid_chunk))
 
     uncertainty = UncertaintyScorer(settings.certainty_model, settings.uncertainty_aggregation)
     uncertainty_keys = [
-        kv.key("uncertainty", uncertainty.source, uncertainty.aggregation, p.assumptions, p.summary, [asdict(s) for s in p.steps])
+        kv.key(
+            "uncertainty",
+            uncertainty.source,
+            uncertainty.aggregation,
+            p.assumptions,
+            p.summary,
+            [asdict(s) for s in p.steps],
+        )
         for p in parsed
     ]
     uncertainties = cached_stage(

