@@ -41,7 +41,8 @@ def feature_rows(work: Path) -> list[dict]:
     from ibe_postprocess.features import ScoreSettings, score
 
     judge = tiny_nli_model(work / "tiny-nli")
-    settings = ScoreSettings(nli_judge=f"seqcls:{judge}", certainty_model="lexicon")
+    # The pinned uncertainty is Algorithm 4's mean over assumptions (the default then).
+    settings = ScoreSettings(nli_judge=f"seqcls:{judge}", certainty_model="lexicon", uncertainty_aggregation="mean")
     rows = score(build(SIZE), work / "features", settings)
     # The source is recorded as (file, line) since the pinned rows were computed; compare it as text.
     rows = [{**row, "source": "{file}:{line}".format(**row["source"])} for row in rows]
