@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from custom_metrics.common.errors import DataError
 from ibe_postprocess.autoformalize import program_from_output
-from ibe_postprocess.cache import JsonlCache
+from ibe_postprocess.cache import JsonlCache, key
 from ibe_postprocess.embeddings import DEFAULT_ENCODER, PredicateEmbedder
 from ibe_postprocess.inputs import read_inputs
 from ibe_postprocess.parsing import MAX_CHARS, MAX_STEPS, parse_explanation
@@ -171,8 +171,9 @@ def test_results_cache_skips_bad_lines_and_loses_nothing_after_a_kill(tmp_path, 
 
 
 def _vector_line(name: str, vector: np.ndarray, encoder: str = DEFAULT_ENCODER) -> str:
+    """A vector stored from the canonical chunk of ``name`` alone."""
     stored = base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode()
-    return json.dumps({"encoder": encoder, "name": name, "vector": stored})
+    return json.dumps({"encoder": encoder, "name": name, "chunk": key(encoder, [name]), "vector": stored})
 
 
 def test_embedding_cache_skips_bad_lines_and_loses_nothing_after_a_kill(tmp_path, caplog) -> None:
@@ -190,8 +191,11 @@ def test_embedding_cache_skips_bad_lines_and_loses_nothing_after_a_kill(tmp_path
     ]
     path.write_text("\n".join(lines) + "\n" + _vector_line("cut", unit)[:50])
     embedder = PredicateEmbedder(cache_file=path)
-    assert set(embedder._vectors) == {"good"} and "skipped 6 unreadable cache line(s)" in caplog.text
+    assert {name for _, name in embedder._stored} == {"good"} and "skipped 6 unreadable cache line(s)" in caplog.text
+    embedder.embed(["good"])  # read back: stored from its own chunk
+    assert np.array_equal(embedder._vectors["good"], unit)
     embedder.embed(["balloon_expand"])  # the real encoder; appended after the cut line, not onto it
     again = PredicateEmbedder(cache_file=path)
-    assert set(again._vectors) == {"good", "balloon_expand"}
+    assert {name for _, name in again._stored} == {"good", "balloon_expand"}
+    again.embed(["balloon_expand"])
     assert np.array_equal(again._vectors["balloon_expand"], embedder._vectors["balloon_expand"])  # exact, not rounded
