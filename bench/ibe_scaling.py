@@ -1,4 +1,5 @@
-"""Total ``ibe_postprocess score`` time at 100, 1,000 and 5,000 explanations: throughput and linearity.
+"""Total ``ibe_postprocess score`` time at 100, 1,000 and 5,000 explanations: throughput,
+linearity, its distance to the models' floor and how it scales with processes.
 
 Each size runs ``ibe_postprocess.features.score`` (the whole ``score`` command minus
 argument parsing: parsing, spaCy, formalization, embeddings, proofs, drift, coherence,
@@ -8,18 +9,23 @@ infeasible on this CPU at 5,000 (about 15,000 steps x 3 label log-likelihoods th
 embedded LM judge would take hours):
 
 - coherence judge: ``seqcls:`` backend on a tiny random-weight BERT (``bench/tiny_judge.py``),
-  i.e. the real batching and sqlite cache with a near-free model;
+  i.e. the real batching and caches with a near-free model;
 - uncertainty: ``lexicon`` (the certainty model is Hub-only; offline it falls back to the
   lexicon anyway).
 
 spaCy and janus are loaded before the run starts (their load times are reported apart);
-per-stage time (wall and CPU) is taken by wrapping the stage functions. Headline, at the
-largest size, target >= 1,000 explanations per second, read two ways:
+per-stage time (wall and CPU) is taken by wrapping the stage functions. Headlines, at the
+largest size:
 
-- the stages without a model: everything but the judge, the spaCy pipeline and the
-  MiniLM encoder (parsing, predicate names, drift's set arithmetic, proofs, uncertainty
-  by lexicon, caches, feature files);
-- everything outside the judge (the above plus spaCy and MiniLM), model loads apart.
+- the stages without a model (everything but the judge, the spaCy pipeline and the MiniLM
+  encoder), target >= 1,000 explanations per second;
+- everything outside the judge against its **model-compute floor**: the same spaCy
+  batches (``nlp.pipe`` over the same texts, the same components, nothing read from the
+  docs) and the same MiniLM chunks (the same forward passes), on the same number of
+  processes, timed in the same process right after ``score``; target <= 1.15x, at the
+  default process count (the usable cores) and, reported beside it, at 1 process;
+- everything outside the judge on 1 and on 2 processes (fresh process and cache each):
+  target >= 1.8x, and the two ``features.jsonl`` must be the same bytes.
 
 "Linear" is judged on the time per explanation, which should stay flat.
 
@@ -29,6 +35,7 @@ largest size, target >= 1,000 explanations per second, read two ways:
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import subprocess
 import sys
@@ -36,9 +43,12 @@ import time
 from functools import wraps
 
 from bench.common import REPO, figure, peak_rss_mib, save_section, scratch, setup_env, table, timed, verdict
+from ibe_postprocess.workers import usable_cores
 
 LINEAR_TOLERANCE = 1.5  # per-explanation time at the largest size at most 1.5x that at 1,000 (or the smallest)
-THROUGHPUT_TARGET = 1000.0  # explanations per second outside the judge, at the largest size
+THROUGHPUT_TARGET = 1000.0  # explanations per second of the stages without a model, at the largest size
+FLOOR_TARGET = 1.15  # outside the judge / the models' compute on the same batches
+SCALING_TARGET = 1.8  # outside the judge, 1 process / 2 processes
 SPACY = ("spaCy: premises, conclusions, clauses", "spaCy: joined steps (drift)")
 
 
@@ -57,11 +67,61 @@ def _wrap(owner, name: str, label: str, totals: dict[str, float], cpu: dict[str,
     setattr(owner, name, timed_call)
 
 
-def one_size(size: int) -> dict:
-    """Run score() on ``size`` explanations in this process; stage times by wrapping."""
+def _spacy_words_floor(texts: list[str]) -> int:
+    """``nlp.words_of``'s model compute on one batch: the same components, nothing read back."""
+    from ibe_postprocess.nlp import BATCH_SIZE, pipeline
+
+    nlp = pipeline()
+    with nlp.select_pipes(disable=["lemmatizer"]):
+        return sum(len(doc) for doc in nlp.pipe(texts, batch_size=BATCH_SIZE))
+
+
+def _spacy_nouns_floor(texts: list[str]) -> int:
+    """``nlp.nouns_of``'s model compute on one batch."""
+    from ibe_postprocess.nlp import BATCH_SIZE, pipeline
+
+    nlp = pipeline()
+    with nlp.select_pipes(disable=["parser", "lemmatizer"]):
+        return sum(len(doc) for doc in nlp.pipe(texts, batch_size=BATCH_SIZE))
+
+
+def floor(records: list, processes: int) -> dict[str, float]:
+    """The models' compute on ``score``'s own batches: spaCy's two readings and MiniLM's chunks."""
+    from ibe_postprocess import nlp
+    from ibe_postprocess.drift import step_text
+    from ibe_postprocess.embeddings import PredicateEmbedder, _encode_chunk
+    from ibe_postprocess.formalize import clause_texts, formalize_many
+    from ibe_postprocess.parsing import parse_explanation
+    from ibe_postprocess.workers import map_chunks
+
+    parsed = [parse_explanation(record.explanation) for record in records]
+    items = [(r.premise, r.conclusion, p) for r, p in zip(records, parsed)]
+    word_chunks = nlp._chunks(clause_texts(items))
+    noun_chunks = nlp._chunks(step_text(p) for p in parsed if p.steps)
+    embedder = PredicateEmbedder(processes=processes)
+    programs = formalize_many(items, nlp.words_of(clause_texts(items), processes))
+    jobs = [
+        (embedder.name, [name.replace("_", " ") for name in chunk])
+        for chunk in embedder.chunks({name for program in programs for name in program.predicates()})
+    ]
+    times = {}
+    for label, function, chunks in (
+        ("spaCy: premises, conclusions, clauses", _spacy_words_floor, word_chunks),
+        ("spaCy: joined steps (drift)", _spacy_nouns_floor, noun_chunks),
+        ("MiniLM: predicate names", _encode_chunk, jobs),
+    ):
+        with timed() as t:
+            map_chunks(function, chunks, processes)
+        times[label] = round(t["s"], 3)
+    return times
+
+
+def one_size(size: int, processes: int) -> dict:
+    """Run score() on ``size`` explanations in this process; stage times by wrapping; then the floor."""
     from bench.explanations import build
     from bench.tiny_judge import tiny_nli_model
     from ibe_postprocess import coherence, drift, embeddings, features, features_file, nlp, prover, uncertainty
+    from ibe_postprocess.folder import FeaturesFolder
 
     tiny = tiny_nli_model(scratch("tiny-nli", fresh=False))
     records = build(size)
@@ -72,32 +132,39 @@ def one_size(size: int) -> dict:
     with timed() as t:
         prover.janus()
     loads["janus + prover.pl"] = t["s"]
+    with timed() as t:
+        embeddings.PredicateEmbedder()._load()
+    loads["MiniLM"] = t["s"]
     totals: dict[str, float] = {}
     cpu: dict[str, float] = {}
     _wrap(features, "parse_explanation", "parsing", totals, cpu)
     _wrap(features, "words_of", SPACY[0], totals, cpu)
     _wrap(features, "formalize_many", "formalization (names)", totals, cpu)
-    _wrap(embeddings.PredicateEmbedder, "_load", "encoder load", totals, cpu)
-    _wrap(embeddings.PredicateEmbedder, "embed", "embedding (incl. encoder load)", totals, cpu)
+    _wrap(embeddings.PredicateEmbedder, "embed", "embedding", totals, cpu)
     _wrap(prover.Prover, "prove_many", "proofs", totals, cpu)
     _wrap(features, "drift_many", "drift (incl. its spaCy)", totals, cpu)
     _wrap(drift, "nouns_of", SPACY[1], totals, cpu)
     _wrap(coherence.Coherence, "score_many", "coherence (judge)", totals, cpu)
     _wrap(uncertainty.UncertaintyScorer, "score_many", "uncertainty", totals, cpu)
     _wrap(features_file, "write", "feature files", totals, cpu)
-    settings = features.ScoreSettings(nli_judge=f"seqcls:{tiny}", certainty_model="lexicon")
+    settings = features.ScoreSettings(nli_judge=f"seqcls:{tiny}", certainty_model="lexicon", processes=processes)
+    out = scratch(f"ibe_scaling_{size}_p{processes}")
     start = time.perf_counter()
-    rows = features.score(records, scratch(f"ibe_scaling_{size}"), settings)
+    rows = features.score(records, out, settings)
     total = time.perf_counter() - start
-    outside_judge = total - totals.get("coherence (judge)", 0.0) - totals.get("encoder load", 0.0)
-    neural = sum(totals.get(name, 0.0) for name in SPACY) + totals.get("embedding (incl. encoder load)", 0.0)
-    neural -= totals.get("encoder load", 0.0)
+    outside_judge = total - totals.get("coherence (judge)", 0.0)
+    neural = sum(totals.get(name, 0.0) for name in SPACY) + totals.get("embedding", 0.0)
+    floor_s = floor(records, processes)
     return {
         "size": size,
+        "processes": processes,
         "rows": len(rows),
+        "features_sha256": hashlib.sha256(FeaturesFolder(out).features.read_bytes()).hexdigest(),
         "total_s": round(total, 2),
         "outside_judge_s": round(outside_judge, 2),
         "neural_s": round(neural, 2),
+        "floor_s": floor_s,
+        "floor_total_s": round(sum(floor_s.values()), 2),
         "loads_s": {k: round(v, 2) for k, v in loads.items()},
         "stages_s": {k: round(v, 3) for k, v in totals.items()},
         "stages_cpu_s": {k: round(v, 3) for k, v in cpu.items()},
@@ -105,59 +172,85 @@ def one_size(size: int) -> dict:
     }
 
 
-def run(sizes: list[int]) -> dict:
-    runs = []
-    for size in sizes:
-        done = subprocess.run(
-            [sys.executable, "-m", "bench.ibe_scaling", "--one", str(size)],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"size {size} failed:\n{done.stderr[-2000:]}")
-        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    for r in runs:
-        r["ms_per_explanation"] = round(1000 * r["total_s"] / r["size"], 2)
-        r["outside_judge_per_s"] = round(r["size"] / r["outside_judge_s"], 1)
-        r["without_neural_per_s"] = round(r["size"] / max(r["outside_judge_s"] - r["neural_s"], 1e-9), 1)
+def _one(size: int, processes: int) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.ibe_scaling", "--one", str(size), "--processes", str(processes)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"size {size} on {processes} process(es) failed:\n{done.stderr[-2000:]}")
+    run = json.loads(done.stdout.strip().splitlines()[-1])
+    run["ms_per_explanation"] = round(1000 * run["total_s"] / run["size"], 2)
+    run["outside_judge_per_s"] = round(run["size"] / run["outside_judge_s"], 1)
+    run["without_neural_per_s"] = round(run["size"] / max(run["outside_judge_s"] - run["neural_s"], 1e-9), 1)
+    run["floor_ratio"] = round(run["outside_judge_s"] / run["floor_total_s"], 3)
+    return run
+
+
+def run(sizes: list[int], processes: int) -> dict:
+    """Every size on ``processes`` processes, then the largest on 1 and on 2 (for the scaling figure)."""
+    runs = [_one(size, processes) for size in sizes]
+    largest = runs[-1]
+    by_count = {processes: largest}
+    for count in (1, 2):
+        if count not in by_count:
+            by_count[count] = _one(largest["size"], count)
     by_size = {r["size"]: r for r in runs}
     reference = by_size.get(1000, runs[0])
-    largest = runs[-1]
     ratio = largest["ms_per_explanation"] / reference["ms_per_explanation"]
+    one, two = by_count[1], by_count[2]
+    scaling = one["outside_judge_s"] / two["outside_judge_s"]
     return {
         "judge": "seqcls: tiny random BERT (bench/tiny_judge.py)",
         "uncertainty": "lexicon",
+        "processes": processes,
         "runs": runs,
+        "by_processes": {str(count): r for count, r in sorted(by_count.items())},
         "reference_size": reference["size"],
         "per_explanation_ratio": round(ratio, 2),
         "tolerance": LINEAR_TOLERANCE,
         "pass": ratio <= LINEAR_TOLERANCE,
         "throughput_target": THROUGHPUT_TARGET,
         "pass_without_models": largest["without_neural_per_s"] >= THROUGHPUT_TARGET,
-        "pass_outside_judge": largest["outside_judge_per_s"] >= THROUGHPUT_TARGET,
+        "floor_target": FLOOR_TARGET,
+        "pass_floor": largest["floor_ratio"] <= FLOOR_TARGET,
+        "scaling": round(scaling, 3),
+        "scaling_target": SCALING_TARGET,
+        "same_features": one["features_sha256"] == two["features_sha256"],
+        "pass_scaling": scaling >= SCALING_TARGET and one["features_sha256"] == two["features_sha256"],
     }
 
 
 def report(result: dict) -> str:
     stages = list(dict.fromkeys(k for r in result["runs"] for k in r["stages_s"]))
+    runs = result["runs"] + [r for k, r in result["by_processes"].items() if int(k) != result["processes"]]
     rows = [
         [
             r["size"],
+            r["processes"],
             r["total_s"],
-            r["outside_judge_per_s"],
+            r["outside_judge_s"],
+            r["floor_total_s"],
+            r["floor_ratio"],
             r["peak_rss_mib"],
             *(r["stages_s"].get(s, "") for s in stages),
         ]
-        for r in result["runs"]
+        for r in runs
     ]
     largest = result["runs"][-1]
-    return table(rows, ["explanations", "total s", "expl/s outside judge", "peak RSS MiB", *stages]) + (
-        f"\nat {largest['size']:,} (target >= {THROUGHPUT_TARGET:,.0f} explanations/s): stages without a model "
-        f"{largest['without_neural_per_s']:,}/s {verdict(result['pass_without_models'])}; outside the judge "
-        f"{largest['outside_judge_per_s']:,}/s {verdict(result['pass_outside_judge'])} ({largest['neural_s']} s "
-        f"of its {largest['outside_judge_s']} s in spaCy and MiniLM). Loads before the run: "
+    one, two = result["by_processes"]["1"], result["by_processes"]["2"]
+    header = ["explanations", "processes", "total s", "outside judge s", "floor s", "/ floor", "peak RSS MiB"]
+    return table(rows, header + stages) + (
+        f"\nat {largest['size']:,}: stages without a model {largest['without_neural_per_s']:,}/s "
+        f"(target >= {THROUGHPUT_TARGET:,.0f}) {verdict(result['pass_without_models'])}; outside the judge "
+        f"{largest['outside_judge_s']} s = {largest['floor_ratio']}x the models' floor of {largest['floor_total_s']} s "
+        f"on {largest['processes']} process(es) (target <= {FLOOR_TARGET}) {verdict(result['pass_floor'])}; "
+        f"1 -> 2 processes {one['outside_judge_s']} s -> {two['outside_judge_s']} s = {result['scaling']}x "
+        f"(target >= {SCALING_TARGET}), features {'identical' if result['same_features'] else 'DIFFERENT'} "
+        f"{verdict(result['pass_scaling'])}. Loads before the run: "
         + ", ".join(f"{k} {v} s" for k, v in largest["loads_s"].items())
         + f"\nper-explanation time at {largest['size']} / at {result['reference_size']}: "
         f"{result['per_explanation_ratio']} (linear: <= {result['tolerance']}) {verdict(result['pass'])}; "
@@ -167,6 +260,7 @@ def report(result: dict) -> str:
 
 def figures(result: dict) -> list[dict]:
     largest, command = result["runs"][-1], result["command"]
+    one, two = result["by_processes"]["1"], result["by_processes"]["2"]
     models = largest["neural_s"]
     return [
         figure(
@@ -177,10 +271,20 @@ def figures(result: dict) -> list[dict]:
             command,
         ),
         figure(
-            f"IBE `score` outside the judge (the above + spaCy + MiniLM), {largest['size']:,}, model loads apart",
-            f">= {THROUGHPUT_TARGET:,.0f} expl/s",
-            f"{largest['outside_judge_per_s']:,} expl/s ({largest['outside_judge_s']} s, {models} s in spaCy + MiniLM)",
-            result["pass_outside_judge"],
+            f"IBE `score` outside the judge / its models' compute (spaCy + MiniLM alone, same texts and batches), "
+            f"{largest['size']:,}, {largest['processes']} processes",
+            f"<= {FLOOR_TARGET}x",
+            f"{largest['floor_ratio']}x ({largest['outside_judge_s']} s vs {largest['floor_total_s']} s; "
+            f"1 process: {one['floor_ratio']}x, {one['outside_judge_s']} s vs {one['floor_total_s']} s)",
+            result["pass_floor"],
+            command,
+        ),
+        figure(
+            f"IBE `score` outside the judge, 1 -> 2 processes, {largest['size']:,}; features.jsonl identical",
+            f">= {SCALING_TARGET}x, same bytes",
+            f"{result['scaling']}x ({one['outside_judge_s']} s -> {two['outside_judge_s']} s), "
+            f"features {'identical' if result['same_features'] else 'DIFFERENT'}",
+            result["pass_scaling"],
             command,
         ),
         figure(
@@ -196,14 +300,17 @@ def figures(result: dict) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="100,1000,5000")
+    parser.add_argument(
+        "--processes", type=int, default=usable_cores(), help="processes of the runs at every size (default: cores)"
+    )
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # internal: one size, JSON on stdout
     args = parser.parse_args()
     setup_env()
     if args.one:
-        print(json.dumps(one_size(args.one)))
+        print(json.dumps(one_size(args.one, args.processes)))
         return
     sizes = sorted(int(s) for s in args.sizes.split(","))
-    result = run(sizes)
+    result = run(sizes, args.processes)
     result["command"] = f"python -m bench.ibe_scaling --sizes {','.join(map(str, sizes))}"
     result["figures"] = figures(result)
     save_section("ibe_scaling", result)
