@@ -80,7 +80,8 @@ def run(size: int, coherence_subset: int, swipl_subset: int) -> dict:
     from bench.explanations import build
     from bench.tiny_judge import tiny_nli_model
     from ibe_postprocess import nlp
-    from ibe_postprocess.coherence import Coherence
+    from ibe_postprocess.cache import JsonlCache
+    from ibe_postprocess.coherence import Coherence, valid_chunk
     from ibe_postprocess.drift import drift_many
     from ibe_postprocess.embeddings import PredicateEmbedder
     from ibe_postprocess.formalize import clause_texts, formalize_many
@@ -182,17 +183,18 @@ def run(size: int, coherence_subset: int, swipl_subset: int) -> dict:
     loads["embedded LM judge"] = t["s"]
     few = parsed[:coherence_subset]
     steps = sum(len(p.steps) for p in few)
+    verdicts = JsonlCache(work / "coherence-lm.jsonl", valid_chunk)  # score's coherence cache
     with timed() as t:
-        lm_coherence.score_many(few)
+        lm_coherence.score_many(few, verdicts)
     stage("coherence, embedded LM judge", len(few), t["s"], f"subset: {steps} steps, {3 * steps} label log-likelihoods")
-    calls_before = lm_coherence.judge.computed
+    calls_before = lm_coherence.computed
     with timed() as t:
-        lm_coherence.score_many(few)
+        lm_coherence.score_many(few, verdicts)
     stage(
         "coherence, same subset again (cache)",
         len(few),
         t["s"],
-        f"{lm_coherence.judge.computed - calls_before} model calls",
+        f"{lm_coherence.computed - calls_before} model calls",
     )
     del lm_coherence
 

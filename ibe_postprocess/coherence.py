@@ -57,6 +57,7 @@ class Coherence:
                 self.judge = build_judge(FALLBACK_JUDGE, cache_dir=cache_dir)
                 self.source = f"{self.judge.name} ({PAPER_NLI_MODEL} unavailable: {type(err).__name__})"
         self.name = self.judge.name
+        self.computed = 0  # pairs the judge's model judged (a rerun on a full cache judges none)
 
     def verdicts(self, pairs: Iterable[Pair], store: JsonlCache | None = None) -> dict[Pair, StepVerdict]:
         """(P(entailment), P(contradiction), unparsed) per distinct pair, judged in canonical chunks;
@@ -70,6 +71,7 @@ class Coherence:
                 values = [tuple(value) for value in store[chunk_key]]
             else:
                 verdicts = self.judge.backend.judge(chunk)
+                self.computed += len(chunk)
                 if len(verdicts) != len(chunk):
                     raise RuntimeError(f"judge {self.name} returned {len(verdicts)} verdicts for {len(chunk)} pairs")
                 values = [
