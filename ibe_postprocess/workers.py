@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
-from multiprocessing import get_context
+from multiprocessing import get_all_start_methods, get_context
 from typing import TypeVar
 
 C = TypeVar("C")
@@ -49,7 +49,7 @@ def map_chunks(function: Callable[[C], R], chunks: Sequence[C], processes: int) 
     ``function`` must be a module-level function (workers find it by name) whose models
     are loaded before the call, so that the fork shares them.
     """
-    if processes <= 1 or len(chunks) <= 1:
+    if processes <= 1 or len(chunks) <= 1 or "fork" not in get_all_start_methods():  # no fork: one process
         return [function(chunk) for chunk in chunks]
     workers = min(processes, len(chunks))
     with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
