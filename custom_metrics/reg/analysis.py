@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.file_kinds import file_kind, wrong_kind
 from custom_metrics.common.jsonl import iter_jsonl
 from custom_metrics.judge.types import NLI_LABELS
 from custom_metrics.reg.judging import read_record
@@ -245,6 +246,27 @@ def _write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
         writer.writerows(rows)
 
 
+NEEDS = (
+    "reg-analysis needs the samples file of a reg_chaos run (samples_reg_chaos_thinking_<time>.jsonl; "
+    "the paper fits thinking-mode runs)"
+)
+MAKES = (
+    "lm_eval --model hf --model_args pretrained=MODEL --apply_chat_template --tasks reg_chaos_thinking "
+    '--include_path $(explain-eval tasks-path) --metadata \'{"judge": "JUDGE"}\' --log_samples '
+    "--output_path runs/reg"
+)
+
+
+def check_kind(path: Path) -> None:
+    """A results file, another task's samples or a features file is named as what it is, with
+    the file reg-analysis needs and the command that makes it, before any line is read."""
+    kind = file_kind(path)
+    if kind.kind == "samples" and (kind.task or "").startswith("reg_chaos"):
+        return
+    if kind.kind not in ("jsonl", "other"):
+        raise wrong_kind(path, kind, NEEDS, MAKES, tasks=("reg_chaos",))
+
+
 def parse_inputs(items: Sequence[str]) -> list[tuple[Path, str]]:
     inputs: list[tuple[Path, str]] = []
     for item in items:
@@ -252,6 +274,7 @@ def parse_inputs(items: Sequence[str]) -> list[tuple[Path, str]]:
         path = Path(path_text).expanduser()
         if not path.is_file():
             raise DataError(f"{path}: no such samples file")
+        check_kind(path)
         twice = next((earlier for earlier, _ in inputs if earlier.samefile(path)), None)
         if twice is not None:
             raise DataError(f"{path}: given twice ({twice}); each samples file counts once.")
