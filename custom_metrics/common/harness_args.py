@@ -185,10 +185,12 @@ def check_checkpoint(name: str, what: str, revision: Any = None) -> None:
         )
 
 
-def check_tasks(tasks: Sequence[str], include_path: Path | None, option: str = "--include_path") -> None:
-    """Every task name is one the harness finds (its own tasks and those under
-    ``include_path``), as ``lm_eval`` would resolve it; an unknown one is named with the
-    closest known names."""
+def check_tasks(
+    tasks: Sequence[str], include_path: Path | None, option: str = "--include_path", *, defaults: bool = True
+) -> None:
+    """Every task name is one the harness finds (its own tasks, unless ``defaults`` is False,
+    and those under ``include_path``), as ``lm_eval`` would resolve it; an unknown one is
+    named with the closest known names."""
     if include_path is not None and not Path(include_path).is_dir():
         raise DataError(f"{option} {include_path}: no such folder; pass the folder of the task YAMLs.")
     from lm_eval.tasks import TaskManager
@@ -196,15 +198,17 @@ def check_tasks(tasks: Sequence[str], include_path: Path | None, option: str = "
     # The suite's folder alone indexes in a fraction of a second; lm-eval's own ~14,000 task
     # files take as long as a run's start, so they are read only for a name not found there.
     path = str(include_path) if include_path is not None else None
+    manager = None
     if include_path is not None:
-        suite = TaskManager(include_path=path, include_defaults=False)
-        if all(task.endswith(".yaml") or suite.match_tasks([task]) for task in tasks):
+        manager = TaskManager(include_path=path, include_defaults=False)
+        if all(task.endswith(".yaml") or manager.match_tasks([task]) for task in tasks):
             return
-    manager = TaskManager(include_path=path)
+    if defaults or manager is None:
+        manager = TaskManager(include_path=path)
     unknown = [task for task in tasks if not task.endswith(".yaml") and not manager.match_tasks([task])]
     if not unknown:
         return
-    known = manager.all_tasks
-    named = "; ".join(f"{task!r}{close_names(task, known)}" for task in unknown)
-    where = f" nor under {option} {include_path}" if include_path is not None else ""
-    raise DataError(f"unknown task(s) {named}: not among lm-eval's tasks{where} (lm-eval ls tasks lists them).")
+    named = "; ".join(f"{task!r}{close_names(task, manager.all_tasks)}" for task in unknown)
+    where = f"under {option} {include_path}" if include_path is not None else ""
+    where = f"among lm-eval's tasks{' nor ' + where if where else ''}" if defaults else where
+    raise DataError(f"unknown task(s) {named}: not {where} (lm-eval ls tasks lists them).")
