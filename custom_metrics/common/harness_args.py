@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import inspect
 import logging
 import math
@@ -185,6 +186,14 @@ def check_checkpoint(name: str, what: str, revision: Any = None) -> None:
         )
 
 
+@functools.cache
+def _task_manager(include_path: str | None, *, defaults: bool) -> Any:
+    """lm-eval's task index, built once per process for each folder (the full one takes a run's start)."""
+    from lm_eval.tasks import TaskManager
+
+    return TaskManager(include_path=include_path, include_defaults=defaults)
+
+
 def check_tasks(
     tasks: Sequence[str], include_path: Path | None, option: str = "--include_path", *, defaults: bool = True
 ) -> None:
@@ -193,18 +202,16 @@ def check_tasks(
     named with the closest known names."""
     if include_path is not None and not Path(include_path).is_dir():
         raise DataError(f"{option} {include_path}: no such folder; pass the folder of the task YAMLs.")
-    from lm_eval.tasks import TaskManager
-
     # The suite's folder alone indexes in a fraction of a second; lm-eval's own ~14,000 task
     # files take as long as a run's start, so they are read only for a name not found there.
     path = str(include_path) if include_path is not None else None
     manager = None
     if include_path is not None:
-        manager = TaskManager(include_path=path, include_defaults=False)
+        manager = _task_manager(path, defaults=False)
         if all(task.endswith(".yaml") or manager.match_tasks([task]) for task in tasks):
             return
     if defaults or manager is None:
-        manager = TaskManager(include_path=path)
+        manager = _task_manager(path, defaults=True)
     unknown = [task for task in tasks if not task.endswith(".yaml") and not manager.match_tasks([task])]
     if not unknown:
         return
