@@ -103,7 +103,7 @@ def _whole_document(path: Path) -> FileKind:
     try:
         data = json.loads(read_regular_bytes(path, RESULTS_MAX_BYTES, "file").decode("utf-8"))
     except (DataError, OSError, ValueError, RecursionError):
-        return FileKind("json_document", "a whole JSON document, not JSONL (one object per line)")
+        return FileKind("other", "a file")  # not JSON at all: the line reader names where
     if isinstance(data, dict) and isinstance(data.get("results"), dict):
         return FileKind("results", "an lm-eval results file (results_*.json)")
     if isinstance(data, dict) and IBE_REPORT_KEY in data:

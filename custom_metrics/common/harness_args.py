@@ -52,6 +52,17 @@ def _run_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def options_given(argv: Sequence[str]) -> set[str]:
+    """The ``lm_eval`` options ``argv`` sets, by their long name (``--tasks``), however spelt:
+    ``-t``, an abbreviation such as ``--task``, or ``--tasks=x``."""
+    parser = _run_parser()
+    try:
+        given, empty = vars(parser.parse_known_args(list(argv))[0]), vars(parser.parse_known_args([])[0])
+    except _Refused:
+        return set()  # check_harness_args names the problem
+    return {f"--{name}" for name, value in given.items() if name not in empty or empty[name] != value}
+
+
 def close_names(name: str, known: Iterable[str], count: int = 3) -> str:
     """ " (did you mean 'a', 'b'?)" for the known names closest to ``name``, or ""."""
     matches = difflib.get_close_matches(name, list(known), n=count, cutoff=0.6)

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.file_kinds import samples_task
-from custom_metrics.common.harness_args import check_harness_args, check_tasks
+from custom_metrics.common.harness_args import check_harness_args, check_tasks, options_given
 from custom_metrics.common.jsonl import iter_jsonl
 from custom_metrics.rule.data import DEMO_SETTINGS, DEMOS, SPLITS, demo_sets
 from custom_metrics.rule.metrics import MAIN, SUB_KINDS, TABLE2_METRICS, Outcome, groups, none_acc, subq_acc
@@ -298,9 +298,9 @@ def check_harness(lm_eval_args: list[str], shots: int, include_path: Path, demos
     ``lm_eval`` starts: options the protocol sets itself, arguments lm-eval would refuse (a
     model without ``pretrained``, an unknown option, ``--limit 0``), its tasks missing from
     ``include_path``."""
-    clash = [a for a in lm_eval_args if a.split("=")[0] in RESERVED]
+    clash = sorted(options_given(lm_eval_args) & set(RESERVED))
     if clash:
-        raise DataError(f"rule-protocol sets {', '.join(RESERVED)} itself; remove {clash}.")
+        raise DataError(f"rule-protocol sets {', '.join(RESERVED)} itself; remove {', '.join(clash)}.")
     tasks = [task_name(shots, k, demos) for k in (SPLITS if shots == 5 else (0,))]
     check_harness_args(harness_command(lm_eval_args, tasks[0], include_path, Path("OUT")), "rule-protocol")
     check_tasks(tasks, include_path, "--include-path", defaults=False)  # the suite's own tasks

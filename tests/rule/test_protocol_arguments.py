@@ -43,7 +43,8 @@ def started(monkeypatch) -> list[list[str]]:
         (["--model", "dummy", "--limt", "2"], "lm_eval would refuse these arguments: unrecognized arguments: --limt 2"),
         (["--model", "dummy", "--limit", "0"], "--limit 0.0: pass a whole number of docs of at least 1"),
         (["--model", "dummy", "--batch_size", "0"], "--batch_size '0': pass a whole number of at least 1"),
-        (["--model", "dummy", "--num_fewshot", "3"], "rule-protocol sets --tasks, --output_path"),
+        (["--model", "dummy", "--num_fewshot", "3"], "itself; remove --num_fewshot."),
+        (["--model", "dummy", "-t", "rule", "--log_sample"], "itself; remove --log_samples, --tasks."),  # alias, prefix
     ],
 )
 def test_bad_harness_arguments_stop_before_any_state_or_lm_eval(tmp_path, capsys, started, arguments, says) -> None:
