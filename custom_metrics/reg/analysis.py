@@ -193,10 +193,19 @@ def fit_glm(rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
         )
     frame["log2_length"] = np.log2(frame["length"].clip(lower=1))
     frame["w_con_per_0.1"] = frame["w_con"] * 10
-    terms = ["log2_length", "Q('w_con_per_0.1')"] + (["C(model)"] if frame["model"].nunique() > 1 else [])
+    # A covariate that never varies is the intercept again: the design is singular and no
+    # odds ratio exists for it, so it leaves the model, said in the summary.
+    constant = [column for column in ("log2_length", "w_con_per_0.1") if frame[column].nunique() < 2]
+    if "log2_length" in constant:
+        raise ValueError("every explanation in N has the same output length: the GLM has no length effect to fit")
+    terms = ["log2_length"] + ([] if constant else ["Q('w_con_per_0.1')"])
+    terms += ["C(model)"] if frame["model"].nunique() > 1 else []
     groups = pd.factorize(frame["uid"])[0]
     model = smf.glm("success ~ " + " + ".join(terms), data=frame, family=sm.families.Binomial())
-    result = model.fit(cov_type="cluster", cov_kwds={"groups": groups})
+    try:
+        result = model.fit(cov_type="cluster", cov_kwds={"groups": groups})
+    except np.linalg.LinAlgError as err:
+        raise ValueError(f"the GLM cannot be fitted on these {len(frame)} explanations ({err})") from err
     ci = result.conf_int(alpha=0.05)
     table = []
     for term in result.params.index:
@@ -213,9 +222,10 @@ def fit_glm(rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
                 "p_value": float(result.pvalues[term]),
             }
         )
+    dropped = "; w_con left out: the same for every explanation" if constant else ""
     summary = (
         f"{result.summary()}\n\nrows: {len(frame)}, clusters (items): {len(set(groups))}, "
-        f"models: {frame['model'].nunique()}\n"
+        f"models: {frame['model'].nunique()}{dropped}\n"
     )
     return table, summary
 
