@@ -1,6 +1,6 @@
 """What each task costs: requests, tokens per request, measured time here, and a GPU estimate.
 
-    python -m bench.task_cost [--limit 4]
+    python -m bench.task_cost [--requests 32]
 
 Counts come from the harness itself: every task is built through ``TaskManager`` and its
 requests through ``build_all_requests`` on the full data, so a count is what ``lm_eval``
@@ -8,7 +8,8 @@ sends (REG's two judge calls per explanation come on top, listed apart). Prompt 
 counted with the embedded gemma-3-270m tokenizer (other tokenizers differ by some 10-30 %).
 
 Time is measured on the embedded models on this machine's CPU: log-likelihood tasks by
-running ``--limit`` documents on gemma-3-270m (batch 8) and dividing; generation tasks by
+running the task's first requests through the harness' own ``HFLM.loglikelihood`` on
+gemma-3-270m (batch 8) and dividing; generation tasks by
 the decoding rate of SmolLM2-135M-Instruct (the demo's generator) at each task's own token
 budget, since a small model rarely stops before it. The GPU column is an estimate, not a
 measurement: the tokens a full run processes divided by an assumed rate for an 8B model in
@@ -43,12 +44,14 @@ TASKS = (
     "reg_judge_select",
     "ibe_copa",
     "ibe_ecare",
-    "ibe_judge_copa",
 )
 
+MODEL_ARGS = {"reg_chaos_thinking": {"chat_template_args": {"enable_thinking": True}}}
 
-def count(task_name: str, manager: Any, tokenizer: Any) -> dict[str, Any]:
-    """Docs, requests and tokens of one task on its full data, as the harness builds them."""
+
+def count(task_name: str, manager: Any, tokenizer: Any) -> tuple[dict[str, Any], list[Any]]:
+    """Docs, requests and tokens of one task on its full data, as the harness builds them;
+    the requests too, so that the timing below runs the very requests ``lm_eval`` sends."""
     task = _task(manager, task_name)
     task.build_all_requests(limit=None, rank=0, world_size=1)
     instances = task.instances
@@ -56,7 +59,7 @@ def count(task_name: str, manager: Any, tokenizer: Any) -> dict[str, Any]:
     prompts = [inst.args[0] + (inst.args[1] if kind == "loglikelihood" else "") for inst in instances]
     lengths = [len(ids) for ids in tokenizer(prompts, add_special_tokens=False)["input_ids"]]
     budget = int(instances[0].args[1].get("max_gen_toks", 256)) if kind == "generate_until" else 0
-    return {
+    row = {
         "docs": len(task.eval_docs),
         "requests": len(instances),
         "kind": kind,
@@ -64,27 +67,18 @@ def count(task_name: str, manager: Any, tokenizer: Any) -> dict[str, Any]:
         "max_gen_toks": budget,
         "prompt_tokens_total": sum(lengths),
     }
+    return row, instances
 
 
 def _task(manager: Any, name: str) -> Any:
     return manager.load([name])["tasks"][name]
 
 
-def seconds_per_loglik_request(task: str, limit: int, model: Any, manager: Any) -> float:
-    import lm_eval
-
+def seconds_per_loglik_request(instances: list[Any], model: Any) -> float:
+    """The harness model's own log-likelihood path over the task's first requests."""
     with timed() as wall:
-        out = lm_eval.simple_evaluate(
-            model=model,
-            tasks=[task],
-            limit=limit,
-            task_manager=manager,
-            log_samples=True,
-            bootstrap_iters=0,
-            verbosity="ERROR",
-        )
-    requests = sum(len(sample["arguments"]) for sample in out["samples"][task])
-    return wall["s"] / requests
+        model.loglikelihood(instances, disable_tqdm=True)
+    return wall["s"] / len(instances)
 
 
 def decode_rate(checkpoint: str) -> float:
@@ -93,7 +87,7 @@ def decode_rate(checkpoint: str) -> float:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(checkpoint)
-    model = AutoModelForCausalLM.from_pretrained(checkpoint, torch_dtype=torch.float32)
+    model = AutoModelForCausalLM.from_pretrained(checkpoint, dtype=torch.float32)
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
@@ -104,7 +98,7 @@ def decode_rate(checkpoint: str) -> float:
     return 8 * new_tokens / wall["s"]
 
 
-def run(limit: int) -> dict[str, Any]:
+def run(requests: int) -> dict[str, Any]:
     from lm_eval.models.huggingface import HFLM
     from lm_eval.tasks import TaskManager
     from transformers import AutoTokenizer
@@ -114,8 +108,19 @@ def run(limit: int) -> dict[str, Any]:
     os.environ["EXPLAIN_EVAL_JUDGE_CACHE"] = str(scratch("task_cost_verdicts"))
     gemma = str(ensure_checkpoint())
     tokenizer = AutoTokenizer.from_pretrained(gemma)
-    manager = TaskManager(include_path=[str(REPO / "lm_eval_tasks")], include_defaults=False)
-    rows = {name: count(name, manager, tokenizer) for name in TASKS}
+    # What lm_eval's CLI puts into every task's metadata: the model arguments (REG counts
+    # output lengths in the generator's tokens and reads its tokenizer from them, and its
+    # thinking task checks the chat template's switch).
+    managers = {
+        name: TaskManager(
+            include_path=[str(REPO / "lm_eval_tasks")],
+            include_defaults=False,
+            metadata={"pretrained": gemma, **MODEL_ARGS.get(name, {})},
+        )
+        for name in TASKS
+    }
+    counted = {name: count(name, managers[name], tokenizer) for name in TASKS}
+    rows = {name: row for name, (row, _) in counted.items()}
     model = HFLM(pretrained=gemma, dtype="float32", device="cpu", batch_size=8)
     rate = decode_rate(str(ensure_checkpoint(SMOLLM2)))
     for name, row in rows.items():
@@ -124,13 +129,13 @@ def run(limit: int) -> dict[str, Any]:
             row["cpu_basis"] = f"SmolLM2 decoding at {rate:.0f} tokens/s (batch 8) x {row['max_gen_toks']} tokens"
             generated = row["requests"] * row["max_gen_toks"]
         else:
-            row["cpu_s_per_request"] = round(seconds_per_loglik_request(name, limit, model, manager), 3)
-            row["cpu_basis"] = f"gemma-3-270m, --limit {limit}, batch 8"
+            row["cpu_s_per_request"] = round(seconds_per_loglik_request(counted[name][1][:requests], model), 3)
+            row["cpu_basis"] = f"gemma-3-270m, the first {requests} requests, batch 8"
             generated = 0
         row["cpu_full_h"] = round(row["cpu_s_per_request"] * row["requests"] / 3600, 2)
         gpu_s = row["prompt_tokens_total"] / PREFILL_TOKENS_PER_S + generated / DECODE_TOKENS_PER_S
         row["gpu_estimate_min"] = round(gpu_s / 60, 1)
-    command = f"python -m bench.task_cost --limit {limit}"
+    command = f"python -m bench.task_cost --requests {requests}"
     return {
         "assumptions": {
             "gpu": "8B model, bf16, one 80 GB GPU, lm_eval --model hf, batch 32 (an estimate)",
@@ -176,10 +181,10 @@ def report(result: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--limit", type=int, default=4, help="documents per log-likelihood task timed on the CPU")
+    parser.add_argument("--requests", type=int, default=32, help="requests per log-likelihood task timed on the CPU")
     args = parser.parse_args()
     setup_env()
-    result = run(args.limit)
+    result = run(args.requests)
     print(report(result))
     save_section("task_cost", result)
 
