@@ -26,6 +26,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from custom_metrics.common.errors import DataError
 from custom_metrics.common.fields import is_number
 from ibe_postprocess.cache import JsonlCache, key
 from ibe_postprocess.parsing import ParsedExplanation
@@ -58,6 +59,31 @@ class Coherence:
                 self.source = f"{self.judge.name} ({PAPER_NLI_MODEL} unavailable: {type(err).__name__})"
         self.name = self.judge.name
         self.computed = 0  # pairs the judge's model judged (a rerun on a full cache judges none)
+        self.spec = spec
+
+    def load(self) -> None:
+        """Load the judge now: run before the slow stages (spaCy, Prolog), a judge that
+        cannot load stops ``ibe score`` in seconds, with one line saying what to pass."""
+        try:
+            self.judge.backend  # noqa: B018  (loads the model, or opens the endpoint's client)
+        except Exception as err:
+            reason = (str(err).strip().splitlines() or [""])[0]
+            raise DataError(
+                f"--nli-judge {self.spec}: the NLI judge cannot be loaded ({type(err).__name__}: {reason}); pass "
+                "seqcls:<model folder that exists, or Hub id in the local Hub cache>, lm:<...>, "
+                f"openai:<model>@<url>, '{FALLBACK_JUDGE}' for the embedded LM, or leave --nli-judge out for "
+                f"{PAPER_NLI_MODEL}."
+            ) from err
+
+    @staticmethod
+    def _chunks(parsed: Sequence[ParsedExplanation]) -> list[list[Pair]]:
+        """The input's distinct (IF, THEN) pairs, sorted, in chunks of ``CHUNK``."""
+        unique = sorted({(step.condition, step.consequence) for item in parsed for step in item.steps})
+        return [unique[start : start + CHUNK] for start in range(0, len(unique), CHUNK)]
+
+    def cached(self, parsed: Sequence[ParsedExplanation], store: JsonlCache) -> bool:
+        """Whether every chunk of ``parsed`` is in ``store`` (then no judge needs to load)."""
+        return all(key("coherence", self.name, chunk) in store for chunk in self._chunks(parsed))
 
     def verdicts(self, pairs: Iterable[Pair], store: JsonlCache | None = None) -> dict[Pair, StepVerdict]:
         """(P(entailment), P(contradiction), unparsed) per distinct pair, judged in canonical chunks;
