@@ -73,6 +73,11 @@ JUDGE_INSTRUCTION = (
 JUDGE_CHOICES = ["explanation 1", "explanation 2"]
 
 
+def judge_target(doc: dict[str, Any]) -> int:
+    """The index in ``JUDGE_CHOICES`` of the explanation of the correct option (``gold`` is 1 or 2)."""
+    return doc["gold"] - 1
+
+
 def judged_explanation(premise: str, conclusion: str, explanation: str) -> str:
     """One explanation as the judge sees it: its hypothesis in entailment form, then the text."""
     return f"Premise: {premise.strip()}\nConclusion: {conclusion.strip()}\n{explanation.strip()}"
