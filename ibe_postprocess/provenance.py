@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from custom_metrics.common.results import ResultsFileError, TaskRun, read_results_file
-from ibe_postprocess.features_file import read_header
-from ibe_postprocess.folder import SAMPLES_NAME, FeaturesFolder
+from ibe_postprocess.folder import SAMPLES_NAME
 
 
 def _run_of(path: Path) -> tuple[TaskRun, bool] | None:
@@ -60,9 +59,3 @@ def provenance_of(inputs: Iterable[Path]) -> dict[str, Any]:
     if len(judges) == 1:
         record["judge_model"] = judges.pop()
     return record
-
-
-def read_provenance(features_dir: Path) -> dict[str, Any]:
-    """What the features file of ``features_dir`` records (empty when there is none)."""
-    path = FeaturesFolder(features_dir).features
-    return dict(read_header(path).origin.provenance) if path.is_file() else {}

@@ -37,6 +37,22 @@ def full_data() -> Path:
 
 
 @pytest.fixture(scope="session")
+def suite_tasks(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Every task of the suite, loaded once per session on the fixture mirror (tests/suite_tasks.py)."""
+    from tests.suite_tasks import load_suite_tasks
+
+    return load_suite_tasks(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def full_suite_tasks(tmp_path_factory: pytest.TempPathFactory, full_data: Path) -> dict:
+    """Every task of the suite on the full data (the harness' checks read 10 docs per task)."""
+    from tests.suite_tasks import FULL_DATA_ECARE, load_suite_tasks
+
+    return load_suite_tasks(tmp_path_factory, full_data, FULL_DATA_ECARE)
+
+
+@pytest.fixture(scope="session")
 def embedded_model() -> Path:
     from custom_metrics.common.embedded_model import ensure_checkpoint
 

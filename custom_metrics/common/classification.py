@@ -11,8 +11,6 @@ import logging
 import math
 from collections.abc import Sequence
 
-from sklearn.metrics import f1_score
-
 log = logging.getLogger(__name__)
 
 Pair = tuple[int, int]  # (gold index, predicted index)
@@ -52,6 +50,9 @@ def macro_f1(items: Sequence[Pair]) -> float:
 
     ``NO_PREDICTION`` is no label: it lowers the recall of the doc's gold label only.
     """
+    # imported here: the per-doc scorers above run in hooks that must not load scikit-learn
+    from sklearn.metrics import f1_score
+
     golds, preds = zip(*items)
     labels = sorted((set(golds) | set(preds)) - {NO_PREDICTION})
     return float(f1_score(golds, preds, labels=labels, average="macro", zero_division=0))

@@ -61,7 +61,6 @@ SMOLLM2 = EmbeddedModel(
     "smollm2-135m-instruct", "SmolLM2-135M-Instruct (embedded)", "smollm2-135m-instruct-hf", _smollm2_gguf
 )
 EMBEDDED_MODELS = {model.key: model for model in (GEMMA, SMOLLM2)}
-CHECKPOINT_NAME = GEMMA.folder
 
 
 def checkpoint_dir(model: EmbeddedModel = GEMMA) -> Path:

@@ -64,11 +64,6 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """``atomic_write_bytes`` of UTF-8 text."""
-    atomic_write_bytes(path, text.encode("utf-8"))
-
-
 def regular_file_problem(path: Path, max_bytes: int) -> str | None:
     """Why ``path`` must not be opened (not a regular file after following links, or larger
     than ``max_bytes``), or None when it may be read. Checked without opening it: opening a

@@ -9,21 +9,10 @@ from typing import Any
 
 from custom_metrics.geese.data import LABELS
 
-# M1 decoding as in the authors' YAML (greedy); the task YAML repeats these and a test
-# checks that it does.
-M1_STOP = ["</s>", "<|eot_id|>"]
-M1_MAX_TOKENS = 128
-
-# The M2 template of the authors' 800-document runs behind Table 2, byte for byte as their
-# results files record it (lm-eval's YAML parser folded their line breaks into spaces):
-# jinja over the doc, `text_t`/`text_h` unstripped, the setting's hint in `{{hint}}`. The
-# task YAML (`_geese_predict_yaml`) holds the same string; a test checks that it does.
-M2_TEMPLATE = (
-    "Your task is to predict the entailment label between two sentences, selecting one label among "
-    "YES (entailment), NO (contradiction), or UNKNOWN (neutrality). "
-    "Sentence 1:{{text_t}} Sentence 2: {{text_h}} Hint: {{hint}}. Entailment label:"
-)
-
+# M1's decoding (the authors' greedy settings) and M2's prompt (the authors' jinja template,
+# byte for byte as their results files record it) live in the task YAMLs alone
+# (`_geese_generate_yaml`, `_geese_predict_yaml`): M2 needs no Python, and tests/geese
+# renders the authors' recorded templates independently to check the tasks' prompts.
 _M1_HEAD = "Your task is to {goal}.\nSentence 1: {text_t}\nSentence 2: {text_h}\n"
 _M1_LABEL = "Entailment relation label: {label} ({text_label}).\n"
 M1_GOALS = {

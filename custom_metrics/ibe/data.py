@@ -20,9 +20,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import datasets
+
 from custom_metrics.common.download import GitHubFile
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.sources import Source, archive_member, load_rows
+from custom_metrics.common.sources import Source, archive_member, load_rows, to_dataset
 from ibe_postprocess.inputs import read_inputs
 from ibe_postprocess.questions import question_id
 
@@ -218,3 +220,26 @@ def judge_docs(dataset: str, explanations: str | None) -> list[dict[str, Any]]:
     if not docs:
         raise DataError(f"{explanations}: no test question of {dataset} has explanations for both options.")
     return docs
+
+
+# The task YAMLs' loaders (`custom_dataset: !function utils.load_explain`), called as
+# ``load(**metadata, **dataset_kwargs)``: the run's other settings arrive in ``_``.
+def load_explain(
+    dataset: str,
+    ecare_train_size: int = ECARE_TRAIN_SIZE,
+    ecare_test_size: int = ECARE_TEST_SIZE,
+    ecare_seed: int = ECARE_SEED,
+    **_: Any,
+) -> dict[str, datasets.Dataset]:
+    """One doc per (question, option) of ``dataset`` (``dataset_kwargs``); e-CARE's sample
+    sizes and seed can be changed with ``--metadata``."""
+    if dataset == "copa":
+        return {"test": to_dataset(copa_docs())}
+    if dataset == "ecare":
+        return {"test": to_dataset(ecare_docs(int(ecare_train_size), int(ecare_test_size), int(ecare_seed)))}
+    raise DataError(f"IBE: unknown dataset {dataset!r} in dataset_kwargs; expected copa or ecare.")
+
+
+def load_judge(dataset: str, explanations: str | None = None, **_: Any) -> dict[str, datasets.Dataset]:
+    """The two explanations of each test question, from an ``ibe_<dataset>`` samples file."""
+    return {"test": to_dataset(judge_docs(dataset, explanations))}

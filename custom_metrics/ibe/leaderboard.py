@@ -47,7 +47,7 @@ METRIC_LABELS = {
     "no_steps": "no steps",
 }
 _SELECTION = "Accuracy of the linear selector picking the correct option's explanation on the test questions, "
-# From lm_eval_tasks/ibe/README.md (Metric definitions).
+# From lm_eval_tasks/ibe/DETAILS.md (Metric definitions).
 DEFINITIONS = {
     "acc": "LLM-as-a-judge baseline: share of test questions where the model, shown both explanations, "
     "prefers the correct option's (log-likelihood of ' explanation 1' vs ' explanation 2').",

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from custom_metrics.common.classification import choice_accuracy
+from custom_metrics.ibe.prompts import judge_target
 from ibe_postprocess.parsing import parse_explanation
 
 
@@ -21,3 +23,8 @@ def process_generation(doc: dict[str, Any], results: list[str]) -> dict[str, flo
         "well_formed": float(bool(parsed.steps) and parsed.summary is not None and not parsed.flags),
         "no_steps": float(not parsed.steps),
     }
+
+
+def judge_results(doc: dict[str, Any], results: list[tuple[float, bool]]) -> dict[str, float]:
+    """The LLM-as-a-judge baseline's accuracy: the harness' own, but a NaN log-likelihood is no choice."""
+    return choice_accuracy(results, judge_target(doc), f"IBE judge question {doc.get('qid')}")

@@ -50,11 +50,6 @@ IN_CONTEXT_EXAMPLES = (
     "and became angry, so she banished them from her property.\n"
 )
 
-# A base LM continues with the next "Premise:" block after its summary; chat models end
-# their turn. Blank lines are not a stop: some models separate the steps with them.
-EXPLANATION_STOP = ["\nPremise:", "\nConclusion:", "</s>", "<|eot_id|>", "<end_of_turn>", "<|im_end|>"]
-EXPLANATION_MAX_TOKENS = 512
-
 
 def explanation_prompt(doc: dict[str, Any]) -> str:
     return (
@@ -70,7 +65,12 @@ JUDGE_INSTRUCTION = (
     "arrives at the correct conclusion. Which explanation is the more plausible? Answer with "
     '"explanation 1" or "explanation 2".'
 )
-JUDGE_CHOICES = ["explanation 1", "explanation 2"]
+
+
+def judge_target(doc: dict[str, Any]) -> int:
+    """The index among the task's two choices ("explanation 1", "explanation 2") of the
+    correct option's explanation (``gold`` is 1 or 2)."""
+    return doc["gold"] - 1
 
 
 def judged_explanation(premise: str, conclusion: str, explanation: str) -> str:

@@ -7,9 +7,10 @@ answer of a few tokens, read by ``answer.parse_label``; an answer naming no sing
 is an ``UNPARSED`` verdict, never a guess.
 
 Both run on ``shared_kv.SharedKV`` (instruction prefix once per judge; each pair, with its
-three labels in ``loglik`` mode, in one pass) when the model passes a probe against today's
-path at load; otherwise, or with ``share=no``, and for a pair that reaches a model's sliding
-window, on today's path: full sequences, as the harness runs them.
+three labels in ``loglik`` mode, in one pass) when the model passes a probe against the
+full-sequence path at load; otherwise, or with ``share=no``, and for a pair that reaches a
+model's sliding window, on the full-sequence path: each (context, label) whole, as the harness
+runs them.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ _PROBE_PAIRS = (
     ("12 people waited outside the museum.", "Nobody was waiting."),
     ('"Yes," she said, closing the door.', "She agreed."),
 )
-SHARED_TOLERANCE = 1e-4  # probe: largest label-probability difference accepted against today's path
+SHARED_TOLERANCE = 1e-4  # probe: largest label-probability difference accepted against full sequences
 
 
 class LMJudge:
@@ -73,7 +74,7 @@ class LMJudge:
         self._torch = torch
         self.full_tokens = 0
         self.shared = self._shared_kv() if spec.options.get("share", "auto") == "auto" else None
-        self.full_tokens = 0  # tokens run by today's path after loading (the shared path counts its own)
+        self.full_tokens = 0  # tokens run on full sequences after loading (the shared path counts its own)
 
     # --- prompts and tokens --------------------------------------------------------------
 
@@ -107,7 +108,8 @@ class LMJudge:
         context_ids = self._encode(context)
         return context_ids, [self._encode(context + cont)[len(context_ids) :] for cont in continuations]
 
-    def _encoded(self, premise: str, hypothesis: str) -> Encoded:
+    def encode_labels(self, premise: str, hypothesis: str) -> Encoded:
+        """One pair's context ids and its three label continuations' ids, as both paths score them."""
         return self._encode_continuations(self.context(premise, hypothesis), self.continuations())
 
     def _stop_ids(self) -> set[int]:
@@ -116,16 +118,11 @@ class LMJudge:
         ids.update(configured if isinstance(configured, list) else [configured])
         return {token for token in ids if token is not None}
 
-    @property
-    def tokens_processed(self) -> int:
-        """Tokens the model has run so far (both paths; the shared path counts its prefix once)."""
-        return self.full_tokens + (self.shared.tokens if self.shared else 0)
-
     # --- the shared path and its probe ----------------------------------------------------
 
     def _shared_kv(self) -> SharedKV | None:
-        """The shared-cache scorer, if this model gives today's verdicts through it."""
-        probes = [self._encoded(p, h) for p, h in _PROBE_PAIRS]
+        """The shared-cache scorer, if this model gives the full-sequence path's verdicts through it."""
+        probes = [self.encode_labels(p, h) for p, h in _PROBE_PAIRS]
         # one token short of the common prefix: a tokenizer may merge the last one with a pair's text
         prefix = probes[0][0][: max(common_prefix_length([context for context, _ in probes]) - 1, 0)]
         if not prefix:
@@ -142,10 +139,10 @@ class LMJudge:
                 )
                 return None
             got = shared.label_logprobs(probes, self.batch_size)
-        except Exception as err:  # any model the probe cannot run on keeps today's path
+        except Exception as err:  # any model the probe cannot run on keeps the full-sequence path
             log.warning("judge %s: shared KV cache unavailable (%s); judging on full sequences", self.name, err)
             return None
-        want = self._full_scores(probes)
+        want = self.full_sequence_scores(probes)
         difference = max(
             abs(a - b)
             for got_row, want_row in zip(got, want)
@@ -164,11 +161,12 @@ class LMJudge:
     # --- log-likelihood mode ---------------------------------------------------------------
 
     def loglikelihoods(self, requests: Sequence[tuple[str, str]]) -> list[float]:
-        """Today's path: the sum of continuation log-probs per (context, continuation), full sequences, batched."""
+        """The sum of continuation log-probs per (context, continuation), on full sequences, batched."""
         encoded = [self.encode_pair(context, cont) for context, cont in requests]
         return self._full_loglikelihoods(encoded)
 
-    def _full_scores(self, items: Sequence[Encoded]) -> list[list[float]]:
+    def full_sequence_scores(self, items: Sequence[Encoded]) -> list[list[float]]:
+        """The three label log-likelihoods per encoded pair, each (context, label) run whole."""
         flat = self._full_loglikelihoods([(context, cont) for context, conts in items for cont in conts])
         return [flat[3 * i : 3 * i + 3] for i in range(len(items))]
 
@@ -211,8 +209,8 @@ class LMJudge:
         return results
 
     def label_scores(self, pairs: Sequence[Pair]) -> list[list[float]]:
-        """The three label log-likelihoods per pair: shared path where it covers the pair, else today's."""
-        items = [self._encoded(p, h) for p, h in pairs]
+        """The three label log-likelihoods per pair: shared path where it covers the pair, else full sequences."""
+        items = [self.encode_labels(p, h) for p, h in pairs]
         shared = self.shared
         covered = [
             i
@@ -226,7 +224,7 @@ class LMJudge:
                 for i, row in zip(covered, shared.label_logprobs([items[i] for i in covered], self.batch_size)):
                     scores[i] = row
             if rest:
-                for i, row in zip(rest, self._full_scores([items[i] for i in rest])):
+                for i, row in zip(rest, self.full_sequence_scores([items[i] for i in rest])):
                     scores[i] = row
         return scores
 
@@ -271,7 +269,7 @@ class LMJudge:
         return [self.tokenizer.decode(row, skip_special_tokens=True) for row in tokens]
 
     def _generate_full(self, context: list[int], choose: Any, steps: int) -> None:
-        """Today's path for sampling: the whole sequence again at each step (no cache)."""
+        """The full-sequence path for sampling: the whole sequence again at each step (no cache)."""
         torch = self._torch
         ids = list(context)[-self.max_length :]
         for _ in range(steps):

@@ -1,7 +1,7 @@
 """The prompted LM judge at the floor of its compute: every token a verdict needs runs once.
 
-Today's path (``LMJudge.loglikelihoods``, the harness' way) runs three full sequences per
-pair: the ~100-token C.2 instruction, the pair, one label each. Here:
+The full-sequence path (``LMJudge.loglikelihoods``, the harness' way) runs three full
+sequences per pair: the ~100-token C.2 instruction, the pair, one label each. Here:
 
 1. the instruction prefix (the tokens every context starts with) runs once per judge, and
    its KV cache is kept;
@@ -9,15 +9,15 @@ pair: the ~100-token C.2 instruction, the pair, one label each. Here:
    copy of that cache, batched over pairs. The labels sit after the pair as a tree (a
    token the labels share, e.g. the "\\n", once): a 4D attention mask lets each label token
    see the prefix, the pair and its own label's earlier tokens only, and each gets the
-   position it has in today's sequence.
+   position it has in the full sequence.
 
 One call per batch matters on CPU: projecting onto a 262k-word vocabulary reads the whole
 output matrix once per call, whatever the number of positions. The generated mode runs
 the pair once the same way (plain 2D mask) and then one token per step from its cache.
-Tokens and positions are today's, so log-likelihoods equal today's (tests pin 1e-4
+Tokens and positions are the full sequences', so log-likelihoods equal theirs (tests pin 1e-4
 against it and against HFLM). The custom mask carries no sliding window, and padding
 leaves holes the window would count as tokens, so on a model with a sliding window only
-sequences shorter than the window take this path (``covers``); longer ones take today's.
+sequences shorter than the window take this path (``covers``); longer ones take the full-sequence path.
 """
 
 from __future__ import annotations
@@ -105,8 +105,8 @@ class SharedKV:
         self.tokens = self.padded_tokens = len(self.prefix)
 
     def covers(self, context: Sequence[int], longest_continuation: int = 0) -> bool:
-        """Whether a context starts with the prefix, fits without the truncation today's path
-        would apply and, on a sliding-window model, ends (with its continuation) inside the window."""
+        """Whether a context starts with the prefix, fits without the truncation the full-sequence
+        path would apply and, on a sliding-window model, ends (with its continuation) inside the window."""
         size, end = len(self.prefix), len(context) + longest_continuation
         return (
             len(context) > size
@@ -199,7 +199,7 @@ class SharedKV:
         values = iter(picked.tolist())
         return [[sum(next(values) for _ in c) for c in conts] for _, conts in items]
 
-    def _first_pass(self, rows: Sequence[Sequence[int]]) -> tuple[Any, Any, Any]:
+    def first_pass(self, rows: Sequence[Sequence[int]]) -> tuple[Any, Any, Any]:
         """Each row's tokens after the prefix, left-padded: logits of the last position, cache, 2D mask."""
         torch = self._torch
         size, width = len(self.prefix), max(len(row) for row in rows)
@@ -227,7 +227,7 @@ class SharedKV:
 
     def _generate(self, rows_of: Sequence[int], contexts: Sequence[Sequence[int]], choose: Chooser, steps: int) -> None:
         torch = self._torch
-        logits, cache, mask = self._first_pass([context[len(self.prefix) :] for context in contexts])
+        logits, cache, mask = self.first_pass([context[len(self.prefix) :] for context in contexts])
         done = [False] * len(contexts)
         for step in range(steps):
             fed = torch.full((len(contexts), 1), self.pad_id, dtype=torch.long)

@@ -20,7 +20,7 @@ from custom_metrics.judge.prompt import PROMPT_ID
 
 KINDS = ("lm", "seqcls", "openai")
 MODES = ("loglik", "generate")
-# Why these defaults: README "Choosing the judge". In-process LMs score the three label
+# Why these defaults: lm_eval_tasks/reg/DETAILS.md, "Choosing the judge". In-process LMs score the three label
 # words (deterministic, never unparsed; the embedded default is a base model that cannot
 # answer in one word). Endpoints serve chat models, the paper's kind of judge, and many
 # return no logprobs, so they answer as the paper's judge did: a sampled word.

@@ -129,8 +129,8 @@ def check_thinking_switch(task: str, mode: Mode, run_args: Mapping[str, Any]) ->
         raise DataError(
             f"{task}: model argument think_end_token makes the harness drop the thinking trace before the task "
             "sees it (its length is lost, and a trace cut off by the token budget would be judged as the "
-            f"explanation). Pass the switch to the chat template instead: {switch % 'true'} (README, "
-            "'Running each mode')."
+            f"explanation). Pass the switch to the chat template instead: {switch % 'true'} "
+            "(lm_eval_tasks/reg/DETAILS.md, 'Running each mode')."
         )
     for where, value in (
         ("enable_thinking", run_args.get("enable_thinking")),
@@ -246,7 +246,7 @@ def _warn_on_mode_mismatch(mode: Mode, outputs: Sequence[Output]) -> None:
     elif not mode.thinking and closed:
         log.warning(
             "REG non-thinking mode: %d of %d outputs hold a thinking trace; the model thinks by default, so pass "
-            "the chat template's switch set to false (task README, 'Running each mode').",
+            "the chat template's switch set to false (lm_eval_tasks/reg/DETAILS.md, 'Running each mode').",
             closed,
             len(outputs),
         )

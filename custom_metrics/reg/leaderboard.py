@@ -172,7 +172,7 @@ def remark(task: str, values: Mapping[str, float | None]) -> str:
     if unparsed is not None and math.isfinite(unparsed) and unparsed > 0:
         parts.append(f"{unparsed:.0%} of the judge's verdicts were unparsed")
     if parts:
-        parts.append("pass a real judge (lm_eval_tasks/reg/README.md, 'Choosing the judge')")
+        parts.append("pass a real judge (lm_eval_tasks/reg/DETAILS.md, 'Choosing the judge')")
     return "; ".join(parts)
 
 
@@ -203,7 +203,7 @@ _PUBLISHED_N = {"reg_chaos": 195, "reg_judge_select": 289}
 
 
 # Each REG task's paper setting: the mode its explanations are generated in (in-process and
-# served alike, lm_eval_tasks/reg/README.md); Table 1 tested every judge in non-thinking mode.
+# served alike, lm_eval_tasks/reg/DETAILS.md); Table 1 tested every judge in non-thinking mode.
 MODES = {
     "reg_chaos": "non-thinking",
     "reg_chaos_served": "non-thinking",

@@ -18,10 +18,12 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from custom_metrics.common.classification import choice_accuracy
 from custom_metrics.judge.answer import parse_label
 from custom_metrics.judge.types import UNPARSED
 from custom_metrics.reg.judging import read_record
 from custom_metrics.reg.outputs import CUT_OFF, NO_EXPLANATION
+from custom_metrics.reg.prompts import judge_target
 
 Scored = tuple[bool, float | None]  # (item in N, value when in N and scored)
 
@@ -100,3 +102,8 @@ def judge_select_results(doc: dict[str, Any], results: list[str]) -> dict[str, f
     """Table 1 protocol: the generated answer parsed (``answer.parse_label``); unparsed is wrong and counted."""
     label = parse_label(results[0] if results else "")
     return {"acc": float(label == doc["majority_label"]), "unparsed": float(label is None)}
+
+
+def judge_select_loglik_results(doc: dict[str, Any], results: list[tuple[float, bool]]) -> dict[str, float]:
+    """The log-likelihood judge's accuracy: the harness' own, but a NaN log-likelihood is no choice."""
+    return choice_accuracy(results, judge_target(doc), f"reg_judge_select_loglik item {doc.get('uid')}")

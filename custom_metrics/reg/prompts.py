@@ -6,19 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from custom_metrics.judge.prompt import LABEL_WORDS, nli_prompt
-from custom_metrics.judge.spec import Sampling
 from custom_metrics.judge.types import NLI_LABELS
 
 # Appendix C.1, printed flattened in the paper; we put the two fields on their own lines
-# and use ASCII quotes (task README).
-# End-of-turn markers only: thinking traces span blank lines, so "\n\n" must not stop them.
-# Token budgets and sampling are the mode's (custom_metrics/reg/generation.py).
-GENERATION_STOP = ["<end_of_turn>", "<|im_end|>", "<|eot_id|>", "<|endoftext|>"]
-# reg_judge_select (generated answers): a blank line or an end of turn ends the answer; as
-# many tokens as the generated judge mode allows.
-JUDGE_SELECT_STOP = ["\n\n", *GENERATION_STOP]
-JUDGE_SELECT_MAX_TOKENS = Sampling.max_tokens
-
+# and use ASCII quotes (task README). Stop strings are the task YAMLs'; token budgets and
+# sampling the mode's (custom_metrics/reg/generation.py).
 GENERATION_PROMPT = (
     "Given a premise and a hypothesis, your task is to generate a plausible explanation that "
     "reconciles the apparent contradiction between the premise and the hypothesis. "

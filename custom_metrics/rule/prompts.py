@@ -22,7 +22,6 @@ ALIGNMENT_INSTRUCTION = (
     "option is a correct or an incorrect answer to the multiple-choice question about the "
     "given context. Only one rationale is about the given option. \n"
 )
-CHOICES = ["0", "1", "2", "3"]
 LINE = " \n "
 
 

@@ -1,18 +1,10 @@
 """Thin hooks for the REG task YAMLs; the logic lives in ``custom_metrics.reg``."""
 
-from __future__ import annotations
-
-from typing import Any
-
-import datasets
-
-from custom_metrics.common.classification import choice_accuracy
-from custom_metrics.common.sources import to_dataset
-from custom_metrics.reg import data, generation
-
 # Re-exported for `!function utils.<name>` in the YAMLs.
+from custom_metrics.reg.data import load_judge_select, load_reg  # noqa: F401
 from custom_metrics.reg.judging import REGJudgeFilter  # noqa: F401
 from custom_metrics.reg.metrics import (  # noqa: F401
+    judge_select_loglik_results,
     judge_select_results,
     mean_over_n,
     process_results,
@@ -20,27 +12,3 @@ from custom_metrics.reg.metrics import (  # noqa: F401
     unparsed_share,
 )
 from custom_metrics.reg.prompts import generation_prompt, judge_choices, judge_prompt, judge_target  # noqa: F401
-
-
-def load_reg(
-    judge: str | None = None,
-    judge_cache: str | None = None,
-    mode: str = generation.NON_THINKING.name,
-    backend: str = generation.IN_PROCESS,
-    **run_args: Any,
-) -> dict[str, datasets.Dataset]:
-    """ChaosNLI-MNLI-C (275 items), each doc carrying the judge spec and cache folder and the
-    run's generation settings (mode, the tokenizer that counts output tokens, the seed).
-    ``run_args`` are the model arguments and ``--metadata``, which lm-eval merges."""
-    settings = generation.generation_columns(mode, backend, run_args)
-    docs = data.with_judge(data.reg_docs(data.load_items()), judge, judge_cache)
-    return {"test": to_dataset([{**doc, **settings} for doc in docs])}
-
-
-def load_judge_select(agreement: float = data.AGREEMENT_THRESHOLD, **_: Any) -> dict[str, datasets.Dataset]:
-    """ChaosNLI-MNLI items whose majority label has >= 80% agreement (289 items)."""
-    return {"test": to_dataset(data.judge_select_docs(data.load_items(), float(agreement)))}
-
-
-def judge_select_loglik_results(doc: dict[str, Any], results: list[tuple[float, bool]]) -> dict[str, float]:
-    return choice_accuracy(results, judge_target(doc), f"reg_judge_select_loglik item {doc.get('uid')}")

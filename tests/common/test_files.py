@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.files import atomic_write_text, read_regular_bytes
+from custom_metrics.common.files import atomic_write_bytes, read_regular_bytes
 
 
 def test_a_fifo_a_device_and_an_oversized_file_are_refused_without_blocking(tmp_path: Path) -> None:
@@ -32,8 +32,8 @@ def test_an_atomic_write_leaves_no_temporary_and_takes_the_umask(tmp_path: Path)
     target = tmp_path / "sub" / "features.jsonl"
     old = os.umask(0o022)
     try:
-        atomic_write_text(target, "one\n")
-        atomic_write_text(target, "two\n")
+        atomic_write_bytes(target, b"one\n")
+        atomic_write_bytes(target, b"two\n")
     finally:
         os.umask(old)
     assert target.read_text() == "two\n"

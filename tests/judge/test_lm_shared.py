@@ -1,4 +1,4 @@
-"""The LM judge's shared KV path against today's full-sequence path and the harness' HFLM,
+"""The LM judge's shared KV path against the full-sequence path and the harness' HFLM,
 on tiny models (plain, chat template, sliding window) and, marked e2e, the embedded model."""
 
 from __future__ import annotations
@@ -42,31 +42,31 @@ def _harness_scores(judge: LMJudge, pairs) -> list[list[float]]:
 def _assert_same_verdicts(judge: LMJudge, pairs) -> None:
     assert judge.shared is not None, "the probe should accept this model"
     shared = judge.label_scores(pairs)
-    full = judge._full_scores([judge._encoded(p, h) for p, h in pairs])
+    full = judge.full_sequence_scores([judge.encode_labels(p, h) for p, h in pairs])
     harness = _harness_scores(judge, pairs)
-    for got, today, theirs in zip(shared, full, harness):
-        assert _probs(got) == pytest.approx(_probs(today), abs=1e-4)
+    for got, whole, theirs in zip(shared, full, harness):
+        assert _probs(got) == pytest.approx(_probs(whole), abs=1e-4)
         assert _probs(got) == pytest.approx(_probs(theirs), abs=1e-4)
-        assert got == pytest.approx(today, abs=1e-3)  # the log-likelihoods themselves, not only their softmax
+        assert got == pytest.approx(whole, abs=1e-3)  # the log-likelihoods themselves, not only their softmax
 
 
 @pytest.mark.parametrize("fixture", ["tiny_lm", "tiny_chat_lm", "tiny_gemma_wide"])
-def test_shared_path_gives_todays_and_the_harness_verdicts(fixture, request):
+def test_shared_path_gives_the_full_sequence_and_the_harness_verdicts(fixture, request):
     judge = LMJudge(parse_spec(f"lm:{request.getfixturevalue(fixture)}?batch_size=3"))
     _assert_same_verdicts(judge, MORE_PAIRS)
 
 
-def test_pairs_longer_than_the_sliding_window_take_todays_path(tiny_gemma_wide):
+def test_pairs_longer_than_the_sliding_window_take_the_full_sequence_path(tiny_gemma_wide):
     """The one-pass mask carries no window: a pair reaching it is judged on full sequences, in the same call."""
     judge = LMJudge(parse_spec(f"lm:{tiny_gemma_wide}?batch_size=3"))
     assert judge.shared is not None and judge.shared.window == 200
-    items = [judge._encoded(p, h) for p, h in MORE_PAIRS]
+    items = [judge.encode_labels(p, h) for p, h in MORE_PAIRS]
     covered = [judge.shared.covers(context, max(map(len, conts))) for context, conts in items]
     assert any(covered) and not all(covered)
     _assert_same_verdicts(judge, MORE_PAIRS)
 
 
-def test_a_window_shorter_than_the_prompt_keeps_todays_path(tiny_gemma, caplog):
+def test_a_window_shorter_than_the_prompt_keeps_the_full_sequence_path(tiny_gemma, caplog):
     with caplog.at_level(logging.WARNING):
         judge = LMJudge(parse_spec(f"lm:{tiny_gemma}?batch_size=3"))
     assert judge.shared is None and "24-token sliding window cannot hold the prompt" in caplog.text
@@ -86,7 +86,7 @@ def test_label_tree_feeds_each_shared_label_token_once():
 def test_shared_path_runs_each_token_once(tiny_lm):
     judge = LMJudge(parse_spec(f"lm:{tiny_lm}?batch_size=8"))
     shared = judge.shared
-    items = [judge._encoded(p, h) for p, h in MORE_PAIRS]
+    items = [judge.encode_labels(p, h) for p, h in MORE_PAIRS]
     judge.label_scores(MORE_PAIRS)
     own = sum(len(context) - len(shared.prefix) for context, _ in items)
     label_tokens = sum(len(cont) for _, conts in items for cont in conts)
@@ -96,7 +96,7 @@ def test_shared_path_runs_each_token_once(tiny_lm):
     assert shared.tokens < full / 3
 
 
-def test_share_no_and_a_failed_probe_keep_todays_path(tiny_lm, monkeypatch, caplog):
+def test_share_no_and_a_failed_probe_keep_the_full_sequence_path(tiny_lm, monkeypatch, caplog):
     assert LMJudge(parse_spec(f"lm:{tiny_lm}?share=no")).shared is None
     monkeypatch.setattr(lm_module, "SHARED_TOLERANCE", -1.0)  # no difference can pass the probe
     with caplog.at_level(logging.WARNING):
@@ -137,6 +137,6 @@ def test_generated_mode_greedy_equals_argmax_continuation(tiny_lm):
 
 @pytest.mark.e2e
 def test_shared_path_on_the_embedded_model(embedded_model: Path):
-    """The default judge: a handful of REG-like pairs, shared vs today's path vs HFLM."""
+    """The default judge: a handful of REG-like pairs, shared vs full sequences vs HFLM."""
     judge = LMJudge(parse_spec(f"lm:{embedded_model}?batch_size=4"))
     _assert_same_verdicts(judge, MORE_PAIRS[:5])

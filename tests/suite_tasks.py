@@ -1,0 +1,91 @@
+"""Every task of the suite loaded the way the harness loads it, on the fixture mirror: shared
+by the task-config checks and the harness' own ``BaseTasks`` checks (one load per session)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lm_eval.tasks import TaskManager
+
+from tests.helpers import MIRROR, TASKS_DIR
+from tests.tiny_models import small_tokenizer
+
+# Tasks that read an earlier run's samples file (--metadata explanations).
+NEEDS_EXPLANATIONS = {"geese_selfexp": "geese", "ibe_judge_copa": "copa", "ibe_judge_ecare": "ecare"}
+EXPECTED_TASKS = {
+    *(f"geese_{s}" for s in ("noexp", "dummy", "human", "llama3", "llama3_whynot", "llama3_implicit", "selfexp")),
+    *(f"geese_generate_{k}" for k in ("whyexp", "whynot", "implicit")),
+    "rule", "rule_main", "rule_sub", "rule_noctx", "rule_alignment",
+    *(f"rule_5shot_split{k}" for k in range(1, 6)),
+    *(f"rule_5shot_rule_split{k}" for k in range(1, 6)),
+    *(f"rule_rationale_{s}" for s in ("none", "selective", "eliminative", "both")),
+    "reg_chaos", "reg_chaos_thinking", "reg_chaos_served", "reg_chaos_thinking_served",
+    "reg_judge_select", "reg_judge_select_loglik",
+    "ibe_copa", "ibe_ecare", "ibe_judge_copa", "ibe_judge_ecare",
+}  # fmt: skip
+# REG's variants read the model arguments (merged into the metadata): the model kind, the
+# thinking switch and the tokenizer that counts output tokens (custom_metrics/reg/generation.py).
+SERVED = {"base_url": "http://127.0.0.1:9/v1/chat/completions"}
+REG_RUN_ARGS = {
+    "reg_chaos": {},
+    "reg_chaos_thinking": {"chat_template_args": {"enable_thinking": True}},
+    "reg_chaos_served": SERVED,
+    "reg_chaos_thinking_served": SERVED,
+}
+# The fixture mirror holds 6 e-CARE rows per split; the paper samples 500. On the full data,
+# 10 of each: 40 docs, 10 judge questions, as many as the harness' own checks read.
+SMALL_ECARE = {"ecare_train_size": 2, "ecare_test_size": 2, "ecare_seed": 1}
+FULL_DATA_ECARE = {"ecare_train_size": 10, "ecare_test_size": 10, "ecare_seed": 1}
+
+
+def _explanation_files(folder: Path, ecare: dict[str, int]) -> dict[str, str]:
+    """Samples files standing in for the M1 / explanation runs the reading tasks need."""
+    from custom_metrics.geese.data import load_docs
+    from custom_metrics.ibe import data
+
+    geese = folder / "samples_geese_generate_whyexp_x.jsonl"
+    geese.write_text("".join(json.dumps({"doc": d, "filtered_resps": ["An explanation."]}) + "\n" for d in load_docs()))
+    files = {"geese": str(geese)}
+    for dataset in ("copa", "ecare"):
+        sizes = (ecare["ecare_train_size"], ecare["ecare_test_size"], ecare["ecare_seed"])
+        docs = data.copa_docs() if dataset == "copa" else data.ecare_docs(*sizes)
+        path = folder / f"samples_ibe_{dataset}_x.jsonl"
+        path.write_text(
+            "".join(json.dumps({"doc": d, "filtered_resps": ["Step 1: IF a, THEN b."]}) + "\n" for d in docs)
+        )
+        files[dataset] = str(path)
+    return files
+
+
+def load_suite_tasks(
+    tmp_path_factory: pytest.TempPathFactory, data_root: Path = MIRROR, ecare: dict[str, int] = SMALL_ECARE
+) -> dict[str, Any]:
+    """Every task of the suite, loaded by the harness' ``TaskManager`` on ``data_root`` (the
+    fixture mirror unless told), with the model arguments REG's variants read and stand-in
+    samples files for the reading tasks."""
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(data_root))
+    monkeypatch.setenv("EXPLAIN_EVAL_JUDGE_CACHE", str(tmp_path_factory.mktemp("verdicts")))
+    try:
+        files = _explanation_files(tmp_path_factory.mktemp("explanations"), ecare)
+        plain = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=ecare)
+        names = sorted(name for name in plain.all_subtasks if name not in {**NEEDS_EXPLANATIONS, **REG_RUN_ARGS})
+        loaded = dict(plain.load(names)["tasks"])
+        tokenizer = str(small_tokenizer(tmp_path_factory.mktemp("tokenizer")))
+        for name, run_args in REG_RUN_ARGS.items():
+            metadata = {"tokenizer": tokenizer, "model": tokenizer} if run_args is SERVED else {"pretrained": tokenizer}
+            manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=metadata | run_args)
+            loaded.update(manager.load([name])["tasks"])
+        for name, source in NEEDS_EXPLANATIONS.items():
+            manager = TaskManager(
+                include_path=str(TASKS_DIR),
+                include_defaults=False,
+                metadata={**ecare, "explanations": files[source]},
+            )
+            loaded.update(manager.load([name])["tasks"])
+        return loaded
+    finally:
+        monkeypatch.undo()

@@ -1,0 +1,158 @@
+"""The layers of docs/architecture.md, enforced: which room of the suite may import which.
+
+ruff has no layering rule, so the imports of every module (``ast``, every ``import`` and
+``from ... import`` anywhere in the file, the on-demand ones inside functions included) are
+read and each one that crosses rooms is checked against ``MAY_IMPORT``. The rooms' graph
+itself has no cycle, so no arrow can run back up.
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+from pathlib import Path
+
+from tests.helpers import REPO
+
+PAPERS = ("geese", "rule", "reg", "ibe")
+SUITE = ("custom_metrics", "ibe_postprocess", "lm_eval_tasks", "bench")
+BASE = {"custom_metrics.common", "custom_metrics"}  # the root package: __version__ only
+# room -> the rooms it may import (its own always). The architecture's picture, top to bottom.
+MAY_IMPORT: dict[str, set[str]] = {
+    "custom_metrics.common": set(),
+    "custom_metrics": {"custom_metrics.common"},
+    "lm_eval_tasks": set(),  # the package root: where the task folders are (TASKS_PATH)
+    "custom_metrics.judge": BASE,
+    "ibe_postprocess": BASE | {"custom_metrics.judge"},
+    **{f"custom_metrics.{paper}": BASE | {"custom_metrics.judge", "lm_eval_tasks"} for paper in PAPERS},
+    "custom_metrics.pinned": BASE | {f"custom_metrics.{paper}" for paper in PAPERS},
+    "custom_metrics.leaderboard": BASE | {"lm_eval_tasks"} | {f"custom_metrics.{paper}" for paper in PAPERS},
+    "custom_metrics.sweep": BASE | {"lm_eval_tasks", "custom_metrics.leaderboard"},
+    # a task folder's utils.py re-exports its own paper's hooks
+    **{f"lm_eval_tasks.{paper}": {f"custom_metrics.{paper}"} for paper in PAPERS},
+    "custom_metrics.cli": set(),  # filled below: the command imports every tool on demand
+    "bench": set(),  # filled below: benchmarks measure any part
+}
+MAY_IMPORT["custom_metrics.ibe"] = MAY_IMPORT["custom_metrics.ibe"] | {"ibe_postprocess"}
+MAY_IMPORT["custom_metrics.cli"] = set(MAY_IMPORT) - {"custom_metrics.cli", "bench"}
+MAY_IMPORT["bench"] = set(MAY_IMPORT) - {"bench", "custom_metrics.cli"}
+# What a room may import of another room, where it is narrower than the whole room.
+ONLY = {
+    # the leaderboard reads the papers' specs (each spec loads what it needs of its room)
+    ("custom_metrics.leaderboard", f"custom_metrics.{paper}"): {f"custom_metrics.{paper}.leaderboard"}
+    for paper in PAPERS
+} | {
+    ("custom_metrics.sweep", "custom_metrics.leaderboard"): {
+        "custom_metrics.leaderboard.registry",  # the papers' post-run hooks
+        "custom_metrics.leaderboard.build",  # the leaderboard after the sweep
+    },
+    # IBE's room imports the engine's light modules, never the scorer
+    ("custom_metrics.ibe", "ibe_postprocess"): {
+        "ibe_postprocess.parsing",
+        "ibe_postprocess.inputs",
+        "ibe_postprocess.questions",
+        "ibe_postprocess.folder",
+        "ibe_postprocess.features_file",
+        "ibe_postprocess.report_file",
+        "ibe_postprocess.paper",
+    },
+}
+JUDGE_BACKENDS = {"custom_metrics.judge.lm", "custom_metrics.judge.seqcls", "custom_metrics.judge.endpoint"}
+
+
+def room_of(module: str) -> str:
+    """The room a dotted module name belongs to (``custom_metrics.reg.data`` -> ``custom_metrics.reg``)."""
+    parts = module.split(".")
+    if parts[0] in ("custom_metrics", "lm_eval_tasks") and len(parts) > 1:
+        return ".".join(parts[:2])
+    return parts[0]
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_module(root: Path, name: str) -> bool:
+    path = root.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def suite_imports(path: Path, root: Path) -> list[tuple[int, str]]:
+    """(line, module) of every import of a suite module in ``path``, relative ones resolved."""
+    found = []
+    package = module_name(path, root).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            # `from ibe_postprocess import folder` imports the module ibe_postprocess.folder
+            names = [
+                f"{module}.{alias.name}" if _is_module(root, f"{module}.{alias.name}") else module
+                for alias in node.names
+            ]
+        else:
+            continue
+        found += [(node.lineno, name) for name in names if name.split(".")[0] in SUITE]
+    return found
+
+
+def layer_violations(root: Path) -> list[str]:
+    """Every import under ``root`` that crosses the architecture's layers, as 'file:line: why'."""
+    wrong = []
+    for top in SUITE:
+        for path in sorted((root / top).rglob("*.py")):
+            source = room_of(module_name(path, root))
+            for line, target in suite_imports(path, root):
+                room = room_of(target)
+                where = f"{path.relative_to(root)}:{line}"
+                if room != source and room not in MAY_IMPORT.get(source, set()):
+                    wrong.append(f"{where}: {source} may not import {target}")
+                elif (source, room) in ONLY and not any(
+                    target == allowed or target.startswith(allowed + ".") for allowed in ONLY[source, room]
+                ):
+                    only = sorted(ONLY[source, room])
+                    wrong.append(f"{where}: {source} may import only {only} of {room}, not {target}")
+                if target in JUDGE_BACKENDS and source != "bench" and path.name != "build.py":
+                    wrong.append(f"{where}: only judge/build.py imports a judge backend ({target})")
+    return wrong
+
+
+def test_the_layers_have_no_cycle() -> None:
+    """Rooms taken in an order where each imports only earlier ones: the picture has no back arrow."""
+    done: list[str] = []
+    rest = dict(MAY_IMPORT)
+    while rest:
+        ready = [room for room, allowed in rest.items() if allowed - {room} <= set(done)]
+        assert ready, f"a cycle among {sorted(rest)}"
+        done += ready
+        for room in ready:
+            del rest[room]
+
+
+def test_every_import_keeps_the_layers() -> None:
+    assert layer_violations(REPO) == []
+
+
+def test_a_wrong_import_is_caught(tmp_path: Path) -> None:
+    """The checker on a copy of the suite with wrong imports added: each is named, nothing else."""
+    for top in SUITE:
+        shutil.copytree(REPO / top, tmp_path / top, ignore=shutil.ignore_patterns("*.pyc", "__pycache__", "assets"))
+    assert layer_violations(tmp_path) == []
+    (tmp_path / "custom_metrics/common/bad.py").write_text("from custom_metrics.judge.types import Verdict\n")
+    (tmp_path / "ibe_postprocess/bad.py").write_text("def f():\n    import custom_metrics.ibe.leaderboard\n")
+    (tmp_path / "custom_metrics/sweep/bad.py").write_text("from custom_metrics.ibe import data\n")
+    (tmp_path / "custom_metrics/reg/bad.py").write_text("from custom_metrics.judge import lm\n")
+    (tmp_path / "custom_metrics/leaderboard/bad.py").write_text("from custom_metrics.reg.data import load_items\n")
+    assert layer_violations(tmp_path) == [
+        "custom_metrics/common/bad.py:1: custom_metrics.common may not import custom_metrics.judge.types",
+        "custom_metrics/leaderboard/bad.py:1: custom_metrics.leaderboard may import only "
+        "['custom_metrics.reg.leaderboard'] of custom_metrics.reg, not custom_metrics.reg.data",
+        "custom_metrics/reg/bad.py:1: only judge/build.py imports a judge backend (custom_metrics.judge.lm)",
+        "custom_metrics/sweep/bad.py:1: custom_metrics.sweep may not import custom_metrics.ibe.data",
+        "ibe_postprocess/bad.py:2: ibe_postprocess may not import custom_metrics.ibe.leaderboard",
+    ]
