@@ -28,6 +28,11 @@ CACHE_FILES = {
     "autoformalized": "autoformalized.jsonl",
     "nli_verdicts": "nli-verdicts",  # a folder: the NLI judge's own verdict cache
 }
+# What a command handed one of these files instead of its input is told it got.
+FILE_KINDS = {
+    REPORT: ("ibe_report", f"the report of `explain-eval ibe report` ({REPORT})"),
+    JUDGE: ("ibe_judge", f"the judge decisions of `explain-eval ibe score` ({JUDGE})"),
+}
 # What a sweep pair folder holds beside the harness output: the features folder of its samples.
 PAIR_SUBFOLDER = "ibe"
 # lm-eval's samples files of the IBE tasks: samples_<task>_<timestamp>.jsonl.

@@ -29,7 +29,7 @@ from custom_metrics.common.file_kinds import file_kind, wrong_kind
 from custom_metrics.common.files import JSONL_MAX_BYTES, regular_file_problem
 from custom_metrics.common.jsonl import numbered_jsonl
 from custom_metrics.common.samples import logged_response
-from ibe_postprocess.folder import SAMPLES_NAME
+from ibe_postprocess.folder import FILE_KINDS, SAMPLES_NAME
 from ibe_postprocess.parsing import MAX_CHARS
 
 PLAIN_FIELDS = ("qid", "option", "premise", "conclusion", "explanation", "correct")
@@ -152,7 +152,7 @@ def check_input_file(path: Path) -> None:
     problem = regular_file_problem(path, JSONL_MAX_BYTES)
     if problem:
         raise DataError(f"{path}: input {problem}; give a samples file or a JSONL file of explanations.")
-    kind = file_kind(path)
+    kind = file_kind(path, FILE_KINDS)
     if kind.kind == "samples" and SAMPLES_NAME.match(path.name):
         return
     if kind.kind == "ibe_features":

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,9 +41,9 @@ class FileKind:
     stamp: str | None = None  # the run's timestamp, from the name
 
 
+# Files known by their name alone. IBE's folder names its own files (``ibe_postprocess.folder``,
+# passed in as ``named``), so no name is spelled twice.
 _BY_NAME = {
-    "report.json": ("ibe_report", "the report of `explain-eval ibe report` (report.json)"),
-    "judge.jsonl": ("ibe_judge", "the judge decisions of `explain-eval ibe score` (judge.jsonl)"),
     "rule_protocol_summary.json": ("rule_summary", "the summary of `explain-eval rule-protocol`"),
     "rule_protocol_args.json": ("rule_summary", "the settings record of `explain-eval rule-protocol`"),
     "sweep_pair.json": ("sweep_record", "a pair record of `explain-eval sweep` (sweep_pair.json)"),
@@ -58,9 +58,10 @@ def samples_task(name: str) -> str | None:
     return match.group("task") if match else None
 
 
-def file_kind(path: Path) -> FileKind:
+def file_kind(path: Path, named: Mapping[str, tuple[str, str]] | None = None) -> FileKind:
     """The kind of ``path``, from its name and first line; never raises for an unreadable or
-    odd file (the reader that follows names that), it is then ``other``."""
+    odd file (the reader that follows names that), it is then ``other``. ``named`` adds a
+    caller's own file names (name -> kind, what it is)."""
     name = path.name
     match = _RESULTS_NAME.match(name)
     if match:
@@ -69,8 +70,9 @@ def file_kind(path: Path) -> FileKind:
     if match:
         task = match.group("task")
         return FileKind("samples", f"the samples file of an lm-eval {task} run", task, match.group("stamp"))
-    if name in _BY_NAME:
-        return FileKind(*_BY_NAME[name])
+    by_name = {**_BY_NAME, **(named or {})}
+    if name in by_name:
+        return FileKind(*by_name[name])
     first = _first_line(path)
     if first is None:
         return FileKind("other", "a file")
@@ -81,7 +83,7 @@ def file_kind(path: Path) -> FileKind:
     except ValueError:
         return FileKind("other", "a file")
     if isinstance(row, dict) and IBE_FEATURES_KEY in row:
-        return FileKind("ibe_features", "an IBE features file, written by `explain-eval ibe score` (features.jsonl)")
+        return FileKind("ibe_features", "an IBE features file, written by `explain-eval ibe score`")
     return FileKind("jsonl", "a JSONL file")
 
 
@@ -107,7 +109,7 @@ def _whole_document(path: Path) -> FileKind:
     if isinstance(data, dict) and isinstance(data.get("results"), dict):
         return FileKind("results", "an lm-eval results file (results_*.json)")
     if isinstance(data, dict) and IBE_REPORT_KEY in data:
-        return FileKind("ibe_report", "an IBE report (report.json of `explain-eval ibe report`)")
+        return FileKind("ibe_report", "an IBE report, written by `explain-eval ibe report`")
     return FileKind("json_document", "a whole JSON document, not JSONL (one object per line)")
 
 
