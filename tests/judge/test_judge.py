@@ -38,7 +38,11 @@ def test_spec_options_and_names(tmp_path):
     assert (remote.model, remote.base_url) == ("gemma-4-31b", "http://127.0.0.1:8000/v1")
     # the endpoint's default is the paper's protocol, and every sampling parameter is in the key
     assert remote.mode == "generate"
-    assert remote.name == f"openai:gemma-4-31b@http://127.0.0.1:8000/v1?mode=generate&{SAMPLED}"
+    # ... and its thinking switch, off unless chosen (the paper's judge does not think)
+    assert remote.name == f"openai:gemma-4-31b@http://127.0.0.1:8000/v1?mode=generate&thinking=off&{SAMPLED}"
+    assert parse_spec(remote.name).name == remote.name  # the canonical name parses back to the same judge
+    thinking = parse_spec("openai:m@http://h/v1?thinking=on&mode=loglik")
+    assert thinking.name == "openai:m@http://h/v1?mode=loglik&thinking=on"
     assert parse_spec("seqcls:org/nli").prompt_id == "" and remote.prompt_id == PROMPT_ID
     assert parse_spec("seqcls:org/nli").name == "seqcls:org/nli"
 
