@@ -187,15 +187,15 @@ def prepare_judge(
         raise DataError(
             f"{task}: judge {spec.display_name} could not judge the gold items of its check before generation "
             f"({type(err).__name__}: {err}). Fix it, or pass another judge with --metadata "
-            "'{\"judge\": \"<spec>\"}' (task README, \"Choosing the judge\")."
+            '\'{"judge": "<spec>"}\' (task README, "Choosing the judge").'
         ) from err
     log.info("%s: judge %s ready and checked in %.1f s", task, spec.display_name, time.monotonic() - started)
     if check["degenerate"] and judge_check == "stop":
         raise DataError(
             f"{task}: judge {spec.display_name} is degenerate on the gold items of its check (accuracy "
             f"{check['acc']:.2f}, answers {check['answers']}): its N would be nearly empty or arbitrary. Pass a "
-            "stronger judge with --metadata '{\"judge\": \"<spec>\"}' (measure candidates with reg_judge_select), "
-            "or --metadata '{\"judge_check\": \"warn\"}' to run with it anyway."
+            'stronger judge with --metadata \'{"judge": "<spec>"}\' (measure candidates with reg_judge_select), '
+            'or --metadata \'{"judge_check": "warn"}\' to run with it anyway.'
         )
     release_backend(cached)
     _PREPARED[(spec.name, str(cache))] = cached
@@ -233,8 +233,38 @@ class REGJudgeFilter(Filter):
     def apply(self, resps: Iterable[list[str]], docs: list[dict]) -> list[str]:
         outputs = split_outputs(resps, docs)
         judge = judge_for_docs(docs)
-        check = check_judge(judge, judge_check_docs(load_items()))
-        return [json.dumps(record) for record in judge_outputs(judge, docs, outputs, check)]
+        try:
+            check = check_judge(judge, judge_check_docs(load_items()))
+            records = judge_outputs(judge, docs, outputs, check)
+        except Exception as err:  # any judge failure: the generations must survive it
+            log.exception(JUDGE_FAILED, "!" * 100, judge.name, f"{type(err).__name__}: {err}", "!" * 100)
+            records = [unjudged_record(judge.name, out, f"{type(err).__name__}: {err}") for out in outputs]
+        return [json.dumps(record) for record in records]
+
+
+# Why the run goes on: the harness writes the samples file (the generations) only if the
+# filter returns; ``reg-rejudge`` judges that file later without asking the model again.
+JUDGE_FAILED = (
+    "\n%s\nREG JUDGE FAILED AFTER GENERATION: judge %s: %s.\nThe generations are kept: the run goes on and "
+    "writes them to its samples file (pass --log_samples), with n and every judge metric NaN. Once the judge "
+    "answers again, judge them without any new generation:\n    explain-eval reg-rejudge <--output_path of this "
+    "run> [--judge <spec>]\n%s"
+)
+
+
+def unjudged_record(judge: str, output: Output, error: str) -> dict[str, Any]:
+    """The record of an output the judge failed on: everything but the verdicts, and why."""
+    return {
+        "explanation": output.explanation,
+        "flag": output.flag,
+        "judge": judge,
+        "judge_error": error,
+        "initial": None,
+        "effectiveness": None,
+        "coherence": None,
+        **output.length_fields(),
+        "judge_check": None,
+    }
 
 
 def read_record(filtered: str | dict[str, Any]) -> dict[str, Any]:
