@@ -51,12 +51,12 @@ def _check_folder(spec: JudgeSpec) -> None:
         ensure_checkpoint()  # the embedded model is written on first use (a minute, once)
     if not folder.is_dir():
         raise JudgeUnavailable(
-            f"judge {spec.display_name}: there is no folder {folder}. Pass the folder of a saved checkpoint "
+            f"judge {spec.name}: there is no folder {folder}. Pass the folder of a saved checkpoint "
             f"(it holds {MODEL_FILE} and the weights), or a Hugging Face id, e.g. {_EXAMPLES[spec.kind]}."
         )
     if not (folder / MODEL_FILE).is_file():
         raise JudgeUnavailable(
-            f"judge {spec.display_name}: folder {folder} holds no {MODEL_FILE}, so it is no checkpoint. Pass "
+            f"judge {spec.name}: folder {folder} holds no {MODEL_FILE}, so it is no checkpoint. Pass "
             f"the folder that save_pretrained wrote, or a Hugging Face id, e.g. {_EXAMPLES[spec.kind]}."
         )
 
@@ -69,13 +69,13 @@ def _check_hub_id(spec: JudgeSpec) -> None:
         validate_repo_id(spec.model)
     except HFValidationError as err:
         raise JudgeUnavailable(
-            f"judge {spec.display_name}: {spec.model!r} is neither an existing folder nor a Hugging Face id "
+            f"judge {spec.name}: {spec.model!r} is neither an existing folder nor a Hugging Face id "
             f"({err}). Pass a checkpoint folder that exists or an id such as {_EXAMPLES[spec.kind]}."
         ) from err
     offline = offline_variable()
     if offline and not isinstance(try_to_load_from_cache(spec.model, MODEL_FILE), str):
         raise JudgeUnavailable(
-            f"judge {spec.display_name}: {spec.model} is not in the local Hugging Face cache and {offline}=1 "
+            f"judge {spec.name}: {spec.model} is not in the local Hugging Face cache and {offline}=1 "
             f"forbids downloading it. Download it where there is network (`hf download {spec.model}`, same "
             f"HF_HOME), or pass a local checkpoint folder ({spec.kind}:/path/to/checkpoint)."
         )
@@ -90,18 +90,18 @@ def _check_endpoint(spec: JudgeSpec) -> None:
         if err.code in (401, 403):  # a server that wants a key still answered: it is up
             return
         raise JudgeUnavailable(
-            f"judge {spec.display_name}: GET {url} answered HTTP {err.code}. Check that {spec.base_url} is "
+            f"judge {spec.name}: GET {url} answered HTTP {err.code}. Check that {spec.base_url} is "
             "the server's OpenAI-compatible base URL (it usually ends in /v1)."
         ) from err
     except (OSError, ValueError) as err:
         reason = getattr(err, "reason", None) or err
         raise JudgeUnavailable(
-            f"judge {spec.display_name}: no answer from GET {url} ({reason}). Start the judge's server "
+            f"judge {spec.name}: no answer from GET {url} ({reason}). Start the judge's server "
             f"(e.g. `vllm serve {spec.model} --port 8000`) or pass the base URL where it runs: "
             f"openai:{spec.model}@http://<host>:<port>/v1."
         ) from err
     if not isinstance(listing, dict) or not isinstance(listing.get("data"), list):
         raise JudgeUnavailable(
-            f"judge {spec.display_name}: GET {url} answered {str(listing)[:200]!r}, not an OpenAI model list; "
+            f"judge {spec.name}: GET {url} answered {str(listing)[:200]!r}, not an OpenAI model list; "
             "pass the server's OpenAI-compatible base URL (it usually ends in /v1)."
         )

@@ -97,7 +97,7 @@ def judge_select_docs(items: Sequence[dict[str, Any]], threshold: float = AGREEM
 
 
 def with_judge(docs: Sequence[dict[str, Any]], judge: JudgeSpec, judge_cache: Path) -> list[dict[str, Any]]:
-    """Docs carrying the judge (``reg.judging.prepare_judge`` resolved and checked it) by its
+    """Docs carrying the judge (``reg.judging.locate_judge`` found it, ``check_before_generation`` checked it) by its
     canonical name, its display name and the verdict cache folder."""
     columns = {"judge": judge.name, "judge_display": judge.display_name, "judge_cache": str(judge_cache)}
     return [{**doc, **columns} for doc in docs]

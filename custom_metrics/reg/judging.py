@@ -2,8 +2,9 @@
 contradiction form the evaluated set N; (ii) J(p;e, h): e is *effective* when p and e
 together entail h; (iii) J(p, e): e is *coherent* when it does not contradict p.
 
-Before any generation, while the harness builds the task, ``prepare_judge`` resolves the
-judge (its folder, Hub id or server), loads it and checks it on a handful of gold items
+Before any generation, while the harness builds the task, ``locate_judge`` finds the
+judge (its folder, Hub id or server) and ``check_before_generation`` loads it and checks
+it on a handful of gold items
 (``check_judge``); a judge that cannot do this, or a degenerate one (one label for nearly
 everything), stops the run there, naming what to pass instead, rather than after hours of
 generation. The gold verdicts go to the verdict cache, and the model is released for the
@@ -23,6 +24,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +53,7 @@ DEFAULT_JUDGE = "embedded"
 # --metadata judge_check: what a degenerate judge does to the run (a judge that cannot
 # answer at all always stops it).
 ON_DEGENERATE = ("stop", "warn")
-# Judges prepared in this process, by (canonical name, cache folder): the filter judges with
+# Judges checked in this process, by (canonical name, cache folder): the filter judges with
 # the object the task build checked, so the verdict cache is opened once per run.
 _PREPARED: dict[tuple[str, str], CachedJudge] = {}
 
@@ -153,22 +155,22 @@ def judge_outputs(
     return records
 
 
-def prepare_judge(
-    task: str, judge: str | None, judge_cache: str | None, judge_check: str = "stop"
-) -> tuple[JudgeSpec, Path]:
-    """Resolve, load and check the run's judge before any generation; its spec and cache folder.
+@dataclass(frozen=True)
+class LocatedJudge:
+    """A judge found before generation: its parsed spec, its verdict cache folder, the judge."""
+
+    spec: JudgeSpec
+    cache_dir: Path
+    judge: CachedJudge
+
+
+def locate_judge(task: str, judge: str | None, judge_cache: str | None) -> LocatedJudge:
+    """The run's judge, found in seconds before anything is loaded: the spec parsed, the verdict
+    cache opened and its write lock taken, the model's folder, Hub id or server checked.
 
     The judge is ``--metadata judge``, else ``$EXPLAIN_EVAL_JUDGE``, else the embedded model.
-    Every failure is a ``DataError`` naming the judge, what failed and what to pass: a spec
-    that does not parse, an unusable verdict cache, a folder, Hub id or server that is not
-    there, a model that does not load or answer, and (unless ``judge_check=warn``) a judge
-    that is degenerate on the gold items. The loaded model is released afterwards, so the
-    generator has the memory to itself; the filter loads it again only for verdicts the
-    cache does not hold.
+    Every failure is a ``DataError`` naming the judge, what failed and what to pass.
     """
-    if judge_check not in ON_DEGENERATE:
-        expected = " or ".join(ON_DEGENERATE)
-        raise DataError(f"{task}: --metadata judge_check is {judge_check!r}, expected {expected}")
     try:
         spec = resolve_judge(judge, judge_from_environment(), DEFAULT_JUDGE)
     except ValueError as err:
@@ -180,26 +182,40 @@ def prepare_judge(
         check_available(spec)
     except (VerdictCacheError, JudgeUnavailable) as err:
         raise DataError(f"{task}: {err}") from err
+    return LocatedJudge(spec, cache, cached)
+
+
+def check_before_generation(task: str, located: LocatedJudge, judge_check: str = "stop") -> None:
+    """Load the located judge and check it on the gold items, before any generation.
+
+    A model that does not load or answer, and (unless ``judge_check=warn``) a judge that is
+    degenerate on the gold items, stop the run with a ``DataError``. The gold verdicts stay in
+    the cache; the model is released afterwards, so the generator has the memory to itself,
+    and the filter loads it again only for verdicts the cache does not hold.
+    """
+    if judge_check not in ON_DEGENERATE:
+        expected = " or ".join(ON_DEGENERATE)
+        raise DataError(f"{task}: --metadata judge_check is {judge_check!r}, expected {expected}")
+    judge = located.judge
     started = time.monotonic()
     try:
-        check = check_judge(cached, judge_check_docs(load_items()))
+        check = check_judge(judge, judge_check_docs(load_items()))
     except Exception as err:  # whatever stops a model from loading or answering: one message, before generation
         raise DataError(
-            f"{task}: judge {spec.display_name} could not judge the gold items of its check before generation "
+            f"{task}: judge {judge.name} could not judge the gold items of its check before generation "
             f"({type(err).__name__}: {err}). Fix it, or pass another judge with --metadata "
             '\'{"judge": "<spec>"}\' (task README, "Choosing the judge").'
         ) from err
-    log.info("%s: judge %s ready and checked in %.1f s", task, spec.display_name, time.monotonic() - started)
+    log.info("%s: judge %s loaded and checked in %.1f s", task, judge.name, time.monotonic() - started)
     if check["degenerate"] and judge_check == "stop":
         raise DataError(
-            f"{task}: judge {spec.display_name} is degenerate on the gold items of its check (accuracy "
+            f"{task}: judge {judge.name} is degenerate on the gold items of its check (accuracy "
             f"{check['acc']:.2f}, answers {check['answers']}): its N would be nearly empty or arbitrary. Pass a "
             'stronger judge with --metadata \'{"judge": "<spec>"}\' (measure candidates with reg_judge_select), '
             'or --metadata \'{"judge_check": "warn"}\' to run with it anyway.'
         )
-    release_backend(cached)
-    _PREPARED[(spec.name, str(cache))] = cached
-    return spec, cache
+    release_backend(judge)
+    _PREPARED[(judge.name, str(located.cache_dir))] = judge
 
 
 def release_backend(judge: CachedJudge) -> None:
@@ -212,7 +228,7 @@ def release_backend(judge: CachedJudge) -> None:
 
 
 def judge_for_docs(docs: Sequence[dict[str, Any]]) -> CachedJudge:
-    """The judge named by the docs' ``judge``/``judge_cache`` columns: the one ``prepare_judge``
+    """The judge named by the docs' ``judge``/``judge_cache`` columns: the one ``check_before_generation``
     checked in this process, else built from its canonical name."""
     settings = {(doc["judge"], doc["judge_cache"]) for doc in docs}
     if len(settings) != 1:

@@ -9,13 +9,10 @@ import datasets
 from custom_metrics.common.classification import choice_accuracy
 from custom_metrics.common.metadata import check_metadata_keys
 from custom_metrics.common.sources import to_dataset
-from custom_metrics.reg import data, generation
+from custom_metrics.reg import data, generation, judging
 
 # Re-exported for `!function utils.<name>` in the YAMLs.
-from custom_metrics.reg.judging import (
-    REGJudgeFilter,  # noqa: F401
-    prepare_judge,
-)
+from custom_metrics.reg.judging import REGJudgeFilter  # noqa: F401
 from custom_metrics.reg.metrics import (  # noqa: F401
     judge_select_results,
     mean_over_n,
@@ -40,9 +37,10 @@ def load_reg(
     task build, before any generation: the keys, the settings and the judge are checked here."""
     task = generation.TASKS.get((mode, backend), "reg_chaos")
     check_metadata_keys(task, run_args)
+    located = judging.locate_judge(task, judge, judge_cache)  # seconds: before anything loads
     settings = generation.generation_columns(mode, backend, run_args)
-    spec, cache = prepare_judge(task, judge, judge_cache, judge_check)
-    docs = data.with_judge(data.reg_docs(data.load_items()), spec, cache)
+    judging.check_before_generation(task, located, judge_check)
+    docs = data.with_judge(data.reg_docs(data.load_items()), located.spec, located.cache_dir)
     return {"test": to_dataset([{**doc, **settings} for doc in docs])}
 
 

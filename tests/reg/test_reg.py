@@ -262,7 +262,7 @@ def test_judge_choice_precedence(monkeypatch):
 def test_a_bad_judge_spec_fails_before_any_generation(monkeypatch):
     monkeypatch.setenv("EXPLAIN_EVAL_JUDGE", "lmm:typo")
     with pytest.raises(DataError, match="reg_chaos: judge spec 'lmm:typo' is not understood"):
-        reg_judging.prepare_judge("reg_chaos", None, None)
+        reg_judging.locate_judge("reg_chaos", None, None)
 
 
 # --- reward -------------------------------------------------------------------------------
