@@ -24,10 +24,8 @@ from custom_metrics.reg.generation import MODES, TASKS
 from custom_metrics.reg.prompts import GENERATION_STOP, JUDGE_SELECT_MAX_TOKENS, JUDGE_SELECT_STOP
 from custom_metrics.rule.prompts import CHOICES
 from tests.helpers import MIRROR, TASKS_DIR
-from tests.judge.conftest import tiny_seqcls
+from tests.reg.judges import tiny_judge_metadata
 from tests.tiny_models import small_tokenizer
-
-NLI_ID2LABEL = {0: "entailment", 1: "neutral", 2: "contradiction"}
 
 # Tasks that read an earlier run's samples file (--metadata explanations).
 NEEDS_EXPLANATIONS = {"geese_selfexp": "geese", "ibe_judge_copa": "copa", "ibe_judge_ecare": "ecare"}
@@ -102,10 +100,7 @@ def tasks(tmp_path_factory: pytest.TempPathFactory) -> dict:
         loaded = dict(plain.load(names)["tasks"])
         tokenizer = str(small_tokenizer(tmp_path_factory.mktemp("tokenizer")))
         # REG checks its judge while the task is built: a tiny classifier (random, so degenerate: warn)
-        judge = {
-            "judge": f"seqcls:{tiny_seqcls(tmp_path_factory.mktemp('judge'), NLI_ID2LABEL)}",
-            "judge_check": "warn",
-        }
+        judge = tiny_judge_metadata(tmp_path_factory.mktemp("judge"))
         for name, run_args in REG_RUN_ARGS.items():
             metadata = {"tokenizer": tokenizer, "model": tokenizer} if run_args is SERVED else {"pretrained": tokenizer}
             metadata |= judge

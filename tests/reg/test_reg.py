@@ -18,6 +18,7 @@ from custom_metrics.judge.types import NLI_LABELS, UNPARSED, Verdict, answer_ver
 from custom_metrics.reg.generation import count_tokens
 from custom_metrics.reg.reward import REWARD_MATRIX, REGReward, reg_reward, training_rows
 from tests.helpers import MIRROR, TASKS_DIR
+from tests.reg.judges import tiny_judge_metadata
 from tests.tiny_models import small_tokenizer
 
 
@@ -93,7 +94,7 @@ def test_task_manager_builds_tasks_on_fixture(fixture_mirror, tmp_path):
     from lm_eval.tasks import TaskManager
 
     names = ["reg_chaos", "reg_judge_select", "reg_judge_select_loglik"]
-    run_args = {"pretrained": str(small_tokenizer(tmp_path / "tokenizer"))}
+    run_args = {"pretrained": str(small_tokenizer(tmp_path / "tokenizer"))} | tiny_judge_metadata(tmp_path)
     tasks = TaskManager(include_path=[str(TASKS_DIR)], include_defaults=False, metadata=run_args).load(names)["tasks"]
     assert len(list(tasks["reg_chaos"].test_docs())) == 7
     scored = tasks["reg_judge_select_loglik"]
@@ -111,7 +112,7 @@ def test_full_data_counts(full_data, monkeypatch, tmp_path):
 
     monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(full_data))
     assert len(reg_data.load_items()) == 1599
-    run_args = {"pretrained": str(small_tokenizer(tmp_path / "tokenizer"))}
+    run_args = {"pretrained": str(small_tokenizer(tmp_path / "tokenizer"))} | tiny_judge_metadata(tmp_path)
     manager = TaskManager(include_path=[str(TASKS_DIR)], include_defaults=False, metadata=run_args)
     tasks = manager.load(["reg_chaos", "reg_judge_select"])["tasks"]
     assert len(list(tasks["reg_chaos"].test_docs())) == 275
