@@ -236,6 +236,17 @@ def test_openai_judge_uses_label_logprobs_and_keeps_key_out(fake_server, tmp_pat
     assert b"sk-test-secret" not in (tmp_path / "verdicts.sqlite").read_bytes()
 
 
+@pytest.mark.parametrize("option, sent", [("", {"enable_thinking": False}), ("thinking=on", {"enable_thinking": True})])
+def test_openai_judge_sends_the_thinking_switch_off_by_default(fake_server, tmp_path, option, sent):
+    spec = f"openai:tiny@{fake_server.url}?mode=loglik" + (f"&{option}" if option else "")
+    build_judge(spec, cache_dir=tmp_path).judge(PAIRS[:1])
+    body, _ = fake_server.requests[-1]
+    assert body["chat_template_kwargs"] == sent
+    unset = build_judge(f"openai:tiny@{fake_server.url}?mode=loglik&thinking=unset", cache_dir=tmp_path)
+    unset.judge(PAIRS[:1])
+    assert "chat_template_kwargs" not in fake_server.requests[-1][0]  # for APIs that refuse the field
+
+
 @pytest.mark.e2e
 def test_openai_judge_on_a_served_model_reads_answers_and_caches(served_model, tmp_path, monkeypatch):
     """The endpoint judge against a real ``transformers serve``, in its default mode (the

@@ -154,3 +154,21 @@ def test_each_mode_on_a_served_model(thinking_server, thinking_model, env, tmp_p
     with pytest.raises(urllib.error.HTTPError) as refused:
         _post(thinking_server.base_url, body)
     assert refused.value.code >= 400
+
+
+@pytest.mark.e2e
+def test_an_endpoint_judge_sends_the_thinking_switch_off(thinking_server, thinking_model, tmp_path):
+    """An ``openai:`` judge's default request carries ``enable_thinking: false``, as the server
+    sees it: this model's template refuses to render without the switch (above), so a verdict
+    at all shows the switch arrived; ``thinking=unset`` sends none and the server refuses."""
+    from custom_metrics.judge.build import build_judge
+    from custom_metrics.judge.types import JudgeError
+
+    base = f"openai:{thinking_model}@{thinking_server.base_url}?mode=loglik"
+    pair = [("A man is playing a guitar on stage.", "Someone is performing music.")]
+    judge = build_judge(base, cache_dir=tmp_path)
+    assert "thinking=off" in judge.name
+    assert judge.judge(pair)[0].method in ("text", "unparsed", "scores")
+    unset = build_judge(base + "&thinking=unset", cache_dir=tmp_path)
+    with pytest.raises(JudgeError, match="HTTP"):
+        unset.judge(pair)
