@@ -100,7 +100,12 @@ def rejudge_task(samples: list[dict[str, Any]], judge: JudgeSpec | None, judge_c
     docs = [sample["doc"] for sample in samples]
     unjudged = sum(bool(read_record(sample["filtered_resps"][0]).get("judge_error")) for sample in samples)
     names = {doc["judge"] for doc in docs}
-    spec = judge or parse_spec(names.pop() if len(names) == 1 else "")
+    if judge is None and len(names) != 1:
+        raise DataError(f"the samples name {len(names)} judges ({', '.join(sorted(names))}); pass --judge")
+    try:
+        spec = judge or parse_spec(names.pop())
+    except ValueError as err:
+        raise DataError(f"{err}; pass --judge") from err
     cache = Path(judge_cache or docs[0]["judge_cache"]).expanduser().resolve()
     try:
         check_available(spec)
