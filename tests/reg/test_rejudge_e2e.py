@@ -118,14 +118,15 @@ def test_a_judge_stopped_after_generation_loses_no_generation(served_model, tmp_
         uninterrupted, expected, _ = run("uninterrupted")
 
         proxy.stop_after_generation()
-        before = served_model.requests(CHAT)
+        before, judged_before = served_model.requests(CHAT), proxy.forwarded
         failed, failed_samples, env = run("interrupted")
         assert proxy.server is None  # the judge went down after the generation
         records = [read_record(sample["filtered_resps"][0]) for sample in failed_samples]
         assert all(record["judge_error"] and record["initial"] is None for record in records)
         assert math.isnan(failed["results"][TASK]["n,judged"])
         assert [s["resps"] for s in failed_samples] == [s["resps"] for s in expected]  # the generations are kept
-        assert served_model.requests(CHAT) - before - proxy.forwarded > 0
+        generated = (served_model.requests(CHAT) - before) - (proxy.forwarded - judged_before)
+        assert generated == len(failed_samples)  # one generation request per doc, then the judge died
 
         proxy.start()
         before_server, before_judge = served_model.requests(CHAT), proxy.forwarded
