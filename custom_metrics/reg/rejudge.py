@@ -69,11 +69,11 @@ def _samples_file(results_file: Path, task: str) -> Path:
 def _aggregations(task: str) -> dict[str, Any]:
     """The task's aggregation per metric, read from its YAML as lm-eval reads it."""
     from lm_eval.api.registry import get_aggregation
-    from lm_eval.utils import load_yaml_config
+    from lm_eval.tasks._yaml_loader import load_yaml  # the harness' own YAML reader (includes, !function)
 
     from lm_eval_tasks import TASKS_PATH
 
-    config = load_yaml_config(yaml_path=str(Path(TASKS_PATH) / "reg" / f"{task}.yaml"))
+    config = load_yaml(Path(TASKS_PATH) / "reg" / f"{task}.yaml")
     return {
         item["metric"]: get_aggregation(item["aggregation"])
         if isinstance(item["aggregation"], str)
