@@ -26,12 +26,14 @@ FULL = {
     "judge_sharing": ["--pairs", "100"],
     "ibe_throughput": ["--size", "1000", "--coherence-subset", "16", "--swipl-subset", "100"],
     "ibe_scaling": ["--sizes", "100,1000,5000"],
+    "task_cost": ["--requests", "32"],
 }
 QUICK = {
     "suite_overhead": ["--limit", "1"],
     "judge_sharing": ["--pairs", "3"],
     "ibe_throughput": ["--size", "40", "--coherence-subset", "1", "--swipl-subset", "5"],
     "ibe_scaling": ["--sizes", "20,40,80"],
+    "task_cost": ["--requests", "2"],
 }
 
 

@@ -59,8 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     score.add_argument(
         "--certainty-model",
-        default="pedropei/sentence-level-certainty",
-        help="sentence-level certainty model (hub id or path), or 'lexicon'",
+        default=None,
+        help="sentence-level certainty model (hub id or path), or 'lexicon' (default: the paper's "
+        "pedropei/sentence-level-certainty, or the lexicon estimate where it cannot be loaded, as every row "
+        "records; a model named here is loaded before anything is scored, or the run stops)",
     )
     score.add_argument(
         "--formalizer",

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
+from custom_metrics.common.errors import DataError
 from ibe_postprocess.parsing import ParsedExplanation
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,21 @@ class Coherence:
                 self.judge = build_judge(FALLBACK_JUDGE, cache_dir=cache_dir)
                 self.source = f"{self.judge.name} ({PAPER_NLI_MODEL} unavailable: {type(err).__name__})"
         self.name = self.judge.name
+        self.spec = spec
+
+    def load(self) -> None:
+        """Load the judge now: run before the slow stages (spaCy, Prolog), a judge that
+        cannot load stops ``ibe score`` in seconds, with one line saying what to pass."""
+        try:
+            self.judge.backend  # noqa: B018  (loads the model, or opens the endpoint's client)
+        except Exception as err:
+            reason = (str(err).strip().splitlines() or [""])[0]
+            raise DataError(
+                f"--nli-judge {self.spec}: the NLI judge cannot be loaded ({type(err).__name__}: {reason}); pass "
+                "seqcls:<model folder that exists, or Hub id in the local Hub cache>, lm:<...>, "
+                f"openai:<model>@<url>, '{FALLBACK_JUDGE}' for the embedded LM, or leave --nli-judge out for "
+                f"{PAPER_NLI_MODEL}."
+            ) from err
 
     def score_many(self, parsed: Sequence[ParsedExplanation]) -> list[tuple[float | None, int]]:
         """(coherence, unparsed verdicts) per explanation; coherence None without steps.

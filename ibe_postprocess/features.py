@@ -27,13 +27,12 @@ from ibe_postprocess.formalize import Program, clause_texts, formalize_many
 from ibe_postprocess.inputs import ExplanationRecord, JudgeRecord, fingerprint, input_files
 from ibe_postprocess.nlp import Word, words_of
 from ibe_postprocess.parsing import ParsedExplanation, parse_explanation
-from ibe_postprocess.uncertainty import PAPER_CERTAINTY_MODEL
 
 
 @dataclass(frozen=True)
 class ScoreSettings:
     nli_judge: str | None = None  # None: the paper's NLI model, the embedded LM where it cannot load
-    certainty_model: str | None = PAPER_CERTAINTY_MODEL  # "lexicon" forces the lexicon estimate
+    certainty_model: str | None = None  # None: the paper's model, the lexicon where it cannot load; or "lexicon"
     formalizer: str = "deterministic"  # or "lm:<hf id or path>"
     encoder: str | None = None  # sentence encoder for weak unification; None: all-MiniLM-L6-v2
     batch_size: int = 32
@@ -100,8 +99,6 @@ def _programs(
     flags: list[list[str]] = [[] for _ in items]
     if settings.formalizer == "deterministic":
         return programs, methods, flags
-    if not settings.formalizer.startswith("lm:"):
-        raise ValueError(f"--formalizer must be 'deterministic' or 'lm:<model>', got {settings.formalizer!r}")
     from ibe_postprocess.autoformalize import LMFormalizer, formalization_prompt, program_from_output
     from ibe_postprocess.prolog_guard import GuardError
     from ibe_postprocess.prover import system_predicate_check
@@ -142,6 +139,8 @@ def score(
     The folder is marked as being scored before any work starts, so a run killed half-way
     leaves a features file that says so, not the rows of an earlier run's inputs.
     """
+    if settings.formalizer != "deterministic" and not settings.formalizer.startswith("lm:"):
+        raise ValueError(f"--formalizer must be 'deterministic' or 'lm:<model>', got {settings.formalizer!r}")
     folder = FeaturesFolder(out_dir)
     origin = features_file.Origin(
         input_files(records, judged), fingerprint(records, judged), settings.recorded(), provenance or {}
@@ -153,7 +152,17 @@ def score(
     from ibe_postprocess.prover import Prover
     from ibe_postprocess.uncertainty import UncertaintyScorer
 
+    # The models a user names load first, before spaCy and Prolog: a judge or certainty model
+    # that cannot load stops the run in seconds. The parser is cheap and gives the cache keys,
+    # so a rerun whose coherence values are all cached loads no judge.
     parsed = [parse_explanation(record.explanation) for record in records]
+    uncertainty = UncertaintyScorer(settings.certainty_model)
+    coherence = Coherence(settings.nli_judge, folder.cache("nli_verdicts"))
+    coherence_keys = [kv.key("coherence", coherence.name, [asdict(s) for s in p.steps]) for p in parsed]
+    coherence_store = kv.JsonlCache(folder.cache("coherence"), _valid_coherence)
+    if any(key not in coherence_store for key in coherence_keys):
+        coherence.load()
+
     items = [(r.premise, r.conclusion, p) for r, p in zip(records, parsed)]
     words = words_of(clause_texts(items))  # formalization and drift read the same texts
     programs, methods, formal_flags = _programs(items, words, settings, folder)
@@ -172,17 +181,14 @@ def score(
 
     drifts = drift_many(items, words)
 
-    coherence = Coherence(settings.nli_judge, folder.cache("nli_verdicts"))
-    coherence_keys = [kv.key("coherence", coherence.name, [asdict(s) for s in p.steps]) for p in parsed]
     coherences = cached_stage(
         "coherence",
         coherence_keys,
         lambda chunk: [list(v) for v in coherence.score_many([parsed[i] for i in chunk])],
-        kv.JsonlCache(folder.cache("coherence"), _valid_coherence),
+        coherence_store,
         settings.batch_size,
     )
 
-    uncertainty = UncertaintyScorer(settings.certainty_model)
     uncertainty_keys = [
         kv.key("uncertainty", uncertainty.source, p.assumptions, p.summary, [asdict(s) for s in p.steps])
         for p in parsed

@@ -25,13 +25,23 @@ from typing import Any
 
 from custom_metrics.common import fields
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.file_kinds import file_kind, wrong_kind
 from custom_metrics.common.files import JSONL_MAX_BYTES, regular_file_problem
 from custom_metrics.common.jsonl import numbered_jsonl
 from custom_metrics.common.samples import logged_response
+from ibe_postprocess.folder import SAMPLES_NAME
 from ibe_postprocess.parsing import MAX_CHARS
 
 PLAIN_FIELDS = ("qid", "option", "premise", "conclusion", "explanation", "correct")
 SPLITS = ("train", "test")
+NEEDS = (
+    "ibe score needs the samples file of an ibe_copa or ibe_ecare run (samples_ibe_copa_<time>.jsonl; "
+    "ibe_judge_* samples add the judge baseline) or plain JSONL, one explanation a line with " + ", ".join(PLAIN_FIELDS)
+)
+MAKES = (
+    "lm_eval --model hf --model_args pretrained=MODEL --tasks ibe_copa,ibe_ecare "
+    "--include_path $(explain-eval tasks-path) --log_samples --output_path runs/ibe"
+)
 
 
 @dataclass(frozen=True, order=True)
@@ -135,12 +145,20 @@ def _judge_record(sample: dict[str, Any], where: str, source: Source) -> JudgeRe
 
 def check_input_file(path: Path) -> None:
     """A DataError saying what ``path`` is when it cannot be an input (missing, a folder, a
-    FIFO or device, too large); checked without opening it, since opening a FIFO blocks."""
+    FIFO or device, too large: checked without opening it, since opening a FIFO blocks; a
+    results file, another task's samples, a features file: what it is and what to pass)."""
     if not path.exists() and not path.is_symlink():
         raise DataError(f"{path}: no such file.")
     problem = regular_file_problem(path, JSONL_MAX_BYTES)
     if problem:
         raise DataError(f"{path}: input {problem}; give a samples file or a JSONL file of explanations.")
+    kind = file_kind(path)
+    if kind.kind == "samples" and SAMPLES_NAME.match(path.name):
+        return
+    if kind.kind == "ibe_features":
+        raise wrong_kind(path, kind, f"{NEEDS} (`explain-eval ibe report {path.parent}` reads this one)", MAKES)
+    if kind.kind not in ("jsonl", "other"):
+        raise wrong_kind(path, kind, NEEDS, MAKES, tasks=("ibe_",))
 
 
 def read_inputs(paths: Iterable[Path]) -> tuple[list[ExplanationRecord], list[JudgeRecord]]:

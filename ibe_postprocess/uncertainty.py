@@ -23,6 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from custom_metrics.common.errors import DataError
 from ibe_postprocess.parsing import ParsedExplanation
 
 log = logging.getLogger(__name__)
@@ -183,18 +184,35 @@ class UncertaintyResult:
 
 
 class UncertaintyScorer:
-    """Algorithm 4 with the certainty model, or the documented lexicon estimate."""
+    """Algorithm 4 with the certainty model, or the documented lexicon estimate.
 
-    def __init__(self, spec: str | None = PAPER_CERTAINTY_MODEL):
+    ``spec`` None is the paper's model, the lexicon where it cannot be loaded (offline); a
+    model the user names is loaded here, at once, or is a DataError naming it: never
+    replaced silently, and never found out only after the slow stages of a run.
+    """
+
+    def __init__(self, spec: str | None = None):
         self.model: CertaintyModel | None = None
         self.source = LEXICON_SOURCE
-        if spec and spec != LEXICON_SOURCE:
-            try:
-                self.model = CertaintyModel(spec)
-                self.source = spec
-            except Exception as err:  # offline, missing files, wrong architecture: all fall back
-                self.source = f"{LEXICON_SOURCE} (certainty model {spec} unavailable: {type(err).__name__})"
-                log.warning("IBE uncertainty: %s could not be loaded (%s); using the lexicon estimate.", spec, err)
+        if spec == LEXICON_SOURCE:
+            return
+        try:
+            self.model = CertaintyModel(spec or PAPER_CERTAINTY_MODEL)
+            self.source = spec or PAPER_CERTAINTY_MODEL
+        except Exception as err:  # offline, missing files, wrong architecture
+            if spec:
+                reason = (str(err).strip().splitlines() or [""])[0]
+                raise DataError(
+                    f"--certainty-model {spec}: cannot be loaded ({type(err).__name__}: {reason}); pass a model "
+                    f"folder that exists, a Hub id in the local Hub cache, '{LEXICON_SOURCE}' for the lexicon "
+                    f"estimate, or leave the option out for {PAPER_CERTAINTY_MODEL} (the lexicon where it cannot "
+                    "be loaded)."
+                ) from err
+            unavailable = f"certainty model {PAPER_CERTAINTY_MODEL} unavailable: {type(err).__name__}"
+            self.source = f"{LEXICON_SOURCE} ({unavailable})"
+            log.warning(
+                "IBE uncertainty: %s could not be loaded (%s); using the lexicon estimate.", PAPER_CERTAINTY_MODEL, err
+            )
 
     def sentence_uncertainty(self, sentences: Sequence[str]) -> list[float]:
         if self.model is None:

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.file_kinds import file_kind, wrong_kind
 from custom_metrics.common.jsonl import iter_jsonl
 from custom_metrics.judge.types import NLI_LABELS
 from custom_metrics.reg.judging import read_record
@@ -192,10 +193,19 @@ def fit_glm(rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
         )
     frame["log2_length"] = np.log2(frame["length"].clip(lower=1))
     frame["w_con_per_0.1"] = frame["w_con"] * 10
-    terms = ["log2_length", "Q('w_con_per_0.1')"] + (["C(model)"] if frame["model"].nunique() > 1 else [])
+    # A covariate that never varies is the intercept again: the design is singular and no
+    # odds ratio exists for it, so it leaves the model, said in the summary.
+    constant = [column for column in ("log2_length", "w_con_per_0.1") if frame[column].nunique() < 2]
+    if "log2_length" in constant:
+        raise ValueError("every explanation in N has the same output length: the GLM has no length effect to fit")
+    terms = ["log2_length"] + ([] if constant else ["Q('w_con_per_0.1')"])
+    terms += ["C(model)"] if frame["model"].nunique() > 1 else []
     groups = pd.factorize(frame["uid"])[0]
     model = smf.glm("success ~ " + " + ".join(terms), data=frame, family=sm.families.Binomial())
-    result = model.fit(cov_type="cluster", cov_kwds={"groups": groups})
+    try:
+        result = model.fit(cov_type="cluster", cov_kwds={"groups": groups})
+    except np.linalg.LinAlgError as err:
+        raise ValueError(f"the GLM cannot be fitted on these {len(frame)} explanations ({err})") from err
     ci = result.conf_int(alpha=0.05)
     table = []
     for term in result.params.index:
@@ -212,9 +222,10 @@ def fit_glm(rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
                 "p_value": float(result.pvalues[term]),
             }
         )
+    dropped = "; w_con left out: the same for every explanation" if constant else ""
     summary = (
         f"{result.summary()}\n\nrows: {len(frame)}, clusters (items): {len(set(groups))}, "
-        f"models: {frame['model'].nunique()}\n"
+        f"models: {frame['model'].nunique()}{dropped}\n"
     )
     return table, summary
 
@@ -245,6 +256,27 @@ def _write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
         writer.writerows(rows)
 
 
+NEEDS = (
+    "reg-analysis needs the samples file of a reg_chaos run (samples_reg_chaos_thinking_<time>.jsonl; "
+    "the paper fits thinking-mode runs)"
+)
+MAKES = (
+    "lm_eval --model hf --model_args pretrained=MODEL --apply_chat_template --tasks reg_chaos_thinking "
+    '--include_path $(explain-eval tasks-path) --metadata \'{"judge": "JUDGE"}\' --log_samples '
+    "--output_path runs/reg"
+)
+
+
+def check_kind(path: Path) -> None:
+    """A results file, another task's samples or a features file is named as what it is, with
+    the file reg-analysis needs and the command that makes it, before any line is read."""
+    kind = file_kind(path)
+    if kind.kind == "samples" and (kind.task or "").startswith("reg_chaos"):
+        return
+    if kind.kind not in ("jsonl", "other"):
+        raise wrong_kind(path, kind, NEEDS, MAKES, tasks=("reg_chaos",))
+
+
 def parse_inputs(items: Sequence[str]) -> list[tuple[Path, str]]:
     inputs: list[tuple[Path, str]] = []
     for item in items:
@@ -252,6 +284,7 @@ def parse_inputs(items: Sequence[str]) -> list[tuple[Path, str]]:
         path = Path(path_text).expanduser()
         if not path.is_file():
             raise DataError(f"{path}: no such samples file")
+        check_kind(path)
         twice = next((earlier for earlier, _ in inputs if earlier.samefile(path)), None)
         if twice is not None:
             raise DataError(f"{path}: given twice ({twice}); each samples file counts once.")

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.file_kinds import samples_task
+from custom_metrics.common.harness_args import check_harness_args, check_tasks, options_given
 from custom_metrics.common.jsonl import iter_jsonl
 from custom_metrics.rule.data import DEMO_SETTINGS, DEMOS, SPLITS, demo_sets
 from custom_metrics.rule.metrics import MAIN, SUB_KINDS, TABLE2_METRICS, Outcome, groups, none_acc, subq_acc
@@ -277,22 +279,63 @@ def _recorded_args(record: Path) -> object:
         ) from None
 
 
-def _check_args(output: Path, lm_eval_args: list[str], shots: int, demos: str) -> None:
-    """Refuse to resume a protocol started with other settings (it would mix two models)."""
-    clash = [a for a in lm_eval_args if a.split("=")[0] in RESERVED]
+def harness_command(lm_eval_args: list[str], task: str, include_path: Path, folder: Path) -> list[str]:
+    """The ``lm_eval`` arguments of one split run: the user's, then what the protocol sets."""
+    return [
+        *lm_eval_args,
+        "--tasks",
+        task,
+        "--include_path",
+        str(include_path),
+        "--log_samples",
+        "--output_path",
+        str(folder),
+    ]
+
+
+def check_harness(lm_eval_args: list[str], shots: int, include_path: Path, demos: str) -> None:
+    """Everything the split runs would be refused for, before any state is written or any
+    ``lm_eval`` starts: options the protocol sets itself, arguments lm-eval would refuse (a
+    model without ``pretrained``, an unknown option, ``--limit 0``), its tasks missing from
+    ``include_path``."""
+    clash = sorted(options_given(lm_eval_args) & set(RESERVED))
     if clash:
-        raise SystemExit(f"rule-protocol sets {', '.join(RESERVED)} itself; remove {clash}.")
+        raise DataError(f"rule-protocol sets {', '.join(RESERVED)} itself; remove {', '.join(clash)}.")
+    tasks = [task_name(shots, k, demos) for k in (SPLITS if shots == 5 else (0,))]
+    check_harness_args(harness_command(lm_eval_args, tasks[0], include_path, Path("OUT")), "rule-protocol")
+    check_tasks(tasks, include_path, "--include-path", defaults=False)  # the suite's own tasks
+
+
+def _any_split_finished(output: Path) -> bool:
+    """Whether some split run under ``output`` is done: only then do its settings bind the folder."""
+    for folder in [*sorted(output.glob("split*")), output / "zeroshot"]:
+        tasks = {samples_task(path.name) for path in folder.glob("**/samples_*.jsonl")} - {None}
+        for task in sorted(tasks):
+            try:
+                finished_samples(folder, task)
+                return True
+            except IncompleteRun:
+                continue
+    return False
+
+
+def _check_args(output: Path, lm_eval_args: list[str], shots: int, demos: str) -> None:
+    """Refuse to resume a protocol whose finished runs were made with other settings (it
+    would mix two models); a folder where no split finished takes the new settings."""
     record = output / ARGS_FILE
     wanted: dict = {"shots": shots, "lm_eval_args": lm_eval_args}
     if demos != "reclor":  # folders started before --demos existed hold ReClor runs
         wanted["demos"] = demos
     if record.is_file() and _recorded_args(record) != wanted:
-        raise SystemExit(f"{output} holds a protocol run with other settings ({record}); use a new --output_path.")
+        if _any_split_finished(output):
+            raise SystemExit(f"{output} holds a protocol run with other settings ({record}); use a new --output_path.")
+        print(f"[rule-protocol] {record}: no split finished with the earlier settings; now these", file=sys.stderr)
     output.mkdir(parents=True, exist_ok=True)
     record.write_text(json.dumps(wanted, indent=1))
 
 
 def run_protocol(output: Path, lm_eval_args: list[str], shots: int, include_path: Path, demos: str) -> None:
+    check_harness(lm_eval_args, shots, include_path, demos)
     _check_args(output, lm_eval_args, shots, demos)
     folders = {k: output / f"split{k}" for k in SPLITS} if shots == 5 else {0: output / "zeroshot"}
     for key, folder in folders.items():
@@ -305,21 +348,14 @@ def run_protocol(output: Path, lm_eval_args: list[str], shots: int, include_path
             if unfinished.leftovers:
                 moved = ", ".join(path.name for path in set_aside(unfinished))
                 print(f"[rule-protocol] {task}: running again, {unfinished} (set aside: {moved})", file=sys.stderr)
-        command = [
-            sys.executable,
-            "-m",
-            "lm_eval",
-            *lm_eval_args,
-            "--tasks",
-            task,
-            "--include_path",
-            str(include_path),
-            "--log_samples",
-            "--output_path",
-            str(folder),
-        ]
+        command = [sys.executable, "-m", "lm_eval", *harness_command(lm_eval_args, task, include_path, folder)]
         print(f"[rule-protocol] running {task}", file=sys.stderr)
-        subprocess.run(command, check=True)
+        code = subprocess.run(command).returncode
+        if code:
+            raise DataError(
+                f"lm_eval exited {code} on {task} (its messages above); the finished splits are kept: "
+                "fix the cause and run the same command again to go on."
+            )
 
 
 def collect(output: Path, shots: int, demos: str = "reclor") -> dict:

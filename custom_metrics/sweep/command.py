@@ -9,6 +9,7 @@ per-pair resources from ``--slurm-*`` flags or ``--slurm-config`` (``resources.p
 from __future__ import annotations
 
 import argparse
+import math
 import shlex
 import sys
 from collections.abc import Sequence
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from custom_metrics.common.arguments import non_negative_int, positive_int
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.harness_args import check_batch_size, check_harness_args, check_limit, check_tasks
 from custom_metrics.sweep.resources import RESOURCE_KEYS, ResourcePlan, load_plan
 from custom_metrics.sweep.runner import (
     DEFAULT_INCLUDE,
@@ -118,6 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         flags = {key: getattr(args, f"slurm_{key}") for key in FLAG_RESOURCES}
         plan = load_plan(args.slurm_config, flags) if on_slurm else None
+        check_sweep(options, args.poll_seconds, here=not on_slurm)
         if args.dry_run:
             print_dry_run(options, plan)
             return 0
@@ -138,6 +141,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"explain-eval sweep: {error}", file=sys.stderr)
             return 2
     return finish(outcomes, options.out, args.leaderboard_out, build=not args.no_leaderboard, waited=not args.no_wait)
+
+
+def check_sweep(options: SweepOptions, poll_seconds: float, *, here: bool) -> None:
+    """Every task name, count and model setting, before any pair runs or any job is
+    submitted (on Slurm a typo otherwise costs a queue wait per pair): the tasks against the
+    harness' task list, the counts, each model's ``lm_eval`` arguments as lm-eval parses them."""
+    check_limit(options.limit, "--limit")
+    check_batch_size(options.batch_size, "--batch-size")
+    if not math.isfinite(poll_seconds) or poll_seconds <= 0:
+        raise ValueError(f"--poll-seconds {poll_seconds}: pass a number of seconds above 0")
+    check_tasks(options.tasks, options.include_path, "--include-path")
+    for setting in options.models:
+        for task in options.tasks:
+            try:
+                command = lm_eval_command(options, setting, task, options.out / "check")
+            except FileNotFoundError:
+                continue  # reads its source task's samples, not written yet: the next task shows the arguments
+            check_harness_args(command[command.index("lm_eval") + 1 :], f"model {setting.name}", here=here)
+            break
 
 
 def _check_slurm_flags(args: argparse.Namespace, on_slurm: bool) -> None:

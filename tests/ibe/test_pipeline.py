@@ -12,6 +12,7 @@ from custom_metrics.common.errors import DataError
 from custom_metrics.ibe import data
 from custom_metrics.ibe.metrics import process_generation
 from custom_metrics.ibe.prompts import explanation_prompt
+from ibe_postprocess import uncertainty
 from ibe_postprocess.features import ScoreSettings, score
 from ibe_postprocess.inputs import read_inputs
 from ibe_postprocess.report import write_report
@@ -230,9 +231,15 @@ def test_certainty_model_is_encoded_like_the_authors(stand_ins) -> None:
     assert model.certainty(["Perhaps."]) == pytest.approx(scores[2:], abs=1e-5)  # batching changes nothing
 
 
-def test_unloadable_certainty_model_falls_back_to_the_lexicon(tmp_path) -> None:
-    scorer = UncertaintyScorer(str(tmp_path / "no-such-model"))
+def test_unloadable_paper_certainty_model_falls_back_to_the_lexicon(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(uncertainty, "PAPER_CERTAINTY_MODEL", str(tmp_path / "no-such-model"))  # offline, uncached
+    scorer = UncertaintyScorer()
     assert scorer.model is None and scorer.source.startswith("lexicon (certainty model")
+
+
+def test_a_named_certainty_model_that_cannot_load_is_an_error_naming_it(tmp_path) -> None:
+    with pytest.raises(DataError, match=r"--certainty-model .*no-such-model: cannot be loaded .* 'lexicon'"):
+        UncertaintyScorer(str(tmp_path / "no-such-model"))
 
 
 # --- the score and report stages --------------------------------------------------------------

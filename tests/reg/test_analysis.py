@@ -200,6 +200,8 @@ def test_recorded_lengths_are_used_and_tokenizer_recounts(tmp_path, capsys):
     rows = list(csv.DictReader((tmp_path / "recorded" / "rows.csv").read_text().splitlines()))
     assert [int(row["length"]) for row in rows] == [7, 8, 9, 10] and {row["mode"] for row in rows} == {"thinking"}
     assert "tokens as recorded" in capsys.readouterr().out
+    # every item has w_con 0.5 here: a constant covariate is left out, said, not a singular fit
+    assert "w_con left out" in (tmp_path / "recorded" / "summary.txt").read_text()
     tokenizer = str(small_tokenizer(tmp_path / "tokenizer"))
     main([str(path), "--out", str(tmp_path / "recounted"), "--tokenizer", tokenizer])
     rows = list(csv.DictReader((tmp_path / "recounted" / "rows.csv").read_text().splitlines()))

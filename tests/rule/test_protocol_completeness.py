@@ -21,6 +21,7 @@ import pytest
 from custom_metrics.cli import main as cli
 from custom_metrics.rule.metrics import Outcome, mainq_acc
 from custom_metrics.rule.protocol import ARGS_FILE, SUMMARY_FILE, IncompleteRun, finished_samples, run_protocol
+from lm_eval_tasks import TASKS_PATH
 from tests.helpers import MIRROR
 
 pytestmark = pytest.mark.e2e
@@ -114,5 +115,5 @@ def test_a_cut_run_is_set_aside_and_run_again_to_the_same_numbers(finished, tmp_
 def test_a_damaged_settings_record_names_its_file_before_any_run(tmp_path, damage: bytes):
     (tmp_path / ARGS_FILE).write_bytes(damage)
     with pytest.raises(SystemExit, match=f"{ARGS_FILE}: not the JSON record .* restore or delete the file"):
-        run_protocol(tmp_path, ["--model", "hf"], 5, MIRROR, "reclor")
+        run_protocol(tmp_path, ["--model", "dummy"], 5, TASKS_PATH, "reclor")
     assert sorted(p.name for p in tmp_path.iterdir()) == [ARGS_FILE]  # nothing was started

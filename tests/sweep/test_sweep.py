@@ -231,7 +231,7 @@ def test_dry_run_prints_pending_commands(tmp_path: Path, capsys) -> None:
     code = sweep_command.main(
         [
             "--models",
-            "m::pretrained=/ckpt",
+            f"m::pretrained={tmp_path}",
             "--tasks",
             "geese_noexp",
             "--out",

@@ -1,0 +1,232 @@
+"""The harness arguments of ``rule-protocol`` and ``sweep``, checked before anything runs.
+
+Why: both commands start one ``lm_eval`` process per split or pair, each loading a model
+before it fails on an argument it could have refused at once (``--model hf`` without
+``pretrained``, a misspelt option, ``--limit 0``). Each failure cost a model load, and on
+Slurm a queue wait per pair; rule-protocol also recorded the bad settings first. Here
+the arguments are parsed by lm-eval's own ``run`` parser and configuration checks, the
+model name is looked up in lm-eval's model registry and its required arguments are read
+from the model class's signature; a model given as a local path must exist, and a Hub id
+must be in the local Hub cache when the Hub is offline. Nothing is loaded but the model's
+Python class. Every problem is one line saying what to pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import functools
+import inspect
+import logging
+import math
+import os
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from custom_metrics.common.errors import DataError
+
+# What the harness passes to a model class besides its --model_args (lm_eval.api.model).
+_HARNESS_SUPPLIED = {"batch_size", "max_batch_size", "device"}
+_BATCH_SIZE = re.compile(r"^(?:auto(?::(?P<tries>\d+))?|(?P<size>\d+))$")
+
+
+class _Refused(Exception):
+    """argparse's complaint about the arguments, caught instead of exiting."""
+
+
+def _run_parser() -> argparse.ArgumentParser:
+    """lm-eval's own ``lm_eval run`` parser (what ``python -m lm_eval ARGS`` uses), raising
+    instead of printing usage and exiting."""
+    from lm_eval._cli.run import Run
+
+    commands = argparse.ArgumentParser(prog="lm_eval").add_subparsers(dest="command")
+    Run.create(commands)
+    parser = commands.choices["run"]
+
+    def refuse(message: str) -> None:
+        raise _Refused(message)
+
+    parser.error = refuse  # type: ignore[method-assign]
+    return parser
+
+
+def options_given(argv: Sequence[str]) -> set[str]:
+    """The ``lm_eval`` options ``argv`` sets, by their long name (``--tasks``), however spelt:
+    ``-t``, an abbreviation such as ``--task``, or ``--tasks=x``."""
+    parser = _run_parser()
+    try:
+        given, empty = vars(parser.parse_known_args(list(argv))[0]), vars(parser.parse_known_args([])[0])
+    except _Refused:
+        return set()  # check_harness_args names the problem
+    return {f"--{name}" for name, value in given.items() if name not in empty or empty[name] != value}
+
+
+def close_names(name: str, known: Iterable[str], count: int = 3) -> str:
+    """ " (did you mean 'a', 'b'?)" for the known names closest to ``name``, or ""."""
+    matches = difflib.get_close_matches(name, list(known), n=count, cutoff=0.6)
+    return f" (did you mean {', '.join(repr(m) for m in matches)}?)" if matches else ""
+
+
+def check_harness_args(argv: Sequence[str], who: str, *, here: bool = True) -> Any:
+    """lm-eval's configuration (``EvaluatorConfig``) for the ``lm_eval`` arguments ``argv``,
+    or a DataError (prefixed with ``who``, the option that carried them) naming what lm-eval
+    would refuse: an unknown option, a bad value, a model it does not know, a model argument
+    its class requires and did not get, a checkpoint that cannot be found, a count that
+    makes no sense. ``here`` False: ``lm_eval`` runs on another machine (a Slurm job), so a
+    model class this one cannot import, or a checkpoint it does not see, proves nothing."""
+    try:
+        namespace = _run_parser().parse_args(list(argv))
+    except _Refused as refused:
+        raise DataError(f"{who}: lm_eval would refuse these arguments: {refused}.") from None
+    from lm_eval.config.evaluate_config import EvaluatorConfig
+
+    quiet = logging.getLogger("lm_eval.config.evaluate_config")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # its --limit warning is lm_eval's to print, once, when it runs
+    try:
+        config = EvaluatorConfig.from_cli(namespace)
+    except (ValueError, TypeError, OSError) as err:
+        raise DataError(f"{who}: lm_eval would refuse these arguments: {err}.") from None
+    finally:
+        quiet.setLevel(level)
+    check_limit(config.limit, "--limit")
+    check_batch_size(str(config.batch_size), "--batch_size")
+    if config.max_batch_size is not None and config.max_batch_size < 1:
+        raise DataError(f"--max_batch_size {config.max_batch_size}: pass a whole number of at least 1.")
+    if config.num_fewshot is not None and config.num_fewshot < 0:
+        raise DataError(f"--num_fewshot {config.num_fewshot}: pass a whole number >= 0.")
+    check_model(config.model or "hf", dict(config.model_args or {}), here=here)
+    return config
+
+
+def check_limit(limit: float | str | None, option: str) -> None:
+    """lm-eval reads a limit below 1 as a fraction of the docs and any other as a count,
+    cutting ``2.5`` to 2 and running ``0`` on nothing; only a fraction in (0, 1) or a whole
+    count of at least 1 passes."""
+    if limit is None:
+        return
+    try:
+        value = float(limit)
+    except ValueError as err:
+        message = f"{option} {limit!r}: pass a number of docs (e.g. 2) or a fraction below 1 (e.g. 0.1)."
+        raise DataError(message) from err
+    if not math.isfinite(value) or value <= 0 or (value >= 1 and not value.is_integer()):
+        raise DataError(
+            f"{option} {limit}: pass a whole number of docs of at least 1 (e.g. 2) or a fraction between 0 and 1 "
+            "(e.g. 0.1)."
+        )
+
+
+def check_batch_size(text: str, option: str) -> None:
+    """A batch size lm-eval understands: a whole number >= 1, ``auto`` or ``auto:N``."""
+    match = _BATCH_SIZE.match(text.strip())
+    if match is None or int(match.group("size") or match.group("tries") or 1) < 1:
+        raise DataError(f"{option} {text!r}: pass a whole number of at least 1, 'auto' or 'auto:N'.")
+
+
+def check_model(model: str, model_args: dict[str, Any], *, here: bool = True) -> None:
+    """``model`` is in lm-eval's model registry and ``model_args`` give every argument its
+    class requires (and, where it takes no others, only arguments it knows); the checkpoint
+    it names can be found (see ``check_harness_args`` for ``here``)."""
+    import lm_eval.models  # noqa: F401  (registers every model name, importing none)
+    from lm_eval.api.registry import get_model, model_registry
+
+    known = list(model_registry.keys())
+    if model not in known:
+        raise DataError(
+            f"--model {model}: not a model lm-eval knows{close_names(model, known)}; "
+            "e.g. hf (in process), vllm, local-completions or local-chat-completions (an endpoint)."
+        )
+    try:
+        model_class = get_model(model)
+    except ImportError as err:
+        if not here:
+            return  # e.g. vllm, installed where the jobs run only
+        raise DataError(f"--model {model}: lm-eval cannot import it here ({err}); install what it needs.") from None
+    parameters = inspect.signature(model_class.__init__).parameters
+    named = [p for p in parameters.values() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)][1:]
+    supplied = set(model_args) | _HARNESS_SUPPLIED
+    missing = [p.name for p in named if p.default is p.empty and p.name not in supplied]
+    given = sorted(model_args)
+    if missing:
+        hints = "".join(close_names(name, given) for name in missing)
+        example = f"{missing[0]}=<HF id or local folder>" if missing[0] == "pretrained" else f"{missing[0]}=..."
+        embedded = " ($(explain-eval model-path) is the embedded model)" if missing[0] == "pretrained" else ""
+        raise DataError(
+            f"--model {model} needs {', '.join(repr(m) for m in missing)} in --model_args{hints}: "
+            f"pass --model_args {example}{embedded}."
+        )
+    if not any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+        names = [p.name for p in named]
+        unknown = [key for key in given if key not in names]
+        if unknown:
+            hints = "".join(close_names(key, names) for key in unknown)
+            raise DataError(f"--model {model} takes no argument {', '.join(map(repr, unknown))}{hints}.")
+    pretrained = model_args.get("pretrained")
+    takes_checkpoint = "pretrained" in [p.name for p in named] and "gguf_file" not in model_args
+    if here and takes_checkpoint and isinstance(pretrained, str):
+        check_checkpoint(pretrained, "--model_args pretrained", model_args.get("revision"))
+
+
+def check_checkpoint(name: str, what: str, revision: Any = None) -> None:
+    """A checkpoint given as a local path exists; one given as a Hub id is in the local Hub
+    cache when the Hub is offline (``HF_HUB_OFFLINE``), as loading it will need."""
+    path = Path(name).expanduser()
+    looks_local = name.startswith(("/", "./", "../", "~")) or name.count("/") > 1
+    if path.exists():
+        return
+    if looks_local:
+        raise DataError(f"{what}={name}: no such folder; pass an existing model folder or a Hub id (org/name).")
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() not in ("1", "true", "yes", "on"):
+        return
+    from huggingface_hub import try_to_load_from_cache
+    from huggingface_hub.errors import HFValidationError
+
+    try:
+        cached = try_to_load_from_cache(
+            name, "config.json", revision=revision if isinstance(revision, str) and revision != "main" else None
+        )
+    except HFValidationError:
+        raise DataError(f"{what}={name}: neither a folder here nor a Hub id (org/name).") from None
+    if not isinstance(cached, str):
+        raise DataError(
+            f"{what}={name}: not in the local Hub cache, and HF_HUB_OFFLINE is set: download it first "
+            f"(huggingface-cli download {name}) or pass a local folder."
+        )
+
+
+@functools.cache
+def _task_manager(include_path: str | None, *, defaults: bool) -> Any:
+    """lm-eval's task index, built once per process for each folder (the full one takes a run's start)."""
+    from lm_eval.tasks import TaskManager
+
+    return TaskManager(include_path=include_path, include_defaults=defaults)
+
+
+def check_tasks(
+    tasks: Sequence[str], include_path: Path | None, option: str = "--include_path", *, defaults: bool = True
+) -> None:
+    """Every task name is one the harness finds (its own tasks, unless ``defaults`` is False,
+    and those under ``include_path``), as ``lm_eval`` would resolve it; an unknown one is
+    named with the closest known names."""
+    if include_path is not None and not Path(include_path).is_dir():
+        raise DataError(f"{option} {include_path}: no such folder; pass the folder of the task YAMLs.")
+    # The suite's folder alone indexes in a fraction of a second; lm-eval's own ~14,000 task
+    # files take as long as a run's start, so they are read only for a name not found there.
+    path = str(include_path) if include_path is not None else None
+    manager = None
+    if include_path is not None:
+        manager = _task_manager(path, defaults=False)
+        if all(task.endswith(".yaml") or manager.match_tasks([task]) for task in tasks):
+            return
+    if defaults or manager is None:
+        manager = _task_manager(path, defaults=True)
+    unknown = [task for task in tasks if not task.endswith(".yaml") and not manager.match_tasks([task])]
+    if not unknown:
+        return
+    named = "; ".join(f"{task!r}{close_names(task, manager.all_tasks)}" for task in unknown)
+    where = f"under {option} {include_path}" if include_path is not None else ""
+    where = f"among lm-eval's tasks{' nor ' + where if where else ''}" if defaults else where
+    raise DataError(f"unknown task(s) {named}: not {where} (lm-eval ls tasks lists them).")

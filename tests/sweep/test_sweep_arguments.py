@@ -1,0 +1,64 @@
+"""``explain-eval sweep`` checks every task name, count and model setting before it runs a
+pair or submits a job: on Slurm a typo otherwise costs a queue wait per pair.
+
+Each case goes through the command's main, with running a pair and building a Slurm
+scheduler replaced by failures, so any pair started or job submitted shows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import custom_metrics.sweep.runner as runner
+import custom_metrics.sweep.slurm as slurm
+from custom_metrics.sweep import command as sweep_command
+
+
+@pytest.fixture
+def nothing_may_start(monkeypatch) -> None:
+    def started(*args, **kwargs):
+        raise AssertionError("a pair ran or a job was submitted")
+
+    monkeypatch.setattr(runner, "_run_logged", started)
+    monkeypatch.setattr(slurm, "SlurmScheduler", started)
+
+
+def _refused(arguments: list[str], tmp_path: Path, capsys) -> str:
+    out = tmp_path / "sweep"
+    with pytest.raises(SystemExit) as exit_:
+        sweep_command.main([*arguments, "--out", str(out), "--no-leaderboard"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "Traceback" not in err and not out.exists(), err
+    return err
+
+
+@pytest.mark.parametrize("launcher", [[], ["--launcher", "slurm", "--slurm-gpus", "1"]])
+def test_an_unknown_task_is_named_with_the_closest_known_names(tmp_path, capsys, nothing_may_start, launcher) -> None:
+    models = ["--models", f"m::pretrained={tmp_path}"]
+    err = _refused([*models, "--tasks", "geese_noexp,reg_chaoss", *launcher], tmp_path, capsys)
+    assert "unknown task(s) 'reg_chaoss' (did you mean 'reg_chaos'" in err and "geese_noexp'" not in err
+
+
+@pytest.mark.parametrize(
+    ("arguments", "says"),
+    [
+        (["--limit", "0"], "--limit 0: pass a whole number of docs of at least 1"),
+        (["--limit", "2.5"], "--limit 2.5: pass a whole number of docs"),
+        (["--limit", "two"], "--limit 'two': pass a number of docs"),
+        (["--batch-size", "0"], "--batch-size '0': pass a whole number of at least 1, 'auto' or 'auto:N'"),
+        (["--poll-seconds", "0", "--launcher", "slurm"], "--poll-seconds 0.0: pass a number of seconds above 0"),
+        (["--lm-eval-args", "--num_fewshots 5"], "lm_eval would refuse these arguments: unrecognized arguments"),
+    ],
+)
+def test_counts_and_harness_arguments_are_checked_first(tmp_path, capsys, nothing_may_start, arguments, says) -> None:
+    err = _refused(["--models", f"m::pretrained={tmp_path}", "--tasks", "geese_noexp", *arguments], tmp_path, capsys)
+    assert says in err
+
+
+def test_each_model_setting_is_checked_as_lm_eval_would_load_it(tmp_path, capsys, nothing_may_start) -> None:
+    err = _refused(["--models", f"ok::pretrained={tmp_path} bad::dtype=float32", "--tasks", "rule"], tmp_path, capsys)
+    assert "--model hf needs 'pretrained' in --model_args" in err
+    err = _refused(["--models", "gone::pretrained=/no/such/checkpoint", "--tasks", "rule"], tmp_path, capsys)
+    assert "--model_args pretrained=/no/such/checkpoint: no such folder" in err
