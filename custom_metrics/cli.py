@@ -30,6 +30,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "custom_metrics.reg.analysis",
         "REG section 6: GLM of success on output length (needs [analysis])",
     ),
+    "reg-rejudge": (
+        "custom_metrics.reg.rejudge",
+        "judge a REG run whose judge failed after generation, from its samples file (no generation)",
+    ),
     "ibe": ("ibe_postprocess.cli", "IBE-Eval: `score` logged explanations, `report` the selector (needs [ibe])"),
     "download": (
         "custom_metrics.pinned",

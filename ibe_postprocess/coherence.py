@@ -45,8 +45,10 @@ class Coherence:
 
     def __init__(self, spec: str | None = None, cache_dir: Path | None = None):
         from custom_metrics.judge.build import build_judge
+        from custom_metrics.judge.spec import resolve_judge
 
-        self.judge = build_judge(spec or PAPER_NLI_MODEL, cache_dir=cache_dir)
+        # No environment: $EXPLAIN_EVAL_JUDGE picks REG's judge, a chat model; IBE's is a classifier.
+        self.judge = build_judge(resolve_judge(spec, None, PAPER_NLI_MODEL), cache_dir=cache_dir)
         self.source = self.judge.name
         if not spec:
             try:

@@ -11,6 +11,7 @@ import pytest
 from lm_eval.tasks import TaskManager
 
 from tests.helpers import MIRROR, TASKS_DIR
+from tests.reg.judges import tiny_judge_metadata
 from tests.tiny_models import small_tokenizer
 
 # Tasks that read an earlier run's samples file (--metadata explanations).
@@ -75,8 +76,11 @@ def load_suite_tasks(
         names = sorted(name for name in plain.all_subtasks if name not in {**NEEDS_EXPLANATIONS, **REG_RUN_ARGS})
         loaded = dict(plain.load(names)["tasks"])
         tokenizer = str(small_tokenizer(tmp_path_factory.mktemp("tokenizer")))
+        # REG checks its judge while the task is built: a tiny classifier (random, so degenerate: warn)
+        judge = tiny_judge_metadata(tmp_path_factory.mktemp("judge"))
         for name, run_args in REG_RUN_ARGS.items():
             metadata = {"tokenizer": tokenizer, "model": tokenizer} if run_args is SERVED else {"pretrained": tokenizer}
+            metadata |= judge
             manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=metadata | run_args)
             loaded.update(manager.load([name])["tasks"])
         for name, source in NEEDS_EXPLANATIONS.items():

@@ -13,7 +13,7 @@ from custom_metrics.common.errors import DataError
 
 DATA_ENV = "EXPLAIN_EVAL_DATA"  # a local mirror laid out like shared/data; wins over downloads
 CACHE_ENV = "EXPLAIN_EVAL_CACHE"  # the suite's cache: embedded model, SWI-Prolog, downloads
-JUDGE_ENV = "EXPLAIN_EVAL_JUDGE"  # default NLI judge spec for REG (and IBE coherence)
+JUDGE_ENV = "EXPLAIN_EVAL_JUDGE"  # default NLI judge spec for REG (IBE coherence: --nli-judge)
 JUDGE_CACHE_ENV = "EXPLAIN_EVAL_JUDGE_CACHE"  # overrides <cache>/nli-verdicts
 GITHUB_RAW_ENV = "EXPLAIN_EVAL_GITHUB_RAW"  # replaces https://raw.githubusercontent.com in pinned URLs
 DOWNLOAD_TIMEOUT_ENV = "EXPLAIN_EVAL_DOWNLOAD_TIMEOUT"  # seconds to connect and between bytes (30)

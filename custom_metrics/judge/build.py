@@ -26,8 +26,10 @@ def _make_backend(spec: JudgeSpec) -> NLIJudge:
     return factory[spec.kind](spec)
 
 
-def build_judge(spec: str | None = None, cache_dir: str | Path | None = None) -> NLIJudge:
-    """spec: None -> the embedded model as an LM judge; "lm:<hf id or path>";
+def build_judge(spec: JudgeSpec | str | None = None, cache_dir: str | Path | None = None) -> CachedJudge:
+    """spec: a parsed ``JudgeSpec`` (``spec.resolve_judge``), or a spec string.
+
+    None -> the embedded model as an LM judge; "lm:<hf id or path>";
     "seqcls:<hf id or path>" (sequence-classification NLI model); "openai:<model>@<base_url>"
     (key from OPENAI_API_KEY). The result caches verdicts on disk by (judge name, prompt,
     premise, hypothesis) under cache_dir (default: <EXPLAIN_EVAL_CACHE>/nli-verdicts, or
@@ -38,7 +40,8 @@ def build_judge(spec: str | None = None, cache_dir: str | Path | None = None) ->
     and, for generate, ``temperature``, ``top_p``, ``top_k``, ``seed``, ``max_tokens``;
     lm: ``chat=auto|yes|no``, ``batch_size``, ``dtype``, ``device``, ``share=auto|no``
     (shared KV cache, see ``shared_kv``); seqcls: ``batch_size``, ``dtype``, ``device``;
-    openai: ``concurrency``, ``top_logprobs``, ``key_env``, ``thinking=off`` (vLLM).
+    openai: ``concurrency``, ``top_logprobs``, ``key_env``, ``thinking=off|on|unset`` (the chat
+    template's switch in each request; ``off`` by default).
     """
-    parsed = parse_spec(spec)
+    parsed = spec if isinstance(spec, JudgeSpec) else parse_spec(spec)
     return CachedJudge(parsed.name, parsed.prompt_id, lambda: _make_backend(parsed), cache_dir or judge_cache_dir())

@@ -181,6 +181,10 @@ class CachedJudge:
             self._backend = self._factory()
         return self._backend
 
+    def release(self) -> None:
+        """Drop the loaded backend (its model and memory); the next miss loads it again."""
+        self._backend = None
+
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[Verdict]:
         unique = list(dict.fromkeys((str(p), str(h)) for p, h in pairs))
         found = self.cache.get_many(self.name, self.prompt_id, unique)

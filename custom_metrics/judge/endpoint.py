@@ -52,7 +52,7 @@ class OpenAIJudge:
         self.concurrency = int(spec.options.get("concurrency", "8"))
         self.top_logprobs = int(spec.options.get("top_logprobs", "20"))
         self.key_env = spec.options.get("key_env", "OPENAI_API_KEY")
-        self.thinking_off = spec.options.get("thinking") == "off"
+        self.thinking = spec.thinking
         self.retries = 4
 
     def _payload(self, premise: str, hypothesis: str) -> dict[str, Any]:
@@ -70,8 +70,8 @@ class OpenAIJudge:
             payload |= {key: int(value) for key, value in self.sampling_options.items()}
         else:
             payload |= {"temperature": 0, "max_tokens": 5, "logprobs": True, "top_logprobs": self.top_logprobs}
-        if self.thinking_off:
-            payload["chat_template_kwargs"] = {"enable_thinking": False}
+        if self.thinking != "unset":  # the chat template's switch; a server that ignores it: task README
+            payload["chat_template_kwargs"] = {"enable_thinking": self.thinking == "on"}
         return payload
 
     def _post(self, payload: dict[str, Any]) -> dict[str, Any]:

@@ -20,6 +20,8 @@ from custom_metrics.judge.prompt import PROMPT_ID
 
 KINDS = ("lm", "seqcls", "openai")
 MODES = ("loglik", "generate")
+THINKING = ("off", "on", "unset")
+DEFAULT_THINKING = "off"
 # Why these defaults: lm_eval_tasks/reg/DETAILS.md, "Choosing the judge". In-process LMs score the three label
 # words (deterministic, never unparsed; the embedded default is a base model that cannot
 # answer in one word). Endpoints serve chat models, the paper's kind of judge, and many
@@ -100,11 +102,14 @@ OPTIONS: dict[str, dict[str, tuple[Callable[[str], bool], str]]] = {
         "concurrency": _POSITIVE,
         "top_logprobs": _number(0, 20, integer=True),
         "key_env": (lambda value: bool(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value)), "a variable name"),
-        "thinking": _choice("off"),
+        # The chat template's thinking switch, sent as ``chat_template_kwargs`` (vLLM, SGLang,
+        # ``transformers serve``): off by default, as the paper's judge ran (section 4.4);
+        # ``unset`` sends no switch, for APIs that refuse the field (api.openai.com).
+        "thinking": _choice(*THINKING),
         **_GENERATION,
     },
 }
-SEMANTIC_OPTIONS = {"lm": ("chat", "dtype"), "seqcls": ("dtype",), "openai": ("thinking",)}
+SEMANTIC_OPTIONS = {"lm": ("chat", "dtype"), "seqcls": ("dtype",), "openai": ()}  # openai: thinking, always named
 
 
 @dataclass
@@ -133,14 +138,32 @@ class JudgeSpec:
         )
 
     @property
+    def thinking(self) -> str | None:
+        """An endpoint judge's thinking switch (``off`` unless chosen); None for in-process judges,
+        whose chat template is always rendered with thinking disabled."""
+        return self.options.get("thinking", DEFAULT_THINKING) if self.kind == "openai" else None
+
+    @property
     def name(self) -> str:
+        """The canonical spec: every option that changes verdicts, defaults included (the cache
+        key, and what docs, records and results store); it parses back to this judge."""
         kept = [f"{key}={self.options[key]}" for key in SEMANTIC_OPTIONS[self.kind] if key in self.options]
         if self.mode is not None:
             kept.insert(0, f"mode={self.mode}")
+        if self.thinking is not None:
+            kept.append(f"thinking={self.thinking}")
         if self.mode == "generate":
             kept += self.sampling.key()
         target = f"{self.model}@{self.base_url}" if self.kind == "openai" else self.model
         return f"{self.kind}:{target}" + ("?" + "&".join(kept) if kept else "")
+
+    @property
+    def display_name(self) -> str:
+        """The name for people: ``name`` with machine paths replaced by what they point at
+        (the embedded checkpoint reads ``gemma-3-270m (embedded)``)."""
+        from custom_metrics.common.display_names import friendly_spec
+
+        return friendly_spec(self.name)
 
     @property
     def prompt_id(self) -> str:
@@ -202,6 +225,13 @@ def parse_spec(spec: str | None) -> JudgeSpec:
     return JudgeSpec(kind, target, options, base_url)
 
 
-def judge_spec_from_env(explicit: str | None = None) -> str | None:
-    """The judge a task should use: an explicit spec, else $EXPLAIN_EVAL_JUDGE, else the default."""
-    return explicit or env_value(JUDGE_ENV)
+def resolve_judge(explicit: str | None, environment: str | None, default: str) -> JudgeSpec:
+    """The judge a scorer uses, parsed once: the spec passed explicitly (``--metadata judge``,
+    ``--nli-judge``), else the environment's (``$EXPLAIN_EVAL_JUDGE``, see ``judge_from_environment``),
+    else the scorer's default. REG and IBE coherence choose their judge through this one rule."""
+    return parse_spec((explicit or "").strip() or (environment or "").strip() or default)
+
+
+def judge_from_environment() -> str | None:
+    """The judge spec set in ``$EXPLAIN_EVAL_JUDGE``, or None."""
+    return env_value(JUDGE_ENV)

@@ -88,6 +88,11 @@ def _record(sample: dict[str, Any], where: str, recorded_length: bool) -> dict[s
     mode = record.get("mode", "")
     if mode not in ("", "thinking", "non-thinking"):
         raise DataError(f"{where}: field 'filtered_resps.mode' is {mode!r}, expected thinking or non-thinking.")
+    if record.get("judge_error"):
+        raise DataError(
+            f"{where}: the judge failed after generation ({record['judge_error']}); judge the run's samples "
+            "first: explain-eval reg-rejudge <its --output_path>."
+        )
     for verdict in ("initial", "coherence", "effectiveness"):
         label = _field(record, f"{verdict}.label", where, inside)
         if label not in NLI_LABELS:

@@ -13,16 +13,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import datasets
-
 from custom_metrics.common.download import GitHubFile
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.settings import judge_cache_dir
-from custom_metrics.common.sources import Source, fetch_file, load_rows, to_dataset
-from custom_metrics.judge.cache import VerdictCacheError, check_cache
-from custom_metrics.judge.spec import judge_spec_from_env, parse_spec
+from custom_metrics.common.sources import Source, fetch_file, load_rows
+from custom_metrics.judge.spec import JudgeSpec
 from custom_metrics.judge.types import NLI_LABELS
-from custom_metrics.reg import generation
 
 # The authors' release is a Dropbox zip; this plain-file copy of its member (Baan et al.,
 # EMNLP 2022) is byte-identical and pinnable.
@@ -101,22 +96,11 @@ def judge_select_docs(items: Sequence[dict[str, Any]], threshold: float = AGREEM
     return [doc for doc in items if doc["agreement"] >= threshold - 1e-9]
 
 
-def with_judge(docs: Sequence[dict[str, Any]], judge: str | None, judge_cache: str | None) -> list[dict[str, Any]]:
-    """Docs carrying the judge spec (``--metadata`` judge, else $EXPLAIN_EVAL_JUDGE, else the
-    embedded model) and the verdict cache folder, both checked before any generation runs:
-    the spec is parsed with all its options, and the cache is opened and its write lock
-    taken once, so a typo or an unwritable or broken cache fails now, not after the run."""
-    spec = judge_spec_from_env(judge) or "embedded"
-    try:
-        parse_spec(spec)
-    except ValueError as err:
-        raise DataError(f"reg_chaos: {err}") from err
-    cache = str(Path(judge_cache).expanduser().resolve()) if judge_cache else str(judge_cache_dir())
-    try:
-        check_cache(cache)
-    except VerdictCacheError as err:
-        raise DataError(f"reg_chaos: {err}") from err
-    return [{**doc, "judge": spec, "judge_cache": cache} for doc in docs]
+def with_judge(docs: Sequence[dict[str, Any]], judge: JudgeSpec, judge_cache: Path) -> list[dict[str, Any]]:
+    """Docs carrying the judge (``reg.judging.locate_judge`` found it, ``check_before_generation`` checked it) by its
+    canonical name, its display name and the verdict cache folder."""
+    columns = {"judge": judge.name, "judge_display": judge.display_name, "judge_cache": str(judge_cache)}
+    return [{**doc, **columns} for doc in docs]
 
 
 def judge_check_docs(items: Sequence[dict[str, Any]], per_label: int = 4) -> list[dict[str, Any]]:
@@ -127,25 +111,3 @@ def judge_check_docs(items: Sequence[dict[str, Any]], per_label: int = 4) -> lis
     for label in NLI_LABELS:
         chosen += [doc for doc in judge_select_docs(items) if doc["majority_label"] == label][:per_label]
     return chosen
-
-
-# The task YAMLs' loaders (`custom_dataset: !function utils.load_reg`), called as
-# ``load(**metadata, **dataset_kwargs)``.
-def load_reg(
-    judge: str | None = None,
-    judge_cache: str | None = None,
-    mode: str = generation.NON_THINKING.name,
-    backend: str = generation.IN_PROCESS,
-    **run_args: Any,
-) -> dict[str, datasets.Dataset]:
-    """ChaosNLI-MNLI-C (275 items), each doc carrying the judge spec and cache folder and the
-    run's generation settings (mode, the tokenizer that counts output tokens, the seed).
-    ``run_args`` are the model arguments and ``--metadata``, which lm-eval merges."""
-    settings = generation.generation_columns(mode, backend, run_args)
-    docs = with_judge(reg_docs(load_items()), judge, judge_cache)
-    return {"test": to_dataset([{**doc, **settings} for doc in docs])}
-
-
-def load_judge_select(agreement: float = AGREEMENT_THRESHOLD, **_: Any) -> dict[str, datasets.Dataset]:
-    """ChaosNLI-MNLI items whose majority label has >= 80% agreement (289 items)."""
-    return {"test": to_dataset(judge_select_docs(load_items(), float(agreement)))}

@@ -2,26 +2,40 @@
 contradiction form the evaluated set N; (ii) J(p;e, h): e is *effective* when p and e
 together entail h; (iii) J(p, e): e is *coherent* when it does not contradict p.
 
-The judge runs in ``REGJudgeFilter``, which the harness calls once with every response
-and doc of the task, so all pairs are judged in batches (and cached, see
-``custom_metrics.judge``). Before judging, the judge is checked on a handful of gold
-items (``check_judge``): a degenerate judge (one label for nearly everything) is reported
-loudly instead of ending in an empty N and NaN. Its output per doc is a record
+Before any generation, while the harness builds the task, ``locate_judge`` finds the
+judge (its folder, Hub id or server) and ``check_before_generation`` loads it and checks
+it on a handful of gold items
+(``check_judge``); a judge that cannot do this, or a degenerate one (one label for nearly
+everything), stops the run there, naming what to pass instead, rather than after hours of
+generation. The gold verdicts go to the verdict cache, and the model is released for the
+generation (the task README says what this costs). The judging itself runs in
+``REGJudgeFilter``, which the harness calls once with every response and doc of the task,
+so all pairs are judged in batches (and cached, see ``custom_metrics.judge``). Its output per doc is a record
 (explanation, verdicts, lengths, flags, the check) that the harness logs as
 ``filtered_resps``; ``process_results`` and the section 6 analysis read it from there.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
+import sys
+import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from lm_eval.api.filter import Filter
 
+from custom_metrics.common.errors import DataError
+from custom_metrics.common.settings import judge_cache_dir
+from custom_metrics.judge.available import JudgeUnavailable, check_available
 from custom_metrics.judge.build import build_judge
+from custom_metrics.judge.cache import CachedJudge, VerdictCacheError
+from custom_metrics.judge.spec import JudgeSpec, judge_from_environment, parse_spec, resolve_judge
 from custom_metrics.judge.types import UNPARSED, NLIJudge, Verdict
 from custom_metrics.reg.data import judge_check_docs, load_items
 from custom_metrics.reg.generation import split_outputs
@@ -35,6 +49,13 @@ log = logging.getLogger(__name__)
 # quarter right, half unparsed).
 DEGENERATE_SHARE = 0.8
 CHANCE = 1 / 3
+DEFAULT_JUDGE = "embedded"
+# --metadata judge_check: what a degenerate judge does to the run (a judge that cannot
+# answer at all always stops it).
+ON_DEGENERATE = ("stop", "warn")
+# Judges checked in this process, by (canonical name, cache folder): the filter judges with
+# the object the task build checked, so the verdict cache is opened once per run.
+_PREPARED: dict[tuple[str, str], CachedJudge] = {}
 
 
 def _verdict_record(verdict: Verdict | None) -> dict[str, Any] | None:
@@ -134,13 +155,87 @@ def judge_outputs(
     return records
 
 
-def run_judge(docs: Sequence[dict[str, Any]]) -> NLIJudge:
-    """The judge named by the docs' ``judge``/``judge_cache`` columns (``reg.data.with_judge``)."""
+@dataclass(frozen=True)
+class LocatedJudge:
+    """A judge found before generation: its parsed spec, its verdict cache folder, the judge."""
+
+    spec: JudgeSpec
+    cache_dir: Path
+    judge: CachedJudge
+
+
+def locate_judge(task: str, judge: str | None, judge_cache: str | None) -> LocatedJudge:
+    """The run's judge, found in seconds before anything is loaded: the spec parsed, the verdict
+    cache opened and its write lock taken, the model's folder, Hub id or server checked.
+
+    The judge is ``--metadata judge``, else ``$EXPLAIN_EVAL_JUDGE``, else the embedded model.
+    Every failure is a ``DataError`` naming the judge, what failed and what to pass.
+    """
+    try:
+        spec = resolve_judge(judge, judge_from_environment(), DEFAULT_JUDGE)
+    except ValueError as err:
+        raise DataError(f"{task}: {err}") from err
+    cache = Path(judge_cache).expanduser().resolve() if judge_cache else judge_cache_dir()
+    try:
+        cached = build_judge(spec, cache_dir=cache)
+        cached.cache.check_writable()
+        check_available(spec)
+    except (VerdictCacheError, JudgeUnavailable) as err:
+        raise DataError(f"{task}: {err}") from err
+    return LocatedJudge(spec, cache, cached)
+
+
+def check_before_generation(task: str, located: LocatedJudge, judge_check: str = "stop") -> None:
+    """Load the located judge and check it on the gold items, before any generation.
+
+    A model that does not load or answer, and (unless ``judge_check=warn``) a judge that is
+    degenerate on the gold items, stop the run with a ``DataError``. The gold verdicts stay in
+    the cache; the model is released afterwards, so the generator has the memory to itself,
+    and the filter loads it again only for verdicts the cache does not hold.
+    """
+    if judge_check not in ON_DEGENERATE:
+        expected = " or ".join(ON_DEGENERATE)
+        raise DataError(f"{task}: --metadata judge_check is {judge_check!r}, expected {expected}")
+    judge = located.judge
+    started = time.monotonic()
+    try:
+        check = check_judge(judge, judge_check_docs(load_items()))
+    except Exception as err:  # whatever stops a model from loading or answering: one message, before generation
+        raise DataError(
+            f"{task}: judge {judge.name} could not judge the gold items of its check before generation "
+            f"({type(err).__name__}: {err}). Fix it, or pass another judge with --metadata "
+            '\'{"judge": "<spec>"}\' (task README, "Choosing the judge").'
+        ) from err
+    log.info("%s: judge %s loaded and checked in %.1f s", task, judge.name, time.monotonic() - started)
+    if check["degenerate"] and judge_check == "stop":
+        raise DataError(
+            f"{task}: judge {judge.name} is degenerate on the gold items of its check (accuracy "
+            f"{check['acc']:.2f}, answers {check['answers']}): its N would be nearly empty or arbitrary. Pass a "
+            'stronger judge with --metadata \'{"judge": "<spec>"}\' (measure candidates with reg_judge_select), '
+            'or --metadata \'{"judge_check": "warn"}\' to run with it anyway.'
+        )
+    release_backend(judge)
+    _PREPARED[(judge.name, str(located.cache_dir))] = judge
+
+
+def release_backend(judge: CachedJudge) -> None:
+    """Free the judge's model (and its GPU memory) while the generator runs."""
+    judge.release()
+    gc.collect()
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def judge_for_docs(docs: Sequence[dict[str, Any]]) -> CachedJudge:
+    """The judge named by the docs' ``judge``/``judge_cache`` columns: the one ``check_before_generation``
+    checked in this process, else built from its canonical name."""
     settings = {(doc["judge"], doc["judge_cache"]) for doc in docs}
     if len(settings) != 1:
         raise ValueError(f"reg_chaos docs name {len(settings)} judge settings; expected one: {sorted(settings)}")
-    spec, cache = settings.pop()
-    return build_judge(spec, cache_dir=cache)
+    name, cache = settings.pop()
+    prepared = _PREPARED.get((name, cache))
+    return prepared if prepared is not None else build_judge(parse_spec(name), cache_dir=cache)
 
 
 class REGJudgeFilter(Filter):
@@ -153,9 +248,39 @@ class REGJudgeFilter(Filter):
 
     def apply(self, resps: Iterable[list[str]], docs: list[dict]) -> list[str]:
         outputs = split_outputs(resps, docs)
-        judge = run_judge(docs)
-        check = check_judge(judge, judge_check_docs(load_items()))
-        return [json.dumps(record) for record in judge_outputs(judge, docs, outputs, check)]
+        judge = judge_for_docs(docs)
+        try:
+            check = check_judge(judge, judge_check_docs(load_items()))
+            records = judge_outputs(judge, docs, outputs, check)
+        except Exception as err:  # any judge failure: the generations must survive it
+            log.exception(JUDGE_FAILED, "!" * 100, judge.name, f"{type(err).__name__}: {err}", "!" * 100)
+            records = [unjudged_record(judge.name, out, f"{type(err).__name__}: {err}") for out in outputs]
+        return [json.dumps(record) for record in records]
+
+
+# Why the run goes on: the harness writes the samples file (the generations) only if the
+# filter returns; ``reg-rejudge`` judges that file later without asking the model again.
+JUDGE_FAILED = (
+    "\n%s\nREG JUDGE FAILED AFTER GENERATION: judge %s: %s.\nThe generations are kept: the run goes on and "
+    "writes them to its samples file (pass --log_samples), with n and every judge metric NaN. Once the judge "
+    "answers again, judge them without any new generation:\n    explain-eval reg-rejudge <--output_path of this "
+    "run> [--judge <spec>]\n%s"
+)
+
+
+def unjudged_record(judge: str, output: Output, error: str) -> dict[str, Any]:
+    """The record of an output the judge failed on: everything but the verdicts, and why."""
+    return {
+        "explanation": output.explanation,
+        "flag": output.flag,
+        "judge": judge,
+        "judge_error": error,
+        "initial": None,
+        "effectiveness": None,
+        "coherence": None,
+        **output.length_fields(),
+        "judge_check": None,
+    }
 
 
 def read_record(filtered: str | dict[str, Any]) -> dict[str, Any]:

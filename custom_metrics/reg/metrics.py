@@ -60,10 +60,13 @@ def unparsed_count(record: dict[str, Any]) -> tuple[int, int]:
 
 def process_results(doc: dict[str, Any], results: list[dict[str, Any]]) -> dict[str, Any]:
     record = read_record(results[0])
-    scores = record_scores(record)
-    in_n = record["initial"]["label"] == "contradiction"
-    metrics: dict[str, Any] = {name: (in_n, value) for name, value in scores.items()}
-    metrics["n"] = float(in_n)
+    if record.get("judge_error"):  # the judge failed after generation: NaN until ``reg-rejudge``
+        metrics: dict[str, Any] = dict.fromkeys(("coherence", "effectiveness", "success", "malformed"), (False, None))
+        metrics["n"] = math.nan
+    else:
+        in_n = record["initial"]["label"] == "contradiction"
+        metrics = {name: (in_n, value) for name, value in record_scores(record).items()}
+        metrics["n"] = float(in_n)
     metrics["cut_off"] = float(record["flag"] == CUT_OFF)
     metrics["no_explanation"] = float(record["flag"] == NO_EXPLANATION)
     metrics["output_tokens"] = _length(record.get("output_tokens"))
@@ -87,9 +90,11 @@ def mean_over_n(items: Sequence[Scored]) -> float:
     return sum(values) / len(values) if values else float("nan")
 
 
-def size_of_n(items: Sequence[float]) -> int:
-    """|N|: how many items the judge called a contradiction (the paper's 195 for Gemma-4-31B-it)."""
-    return int(sum(items))
+def size_of_n(items: Sequence[float]) -> int | float:
+    """|N|: how many items the judge called a contradiction (the paper's 195 for Gemma-4-31B-it);
+    NaN when the judge failed on some item."""
+    total = sum(items)
+    return int(total) if math.isfinite(total) else math.nan
 
 
 def unparsed_share(items: Sequence[tuple[int, int]]) -> float:

@@ -1,8 +1,8 @@
 """Thin hooks for the REG task YAMLs; the logic lives in ``custom_metrics.reg``."""
 
 # Re-exported for `!function utils.<name>` in the YAMLs.
-from custom_metrics.reg.data import load_judge_select, load_reg  # noqa: F401
 from custom_metrics.reg.judging import REGJudgeFilter  # noqa: F401
+from custom_metrics.reg.loaders import load_judge_select, load_reg  # noqa: F401
 from custom_metrics.reg.metrics import (  # noqa: F401
     judge_select_loglik_results,
     judge_select_results,

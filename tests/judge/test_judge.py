@@ -38,7 +38,11 @@ def test_spec_options_and_names(tmp_path):
     assert (remote.model, remote.base_url) == ("gemma-4-31b", "http://127.0.0.1:8000/v1")
     # the endpoint's default is the paper's protocol, and every sampling parameter is in the key
     assert remote.mode == "generate"
-    assert remote.name == f"openai:gemma-4-31b@http://127.0.0.1:8000/v1?mode=generate&{SAMPLED}"
+    # ... and its thinking switch, off unless chosen (the paper's judge does not think)
+    assert remote.name == f"openai:gemma-4-31b@http://127.0.0.1:8000/v1?mode=generate&thinking=off&{SAMPLED}"
+    assert parse_spec(remote.name).name == remote.name  # the canonical name parses back to the same judge
+    thinking = parse_spec("openai:m@http://h/v1?thinking=on&mode=loglik")
+    assert thinking.name == "openai:m@http://h/v1?mode=loglik&thinking=on"
     assert parse_spec("seqcls:org/nli").prompt_id == "" and remote.prompt_id == PROMPT_ID
     assert parse_spec("seqcls:org/nli").name == "seqcls:org/nli"
 
@@ -230,6 +234,17 @@ def test_openai_judge_uses_label_logprobs_and_keeps_key_out(fake_server, tmp_pat
     assert body["messages"][0]["content"] in {nli_prompt(p, h) for p, h in PAIRS}
     assert "sk-test-secret" not in judge.name
     assert b"sk-test-secret" not in (tmp_path / "verdicts.sqlite").read_bytes()
+
+
+@pytest.mark.parametrize("option, sent", [("", {"enable_thinking": False}), ("thinking=on", {"enable_thinking": True})])
+def test_openai_judge_sends_the_thinking_switch_off_by_default(fake_server, tmp_path, option, sent):
+    spec = f"openai:tiny@{fake_server.url}?mode=loglik" + (f"&{option}" if option else "")
+    build_judge(spec, cache_dir=tmp_path).judge(PAIRS[:1])
+    body, _ = fake_server.requests[-1]
+    assert body["chat_template_kwargs"] == sent
+    unset = build_judge(f"openai:tiny@{fake_server.url}?mode=loglik&thinking=unset", cache_dir=tmp_path)
+    unset.judge(PAIRS[:1])
+    assert "chat_template_kwargs" not in fake_server.requests[-1][0]  # for APIs that refuse the field
 
 
 @pytest.mark.e2e

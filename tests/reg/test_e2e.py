@@ -44,9 +44,16 @@ def _check_metrics_match_records(result: dict, samples: list[dict]) -> list[dict
 
 @pytest.mark.e2e
 def test_reg_chaos_embedded_generator_and_judge(lm_eval_cli, embedded_model, tmp_path):
+    # One --metadata serves every task of a run: the other papers' tasks ignore REG's keys,
+    # and the model arguments lm-eval merges in are no misspelled suite keys.
+    metadata = ["--metadata", json.dumps({"judge": "embedded", "judge_check": "warn"})]
     results, samples = lm_eval_cli(
-        "reg_chaos,reg_judge_select,reg_judge_select_loglik", limit=2, extra=FAST, env=_env(tmp_path)
+        "geese_llama3,rule_sub,reg_chaos,reg_judge_select,reg_judge_select_loglik",
+        limit=2,
+        extra=[*FAST, *metadata],
+        env=_env(tmp_path),
     )
+    assert results["n-samples"]["geese_llama3"]["effective"] == results["n-samples"]["rule_sub"]["effective"] == 2
     chaos = samples["reg_chaos"]
     assert results["n-samples"]["reg_chaos"]["effective"] == 2
     records = _check_metrics_match_records(results["results"]["reg_chaos"], chaos)
@@ -99,7 +106,7 @@ def test_reg_chaos_served_model_and_served_judge(served_model, tmp_path):
     response cache) sends exactly one per doc: every verdict comes from the cache.
     """
     judge = f"openai:{served_model.model}@{served_model.base_url}"
-    extra = [*FAST, "--metadata", json.dumps({"judge": judge})]
+    extra = [*FAST, "--metadata", json.dumps({"judge": judge, "judge_check": "warn"})]  # a base model judges
     env = _env(tmp_path, "lm:not-this-one")  # --metadata wins over the environment
     chat = "/v1/chat/completions"
 

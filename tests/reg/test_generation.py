@@ -13,6 +13,7 @@ from custom_metrics.common.errors import DataError
 from custom_metrics.reg import generation
 from custom_metrics.reg.generation import IN_PROCESS, MODES, NON_THINKING, SERVED, TASKS, THINKING
 from tests.helpers import TASKS_DIR
+from tests.reg.judges import tiny_judge_metadata
 from tests.reg.thinking_model import NON_THINKING_PREFILL, THINKING_PREFILL, thinking_model_folder
 from tests.tiny_models import small_tokenizer
 
@@ -44,7 +45,8 @@ def test_each_variant_carries_its_modes_parameters(task, tokenizer, fixture_mirr
     from lm_eval.tasks import TaskManager
 
     mode, backend = next(key for key, name in TASKS.items() if name == task)
-    manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=_run_args(task, tokenizer))
+    metadata = _run_args(task, tokenizer) | tiny_judge_metadata(Path(tokenizer).parent)
+    manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=metadata)
     loaded = manager.load([task])["tasks"][task]
     expected = MODES[mode].generation_kwargs(backend)
     assert {key: value for key, value in loaded.config.generation_kwargs.items() if key != "until"} == expected

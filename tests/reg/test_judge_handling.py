@@ -124,9 +124,9 @@ def test_an_unusable_cache_fails_before_generation(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     with pytest.raises(DataError, match=rf"reg_chaos: verdict cache {blocker}/verdicts.sqlite: cannot open"):
-        reg_data.with_judge(DOCS[:1], None, str(blocker))
+        reg_judging.locate_judge("reg_chaos", None, str(blocker))
     garbage = tmp_path / "garbage"
     garbage.mkdir()
     (garbage / "verdicts.sqlite").write_bytes(b"this is not sqlite" * 300)
     with pytest.raises(DataError, match=r"garbage/verdicts.sqlite: cannot open it .*delete .*recomputed"):
-        reg_data.with_judge(DOCS[:1], None, str(garbage))
+        reg_judging.locate_judge("reg_chaos", None, str(garbage))

@@ -23,6 +23,7 @@ from tests.helpers import MIRROR, run_lm_eval
 from tests.reg.thinking_model import THINKING_PREFILL, thinking_model_folder
 
 BUDGET = 6  # tokens: every thinking-mode output is a trace cut off by the budget
+WARN = ["--metadata", json.dumps({"judge_check": "warn"})]  # the embedded judge is degenerate: run anyway
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +89,7 @@ def test_thinking_mode_in_process(thinking_model, env, tmp_path):
     """reg_chaos_thinking on ``--model hf``; the non-thinking ``reg_chaos`` runs in process in
     ``test_e2e.py`` and both modes' switch checks in ``test_generation.py``."""
     task = "reg_chaos_thinking"
-    extra = ["--gen_kwargs", f"max_gen_toks={BUDGET}"]
+    extra = ["--gen_kwargs", f"max_gen_toks={BUDGET}", *WARN]
     results, samples = run_lm_eval(_in_process(thinking_model, True), task, tmp_path, limit=2, extra=extra, env=env)
     _check_samples(task, results["results"][task], samples[task], str(thinking_model))
     for sample in samples[task]:
@@ -119,7 +120,7 @@ def test_each_mode_on_a_served_model(thinking_server, thinking_model, env, tmp_p
     tasks = ["reg_chaos_served", "reg_chaos_thinking_served"]
     args = f"model={thinking_model},base_url={thinking_server.base_url}/chat/completions,num_concurrent=1,max_retries=1"
     flags = ["--model", "local-chat-completions", "--model_args", args, "--apply_chat_template"]
-    extra = ["--gen_kwargs", f"max_gen_toks={BUDGET}"]
+    extra = ["--gen_kwargs", f"max_gen_toks={BUDGET}", *WARN]
     results, samples = run_lm_eval(flags, ",".join(tasks), tmp_path, limit=2, extra=extra, env=env)
     for task in tasks:
         _check_samples(task, results["results"][task], samples[task], str(thinking_model))
@@ -153,3 +154,21 @@ def test_each_mode_on_a_served_model(thinking_server, thinking_model, env, tmp_p
     with pytest.raises(urllib.error.HTTPError) as refused:
         _post(thinking_server.base_url, body)
     assert refused.value.code >= 400
+
+
+@pytest.mark.e2e
+def test_an_endpoint_judge_sends_the_thinking_switch_off(thinking_server, thinking_model, tmp_path):
+    """An ``openai:`` judge's default request carries ``enable_thinking: false``, as the server
+    sees it: this model's template refuses to render without the switch (above), so a verdict
+    at all shows the switch arrived; ``thinking=unset`` sends none and the server refuses."""
+    from custom_metrics.judge.build import build_judge
+    from custom_metrics.judge.types import JudgeError
+
+    base = f"openai:{thinking_model}@{thinking_server.base_url}?mode=loglik"
+    pair = [("A man is playing a guitar on stage.", "Someone is performing music.")]
+    judge = build_judge(base, cache_dir=tmp_path)
+    assert "thinking=off" in judge.name
+    assert judge.judge(pair)[0].method in ("text", "unparsed", "scores")
+    unset = build_judge(base + "&thinking=unset", cache_dir=tmp_path)
+    with pytest.raises(JudgeError, match="HTTP"):
+        unset.judge(pair)

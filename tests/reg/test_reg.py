@@ -13,10 +13,12 @@ import custom_metrics.reg.metrics as reg_metrics
 import custom_metrics.reg.outputs as reg_outputs
 import custom_metrics.reg.prompts as reg_prompts
 from custom_metrics.common.errors import DataError
+from custom_metrics.judge.spec import judge_from_environment, parse_spec, resolve_judge
 from custom_metrics.judge.types import NLI_LABELS, UNPARSED, Verdict, answer_verdict
 from custom_metrics.reg.generation import count_tokens
 from custom_metrics.reg.reward import REWARD_MATRIX, REGReward, reg_reward, training_rows
 from tests.helpers import MIRROR, TASKS_DIR
+from tests.reg.judges import tiny_judge_metadata
 from tests.tiny_models import small_tokenizer
 
 
@@ -92,7 +94,7 @@ def test_task_manager_builds_tasks_on_fixture(fixture_mirror, tmp_path):
     from lm_eval.tasks import TaskManager
 
     names = ["reg_chaos", "reg_judge_select", "reg_judge_select_loglik"]
-    run_args = {"pretrained": str(small_tokenizer(tmp_path / "tokenizer"))}
+    run_args = {"pretrained": str(small_tokenizer(tmp_path / "tokenizer"))} | tiny_judge_metadata(tmp_path)
     tasks = TaskManager(include_path=[str(TASKS_DIR)], include_defaults=False, metadata=run_args).load(names)["tasks"]
     assert len(list(tasks["reg_chaos"].test_docs())) == 7
     scored = tasks["reg_judge_select_loglik"]
@@ -110,7 +112,7 @@ def test_full_data_counts(full_data, monkeypatch, tmp_path):
 
     monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(full_data))
     assert len(reg_data.load_items()) == 1599
-    run_args = {"pretrained": str(small_tokenizer(tmp_path / "tokenizer"))}
+    run_args = {"pretrained": str(small_tokenizer(tmp_path / "tokenizer"))} | tiny_judge_metadata(tmp_path)
     manager = TaskManager(include_path=[str(TASKS_DIR)], include_defaults=False, metadata=run_args)
     tasks = manager.load(["reg_chaos", "reg_judge_select"])["tasks"]
     assert len(list(tasks["reg_chaos"].test_docs())) == 275
@@ -230,34 +232,38 @@ def test_empty_n_gives_nan_not_zero():
 def test_filter_uses_the_judge_named_by_the_docs(monkeypatch, fixture_mirror, tmp_path):
     built = []
     judge = TableJudge(_table(), default="neutral")
-    monkeypatch.setattr(reg_judging, "build_judge", lambda spec, cache_dir: built.append((spec, cache_dir)) or judge)
+    monkeypatch.setattr(
+        reg_judging, "build_judge", lambda spec, cache_dir: built.append((spec.name, cache_dir)) or judge
+    )
     tokenizer = str(small_tokenizer(tmp_path / "tokenizer"))
     settings = {"mode": "non-thinking", "length_tokenizer": tokenizer}
-    docs = [{**doc, **settings} for doc in reg_data.with_judge(DOCS, "lm:from-metadata", str(tmp_path / "c"))]
+    spec = parse_spec("lm:from-metadata")
+    docs = [{**doc, **settings} for doc in reg_data.with_judge(DOCS, spec, tmp_path / "c")]
+    assert {doc["judge"] for doc in docs} == {spec.name}  # stored by its canonical name
     out = reg_judging.REGJudgeFilter().apply([[e] for e in EXPLANATIONS], docs)
     assert [json.loads(record)["initial"]["label"] for record in out] == [row[0] for row in HAND_MADE]
     assert [json.loads(record)["output_tokens"] for record in out] == count_tokens(tokenizer, EXPLANATIONS)
-    assert built == [("lm:from-metadata", str(tmp_path / "c"))]
-    mixed = [*docs[:1], *({**d, **settings} for d in reg_data.with_judge(DOCS[1:], "lm:other", str(tmp_path / "c")))]
+    assert built == [(spec.name, str(tmp_path / "c"))]
+    other = reg_data.with_judge(DOCS[1:], parse_spec("lm:other"), tmp_path / "c")
+    mixed = [*docs[:1], *({**d, **settings} for d in other)]
     with pytest.raises(ValueError, match="2 judge settings"):
         reg_judging.REGJudgeFilter().apply([[e] for e in EXPLANATIONS], mixed)
 
 
-def test_judge_choice_precedence(monkeypatch, tmp_path):
-    monkeypatch.setenv("EXPLAIN_EVAL_JUDGE_CACHE", str(tmp_path / "default-cache"))
+def test_judge_choice_precedence(monkeypatch):
     monkeypatch.setenv("EXPLAIN_EVAL_JUDGE", "seqcls:from-env")
-    chosen = reg_data.with_judge(DOCS[:1], "lm:from-metadata", str(tmp_path / "c"))[0]
-    assert (chosen["judge"], chosen["judge_cache"]) == ("lm:from-metadata", str(tmp_path / "c"))
-    chosen = reg_data.with_judge(DOCS[:1], None, None)[0]
-    assert (chosen["judge"], chosen["judge_cache"]) == ("seqcls:from-env", str(tmp_path / "default-cache"))
+    explicit = resolve_judge("lm:from-metadata", judge_from_environment(), "embedded")
+    assert explicit.name == "lm:from-metadata?mode=loglik"
+    assert resolve_judge(None, judge_from_environment(), "embedded").name == "seqcls:from-env"
     monkeypatch.delenv("EXPLAIN_EVAL_JUDGE")
-    assert reg_data.with_judge(DOCS[:1], None, None)[0]["judge"] == "embedded"
+    assert resolve_judge(None, judge_from_environment(), "embedded") == parse_spec("embedded")
+    assert resolve_judge("", None, "seqcls:d").name == "seqcls:d"
 
 
 def test_a_bad_judge_spec_fails_before_any_generation(monkeypatch):
     monkeypatch.setenv("EXPLAIN_EVAL_JUDGE", "lmm:typo")
     with pytest.raises(DataError, match="reg_chaos: judge spec 'lmm:typo' is not understood"):
-        reg_data.with_judge(DOCS[:1], None, None)
+        reg_judging.locate_judge("reg_chaos", None, None)
 
 
 # --- reward -------------------------------------------------------------------------------

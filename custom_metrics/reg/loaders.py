@@ -1,0 +1,43 @@
+"""The REG task YAMLs' loaders (``custom_dataset: !function utils.load_reg``), called as
+``load(**metadata, **dataset_kwargs)`` while the harness builds the task, before any request.
+
+They live apart from ``data.py`` because ``load_reg`` checks the judge (``judging``), which
+itself reads the gold items from ``data``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import datasets
+
+from custom_metrics.common.metadata import check_metadata_keys
+from custom_metrics.common.sources import to_dataset
+from custom_metrics.reg import data, generation, judging
+
+
+def load_reg(
+    judge: str | None = None,
+    judge_cache: str | None = None,
+    mode: str = generation.NON_THINKING.name,
+    backend: str = generation.IN_PROCESS,
+    judge_check: str = "stop",
+    **run_args: Any,
+) -> dict[str, datasets.Dataset]:
+    """ChaosNLI-MNLI-C (275 items), each doc carrying the judge and cache folder and the
+    run's generation settings (mode, the tokenizer that counts output tokens, the seed).
+    ``run_args`` are the model arguments and ``--metadata``, which lm-eval merges. The keys,
+    the settings and the judge are checked here, cheapest first."""
+    task = generation.TASKS.get((mode, backend), "reg_chaos")
+    check_metadata_keys(task, run_args)
+    located = judging.locate_judge(task, judge, judge_cache)  # seconds: before anything loads
+    settings = generation.generation_columns(mode, backend, run_args)
+    judging.check_before_generation(task, located, judge_check)
+    docs = data.with_judge(data.reg_docs(data.load_items()), located.spec, located.cache_dir)
+    return {"test": to_dataset([{**doc, **settings} for doc in docs])}
+
+
+def load_judge_select(agreement: float = data.AGREEMENT_THRESHOLD, **run_args: Any) -> dict[str, datasets.Dataset]:
+    """ChaosNLI-MNLI items whose majority label has >= 80% agreement (289 items)."""
+    check_metadata_keys("reg_judge_select", run_args)
+    return {"test": to_dataset(data.judge_select_docs(data.load_items(), float(agreement)))}
