@@ -18,6 +18,7 @@ import datasets
 
 from custom_metrics.common.download import GitHubFile
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.metadata import check_metadata_keys
 from custom_metrics.common.samples import logged_response, read_samples
 from custom_metrics.common.settings import GEESE_SOURCE_ENV, env_value
 from custom_metrics.common.sources import (
@@ -179,12 +180,14 @@ def hinted_docs(hint: str | None, explanations: str | None = None, source: str |
 # The task YAMLs' loaders (`custom_dataset: !function utils.load_m2`), called as
 # ``load(**metadata, **dataset_kwargs)``: the run's other settings arrive in ``_``.
 def load_m2(
-    hint: str | None = None, explanations: str | None = None, geese_source: str | None = None, **_: Any
+    hint: str | None = None, explanations: str | None = None, geese_source: str | None = None, **run_args: Any
 ) -> dict[str, datasets.Dataset]:
     """M2 docs with the ``hint`` of the task's setting (``dataset_kwargs: {hint: ...}``)."""
+    check_metadata_keys("GEESE", run_args)
     return {"test": to_dataset(hinted_docs(hint, explanations, geese_source))}
 
 
-def load_m1(explanation_type: str, geese_source: str | None = None, **_: Any) -> dict[str, datasets.Dataset]:
+def load_m1(explanation_type: str, geese_source: str | None = None, **run_args: Any) -> dict[str, datasets.Dataset]:
     """M1 docs with the ``explanation_type`` the prompt asks for."""
+    check_metadata_keys("GEESE", run_args)
     return {"test": to_dataset(m1_docs(explanation_type, geese_source))}

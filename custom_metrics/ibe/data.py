@@ -24,6 +24,7 @@ import datasets
 
 from custom_metrics.common.download import GitHubFile
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.metadata import check_metadata_keys
 from custom_metrics.common.sources import Source, archive_member, load_rows, to_dataset
 from ibe_postprocess.inputs import read_inputs
 from ibe_postprocess.questions import question_id
@@ -229,10 +230,11 @@ def load_explain(
     ecare_train_size: int = ECARE_TRAIN_SIZE,
     ecare_test_size: int = ECARE_TEST_SIZE,
     ecare_seed: int = ECARE_SEED,
-    **_: Any,
+    **run_args: Any,
 ) -> dict[str, datasets.Dataset]:
     """One doc per (question, option) of ``dataset`` (``dataset_kwargs``); e-CARE's sample
     sizes and seed can be changed with ``--metadata``."""
+    check_metadata_keys(f"ibe_{dataset}", run_args)
     if dataset == "copa":
         return {"test": to_dataset(copa_docs())}
     if dataset == "ecare":
@@ -240,6 +242,7 @@ def load_explain(
     raise DataError(f"IBE: unknown dataset {dataset!r} in dataset_kwargs; expected copa or ecare.")
 
 
-def load_judge(dataset: str, explanations: str | None = None, **_: Any) -> dict[str, datasets.Dataset]:
+def load_judge(dataset: str, explanations: str | None = None, **run_args: Any) -> dict[str, datasets.Dataset]:
     """The two explanations of each test question, from an ``ibe_<dataset>`` samples file."""
+    check_metadata_keys(f"ibe_judge_{dataset}", run_args)
     return {"test": to_dataset(judge_docs(dataset, explanations))}

@@ -11,6 +11,7 @@ from typing import Any
 import datasets
 
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.metadata import check_metadata_keys
 from custom_metrics.rule.cache import cached_docs
 from custom_metrics.rule.data import (
     SPLITS,
@@ -182,8 +183,9 @@ def docs_for(variant: str, split: int | None = None, demos: str = "reclor") -> l
     return builders[variant]()
 
 
-def load(variant: str, split: int | None = None, demos: str = "reclor", **_: Any) -> dict[str, datasets.Dataset]:
+def load(variant: str, split: int | None = None, demos: str = "reclor", **run_args: Any) -> dict[str, datasets.Dataset]:
     """``custom_dataset`` hook: the docs of ``variant`` (and ``split`` and ``demos`` for
     five-shot tasks), from the verified cache of built docs when it holds them; the harness
-    also passes the task's metadata, which no variant reads."""
+    also passes the run's metadata, which no variant reads but whose keys are checked."""
+    check_metadata_keys("RULE", run_args)
     return {"test": cached_docs(variant, split, lambda: docs_for(variant, split, demos), demos)}

@@ -59,3 +59,24 @@ def test_every_key_a_loader_reads_is_a_suite_key():
         text = re.sub(r"!function \S+", "fn", path.read_text())
         kwargs = (yaml.safe_load(text) or {}).get("dataset_kwargs") or {}
         assert set(kwargs) <= SUITE_KEYS, (path.name, set(kwargs) - SUITE_KEYS)
+
+
+@pytest.mark.parametrize(
+    "load, args, typo, meant",
+    [
+        ("custom_metrics.geese.data:load_m2", {"hint": "human"}, "explanatons", "explanations"),
+        ("custom_metrics.geese.data:load_m1", {"explanation_type": "whyexp"}, "geese_sorce", "geese_source"),
+        ("custom_metrics.rule.variants:load", {"variant": "main"}, "demo", "demos"),
+        ("custom_metrics.ibe.data:load_explain", {"dataset": "ecare"}, "ecare_train_sise", "ecare_train_size"),
+        ("custom_metrics.ibe.data:load_judge", {"dataset": "copa"}, "explanation", "explanations"),
+    ],
+)
+def test_every_papers_loader_refuses_a_misspelled_key_before_reading_data(load, args, typo, meant, monkeypatch):
+    """Not only REG's: a typo in an e-CARE sample size would otherwise change the data silently."""
+    import importlib
+
+    monkeypatch.setenv("EXPLAIN_EVAL_DATA", "/nonexistent")  # reading any data would fail differently
+    module, name = load.split(":")
+    loader = getattr(importlib.import_module(module), name)
+    with pytest.raises(DataError, match=rf"--metadata key '{typo}' .* did you mean '{meant}'\?"):
+        loader(**args, **{typo: 1}, pretrained="some/model")
