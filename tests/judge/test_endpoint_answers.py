@@ -37,11 +37,14 @@ def _with_answer(text: str | None) -> dict:
 
 
 def test_recorded_requests_are_what_the_judge_sends():
-    judge = _judge()
+    """Recorded before judges sent the thinking switch: ``thinking=unset`` sends exactly them,
+    the default adds the non-thinking switch and nothing else."""
+    unset, default = _judge("thinking=unset"), _judge()
     for name in ("generate_0", "generate_1"):
         request = RECORDED[name]["request"]
         premise, hypothesis = request["messages"][0]["content"].rsplit("Premise: ", 1)[1].split("\nHypothesis: ")
-        assert judge._payload(premise, hypothesis) == request
+        assert unset._payload(premise, hypothesis) == request
+        assert default._payload(premise, hypothesis) == {**request, "chat_template_kwargs": {"enable_thinking": False}}
         assert request["messages"][0]["content"] == nli_prompt(premise, hypothesis)
     generate = RECORDED["generate_0"]["request"]
     assert (generate["temperature"], generate["top_p"], generate["max_tokens"]) == (0.7, 0.8, 16)
