@@ -163,9 +163,14 @@ def test_release_files() -> None:
     assert (REPO / "LICENSE").read_text().startswith("MIT License\n")
     changelog = (REPO / "CHANGELOG.md").read_text()
     releases = re.findall(r"^## \[([^\]]+)\]", changelog, flags=re.M)
-    assert releases[:3] == ["Unreleased", "0.2.0", "0.1.0"]
-    for heading in ("Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"):
-        assert f"\n### {heading}\n" in changelog.split("## [0.2.0]")[0]
+    assert releases[0] == "Unreleased" and releases[1] == custom_metrics.__version__
+    assert releases[1:] == sorted(releases[1:], key=lambda v: tuple(map(int, v.split("."))), reverse=True)
+    assert re.search(
+        rf"^## \[{re.escape(custom_metrics.__version__)}\] - \d{{4}}-\d{{2}}-\d{{2}}$", changelog, flags=re.M
+    )
+    headings = set(re.findall(r"^### (.+)$", changelog, flags=re.M))
+    assert headings <= {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}, headings
+    assert f'version: "{custom_metrics.__version__}"' in (REPO / "CITATION.cff").read_text()
     validated = subprocess.run(
         [str(Path(sys.executable).with_name("cffconvert")), "--validate", "-i", str(REPO / "CITATION.cff")],
         capture_output=True,
