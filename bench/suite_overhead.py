@@ -129,7 +129,14 @@ def run(limit: int, families: list[str]) -> dict:
     with timed() as imports:
         import_suite()
     with timed() as index:
-        manager = TaskManager(include_path=[str(REPO / "lm_eval_tasks")], include_defaults=False)
+        # What lm_eval's CLI merges into the metadata: the model arguments (REG counts output
+        # tokens with the generator's tokenizer); the embedded judge is degenerate, so REG's
+        # check before generation is told to warn.
+        manager = TaskManager(
+            include_path=[str(REPO / "lm_eval_tasks")],
+            include_defaults=False,
+            metadata={"pretrained": str(ensure_checkpoint()), "judge_check": "warn"},
+        )
     results = {}
     for family in families:
         spec = FAMILIES[family]
