@@ -64,8 +64,11 @@ def missing_serving_modules() -> list[str]:
     return [name for name in SERVING_MODULES if importlib.util.find_spec(name) is None]
 
 
-def chat_model_folder(checkpoint: Path, folder: Path) -> Path:
-    """The checkpoint as a chat model: its files linked, plus Gemma 3's template and stop tokens."""
+def chat_model_folder(
+    checkpoint: Path, folder: Path, template: str = GEMMA_CHAT_TEMPLATE, generation_settings: dict | None = None
+) -> Path:
+    """The checkpoint as a chat model: its files linked, plus a chat template (Gemma 3's unless
+    told), its stop token and any ``generation_settings`` for a server to sample with."""
     folder.mkdir(parents=True, exist_ok=True)
     for source in checkpoint.iterdir():
         if source.name not in ("generation_config.json", "tokenizer_config.json"):
@@ -73,13 +76,13 @@ def chat_model_folder(checkpoint: Path, folder: Path) -> Path:
             if not target.exists():
                 target.symlink_to(source.resolve())
     tokenizer_config = json.loads((checkpoint / "tokenizer_config.json").read_text())
-    tokenizer_config["chat_template"] = GEMMA_CHAT_TEMPLATE
+    tokenizer_config["chat_template"] = template
     (folder / "tokenizer_config.json").write_text(json.dumps(tokenizer_config, indent=2))
     generation = json.loads((checkpoint / "generation_config.json").read_text())
     eos = generation.get("eos_token_id")
     eos = eos if isinstance(eos, list) else [eos]
     generation["eos_token_id"] = [*eos, END_OF_TURN_ID] if END_OF_TURN_ID not in eos else eos
-    (folder / "generation_config.json").write_text(json.dumps(generation, indent=2))
+    (folder / "generation_config.json").write_text(json.dumps(generation | (generation_settings or {}), indent=2))
     return folder
 
 

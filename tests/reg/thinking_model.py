@@ -14,10 +14,9 @@ speaking only the OpenAI fields cannot receive in a request.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from tests.serving import END_OF_TURN_ID
+from tests.serving import chat_model_folder
 
 THINKING_TEMPLATE = """{%- if enable_thinking is not defined -%}
     {{ raise_exception("this template needs the thinking switch: enable_thinking true or false") }}
@@ -39,19 +38,5 @@ SERVER_SAMPLING = {"do_sample": True, "top_k": 20, "min_p": 0.0}
 
 
 def thinking_model_folder(checkpoint: Path, folder: Path) -> Path:
-    """The checkpoint's files linked, plus the switchable template and a sampling generation config."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for source in checkpoint.iterdir():
-        if source.name not in ("generation_config.json", "tokenizer_config.json"):
-            target = folder / source.name
-            if not target.exists():
-                target.symlink_to(source.resolve())
-    tokenizer_config = json.loads((checkpoint / "tokenizer_config.json").read_text())
-    tokenizer_config["chat_template"] = THINKING_TEMPLATE
-    (folder / "tokenizer_config.json").write_text(json.dumps(tokenizer_config, indent=2))
-    generation = json.loads((checkpoint / "generation_config.json").read_text())
-    eos = generation.get("eos_token_id")
-    eos = eos if isinstance(eos, list) else [eos]
-    generation["eos_token_id"] = eos if END_OF_TURN_ID in eos else [*eos, END_OF_TURN_ID]
-    (folder / "generation_config.json").write_text(json.dumps(generation | SERVER_SAMPLING, indent=2))
-    return folder
+    """The checkpoint with the switchable template and a sampling generation config."""
+    return chat_model_folder(checkpoint, folder, THINKING_TEMPLATE, SERVER_SAMPLING)
