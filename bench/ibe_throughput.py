@@ -129,7 +129,7 @@ def run(size: int, coherence_subset: int, swipl_subset: int) -> dict:
 
     embedder = PredicateEmbedder(None, None)
     with timed() as t:
-        embedder._load()
+        embedder.load()
     loads["sentence encoder"] = t["s"]
     names = sorted({n for p in programs for n in p.predicates()})
     with timed() as t:

@@ -18,20 +18,26 @@ def step_text(parsed: ParsedExplanation) -> str:
     return " ".join(f"{s.condition}. {s.consequence}." for s in parsed.steps)
 
 
+def step_texts(items: Sequence[tuple[str, str, ParsedExplanation]]) -> list[str]:
+    """The joined step text of every item that has steps (what ``nouns_of`` reads for drift)."""
+    return [step_text(parsed) for _, _, parsed in items if parsed.steps]
+
+
 def drift_many(
     items: Sequence[tuple[str, str, ParsedExplanation]],
     words: Mapping[str, Sequence[Word]] | None = None,
-    processes: int = 1,
+    step_nouns: Mapping[str, frozenset[str]] | None = None,
 ) -> list[int | None]:
     """Drift per (premise, conclusion, parsed) item; None when there are no steps to measure.
 
     ``words`` holds the premises' and conclusions' words when formalization already read
-    them (``nlp.words_of``); otherwise they are read here. ``processes``: spaCy's workers.
+    them (``nlp.words_of``), ``step_nouns`` the nouns of ``step_texts(items)`` when they were
+    read alongside other work (``nlp.queue_nouns_of``); otherwise they are read here.
     """
     if words is None:
-        words = words_of((text for premise, conclusion, _ in items for text in (premise, conclusion)), processes)
-    with_steps = [parsed for _, _, parsed in items if parsed.steps]
-    step_nouns = nouns_of((step_text(parsed) for parsed in with_steps), processes)
+        words = words_of(text for premise, conclusion, _ in items for text in (premise, conclusion))
+    if step_nouns is None:
+        step_nouns = nouns_of(step_texts(items))
     results: list[int | None] = []
     for premise, conclusion, parsed in items:
         if not parsed.steps:

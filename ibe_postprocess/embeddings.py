@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from ibe_postprocess.cache import append_lines, key, read_entries
-from ibe_postprocess.workers import map_chunks, one_thread
+from ibe_postprocess.workers import Workers, one_thread
 
 log = logging.getLogger(__name__)
 
@@ -81,12 +81,16 @@ class PredicateEmbedder:
     """Unit-normalized embeddings of predicate names (``balloon_expand`` -> "balloon expand")."""
 
     def __init__(
-        self, model: str | None = None, cache_file: Path | None = None, batch_size: int = 256, processes: int = 1
+        self,
+        model: str | None = None,
+        cache_file: Path | None = None,
+        batch_size: int = 256,
+        workers: Workers | None = None,
     ):
         self.model_spec = model
         self.name = model or DEFAULT_ENCODER
         self.batch_size = batch_size
-        self.processes = processes
+        self.workers = workers or Workers()
         self.cache_file = cache_file
         self._stored: dict[tuple[str, str], np.ndarray] = {}  # (chunk key, name) -> vector, from the cache file
         self._vectors: dict[str, np.ndarray] = {}  # this run's vectors
@@ -110,7 +114,8 @@ class PredicateEmbedder:
             found = {item: vector for item, vector in found.items() if vector.shape[0] == width}
         self._stored = found
 
-    def _load(self):
+    def load(self):
+        """The encoder, loaded once per process (before any fork: workers share it)."""
         if self.name not in _ENCODERS:
             from sentence_transformers import SentenceTransformer
 
@@ -125,7 +130,7 @@ class PredicateEmbedder:
     def chunks(self, names: Iterable[str]) -> list[list[str]]:
         """The canonical chunks of ``names``: by token count, sorted, ``batch_size`` at most."""
         unique = sorted(set(names))
-        counts = self._load().tokenizer(
+        counts = self.load().tokenizer(
             [name.replace("_", " ") for name in unique], add_special_tokens=True, truncation=True
         )["input_ids"]
         groups: dict[int, list[str]] = {}
@@ -140,7 +145,7 @@ class PredicateEmbedder:
     def embed(self, names: Iterable[str]) -> None:
         """Embed every name this run has not embedded yet, in canonical chunks (read back from
         the cache file where that same chunk is stored whole)."""
-        todo = set(names) - self._vectors.keys()
+        todo = {name for name in names if name not in self._vectors}  # not set - keys(): that copies every key
         if not todo:
             return
         missing: list[tuple[str, list[str]]] = []
@@ -154,9 +159,9 @@ class PredicateEmbedder:
         if not missing:
             return
         encoder_name = self.name
-        self._load()  # before the workers fork
+        self.load()  # before the workers fork
         jobs = [(encoder_name, [name.replace("_", " ") for name in chunk]) for _, chunk in missing]
-        for (chunk_key, chunk), vectors in zip(missing, map_chunks(_encode_chunk, jobs, self.processes)):
+        for (chunk_key, chunk), vectors in zip(missing, self.workers.map(_encode_chunk, jobs)):
             lines = []
             for name, vector in zip(chunk, vectors):
                 self._vectors[name] = self._stored[(chunk_key, name)] = vector

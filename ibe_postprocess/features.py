@@ -4,7 +4,8 @@ Stages run over all explanations in batches: spaCy reads each distinct text once
 formalization and drift together, every distinct predicate name of the whole input is
 embedded in one pass, and judge and certainty-model requests go in batches. spaCy and
 MiniLM run on ``processes`` forked workers, in the same fixed batches as on one
-(``workers``), so the features are the same bytes on any number of processes. The costly
+(``workers``), so the features are the same bytes on any number of processes; drift's
+spaCy reading is queued before the proofs, so the workers read while this process proves. The costly
 stages (proofs, LLM formalization, coherence, uncertainty) are cached on disk batch by
 batch under the output folder, so an interrupted run resumes where it stopped. Nothing
 is dropped: an explanation that cannot be parsed or measured keeps its row, with the
@@ -24,13 +25,14 @@ from custom_metrics.common.fields import is_number
 from ibe_postprocess import cache as kv
 from ibe_postprocess import features_file
 from ibe_postprocess.coherence import valid_chunk
-from ibe_postprocess.drift import drift_many
+from ibe_postprocess.drift import drift_many, step_texts
 from ibe_postprocess.folder import FeaturesFolder
 from ibe_postprocess.formalize import Program, clause_texts, formalize_many
 from ibe_postprocess.inputs import ExplanationRecord, JudgeRecord, fingerprint, input_files
-from ibe_postprocess.nlp import Word, words_of
+from ibe_postprocess.nlp import Word, pipeline, queue_nouns_of, words_of
 from ibe_postprocess.parsing import ParsedExplanation, parse_explanation
 from ibe_postprocess.uncertainty import DEFAULT_AGGREGATION
+from ibe_postprocess.workers import Workers
 
 
 @dataclass(frozen=True)
@@ -160,26 +162,29 @@ def score(
         coherence.load()
 
     items = [(r.premise, r.conclusion, p) for r, p in zip(records, parsed)]
-    words = words_of(clause_texts(items), settings.processes)  # formalization and drift read the same texts
-    programs, methods, formal_flags = _programs(items, words, settings, folder)
+    with Workers(settings.processes) as workers:
+        embedder = PredicateEmbedder(settings.encoder, folder.cache("embeddings"), workers=workers)
+        pipeline()  # both models load before the first queued work forks the workers, which share them
+        embedder.load()
+        words = words_of(clause_texts(items), workers)  # formalization and drift read the same texts
+        programs, methods, formal_flags = _programs(items, words, settings, folder)
 
-    embedder = PredicateEmbedder(settings.encoder, folder.cache("embeddings"), processes=settings.processes)
-    prover = Prover(embedder)
-    # Every predicate name of the input, embedded in chunks that depend on these names alone
-    # (``embeddings``); a proof is reused only when cached with these very vectors.
-    embedder.embed({name for program in programs for name in program.predicates()})
-    proof_keys = [
-        kv.key("proof", program.text(), prover.settings(), embedder.digest(program.predicates()))
-        for program in programs
-    ]
-    proof_store = kv.JsonlCache(folder.cache("proofs"), _valid_proof)
+        prover = Prover(embedder)
+        # Every predicate name of the input, embedded in chunks that depend on these names alone
+        # (``embeddings``); a proof is reused only when cached with these very vectors.
+        embedder.embed({name for program in programs for name in program.predicates()})
+        step_nouns = queue_nouns_of(step_texts(items), workers)  # read by the workers during the proofs
+        proof_keys = [
+            kv.key("proof", program.text(), prover.settings(), embedder.digest(program.predicates()))
+            for program in programs
+        ]
+        proof_store = kv.JsonlCache(folder.cache("proofs"), _valid_proof)
 
-    def prove(chunk: list[int]) -> list[dict]:
-        return [asdict(proof) for proof in prover.prove_many([programs[i] for i in chunk])]
+        def prove(chunk: list[int]) -> list[dict]:
+            return [asdict(proof) for proof in prover.prove_many([programs[i] for i in chunk])]
 
-    proofs = cached_stage("proofs", proof_keys, prove, proof_store, settings.batch_size)
-
-    drifts = drift_many(items, words, settings.processes)
+        proofs = cached_stage("proofs", proof_keys, prove, proof_store, settings.batch_size)
+        drifts = drift_many(items, words, step_nouns())
 
     coherences = coherence.score_many(parsed, coherence_store)
 

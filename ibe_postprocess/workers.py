@@ -6,6 +6,11 @@ path computes it, and results come back in chunk order. A chunk's result therefo
 depend on how many processes there are or which one ran it. Workers are forked after
 the models are loaded (no reload, pages shared); torch work runs on one thread in workers
 and in this process alike (``one_thread``), so matrix products split the same way everywhere.
+
+Why one pool per run, with work queued ahead: the stages that stay in this process
+(formalization, proofs) would leave the other cores idle if every stage waited for the
+previous one. ``score`` queues drift's spaCy reading before the proofs, so the workers read
+while this process proves, and the run uses every core almost all the time.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from multiprocessing import get_all_start_methods, get_context
+from types import TracebackType
 from typing import TypeVar
 
 C = TypeVar("C")
@@ -43,14 +49,38 @@ def one_thread() -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def map_chunks(function: Callable[[C], R], chunks: Sequence[C], processes: int) -> list[R]:
-    """``[function(chunk) for chunk in chunks]``, on up to ``processes`` forked workers.
+class Workers:
+    """Up to ``processes`` forked workers for one run, forked at the first queued work.
 
-    ``function`` must be a module-level function (workers find it by name) whose models
-    are loaded before the call, so that the fork shares them.
+    Every model a queued function needs must be loaded before that first ``queue`` call,
+    so that the fork shares it; functions must be module-level (workers find them by name).
+    On one process (or where there is no fork) nothing runs until the results are asked
+    for, so the single-process path computes in the order it asks.
     """
-    if processes <= 1 or len(chunks) <= 1 or "fork" not in get_all_start_methods():  # no fork: one process
-        return [function(chunk) for chunk in chunks]
-    workers = min(processes, len(chunks))
-    with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
-        return list(pool.map(function, chunks))
+
+    def __init__(self, processes: int = 1):
+        self.processes = processes if "fork" in get_all_start_methods() else 1
+        self._pool: ProcessPoolExecutor | None = None
+
+    def queue(self, function: Callable[[C], R], chunks: Sequence[C]) -> Callable[[], list[R]]:
+        """Start ``[function(chunk) for chunk in chunks]``; call the result to wait for it."""
+        chunks = list(chunks)
+        if self.processes <= 1 or len(chunks) <= 1:
+            return lambda: [function(chunk) for chunk in chunks]
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(self.processes, mp_context=get_context("fork"))
+        futures = [self._pool.submit(function, chunk) for chunk in chunks]
+        return lambda: [future.result() for future in futures]
+
+    def map(self, function: Callable[[C], R], chunks: Sequence[C]) -> list[R]:
+        return self.queue(function, chunks)()
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=error is not None)
+            self._pool = None
