@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import resource
 import subprocess
 import sys
 import time
@@ -75,12 +76,13 @@ def _wrap(owner, name: str, label: str, totals: dict[str, float], cpu: dict[str,
 
 
 def _wrap_queued(owner, name: str, label: str, totals: dict[str, float], cpu: dict[str, float]) -> None:
-    """Time the wait for queued work: all of it on one process; on more, what the proofs did not hide."""
-    original = getattr(owner, name)
+    """Time queueing work and waiting for it: all of it on one process; on more, what the
+    work done meanwhile in this process did not hide."""
+    queue = _timed(getattr(owner, name), label, totals, cpu)
 
-    @wraps(original)
+    @wraps(queue)
     def queued(*args, **kwargs):
-        return _timed(original(*args, **kwargs), label, totals, cpu)
+        return _timed(queue(*args, **kwargs), label, totals, cpu)
 
     setattr(owner, name, queued)
 
@@ -143,6 +145,12 @@ def floor(size: int, processes: int) -> dict[str, float]:
     return times
 
 
+def _cpu_with_workers() -> float:
+    """CPU seconds of this process and its ended workers (``score`` shuts its pool down)."""
+    own, workers = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime
+
+
 def one_size(size: int, processes: int) -> dict:
     """Run score() on ``size`` explanations in this process; stage times by wrapping."""
     from bench.explanations import build
@@ -165,9 +173,9 @@ def one_size(size: int, processes: int) -> dict:
     totals: dict[str, float] = {}
     cpu: dict[str, float] = {}
     _wrap(features, "parse_explanation", "parsing", totals, cpu)
-    _wrap(features, "words_of", SPACY[0], totals, cpu)
+    _wrap_queued(features, "queue_words_of", SPACY[0], totals, cpu)
     _wrap(features, "formalize_many", "formalization (names)", totals, cpu)
-    _wrap(embeddings.PredicateEmbedder, "embed", "embedding", totals, cpu)
+    _wrap_queued(embeddings.PredicateEmbedder, "queue_embedding", "embedding", totals, cpu)
     _wrap(prover.Prover, "prove_many", "proofs", totals, cpu)
     _wrap(features, "drift_many", "drift (after its spaCy)", totals, cpu)
     _wrap_queued(features, "queue_nouns_of", SPACY[1], totals, cpu)
@@ -176,9 +184,9 @@ def one_size(size: int, processes: int) -> dict:
     _wrap(features_file, "write", "feature files", totals, cpu)
     settings = features.ScoreSettings(nli_judge=f"seqcls:{tiny}", certainty_model="lexicon", processes=processes)
     out = scratch(f"ibe_scaling_{size}_p{processes}")
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), _cpu_with_workers()
     rows = features.score(records, out, settings)
-    total = time.perf_counter() - start
+    total, total_cpu = time.perf_counter() - start, _cpu_with_workers() - start_cpu
     outside_judge = total - totals.get("coherence (judge)", 0.0)
     neural = sum(totals.get(name, 0.0) for name in SPACY) + totals.get("embedding", 0.0)
     return {
@@ -187,6 +195,7 @@ def one_size(size: int, processes: int) -> dict:
         "rows": len(rows),
         "features_sha256": hashlib.sha256(FeaturesFolder(out).features.read_bytes()).hexdigest(),
         "total_s": round(total, 2),
+        "cpu_s": round(total_cpu, 2),
         "outside_judge_s": round(outside_judge, 2),
         "neural_s": round(neural, 2),
         "loads_s": {k: round(v, 2) for k, v in loads.items()},

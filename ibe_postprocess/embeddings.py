@@ -27,7 +27,7 @@ import hashlib
 import json
 import logging
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -128,7 +128,9 @@ class PredicateEmbedder:
         return _ENCODERS[self.name]
 
     def chunks(self, names: Iterable[str]) -> list[list[str]]:
-        """The canonical chunks of ``names``: by token count, sorted, ``batch_size`` at most."""
+        """The canonical chunks of ``names``: grouped by token count, ``batch_size`` at most,
+        the costliest (names x tokens) first, so that no worker is left alone with a long chunk
+        at the end (the order changes no bit: each chunk is computed on its own)."""
         unique = sorted(set(names))
         counts = self.load().tokenizer(
             [name.replace("_", " ") for name in unique], add_special_tokens=True, truncation=True
@@ -136,39 +138,46 @@ class PredicateEmbedder:
         groups: dict[int, list[str]] = {}
         for name, ids in zip(unique, counts):
             groups.setdefault(len(ids), []).append(name)
-        return [
-            group[start : start + self.batch_size]
-            for _, group in sorted(groups.items())
+        sized = [
+            (tokens, group[start : start + self.batch_size])
+            for tokens, group in groups.items()
             for start in range(0, len(group), self.batch_size)
         ]
+        sized.sort(key=lambda item: (-item[0] * len(item[1]), item[0], item[1]))
+        return [chunk for _, chunk in sized]
 
-    def embed(self, names: Iterable[str]) -> None:
-        """Embed every name this run has not embedded yet, in canonical chunks (read back from
-        the cache file where that same chunk is stored whole)."""
+    def queue_embedding(self, names: Iterable[str]) -> Callable[[], None]:
+        """Start embedding every name this run has not embedded yet, in canonical chunks (read
+        back from the cache file where that same chunk is stored whole); call the result to
+        wait for the vectors and store them. Other work queued meanwhile fills the workers
+        that finish first."""
         todo = {name for name in names if name not in self._vectors}  # not set - keys(): that copies every key
-        if not todo:
-            return
         missing: list[tuple[str, list[str]]] = []
-        for chunk in self.chunks(todo):
+        for chunk in self.chunks(todo) if todo else []:
             chunk_key = key(self.name, chunk)
             stored = [self._stored.get((chunk_key, name)) for name in chunk]
             if all(vector is not None for vector in stored):
                 self._vectors.update(zip(chunk, stored))
             else:
                 missing.append((chunk_key, chunk))
-        if not missing:
-            return
-        encoder_name = self.name
-        self.load()  # before the workers fork
-        jobs = [(encoder_name, [name.replace("_", " ") for name in chunk]) for _, chunk in missing]
-        for (chunk_key, chunk), vectors in zip(missing, self.workers.map(_encode_chunk, jobs)):
-            lines = []
-            for name, vector in zip(chunk, vectors):
-                self._vectors[name] = self._stored[(chunk_key, name)] = vector
-                stored = base64.b64encode(vector.tobytes()).decode("ascii")
-                lines.append(json.dumps({"encoder": self.name, "name": name, "chunk": chunk_key, "vector": stored}))
-            if self.cache_file is not None:
-                append_lines(self.cache_file, lines)
+        jobs = [(self.name, [name.replace("_", " ") for name in chunk]) for _, chunk in missing]
+        results = self.workers.queue(_encode_chunk, jobs)
+
+        def store() -> None:
+            for (chunk_key, chunk), vectors in zip(missing, results()):
+                lines = []
+                for name, vector in zip(chunk, vectors):
+                    self._vectors[name] = self._stored[(chunk_key, name)] = vector
+                    stored = base64.b64encode(vector.tobytes()).decode("ascii")
+                    lines.append(json.dumps({"encoder": self.name, "name": name, "chunk": chunk_key, "vector": stored}))
+                if self.cache_file is not None:
+                    append_lines(self.cache_file, lines)
+
+        return store
+
+    def embed(self, names: Iterable[str]) -> None:
+        """``queue_embedding``, waited for."""
+        self.queue_embedding(names)()
 
     def digest(self, names: Iterable[str]) -> str:
         """The bytes of the (embedded) vectors of ``names``: a proof cached with other vectors is not reused."""

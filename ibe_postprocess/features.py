@@ -29,7 +29,7 @@ from ibe_postprocess.drift import drift_many, step_texts
 from ibe_postprocess.folder import FeaturesFolder
 from ibe_postprocess.formalize import Program, clause_texts, formalize_many
 from ibe_postprocess.inputs import ExplanationRecord, JudgeRecord, fingerprint, input_files
-from ibe_postprocess.nlp import Word, pipeline, queue_nouns_of, words_of
+from ibe_postprocess.nlp import Word, pipeline, queue_nouns_of, queue_words_of
 from ibe_postprocess.parsing import ParsedExplanation, parse_explanation
 from ibe_postprocess.uncertainty import DEFAULT_AGGREGATION
 from ibe_postprocess.workers import Workers
@@ -166,14 +166,17 @@ def score(
         embedder = PredicateEmbedder(settings.encoder, folder.cache("embeddings"), workers=workers)
         pipeline()  # both models load before the first queued work forks the workers, which share them
         embedder.load()
-        words = words_of(clause_texts(items), workers)  # formalization and drift read the same texts
+        words_read = queue_words_of(clause_texts(items), workers)  # formalization and drift read the same texts
+        # Drift's own spaCy reading, queued behind: it keeps both workers busy while this
+        # process formalizes and until MiniLM's chunks are queued.
+        step_nouns = queue_nouns_of(step_texts(items), workers)
+        words = words_read()
         programs, methods, formal_flags = _programs(items, words, settings, folder)
 
         prover = Prover(embedder)
         # Every predicate name of the input, embedded in chunks that depend on these names alone
         # (``embeddings``); a proof is reused only when cached with these very vectors.
         embedder.embed({name for program in programs for name in program.predicates()})
-        step_nouns = queue_nouns_of(step_texts(items), workers)  # read by the workers during the proofs
         proof_keys = [
             kv.key("proof", program.text(), prover.settings(), embedder.digest(program.predicates()))
             for program in programs

@@ -116,10 +116,17 @@ def _queue(
     return lambda: {text: value for chunk, values in zip(chunks, results()) for text, value in zip(chunk, values)}
 
 
+def queue_words_of(
+    texts: Iterable[str], workers: Workers | None = None
+) -> Callable[[], dict[str, tuple[Word, ...]]]:
+    """Start reading each distinct text's words with the full tagging pipeline, in batches of
+    ``BATCH_SIZE`` (the same batches on any number of ``workers``); call the result to wait."""
+    return _queue(_words_batch, texts, workers)
+
+
 def words_of(texts: Iterable[str], workers: Workers | None = None) -> dict[str, tuple[Word, ...]]:
-    """Each distinct text's words, read by the full tagging pipeline in batches of
-    ``BATCH_SIZE`` (the same batches on any number of ``workers``)."""
-    return _queue(_words_batch, texts, workers)()
+    """``queue_words_of``, waited for."""
+    return queue_words_of(texts, workers)()
 
 
 def nouns(words: Iterable[Word]) -> frozenset[str]:

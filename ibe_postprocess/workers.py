@@ -15,6 +15,7 @@ while this process proves, and the run uses every core almost all the time.
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -68,6 +69,7 @@ class Workers:
         if self.processes <= 1 or len(chunks) <= 1:
             return lambda: [function(chunk) for chunk in chunks]
         if self._pool is None:
+            gc.freeze()  # collections would write to every object's page, copying it in each process
             self._pool = ProcessPoolExecutor(self.processes, mp_context=get_context("fork"))
         futures = [self._pool.submit(function, chunk) for chunk in chunks]
         return lambda: [future.result() for future in futures]
@@ -84,3 +86,4 @@ class Workers:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=error is not None)
             self._pool = None
+            gc.unfreeze()
