@@ -18,9 +18,9 @@ from tests.helpers import BALLOON
 @pytest.fixture
 def no_slow_stage(monkeypatch) -> None:
     def reached(*args, **kwargs):
-        raise AssertionError("the spaCy stage ran before the models were loaded")
+        raise AssertionError("spaCy was loaded before the named models")
 
-    monkeypatch.setattr(features, "words_of", reached)
+    monkeypatch.setattr(features, "pipeline", reached)
 
 
 @pytest.mark.parametrize(
