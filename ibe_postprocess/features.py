@@ -167,9 +167,9 @@ def score(
         pipeline()  # both models load before the first queued work forks the workers, which share them
         embedder.load()
         words_read = queue_words_of(clause_texts(items), workers)  # formalization and drift read the same texts
-        # Drift's own spaCy reading, queued behind: it keeps both workers busy while this
-        # process formalizes and until MiniLM's chunks are queued.
-        step_nouns = queue_nouns_of(step_texts(items), workers)
+        # Drift's own spaCy reading keeps the workers busy whenever they have nothing else
+        # to do: while this process formalizes, at the ends of the stages, during the proofs.
+        step_nouns = queue_nouns_of(step_texts(items), workers, filler=True)
         words = words_read()
         programs, methods, formal_flags = _programs(items, words, settings, folder)
 

