@@ -84,6 +84,7 @@ class Workers:
         if self._pool is None:
             gc.freeze()  # collections would write to every object's page, copying it in each process
             self._pool = ProcessPoolExecutor(self.processes, mp_context=get_context("fork"))
+            self._pool.submit(os.getpid)  # a fork pool forks every worker at its first task: from this thread
             self._dispatcher = threading.Thread(target=self._dispatch, name="workers-dispatch", daemon=True)
             self._dispatcher.start()
         futures: list[Future] = [Future() for _ in chunks]
