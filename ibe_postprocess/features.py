@@ -21,6 +21,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from custom_metrics.common.errors import DataError
 from custom_metrics.common.fields import is_number
 from ibe_postprocess import cache as kv
 from ibe_postprocess import features_file
@@ -85,40 +86,64 @@ def _valid_uncertainty(value: Any) -> bool:
     )
 
 
+class _Autoformalization:
+    """The formalizing LM's output for every item, cached batch by batch; the LM loads with
+    the other named models, before spaCy and Prolog, unless every output is cached."""
+
+    def __init__(self, spec: str, items: Sequence[tuple[str, str, ParsedExplanation]], folder: FeaturesFolder):
+        from ibe_postprocess.autoformalize import formalization_prompt
+
+        self.spec = spec
+        self.prompts = [formalization_prompt(*item) for item in items]
+        self.keys = [kv.key(spec, prompt) for prompt in self.prompts]
+        self.store = kv.JsonlCache(folder.cache("autoformalized"), lambda value: isinstance(value, str))
+        self.model: Any = None
+
+    def load(self) -> None:
+        if all(key in self.store for key in self.keys):
+            return
+        from ibe_postprocess.autoformalize import LMFormalizer
+
+        try:
+            self.model = LMFormalizer(self.spec)
+        except Exception as err:
+            reason = (str(err).strip().splitlines() or [""])[0]
+            raise DataError(
+                f"--formalizer lm:{self.spec}: the formalizing LM cannot be loaded ({type(err).__name__}: {reason}); "
+                "pass lm:<model folder that exists, or Hub id in the local Hub cache>, or leave --formalizer out "
+                "for the deterministic formalization."
+            ) from err
+
+    def outputs(self, batch_size: int) -> list[str]:
+        def generate(chunk: list[int]) -> list[str]:
+            return self.model.generate([self.prompts[i] for i in chunk])
+
+        return cached_stage("autoformalize", self.keys, generate, self.store, batch_size)
+
+
 def _programs(
     items: Sequence[tuple[str, str, ParsedExplanation]],
     words: dict[str, tuple[Word, ...]],
-    settings: ScoreSettings,
-    folder: FeaturesFolder,
+    autoformalization: _Autoformalization | None,
+    batch_size: int,
 ) -> tuple[list[Program], list[str], list[list[str]]]:
     """Programs per explanation, how each was made, and formalization flags."""
-    parsed = [item[2] for item in items]
     programs = formalize_many(items, words)
     methods = ["deterministic"] * len(items)
     flags: list[list[str]] = [[] for _ in items]
-    if settings.formalizer == "deterministic":
+    if autoformalization is None:
         return programs, methods, flags
-    from ibe_postprocess.autoformalize import LMFormalizer, formalization_prompt, program_from_output
+    from ibe_postprocess.autoformalize import program_from_output
     from ibe_postprocess.prolog_guard import GuardError
     from ibe_postprocess.prover import system_predicate_check
 
-    spec = settings.formalizer[3:]
-    prompts = [formalization_prompt(*item) for item in items]
-    holder: dict[str, LMFormalizer] = {}
-
-    def generate(chunk: list[int]) -> list[str]:
-        holder.setdefault("model", LMFormalizer(spec))
-        return holder["model"].generate([prompts[i] for i in chunk])
-
-    store = kv.JsonlCache(folder.cache("autoformalized"), lambda value: isinstance(value, str))
-    outputs = cached_stage("autoformalize", [kv.key(spec, p) for p in prompts], generate, store, settings.batch_size)
     is_system = system_predicate_check()
-    for index, output in enumerate(outputs):
-        if not parsed[index].steps:
+    for index, output in enumerate(autoformalization.outputs(batch_size)):
+        if not items[index][2].steps:
             continue  # nothing to formalize; the parse flag already says why
         try:
             programs[index] = program_from_output(output, is_system)
-            methods[index] = f"lm:{spec}"
+            methods[index] = f"lm:{autoformalization.spec}"
         except GuardError as err:
             flags[index].append(f"autoformalized program rejected ({err}); deterministic formalization used")
     return programs, methods, flags
@@ -151,8 +176,8 @@ def score(
     from ibe_postprocess.prover import Prover
     from ibe_postprocess.uncertainty import UncertaintyScorer
 
-    # The models a user names load first, before spaCy and Prolog: a judge or certainty model
-    # that cannot load stops the run in seconds. The parser is cheap and gives the cache keys,
+    # The models a user names load first, before spaCy and Prolog: a judge, certainty model
+    # or formalizing LM that cannot load stops the run in seconds. The parser is cheap and gives the cache keys,
     # so a rerun whose coherence values are all cached loads no judge.
     parsed = [parse_explanation(record.explanation) for record in records]
     uncertainty = UncertaintyScorer(settings.certainty_model, settings.uncertainty_aggregation)
@@ -162,6 +187,10 @@ def score(
         coherence.load()
 
     items = [(r.premise, r.conclusion, p) for r, p in zip(records, parsed)]
+    autoformalization = None
+    if settings.formalizer.startswith("lm:"):
+        autoformalization = _Autoformalization(settings.formalizer[3:], items, folder)
+        autoformalization.load()
     with Workers(settings.processes) as workers:
         embedder = PredicateEmbedder(settings.encoder, folder.cache("embeddings"), workers=workers)
         pipeline()  # both models load before the first queued work forks the workers, which share them
@@ -171,7 +200,7 @@ def score(
         # to do: while this process formalizes, at the ends of the stages, during the proofs.
         step_nouns = queue_nouns_of(step_texts(items), workers, filler=True)
         words = words_read()
-        programs, methods, formal_flags = _programs(items, words, settings, folder)
+        programs, methods, formal_flags = _programs(items, words, autoformalization, settings.batch_size)
 
         prover = Prover(embedder)
         # Every predicate name of the input, embedded in chunks that depend on these names alone

@@ -28,15 +28,22 @@ def no_slow_stage(monkeypatch) -> None:
     [
         ("--nli-judge", "the NLI judge cannot be loaded"),
         ("--certainty-model", "cannot be loaded"),
+        ("--formalizer", "the formalizing LM cannot be loaded"),
     ],
 )
 def test_a_named_model_that_cannot_load_stops_the_run_before_spacy_and_prolog(
     tmp_path, capsys, no_slow_stage, option: str, says: str
 ) -> None:
     missing = tmp_path / "no-such-model"
-    value = f"seqcls:{missing}" if option == "--nli-judge" else str(missing)
-    others = ["--certainty-model", "lexicon"] if option == "--nli-judge" else ["--nli-judge", "embedded"]
+    value = {"--nli-judge": f"seqcls:{missing}", "--formalizer": f"lm:{missing}"}.get(option, str(missing))
+    others = {
+        "--nli-judge": ["--certainty-model", "lexicon"],
+        "--certainty-model": ["--nli-judge", "embedded"],
+        "--formalizer": ["--nli-judge", "embedded", "--certainty-model", "lexicon"],
+    }[option]
     code = ibe(["score", str(BALLOON), "--out", str(tmp_path / "out"), option, value, *others])
-    err = capsys.readouterr().err
+    err = "".join(  # the embedded judge that loads before the formalizer draws its progress bar
+        line for line in capsys.readouterr().err.splitlines(keepends=True) if not line.startswith("Loading weights")
+    )
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
     assert f"{option} {value}: {says}" in err and "leave" in err and "out for" in err  # what to pass instead
