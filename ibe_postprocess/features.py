@@ -4,12 +4,12 @@ Stages run over all explanations in batches: spaCy reads each distinct text once
 formalization and drift together, every distinct predicate name of the whole input is
 embedded in one pass, and judge and certainty-model requests go in batches. spaCy and
 MiniLM run on ``processes`` forked workers, in the same fixed batches as on one
-(``workers``), so the features are the same bytes on any number of processes; drift's
-spaCy reading is queued before the proofs, so the workers read while this process proves. The costly
-stages (proofs, LLM formalization, coherence, uncertainty) are cached on disk batch by
-batch under the output folder, so an interrupted run resumes where it stopped. Nothing
-is dropped: an explanation that cannot be parsed or measured keeps its row, with the
-reasons in ``flag``.
+(``workers``), so the features are the same bytes on any number of processes; drift's spaCy
+reading is filler work that keeps the workers busy while this process formalizes and
+proves. The costly stages (proofs, LLM formalization, coherence, uncertainty) are cached on
+disk batch by batch under the output folder, so an interrupted run resumes where it
+stopped. Nothing is dropped: an explanation that cannot be parsed or measured keeps its
+row, with the reasons in ``flag``.
 """
 
 from __future__ import annotations
@@ -177,8 +177,8 @@ def score(
     from ibe_postprocess.uncertainty import UncertaintyScorer
 
     # The models a user names load first, before spaCy and Prolog: a judge, certainty model
-    # or formalizing LM that cannot load stops the run in seconds. The parser is cheap and gives the cache keys,
-    # so a rerun whose coherence values are all cached loads no judge.
+    # or formalizing LM that cannot load stops the run in seconds. The parser is cheap and
+    # gives the cache keys, so a rerun whose values are all cached loads no judge or LM.
     parsed = [parse_explanation(record.explanation) for record in records]
     uncertainty = UncertaintyScorer(settings.certainty_model, settings.uncertainty_aggregation)
     coherence = Coherence(settings.nli_judge, folder.cache("nli_verdicts"))
