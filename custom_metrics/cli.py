@@ -43,7 +43,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "custom_metrics.common.embedded_model",
         "print the embedded model's checkpoint folder (creates it once)",
     ),
-    "tasks-path": ("lm_eval_tasks", "print the folder of the task YAMLs, for lm_eval --include_path"),
+    "tasks-path": (
+        "custom_metrics.common.task_folders",
+        "print the folder of the task YAMLs, for lm_eval --include_path",
+    ),
 }
 
 

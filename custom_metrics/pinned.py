@@ -1,4 +1,4 @@
-"""Every pinned public file of the four papers, and ``explain-eval download``, which fetches them.
+"""Every pinned public file of the suite's papers, and ``explain-eval download``, which fetches them.
 
 Compute nodes are often offline while login nodes are not: ``explain-eval download`` on a
 login node fills the suite's cache (``$EXPLAIN_EVAL_CACHE/downloads``) with verified files,
@@ -11,23 +11,16 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from custom_metrics.common.download import GitHubFile, cached, fetch
+from custom_metrics.common.download import PinnedFile, cached, fetch
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.settings import CACHE_ENV, DATA_ENV, GEESE_SOURCE_ENV, cache_root, downloads_dir, env_value
 from custom_metrics.common.sources import Source, load_hub_rows
 from custom_metrics.geese import data as geese_data
-from custom_metrics.ibe import data as ibe_data
-from custom_metrics.reg import data as reg_data
-from custom_metrics.rule import data as rule_data
+from custom_metrics.leaderboard.registry import PAPERS as SPECS
 
-DATASETS: dict[str, tuple[Source, ...]] = {
-    "geese": (geese_data.SOURCE,),
-    "rule": (rule_data.MAIN_SOURCE, *rule_data.SUB_SOURCES.values(), rule_data.PROMPTS_SOURCE),
-    "chaosnli": (reg_data.SOURCE,),
-    "copa": tuple(ibe_data.COPA_SOURCES.values()),
-    "ecare": tuple(ibe_data.ECARE_SOURCES.values()),
-}
-PAPERS = {"reg": ("chaosnli",), "ibe": ("copa", "ecare")}  # paper names that differ from a dataset's
+# Each paper's spec names its datasets (``PaperSpec.datasets``); a paper's key names them all.
+DATASETS: dict[str, tuple[Source, ...]] = {name: sources for spec in SPECS for name, sources in spec.datasets.items()}
+PAPERS = {spec.key: tuple(spec.datasets) for spec in SPECS if tuple(spec.datasets) != (spec.key,)}
 
 
 def pinned_files(names: Sequence[str]) -> list[tuple[str, Source]]:
@@ -36,7 +29,7 @@ def pinned_files(names: Sequence[str]) -> list[tuple[str, Source]]:
     if unknown:
         raise DataError(f"unknown dataset(s) {unknown}; choose from {sorted(DATASETS) + sorted(PAPERS)}.")
     chosen = [dataset for name in names for dataset in PAPERS.get(name, (name,))] or list(DATASETS)
-    by_file: dict[GitHubFile, list[Source]] = {}
+    by_file: dict[PinnedFile, list[Source]] = {}
     for dataset in dict.fromkeys(chosen):
         for source in DATASETS[dataset]:
             by_file.setdefault(source.remote, []).append(source)

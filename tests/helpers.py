@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lm_eval_tasks import TASKS_PATH
+from custom_metrics.common.task_folders import TASKS_PATH
+from custom_metrics.leaderboard.registry import PAPERS
 
 REPO = Path(__file__).resolve().parents[1]
 TASKS_DIR = TASKS_PATH  # where the installed suite's tasks are (explain-eval tasks-path), as users pass it
@@ -17,6 +18,8 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 MIRROR = FIXTURES / "mirror"
 LEADERBOARD_FIXTURES = FIXTURES / "leaderboard"
 BALLOON = FIXTURES / "ibe" / "balloon.jsonl"  # the IBE paper's Figure 1 explanations
+# The suite's papers, from the one list (the registry): package, task folder and leaderboard tab.
+PAPER_KEYS = tuple(spec.key for spec in PAPERS)
 
 
 def read_samples_files(out: Path) -> dict[str, list[dict]]:

@@ -12,22 +12,23 @@ import ast
 import shutil
 from pathlib import Path
 
+from custom_metrics.leaderboard.registry import PAPERS as SPECS
 from tests.helpers import REPO
 
-PAPERS = ("geese", "rule", "reg", "ibe")
+PAPERS = tuple(spec.key for spec in SPECS)  # each paper's package: custom_metrics/<key>/
 SUITE = ("custom_metrics", "ibe_postprocess", "lm_eval_tasks", "bench")
 BASE = {"custom_metrics.common", "custom_metrics"}  # the root package: __version__ only
 # room -> the rooms it may import (its own always). The architecture's picture, top to bottom.
 MAY_IMPORT: dict[str, set[str]] = {
     "custom_metrics.common": set(),
     "custom_metrics": {"custom_metrics.common"},
-    "lm_eval_tasks": set(),  # the package root: where the task folders are (TASKS_PATH)
+    "lm_eval_tasks": set(),  # YAML folders; custom_metrics.common.task_folders finds them without an import
     "custom_metrics.judge": BASE,
     "ibe_postprocess": BASE | {"custom_metrics.judge"},
-    **{f"custom_metrics.{paper}": BASE | {"custom_metrics.judge", "lm_eval_tasks"} for paper in PAPERS},
-    "custom_metrics.pinned": BASE | {f"custom_metrics.{paper}" for paper in PAPERS},
-    "custom_metrics.leaderboard": BASE | {"lm_eval_tasks"} | {f"custom_metrics.{paper}" for paper in PAPERS},
-    "custom_metrics.sweep": BASE | {"lm_eval_tasks", "custom_metrics.leaderboard"},
+    **{f"custom_metrics.{paper}": BASE | {"custom_metrics.judge"} for paper in PAPERS},
+    "custom_metrics.leaderboard": BASE | {f"custom_metrics.{paper}" for paper in PAPERS},
+    "custom_metrics.pinned": BASE | {"custom_metrics.leaderboard"} | {f"custom_metrics.{paper}" for paper in PAPERS},
+    "custom_metrics.sweep": BASE | {"custom_metrics.leaderboard"},
     # a task folder's utils.py re-exports its own paper's hooks
     **{f"lm_eval_tasks.{paper}": {f"custom_metrics.{paper}"} for paper in PAPERS},
     "custom_metrics.cli": set(),  # filled below: the command imports every tool on demand
@@ -46,6 +47,7 @@ ONLY = {
         "custom_metrics.leaderboard.registry",  # the papers' post-run hooks
         "custom_metrics.leaderboard.build",  # the leaderboard after the sweep
     },
+    ("custom_metrics.pinned", "custom_metrics.leaderboard"): {"custom_metrics.leaderboard.registry"},
     # IBE's room imports the engine's light modules, never the scorer
     ("custom_metrics.ibe", "ibe_postprocess"): {
         "ibe_postprocess.parsing",

@@ -25,10 +25,10 @@ import pytest
 
 import custom_metrics
 from custom_metrics import cli
-from lm_eval_tasks import TASKS_PATH
-from tests.helpers import MIRROR, REPO
+from custom_metrics.common.task_folders import TASKS_PATH
+from tests.helpers import MIRROR, PAPER_KEYS, REPO
 
-PAPERS = ("geese", "ibe", "reg", "rule")
+PAPERS = PAPER_KEYS
 
 
 def _run(command: list[str], **kwargs) -> subprocess.CompletedProcess:

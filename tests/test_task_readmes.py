@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.helpers import PAPER_KEYS as PAPERS
 from tests.helpers import TASKS_DIR
 
-PAPERS = ("geese", "rule", "reg", "ibe")
 HARNESS_HEADINGS = [
     "### Paper",
     "### Citation",

@@ -1,5 +1,9 @@
 """Pinned public files: downloaded once into the suite's cache, verified, then used offline.
 
+Two kinds of pin: a file of a GitHub repository at a commit (``GitHubFile``) and a file of a
+Hugging Face Hub repository at a revision (``HubFile``, e.g. a dataset's Parquet shard). Both
+are fixed by size and sha256 and travel the same way.
+
 Why not ``datasets``' own downloader: it asks the server before it trusts its cache (a warm
 cache fails on an offline compute node), it checks no content (an HTML page served with
 status 200 gets cached and parsed as data), and its "Unable to find" hides the connection
@@ -76,6 +80,52 @@ class GitHubFile:
         """Independent of the host: the content is verified, so any mirror fills the same cache."""
         return downloads_dir() / "github" / self.owner / self.repo / self.commit / self.path
 
+    def headers(self) -> dict[str, str]:
+        return {}
+
+    @property
+    def host_hint(self) -> str:
+        """How to point the download at another host, for errors."""
+        return f"{GITHUB_RAW_ENV} names a mirror of raw.githubusercontent.com (layout <owner>/<repo>/<commit>/<path>)"
+
+
+@dataclass(frozen=True)
+class HubFile:
+    """One file of a Hugging Face Hub repository (a dataset's, by default) at a fixed revision,
+    and the content it must have: a Hub dataset pinned like a GitHub file.
+
+    The URL and the request headers (the user's token for gated datasets, ``HF_TOKEN`` or
+    ``huggingface-cli login``) are huggingface_hub's own; ``HF_ENDPOINT`` names a mirror of the Hub.
+    """
+
+    repo: str  # "owner/name"
+    revision: str  # a commit of the repository, never a branch
+    path: str
+    sha256: str
+    size: int
+    repo_type: str = "dataset"
+
+    def url(self) -> str:
+        from huggingface_hub import hf_hub_url
+
+        endpoint = (env_value("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+        return hf_hub_url(self.repo, self.path, repo_type=self.repo_type, revision=self.revision, endpoint=endpoint)
+
+    def cache_path(self) -> Path:
+        return downloads_dir() / "hub" / f"{self.repo_type}s" / self.repo / self.revision / self.path
+
+    def headers(self) -> dict[str, str]:
+        from huggingface_hub.utils import build_hf_headers
+
+        return dict(build_hf_headers())
+
+    @property
+    def host_hint(self) -> str:
+        return "HF_ENDPOINT names a mirror of the Hugging Face Hub (and HF_TOKEN the token of a gated dataset)"
+
+
+PinnedFile = GitHubFile | HubFile
+
 
 @dataclass(frozen=True)
 class Retrying:
@@ -117,7 +167,7 @@ def _mirror_hint(mirror_path: str) -> str:
     return f"or set {DATA_ENV} to a local mirror holding '{mirror_path}'"
 
 
-def cached(file: GitHubFile, dataset: str) -> Path | None:
+def cached(file: PinnedFile, dataset: str) -> Path | None:
     """The verified cached copy of ``file``, or None when it has not been downloaded yet."""
     path = file.cache_path()
     if not path.is_file():
@@ -132,7 +182,7 @@ def cached(file: GitHubFile, dataset: str) -> Path | None:
     return path
 
 
-def fetch(file: GitHubFile, dataset: str, mirror_path: str, requested: bool = False) -> Path:
+def fetch(file: PinnedFile, dataset: str, mirror_path: str, requested: bool = False) -> Path:
     """A verified local copy of ``file``: the cache when it holds one (no network), else a download.
 
     ``dataset`` and ``mirror_path`` only word the errors: which dataset failed, and which
@@ -174,7 +224,7 @@ def fetch(file: GitHubFile, dataset: str, mirror_path: str, requested: bool = Fa
             failures.append(str(err))
     raise DataError(
         f"{dataset}: could not download {url} in {len(failures)} attempt(s); last: {failures[-1]}. Nothing was "
-        f"cached. Check the network or proxy ({GITHUB_RAW_ENV} names a mirror of raw.githubusercontent.com; "
+        f"cached. Check the network or proxy ({file.host_hint}; "
         f"{DOWNLOAD_TIMEOUT_ENV}, {DOWNLOAD_RETRIES_ENV} and {DOWNLOAD_DEADLINE_ENV} set the timeout, the retries "
         f"and the time one file may take), fill the cache from a machine with network (`explain-eval download` "
         f"with the same {CACHE_ENV}), {_mirror_hint(mirror_path)}."
@@ -213,12 +263,13 @@ def _remove_stale_parts(target: Path, deadline: float) -> None:
             continue  # gone already, or not ours to delete: never a reason to fail a run
 
 
-def _download_once(file: GitHubFile, url: str, target: Path, limits: _Limits, dataset: str, mirror_path: str) -> None:
+def _download_once(file: PinnedFile, url: str, target: Path, limits: _Limits, dataset: str, mirror_path: str) -> None:
     """One transfer into a temporary file, moved to ``target`` only if size and sha256 match."""
     try:
         # identity: the body's length is then the file's, and Content-Length can be checked
         timeout = min(limits.timeout, limits.left())
-        response = requests.get(url, stream=True, timeout=timeout, headers={"Accept-Encoding": "identity"})
+        headers = {**file.headers(), "Accept-Encoding": "identity"}
+        response = requests.get(url, stream=True, timeout=timeout, headers=headers)
     except requests.RequestException as err:
         raise _Transient(f"{type(err).__name__}: {err}") from err
     with response:
@@ -227,8 +278,7 @@ def _download_once(file: GitHubFile, url: str, target: Path, limits: _Limits, da
         if response.status_code != 200:
             raise DataError(
                 f"{dataset}: {url} answered HTTP {response.status_code} {response.reason}: the pinned file is not "
-                f"there. If {GITHUB_RAW_ENV} is set, it must mirror raw.githubusercontent.com's layout "
-                f"<owner>/<repo>/<commit>/<path>; {_mirror_hint(mirror_path)}."
+                f"there (or needs a token). {file.host_hint}; {_mirror_hint(mirror_path)}."
             )
         try:
             descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
@@ -255,7 +305,7 @@ def _download_once(file: GitHubFile, url: str, target: Path, limits: _Limits, da
                 raise DataError(
                     f"{dataset}: {url} sent a file that is not the pinned one: expected {file.size} bytes, sha256 "
                     f"{file.sha256}; got {got_text}{_html_note(response, head)}. It was not cached ({target}). "
-                    f"A proxy or login page in between, or a wrong {GITHUB_RAW_ENV}? Fix the network path, "
+                    f"A proxy or login page in between, or a wrong mirror ({file.host_hint})? Fix the network path, "
                     f"{_mirror_hint(mirror_path)}."
                 )
             os.chmod(temporary, file_mode())  # mkstemp's 0600 would hide a shared cache from the group

@@ -9,13 +9,17 @@ branches on a paper's name.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from custom_metrics.common.published import PublishedRow
 from custom_metrics.common.results import Problem, TaskRun
+
+if TYPE_CHECKING:  # the sources module loads datasets and pyarrow; a spec only names its files
+    from custom_metrics.common.sources import Source
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,15 @@ def default_doc_key(task: str, sample: dict[str, Any]) -> str:
     return str(sample.get("doc_hash") or sample.get("doc_id"))
 
 
+def doc_field_key(name: str) -> DocKeyHook:
+    """A doc key read from the logged doc's own id field ``name``, else the harness' position.
+
+    For tasks whose docs carry a run setting (REG's judge, GEESE's hint), so the harness'
+    document hash differs between settings of one document.
+    """
+    return lambda task, sample: str((sample.get("doc") or {}).get(name, sample.get("doc_id")))
+
+
 @dataclass(frozen=True)
 class SampleView:
     """How a paper's logged samples (``--log_samples``) read in the sample viewer, and
@@ -160,16 +173,36 @@ class SamplesInput:
     metadata_key: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PaperSpec:
+    """Everything the leaderboard and the sweep know of one paper, in its ``leaderboard.py``.
+
+    Keyword-only, and only ``key`` and ``title`` are required: what the task YAMLs already
+    say (the task names, their metric lists) is read from ``lm_eval_tasks/<key>/`` by the
+    leaderboard, not restated here. ``key`` names the paper's package
+    (``custom_metrics/<key>/``) and its task folder (``lm_eval_tasks/<key>/``);
+    ``tests/test_paper_specs.py`` ties the two together.
+    """
+
     key: str
     title: str
-    pattern: str  # regex matching the paper's task names
-    task_order: tuple[str, ...]
-    metric_order: tuple[str, ...]
-    chart_metrics: tuple[str, ...]
-    pm_note: str
-    metric_names: dict[str, str] = field(default_factory=dict)  # the paper's name, for labels
+    # Regex of the paper's task names; default: the key, then "_" or the end (``reg`` -> reg, reg_chaos).
+    pattern: str = ""
+    # Column order by task and by metric. Default: the folder's tasks and their YAMLs'
+    # ``metric_list`` order (then ``derived_metrics`` and ``extra_tasks``' metrics).
+    task_order: tuple[str, ...] = ()
+    metric_order: tuple[str, ...] = ()
+    # The metrics charted in the long view; default: the headlines' metrics.
+    chart_metrics: tuple[str, ...] = ()
+    # The pinned public data files, by the dataset name ``explain-eval download NAME`` takes.
+    datasets: Mapping[str, tuple[Source, ...]] = field(default_factory=dict)
+    # Columns no task YAML reports: metrics ``derive`` adds to the paper's tasks (GEESE's
+    # effectiveness), and tasks whose numbers come from elsewhere (``read_extra``, another
+    # tool's task names), each with its metrics.
+    derived_metrics: tuple[str, ...] = ()
+    extra_tasks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    pm_note: str = ""
+    metric_names: Mapping[str, str] = field(default_factory=dict)  # the paper's name, for labels
     published: Callable[[], list[PublishedRow]] = list
     adjust_runs: RunsHook | None = None  # e.g. RULE: five split runs -> one setting row
     derive: DeriveHook | None = None  # e.g. GEESE: explanation effectiveness columns
@@ -202,6 +235,13 @@ class PaperSpec:
     # What a sweep does for the paper beyond lm_eval (the sweep itself names no paper).
     post_run: PostRun | None = None  # e.g. IBE: score the explanations and write the report
     samples_input: SamplesInput | None = None  # e.g. IBE: a judge task reads its generation task's samples
+
+    def __post_init__(self) -> None:
+        if not self.pattern:
+            object.__setattr__(self, "pattern", rf"{re.escape(self.key)}(_|$)")
+        if not self.chart_metrics:
+            metrics = (key.split("/", 1)[1] for headline in self.headlines for key in headline.keys)
+            object.__setattr__(self, "chart_metrics", tuple(dict.fromkeys(metrics)))
 
     @property
     def main(self) -> Headline | None:

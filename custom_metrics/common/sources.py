@@ -22,7 +22,7 @@ from typing import Any
 import datasets
 import pyarrow as pa
 
-from custom_metrics.common.download import GitHubFile, fetch
+from custom_metrics.common.download import PinnedFile, fetch
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import JSON_MAX_BYTES, read_regular_bytes
 from custom_metrics.common.jsonl import RowCheck, check_row, read_jsonl
@@ -39,7 +39,7 @@ class Source:
 
     name: str
     mirror_path: str
-    remote: GitHubFile
+    remote: PinnedFile  # a GitHub file or a Hub file at a fixed commit
     member: str | None = None
 
     def describe(self) -> str:
@@ -106,9 +106,12 @@ def load_rows(source: Source, required: Sequence[str] = (), check: RowCheck | No
     if path is not None:
         return read_jsonl(path, required, check)
     path = download(source)
-    if not source.remote.path.endswith(".arrow"):
+    if source.remote.path.endswith(".parquet"):  # a Hub dataset's shard
+        rows = read_parquet_rows(path, source.name)
+    elif source.remote.path.endswith(".arrow"):
+        rows = read_arrow_rows(path, source.name)
+    else:
         return read_jsonl(path, required, check)
-    rows = read_arrow_rows(path, source.name)
     for index, row in enumerate(rows, start=1):
         check_row(row, required, check, f"{path} row {index}")
     return rows
@@ -121,6 +124,22 @@ def read_arrow_rows(path: Path, dataset: str) -> list[dict[str, Any]]:
     except (OSError, ValueError, pa.ArrowException) as err:
         raise DataError(
             f"{dataset}: {path} is not a readable Arrow file ({type(err).__name__}: {err}); delete it to download "
+            f"it again."
+        ) from err
+    if not rows:
+        raise DataError(f"{dataset}: {path}: the file holds no rows.")
+    return rows
+
+
+def read_parquet_rows(path: Path, dataset: str) -> list[dict[str, Any]]:
+    """Rows of a Parquet file (how the Hub stores a dataset's splits), as plain dicts."""
+    import pyarrow.parquet as pq
+
+    try:
+        rows = pq.read_table(path).to_pylist()
+    except (OSError, ValueError, pa.ArrowException) as err:
+        raise DataError(
+            f"{dataset}: {path} is not a readable Parquet file ({type(err).__name__}: {err}); delete it to download "
             f"it again."
         ) from err
     if not rows:

@@ -26,10 +26,12 @@ from custom_metrics.common.leaderboard_types import (
     PaperSpec,
     Row,
     SampleView,
+    doc_field_key,
 )
 from custom_metrics.common.published import PublishedCell, PublishedRow, plain, table_lines
 from custom_metrics.common.results import TaskRun
 from custom_metrics.common.samples import logged_response
+from custom_metrics.geese import data as geese_data
 
 SOURCE = "GEESE (Zaninello & Magnini, CLiC-it 2024) Table 2"
 BASELINE = "geese_noexp"
@@ -301,10 +303,9 @@ FAMILIES = {
 
 
 SPEC = PaperSpec(
-    "geese",
-    "GEESE: explanation effectiveness on e-RTE-3-it",
-    r"geese(_|$)",
-    (
+    key="geese",
+    title="GEESE: explanation effectiveness on e-RTE-3-it",
+    task_order=(
         BASELINE,
         *HINT_TASKS,
         "geese",
@@ -312,10 +313,12 @@ SPEC = PaperSpec(
         "geese_generate_whynot",
         "geese_generate_implicit",
     ),
-    ("acc", "effectiveness", "f1_macro", "acc_yes", "acc_no", "acc_unknown", "words", "masked_terms", "empty"),
-    ("acc", "effectiveness"),
-    "± on the published rows: the stderr printed in GEESE Table 2, and in the authors' results file for their "
-    f"repository run. {BATCH_NOTE}.",
+    datasets={"geese": (geese_data.SOURCE,)},
+    derived_metrics=("effectiveness",),
+    # The authors' tasks with no counterpart of ours keep their names (read_authors_task_names).
+    extra_tasks={"geese_prediction_obvious": ("acc",), "geese_obvious": ("acc",)},
+    pm_note="± on the published rows: the stderr printed in GEESE Table 2, and in the authors' results file for "
+    f"their repository run. {BATCH_NOTE}.",
     published=published_rows,
     adjust_runs=read_authors_task_names,
     derive=add_effectiveness,
@@ -326,7 +329,7 @@ SPEC = PaperSpec(
         sample_fields,
         facets=("gold", "prediction", "correct"),
         outcomes=sample_outcomes,
-        doc_key=lambda task, sample: str((sample.get("doc") or {}).get("id", sample.get("doc_id"))),
+        doc_key=doc_field_key("id"),
     ),
     comparisons=tuple(Comparison(task, BASELINE, "acc", "effectiveness") for task in HINT_TASKS),
     remark=remark,

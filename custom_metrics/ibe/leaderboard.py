@@ -14,6 +14,7 @@ GPT 3.5 judging each generator's explanations, in rows named so.
 from __future__ import annotations
 
 from custom_metrics.common.leaderboard_types import Family, Headline, PaperSpec, SampleView
+from custom_metrics.ibe import data as ibe_data
 from custom_metrics.ibe import post_run
 from custom_metrics.ibe.published import IBE_METHODS, judge_row, published_rows
 from custom_metrics.ibe.samples import doc_key, feature_rows, sample_fields, sample_outcomes
@@ -82,17 +83,27 @@ FAMILIES = {
 }
 
 SPEC = PaperSpec(
-    "ibe",
-    "IBE-Eval: selecting the best explanation (COPA, e-CARE)",
-    r"ibe(_|$)",
-    ("ibe_judge_copa", "ibe_copa_selection", "ibe_copa", "ibe_judge_ecare", "ibe_ecare_selection", "ibe_ecare"),
-    ("acc", *IBE_METHODS.values()),
-    ("acc", "cum_uncertainty"),
-    "Published rows print no ±. ibe_judge_* columns hold the accuracy of the row's model as judge: the "
+    key="ibe",
+    title="IBE-Eval: selecting the best explanation (COPA, e-CARE)",
+    task_order=(
+        "ibe_judge_copa",
+        "ibe_copa_selection",
+        "ibe_copa",
+        "ibe_judge_ecare",
+        "ibe_ecare_selection",
+        "ibe_ecare",
+    ),
+    datasets={"copa": tuple(ibe_data.COPA_SOURCES.values()), "ecare": tuple(ibe_data.ECARE_SOURCES.values())},
+    # Table 1's columns, from `explain-eval ibe report` (read_extra), in the row of the model that explained.
+    extra_tasks={f"ibe_{dataset}_selection": tuple(IBE_METHODS.values()) for dataset in ("copa", "ecare")},
+    pm_note="Published rows print no ±. ibe_judge_* columns hold the accuracy of the row's model as judge: the "
     f"paper's judge is always {PAPER_JUDGE}, so its judge numbers are in the rows '{PAPER_JUDGE} judging "
     "<generator>'s explanations'. ibe_*_selection columns come from `explain-eval ibe report` and sit in "
     "the row of the model that wrote the explanations; cum_uncertainty = all five criteria = IBE-Eval.",
-    {**{key: name for name, key in IBE_METHODS.items()}, "cum_uncertainty": "+ Linguistic Uncertainty = IBE-Eval"},
+    metric_names={
+        **{key: name for name, key in IBE_METHODS.items()},
+        "cum_uncertainty": "+ Linguistic Uncertainty = IBE-Eval",
+    },
     published=published_rows,
     adjust_runs=note_scorers,
     read_extra=load_ibe_tables,

@@ -46,8 +46,11 @@ class Leaderboard:
     summaries: list[Summary]
 
 
-def build_leaderboard(inputs: Sequence[Path], out: Path, names: Mapping[str, str] | None = None) -> Leaderboard:
-    """Read every run under ``inputs`` and write the leaderboard folder ``out``.
+def build_leaderboard(
+    inputs: Sequence[Path], out: Path, names: Mapping[str, str] | None = None, papers: Sequence[str] = ()
+) -> Leaderboard:
+    """Read every run under ``inputs`` and write the leaderboard folder ``out``: a tab per paper
+    with a run, and per paper of ``papers`` (its published rows) even without one.
 
     The site is written into a fresh folder that then takes the place of ``out`` whole: two
     runs on one ``out`` at once, or a run killed half-way, never leave a site mixed from two
@@ -61,7 +64,7 @@ def build_leaderboard(inputs: Sequence[Path], out: Path, names: Mapping[str, str
                 runs += extra_runs
                 problems += extra_problems
         runs = rename(runs, names or {})
-        tables = build_tables(runs)
+        tables = build_tables(runs, papers)
         specs = {spec.key: spec for spec in (*PAPERS, OTHER)}
         chosen, _ = newest_runs(runs)
         roots = [Path(p).resolve() for p in inputs]
@@ -163,13 +166,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="MODEL=NAME",
         help="show MODEL (as the results record it, or as the page shows it) as NAME; repeatable",
     )
+    parser.add_argument(
+        "--paper",
+        action="append",
+        default=[],
+        choices=[spec.key for spec in PAPERS],
+        help="also show this paper's tab (its published rows) when no run is of its tasks; repeatable",
+    )
     parser.add_argument("--strict", action="store_true", help="exit 1 when a file had to be skipped")
     args = parser.parse_args(argv)
     try:
         names = parse_names(args.name)
     except argparse.ArgumentTypeError as error:
         parser.error(str(error))
-    board = build_leaderboard(args.runs, args.out, names)
+    board = build_leaderboard(args.runs, args.out, names, args.paper)
     models = sorted({(row.model, row.setting) for table in board.tables for row in table.rows if row.kind == "run"})
     print(f"leaderboard: {len(models)} model setting(s) from {', '.join(map(str, args.runs))}")
     for line in summary(board):
@@ -177,7 +187,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for problem in board.problems:
         print(f"skipped {problem.path}: {problem.reason}", file=sys.stderr)
     if not models:
-        print("no readable results found: the tables hold the published rows only", file=sys.stderr)
+        shown = (
+            f"the page holds the published rows of {', '.join(args.paper)} only"
+            if args.paper
+            else ("the page is empty; pass --paper KEY to see a paper's published rows alone")
+        )
+        print(f"no readable results found under {', '.join(map(str, args.runs))}: {shown}", file=sys.stderr)
     print(f"leaderboard page: {board.written[0].resolve()}")
     print(f"sample viewer:    {board.written[1].resolve()}")
     return 1 if args.strict and board.problems else 0

@@ -1,20 +1,35 @@
-"""The papers the leaderboard knows, each described by its own ``leaderboard.py`` spec.
+"""The papers of the suite, each described by its own ``leaderboard.py`` spec: the one list.
 
-A fifth paper adds its spec here; nothing else in the leaderboard changes.
+The leaderboard, the sweep, ``explain-eval download`` (``custom_metrics.pinned``) and the
+tests read the papers from ``PAPERS``; a new paper adds its key to ``PAPER_KEYS`` and changes
+nothing else here (docs/development.md, "Adding a paper"). ``tests/test_paper_specs.py``
+fails, naming the fix, when a task folder has no key here or a spec does not match its folder.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 from typing import Any
 
 from custom_metrics.common.leaderboard_types import PaperSpec, SampleView
-from custom_metrics.geese.leaderboard import SPEC as GEESE
-from custom_metrics.ibe.leaderboard import SPEC as IBE
-from custom_metrics.reg.leaderboard import SPEC as REG
-from custom_metrics.rule.leaderboard import SPEC as RULE
 
-PAPERS: tuple[PaperSpec, ...] = (GEESE, RULE, REG, IBE)
+# The papers, in the leaderboard's tab order: each key names the paper's package
+# (custom_metrics/<key>/, whose leaderboard.py defines SPEC) and its task folder (lm_eval_tasks/<key>/).
+PAPER_KEYS = ("geese", "rule", "reg", "ibe")
+
+
+def _spec(key: str) -> PaperSpec:
+    spec = importlib.import_module(f"custom_metrics.{key}.leaderboard").SPEC
+    if spec.key != key:
+        raise ImportError(
+            f"custom_metrics/{key}/leaderboard.py: SPEC's key is {spec.key!r}, expected {key!r} (a paper's key names "
+            "its package and its task folder)"
+        )
+    return spec
+
+
+PAPERS: tuple[PaperSpec, ...] = tuple(_spec(key) for key in PAPER_KEYS)
 # Per-document 0/1 outcomes any harness task may log, compared between runs of it.
 GENERIC_OUTCOMES = ("acc", "acc_norm", "exact_match")
 
@@ -29,16 +44,18 @@ def generic_outcomes(task: str, sample: dict[str, Any]) -> dict[str, float | Non
 
 # Tasks of no paper still get a table, so a run of any harness task is never dropped.
 OTHER = PaperSpec(
-    "other",
-    "Other tasks",
-    r".*",
-    (),
-    ("acc", "acc_norm", "exact_match", "f1", "mcc", "bleu"),
-    (),
-    "",
+    key="other",
+    title="Other tasks",
+    pattern=r".*",
+    metric_order=("acc", "acc_norm", "exact_match", "f1", "mcc", "bleu"),
     samples=SampleView(lambda task, sample: {}, outcomes=generic_outcomes),
 )
 
 
 def paper_of(task: str) -> PaperSpec:
     return next((spec for spec in PAPERS if re.match(spec.pattern, task)), OTHER)
+
+
+def spec_of(key: str) -> PaperSpec:
+    """The paper whose key is ``key`` ("other" for tasks of no paper)."""
+    return next(spec for spec in (*PAPERS, OTHER) if spec.key == key)

@@ -22,7 +22,7 @@ from custom_metrics.common.leaderboard_types import Cell, Column, PaperSpec, Row
 from custom_metrics.common.published import PublishedRow, plain
 from custom_metrics.common.results import TaskRun
 from custom_metrics.leaderboard.registry import OTHER, PAPERS, paper_of
-from custom_metrics.leaderboard.task_configs import config_difference, suite_configs
+from custom_metrics.leaderboard.task_configs import column_order, config_difference, suite_configs
 
 # The metric charted for a task of no paper: the first of these it reports.
 FIRST_METRICS = ("acc", "acc_norm", "exact_match", "f1")
@@ -58,13 +58,14 @@ def shown_filter(run: TaskRun, filter_name: str | None) -> str | None:
     return filter_name if len({name for _, name in run.scores}) > 1 else None
 
 
-def build_tables(runs: Sequence[TaskRun]) -> list[Table]:
-    """The four paper tables (always, for their published rows) and "other tasks" if any."""
+def build_tables(runs: Sequence[TaskRun], papers: Sequence[str] = ()) -> list[Table]:
+    """A table per paper with a run, or whose published rows were asked for (``papers``), and
+    "other tasks" when a run is of no paper's task."""
     chosen, duplicate_notes = newest_runs(runs)
     tables = []
     for spec in (*PAPERS, OTHER):
         mine = [run for run in chosen if paper_of(run.task) is spec]
-        if spec is OTHER and not mine:
+        if not mine and spec.key not in papers:
             continue
         notes = [note for task in sorted({run.task for run in mine}) for note in duplicate_notes.get(task, [])]
         tables.append(build_table(spec, mine, notes))
@@ -182,14 +183,16 @@ def _columns(spec: PaperSpec, runs: list[TaskRun], published: list[PublishedRow]
         key = f"{task}/#samples"
         found[key] = Column(key, f"{task} #samples", task, "#samples", "samples")
 
+    task_order, metric_order = column_order(spec) if spec is not OTHER else ((), spec.metric_order)
+
     def rank(column: Column) -> tuple:
-        task_rank = spec.task_order.index(column.task) if column.task in spec.task_order else len(spec.task_order)
+        task_rank = task_order.index(column.task) if column.task in task_order else len(task_order)
         metric_rank = (
-            len(spec.metric_order) + 1
+            len(metric_order) + 1
             if column.kind == "samples"
-            else spec.metric_order.index(column.metric)
-            if column.metric in spec.metric_order
-            else len(spec.metric_order)
+            else metric_order.index(column.metric)
+            if column.metric in metric_order
+            else len(metric_order)
         )
         return (task_rank, column.task, metric_rank, column.key)
 

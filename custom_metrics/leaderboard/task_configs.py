@@ -30,7 +30,7 @@ from typing import Any
 import yaml
 
 from custom_metrics.common.leaderboard_types import PaperSpec
-from lm_eval_tasks import TASKS_PATH  # the installed task folders (explain-eval tasks-path)
+from custom_metrics.common.task_folders import TASKS_PATH  # the installed task folders (explain-eval tasks-path)
 
 SHOWN = 48  # characters of each template shown where they differ
 
@@ -64,8 +64,14 @@ def _load(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
 @lru_cache(maxsize=1)
 def suite_configs() -> dict[str, dict[str, Any]]:
     """The suite's task configs by task name (group YAMLs left out)."""
+    return {task: config for folder in sorted(TASKS_PATH.iterdir()) for task, config in folder_configs(folder).items()}
+
+
+@lru_cache(maxsize=16)
+def folder_configs(folder: Path) -> dict[str, dict[str, Any]]:
+    """The task configs of one task folder by task name, in file order (group YAMLs left out)."""
     found: dict[str, dict[str, Any]] = {}
-    for path in sorted(TASKS_PATH.glob("*/*.yaml")):
+    for path in sorted(folder.glob("*.yaml")):
         try:
             config = _load(path)
         except (OSError, yaml.YAMLError):
@@ -73,6 +79,46 @@ def suite_configs() -> dict[str, dict[str, Any]]:
         if isinstance(config.get("task"), str) and "group" not in config:
             found[config["task"]] = config
     return found
+
+
+def metric_names(config: Mapping[str, Any]) -> list[str]:
+    """The metrics a task config reports: its ``metric_list`` entries, in order."""
+    entries = config.get("metric_list") or []
+    return [entry["metric"] for entry in entries if isinstance(entry, Mapping) and isinstance(entry.get("metric"), str)]
+
+
+@lru_cache(maxsize=16)
+def folder_groups(folder: Path) -> dict[str, list[str]]:
+    """The groups of one task folder, each with the metrics it aggregates (``aggregate_metric_list``)."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(folder.glob("*.yaml")):
+        try:
+            config = _load(path)
+        except (OSError, yaml.YAMLError):
+            continue
+        if isinstance(config.get("group"), str):
+            found[config["group"]] = [
+                entry["metric"]
+                for entry in config.get("aggregate_metric_list") or []
+                if isinstance(entry, Mapping) and isinstance(entry.get("metric"), str)
+            ]
+    return found
+
+
+def paper_metrics(spec: PaperSpec) -> dict[str, list[str]]:
+    """Each task (and group) of the paper's folder (``lm_eval_tasks/<key>/``) and each task the
+    spec adds, with the metrics it reports."""
+    folder = TASKS_PATH / spec.key
+    tasks = {task: metric_names(config) for task, config in folder_configs(folder).items()}
+    return tasks | folder_groups(folder) | {task: list(metrics) for task, metrics in spec.extra_tasks.items()}
+
+
+def column_order(spec: PaperSpec) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The order of a paper's columns by task and by metric: the spec's where it gives one, else
+    what its YAMLs say (tasks in file order, metrics in ``metric_list`` order, then the derived)."""
+    tasks = paper_metrics(spec)
+    metrics = [*(m for listed in tasks.values() for m in listed), *spec.derived_metrics]
+    return (spec.task_order or tuple(tasks), spec.metric_order or tuple(dict.fromkeys(metrics)))
 
 
 def config_difference(spec: PaperSpec, task: str, logged: Mapping[str, Any] | None, version: Any) -> str:

@@ -11,9 +11,10 @@ from dataclasses import replace
 from typing import Any
 
 from custom_metrics.common.display_names import friendly_spec
-from custom_metrics.common.leaderboard_types import Family, Headline, PaperSpec, SampleView
+from custom_metrics.common.leaderboard_types import Family, Headline, PaperSpec, SampleView, doc_field_key
 from custom_metrics.common.published import PublishedRow, cell, table_lines
 from custom_metrics.common.results import TaskRun
+from custom_metrics.reg import data as reg_data
 
 SOURCE = "REG (Chan, Zhao & Gaizauskas, arXiv 2603.22735) Tables 1-2"
 
@@ -239,24 +240,11 @@ def paper_setting(setting: str) -> str:
 
 
 SPEC = PaperSpec(
-    "reg",
-    "REG: reconciliatory explanations on ChaosNLI-MNLI contradictions",
-    r"reg(_|$)",
-    ("reg_chaos", "reg_judge_select"),
-    (
-        "coherence",
-        "effectiveness",
-        "success",
-        "n",
-        "malformed",
-        "unparsed",
-        "judge_check_acc",
-        "judge_degenerate",
-        "thinking_words",
-        "acc",
-    ),
-    ("coherence", "effectiveness", "success", "acc"),
-    "Published rows print no ± (the paper's bootstrap intervals are in its Appendix J). "
+    key="reg",
+    title="REG: reconciliatory explanations on ChaosNLI-MNLI contradictions",
+    task_order=("reg_chaos", "reg_judge_select"),
+    datasets={"chaosnli": (reg_data.SOURCE,)},
+    pm_note="Published rows print no ± (the paper's bootstrap intervals are in its Appendix J). "
     "Published reg_judge_select acc is REG Table 1 (judge accuracy, non-thinking mode).",
     published=published_rows,
     adjust_runs=mode_rows,
@@ -267,7 +255,7 @@ SPEC = PaperSpec(
         sample_fields,
         facets=("in N", "coherent", "effective", "success", "flag", "J(p, h)", "gold", "prediction", "correct"),
         outcomes=sample_outcomes,
-        doc_key=lambda task, sample: str((sample.get("doc") or {}).get("uid", sample.get("doc_id"))),
+        doc_key=doc_field_key("uid"),
         show_filtered=False,
     ),
     remark=remark,

@@ -71,7 +71,7 @@ def _aggregations(task: str) -> dict[str, Any]:
     from lm_eval.api.registry import get_aggregation
     from lm_eval.tasks._yaml_loader import load_yaml  # the harness' own YAML reader (includes, !function)
 
-    from lm_eval_tasks import TASKS_PATH
+    from custom_metrics.common.task_folders import TASKS_PATH
 
     config = load_yaml(Path(TASKS_PATH) / "reg" / f"{task}.yaml")
     return {

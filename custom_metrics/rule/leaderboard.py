@@ -18,9 +18,10 @@ import statistics
 from dataclasses import replace
 from typing import Any
 
-from custom_metrics.common.leaderboard_types import Family, Headline, PaperSpec, SampleView
+from custom_metrics.common.leaderboard_types import Family, Headline, PaperSpec, SampleView, doc_field_key
 from custom_metrics.common.published import PublishedCell, PublishedRow, cell
 from custom_metrics.common.results import Score, TaskRun
+from custom_metrics.rule import data as rule_data
 from custom_metrics.rule.data import DEMO_SETTINGS
 
 SOURCE = "RULE (Kawabata & Sugawara, EMNLP 2023) Table 2"
@@ -272,13 +273,12 @@ FAMILIES = {
 }
 
 SPEC = PaperSpec(
-    "rule",
-    "RULE: rationale understanding (ReClor main questions and subquestions)",
-    r"rule(_|$)",
-    ("rule", "rule_main", "rule_sub"),
-    (*METRICS, "none_acc", "acc"),
-    METRICS,
-    "± on published rows: the std over the five test splits printed in RULE Table 2 (0.00 where the paper ran once).",
+    key="rule",
+    title="RULE: rationale understanding (ReClor main questions and subquestions)",
+    task_order=("rule", "rule_main", "rule_sub"),
+    datasets={"rule": (rule_data.MAIN_SOURCE, *rule_data.SUB_SOURCES.values(), rule_data.PROMPTS_SOURCE)},
+    pm_note="± on published rows: the std over the five test splits printed in RULE Table 2 (0.00 where the paper "
+    "ran once).",
     published=published_rows,
     adjust_runs=rule_settings,
     task_labels=TASK_LABELS,
@@ -288,7 +288,7 @@ SPEC = PaperSpec(
         sample_fields,
         facets=("kind", "correct", "prediction"),
         outcomes=sample_outcomes,
-        doc_key=lambda task, sample: str((sample.get("doc") or {}).get("doc_id", sample.get("doc_id"))),
+        doc_key=doc_field_key("doc_id"),
     ),
     headlines=HEADLINES,
     families=FAMILIES,

@@ -37,9 +37,9 @@ from custom_metrics.common.errors import DataError
 from custom_metrics.common.file_kinds import samples_task
 from custom_metrics.common.harness_args import check_harness_args, check_tasks, options_given
 from custom_metrics.common.jsonl import iter_jsonl
+from custom_metrics.common.task_folders import TASKS_PATH
 from custom_metrics.rule.data import DEMO_SETTINGS, DEMOS, SPLITS, demo_sets
 from custom_metrics.rule.metrics import MAIN, SUB_KINDS, TABLE2_METRICS, Outcome, groups, none_acc, subq_acc
-from lm_eval_tasks import TASKS_PATH
 
 ARGS_FILE = "rule_protocol_args.json"
 SUMMARY_FILE = "rule_protocol_summary.json"

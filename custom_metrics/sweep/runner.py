@@ -34,7 +34,7 @@ from pathlib import Path
 
 from custom_metrics.common.leaderboard_types import PaperSpec, PostRun, SamplesInput
 from custom_metrics.common.results import PAIR_FILE, ResultsFileError, parse_model_args, read_results_file
-from lm_eval_tasks import TASKS_PATH
+from custom_metrics.common.task_folders import TASKS_PATH
 
 DONE_FILE = "lm_eval.done"
 POST_RUN_DONE = "post_run.done"

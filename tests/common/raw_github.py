@@ -1,8 +1,10 @@
-"""A local web server laid out like raw.githubusercontent.com, with the faults real networks have.
+"""A local web server laid out like raw.githubusercontent.com and the Hugging Face Hub's file
+URLs, with the faults real networks have.
 
-Tests point ``EXPLAIN_EVAL_GITHUB_RAW`` at it, so the suite's real download code runs
-against real HTTP: ``GET /<owner>/<repo>/<commit>/<path>`` answers the registered bytes,
-unless the next planned fault says otherwise.
+Tests point ``EXPLAIN_EVAL_GITHUB_RAW`` (and ``HF_ENDPOINT``) at it, so the suite's real download
+code runs against real HTTP: ``GET /<owner>/<repo>/<commit>/<path>`` and
+``GET /datasets/<repo>/resolve/<revision>/<path>`` answer the registered bytes, unless the next
+planned fault says otherwise.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from custom_metrics.common.download import GitHubFile
+from custom_metrics.common.download import GitHubFile, HubFile
 
 HTML_PAGE = b"<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body>Proxy login</body></html>\n"
 
@@ -37,12 +39,14 @@ class RawGitHub:
         self.files: dict[str, bytes] = {}
         self.faults: list[str] = []
         self.requests: list[str] = []
+        self.headers: list[dict[str, str]] = []  # each request's headers (names in lower case), in order
         self._closing = threading.Event()
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 owner.requests.append(self.path)
+                owner.headers.append({key.lower(): value for key, value in self.headers.items()})
                 fault = owner.faults.pop(0) if owner.faults else None
                 payload = owner.files.get(self.path)
                 if fault == "unavailable":
@@ -97,8 +101,19 @@ class RawGitHub:
         self.serve(file, payload)
         return file
 
-    def serve_file(self, file: GitHubFile, local: Path) -> None:
-        self.serve(file, local.read_bytes())
+    def serve_file(self, file: GitHubFile | HubFile, local: Path) -> None:
+        (self.serve_hub if isinstance(file, HubFile) else self.serve)(file, local.read_bytes())
+
+    def serve_hub(self, file: HubFile, payload: bytes) -> None:
+        self.files[f"/{file.repo_type}s/{file.repo}/resolve/{file.revision}/{file.path}"] = payload
+
+    def pin_hub(
+        self, payload: bytes, path: str, repo: str = "someone/data", revision: str = "c0ffee" * 6 + "beef"
+    ) -> HubFile:
+        """Serve ``payload`` at the Hub's file URL and return its pin (point ``HF_ENDPOINT`` here)."""
+        file = HubFile(repo, revision, path, hashlib.sha256(payload).hexdigest(), len(payload))
+        self.serve_hub(file, payload)
+        return file
 
     def close(self) -> None:
         self._closing.set()

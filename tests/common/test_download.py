@@ -18,7 +18,7 @@ from pathlib import Path
 import datasets
 import pytest
 
-from custom_metrics.common.download import GITHUB_RAW, GitHubFile, Retrying, fetch
+from custom_metrics.common.download import GITHUB_RAW, GitHubFile, HubFile, Retrying, fetch
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.jsonl import read_jsonl
 from custom_metrics.common.settings import (
@@ -135,6 +135,33 @@ def test_unavailable_server_is_retried(raw_github: RawGitHub) -> None:
     raw_github.faults = ["unavailable"]
     assert load_rows(_source(remote)) == read_jsonl(ECARE_DEV)
     assert len(raw_github.requests) == 2
+
+
+def test_a_hub_dataset_file_downloads_with_the_users_token_verifies_and_is_cached(
+    raw_github: RawGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Parquet shard of a Hub dataset, pinned by revision and sha256, through the Hub's file URL
+    (``HF_ENDPOINT`` names the local server) with the token huggingface_hub finds."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = read_jsonl(ECARE_DEV)
+    shard = tmp_path / "dev.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), shard)
+    monkeypatch.setenv("HF_ENDPOINT", raw_github.url)
+    monkeypatch.setenv("HF_TOKEN", "hf_test_token")
+    remote = raw_github.pin_hub(shard.read_bytes(), "data/dev-00000-of-00001.parquet", repo="someone/ecare")
+    assert load_rows(_source(remote), required=["index"]) == rows
+    path = f"/datasets/someone/ecare/resolve/{remote.revision}/data/dev-00000-of-00001.parquet"
+    assert raw_github.requests == [path]
+    assert raw_github.headers[0]["authorization"] == "Bearer hf_test_token"
+    cached = tmp_path / f"cache/downloads/hub/datasets/someone/ecare/{remote.revision}/data/dev-00000-of-00001.parquet"
+    assert cached.read_bytes() == shard.read_bytes()
+    assert load_rows(_source(remote)) == rows and len(raw_github.requests) == 1  # cached: no request
+
+    wrong = HubFile("someone/ecare", remote.revision, "data/missing.parquet", remote.sha256, remote.size)
+    with pytest.raises(DataError, match=r"answered HTTP 404 .*HF_ENDPOINT names a mirror of the Hugging Face Hub"):
+        load_rows(_source(wrong))
 
 
 def test_missing_file_is_not_retried_and_names_the_layout(raw_github: RawGitHub) -> None:

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from custom_metrics.leaderboard.build import build_leaderboard
-from tests.helpers import LEADERBOARD_FIXTURES
+from tests.helpers import LEADERBOARD_FIXTURES, PAPER_KEYS
 from tests.leaderboard.test_leaderboard import modern_results
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip extra [test])")
@@ -258,7 +258,7 @@ def test_delta_vs_paper_for_llama_3_8b_with_its_test(open_page) -> None:
 
 def test_every_tab_chart_shows_a_paper_row_and_none_is_empty(open_page) -> None:
     page = index(open_page)
-    for key in ("geese", "rule", "reg", "ibe"):
+    for key in PAPER_KEYS:
         page.locator(f"label[for=tab-{key}]").click()
         plots = page.locator(f"#panel-{key} .view-summary .plot")
         assert plots.count() >= 1, key
@@ -351,7 +351,7 @@ def test_column_picker_and_definitions_by_keyboard(open_page) -> None:
 
 def test_phone_width_nothing_overflows_and_the_model_column_stays(open_phone, board: Path, tmp_path: Path) -> None:
     page = open_phone("index.html", "#summary-geese")
-    for fragment in ("geese", "rule", "reg", "ibe", "geese&view=long"):
+    for fragment in (*PAPER_KEYS, "geese&view=long"):
         page.evaluate(f"location.hash = '{fragment}'")
         page.wait_for_timeout(150)
         width = page.evaluate("Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)")

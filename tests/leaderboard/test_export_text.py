@@ -35,7 +35,7 @@ def test_csv_and_markdown_keep_every_name_text(tmp_path: Path, capsys) -> None:
         (folder / "results_2026-01-01T00-00-00.json").write_text(json.dumps(results))
     board = tmp_path / "board"
 
-    assert explain_eval(["leaderboard", str(tmp_path / "runs"), "--out", str(board)]) == 0
+    assert explain_eval(["leaderboard", str(tmp_path / "runs"), "--out", str(board), "--paper", "ibe"]) == 0
 
     with (board / "geese.csv").open(newline="", encoding="utf-8") as handle:
         rows = {row["model"]: row for row in csv.DictReader(handle)}

@@ -21,6 +21,7 @@ from ibe_postprocess import features_file, report_file
 from ibe_postprocess.folder import FeaturesFolder
 from tests.geese.authors import AUTHORS_TASKS as AUTHORS_PROMPTS
 from tests.helpers import LEADERBOARD_FIXTURES as LB_FIXTURES
+from tests.helpers import PAPER_KEYS
 
 OLD_03 = LB_FIXTURES / "harness-0.3"
 OLD_040 = LB_FIXTURES / "harness-0.4.0"
@@ -113,7 +114,19 @@ def test_tables_old_layout_derived_and_published(board) -> None:
     other = read_csv(tmp_path / "other.csv")  # unknown tasks are kept, not dropped
     assert same(other["EleutherAI/pythia-160m"]["hellaswag acc_norm"], 0.3125)
     assert same(other["mistralai/Mistral-7B-v0.1"]["arc_easy acc"], 0.43)
-    assert {t.key for t in tables} == {"geese", "rule", "reg", "ibe", "other"}
+    assert {t.key for t in tables} == {*PAPER_KEYS, "other"}
+
+
+def test_a_tab_only_for_papers_with_a_run_or_asked_for(tmp_path: Path) -> None:
+    """A board of REG runs shows REG alone, not every registered paper's published rows."""
+    path = tmp_path / "results_1.json"
+    results = modern_results("org/model", {"reg_judge_select": 0.6}, 1.0)
+    path.write_text(json.dumps(results))
+    runs, _ = load_runs([tmp_path])
+    assert [table.key for table in build_tables(runs)] == ["reg"]
+    assert [table.key for table in build_tables(runs, papers=["geese"])] == ["geese", "reg"]
+    assert [table.key for table in build_tables([], papers=["rule"])] == ["rule"]
+    assert build_tables([]) == []
 
 
 def test_newest_run_is_used_and_named(tmp_path: Path) -> None:
@@ -255,7 +268,7 @@ def test_outputs_are_one_self_contained_folder(board) -> None:
     markdown = (tmp_path / "geese.md").read_text()
     assert "| EleutherAI/pythia-160m |  | run | 0.5513 ± 0.0176 |" in markdown
     assert "GEESE (Zaninello & Magnini, CLiC-it 2024) Table 2" in markdown
-    for key in ("geese", "rule", "reg", "ibe", "other", "index"):
+    for key in (*PAPER_KEYS, "other", "index"):
         assert (tmp_path / f"{key}.md").is_file()
     assert (tmp_path / "samples" / "index.html").is_file()
 

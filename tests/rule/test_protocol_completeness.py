@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from custom_metrics.cli import main as cli
+from custom_metrics.common.task_folders import TASKS_PATH
 from custom_metrics.rule.metrics import Outcome, mainq_acc
 from custom_metrics.rule.protocol import ARGS_FILE, SUMMARY_FILE, IncompleteRun, finished_samples, run_protocol
-from lm_eval_tasks import TASKS_PATH
 from tests.helpers import MIRROR
 
 pytestmark = pytest.mark.e2e

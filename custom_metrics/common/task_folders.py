@@ -1,0 +1,43 @@
+"""Where the suite's task folders are, and ``explain-eval tasks-path``, which prints it.
+
+lm-eval has no task entry points: a harness finds external tasks only through
+``--include_path`` (or ``TaskManager(include_path=...)``). The folders ship inside the
+package as data; their place is found from the import system without importing
+``lm_eval_tasks`` (a namespace of YAML folders, not code the suite runs), so every layer
+may ask for it and no import runs back up from the papers to their task folders.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def _tasks_path() -> Path:
+    found = importlib.util.find_spec("lm_eval_tasks")
+    if found is None or not found.submodule_search_locations:
+        raise ImportError(
+            "the suite's task folders (package lm_eval_tasks) are not installed: pip install explain-eval"
+        )
+    return Path(next(iter(found.submodule_search_locations))).resolve()
+
+
+TASKS_PATH = _tasks_path()
+
+
+def paper_folders() -> list[Path]:
+    """One folder per paper: the task folders that hold a task YAML."""
+    return sorted(path for path in TASKS_PATH.iterdir() if path.is_dir() and any(path.glob("*.yaml")))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``explain-eval tasks-path``: stdout holds only the folder, for ``--include_path "$(...)"``."""
+    argparse.ArgumentParser(
+        prog="explain-eval tasks-path",
+        description="Print the folder of the suite's task YAMLs, to pass to lm_eval --include_path "
+        "(or TaskManager(include_path=[...]) from Python).",
+    ).parse_args(argv)
+    print(TASKS_PATH, flush=True)
+    return 0

@@ -1,0 +1,174 @@
+"""docs/development.md's "Adding a paper", followed literally on a copy of the tree.
+
+The fixture paper (``tests/fixtures/fifth_paper/``, e-SNLI-style labels with explanations) is
+copied over a copy of the suite and the recipe's two edits are made; then, in that copy, the
+checks the recipe names pass, a real ``lm_eval`` run of the new task lands in its own
+leaderboard tab, and ``explain-eval download`` fetches its Hub-pinned file. Each of the four
+mistakes that once passed every check (the key left out of the registry, a headline naming no
+metric, a typo in the task pattern, a data file left out of the spec) makes the spec check fail.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.common.raw_github import RawGitHub
+from tests.helpers import FIXTURES, REPO
+
+FIXTURE_PAPER = FIXTURES / "fifth_paper"
+TREE = ("custom_metrics", "ibe_postprocess", "lm_eval_tasks", "tests", "bench", "docs", "pyproject.toml")
+REGISTRY = "custom_metrics/leaderboard/registry.py"
+SUITE_TASKS = "tests/suite_tasks.py"
+BIN = Path(sys.executable).parent
+CHECKS = (
+    "tests/test_layers.py",
+    "tests/test_paper_specs.py",
+    "tests/test_task_readmes.py",
+    "tests/common/test_metadata.py",
+    "tests/test_task_configs.py",
+    "tests/esnli",
+)
+SPEC_PROBLEMS = (
+    "from custom_metrics.common.task_folders import TASKS_PATH\n"
+    "from custom_metrics.leaderboard.registry import PAPERS\n"
+    "from tests.spec_checks import spec_problems\n"
+    "from pathlib import Path\n"
+    "print('\\n'.join(spec_problems(PAPERS, TASKS_PATH, Path('.'))))\n"
+)
+
+
+def _recipe_section() -> str:
+    text = (REPO / "docs" / "development.md").read_text(encoding="utf-8")
+    return text.split("## Adding a paper", 1)[1]
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{path}: {old!r} is not there once; the recipe and the tree disagree"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the suite with the fixture paper added exactly as the recipe says."""
+    root = tmp_path_factory.mktemp("fifth") / "suite"
+    for name in TREE:
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copy2(source, root / name)
+    shutil.copytree(FIXTURE_PAPER, root, dirs_exist_ok=True)  # steps 1-3 and 5: the paper's files
+    # Step 4, the two edits.
+    _edit(
+        root / REGISTRY,
+        'PAPER_KEYS = ("geese", "rule", "reg", "ibe")',
+        'PAPER_KEYS = ("geese", "rule", "reg", "ibe", "esnli")',
+    )
+    _edit(root / SUITE_TASKS, '    "ibe_copa", "ibe_ecare",', '    "ibe_copa", "ibe_ecare", "esnli",')
+    return root
+
+
+def _env(root: Path, **extra: str) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(root), "EXPLAIN_EVAL_DATA": str(root / "tests/fixtures/mirror")}
+    return {**env, **extra}
+
+
+def _run(root: Path, command: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(command, cwd=root, env=env or _env(root), capture_output=True, text=True, timeout=900)
+
+
+def _spec_problems(root: Path) -> list[str]:
+    done = _run(root, [sys.executable, "-c", SPEC_PROBLEMS])
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [line for line in done.stdout.splitlines() if line.strip()]
+
+
+def test_the_recipe_names_every_file_and_edit_the_test_makes() -> None:
+    recipe = _recipe_section()
+    for named in ("PAPER_KEYS", REGISTRY, "EXPECTED_TASKS", SUITE_TASKS, "SUITE_KEYS", "custom_metrics/<key>/",
+                  "lm_eval_tasks/<key>/", "tests/fixtures/mirror/", "tests/<key>/", "`key` and `title`"):  # fmt: skip
+        assert named in recipe, named
+    for check in CHECKS[:-1]:
+        assert check in recipe, check
+    added = sorted(path.relative_to(FIXTURE_PAPER).parts[0] for path in FIXTURE_PAPER.rglob("*") if path.is_file())
+    assert set(added) == {"custom_metrics", "lm_eval_tasks", "tests"}
+
+
+def test_the_recipe_passes_the_layer_config_spec_and_readme_checks(tree: Path) -> None:
+    done = _run(tree, [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not fulldata", *CHECKS])
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
+    assert re.search(r"\d+ passed", done.stdout), done.stdout[-2000:]
+
+
+def test_a_real_run_of_the_new_task_gets_its_own_tab_and_its_file_downloads(tree: Path, tmp_path: Path) -> None:
+    out = tmp_path / "runs"
+    tasks = str(tree / "lm_eval_tasks")
+    command = ["--model", "dummy", "--tasks", "esnli", "--include_path", tasks, "--limit", "4", "--log_samples"]
+    done = _run(tree, [str(BIN / "lm_eval"), *command, "--output_path", str(out)])
+    assert done.returncode == 0, done.stderr[-4000:]
+    board = _run(tree, [str(BIN / "explain-eval"), "leaderboard", str(out), "--out", str(tmp_path / "board")])
+    assert board.returncode == 0, board.stderr[-3000:]
+    assert (tmp_path / "board" / "esnli.csv").is_file() and not (tmp_path / "board" / "other.csv").exists()
+    rows = list(csv.DictReader((tmp_path / "board" / "esnli.csv").open(encoding="utf-8")))
+    assert [float(row["esnli malformed"]) for row in rows] == [1.0]  # the dummy model's "lol": flagged, one row
+    assert 'id="tab-esnli"' in (tmp_path / "board" / "index.html").read_text(encoding="utf-8")
+    # No other paper has a run: no other tab.
+    assert 'id="tab-geese"' not in (tmp_path / "board" / "index.html").read_text(encoding="utf-8")
+
+    server = RawGitHub()
+    try:
+        from custom_metrics.common.download import HubFile
+
+        fixture = FIXTURE_PAPER / "tests/fixtures/mirror/esnli/test.jsonl"
+        source = json.loads(_run(tree, [sys.executable, "-c", "import json; from custom_metrics.esnli.data import "
+                                        "SOURCE as s; r = s.remote; print(json.dumps([r.repo, r.revision, r.path, "
+                                        "r.sha256, r.size]))"]).stdout)  # fmt: skip
+        server.serve_hub(HubFile(*source), fixture.read_bytes())
+        env = _env(tree, HF_ENDPOINT=server.url, EXPLAIN_EVAL_CACHE=str(tmp_path / "cache"))
+        del env["EXPLAIN_EVAL_DATA"]
+        fetched = _run(tree, [str(BIN / "explain-eval"), "download", "esnli"], env)
+        assert fetched.returncode == 0, fetched.stderr
+        assert "1 of 1 pinned file(s) verified" in fetched.stdout and "downloaded e-SNLI fixture" in fetched.stdout
+        listed = _run(tree, [str(BIN / "explain-eval"), "download", "--list"], env).stdout
+        assert f"{server.url}/datasets/explain-eval/esnli-fixture/resolve/" in listed
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize(
+    "mistake, where, old, new, expected",
+    [
+        ("the key left out of the registry", REGISTRY, '"ibe", "esnli")', '"ibe")',
+         "lm_eval_tasks/esnli/ has no spec in custom_metrics/leaderboard/registry.py: add 'esnli' to PAPER_KEYS"),
+        ("a headline naming no metric", "custom_metrics/esnli/leaderboard.py", '"esnli/label_acc"',
+         '"esnli/label_accuracy"', "esnli: headline 'label accuracy' names esnli/label_accuracy, but esnli's "
+         "metric_list has no 'label_accuracy'"),
+        ("a typo in the task pattern", "custom_metrics/esnli/leaderboard.py", '    key="esnli",\n',
+         '    key="esnli",\n    pattern=r"esnil(_|$)",\n', "esnli: task esnli (lm_eval_tasks/esnli/) does not "
+         "match the spec's pattern"),
+        ("a data file left out of the spec", "custom_metrics/esnli/leaderboard.py",
+         '    datasets={"esnli": (data.SOURCE,)},\n', "", "esnli: custom_metrics/esnli/data.py: SOURCE defines the "
+         "data file 'e-SNLI fixture', which the spec's datasets leave out"),
+    ],
+)  # fmt: skip
+def test_each_silent_mistake_now_fails_the_spec_check_naming_the_fix(
+    tree: Path, mistake: str, where: str, old: str, new: str, expected: str
+) -> None:
+    assert _spec_problems(tree) == []
+    original = (tree / where).read_text(encoding="utf-8")
+    _edit(tree / where, old, new)
+    try:
+        problems = _spec_problems(tree)
+    finally:
+        (tree / where).write_text(original, encoding="utf-8")
+    assert len(problems) == 1 and problems[0].startswith(expected), (mistake, problems)

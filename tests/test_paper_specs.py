@@ -1,0 +1,75 @@
+"""Each paper's ``PaperSpec`` matches its task folder (``tests/spec_checks.py``), and the checks bite.
+
+The mistakes a contributor adding a paper makes without any other check noticing: the spec
+left out of the registry, a headline naming a metric no task reports, a typo in the task
+pattern, a data file left out of the spec's datasets, a placeholder pin. Each is made here on
+the suite's own specs (``dataclasses.replace``) and must be named with its fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from custom_metrics.common.download import GitHubFile
+from custom_metrics.common.leaderboard_types import Headline
+from custom_metrics.common.task_folders import TASKS_PATH
+from custom_metrics.leaderboard.registry import PAPERS
+from tests.helpers import REPO
+from tests.spec_checks import pin_faults, spec_problems
+
+SPECS = {spec.key: spec for spec in PAPERS}
+
+
+def test_every_spec_matches_its_task_folder() -> None:
+    assert spec_problems(PAPERS, TASKS_PATH, REPO) == []
+
+
+def test_a_task_folder_without_a_registered_spec_is_named_with_the_fix() -> None:
+    problems = spec_problems([spec for spec in PAPERS if spec.key != "reg"], TASKS_PATH, REPO)
+    assert problems == [
+        "lm_eval_tasks/reg/ has no spec in custom_metrics/leaderboard/registry.py: add 'reg' to PAPER_KEYS there, "
+        "with SPEC in custom_metrics/reg/leaderboard.py (its runs land in 'Other tasks' until then)"
+    ]
+
+
+def test_a_headline_naming_a_metric_no_task_reports_is_caught() -> None:
+    reg = SPECS["reg"]
+    typo = replace(reg, headlines=(Headline(("reg_chaos/sucess",), "success", "quality"), *reg.headlines[1:]))
+    problems = spec_problems([typo if spec is reg else spec for spec in PAPERS], TASKS_PATH, REPO)
+    assert len(problems) == 1 and problems[0].startswith(
+        "reg: headline 'success' names reg_chaos/sucess, but reg_chaos's metric_list has no 'sucess'"
+    )
+
+
+def test_a_typo_in_the_task_pattern_is_caught() -> None:
+    rule = SPECS["rule"]
+    typo = replace(rule, pattern=r"rlue(_|$)")
+    problems = spec_problems([typo if spec is rule else spec for spec in PAPERS], TASKS_PATH, REPO)
+    assert problems and all("does not match the spec's pattern 'rlue(_|$)'" in p for p in problems)
+    assert "rule: task rule_main (lm_eval_tasks/rule/) does not match" in "\n".join(problems)
+
+
+def test_a_data_file_left_out_of_the_specs_datasets_is_caught() -> None:
+    ibe = SPECS["ibe"]
+    short = replace(ibe, datasets={"copa": ibe.datasets["copa"]})
+    problems = spec_problems([short if spec is ibe else spec for spec in PAPERS], TASKS_PATH, REPO)
+    assert len(problems) == 2 and all("which the spec's datasets leave out" in p for p in problems)
+    assert (
+        "custom_metrics/ibe/data.py: ECARE_SOURCES defines the data file 'e-CARE Causal_Reasoning train'" in problems[0]
+    )
+
+
+@pytest.mark.parametrize(
+    "commit, sha256, size, fault",
+    [
+        ("0" * 40, "ab" * 32, 10, "not a 40-digit commit hash"),
+        ("main", "ab" * 32, 10, "not a 40-digit commit hash"),
+        ("a1" * 20, "0" * 64, 10, "sha256"),
+        ("a1" * 20, "ab" * 32, 0, "size 0"),
+    ],
+)
+def test_a_placeholder_pin_is_caught(commit: str, sha256: str, size: int, fault: str) -> None:
+    faults = pin_faults(GitHubFile("owner", "repo", commit, "data.jsonl", sha256, size))
+    assert len(faults) == 1 and fault in faults[0]
