@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 import custom_metrics.leaderboard.build as leaderboard
 from custom_metrics.common.results import ResultsFileError, TaskRun, read_results_file
-from custom_metrics.ibe.selection import selection_runs
 from custom_metrics.geese.leaderboard import SPEC as GEESE
+from custom_metrics.ibe.selection import selection_runs
 from custom_metrics.leaderboard.samples import read_logged_task
 from ibe_postprocess import report_file
 from tests.helpers import LEADERBOARD_FIXTURES
