@@ -50,10 +50,10 @@ def suite_tasks(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 @pytest.fixture(scope="session")
 def full_suite_tasks(tmp_path_factory: pytest.TempPathFactory, full_data: Path) -> dict:
-    """Every task of the suite on the full data (the harness' checks read 10 docs per task)."""
-    from tests.suite_tasks import FULL_DATA_ECARE, load_suite_tasks
+    """Every task of the suite on the full data, built as upstream builds tasks: no model, no metadata."""
+    from tests.suite_tasks import load_plain_tasks
 
-    return load_suite_tasks(tmp_path_factory, full_data, FULL_DATA_ECARE)
+    return load_plain_tasks(tmp_path_factory, full_data)
 
 
 @pytest.fixture(scope="session")

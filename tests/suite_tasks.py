@@ -36,10 +36,8 @@ REG_RUN_ARGS = {
     "reg_chaos_served": SERVED,
     "reg_chaos_thinking_served": SERVED,
 }
-# The fixture mirror holds 6 e-CARE rows per split; the paper samples 500. On the full data,
-# 10 of each: 40 docs, 10 judge questions, as many as the harness' own checks read.
+# The fixture mirror holds 6 e-CARE rows per split; the paper samples 500.
 SMALL_ECARE = {"ecare_train_size": 2, "ecare_test_size": 2, "ecare_seed": 1}
-FULL_DATA_ECARE = {"ecare_train_size": 10, "ecare_test_size": 10, "ecare_seed": 1}
 
 
 def _explanation_files(folder: Path, ecare: dict[str, int]) -> dict[str, str]:
@@ -51,7 +49,7 @@ def _explanation_files(folder: Path, ecare: dict[str, int]) -> dict[str, str]:
     geese.write_text("".join(json.dumps({"doc": d, "filtered_resps": ["An explanation."]}) + "\n" for d in load_docs()))
     files = {"geese": str(geese)}
     for dataset in ("copa", "ecare"):
-        sizes = (ecare["ecare_train_size"], ecare["ecare_test_size"], ecare["ecare_seed"])
+        sizes = [ecare[key] for key in ("ecare_train_size", "ecare_test_size", "ecare_seed") if key in ecare]
         docs = data.copa_docs() if dataset == "copa" else data.ecare_docs(*sizes)
         path = folder / f"samples_ibe_{dataset}_x.jsonl"
         path.write_text(
@@ -59,6 +57,25 @@ def _explanation_files(folder: Path, ecare: dict[str, int]) -> dict[str, str]:
         )
         files[dataset] = str(path)
     return files
+
+
+def load_plain_tasks(tmp_path_factory: pytest.TempPathFactory, data_root: Path) -> dict[str, Any]:
+    """Every task as upstream's own checks build it: one plain ``TaskManager``, no model and no
+    metadata; only the reading tasks get the samples file they read (data, not a model)."""
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(data_root))
+    try:
+        manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False)
+        loaded = dict(manager.load(sorted(set(manager.all_subtasks) - set(NEEDS_EXPLANATIONS)))["tasks"])
+        files = _explanation_files(tmp_path_factory.mktemp("explanations"), {})
+        for name, source in NEEDS_EXPLANATIONS.items():
+            reading = TaskManager(
+                include_path=str(TASKS_DIR), include_defaults=False, metadata={"explanations": files[source]}
+            )
+            loaded.update(reading.load([name])["tasks"])
+        return loaded
+    finally:
+        monkeypatch.undo()
 
 
 def load_suite_tasks(

@@ -4,9 +4,11 @@ runs on every new task folder) over every task of the suite.
 The class is taken unchanged from the harness' file at the installed version
 (``tests/fixtures/lm_eval``, its source named there): its imports, the ``limit`` fixture and
 ``BaseTasks`` are executed from that text, so a check upstream adds or changes is ours on the
-next refresh. The tasks are the suite's, loaded once per session on the full data
-(``tests/suite_tasks.py``; the checks read 10 docs of each task, more than the fixture mirror
-holds, so they are ``fulldata`` tests), the reading tasks with stand-in samples files.
+next refresh. The tasks are the suite's, built once per session on the full data as upstream
+builds them: a plain ``TaskManager`` with no model and no metadata (``tests/suite_tasks.py``;
+the checks read 10 docs of each task, more than the fixture mirror holds, so they are
+``fulldata`` tests). The reading tasks get the one input they read, a samples file of an
+earlier run (``--metadata explanations``), and nothing else.
 """
 
 from __future__ import annotations

@@ -22,7 +22,9 @@ BASE = {"custom_metrics.common", "custom_metrics"}  # the root package: __versio
 MAY_IMPORT: dict[str, set[str]] = {
     "custom_metrics.common": set(),
     "custom_metrics": {"custom_metrics.common"},
-    "lm_eval_tasks": set(),  # YAML folders; custom_metrics.common.task_folders finds them without an import
+    # YAML folders, imported by no module of the suite (common.task_folders finds them); the
+    # package re-exports TASKS_PATH for scripts.
+    "lm_eval_tasks": {"custom_metrics.common"},
     "custom_metrics.judge": BASE,
     "ibe_postprocess": BASE | {"custom_metrics.judge"},
     **{f"custom_metrics.{paper}": BASE | {"custom_metrics.judge"} for paper in PAPERS},

@@ -31,6 +31,13 @@ Output lengths are counted in the generator's tokens (Table 3 reports "mean outp
 (including reasoning tokens)", section 6 fits on output length): the harness hands the
 task text only, so the run's tokenizer (named by the model arguments, or ``--metadata
 tokenizer=...``) is loaded before any generation and re-encodes each output.
+
+These checks need a model: the harness merges ``--model_args`` into the task's metadata
+only for a model named by string (``lm_eval --model hf --model_args ...``). A task built with
+no model named (a plain ``TaskManager``, as lm-eval's own task checks build it, or
+``simple_evaluate`` with an LM object and no ``--metadata``) builds its documents and defers
+the checks: the outputs are then split and judged as usual, their token counts left empty
+unless ``--metadata tokenizer`` names the tokenizer (docs/python-api.md).
 """
 
 from __future__ import annotations
@@ -87,6 +94,16 @@ TASKS = {
     (NON_THINKING.name, SERVED): "reg_chaos_served",
     (THINKING.name, SERVED): "reg_chaos_thinking_served",
 }
+
+
+# Model arguments (or --metadata keys) that name the generator, its server or its tokenizer.
+MODEL_KEYS = ("pretrained", "model", "base_url", "tokenizer")
+
+
+def names_a_model(run_args: Mapping[str, Any]) -> bool:
+    """Whether the task's metadata names the generator (or its tokenizer): only then can the
+    checks that need a model run while the task is built."""
+    return any(run_args.get(key) not in (None, "") for key in MODEL_KEYS)
 
 
 def _is_served(run_args: Mapping[str, Any]) -> bool:
@@ -206,6 +223,14 @@ def generation_columns(mode: str, backend: str, run_args: Mapping[str, Any]) -> 
     if backend not in (IN_PROCESS, SERVED):
         raise DataError(f"reg_chaos: dataset_kwargs backend is {backend!r}, expected {IN_PROCESS} or {SERVED}")
     task, chosen, served = TASKS[(mode, backend)], MODES[mode], _is_served(run_args)
+    if not names_a_model(run_args):
+        log.info(
+            "%s: no model named in the task's metadata (a TaskManager without model arguments, or an LM object "
+            "without --metadata): the thinking switch and the tokenizer are not checked, and output tokens are not "
+            "counted; pass --metadata tokenizer=<id or folder> to count them (docs/python-api.md).",
+            task,
+        )
+        return {"mode": chosen.name, "length_tokenizer": "", "sampling_seed": _sampling_seed(backend == SERVED, {})}
     if served and backend == IN_PROCESS:
         other = TASKS[(mode, SERVED)]
         raise DataError(
@@ -263,9 +288,16 @@ def split_outputs(resps: Iterable[list[str]], docs: Sequence[Mapping[str, Any]])
     mode_name, tokenizer = settings.pop()
     mode = MODES[mode_name]
     outputs = [split_output(responses[0] if responses else "", mode.thinking) for responses in resps]
-    counts = count_tokens(tokenizer, [out.raw for out in outputs] + [out.thinking for out in outputs])
-    outputs = [
-        replace(out, output_tokens=counts[i], thinking_tokens=counts[len(outputs) + i]) for i, out in enumerate(outputs)
-    ]
+    if tokenizer:
+        counts = count_tokens(tokenizer, [out.raw for out in outputs] + [out.thinking for out in outputs])
+        outputs = [
+            replace(out, output_tokens=counts[i], thinking_tokens=counts[len(outputs) + i])
+            for i, out in enumerate(outputs)
+        ]
+    elif outputs:
+        log.warning(
+            "REG: no tokenizer was named for this run, so output_tokens and thinking_tokens are NaN (Table 3 and "
+            "section 6 need them): pass --metadata tokenizer=<the generator's tokenizer> (docs/python-api.md)."
+        )
     _warn_on_mode_mismatch(mode, outputs)
     return outputs

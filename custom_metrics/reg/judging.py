@@ -185,6 +185,20 @@ def locate_judge(task: str, judge: str | None, judge_cache: str | None) -> Locat
     return LocatedJudge(spec, cache, cached)
 
 
+def judge_named(judge: str | None) -> bool:
+    """Whether the run names its judge (``--metadata judge`` or ``$EXPLAIN_EVAL_JUDGE``)."""
+    return bool((judge or "").strip() or (judge_from_environment() or "").strip())
+
+
+def default_judge(task: str, judge_cache: str | None) -> tuple[JudgeSpec, Path]:
+    """The default judge's spec and the cache folder, parsed only (nothing opened or loaded)."""
+    try:
+        spec = resolve_judge(None, None, DEFAULT_JUDGE)
+    except ValueError as err:
+        raise DataError(f"{task}: {err}") from err
+    return spec, Path(judge_cache).expanduser().resolve() if judge_cache else judge_cache_dir()
+
+
 def check_before_generation(task: str, located: LocatedJudge, judge_check: str = "stop") -> None:
     """Load the located judge and check it on the gold items, before any generation.
 

@@ -27,13 +27,22 @@ def load_reg(
     """ChaosNLI-MNLI-C (275 items), each doc carrying the judge and cache folder and the
     run's generation settings (mode, the tokenizer that counts output tokens, the seed).
     ``run_args`` are the model arguments and ``--metadata``, which lm-eval merges. The keys,
-    the settings and the judge are checked here, cheapest first."""
+    the settings and the judge are checked here, cheapest first.
+
+    The judge is loaded and checked on its gold items here when the run names a model or a
+    judge; a task built with neither (a plain ``TaskManager``, lm-eval's own task checks) only
+    parses the default judge's spec, and its filter checks the judge before judging."""
     task = generation.TASKS.get((mode, backend), "reg_chaos")
     check_metadata_keys(task, run_args)
-    located = judging.locate_judge(task, judge, judge_cache)  # seconds: before anything loads
-    settings = generation.generation_columns(mode, backend, run_args)
-    judging.check_before_generation(task, located, judge_check)
-    docs = data.with_judge(data.reg_docs(data.load_items()), located.spec, located.cache_dir)
+    if judging.judge_named(judge) or generation.names_a_model(run_args):
+        located = judging.locate_judge(task, judge, judge_cache)  # seconds: before anything loads
+        settings = generation.generation_columns(mode, backend, run_args)
+        judging.check_before_generation(task, located, judge_check)
+        spec, cache = located.spec, located.cache_dir
+    else:
+        settings = generation.generation_columns(mode, backend, run_args)
+        spec, cache = judging.default_judge(task, judge_cache)
+    docs = data.with_judge(data.reg_docs(data.load_items()), spec, cache)
     return {"test": to_dataset([{**doc, **settings} for doc in docs])}
 
 
