@@ -62,7 +62,7 @@ def test_an_lm_object_with_the_metadata_checks_before_generation_and_counts_toke
     assert {record["judge"] for record in records} == {metadata["judge"]}
 
     missing = CountingLM()
-    with pytest.raises(DataError, match="reg_chaos: .*judge"):
+    with pytest.raises(DataError, match=r"reg_chaos: .*judge"):
         simple_evaluate(
             model=missing, tasks=["reg_chaos"], limit=2, task_manager=_manager(judge=f"seqcls:{tmp_path / 'none'}")
         )
