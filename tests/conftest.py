@@ -9,16 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import MIRROR, run_lm_eval
+# Tests never reach the Hub: a fetch must fail fast instead of hanging on retries. Set before
+# the suite is imported: huggingface_hub reads the variable once, when it is first imported.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from tests.helpers import MIRROR, run_lm_eval  # noqa: E402
 
 # The fixture fifth paper's tests run in a copy of the tree that holds its package
 # (tests/test_fifth_paper.py), never here.
 collect_ignore = ["fixtures"]
-
-# Tests never reach the Hub: a fetch must fail fast instead of hanging on retries.
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

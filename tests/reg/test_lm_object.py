@@ -26,6 +26,8 @@ from tests.tiny_models import small_tokenizer
 class CountingLM(DummyLM):
     """The harness' dummy model, counting the generation requests it is sent."""
 
+    tokenizer = None  # the dummy's own is a Hub model; the harness logs tokenizer details only when there is one
+
     def __init__(self) -> None:
         super().__init__()
         self.requests = 0
