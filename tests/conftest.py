@@ -15,7 +15,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from tests.helpers import MIRROR, run_lm_eval  # noqa: E402
+from tests.helpers import MIRROR, run_lm_eval
 
 # The fixture fifth paper's tests run in a copy of the tree that holds its package
 # (tests/test_fifth_paper.py), never here.
