@@ -88,9 +88,9 @@ def test_geese_human_runs_from_the_served_pinned_arrow_file_then_offline(
 
     raw_github.close()
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    second, second_samples = run_lm_eval(embedded_model, "geese_human", tmp_path / "second", limit=4)
+    # Offline, with the server gone: the same docs from the cache (the model does not matter here).
+    _, second_samples = run_lm_eval(["--model", "dummy"], "geese_human", tmp_path / "second", limit=4)
     assert [s["doc"] for s in second_samples["geese_human"]] == [s["doc"] for s in first_samples["geese_human"]]
-    assert second["results"]["geese_human"]["acc,none"] == first["results"]["geese_human"]["acc,none"]
 
 
 def test_the_hub_alternative_accepts_exactly_the_pinned_content(
