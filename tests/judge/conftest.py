@@ -55,14 +55,14 @@ def tiny_chat_lm(tiny_lm: Path, tmp_path_factory) -> Path:
     return path
 
 
-def tiny_seqcls(path: Path, id2label: dict[int, str]) -> Path:
+def tiny_seqcls(path: Path, id2label: dict[int, str], seed: int = 1) -> Path:
     from transformers import BertForSequenceClassification
 
     return tiny_model(
         path,
         BertForSequenceClassification,
         _tokenizer(),
-        seed=1,
+        seed=seed,
         num_attention_heads=4,
         max_position_embeddings=512,
         **nli_label_config(id2label),
