@@ -95,8 +95,8 @@ def targets(runs: Sequence[Path]) -> list[tuple[Path, Rejudging]]:
         judged = "; ".join(f"{spec.key.upper()}: {spec.rejudge.what}" for spec in PAPERS if spec.rejudge)
         raise DataError(
             f"{', '.join(map(str, runs))}: no logged run of a task a judge decides (results file with its samples "
-            f"beside it). Judged tasks: {judged}. GEESE and RULE score log-likelihoods against gold labels: no "
-            "judge to ask again; IBE's coherence judge is chosen with explain-eval ibe score --nli-judge."
+            f"beside it). Judged tasks: {judged}. The other papers' tasks have no judge to ask again in their logged "
+            "runs (docs/comparing-models.md, 'Judged numbers': where a judge applies)."
         )
     return found
 
@@ -115,7 +115,10 @@ def _number(value: float | None, interval: tuple[float, float] | None) -> str:
     return f"{value:.3f}" + (f" [{interval[0]:.3f}, {interval[1]:.3f}]" if interval else "")
 
 
-def agreements(task: RejudgedTask) -> list[tuple[str, str, str, Agreement]]:
+Compared = list[tuple[str, str, str, Agreement]]  # (decision, rater A, rater B, their agreement)
+
+
+def agreements(task: RejudgedTask) -> Compared:
     """(decision, rater A, rater B, agreement) for every decision and every two raters that made it."""
     found = []
     for decision in task.decisions:
@@ -137,7 +140,7 @@ def spreads(task: RejudgedTask) -> dict[str, float]:
     return result
 
 
-def report(task: RejudgedTask) -> dict[str, Any]:
+def report(task: RejudgedTask, compared: Compared) -> dict[str, Any]:
     """Everything the tables show, as numbers (the JSON file)."""
     return {
         "task": task.task,
@@ -156,14 +159,14 @@ def report(task: RejudgedTask) -> dict[str, Any]:
         ],
         "spread": spreads(task),
         "agreement": [
-            {"decision": decision, "a": a, "b": b, **result.as_dict()} for decision, a, b, result in agreements(task)
+            {"decision": decision, "a": a, "b": b, **result.as_dict()} for decision, a, b, result in compared
         ],
         "intervals": INTERVALS,
         "notes": list(task.notes),
     }
 
 
-def markdown(task: RejudgedTask, data: dict[str, Any]) -> str:
+def markdown(task: RejudgedTask, data: dict[str, Any], compared: Compared) -> str:
     """The tables as a reader reads them: metrics per judge side by side, then agreement per pair."""
     judges = [rater for rater in task.raters if rater.role != GOLD]
     lines = [
@@ -187,7 +190,7 @@ def markdown(task: RejudgedTask, data: dict[str, Any]) -> str:
         "| decision | A | B | items | raw agreement | Cohen's kappa | MCC | confusion matrix (rows A, columns B) |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for decision, a, b, result in agreements(task):
+    for decision, a, b, result in compared:
         raw = _number(result.raw, result.raw_interval)
         matrix = "; ".join(f"{label}: {' '.join(map(str, row))}" for label, row in zip(result.labels, result.matrix))
         header = f"[{' '.join(result.labels)}] " if result.labels else ""
@@ -195,15 +198,16 @@ def markdown(task: RejudgedTask, data: dict[str, Any]) -> str:
             f"| {decision} | {a} | {b} | {result.n} | {raw} | {_number(result.kappa, result.kappa_interval)} | "
             f"{_number(result.mcc, result.mcc_interval)} | {header}{matrix} |"
         )
-    undefined = [f"{decision}, {a} vs {b}: {r.undefined}" for decision, a, b, r in agreements(task) if r.undefined]
+    undefined = [f"{decision}, {a} vs {b}: {r.undefined}" for decision, a, b, r in compared if r.undefined]
     lines += ["", INTERVALS, *(f"- {note}" for note in (*undefined, *task.notes)), ""]
     return "\n".join(lines)
 
 
 def write(task: RejudgedTask) -> tuple[Path, Path, str]:
     """The task's tables, written beside the run: (JSON file, markdown file, the markdown)."""
-    data = report(task)
-    text = markdown(task, data)
+    compared = agreements(task)
+    data = report(task, compared)
+    text = markdown(task, data, compared)
     json_file = task.out / f"agreement_{task.source.stem}.json"
     atomic_write_bytes(json_file, json.dumps(data, indent=2, ensure_ascii=False).encode("utf-8"))
     markdown_file = json_file.with_suffix(".md")
@@ -225,7 +229,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="first judge, in place, the samples whose judge failed after generation, with the judge they name "
         "(or SPEC, e.g. the same judge at a new URL)",
     )
-    parser.add_argument("--judge-cache", help="verdict cache folder (default: $EXPLAIN_EVAL_JUDGE_CACHE or the cache)")
+    parser.add_argument(
+        "--judge-cache",
+        help="verdict cache folder (default: $EXPLAIN_EVAL_JUDGE_CACHE, else the suite's cache; for --complete, "
+        "the one the samples name)",
+    )
     parser.add_argument(
         "--judge-check",
         choices=("stop", "warn"),

@@ -100,6 +100,8 @@ def _samples_file(results_file: Path, task: str) -> Path:
 
 def _check_sample(sample: dict[str, Any]) -> None:
     record = read_record(sample["filtered_resps"][0])
+    if not isinstance(record, dict):
+        raise ValueError("the judged record in filtered_resps is not a JSON object: not a reg_chaos sample")
     for key in ("explanation", "flag", "judge"):
         if key not in record:
             raise ValueError(f"the judged record in filtered_resps has no {key!r}: not a reg_chaos sample")

@@ -9,10 +9,12 @@ for the generator and for the rerun, so the session starts one server. The serve
 counts every request, generation and judge alike; the proxy counts the judge's, so what a
 command sent the model under test is the difference.
 
-Then ONE real ``explain-eval rejudge OUT --complete --judge A --judge B --judge embedded``: the
-run completed in place with its own judge (back up), and judged again by two tiny random NLI
-classifiers (built here in a second; their labels differ, so kappa and MCC are defined) and the
-embedded LM judge, with lm-eval's request cache pointed at an empty folder.
+Then ONE real ``explain-eval rejudge OUT --complete --judge A --judge B --judge C``: the run
+completed in place with its own judge (back up), and judged again by two tiny random NLI
+classifiers (their labels differ, so kappa and MCC are defined) and a tiny random Llama as an
+``lm:`` judge (label log-likelihoods), each built here in a second, with lm-eval's request cache
+pointed at an empty folder. (The embedded gemma-3-270m as the ``lm:`` judge cost 33 s of CPU in
+that command, measured: its load, the shared-cache probe and its check, for the same code path.)
 """
 
 from __future__ import annotations
@@ -28,11 +30,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from tests.helpers import MIRROR, run_lm_eval
+from tests.judge.conftest import tiny_llama
 from tests.reg.judges import tiny_judge_metadata
 
 CHAT = "/v1/chat/completions"
 TASK = "reg_chaos_served"
-DOCS = 3
+DOCS = 2
 # Two tiny classifiers whose random weights label the fixture's first items differently.
 TINY_SEEDS = (1, 4)
 
@@ -147,7 +150,7 @@ def rejudged_run(served, folder: Path) -> RejudgedRun:
 
     proxy.start()
     tiny = [tiny_judge_metadata(folder, seed=seed)["judge"] for seed in TINY_SEEDS]
-    judges = (*tiny, "embedded")
+    judges = (*tiny, f"lm:{tiny_llama(folder / 'tiny-llama')}")
     harness_cache = folder / "harness-cache"
     harness_cache.mkdir()
     command = [str(Path(sys.executable).with_name("explain-eval")), "rejudge", str(out), "--complete"]

@@ -71,7 +71,7 @@ def test_a_run_of_no_judged_task_says_where_a_judge_applies(tmp_path: Path, caps
     assert main(["rejudge", str(tmp_path / "geese"), "--judge", "embedded"]) == 2
     error = capsys.readouterr().err
     assert "no logged run of a task a judge decides" in error and "REG: reg_chaos*" in error
-    assert "GEESE and RULE score log-likelihoods against gold labels" in error and "--nli-judge" in error
+    assert "The other papers' tasks have no judge to ask again" in error and "where a judge applies" in error
 
 
 def test_no_judge_and_no_completion_is_a_usage_error(demo_run: Path, capsys) -> None:

@@ -2,9 +2,9 @@
 
 The run (tests/reg/rejudged_run.py): ONE real ``lm_eval`` of ``reg_chaos_served`` on the served
 embedded model whose judge (the same server, through a proxy) goes down after generation, then
-ONE real ``explain-eval rejudge OUT --complete --judge A --judge B --judge embedded``: completed in
-place with its own judge (back up), and judged again by two tiny NLI classifiers and the embedded
-LM judge. What the rejudge asked the model under test is counted on the server (its access
+ONE real ``explain-eval rejudge OUT --complete --judge A --judge B --judge C``: completed in
+place with its own judge (back up), and judged again by two tiny NLI classifiers and a tiny LM
+judge. What the rejudge asked the model under test is counted on the server (its access
 log) minus the judge's requests (the proxy's count), and lm-eval's request cache
 (``LM_HARNESS_CACHE_PATH``) is an empty folder that must stay empty.
 
@@ -209,7 +209,7 @@ def test_the_leaderboard_shows_every_judge_its_numbers_and_the_spread(rejudged_r
         assert "spread over 4 judges" in basis
     assert own.cells["reg_chaos/n"].basis.startswith("judge openai:gemma-3-270m-chat@")
     for item in found:
-        (again,) = [row for row in rows if f"judged again by {item.display}" in row.setting]
+        (again,) = [row for row in rows if row.setting.endswith(f"judged again by {item.display}, non-thinking")]
         assert again.cells["reg_chaos/n"].basis.startswith(f"judge {item.display}; ")
         assert f"{item.display} {again.cells['reg_chaos/n'].value:.0f}" in own.cells["reg_chaos/n"].basis
     # the sample viewer: each logged item shows every judge's calls, the run's page and each judge's
