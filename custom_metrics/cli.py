@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from custom_metrics import __version__
 from custom_metrics.common.errors import DataError
 
-# subcommand -> (module with main(argv), one-line help)
+# subcommand -> (module with main(argv), or "module:function", one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": (
         "custom_metrics.sweep.command",
@@ -30,9 +30,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "custom_metrics.reg.analysis",
         "REG section 6: GLM of success on output length (needs [analysis])",
     ),
+    "rejudge": (
+        "custom_metrics.rejudge",
+        "judge a logged run again with other judges (no generation): their metrics side by side, kappa, MCC",
+    ),
     "reg-rejudge": (
-        "custom_metrics.reg.rejudge",
-        "judge a REG run whose judge failed after generation, from its samples file (no generation)",
+        "custom_metrics.rejudge:reg_rejudge",
+        "judge a REG run whose judge failed after generation, in place (= rejudge OUT --complete)",
     ),
     "ibe": ("ibe_postprocess.cli", "IBE-Eval: `score` logged explanations, `report` the selector (needs [ibe])"),
     "download": (
@@ -102,7 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if name not in COMMANDS:
         print(f"explain-eval: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
         return 2
-    command: Callable[[list[str]], int | None] = importlib.import_module(COMMANDS[name][0]).main
+    module, _, function = COMMANDS[name][0].partition(":")
+    command: Callable[[list[str]], int | None] = getattr(importlib.import_module(module), function or "main")
     try:
         return command(rest) or 0
     except DataError as err:  # bad input: the message names file, line and field; no traceback

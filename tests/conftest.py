@@ -82,6 +82,18 @@ def served_model(embedded_model: Path, tmp_path_factory: pytest.TempPathFactory)
     served.stop()
 
 
+@pytest.fixture(scope="session")
+def rejudged_reg_run(served_model, tmp_path_factory: pytest.TempPathFactory):
+    """A served ``reg_chaos`` run whose judge stopped after generation, completed and judged again by
+    three judges with the real ``explain-eval rejudge`` (tests/reg/rejudged_run.py): the rejudge
+    tests and the browser's board read it."""
+    from tests.reg.rejudged_run import rejudged_run
+
+    run = rejudged_run(served_model, tmp_path_factory.mktemp("rejudged-reg"))
+    yield run
+    run.proxy.stop()
+
+
 @pytest.fixture()
 def lm_eval_cli(embedded_model: Path, tmp_path: Path):
     """``lm_eval_cli(tasks, limit=2, extra=[...], env={...})`` runs the CLI on the embedded model."""

@@ -31,6 +31,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "custom_metrics.leaderboard": BASE | {f"custom_metrics.{paper}" for paper in PAPERS},
     "custom_metrics.pinned": BASE | {"custom_metrics.leaderboard"} | {f"custom_metrics.{paper}" for paper in PAPERS},
     "custom_metrics.sweep": BASE | {"custom_metrics.leaderboard"},
+    # `explain-eval rejudge`: the judges, and the papers' rejudge hooks through the registry
+    "custom_metrics.rejudge": BASE | {"custom_metrics.judge", "custom_metrics.leaderboard"},
     # a task folder's utils.py re-exports its own paper's hooks
     **{f"lm_eval_tasks.{paper}": {f"custom_metrics.{paper}"} for paper in PAPERS},
     "custom_metrics.cli": set(),  # filled below: the command imports every tool on demand
@@ -50,6 +52,7 @@ ONLY = {
         "custom_metrics.leaderboard.build",  # the leaderboard after the sweep
     },
     ("custom_metrics.pinned", "custom_metrics.leaderboard"): {"custom_metrics.leaderboard.registry"},
+    ("custom_metrics.rejudge", "custom_metrics.leaderboard"): {"custom_metrics.leaderboard.registry"},
     # IBE's room imports the engine's light modules, never the scorer
     ("custom_metrics.ibe", "ibe_postprocess"): {
         "ibe_postprocess.parsing",

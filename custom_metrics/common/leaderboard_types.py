@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from custom_metrics.common.published import PublishedRow
+from custom_metrics.common.rejudging import Rejudging
 from custom_metrics.common.results import Problem, TaskRun
 
 if TYPE_CHECKING:  # the sources module loads datasets and pyarrow; a spec only names its files
@@ -235,6 +236,8 @@ class PaperSpec:
     # What a sweep does for the paper beyond lm_eval (the sweep itself names no paper).
     post_run: PostRun | None = None  # e.g. IBE: score the explanations and write the report
     samples_input: SamplesInput | None = None  # e.g. IBE: a judge task reads its generation task's samples
+    # What ``explain-eval rejudge`` asks other judges to decide again (REG: its judged explanations).
+    rejudge: Rejudging | None = None
 
     def __post_init__(self) -> None:
         if not self.pattern:

@@ -1,10 +1,10 @@
 """REG on the leaderboard: Tables 1 (judge accuracy) and 2 (explanation quality, judge
 Gemma-4-31B-it), non-thinking and thinking rows, and how the page shows REG (column
-words and definitions, logged samples with the judge's verdicts)."""
+words and definitions, logged samples with the judge's verdicts and calls, the judge of
+every number and the runs judged again: ``rejudged``)."""
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import replace
@@ -13,8 +13,11 @@ from typing import Any
 from custom_metrics.common.display_names import friendly_spec
 from custom_metrics.common.leaderboard_types import Family, Headline, PaperSpec, SampleView, doc_field_key
 from custom_metrics.common.published import PublishedRow, cell, table_lines
+from custom_metrics.common.rejudging import Rejudging
 from custom_metrics.common.results import TaskRun
 from custom_metrics.reg import data as reg_data
+from custom_metrics.reg.judge_calls import calls_field, calls_text, logged_record
+from custom_metrics.reg.rejudged import judge_calls, judge_of_each_number, rejudged_runs
 
 SOURCE = "REG (Chan, Zhao & Gaizauskas, arXiv 2603.22735) Tables 1-2"
 
@@ -105,16 +108,6 @@ DEFINITIONS = {
 }
 
 
-def _record(sample: dict[str, Any]) -> dict[str, Any] | None:
-    """The judge record ``reg_chaos`` logs as its filtered response (None for other tasks)."""
-    filtered = sample.get("filtered_resps")
-    text = filtered[0] if isinstance(filtered, list) and filtered else filtered
-    if not isinstance(text, str) or not text.startswith("{"):
-        return None
-    record = json.loads(text)
-    return record if isinstance(record, dict) and isinstance(record.get("initial"), dict) else None
-
-
 def _label(verdict: Any) -> str | None:
     return verdict.get("label") if isinstance(verdict, dict) else None
 
@@ -127,7 +120,7 @@ def sample_fields(task: str, sample: dict[str, Any]) -> dict[str, Any]:
     """REG items in the sample viewer: the pair, the explanation and the judge's three verdicts."""
     doc = sample.get("doc") or {}
     fields: dict[str, Any] = {"uid": doc.get("uid"), "premise": doc.get("premise"), "hypothesis": doc.get("hypothesis")}
-    record = _record(sample)
+    record = logged_record(sample)
     if record is None:
         fields["gold"] = doc.get("majority_label")
         if isinstance(sample.get("acc"), (int, float)):
@@ -151,6 +144,7 @@ def sample_fields(task: str, sample: dict[str, Any]) -> dict[str, Any]:
             "judge": friendly_spec(record["judge"]) if isinstance(record.get("judge"), str) else record.get("judge"),
         }
     )
+    fields[calls_field(record)] = calls_text(record, doc)
     return fields
 
 
@@ -178,7 +172,7 @@ def remark(task: str, values: Mapping[str, float | None]) -> str:
 
 
 def sample_outcomes(task: str, sample: dict[str, Any]) -> dict[str, float | None]:
-    record = _record(sample)
+    record = logged_record(sample)
     if record is None:
         return {"acc": float(sample["acc"])} if isinstance(sample.get("acc"), (int, float)) else {}
     from custom_metrics.reg.metrics import record_scores
@@ -248,6 +242,8 @@ SPEC = PaperSpec(
     "Published reg_judge_select acc is REG Table 1 (judge accuracy, non-thinking mode).",
     published=published_rows,
     adjust_runs=mode_rows,
+    derive=judge_of_each_number,
+    read_extra=rejudged_runs,
     task_labels=TASK_LABELS,
     metric_labels=METRIC_LABELS,
     definitions=DEFINITIONS,
@@ -256,6 +252,7 @@ SPEC = PaperSpec(
         facets=("in N", "coherent", "effective", "success", "flag", "J(p, h)", "gold", "prediction", "correct"),
         outcomes=sample_outcomes,
         doc_key=doc_field_key("uid"),
+        extras=judge_calls,
         show_filtered=False,
     ),
     remark=remark,
@@ -264,4 +261,8 @@ SPEC = PaperSpec(
     reference_model="Gemma-4-31B-it",
     paper_setting=paper_setting,
     published_n=lambda setting, key: _PUBLISHED_N.get(key.split("/", 1)[0]),
+    rejudge=Rejudging(
+        what="reg_chaos* explanations, judged twice by an NLI judge (J(p, h); then J(p;e, h) and J(p, e))",
+        module="custom_metrics.reg.rejudge",
+    ),
 )

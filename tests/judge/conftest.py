@@ -23,12 +23,10 @@ def _tokenizer(chat_template: str | None = None):
     return bpe_tokenizer(corpus, 400, ["<pad>", "<s>", "</s>"], min_frequency=1, chat_template=chat_template)
 
 
-@pytest.fixture(scope="module")
-def tiny_lm(tmp_path_factory) -> Path:
+def tiny_llama(path: Path) -> Path:
     """A 2-layer Llama with random weights and a BPE tokenizer trained on the prompt."""
     from transformers import LlamaForCausalLM
 
-    path = tmp_path_factory.mktemp("tiny-lm")
     return tiny_model(
         path,
         LlamaForCausalLM,
@@ -39,6 +37,11 @@ def tiny_lm(tmp_path_factory) -> Path:
         max_position_embeddings=1024,
         pad_token_id=0,
     )
+
+
+@pytest.fixture(scope="module")
+def tiny_lm(tmp_path_factory) -> Path:
+    return tiny_llama(tmp_path_factory.mktemp("tiny-lm"))
 
 
 @pytest.fixture(scope="module")
@@ -55,14 +58,14 @@ def tiny_chat_lm(tiny_lm: Path, tmp_path_factory) -> Path:
     return path
 
 
-def tiny_seqcls(path: Path, id2label: dict[int, str]) -> Path:
+def tiny_seqcls(path: Path, id2label: dict[int, str], seed: int = 1) -> Path:
     from transformers import BertForSequenceClassification
 
     return tiny_model(
         path,
         BertForSequenceClassification,
         _tokenizer(),
-        seed=1,
+        seed=seed,
         num_attention_heads=4,
         max_position_embeddings=512,
         **nli_label_config(id2label),

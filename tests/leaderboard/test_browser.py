@@ -6,7 +6,9 @@ four documents: effectiveness, paired differences, a cut-short row), the GEESE a
 own results files (their 800-document Llama-3-8B run and their early 24-document runs,
 ``tests/fixtures/leaderboard/geese-authors``), the demo's real ``--samples`` run of
 SmolLM2 (GEESE M1, REG, IBE with ``explain-eval ibe score``/``report``:
-``tests/fixtures/leaderboard/demo-generation``), plus hand-made hostile inputs: a model
+``tests/fixtures/leaderboard/demo-generation``), a served REG run judged again by three judges
+(``rejudged_reg_run`` in tests/conftest.py, shared with tests/reg/test_rejudge_e2e.py), plus
+hand-made hostile inputs: a model
 named with HTML, quotes and ``$``, a hostile generation in its samples, a results file with
 a NaN sample count (skipped and named) and an IBE report holding bare NaN.
 Screenshots go to each test's tmp folder.
@@ -55,7 +57,9 @@ SMOLLM = "SmolLM2-135M-Instruct (embedded)"
 
 
 @pytest.fixture(scope="session")
-def board_inputs(geese_run: tuple[dict, Path], tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+def board_inputs(
+    geese_run: tuple[dict, Path], rejudged_reg_run, tmp_path_factory: pytest.TempPathFactory
+) -> list[Path]:
     runs = tmp_path_factory.mktemp("browser-runs")
     hostile = runs / "hostile"
     hostile.mkdir()
@@ -78,7 +82,7 @@ def board_inputs(geese_run: tuple[dict, Path], tmp_path_factory: pytest.TempPath
     shutil.copytree(LEADERBOARD_FIXTURES / "ibe-report", runs / "ibe")  # report.json holds a bare NaN
     shutil.copytree(LEADERBOARD_FIXTURES / "geese-authors", runs / "geese-authors")
     shutil.copytree(LEADERBOARD_FIXTURES / "demo-generation", runs / "demo-generation")
-    return [geese_run[1], runs]
+    return [geese_run[1], runs, rejudged_reg_run.out]
 
 
 @pytest.fixture(scope="session")
@@ -414,8 +418,8 @@ def test_no_machine_path_on_any_page(board: Path, board_inputs: list[Path]) -> N
         text = path.read_text(encoding="utf-8")
         found = [item for item in forbidden if item in text]
         assert found == [], (path.name, found)
-    judge = (board / "samples").glob("reg-*")
-    assert "lm:gemma-3-270m (embedded)" in next(judge).read_text(encoding="utf-8")
+    (judge,) = (board / "samples").glob("reg-SmolLM2*")  # the demo's run, judged by the embedded model
+    assert "lm:gemma-3-270m (embedded)" in judge.read_text(encoding="utf-8")
 
 
 # --- the long table, the sample viewer, hostile inputs ---------------------------------------
@@ -520,3 +524,28 @@ def test_sample_viewer_shows_hostile_generations_as_text(open_page, board: Path)
     assert page.locator("#samples tbody img").count() == 0
     page.wait_for_timeout(300)
     page.recorder.assert_clean()
+
+
+def test_a_reg_number_links_to_its_samples_with_every_judges_calls(open_page, board: Path) -> None:
+    page = index(open_page, "reg&limited=shown")
+    again = summary_rows(page, "reg", "limited").filter(has_text="judged again by seqcls:tiny-nli,")
+    expect(again).to_have_count(1)
+    again.locator("details.rests-on summary").click()
+    notes = again.locator("details.rests-on")
+    expect(notes).to_contain_text("success: judge seqcls:tiny-nli; other judges of these generations: ")
+    expect(notes).to_contain_text("openai:gemma-3-270m-chat@")  # the run's own judge, with its number
+    href = again.locator("td.main a").get_attribute("href")  # the number links to the samples behind it
+    assert "judged_again_by_seqcls_tiny-nli-" in href and (board / href).is_file()
+    samples = open_page(href, "#samples.dataTable tbody tr")
+    titles = [text.strip() for text in headers(samples, "samples").all_inner_texts()]
+    calls = [title for title in titles if title.startswith("judge calls: ")]
+    assert len(calls) == 4, titles  # the run's own judge and the three judges asked again
+    texts = [text for title in calls for text in column(samples, "samples", title)]
+    assert texts and all(text.startswith("call 1, J(p, h): ") and "input: «" in text for text in texts)
+    tiny = column(samples, "samples", "judge calls: seqcls:tiny-nli")
+    # both calls of an item in N: the input pair (p;e, h) and (p, e), the label, the probabilities
+    assert any("call 2, J(p;e, h): " in text and "call 2, J(p, e): " in text for text in tiny), tiny
+    assert all(re.search(r"e \d\.\d\d n \d\.\d\d c \d\.\d\d · scores", text) for text in tiny)
+    served = next(title for title in calls if title.startswith("judge calls: openai:"))
+    assert all("answer '" in text for text in column(samples, "samples", served))  # answered in words
+    samples.recorder.assert_clean()

@@ -1,0 +1,70 @@
+"""What a paper tells ``explain-eval rejudge``: where its judge decided something in a logged
+run, and each judge's decisions when asked again (``PaperSpec.rejudge``).
+
+The command (``custom_metrics/rejudge.py``) names no paper: it parses and finds the judges,
+asks each paper's hook to judge its logged files again, and compares the raters it returns
+(agreement per pair, metrics side by side). The paper owns what its judge decides, how the
+verdicts are read from its logged samples and where each judge's verdicts are written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+RUN_JUDGE, AGAIN, GOLD = "the run's judge", "judged again", "gold"
+
+
+@dataclass(frozen=True)
+class Rater:
+    """One rater of a logged task's items: a judge (the run's own, or one asked again) or the gold labels."""
+
+    name: str  # as pages show it: a judge's display name, or what the gold labels are
+    role: str  # RUN_JUDGE | AGAIN | GOLD
+    # decision (e.g. REG's "J(p, h)", "success") -> item id -> label
+    decisions: Mapping[str, Mapping[str, str]]
+    # metric -> (count, out of): e.g. REG's success, k of the |N| items scored; "N": |N| of the docs
+    metrics: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    path: Path | None = None  # the file holding its verdicts
+
+
+@dataclass(frozen=True)
+class RejudgedTask:
+    """One logged task judged again: its raters, and what a reader must know."""
+
+    task: str
+    source: Path  # the logged file the judges judged (REG: the run's samples file)
+    out: Path  # the folder the judges' files went to (beside the run)
+    raters: tuple[Rater, ...]
+    decisions: tuple[str, ...]  # in the order tables show them
+    metrics: tuple[str, ...]
+    label_order: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RejudgeRequest:
+    """The judges and options of one ``explain-eval rejudge``, checked before any judging."""
+
+    # parsed judge specs (``custom_metrics.judge.spec.JudgeSpec``), each found (folder, Hub cache, server)
+    judges: tuple[Any, ...]
+    judge_cache: Path | None  # None: each judge's default cache folder
+    judge_check: str  # "stop" | "warn": what a judge degenerate on the gold items of its check does
+    complete: bool = False  # judge in place the samples whose judge failed after generation
+    complete_judge: Any = None  # a spec replacing the run's own judge for that (e.g. a new URL)
+
+
+@dataclass(frozen=True)
+class Rejudging:
+    """How ``explain-eval rejudge`` judges a paper's logged runs again: the module that does it,
+    named, not imported, so the leaderboard reading a spec loads no judge. That module defines
+    ``find(path) -> list[Path]`` (the paper's files with judged tasks under a run folder, or the
+    file itself), ``check(file, request)`` (the cheap checks, run for every file before any
+    judging: its samples there and readable, a judge it needs available; ``DataError`` naming
+    what is wrong) and ``run(file, request) -> list[RejudgedTask]`` (judge again, write each
+    judge's files beside the run, return each task's raters)."""
+
+    what: str  # what the paper's judge decides, in words (for messages)
+    module: str  # e.g. "custom_metrics.reg.rejudge"

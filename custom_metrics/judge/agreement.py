@@ -1,0 +1,196 @@
+"""How much two raters of the same items agree: two judges, or a judge and the gold labels.
+
+REG's Appendix H reports the judge's agreement with human annotators as raw agreement,
+Cohen's kappa (Cohen 1960) and the Matthews correlation coefficient (Matthews 1975); a judge
+judged again by another (``explain-eval rejudge``) is compared the same way, on the items
+both raters decided. The numbers are scikit-learn's (``cohen_kappa_score``,
+``matthews_corrcoef``, ``confusion_matrix``); the intervals, one procedure per number:
+
+- raw agreement, a share of items: the exact (Clopper-Pearson) 95% binomial interval, right
+  for any n, including the handful of items of a ``--limit`` run;
+- kappa and MCC: a 95% percentile bootstrap over items (``RESAMPLES`` resamples of the
+  items with replacement, seed ``SEED``), the statistic recomputed on each resample from
+  its confusion matrix with the same formulas (``kappa_of``, ``mcc_of``; the tests check them
+  against scikit-learn).
+
+A statistic is undefined, never a number, where its formula divides by zero: kappa when
+both raters gave one and the same label to every item (chance agreement 1), MCC when either
+rater gave one label to every item (scikit-learn returns 0.0 there, which would read as "no
+better than chance"). Resamples on which it is undefined are left out of its interval and
+counted (``kappa_undefined``, ``mcc_undefined``); with none defined there is no interval.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+RESAMPLES = 2000
+SEED = 0
+LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Two raters on the items both decided. Intervals are (low, high) or None."""
+
+    n: int
+    labels: tuple[str, ...]
+    matrix: tuple[tuple[int, ...], ...]  # rows: rater A's label, columns: rater B's, in ``labels`` order
+    raw: float | None
+    raw_interval: tuple[float, float] | None
+    kappa: float | None
+    kappa_interval: tuple[float, float] | None
+    mcc: float | None
+    mcc_interval: tuple[float, float] | None
+    undefined: str = ""  # why kappa or MCC is undefined ("" when both are defined)
+    kappa_undefined: int = 0  # bootstrap resamples on which kappa was undefined
+    mcc_undefined: int = 0
+
+    def as_dict(self) -> dict:
+        return {
+            "n": self.n,
+            "labels": list(self.labels),
+            "confusion_matrix": [list(row) for row in self.matrix],
+            "raw_agreement": self.raw,
+            "raw_agreement_interval": _listed(self.raw_interval),
+            "kappa": self.kappa,
+            "kappa_interval": _listed(self.kappa_interval),
+            "mcc": self.mcc,
+            "mcc_interval": _listed(self.mcc_interval),
+            "undefined": self.undefined,
+            "bootstrap": {
+                "resamples": RESAMPLES,
+                "seed": SEED,
+                "kappa_undefined": self.kappa_undefined,
+                "mcc_undefined": self.mcc_undefined,
+            },
+        }
+
+
+def _listed(interval: tuple[float, float] | None) -> list[float] | None:
+    return None if interval is None else [interval[0], interval[1]]
+
+
+def exact_interval(successes: int, trials: int) -> tuple[float, float] | None:
+    """The exact (Clopper-Pearson) 95% interval of a share; None for no trials."""
+    if trials <= 0:
+        return None
+    from scipy.stats import binomtest
+
+    interval = binomtest(successes, trials).proportion_ci(confidence_level=LEVEL, method="exact")
+    return float(interval.low), float(interval.high)
+
+
+def agreement(a: Mapping[str, str], b: Mapping[str, str], order: Sequence[str] = ()) -> Agreement:
+    """Agreement of rater ``a`` and rater ``b`` (item -> label) on the items both decided.
+
+    ``order`` lists the labels in the order the matrix shows them; labels it lacks follow, sorted.
+    """
+    import numpy as np
+    from sklearn.metrics import cohen_kappa_score, confusion_matrix, matthews_corrcoef
+
+    items = sorted(set(a) & set(b))
+    seen = {a[item] for item in items} | {b[item] for item in items}
+    labels = tuple([label for label in order if label in seen] + sorted(seen - set(order)))
+    n = len(items)
+    if n == 0:
+        return Agreement(0, labels, (), None, None, None, None, None, None, "no item was decided by both")
+    first, second = [a[item] for item in items], [b[item] for item in items]
+    with warnings.catch_warnings():  # one label in all: the labels given make the shape right
+        warnings.filterwarnings("ignore", message="A single label was found")
+        matrix = confusion_matrix(first, second, labels=list(labels))
+    agreed = int(np.trace(matrix))
+    constant_a, constant_b = len(set(first)) == 1, len(set(second)) == 1
+    reasons = []
+    kappa = None
+    if constant_a and constant_b and first[0] == second[0]:
+        reasons.append(f"kappa: both gave every item the label {first[0]!r} (chance agreement 1)")
+    else:
+        kappa = float(cohen_kappa_score(first, second, labels=list(labels)))
+    mcc = None
+    if constant_a or constant_b:
+        which = "both" if constant_a and constant_b else "A" if constant_a else "B"
+        reasons.append(f"MCC: {which} gave every item one label (no variance)")
+    else:
+        mcc = float(matthews_corrcoef(first, second))
+    (kappa_interval, kappa_undefined), (mcc_interval, mcc_undefined) = _bootstrap(
+        first, second, labels, kappa is not None, mcc is not None
+    )
+    return Agreement(
+        n,
+        labels,
+        tuple(tuple(int(count) for count in row) for row in matrix),
+        agreed / n,
+        exact_interval(agreed, n),
+        kappa,
+        kappa_interval,
+        mcc,
+        mcc_interval,
+        "; ".join(reasons),
+        kappa_undefined,
+        mcc_undefined,
+    )
+
+
+def confusion_matrices(codes_a, codes_b, size: int):
+    """One confusion matrix per row of the label-code arrays ``codes_a``/``codes_b`` (resamples x items)."""
+    import numpy as np
+
+    resamples = codes_a.shape[0]
+    flat = codes_a * size + codes_b + (np.arange(resamples) * size * size)[:, None]
+    return np.bincount(flat.ravel(), minlength=resamples * size * size).reshape(resamples, size, size)
+
+
+def kappa_of(matrices):
+    """Cohen's kappa of each confusion matrix (NaN where chance agreement is 1), as scikit-learn computes it."""
+    import numpy as np
+
+    total = matrices.sum(axis=(1, 2)).astype(float)
+    observed = np.trace(matrices, axis1=1, axis2=2) / total
+    chance = (matrices.sum(axis=2) * matrices.sum(axis=1)).sum(axis=1) / total**2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(chance < 1, (observed - chance) / (1 - chance), np.nan)
+
+
+def mcc_of(matrices):
+    """The multiclass Matthews correlation (Gorodkin's R_K) of each matrix, NaN where a rater is constant."""
+    import numpy as np
+
+    total = matrices.sum(axis=(1, 2)).astype(float)
+    correct = np.trace(matrices, axis1=1, axis2=2).astype(float)
+    true, predicted = matrices.sum(axis=2).astype(float), matrices.sum(axis=1).astype(float)
+    covariance = correct * total - (true * predicted).sum(axis=1)
+    denominator = (total**2 - (true**2).sum(axis=1)) * (total**2 - (predicted**2).sum(axis=1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(denominator > 0, covariance / np.sqrt(denominator), np.nan)
+
+
+Bootstrapped = tuple[tuple[float, float] | None, int]  # (interval, resamples on which it was undefined)
+
+
+def _bootstrap(
+    first: Sequence[str], second: Sequence[str], labels: Sequence[str], want_kappa: bool, want_mcc: bool
+) -> tuple[Bootstrapped, Bootstrapped]:
+    """Percentile intervals of kappa and MCC over ``RESAMPLES`` resamples of the items (one draw for both)."""
+    import numpy as np
+
+    index = {label: i for i, label in enumerate(labels)}
+    codes_a = np.array([index[label] for label in first])
+    codes_b = np.array([index[label] for label in second])
+    draws = np.random.default_rng(SEED).integers(0, len(first), size=(RESAMPLES, len(first)))
+    matrices = confusion_matrices(codes_a[draws], codes_b[draws], len(labels))
+    tail = (1 - LEVEL) / 2 * 100
+    results = []
+    for wanted, statistic in ((want_kappa, kappa_of), (want_mcc, mcc_of)):
+        if not wanted:
+            results.append((None, 0))
+            continue
+        values = statistic(matrices)
+        defined = values[~np.isnan(values)]
+        interval = (
+            (float(np.percentile(defined, tail)), float(np.percentile(defined, 100 - tail))) if defined.size else None
+        )
+        results.append((interval, int(values.size - defined.size)))
+    return results[0], results[1]

@@ -1,0 +1,140 @@
+"""What the leaderboard shows of REG runs judged again (``explain-eval rejudge``): every
+``reg_chaos`` number names its judge (``judge_of_each_number``: the judge the logged samples
+record), each judge a run was judged again by is a row of its own, "judged again by J"
+(``rejudged_runs``), whose numbers and the run's own list the other judges' numbers of the
+same generations and their spread, and the sample viewer shows every judge's calls on each
+item (``judge_calls``). The files are named and read by ``rejudge_files``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from custom_metrics.common.display_names import friendly_spec
+from custom_metrics.common.errors import DataError
+from custom_metrics.common.files import JSONL_MAX_BYTES, iter_regular_lines
+from custom_metrics.common.jsonl import loads_strict, numbered_jsonl
+from custom_metrics.common.leaderboard_types import Column, Row
+from custom_metrics.common.results import Problem, ResultsFileError, TaskRun, read_results_file, sweep_label
+from custom_metrics.reg import rejudge_files
+from custom_metrics.reg.judge_calls import calls_field, calls_text, logged_record
+
+
+def judge_calls(roots: Sequence[Path]) -> dict[tuple[str, int], dict[str, Any]]:
+    """Every judge's calls on the items of a run judged again (``explain-eval rejudge``), by samples file
+    name and line: the run's samples page and each judge's show the calls of all of them."""
+    found, _ = rejudge_files.find_rejudged(roots)
+    labels = rejudge_files.labels(found)
+    files: dict[Path, str | None] = {}  # samples file -> its judge's label (None: the run's own, as recorded)
+    for item in found:
+        for path in sorted(item.path.parent.glob("samples_reg_chaos*.jsonl")):
+            files.setdefault(item.original.parent / path.name, None)
+            files[path] = labels[item.path]
+    calls: dict[tuple[str, int], dict[str, Any]] = {}
+    for path, label in sorted(files.items(), key=lambda entry: entry[1] is not None):  # the run's own first
+        try:
+            for line, sample in numbered_jsonl(path, JSONL_MAX_BYTES):
+                record = logged_record(sample)
+                if record is not None and isinstance(sample.get("doc"), dict):
+                    field = calls_field(record) if label is None else f"judge calls: {label}"
+                    calls.setdefault((path.name, line), {})[field] = calls_text(record, sample["doc"])
+        except (DataError, ValueError):  # its own page names the problem; the others keep their calls
+            continue
+    return calls
+
+
+JUDGED_AGAIN = "judged again by"
+
+
+def rejudged_runs(paths: Sequence[Path]) -> tuple[list[TaskRun], list[Problem]]:
+    """Each judge a REG run was judged again by: the run's row again, its setting naming the judge."""
+    roots = [Path(p).resolve() for p in paths]
+    found, problems = rejudge_files.find_rejudged(roots)
+    labels = rejudge_files.labels(found)
+    runs = []
+    for item in found:
+        judged = f"{JUDGED_AGAIN} {labels[item.path]}"
+        try:
+            for run in read_results_file(item.path, label=sweep_label(item.original, roots)):
+                runs.append(replace(run, setting=", ".join(part for part in (run.setting, judged) if part)))
+        except ResultsFileError as error:
+            problems.append(Problem(item.path, str(error)))
+    return runs, problems
+
+
+# The numbers of a reg_chaos row that its judge decides, and those shown with the other judges' numbers.
+JUDGED = ("n", "coherence", "effectiveness", "success")
+TASK = "reg_chaos"
+
+
+def _recorded_judge(row: Row, results: Path, runs: Mapping[tuple[str, str], TaskRun]) -> str:
+    """The judge of an original run's row: the one its samples record, else its --metadata judge."""
+    samples = row.samples.get(TASK)
+    if samples is not None:
+        try:
+            first = next(iter_regular_lines(samples, JSONL_MAX_BYTES, "samples file"), b"")
+            record = logged_record(loads_strict(first.decode("utf-8"))) if first.strip() else None
+        except (DataError, ValueError):
+            record = None
+        if record is not None and isinstance(record.get("judge"), str):
+            return friendly_spec(record["judge"])
+    run = runs.get((str(results), TASK))
+    metadata = (run.task_config or {}).get("metadata") if run is not None else None
+    judge = metadata.get("judge") if isinstance(metadata, dict) else None
+    return friendly_spec(judge) if isinstance(judge, str) and judge else "not recorded (its samples file names it)"
+
+
+def judge_of_each_number(columns: list[Column], rows: list[Row], runs: list[TaskRun], notes: list[str]) -> list[Column]:
+    """Name the judge of every ``reg_chaos`` number (the cell's basis), and where the same generations
+    were judged by several judges, the others' numbers and the spread (largest minus smallest)."""
+    by_file = {(str(run.path), run.task): run for run in runs}
+    groups: dict[tuple[str, str], list[tuple[Row, str]]] = {}
+    for row in rows:
+        cells = [c for key, c in row.cells.items() if key.split("/", 1)[0] == TASK and c.source]
+        if row.kind != "run" or not cells:
+            continue
+        results = Path(str(cells[0].source))
+        if results.name.startswith(rejudge_files.PREFIX):
+            try:
+                item = rejudge_files.read_rejudged(results)
+            except ResultsFileError:
+                continue  # named once already, by the reader of these rows
+            beside, _ = rejudge_files.rejudged_beside(item.original)
+            judge, results = rejudge_files.labels(beside).get(item.path, item.display), item.original
+        else:
+            judge = _recorded_judge(row, results, by_file)
+        samples = row.samples.get(TASK)
+        groups.setdefault((str(results), samples.name if samples else ""), []).append((row, judge))
+    for group in groups.values():
+        for row, judge in group:
+            for metric in JUDGED:
+                key = next((k for k in row.cells if k.split("[", 1)[0] == f"{TASK}/{metric}"), None)
+                if key is None:
+                    continue
+                others = [(j, _value(r, metric)) for r, j in group if r is not row]
+                basis = f"judge {judge}"
+                if others:
+                    values = [v for v in (_value(row, metric), *(v for _, v in others)) if v is not None]
+                    listed = ", ".join(f"{j} {_shown(metric, v)}" for j, v in others)
+                    spread = f"; spread over {len(values)} judges {_shown(metric, max(values) - min(values))}"
+                    basis += f"; other judges of these generations: {listed}" + (spread if len(values) > 1 else "")
+                row.cells[key] = replace(row.cells[key], basis=basis)
+    if any(len(group) > 1 for group in groups.values()):
+        notes.append(
+            f"reg_chaos rows '{JUDGED_AGAIN} J': the same logged generations judged by J (explain-eval rejudge, no "
+            "new generation); each number names its judge, the other judges' numbers and their spread."
+        )
+    return columns
+
+
+def _value(row: Row, metric: str) -> float | None:
+    cell = next((c for k, c in row.cells.items() if k.split("[", 1)[0] == f"{TASK}/{metric}"), None)
+    return cell.value if cell is not None and cell.value is not None and math.isfinite(cell.value) else None
+
+
+def _shown(metric: str, value: float | None) -> str:
+    return "NaN" if value is None else f"{value:.0f}" if metric == "n" else f"{value:.4f}"
