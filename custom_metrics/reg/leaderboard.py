@@ -235,6 +235,11 @@ def mode_rows(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
     return adjusted
 
 
+def share_of(key: str, values: Mapping[str, float | None]) -> float | None:
+    """The items a REG number is a share of: |N| (the run's ``n``) for reg_chaos, else the documents."""
+    return values.get("n") if key.startswith("reg_chaos/") else values.get("#samples")
+
+
 def paper_setting(setting: str) -> str:
     return "thinking" if setting.endswith(", thinking") or setting == "thinking" else "non-thinking"
 
@@ -264,4 +269,5 @@ SPEC = PaperSpec(
     reference_model="Gemma-4-31B-it",
     paper_setting=paper_setting,
     published_n=lambda setting, key: _PUBLISHED_N.get(key.split("/", 1)[0]),
+    share_of=share_of,
 )
