@@ -20,6 +20,7 @@ import pytest
 
 from custom_metrics.cli import main as explain_eval
 from custom_metrics.common.files import RESULTS_MAX_BYTES
+from custom_metrics.leaderboard.sample_pages import DOCUMENT_PAGE
 from tests.helpers import BALLOON, LEADERBOARD_FIXTURES
 from tests.leaderboard.test_leaderboard import modern_results, read_csv
 
@@ -114,7 +115,8 @@ def _links(site: Path) -> tuple[set[str], set[str]]:
     """Sample pages the index and the sample viewer link to, and the sample pages on disk."""
     linked = set(re.findall(r'href="samples/([^"#/]+\.html)"', (site / "index.html").read_text()))
     linked |= set(re.findall(r'href="([^"#/.][^"#/]*\.html)"', (site / "samples" / "index.html").read_text()))
-    return linked - {"index.html"}, {p.name for p in (site / "samples").glob("*.html")} - {"index.html"}
+    pages = {p.name for p in (site / "samples").glob("*.html")}
+    return linked - {"index.html", DOCUMENT_PAGE}, pages - {"index.html", DOCUMENT_PAGE}
 
 
 def test_two_runs_on_one_out_at_once_leave_one_whole_site(tmp_path: Path) -> None:
