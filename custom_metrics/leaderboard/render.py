@@ -66,6 +66,11 @@ def _printed(text: str | None) -> str | None:
     return text if decimals <= 5 else None
 
 
+# Paired differences a markdown table lists at most (every pair of 100 runs is 4,950 lines per
+# task: the CSV holds them all).
+MARKDOWN_DIFFERENCES = 200
+
+
 def column_groups(table: Table) -> list[tuple[str, list[Column]]]:
     """The charted columns first, the rest in a second table: one table would be too wide."""
     shown = [c for c in table.columns if any(c.key in row.cells for row in table.rows)]
@@ -89,7 +94,7 @@ def interval_text(low: float | None, high: float | None, signed_values: bool = F
 
 
 def data_text(row: Row, entry: SummaryRow | None) -> str:
-    """"full data", or how the row's numbers were cut short (``⚠ part of the data: --limit 8, 8 docs``)."""
+    """ "full data", or how the row's numbers were cut short (``⚠ part of the data: --limit 8, 8 docs``)."""
     if row.kind == "published":
         return "published" if row.origin == "paper" else row.origin
     cells = [c for c in (entry.cells if entry else ()) if c.limited]
@@ -203,15 +208,17 @@ def markdown(
                 f"| {_md(row.model)} | {_md(row.setting)} | {row.kind} | {_md(data_text(row, entry))} | {cells} |"
             )
     if differences:
-        family = differences[0].result.family
+        shown = [d for d in differences if d.kind == "same run" or d.result.significant][:MARKDOWN_DIFFERENCES]
         lines += ["", "### Paired differences (A − B over the same documents)", ""]
         lines.append(
-            f"{family} paired test(s); 95% intervals from each test's own procedure (p < 0.05 exactly when it "
-            "excludes 0); significant: Holm-adjusted p < 0.05 over all of them."
+            f"{len(differences)} paired test(s); 95% intervals from each test's own procedure (p < 0.05 exactly "
+            "when it excludes 0); significant: Holm-adjusted p < 0.05 over all of them. Below: the comparisons "
+            f"within a run and the significant ones ({len(shown)} shown); every one is in the paired "
+            "differences CSV."
         )
         lines += ["", "| comparison | metric | docs | A − B | 95% CI | test | p | p (Holm) | significant |"]
         lines.append("|---|---|---:|---:|---|---|---:|---:|---|")
-        for d in differences:
+        for d in shown:
             r = d.result
             p_holm = f"{r.p_adjusted:.3g}" if r.p_adjusted is not None else ""
             lines.append(
@@ -396,17 +403,11 @@ def write_json(table: Table, summary: Summary, differences: Sequence[Difference]
         "rows": rows,
         "notes": [paths.text(note) for note in table.notes],
     }
-    path.write_text(json.dumps(document, ensure_ascii=False, indent=1, default=_json_default) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(document, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 
 def _json_number(value: float) -> float | None:
     return value if math.isfinite(value) else None  # strict JSON: NaN is null
-
-
-def _json_default(value: object) -> object:
-    if isinstance(value, bool):
-        return value
-    return str(value)
 
 
 DIFFERENCE_COLUMNS = (
