@@ -211,7 +211,7 @@ def _row(
     title = _rank_title(main, entry)
     cells = [
         f'<td class="rank" data-sort="{sort}"{f" title={_quoted(title)}" if title else ""}>{_e(rank) or "–"}</td>',
-        _model_cell(entry),
+        _model_cell(entry, context.paths),
     ]
     for index, cell in enumerate(entry.cells):
         extra = ["num", column_id(index)]
@@ -246,7 +246,7 @@ def _rank_title(cell: SummaryCell | None, entry: SummaryRow) -> str:
     return f"{above} row(s) of this group have a 95% interval wholly above this one{tie}"
 
 
-def _model_cell(entry: SummaryRow) -> str:
+def _model_cell(entry: SummaryRow, paths: Paths) -> str:
     row = entry.row
     url = hub_url(row.model_id) if row.kind == "run" else None
     name = f'<a href="{_e(url)}" rel="noopener">{_e(row.model)}</a>' if url else _e(row.model)
@@ -261,7 +261,7 @@ def _model_cell(entry: SummaryRow) -> str:
         title = "its logged task config differs from the suite's (see the notes column)"
         badges.append(f'<span class="badge config" title="{_e(title)}">⚑ other task config</span>')
     if row.mixed:
-        title = "built from results files that differ: " + "; ".join(row.mixed)
+        title = paths.text("built from results files that differ: " + "; ".join(row.mixed))
         badges.append(f'<span class="badge config mixed" title="{_e(title)}">⚑ mixed files</span>')
     setting = f'<span class="setting">{_e(row.setting)}</span>' if row.setting else ""
     return f'<th scope="row" class="model" data-sort="{_e(row.model.lower())}">{name} {setting} {"".join(badges)}</th>'

@@ -270,9 +270,11 @@ def mixed_files(runs: Sequence[TaskRun]) -> list[str]:
 
 
 def _differing(label: str, values: Sequence[tuple[str, str]]) -> str:
+    """Two or more recorded values of one setting ("" is not recorded: an IBE report, an old layout)."""
     tasks: dict[str, set[str]] = {}
     for value, task in values:
-        tasks.setdefault(value or "not recorded", set()).add(task)
+        if value:
+            tasks.setdefault(value, set()).add(task)
     if len(tasks) < 2:
         return ""
     return f"{label} " + "; ".join(f"{value} ({', '.join(sorted(names))})" for value, names in tasks.items())
