@@ -355,7 +355,8 @@ const explainEval = {
     const ready = fromFile ? this.require(`charts:${key}`, `panels/${key}.charts.js`) : Promise.resolve({});
     ready.then((figures) => {
       pending.forEach((target) => {
-        if (target.dataset.drawn) return;
+        // Hidden again while the charts loaded (a view switched): drawn when it next shows.
+        if (target.dataset.drawn || target.offsetParent === null || !target.clientWidth) return;
         const script = inline(target);
         const figure = script ? JSON.parse(script.textContent) : figures[target.dataset.chart];
         if (!figure) return;
@@ -369,12 +370,36 @@ const explainEval = {
 
   // Bars on a phone: horizontal (labels one per line on the left, never overlapping), the
   // legend below with a line per entry and the height grown to hold it.
+  // A legend name in lines of about ``width`` characters (names are plotly's HTML dialect:
+  // an entity such as &amp; is never cut).
+  wrapName(name, width = 38) {
+    const lines = [];
+    let line = "";
+    let length = 0;
+    for (const token of name.match(/&[#\w]+;|\s+|[^\s&]+|&/g) || []) {
+      const size = token.startsWith("&") && token.endsWith(";") ? 1 : token.length;
+      if (/^\s+$/.test(token)) {
+        if (length >= width) { lines.push(line); line = ""; length = 0; } else if (line) { line += " "; length += 1; }
+        continue;
+      }
+      if (length + size > width && line) { lines.push(line.trimEnd()); line = ""; length = 0; }
+      if (size > width) { // one word wider than the legend: cut it
+        for (let i = 0; i < token.length; i += width) lines.push(token.slice(i, i + width));
+        continue;
+      }
+      line += token;
+      length += size;
+    }
+    if (line) lines.push(line);
+    return lines.join("<br>");
+  },
+
   narrowFigure(figure) {
     const bars = figure.data.filter((trace) => trace.type === "bar");
     if (!bars.length) return { ...figure, layout: { ...figure.layout, legend: { ...figure.layout.legend, font: { size: 10 } } } };
     const data = figure.data.map((trace) => {
       if (trace.type !== "bar") return trace;
-      const flipped = { ...trace, orientation: "h", x: trace.y, y: trace.x };
+      const flipped = { ...trace, orientation: "h", x: trace.y, y: trace.x, name: this.wrapName(trace.name) };
       if (trace.error_y) {
         flipped.error_x = trace.error_y;
         delete flipped.error_y;
@@ -384,11 +409,12 @@ const explainEval = {
     const categories = bars[0].x.length;
     const layout = { ...figure.layout };
     const value = { ...figure.layout.yaxis, title: { text: figure.layout.yaxis.title?.text || "", font: { size: 11 } } };
-    layout.xaxis = value;
+    layout.xaxis = { ...value, side: "top" }; // its title above the bars, the legend alone below
     layout.yaxis = { ...figure.layout.xaxis, autorange: "reversed", automargin: true, tickfont: { size: 10 } };
     layout.bargap = 0.25;
-    layout.height = 90 + categories * (bars.length * 9 + 22) + 20 * bars.length;
-    layout.margin = { l: 10, r: 30, t: 10, b: 10 };
+    const legendLines = data.reduce((sum, trace) => sum + ((trace.name || "").split("<br>").length), 0);
+    layout.height = 90 + categories * (bars.length * 9 + 22) + 15 * legendLines + 6 * bars.length;
+    layout.margin = { l: 10, r: 30, t: 40, b: 10 };
     layout.legend = { orientation: "v", x: 0, xanchor: "left", y: -0.02, yanchor: "top", font: { size: 10 }, traceorder: "normal" };
     layout.font = { ...figure.layout.font, size: 10 };
     return { data, layout, config: figure.config };
