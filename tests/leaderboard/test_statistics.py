@@ -6,6 +6,7 @@ JSON export, which holds what the page shows."""
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -163,3 +164,23 @@ def test_a_row_of_files_that_differ_says_so(tmp_path: Path) -> None:
     assert any(flag.startswith("newer run used; passed over: runs/old/results_2025") for flag in row["flags"])
     page = (tmp_path / "board" / "index.html").read_text(encoding="utf-8")
     assert "⚑ mixed files" in page and "batch size 1 (geese_llama3); 24 (geese_noexp)" in page
+
+
+def test_a_paired_test_and_its_interval_always_agree(tmp_path: Path) -> None:
+    """5 of 30 documents right in A only: McNemar's exact p = 0.0625, and its interval holds 0 (the
+    bootstrap interval beside it excluded 0 while the line said "not significant")."""
+    runs = tmp_path / "runs"
+    write_run(runs / "a", "org/a", "geese_noexp", [1] * 5 + [0] * 25)
+    write_run(runs / "b", "org/b", "geese_noexp", [0] * 30)
+    write_run(runs / "c", "org/c", "geese_noexp", [1] * 12 + [0] * 18)
+    board(tmp_path)
+    with (tmp_path / "board" / "geese_differences.csv").open(newline="", encoding="utf-8") as handle:
+        rows = {(row["a"], row["b"]): row for row in csv.DictReader(handle)}
+    five = rows[("org/a", "org/b")]
+    assert float(five["p_value"]) == pytest.approx(0.0625) and float(five["ci_low"]) < 0 < float(five["ci_high"])
+    assert five["test"] == "McNemar's exact test (conditional Clopper-Pearson interval)"
+    for row in rows.values():
+        excludes = float(row["ci_low"]) > 0 or float(row["ci_high"]) < 0
+        assert excludes == (float(row["p_value"]) < 0.05), row
+        assert (row["significant"] == "True") == (float(row["p_holm"]) < 0.05)
+    assert rows[("org/b", "org/c")]["significant"] == "True"  # 12 of 12 changed documents one way
