@@ -50,11 +50,15 @@ class Paths:
     def __init__(self, roots: Sequence[Path]) -> None:
         # Longest first: a root inside another is the more specific name.
         self.roots = sorted((Path(root).resolve() for root in roots), key=lambda p: len(str(p)), reverse=True)
+        self._shown: dict[str, str] = {}  # every paired difference names its two samples files again
 
     def show(self, path: str | Path | None) -> str:
         if path is None or str(path) == "":
             return ""
-        return visible(self._show(str(path)))
+        text = str(path)
+        if text not in self._shown:
+            self._shown[text] = visible(self._show(text))
+        return self._shown[text]
 
     def _show(self, text: str) -> str:
         if not Path(text).is_absolute():
