@@ -27,6 +27,7 @@ FULL = {
     "ibe_throughput": ["--size", "1000", "--coherence-subset", "16", "--swipl-subset", "100"],
     "ibe_scaling": ["--sizes", "100,1000,5000"],
     "task_cost": ["--requests", "32"],
+    "leaderboard_scale": ["--sizes", "10,50,100,200", "--limit", "16", "--repeats", "3"],
 }
 QUICK = {
     "suite_overhead": ["--limit", "1"],
@@ -34,6 +35,7 @@ QUICK = {
     "ibe_throughput": ["--size", "40", "--coherence-subset", "1", "--swipl-subset", "5"],
     "ibe_scaling": ["--sizes", "20,40,80"],
     "task_cost": ["--requests", "2"],
+    "leaderboard_scale": ["--sizes", "2,4", "--limit", "4", "--repeats", "1"],
 }
 
 

@@ -59,6 +59,12 @@ class Row:
     samples: dict[str, Path] = field(default_factory=dict)  # task -> its --log_samples file
     # task -> how the run's logged task config differs from the suite's ("" = same or unknown)
     config_differences: dict[str, str] = field(default_factory=dict)
+    # Published rows: "paper" for a row of a published table, else what it is (a PublishedRow's origin).
+    origin: str = ""
+    # Run rows: how the results files behind the row differ (batch size, model args, harness
+    # version), and the files of its tasks passed over for newer ones; said on the row.
+    mixed: list[str] = field(default_factory=list)
+    passed_over: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -110,6 +116,9 @@ DocKeyHook = Callable[[str, dict[str, Any]], str]
 SampleExtrasHook = Callable[[Sequence[Path]], dict[tuple[str, int], dict[str, Any]]]
 # (task, the row's values for that task by metric) -> what a reader must know ("" if nothing).
 RemarkHook = Callable[[str, Mapping[str, float | None]], str]
+# (column key, the run's values of that task by metric) -> the number of items a share in that
+# column is over (None: not a share of a count the results file records).
+ShareOfHook = Callable[[str, Mapping[str, float | None]], float | None]
 
 
 def default_doc_key(task: str, sample: dict[str, Any]) -> str:
@@ -228,6 +237,10 @@ class PaperSpec:
     # and ``published_n(setting, key)``, the documents behind it where the paper gives them.
     published_pm_is_se: bool = False
     published_n: Callable[[str, str], int | None] | None = None
+    # The items a run's headline number is a share of, for its exact test and interval when
+    # no samples were logged (they give the count themselves). Default: the task's documents
+    # (``#samples``); REG's scores are shares of |N|, RULE's combined task mixes question kinds.
+    share_of: ShareOfHook | None = None
     # Checking a run's logged task config against the suite's: dataset paths the suite's
     # loader reads the same rows of, and a rewrite of a logged template into the suite's
     # spelling (the authors' hint field where the suite writes {{hint}}).

@@ -31,6 +31,9 @@ class PublishedRow:
     source: str
     cells: dict[str, PublishedCell] = field(default_factory=dict)
     setting: str = ""  # the paper's setting of the row (e.g. "zero-shot", "thinking")
+    # "paper": a row of a table the paper prints; else what the row is instead (the
+    # authors' repository run), shown as its badge: such a row is never labelled "paper".
+    origin: str = "paper"
 
 
 def number(text: str, percent: bool) -> Decimal:

@@ -82,6 +82,10 @@ class TaskRun:
     # selector): what it was computed from, in words; its ± is a spread, not a stderr.
     derived: str = ""
     cut: str = ""  # how the inputs of a derived run were cut short ("" = not, or not known)
+    # How the harness ran, as the file records it: a row built from files that differ here
+    # says so (a batch-size-24 and a batch-size-1 file differ in their last digits).
+    batch_size: str = ""
+    model_args: str = ""
 
     @property
     def subset(self) -> str | None:
@@ -186,6 +190,8 @@ def _task_runs(path: Path, label: str | None) -> list[TaskRun]:
                 model_id=model_id(data),
                 task_config=configs.get(task) if isinstance(configs.get(task), dict) else None,
                 task_version=versions.get(task),
+                batch_size=_plain(config.get("batch_size")),
+                model_args=_plain(_model_args(config.get("model_args"))),
             )
         )
     return runs
@@ -351,6 +357,20 @@ def _n_samples(task: str, entry: Any, scores: dict[str, Any]) -> int | None:
         if entry.get("effective") is not None:
             return fields.count(entry["effective"], f'n-samples["{task}"].effective', strings=True)
     return fields.count(scores.get("sample_len"), f'results["{task}"].sample_len', strings=True)
+
+
+def _model_args(value: Any) -> Any:
+    """Model args in one form whatever the harness version wrote (a string or an object)."""
+    return parse_model_args(value) if isinstance(value, str) and "=" in value else value
+
+
+def _plain(value: Any) -> str:
+    """A config entry as comparable text: a string as written, anything else as compact JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, default=str)
 
 
 def _setting(data: dict[str, Any], shots: Any) -> str:

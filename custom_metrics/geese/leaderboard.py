@@ -118,7 +118,14 @@ def published_rows() -> list[PublishedRow]:
     )
     return [
         PublishedRow("geese", "Llama-3-8B", table_2, _cells(GEESE_TABLE_2), setting="zero-shot, M2"),
-        PublishedRow("geese", "Llama-3-8B", authors, _cells(GEESE_AUTHORS_RUN), setting=AUTHORS_RUN_SETTING),
+        PublishedRow(
+            "geese",
+            "Llama-3-8B",
+            authors,
+            _cells(GEESE_AUTHORS_RUN),
+            setting=AUTHORS_RUN_SETTING,
+            origin="authors' repository run",
+        ),
     ]
 
 

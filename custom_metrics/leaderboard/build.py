@@ -17,17 +17,19 @@ import math
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from custom_metrics import __version__
+from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import replaced_folder
 from custom_metrics.common.leaderboard_types import Cell, Table
 from custom_metrics.common.results import Problem, load_runs, rename
 from custom_metrics.leaderboard.differences import Difference, paired_differences, row_label
+from custom_metrics.leaderboard.display import Paths, visible
 from custom_metrics.leaderboard.page import write_site
 from custom_metrics.leaderboard.registry import OTHER, PAPERS, paper_of
-from custom_metrics.leaderboard.render import cell_text, markdown, write_csv, write_differences_csv
+from custom_metrics.leaderboard.render import cell_text, markdown, write_csv, write_differences_csv, write_json
 from custom_metrics.leaderboard.samples import LoggedTask, read_logged_tasks
 from custom_metrics.leaderboard.summary import Summary, build_summary
 from custom_metrics.leaderboard.tables import build_tables, newest_runs, task_values
@@ -46,15 +48,29 @@ class Leaderboard:
     summaries: list[Summary]
 
 
+class NoResults(DataError):
+    """No input held a readable results file and no paper's published rows were asked for."""
+
+    def __init__(self, message: str, problems: Sequence[Problem]) -> None:
+        super().__init__(message)
+        self.problems = list(problems)  # the files that were skipped, each named
+
+
 def build_leaderboard(
-    inputs: Sequence[Path], out: Path, names: Mapping[str, str] | None = None, papers: Sequence[str] = ()
+    inputs: Sequence[Path],
+    out: Path,
+    names: Mapping[str, str] | None = None,
+    papers: Sequence[str] = (),
+    rank_published: bool = False,
 ) -> Leaderboard:
     """Read every run under ``inputs`` and write the leaderboard folder ``out``: a tab per paper
     with a run, and per paper of ``papers`` (its published rows) even without one.
 
+    ``rank_published`` ranks the papers' rows with the runs (by default they are references).
     The site is written into a fresh folder that then takes the place of ``out`` whole: two
     runs on one ``out`` at once, or a run killed half-way, never leave a site mixed from two
     runs. ``out`` must be new, empty or a leaderboard folder (checked before any reading).
+    Raises ``NoResults`` (``out`` untouched) when nothing was readable and no paper asked for.
     """
     with replaced_folder(out, _is_site, "leaderboard folder") as stage:
         runs, problems = load_runs(inputs)
@@ -63,22 +79,29 @@ def build_leaderboard(
                 extra_runs, extra_problems = spec.read_extra(inputs)
                 runs += extra_runs
                 problems += extra_problems
-        runs = rename(runs, names or {})
+        if not runs and not papers:
+            raise NoResults(_nothing_read(inputs, problems), problems)
+        # Names come from files anyone writes: their control and bidi characters made visible once, here.
+        runs = [
+            replace(run, model=visible(run.model), setting=visible(run.setting)) for run in rename(runs, names or {})
+        ]
         tables = build_tables(runs, papers)
         specs = {spec.key: spec for spec in (*PAPERS, OTHER)}
-        chosen, _ = newest_runs(runs)
+        chosen = newest_runs(runs).runs
         roots = [Path(p).resolve() for p in inputs]
         logged = read_logged_tasks(chosen, [paper_of(run.task) for run in chosen], roots)
         differences = {table.key: paired_differences(specs[table.key], logged) for table in tables}
         outcomes = {task.path: task.outcomes for task in logged}
-        summaries = [build_summary(table, specs[table.key], outcomes) for table in tables]
+        summaries = [build_summary(table, specs[table.key], outcomes, rank_published) for table in tables]
+        paths = Paths(inputs)
         pages = write_site(
             stage, tables, [specs[t.key] for t in tables], summaries, problems, logged, differences, inputs
         )
-        for table in tables:
-            write_tables(table, stage, problems, differences[table.key])
+        for table, summary in zip(tables, summaries):
+            write_tables(table, summary, stage, problems, differences[table.key], paths)
         index_md = "\n\n".join(
-            markdown(table, problems if i == 0 else (), differences[table.key]) for i, table in enumerate(tables)
+            markdown(table, summary, problems if i == 0 else (), differences[table.key], paths)
+            for i, (table, summary) in enumerate(zip(tables, summaries))
         )
         (stage / "index.md").write_text(index_md, encoding="utf-8")
         (stage / SITE_MARKER).write_text(f"explain-eval {__version__} leaderboard\n", encoding="utf-8")
@@ -88,12 +111,30 @@ def build_leaderboard(
     return Leaderboard(tables, problems, [site / path for path in written], logged, differences, summaries)
 
 
-def write_tables(table: Table, folder: Path, problems: Sequence[Problem], differences: list[Difference]) -> None:
-    """A paper's markdown table and CSV files (its paired differences when there are any)."""
-    (folder / f"{table.key}.md").write_text(markdown(table, problems, differences), encoding="utf-8")
-    write_csv(table, folder / f"{table.key}.csv")
+def _nothing_read(inputs: Sequence[Path], problems: Sequence[Problem]) -> str:
+    where = ", ".join(map(str, inputs))
+    skipped = f"; {len(problems)} file(s) skipped, named above" if problems else ""
+    return (
+        f"no readable results under {where} (no results*.json of lm-eval, no IBE report.json){skipped}: "
+        "pass the folder lm_eval --output_path wrote, or --paper KEY to see a paper's published rows alone"
+    )
+
+
+def write_tables(
+    table: Table,
+    summary: Summary,
+    folder: Path,
+    problems: Sequence[Problem],
+    differences: list[Difference],
+    paths: Paths,
+) -> None:
+    """A paper's markdown table, CSV and JSON (its paired differences' CSV when there are any),
+    in rank order, every file named as the page names it."""
+    (folder / f"{table.key}.md").write_text(markdown(table, summary, problems, differences, paths), encoding="utf-8")
+    write_csv(table, summary, folder / f"{table.key}.csv", paths)
+    write_json(table, summary, differences, folder / f"{table.key}.json", paths)
     if differences:
-        write_differences_csv(differences, folder / f"{table.key}_differences.csv")
+        write_differences_csv(differences, folder / f"{table.key}_differences.csv", paths)
 
 
 def _is_site(folder: Path) -> bool:
@@ -173,13 +214,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=[spec.key for spec in PAPERS],
         help="also show this paper's tab (its published rows) when no run is of its tasks; repeatable",
     )
+    parser.add_argument(
+        "--rank-published",
+        action="store_true",
+        help="rank the papers' published rows with the runs (by default they are references beside them)",
+    )
     parser.add_argument("--strict", action="store_true", help="exit 1 when a file had to be skipped")
     args = parser.parse_args(argv)
     try:
         names = parse_names(args.name)
     except argparse.ArgumentTypeError as error:
         parser.error(str(error))
-    board = build_leaderboard(args.runs, args.out, names, args.paper)
+    missing = [path for path in args.runs if not path.exists()]
+    if missing:
+        print(
+            f"explain-eval leaderboard: {', '.join(map(str, missing))}: no such file or folder "
+            "(give the folders lm_eval --output_path wrote, or their results files)",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        board = build_leaderboard(args.runs, args.out, names, args.paper, args.rank_published)
+    except NoResults as error:
+        for problem in error.problems:
+            print(f"skipped {problem.path}: {problem.reason}", file=sys.stderr)
+        print(f"explain-eval leaderboard: {error}", file=sys.stderr)
+        return 1
     models = sorted({(row.model, row.setting) for table in board.tables for row in table.rows if row.kind == "run"})
     print(f"leaderboard: {len(models)} model setting(s) from {', '.join(map(str, args.runs))}")
     for line in summary(board):
@@ -187,12 +247,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for problem in board.problems:
         print(f"skipped {problem.path}: {problem.reason}", file=sys.stderr)
     if not models:
-        shown = (
-            f"the page holds the published rows of {', '.join(args.paper)} only"
-            if args.paper
-            else ("the page is empty; pass --paper KEY to see a paper's published rows alone")
+        print(
+            f"no readable results found under {', '.join(map(str, args.runs))}: "
+            f"the page holds the published rows of {', '.join(args.paper)} only",
+            file=sys.stderr,
         )
-        print(f"no readable results found under {', '.join(map(str, args.runs))}: {shown}", file=sys.stderr)
     print(f"leaderboard page: {board.written[0].resolve()}")
     print(f"sample viewer:    {board.written[1].resolve()}")
     return 1 if args.strict and board.problems else 0

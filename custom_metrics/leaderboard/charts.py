@@ -13,9 +13,14 @@ What a chart shows, so that it always compares a run with the paper:
   computed against (the paper's reference model);
 - a missing or NaN value as an "n/a" label at zero, a zero as "0" (a bar of height zero
   draws nothing);
-- colours stable per row kind: the paper's rows in greys and slates, runs in colours
-  chosen by the model's name, so a model keeps its colour from page to page;
-- the title is the figure's caption (HTML, so it wraps on a phone), the legend below the plot.
+- each bar's 95% interval (``evidence``) as its error bar, the same interval as the table's;
+- one colour per model, a function of its name alone (the same on every page and every
+  build, whatever else is drawn): runs in a hue from the name's hash, the paper's rows in
+  greys; a setting shifts the lightness, so two settings of one model stay apart. Runs on
+  part of the data are hatched *over* their model's colour, so they stay told apart;
+- the title is the figure's caption (HTML, so it wraps on a phone), the legend below the
+  plot; on a narrow screen ``assets/leaderboard.js`` turns the bars horizontal (labels one
+  per line, the legend sized to its entries).
 Plotly reads labels as a small HTML dialect, so every name is HTML-escaped before it
 becomes a label, and LaTeX typesetting is off (``typesetMath``): a ``$`` stays a dollar.
 """
@@ -30,7 +35,7 @@ from collections.abc import Sequence
 from custom_metrics.common.leaderboard_types import Headline, PaperSpec, Row
 from custom_metrics.leaderboard.differences import Difference, row_label
 from custom_metrics.leaderboard.display import Paths
-from custom_metrics.leaderboard.render import cell_text, format_number, signed
+from custom_metrics.leaderboard.render import cell_text, format_number, interval_text, signed
 from custom_metrics.leaderboard.summary import Summary, SummaryRow
 from custom_metrics.leaderboard.versus_paper import model_key
 
@@ -45,9 +50,12 @@ LAYOUT = {
 AXIS = {"gridcolor": "#e5e8ef", "zerolinecolor": "#888", "automargin": True}
 BEST_PAPER_ROWS = 4
 ALL_PAPER_ROWS = 6  # up to this many, a chart shows every paper row
-RUN_COLOURS = ("#1f5fbf", "#d1495b", "#2a9d5c", "#8e44ad", "#e07b00", "#0f8b8d", "#b5179e", "#6b8e23")
-# The paper's rows in muted greys and slates, apart from every run colour.
-PAPER_COLOURS = ("#6e6e6e", "#a8a8a8", "#4a4a4a", "#8c9bab", "#5d6d7e", "#b8a99a", "#7d6b5d", "#c4c4c4")
+# Runs: a hue from the model's name at a fixed saturation, lightness from the setting;
+# the paper's rows: greys, lightness from the name.
+RUN_SATURATION = 62
+RUN_LIGHTNESS = (36, 44, 52)
+PAPER_LIGHTNESS = (38, 48, 58, 68)
+HATCH = {"shape": "/", "fillmode": "overlay", "fgcolor": "rgba(255, 255, 255, 0.85)", "size": 7, "solidity": 0.35}
 
 
 def _label(text: str) -> str:
@@ -67,15 +75,18 @@ def _wrap(text: str, width: int = 16) -> str:
     return "<br>".join(_label(part) for part in [*lines, line] if part)
 
 
-def colour(row: Row, taken: set[str] | None = None) -> str:
-    """A row's colour: picked by a hash of its name, not its position, so a model keeps its
-    colour from page to page; the next free one of its palette where another row of the same
-    chart has it (``taken``)."""
-    palette = PAPER_COLOURS if row.kind == "published" else RUN_COLOURS
-    digest = hashlib.sha256(row_label(row.model, row.setting).encode("utf-8")).digest()
-    start = digest[0] % len(palette)
-    order = [palette[(start + i) % len(palette)] for i in range(len(palette))]
-    return next((c for c in order if c not in (taken or set())), order[0])
+def _hash(text: str) -> int:
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:4], "big")
+
+
+def colour(row: Row) -> str:
+    """A row's colour, from its names alone: a model keeps it on every page and in every build."""
+    if row.kind == "published":
+        lightness = PAPER_LIGHTNESS[_hash(row_label(row.model, row.setting)) % len(PAPER_LIGHTNESS)]
+        return f"hsl(215, 8%, {lightness}%)"
+    hue = _hash(row.model) % 360
+    lightness = RUN_LIGHTNESS[_hash(row.setting) % len(RUN_LIGHTNESS)] if row.setting else RUN_LIGHTNESS[1]
+    return f"hsl({hue}, {RUN_SATURATION}%, {lightness}%)"
 
 
 def _finite(value: float | None) -> bool:
@@ -128,20 +139,16 @@ def _family_figure(summary: Summary, spec: PaperSpec, columns: Sequence[Headline
         return None
     categories = [_wrap(h.label) for h in columns]
     data = []
-    taken: set[str] = set()
     for entry in rows:
-        fill = colour(entry.row, taken)
-        taken.add(fill)
+        fill = colour(entry.row)
         cells = [entry.cells[i] for i in positions]
         values = [cell.value if _finite(cell.value) else None for cell in cells]
         limited = entry.limited
         row = entry.row
-        name = _label(row_label(row.model, row.setting)) + (" (paper)" if row.kind == "published" else "")
+        name = _label(row_label(row.model, row.setting)) + _kind_suffix(row)
         if limited:
             name += " ⚠ part of the data"
-        errors = [
-            cell.cell.pm if _finite(cell.value) and cell.cell.pm and _finite(cell.cell.pm) else None for cell in cells
-        ]
+        intervals = [cell.interval if _finite(cell.value) else None for cell in cells]
         data.append(
             {
                 "type": "bar",
@@ -151,14 +158,22 @@ def _family_figure(summary: Summary, spec: PaperSpec, columns: Sequence[Headline
                 "text": ["n/a" if value is None else "0" if value == 0 else "" for value in values],
                 "textposition": "outside",
                 "cliponaxis": False,
-                "error_y": {"type": "data", "array": errors, "visible": any(e is not None for e in errors)},
+                "error_y": {
+                    "type": "data",
+                    "symmetric": False,
+                    "array": [None if i is None else max(0.0, i.high - v) for i, v in zip(intervals, values)],
+                    "arrayminus": [None if i is None else max(0.0, v - i.low) for i, v in zip(intervals, values)],
+                    "visible": any(i is not None for i in intervals),
+                    "thickness": 1.2,
+                    "width": 3,
+                },
                 "customdata": [_hover(cell, paths) for cell in cells],
                 "hovertemplate": "<b>%{fullData.name}</b><br>%{customdata}<extra></extra>",
                 "marker": {
                     "color": fill,
-                    "opacity": 0.55 if limited else 1.0,
-                    "pattern": {"shape": "/" if limited else "", "fgcolor": "#333", "size": 6},
-                    "line": {"color": "#333" if limited else fill, "width": 1},
+                    "opacity": 0.8 if limited else 1.0,
+                    "pattern": HATCH if limited else {"shape": ""},
+                    "line": {"color": fill, "width": 1},
                 },
             }
         )
@@ -178,14 +193,26 @@ def _family_figure(summary: Summary, spec: PaperSpec, columns: Sequence[Headline
     return {"data": data, "layout": layout, "config": CONFIG}
 
 
+def _kind_suffix(row: Row) -> str:
+    if row.kind != "published":
+        return ""
+    return " (paper)" if row.origin == "paper" else f" ({_label(row.origin)})"
+
+
 def _hover(cell, paths: Paths) -> str:
     if cell.key is None:
         return f"{_label(cell.headline.label)}: n/a (not run)"
     lines = [f"{_label(cell.headline.label)}: {_label(cell_text(cell.cell)) if _finite(cell.value) else 'NaN'}"]
+    if cell.interval is not None and _finite(cell.value):
+        interval = cell.interval
+        lines.append(f"95% interval {interval_text(interval.low, interval.high)} ({_label(interval.method)})")
+    if cell.rank is not None:
+        lines.append(f"rank {cell.rank}{' (tied)' if cell.tied else ''} on this column")
     if cell.delta is not None:
         delta = cell.delta
-        p_value = f", p = {delta.p_value:.3g}" if delta.p_value is not None else f" ({_label(delta.test)})"
-        lines.append(f"Δ vs {_label(delta.paper.model)} (paper): {signed(delta.difference)}{p_value}")
+        versus = "paper" if delta.same_model else "reference line"
+        tested = f", {_label(delta.test)}, p = {delta.p_value:.3g}" if delta.tested else f" ({_label(delta.test)})"
+        lines.append(f"Δ vs {_label(delta.paper.model)} ({versus}): {signed(delta.difference)}{tested}")
     if cell.limited:
         lines.append(f"⚠ {_label(cell.limited)}")
     if cell.cell and cell.cell.source:
@@ -193,9 +220,15 @@ def _hover(cell, paths: Paths) -> str:
     return "<br>".join(lines)
 
 
+FOREST_SHOWN = 40
+
+
 def difference_chart(differences: Sequence[Difference], spec: PaperSpec, paths: Paths) -> dict | None:
-    """A forest plot: each paired difference with its 95% interval; significant ones in colour."""
-    shown = [d for d in differences if math.isfinite(d.result.difference)]
+    """A forest plot: the paired differences (the ``FOREST_SHOWN`` smallest p first, so a page of
+    many runs stays readable; the table holds every one) with their 95% intervals; significant
+    ones (Holm-adjusted) in colour."""
+    finite = [d for d in differences if math.isfinite(d.result.difference)]
+    shown = sorted(finite, key=lambda d: (not d.result.significant, d.result.p_value))[:FOREST_SHOWN]
     if not shown:
         return None
     labels = [_label(f"{d.label} · {spec.metric_label(d.metric)} ({i + 1})") for i, d in enumerate(shown)]
@@ -207,7 +240,7 @@ def difference_chart(differences: Sequence[Difference], spec: PaperSpec, paths: 
         data.append(
             {
                 "type": "scatter",
-                "name": "significant (p < 0.05)" if significant else "not significant",
+                "name": "significant (Holm-adjusted p < 0.05)" if significant else "not significant",
                 "x": [d.result.difference for _, d in subset],
                 "y": [label for label, _ in subset],
                 "mode": "markers",
@@ -215,12 +248,8 @@ def difference_chart(differences: Sequence[Difference], spec: PaperSpec, paths: 
                 "error_x": {
                     "type": "data",
                     "symmetric": False,
-                    "array": [
-                        d.result.high - d.result.difference if d.result.high is not None else 0 for _, d in subset
-                    ],
-                    "arrayminus": [
-                        d.result.difference - d.result.low if d.result.low is not None else 0 for _, d in subset
-                    ],
+                    "array": [max(0.0, d.result.high - d.result.difference) for _, d in subset],
+                    "arrayminus": [max(0.0, d.result.difference - d.result.low) for _, d in subset],
                 },
                 "customdata": [_difference_hover(d, paths) for _, d in subset],
                 "hovertemplate": "%{y}<br>%{customdata}<extra></extra>",
@@ -239,10 +268,10 @@ def difference_chart(differences: Sequence[Difference], spec: PaperSpec, paths: 
 
 def _difference_hover(difference: Difference, paths: Paths) -> str:
     result = difference.result
-    interval = (
-        f"[{format_number(result.low)}, {format_number(result.high)}]" if result.low is not None else "n/a (1 doc)"
+    interval = interval_text(result.low, result.high, signed_values=True)
+    p_value = f", p = {result.p_value:.3g}" + (
+        f", Holm {result.p_adjusted:.3g}" if result.p_adjusted is not None else ""
     )
-    p_value = f", p = {result.p_value:.3g}" if result.p_value is not None else ""
     lines = [
         f"difference {signed(result.difference)}, 95% CI {interval}",
         f"{result.test}{p_value}, {result.n} paired docs",

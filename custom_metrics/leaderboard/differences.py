@@ -2,28 +2,29 @@
 
 - Within one run (same model and setting): the paper's own comparisons of two tasks
   over the same documents (``PaperSpec.comparisons``), e.g. GEESE's effectiveness =
-  accuracy with a hint - accuracy without.
+  accuracy with a hint - accuracy without; each line names its model.
 - Between runs: every two model/setting rows that logged the same task, on each
   per-document outcome the paper defines (``SampleView.outcomes``), over the documents
-  both logged.
-The statistics are in ``paired``.
+  both logged (all pairs of a task at once: ``paired.paired_matrix``).
+The statistics are in ``paired``; the p-values are Holm-adjusted over every difference of
+the paper's tab (one family), which the page and the exports say.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from itertools import combinations
+from dataclasses import dataclass, replace
 
 from custom_metrics.common.leaderboard_types import PaperSpec
-from custom_metrics.leaderboard.paired import PairedResult, paired_difference
+from custom_metrics.leaderboard import procedures
+from custom_metrics.leaderboard.paired import PairedResult, paired_difference, paired_matrix
 from custom_metrics.leaderboard.samples import LoggedTask
 
 
 @dataclass(frozen=True)
 class Difference:
     kind: str  # "same run" | "two runs"
-    label: str  # what is compared, in words
+    label: str  # what is compared, in words, naming the model(s)
     a: str  # the left side (model and setting, or task)
     b: str
     task: str
@@ -37,42 +38,59 @@ def row_label(model: str, setting: str) -> str:
 
 
 def paired_differences(spec: PaperSpec, logged: Sequence[LoggedTask]) -> list[Difference]:
+    """Every paired difference of the paper's tab, its p-values Holm-adjusted over all of them."""
     mine = [task for task in logged if task.spec is spec]
+    found = _within_runs(spec, mine) + _between_runs(spec, mine)
+    adjusted = procedures.holm([d.result.p_value for d in found])
+    return [replace(d, result=replace(d.result, p_adjusted=p, family=len(found))) for d, p in zip(found, adjusted)]
+
+
+def _within_runs(spec: PaperSpec, mine: Sequence[LoggedTask]) -> list[Difference]:
     by_row: dict[tuple[str, str], dict[str, LoggedTask]] = {}
     for task in mine:
         by_row.setdefault((task.run.model, task.run.setting), {})[task.run.task] = task
-    found: list[Difference] = []
+    found = []
     for (model, setting), tasks in sorted(by_row.items()):
         for comparison in spec.comparisons:
             left, right = tasks.get(comparison.task), tasks.get(comparison.baseline)
             if left is None or right is None:
                 continue
-            result = _compare(left, right, comparison.metric)
-            if result is not None:
-                found.append(
-                    Difference(
-                        "same run",
-                        f"{comparison.label}: {spec.task_label(comparison.task)} − "
-                        f"{spec.task_label(comparison.baseline)}",
-                        row_label(model, setting),
-                        row_label(model, setting),
-                        comparison.task,
-                        comparison.metric,
-                        result,
-                        (str(left.path), str(right.path)),
-                    )
+            result = paired_difference(
+                left.outcomes.get(comparison.metric, {}), right.outcomes.get(comparison.metric, {})
+            )
+            if result is None:
+                continue
+            who = row_label(model, setting)
+            found.append(
+                Difference(
+                    "same run",
+                    f"{who}: {comparison.label}, {spec.task_label(comparison.task)} − "
+                    f"{spec.task_label(comparison.baseline)}",
+                    who,
+                    who,
+                    comparison.task,
+                    comparison.metric,
+                    result,
+                    (str(left.path), str(right.path)),
                 )
+            )
+    return found
+
+
+def _between_runs(spec: PaperSpec, mine: Sequence[LoggedTask]) -> list[Difference]:
     by_task: dict[str, list[LoggedTask]] = {}
     for task in mine:
         by_task.setdefault(task.run.task, []).append(task)
+    found = []
     for task_name, runs in sorted(by_task.items()):
         runs.sort(key=lambda task: row_label(task.run.model, task.run.setting))
-        for left, right in combinations(runs, 2):
-            for metric in sorted(set(left.outcomes) & set(right.outcomes)):
-                result = _compare(left, right, metric)
-                if result is None:
-                    continue
-                a, b = row_label(left.run.model, left.run.setting), row_label(right.run.model, right.run.setting)
+        labels = [row_label(task.run.model, task.run.setting) for task in runs]
+        for metric in sorted({name for task in runs for name in task.outcomes}):
+            having = [i for i, task in enumerate(runs) if task.outcomes.get(metric)]
+            pairs = paired_matrix([runs[i].outcomes[metric] for i in having])
+            for (x, y), result in sorted(pairs.items()):
+                left, right = runs[having[x]], runs[having[y]]
+                a, b = labels[having[x]], labels[having[y]]
                 found.append(
                     Difference(
                         "two runs",
@@ -86,7 +104,3 @@ def paired_differences(spec: PaperSpec, logged: Sequence[LoggedTask]) -> list[Di
                     )
                 )
     return found
-
-
-def _compare(left: LoggedTask, right: LoggedTask, metric: str) -> PairedResult | None:
-    return paired_difference(left.outcomes.get(metric, {}), right.outcomes.get(metric, {}))

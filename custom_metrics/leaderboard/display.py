@@ -9,12 +9,16 @@ and say more than they should. Pages therefore show
   checkpoint path (``__home__me__ckpt``) reads ``…``;
 - a judge or scorer spec (``lm:/root/.cache/explain-eval/gemma-3-270m-hf?mode=loglik``)
   with each path in it replaced by the model's friendly name (``lm:gemma-3-270m (embedded)?mode=loglik``);
-- a model linked to its Hugging Face page only where the results record a Hub id.
+- a model linked to its Hugging Face page only where the results record a Hub id;
+- a name's control and format characters (NUL, a newline, U+202E RIGHT-TO-LEFT OVERRIDE and
+  the other bidi controls, zero-width characters) as visible ``\\u202e`` escapes, in every
+  output: ``model\\u202egnp.exe`` never displays as "modelexe.png" (``visible``).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,17 +29,38 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _HF_CACHE = re.compile(r"models--(?P<org>[^/\\]+?)--(?P<name>[^/\\]+)[/\\]snapshots[/\\]")
 
 
+# Control (Cc), format (Cf: bidi overrides and isolates, zero-width joiners, the BOM) and
+# line/paragraph separators: characters that change how the text around them reads.
+_INVISIBLE = ("Cc", "Cf", "Zl", "Zp")
+
+
+def visible(text: str) -> str:
+    """``text`` with every control or format character written as its escape (``\\u202e``)."""
+    if text.isprintable():
+        return text
+    return "".join(
+        (f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}") if unicodedata.category(c) in _INVISIBLE else c
+        for c in text
+    )
+
+
 class Paths:
     """Input-relative names for every file a page mentions."""
 
     def __init__(self, roots: Sequence[Path]) -> None:
         # Longest first: a root inside another is the more specific name.
         self.roots = sorted((Path(root).resolve() for root in roots), key=lambda p: len(str(p)), reverse=True)
+        self._shown: dict[str, str] = {}  # every paired difference names its two samples files again
 
     def show(self, path: str | Path | None) -> str:
         if path is None or str(path) == "":
             return ""
         text = str(path)
+        if text not in self._shown:
+            self._shown[text] = visible(self._show(text))
+        return self._shown[text]
+
+    def _show(self, text: str) -> str:
         if not Path(text).is_absolute():
             return friendly_spec(text)
         resolved = Path(text)
@@ -49,8 +74,8 @@ class Paths:
         """A note or message with every input path in it shown as ``show`` shows it."""
         for root in self.roots:
             pattern = re.compile(re.escape(str(root)) + r"(?:[/\\][^\s,;:()'\"]*[^\s,;:()'\".])?")
-            text = pattern.sub(lambda match: self.show(match.group(0)), text)
-        return friendly_spec(text)
+            text = pattern.sub(lambda match: self._show(match.group(0)), text)
+        return visible(friendly_spec(text))
 
 
 def hub_id(model_id: str) -> str | None:

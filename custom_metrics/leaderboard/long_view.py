@@ -18,7 +18,7 @@ from custom_metrics.leaderboard import charts, datatable
 from custom_metrics.leaderboard.datatable import TableColumn, number_cell
 from custom_metrics.leaderboard.differences import Difference, row_label
 from custom_metrics.leaderboard.display import Paths
-from custom_metrics.leaderboard.render import cell_text, format_number, signed
+from custom_metrics.leaderboard.render import cell_text, format_number, interval_text, signed
 from custom_metrics.leaderboard.samples import LoggedTask
 from custom_metrics.leaderboard.tables import task_values
 
@@ -26,6 +26,14 @@ DOCS_TOOLTIP = (
     "Documents evaluated: the harness' effective count (IBE selection rows: test questions; "
     "published rows: the paper's)."
 )
+
+
+def chart_place(div_id: str, title: str) -> str:
+    """A summary chart's place: ``leaderboard.js`` draws it from the tab's charts file once it shows."""
+    return (
+        f'<figure class="chart"><figcaption>{html.escape(title)}</figcaption>'
+        f'<div class="plot" id="{div_id}" data-chart="{div_id}"></div></figure>'
+    )
 
 
 def chart_block(div_id: str, title: str, figure: dict | None) -> str:
@@ -104,14 +112,15 @@ def _note(spec: PaperSpec, row, task: str, values: dict, paths: Paths) -> str:
 def differences_block(key: str, spec: PaperSpec, differences: list[Difference], paths: Paths) -> str:
     intro = (
         "<h3>Paired differences</h3><p>Where two runs, or two settings of one run, logged samples of the "
-        "same documents: the difference A − B over those documents, a 95% interval from a paired bootstrap "
-        "over documents, and for 0/1 outcomes McNemar's exact test on the documents that changed "
-        "(significant: p &lt; 0.05; otherwise when the interval excludes 0).</p>"
+        "same documents: the difference A − B over those documents, McNemar's exact test for 0/1 outcomes "
+        "(its 95% interval: the conditional Clopper-Pearson one), else a paired bootstrap over documents; "
+        "p &lt; 0.05 exactly when the interval excludes 0. Significant: Holm-adjusted p &lt; 0.05 over the "
+        f"{len(differences)} test(s) of this tab.</p>"
     )
     if not differences:
         return intro + "<p><em>None here: no two runs or settings logged samples of the same documents.</em></p>"
     columns = [
-        TableColumn("Comparison", "What is compared (A − B)."),
+        TableColumn("Comparison", "What is compared (A − B), naming the model(s)."),
         TableColumn("Task"),
         TableColumn("Metric", "The per-document outcome compared."),
         TableColumn("A", "The left side."),
@@ -120,15 +129,15 @@ def differences_block(key: str, spec: PaperSpec, differences: list[Difference], 
         TableColumn("mean A", kind="number"),
         TableColumn("mean B", kind="number"),
         TableColumn("A − B", "Mean of the per-document differences.", kind="number"),
-        TableColumn("95% CI", "Paired bootstrap over documents (percentile, 9,999 resamples, seed 0)."),
-        TableColumn("Test", "McNemar (exact) for 0/1 outcomes, else the bootstrap interval."),
-        TableColumn("p", "McNemar's exact p-value.", kind="number"),
-        TableColumn("Significant", "p < 0.05, or the interval excludes 0."),
+        TableColumn("95% CI", "From the test's own procedure: it excludes 0 exactly when p < 0.05."),
+        TableColumn("Test", "McNemar (exact) for 0/1 outcomes, else the paired bootstrap."),
+        TableColumn("p", "The test's two-sided p-value.", kind="number"),
+        TableColumn("p (Holm)", "Holm-adjusted over every paired test of this tab.", kind="number"),
+        TableColumn("Significant", "Holm-adjusted p < 0.05."),
     ]
     lines = []
     for difference in differences:
         result = difference.result
-        interval = f"[{format_number(result.low)}, {format_number(result.high)}]" if result.low is not None else "n/a"
         lines.append(
             [
                 difference.label,
@@ -140,17 +149,19 @@ def differences_block(key: str, spec: PaperSpec, differences: list[Difference], 
                 number_cell(result.mean_a),
                 number_cell(result.mean_b),
                 number_cell(result.difference, signed(result.difference)),
-                interval,
+                interval_text(result.low, result.high, signed_values=True),
                 result.test,
-                number_cell(result.p_value, f"{result.p_value:.3g}" if result.p_value is not None else ""),
+                number_cell(result.p_value, f"{result.p_value:.3g}"),
+                number_cell(result.p_adjusted, f"{result.p_adjusted:.3g}" if result.p_adjusted is not None else ""),
                 "yes ✱" if result.significant else "no",
             ]
         )
     classes = ["significant" if d.result.significant else "" for d in differences]
     table = datatable.datatable(f"differences-{key}", columns, lines, page_length=25, row_classes=classes)
     figure = charts.difference_chart(differences, spec, paths)
-    forest = chart_block(f"forest-{key}", "Paired differences A − B with 95% bootstrap intervals", figure)
-    return intro + table + forest
+    shown = min(len(differences), charts.FOREST_SHOWN)
+    title = f"Paired differences A − B with their 95% intervals ({shown} of {len(differences)}, smallest p first)"
+    return intro + table + chart_block(f"forest-{key}", title, figure)
 
 
 def sample_links(logged: Sequence[LoggedTask], pages: dict[LoggedTask, str]) -> str:

@@ -2,19 +2,25 @@
 
 ::
 
-    index.html            one tab per paper: the summary (ranked rows, Δ vs paper, paired
-                          verdicts, a chart per metric family), "All metrics" one click away
-                          (the long table, paired differences, sample links, notes)
+    index.html            one tab per paper: the summary (ranked rows with intervals, Δ vs paper,
+                          paired verdicts), its charts and "All metrics" one click away
+    panels/<paper>.charts.js  a tab's charts, loaded when the tab first shows
+    panels/<paper>.long.js    a tab's long view (every metric, every paired difference, sample
+                          links, notes), loaded when it is opened
     samples/index.html    every run and task whose samples were logged
-    samples/<run-task>.html  the logged samples of one task of one run (loaded per task)
+    samples/<run-task>.html  the logged samples of one task of one run (paged: ….page2.html ...)
+    samples/document.html, samples/docs/  one document across every run that logged it
     assets/               DataTables (itables' offline bundle), plotly.js (basic bundle), the page's CSS/JS
+
+What grows with the runs squared (every pair's paired test) is never in the index: it is
+in the tab's long view file, loaded on demand; the index holds the summary table, whose size
+grows with the runs (``bench/leaderboard_scale.py`` measures it at 10 to 200 runs).
 
 Every text that comes from a file (model names, paths, generations) is HTML-escaped
 here or drawn as text by the tables; the tests open the pages in Chromium with hostile
 names to keep it that way. No page shows a machine's absolute path (``display``).
-Scripts are deferred, so the first paint waits for none of them; a tab's charts are
-drawn when it shows. The URL's fragment holds the state:
-``#rule&sort=h1:asc&q=llama&limited=shown&view=long``.
+Scripts are deferred, so the first paint waits for none of them. The URL's fragment holds
+the state: ``#rule&sort=h1:asc&q=llama&limited=shown&view=long&cols=h2.h3&lsort=5:asc``.
 """
 
 from __future__ import annotations
@@ -30,9 +36,11 @@ from custom_metrics.leaderboard import charts, datatable, long_view, sample_page
 from custom_metrics.leaderboard.differences import Difference
 from custom_metrics.leaderboard.display import Paths
 from custom_metrics.leaderboard.samples import LoggedTask
+from custom_metrics.leaderboard.script_data import write_script_data
 from custom_metrics.leaderboard.summary import Summary
 
 ASSETS = Path(__file__).with_name("assets")
+PANELS = "panels"  # each tab's charts and long view, loaded on demand
 OWN_ASSETS = ("leaderboard.css", "leaderboard.js", charts.ASSET)
 
 
@@ -55,19 +63,24 @@ def write_site(
         (assets / name).write_bytes((ASSETS / name).read_bytes())
     samples_dir = out / "samples"
     samples_dir.mkdir(exist_ok=True)
-    for stale in samples_dir.glob("*.html"):
-        stale.unlink()  # pages of runs no longer given must not linger
     pages = sample_pages.page_names(logged)
-    for task, name in pages.items():
-        title = f"Samples: {task.spec.task_label(task.run.task)}"
-        (samples_dir / name).write_text(sample_pages.sample_page(task, _head(title, "../"), paths), encoding="utf-8")
+    written = []
+    for task, task_pages in pages.items():
+        head = _head(f"Samples: {task.spec.task_label(task.run.task)}", "../")
+        for name, text in sample_pages.sample_pages(task, task_pages, head, paths):
+            (samples_dir / name).write_text(text, encoding="utf-8")
+            written.append(samples_dir / name)
     index_head = _head("explain-eval sample viewer", "../")
     (samples_dir / "index.html").write_text(sample_pages.samples_index(logged, pages, index_head), encoding="utf-8")
+    document = samples_dir / sample_pages.DOCUMENT_PAGE
+    document.write_text(sample_pages.document_page(_head("Document across runs", "../")), encoding="utf-8")
+    sample_pages.write_document_data(samples_dir / "docs", logged, pages)
     index = out / "index.html"
-    by_file = {task.path: name for task, name in pages.items()}
-    text = _index(tables, specs, summaries, problems, logged, pages, by_file, differences, inputs, paths)
+    by_file = {task.path: task_pages.first for task, task_pages in pages.items()}
+    first_pages = {task: task_pages.first for task, task_pages in pages.items()}
+    text = _index(tables, specs, summaries, problems, logged, first_pages, by_file, differences, inputs, paths, out)
     index.write_text(text, encoding="utf-8")
-    return [index, samples_dir / "index.html", *(samples_dir / name for name in pages.values())]
+    return [index, samples_dir / "index.html", *written, document]
 
 
 def _head(title: str, prefix: str, charts_too: bool = False, style: str = "") -> str:
@@ -98,6 +111,7 @@ def _index(
     differences: dict[str, list[Difference]],
     inputs: Sequence[Path],
     paths: Paths,
+    out: Path,
 ) -> str:
     runs = sorted({(row.model, row.setting) for table in tables for row in table.rows if row.kind == "run"})
     # The checked tab's panel shows from the first paint, before any script ran.
@@ -128,7 +142,7 @@ def _index(
     parts.append("</div>")
     for table, spec, summary in zip(tables, specs, summaries):
         mine = [task for task in logged if task.spec is spec]
-        parts.append(_panel(table, spec, summary, mine, pages, by_file, differences.get(table.key, []), paths))
+        parts.append(_panel(table, spec, summary, mine, pages, by_file, differences.get(table.key, []), paths, out))
     parts.append("</div></main></body></html>")
     return "\n".join(parts)
 
@@ -142,7 +156,9 @@ def _panel(
     by_file: dict[Path, str],
     differences: list[Difference],
     paths: Paths,
+    out: Path,
 ) -> str:
+    """One paper's tab: the summary in the page; its charts and long view in files beside it."""
     key = table.key
     runs = sum(row.kind == "run" for row in table.rows)
     first: dict[str, str] = {}
@@ -150,17 +166,33 @@ def _panel(
         if row.kind == "published":
             first.setdefault(row.model, row.setting)
     context = summary_html.SummaryContext(paths, by_file, first)
-    downloads = [(f"{key}.csv", "CSV"), (f"{key}.md", "markdown")]
+    downloads = [(f"{key}.csv", "CSV"), (f"{key}.md", "markdown"), (f"{key}.json", "JSON")]
     if differences:
         downloads.append((f"{key}_differences.csv", "paired differences (CSV)"))
     links = " · ".join(f'<a href="{name}" download>{label}</a>' for name, label in downloads)
     # Runs on part of the data start hidden when a full run exists (the toggle says so), from the first paint.
     hidden = " limited-hidden" if summary.full_runs and any(entry.limited for entry in summary.rows) else ""
+    figures = charts.family_charts(summary, spec, paths, f"chart-{key}")
+    write_script_data(out / PANELS / f"{key}.charts.js", f"charts:{key}", {div: fig for div, _, fig in figures})
+    long_html = "\n".join(
+        [
+            long_view.score_table(table, spec, paths, by_file),
+            long_view.differences_block(key, spec, differences, paths),
+            long_view.sample_links(logged, pages),
+            long_view.notes_and_sources(table, paths),
+        ]
+    )
+    write_script_data(out / PANELS / f"{key}.long.js", f"long:{key}", long_html)
+    tests = (
+        f"This tab tests {summary.tests} Δ vs paper (Holm-adjusted together) and {len(differences)} paired "
+        "difference(s) (Holm-adjusted together); ✱ marks an adjusted p &lt; 0.05."
+    )
     parts = [
-        f'<section class="panel{hidden}" id="panel-{key}" aria-labelledby="title-{key}">',
+        f'<section class="panel{hidden}" id="panel-{key}" aria-labelledby="title-{key}" data-key="{key}">',
         f'<h2 id="title-{key}">{html.escape(table.title)}</h2>',
         f'<p class="lead">{html.escape(summary_html.lead(spec, summary))}</p>',
-        f'<p class="meta">{runs} run row(s) and {len(table.rows) - runs} published row(s). Downloads: {links}.</p>',
+        f'<p class="meta">{runs} run row(s) and {len(table.rows) - runs} published row(s). {tests} '
+        f"Downloads: {links}.</p>",
         f'<div class="views" role="radiogroup" aria-label="{html.escape(spec.key.upper())} view">'
         f'<input type="radio" name="view-{key}" id="view-{key}-summary" value="summary" checked>'
         f'<label for="view-{key}-summary">Summary</label>'
@@ -170,15 +202,11 @@ def _panel(
         summary_html.summary_section(table, spec, summary, context),
         summary_html.verdicts(differences, spec),
     ]
-    for div_id, title, figure in charts.family_charts(summary, spec, paths, f"chart-{key}"):
-        parts.append(long_view.chart_block(div_id, title, figure))
+    parts += [long_view.chart_place(div_id, title) for div_id, title, _ in figures]
     parts += [
         "</div>",
-        '<div class="view-long">',
-        long_view.score_table(table, spec, paths, by_file),
-        long_view.differences_block(key, spec, differences, paths),
-        long_view.sample_links(logged, pages),
-        long_view.notes_and_sources(table, paths),
-        "</div></section>",
+        f'<div class="view-long" data-load="long:{key}" data-src="{PANELS}/{key}.long.js">'
+        '<p class="loading">Loading every metric and paired difference…</p></div>',
+        "</section>",
     ]
     return "\n".join(parts)

@@ -2,31 +2,29 @@
 
 Two accuracies measured on the same documents are correlated; their stderrs cannot be
 combined as if independent, and the difference of two means hides how many documents
-actually changed. Researchers compute the right test by hand; the leaderboard does it
-from the logged samples:
+actually changed. The leaderboard computes the right test from the logged samples:
 
 - the difference A - B of the per-document outcomes, on the documents both logged
   (matched by each paper's document key, not by position);
-- a 95% confidence interval from a paired bootstrap over those documents (scipy's
-  ``bootstrap``, percentile method, 9,999 resamples, fixed seed: reproducible pages);
-- for 0/1 outcomes (accuracies, success, well-formed) McNemar's exact test on the
-  discordant documents (a binomial test, scipy's ``binomtest``), significant at p < 0.05;
-  for other outcomes the difference is significant when the interval excludes 0.
+- for 0/1 outcomes (every paper's: accuracies, success, well-formed) McNemar's exact test on
+  the documents that changed and its conditional Clopper-Pearson interval;
+- for other outcomes a paired bootstrap over the documents (fixed seed: reproducible pages);
+- in both, p < 0.05 exactly when the 95% interval excludes 0 (``procedures``). The page's
+  stars are Holm-adjusted over every paired test of the tab (``differences``).
+
+``paired_matrix`` does every pair of many runs of one task at once (a matrix product per
+outcome), so a page of 100 runs costs milliseconds per task, not a test per pair in Python.
 """
 
 from __future__ import annotations
 
-import math
-import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
-ALPHA = 0.05
-RESAMPLES = 9999
-SEED = 0
+from custom_metrics.leaderboard import procedures
+from custom_metrics.leaderboard.procedures import ALPHA, BOOTSTRAP, MCNEMAR
 
 
 @dataclass(frozen=True)
@@ -35,65 +33,78 @@ class PairedResult:
     mean_a: float
     mean_b: float
     difference: float  # mean of A - B
-    low: float | None  # 95% bootstrap interval; None with fewer than 2 documents
-    high: float | None
-    test: str  # "McNemar (exact)" or "paired bootstrap"
-    p_value: float | None  # McNemar's p for 0/1 outcomes
+    low: float  # 95% interval of the difference, from the test's own procedure
+    high: float
+    test: str  # procedures.MCNEMAR or procedures.BOOTSTRAP
+    p_value: float
     a_only: int | None = None  # documents right in A and wrong in B (0/1 outcomes)
     b_only: int | None = None
+    p_adjusted: float | None = None  # Holm over the tab's paired tests
+    family: int = 0  # how many tests that adjustment was over
 
     @property
     def significant(self) -> bool:
-        if self.p_value is not None:
-            return self.p_value < ALPHA
-        return self.low is not None and self.high is not None and (self.low > 0 or self.high < 0)
+        return (self.p_adjusted if self.p_adjusted is not None else self.p_value) < ALPHA
 
 
 def paired_difference(a: Mapping[str, float], b: Mapping[str, float]) -> PairedResult | None:
     """A - B over the documents in both (None when they share none)."""
-    keys = sorted(set(a) & set(b))
-    if not keys:
-        return None
-    left = np.array([a[key] for key in keys], dtype=float)
-    right = np.array([b[key] for key in keys], dtype=float)
-    diffs = left - right
-    low, high = _interval(diffs)
-    binary = bool(np.isin(left, (0.0, 1.0)).all() and np.isin(right, (0.0, 1.0)).all())
-    p_value = a_only = b_only = None
-    if binary:
-        a_only, b_only = int(((left == 1) & (right == 0)).sum()), int(((left == 0) & (right == 1)).sum())
-        discordant = a_only + b_only
-        p_value = float(stats.binomtest(a_only, discordant, 0.5).pvalue) if discordant else 1.0
-    return PairedResult(
-        n=len(keys),
-        mean_a=float(left.mean()),
-        mean_b=float(right.mean()),
-        difference=float(diffs.mean()),
-        low=low,
-        high=high,
-        test="McNemar (exact)" if binary else "paired bootstrap",
-        p_value=p_value,
-        a_only=a_only,
-        b_only=b_only,
-    )
+    found = paired_matrix([a, b])
+    return found.get((0, 1))
 
 
-def _interval(diffs: np.ndarray) -> tuple[float | None, float | None]:
-    if len(diffs) < 2:
-        return None, None
-    if np.ptp(diffs) == 0:  # every resample has the same mean
-        return float(diffs[0]), float(diffs[0])
-    with warnings.catch_warnings():
-        # With a handful of documents the resampled means take few values; scipy warns
-        # about that, and the page says how many documents each interval rests on.
-        warnings.simplefilter("ignore")
-        result = stats.bootstrap(
-            (diffs,),
-            np.mean,
-            n_resamples=RESAMPLES,
-            method="percentile",
-            vectorized=True,
-            rng=np.random.default_rng(SEED),
+def paired_matrix(runs: Sequence[Mapping[str, float]]) -> dict[tuple[int, int], PairedResult]:
+    """Every pair ``(i, j)``, i < j, of ``runs`` (doc key -> outcome) that shares a document."""
+    docs = sorted({doc for run in runs for doc in run})
+    if len(runs) < 2 or not docs:
+        return {}
+    position = {doc: i for i, doc in enumerate(docs)}
+    values = np.zeros((len(runs), len(docs)))
+    present = np.zeros((len(runs), len(docs)))
+    for row, run in enumerate(runs):
+        columns = [position[doc] for doc in run]
+        values[row, columns] = list(run.values())
+        present[row, columns] = 1.0
+    shared = present @ present.T
+    sums = (values * present) @ present.T  # sums[i, j]: A = i's sum over the docs j logged too
+    first, second = np.triu_indices(len(runs), k=1)
+    keep = shared[first, second] > 0
+    first, second = first[keep], second[keep]
+    n = shared[first, second]
+    mean_a, mean_b = sums[first, second] / n, sums[second, first] / n
+    if np.isin(values[present == 1], (0.0, 1.0)).all():
+        right, wrong = values * present, (1 - values) * present
+        a_only = (right @ wrong.T)[first, second]
+        b_only = (wrong @ right.T)[first, second]
+        p_value, low, high = procedures.mcnemar(a_only, b_only, n)
+        return {
+            (int(i), int(j)): PairedResult(
+                int(n[x]),
+                float(mean_a[x]),
+                float(mean_b[x]),
+                float((a_only[x] - b_only[x]) / n[x]),
+                float(low[x]),
+                float(high[x]),
+                MCNEMAR,
+                float(p_value[x]),
+                int(a_only[x]),
+                int(b_only[x]),
+            )
+            for x, (i, j) in enumerate(zip(first, second))
+        }
+    found = {}
+    for x, (i, j) in enumerate(zip(first, second)):
+        both = (present[i] == 1) & (present[j] == 1)
+        diffs = values[i, both] - values[j, both]
+        outcome = procedures.bootstrap_test(diffs, 0.0)
+        found[(int(i), int(j))] = PairedResult(
+            int(n[x]),
+            float(mean_a[x]),
+            float(mean_b[x]),
+            float(diffs.mean()),
+            outcome.interval.low,
+            outcome.interval.high,
+            BOOTSTRAP,
+            outcome.p_value,
         )
-    low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
-    return (low, high) if math.isfinite(low) and math.isfinite(high) else (None, None)
+    return found

@@ -14,14 +14,19 @@ an entity), and nothing else, so ``Zaninello & Magnini`` reads as written.
 from __future__ import annotations
 
 import csv
+import json
 import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from custom_metrics.common.leaderboard_types import Cell, Column, Table
+from custom_metrics.common.leaderboard_types import Cell, Column, Row, Table
 from custom_metrics.common.results import Problem
-from custom_metrics.leaderboard.differences import Difference
+from custom_metrics.leaderboard.differences import Difference, row_label
+from custom_metrics.leaderboard.display import Paths
+from custom_metrics.leaderboard.procedures import ALPHA
+from custom_metrics.leaderboard.summary import Summary, SummaryCell, SummaryRow
+from custom_metrics.leaderboard.versus_paper import PaperDelta
 
 
 def format_number(value: float | None, column_kind: str = "metric") -> str:
@@ -61,6 +66,11 @@ def _printed(text: str | None) -> str | None:
     return text if decimals <= 5 else None
 
 
+# Paired differences a markdown table lists at most (every pair of 100 runs is 4,950 lines per
+# task: the CSV holds them all).
+MARKDOWN_DIFFERENCES = 200
+
+
 def column_groups(table: Table) -> list[tuple[str, list[Column]]]:
     """The charted columns first, the rest in a second table: one table would be too wide."""
     shown = [c for c in table.columns if any(c.key in row.cells for row in table.rows)]
@@ -70,38 +80,188 @@ def column_groups(table: Table) -> list[tuple[str, list[Column]]]:
     return [(title, columns) for title, columns in groups if columns]
 
 
-def markdown(table: Table, problems: Sequence[Problem], differences: Sequence[Difference] = ()) -> str:
+def p_text(p_value: float) -> str:
+    """A p-value as read in a cell: two decimals, or "p < 0.001"."""
+    return "p < 0.001" if p_value < 0.001 else f"p = {p_value:.2f}" if p_value >= 0.01 else f"p = {p_value:.3f}"
+
+
+def interval_text(low: float | None, high: float | None, signed_values: bool = False) -> str:
+    """A 95% interval as read: ``[0.7500, 0.8100]``; "" when there is none."""
+    if low is None or high is None:
+        return ""
+    shown = signed if signed_values else format_number
+    return f"[{shown(low)}, {shown(high)}]"
+
+
+def data_text(row: Row, entry: SummaryRow | None) -> str:
+    """ "full data", or how the row's numbers were cut short (``⚠ part of the data: --limit 8, 8 docs``)."""
+    if row.kind == "published":
+        return "published" if row.origin == "paper" else row.origin
+    cells = [c for c in (entry.cells if entry else ()) if c.limited]
+    cut = {c.task: c.limited for c in cells} or dict(sorted(row.subsets.items()))
+    if not cut:
+        return "full data"
+    if len(set(cut.values())) == 1:
+        return f"⚠ part of the data: {next(iter(cut.values()))}"
+    return "⚠ part of the data: " + "; ".join(f"{task}: {subset}" for task, subset in sorted(cut.items()))
+
+
+def row_flags(row: Row) -> list[str]:
+    """What a reader must know about how a row was built: foreign task configs, mixed files,
+    files passed over for newer ones."""
+    flags = [
+        f"⚑ {task}: not this suite's task config: {difference}"
+        for task, difference in sorted(row.config_differences.items())
+    ]
+    if row.mixed:
+        flags.append("⚑ built from results files that differ: " + "; ".join(row.mixed))
+    if row.passed_over:
+        flags.append("newer run used; passed over: " + ", ".join(row.passed_over))
+    return flags
+
+
+def delta_words(delta: PaperDelta) -> str:
+    """A Δ vs paper as one line of text: the difference, what it is against, the test and its verdict."""
+    versus = delta.paper.model + ("" if delta.same_model else " (reference)")
+    text = f"Δ {signed(delta.difference)} vs {versus} · {delta.paper.setting}"
+    if not delta.tested:
+        return f"{text}; {delta.test}"
+    interval = interval_text(delta.low, delta.high, signed_values=True)
+    holm = (
+        f", Holm-adjusted p = {delta.p_adjusted:.3g} over {delta.family} test(s)"
+        if delta.p_adjusted is not None
+        else ""
+    )
+    verdict = "significant" if delta.significant else "not significant"
+    return f"{text}; {delta.test}: 95% interval of Δ {interval}, p = {delta.p_value:.3g}{holm}: {verdict}"
+
+
+def summary_order(table: Table, summary: Summary) -> list[tuple[Row, SummaryRow | None]]:
+    """Every row of the table in the summary's order (rank groups, best first), then the rest."""
+    ordered = [(entry.row, entry) for entry in summary.rows]
+    seen = {id(entry.row) for entry in summary.rows}
+    return ordered + [(row, None) for row in table.rows if id(row) not in seen]
+
+
+def rank_text(cell: SummaryCell | None, entry: SummaryRow | None) -> str:
+    if entry is None or cell is None or cell.key is None:
+        return ""
+    if not entry.contender:
+        return "ref"
+    if cell.rank is None:
+        return ""
+    return f"{cell.rank}{'=' if cell.tied else ''}"
+
+
+def markdown(
+    table: Table,
+    summary: Summary,
+    problems: Sequence[Problem],
+    differences: Sequence[Difference] = (),
+    paths: Paths | None = None,
+) -> str:
+    """The paper's tables as markdown, in rank order: the summary (rank, each headline with its
+    95% interval, data and flags), the Δ-vs-paper tests, every metric, paired differences."""
+    paths = paths or Paths([])
+    ordered = summary_order(table, summary)
     lines = [f"## {_md(table.title)}"]
+    if summary.headlines:
+        lines += ["", "### Summary (rank order)", ""]
+        lines.append(_summary_legend(summary, differences))
+        lines += [""]
+        heads = " | ".join(_md(h.label) for h in summary.headlines)
+        lines.append(f"| rank | model | setting | row | data | {heads} | flags |")
+        lines.append("|---:|---|---|---|---|" + "---:|" * len(summary.headlines) + "---|")
+        main = summary.headlines.index(summary.main) if summary.main else None
+        for entry in summary.rows:
+            row = entry.row
+            cells = " | ".join(_md(_summary_cell(c)) for c in entry.cells)
+            rank = rank_text(entry.cells[main], entry) if main is not None else ""
+            flags = "; ".join(paths.text(flag) for flag in row_flags(row))
+            lines.append(
+                f"| {rank} | {_md(row.model)} | {_md(row.setting)} | {row.kind} | {_md(data_text(row, entry))} "
+                f"| {cells} | {_md(flags)} |"
+            )
+        deltas = [(entry, c) for entry in summary.rows for c in entry.cells if c.delta is not None]
+        if deltas:
+            lines += ["", "### Δ vs paper", ""]
+            lines.append("| model | column | Δ | vs | test | 95% interval of Δ | p | p (Holm) | significant |")
+            lines.append("|---|---|---:|---|---|---|---:|---:|---|")
+            for entry, c in deltas:
+                d = c.delta
+                versus = f"{d.paper.model} · {d.paper.setting}" + ("" if d.same_model else " (reference)")
+                p_value = f"{d.p_value:.3g}" if d.p_value is not None else ""
+                p_holm = f"{d.p_adjusted:.3g}" if d.p_adjusted is not None else ""
+                significant = ("yes" if d.significant else "no") if d.tested else ""
+                lines.append(
+                    f"| {_md(row_label(entry.row.model, entry.row.setting))} | {_md(c.headline.label)} | "
+                    f"{signed(d.difference)} | {_md(versus)} | {_md(d.test)} | "
+                    f"{interval_text(d.low, d.high, signed_values=True)} | {p_value} | {p_holm} | {significant} |"
+                )
     for title, columns in column_groups(table):
         lines += ["", f"### {title}", ""]
-        lines.append("| model | setting | row | " + " | ".join(_md(c.label) for c in columns) + " |")
-        lines.append("|---|---|---|" + "---:|" * len(columns))
-        for row in table.rows:
+        lines.append("| model | setting | row | data | " + " | ".join(_md(c.label) for c in columns) + " |")
+        lines.append("|---|---|---|---|" + "---:|" * len(columns))
+        for row, entry in ordered:
             cells = " | ".join(_md(cell_text(row.cells.get(c.key), c.kind)) for c in columns)
-            lines.append(f"| {_md(row.model)} | {_md(row.setting)} | {row.kind} | {cells} |")
-    if differences:
-        lines += ["", "### Paired differences (A − B over the same documents)", ""]
-        lines.append("| comparison | metric | docs | A − B | 95% CI | test | p | significant |")
-        lines.append("|---|---|---:|---:|---|---|---:|---|")
-        for d in differences:
-            r = d.result
-            interval = f"[{format_number(r.low)}, {format_number(r.high)}]" if r.low is not None else "n/a"
-            p_value = f"{r.p_value:.3g}" if r.p_value is not None else ""
             lines.append(
-                f"| {_md(d.label)} | {_md(d.metric)} | {r.n} | {r.difference:+.4f} | {interval} | {r.test} | "
-                f"{p_value} | {'yes' if r.significant else 'no'} |"
+                f"| {_md(row.model)} | {_md(row.setting)} | {row.kind} | {_md(data_text(row, entry))} | {cells} |"
+            )
+    if differences:
+        shown = [d for d in differences if d.kind == "same run" or d.result.significant][:MARKDOWN_DIFFERENCES]
+        lines += ["", "### Paired differences (A − B over the same documents)", ""]
+        lines.append(
+            f"{len(differences)} paired test(s); 95% intervals from each test's own procedure (p < 0.05 exactly "
+            "when it excludes 0); significant: Holm-adjusted p < 0.05 over all of them. Below: the comparisons "
+            f"within a run and the significant ones ({len(shown)} shown); every one is in the paired "
+            "differences CSV."
+        )
+        lines += ["", "| comparison | metric | docs | A − B | 95% CI | test | p | p (Holm) | significant |"]
+        lines.append("|---|---|---:|---:|---|---|---:|---:|---|")
+        for d in shown:
+            r = d.result
+            p_holm = f"{r.p_adjusted:.3g}" if r.p_adjusted is not None else ""
+            lines.append(
+                f"| {_md(d.label)} | {_md(d.metric)} | {r.n} | {r.difference:+.4f} | "
+                f"{interval_text(r.low, r.high, signed_values=True)} | {r.test} | {r.p_value:.3g} | {p_holm} | "
+                f"{'yes' if r.significant else 'no'} |"
             )
     lines += ["", "Sources:", ""]
     lines += [
         f"- {_md(row.model)}{f' ({_md(row.setting)})' if row.setting else ''} ({row.kind}): "
-        f"{_md('; '.join(row.sources))}"
-        for row in table.rows
+        f"{_md('; '.join(paths.show(source) for source in row.sources))}"
+        for row, _ in ordered
     ]
     if table.notes:
-        lines += ["", "Notes:", ""] + [f"- {_md(note)}" for note in table.notes]
+        lines += ["", "Notes:", ""] + [f"- {_md(paths.text(note))}" for note in table.notes]
     if problems:
-        lines += ["", "Skipped files:", ""] + [f"- {_md(str(p.path))}: {_md(p.reason)}" for p in problems]
+        lines += ["", "Skipped files:", ""] + [
+            f"- {_md(paths.show(p.path))}: {_md(paths.text(p.reason))}" for p in problems
+        ]
     return "\n".join(lines) + "\n"
+
+
+def _summary_legend(summary: Summary, differences: Sequence[Difference]) -> str:
+    return (
+        "Each number with its 95% interval and its rank on that column among the rows of its group "
+        "(1 + the rows whose interval lies wholly above; `=` a tie; `ref`: the paper's rows, references, "
+        f"not ranked). {summary.tests} Δ-vs-paper test(s), Holm-adjusted together"
+        + (f"; {len(differences)} paired test(s), Holm-adjusted together." if differences else ".")
+    )
+
+
+def _summary_cell(cell: SummaryCell) -> str:
+    if cell.key is None or cell.cell is None:
+        return "–"
+    if cell.value is None or not math.isfinite(cell.value):
+        return "NaN"
+    interval = cell.interval
+    text = cell_text(cell.cell).split(" ± ")[0]
+    if interval is not None:
+        text += f" {interval_text(interval.low, interval.high)}"
+    if cell.rank is not None:
+        text += f" #{cell.rank}{'=' if cell.tied else ''}"
+    return text
 
 
 # What a markdown renderer acts on in running text: raw HTML and autolinks (<), links and
@@ -130,26 +290,124 @@ def csv_cell(value: object) -> object:
     return value
 
 
-def write_csv(table: Table, path: Path) -> None:
-    """One row per model and setting; each column has its value and, where any row has one, its ± column."""
+# Per headline, in the CSV and JSON: the summary's numbers and the test behind each.
+HEADLINE_FIELDS = (
+    "value",
+    "ci_low",
+    "ci_high",
+    "interval",
+    "items",
+    "rank",
+    "delta",
+    "vs",
+    "test",
+    "p",
+    "p_holm",
+    "significant",
+)
+
+
+def headline_fields(cell: SummaryCell, entry: SummaryRow) -> dict[str, object]:
+    """One summary number as exact values for scripts ("" where there is none)."""
+    if cell.key is None or cell.cell is None:
+        return dict.fromkeys(HEADLINE_FIELDS, "")
+    interval, delta, evidence = cell.interval, cell.delta, cell.evidence
+    return {
+        "value": _exact(cell.cell, pm=False),
+        "ci_low": "" if interval is None else repr(interval.low),
+        "ci_high": "" if interval is None else repr(interval.high),
+        "interval": "" if interval is None else interval.method,
+        "items": "" if evidence is None or evidence.items is None else evidence.items,
+        "rank": rank_text(cell, entry),
+        "delta": "" if delta is None else repr(delta.difference),
+        "vs": ""
+        if delta is None
+        else f"{delta.paper.model} · {delta.paper.setting}" + ("" if delta.same_model else " (reference)"),
+        "test": "" if delta is None else delta.test,
+        "p": "" if delta is None or delta.p_value is None else repr(delta.p_value),
+        "p_holm": "" if delta is None or delta.p_adjusted is None else repr(delta.p_adjusted),
+        "significant": "" if delta is None or not delta.tested else delta.significant,
+    }
+
+
+def write_csv(table: Table, summary: Summary, path: Path, paths: Paths) -> None:
+    """One row per model and setting, in rank order: rank, data (full or how it was cut
+    short), flags, each headline's value, interval, rank, Δ vs paper, test, p and Holm's p;
+    then every metric with its ± column where any row has one; files as the page names them."""
     columns = [c for c in table.columns if any(c.key in row.cells for row in table.rows)]
     with_pm = {c.key for c in columns if any(_has_pm(row.cells.get(c.key)) for row in table.rows)}
-    header = ["model", "setting", "row", "sources"]
+    header = ["rank", "model", "setting", "row", "data", "flags"]
+    for headline in summary.headlines:
+        header += [f"{headline.keys[0]} {name}" for name in HEADLINE_FIELDS]
     for column in columns:
         header.append(column.label)
         if column.key in with_pm:
             header.append(f"{column.label} ±")
+    header.append("sources")
+    main = summary.headlines.index(summary.main) if summary.main else None
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(map(csv_cell, header))
-        for row in table.rows:
-            line = [row.model, row.setting, row.kind, "; ".join(row.sources)]
+        for row, entry in summary_order(table, summary):
+            rank = rank_text(entry.cells[main], entry) if entry is not None and main is not None else ""
+            flags = "; ".join(paths.text(flag) for flag in row_flags(row))
+            line: list[object] = [rank, row.model, row.setting, row.kind, data_text(row, entry), flags]
+            for index in range(len(summary.headlines)):
+                fields = (
+                    headline_fields(entry.cells[index], entry)
+                    if entry is not None
+                    else dict.fromkeys(HEADLINE_FIELDS, "")
+                )
+                line += list(fields.values())
             for column in columns:
                 cell = row.cells.get(column.key)
                 line.append(_exact(cell, pm=False))
                 if column.key in with_pm:
                     line.append(_exact(cell, pm=True))
+            line.append("; ".join(paths.show(source) for source in row.sources))
             writer.writerow(map(csv_cell, line))
+
+
+def write_json(table: Table, summary: Summary, differences: Sequence[Difference], path: Path, paths: Paths) -> None:
+    """The same table as the CSV, for scripts: rows in rank order, each headline with its
+    interval, rank and test, every metric's exact value; the tests' counts and correction."""
+    main = summary.headlines.index(summary.main) if summary.main else None
+    rows = []
+    for row, entry in summary_order(table, summary):
+        rows.append(
+            {
+                "rank": rank_text(entry.cells[main], entry) if entry is not None and main is not None else "",
+                "model": row.model,
+                "setting": row.setting,
+                "row": row.kind,
+                "origin": row.origin or "run",
+                "data": data_text(row, entry),
+                "flags": [paths.text(flag) for flag in row_flags(row)],
+                "headlines": {
+                    h.keys[0]: headline_fields(entry.cells[i], entry) for i, h in enumerate(summary.headlines)
+                }
+                if entry is not None
+                else {},
+                "metrics": {key: _json_number(cell.value) for key, cell in row.cells.items() if cell.value is not None},
+                "sources": [paths.show(source) for source in row.sources],
+            }
+        )
+    document = {
+        "paper": table.key,
+        "title": table.title,
+        "main": summary.main.keys[0] if summary.main else None,
+        "tests": {
+            "versus_paper": {"count": summary.tests, "correction": "holm", "alpha": ALPHA},
+            "paired": {"count": len(differences), "correction": "holm", "alpha": ALPHA},
+        },
+        "rows": rows,
+        "notes": [paths.text(note) for note in table.notes],
+    }
+    path.write_text(json.dumps(document, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+
+def _json_number(value: float) -> float | None:
+    return value if math.isfinite(value) else None  # strict JSON: NaN is null
 
 
 DIFFERENCE_COLUMNS = (
@@ -167,20 +425,20 @@ DIFFERENCE_COLUMNS = (
     "ci_high",
     "test",
     "p_value",
+    "p_holm",
     "significant",
     "samples_a",
     "samples_b",
 )
 
 
-def write_differences_csv(differences: Sequence[Difference], path: Path) -> None:
-    """Every paired difference with its exact numbers, for scripts."""
+def write_differences_csv(differences: Sequence[Difference], path: Path, paths: Paths) -> None:
+    """Every paired difference with its exact numbers, for scripts (files as the page names them)."""
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(DIFFERENCE_COLUMNS)
         for d in differences:
             r = d.result
-            optional = ("" if value is None else repr(value) for value in (r.low, r.high))
             writer.writerow(
                 csv_cell(value)
                 for value in [
@@ -194,11 +452,13 @@ def write_differences_csv(differences: Sequence[Difference], path: Path) -> None
                     repr(r.mean_a),
                     repr(r.mean_b),
                     repr(r.difference),
-                    *optional,
+                    repr(r.low),
+                    repr(r.high),
                     r.test,
-                    "" if r.p_value is None else repr(r.p_value),
+                    repr(r.p_value),
+                    "" if r.p_adjusted is None else repr(r.p_adjusted),
                     r.significant,
-                    *d.sources,
+                    *(paths.show(source) for source in d.sources),
                 ]
             )
 

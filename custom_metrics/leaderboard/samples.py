@@ -23,7 +23,7 @@ from custom_metrics.common.classification import predicted_index
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import JSONL_MAX_BYTES, iter_regular_lines
 from custom_metrics.common.jsonl import loads_strict
-from custom_metrics.common.leaderboard_types import PaperSpec, SampleView
+from custom_metrics.common.leaderboard_types import PaperSpec, SampleView, default_doc_key
 from custom_metrics.common.results import TaskRun
 
 PROBLEM = "problem"
@@ -44,6 +44,7 @@ class LoggedTask:
     path: Path
     rows: list[dict[str, Any]] = field(default_factory=list)
     outcomes: dict[str, dict[str, float]] = field(default_factory=dict)  # metric -> doc key -> value
+    keys: list[str | None] = field(default_factory=list)  # each row's document key (None: unreadable line)
 
     @property
     def facets(self) -> list[str]:
@@ -88,36 +89,41 @@ def read_logged_task(
         for number, raw in enumerate(iter_regular_lines(path, JSONL_MAX_BYTES, "samples file"), start=1):
             line = raw.decode("utf-8", errors="replace")
             if line.strip():
-                logged.rows.append(_row(logged, line, number, (extras or {}).get((path.name, number), {})))
+                row, key = _row(logged, line, number, (extras or {}).get((path.name, number), {}))
+                logged.rows.append(row)
+                logged.keys.append(key)
     except DataError as error:
         logged.rows.append({"#": None, PROBLEM: str(error)})
+        logged.keys.append(None)
     return logged
 
 
-def _row(logged: LoggedTask, line: str, number: int, extra: dict[str, Any]) -> dict[str, Any]:
+def _row(logged: LoggedTask, line: str, number: int, extra: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """One viewer row of a samples line, and its document's key (shared by every run of the task)."""
     task, view = logged.run.task, logged.spec.samples
     try:
         sample = loads_strict(line)
     except (ValueError, RecursionError) as error:
-        return {"#": None, PROBLEM: f"line {number}: not valid JSON ({error})"}
+        return {"#": None, PROBLEM: f"line {number}: not valid JSON ({error})"}, None
     if not isinstance(sample, dict) or not isinstance(sample.get("doc"), dict):
-        return {"#": None, PROBLEM: f"line {number}: not a logged sample (no 'doc' object)"}
+        return {"#": None, PROBLEM: f"line {number}: not a logged sample (no 'doc' object)"}, None
     row: dict[str, Any] = {"#": sample.get("doc_id")}
+    key: str | None = None
     try:
+        key = (view.doc_key if view is not None else default_doc_key)(task, sample)
         if view is not None:
             row.update(view.fields(task, sample))
         for name, value in _generic(sample, row, view).items():
             row.setdefault(name, value)
         row.update(extra)
         if view is not None and view.outcomes is not None:
-            key = view.doc_key(task, sample)
             for metric, value in view.outcomes(task, sample).items():
                 if value is not None and math.isfinite(value):
                     logged.outcomes.setdefault(metric, {})[key] = float(value)
     except _SHAPE_ERRORS as error:
         row[PROBLEM] = f"line {number}: unexpected sample content ({type(error).__name__}: {error})"
     row[PROMPT] = _prompt(sample)
-    return {name: cell_value(value) for name, value in row.items()}
+    return {name: cell_value(value) for name, value in row.items()}, key
 
 
 def _generic(sample: dict[str, Any], shown: dict[str, Any], view: SampleView | None) -> dict[str, Any]:

@@ -19,14 +19,24 @@ from pathlib import Path
 from custom_metrics.common.leaderboard_types import PaperSpec, Table
 from custom_metrics.leaderboard.differences import Difference
 from custom_metrics.leaderboard.display import Paths, hub_url
-from custom_metrics.leaderboard.render import cell_text, format_number, signed
+from custom_metrics.leaderboard.procedures import ALPHA, BOOTSTRAP, EXACT_SHARE
+from custom_metrics.leaderboard.render import (
+    cell_text,
+    delta_words,
+    format_number,
+    interval_text,
+    p_text,
+    rank_text,
+    row_flags,
+    signed,
+)
 from custom_metrics.leaderboard.summary import LIMITED, RANKED, UNRANKED, Summary, SummaryCell, SummaryRow
-from custom_metrics.leaderboard.versus_paper import ALPHA, Z_TEST
 
 SHOWN_ON_PHONE = 2  # headline columns kept on a narrow screen; the rest collapse
 VERDICTS_SHOWN = 8
+SHORT_TESTS = {EXACT_SHARE: "binomial", BOOTSTRAP: "bootstrap"}
 GROUP_TITLES = {
-    RANKED: "Full runs and the paper's rows, ranked",
+    RANKED: "Full runs, ranked, with the paper's rows as references",
     LIMITED: "Runs on part of the data (--limit, --samples), ranked apart: not comparable with the rows above",
     UNRANKED: "Without the ranking metric",
 }
@@ -63,27 +73,21 @@ def lead(spec: PaperSpec, summary: Summary) -> str:
     if main is None or not summary.rows:
         return "No summary: this table has no headline metric."
     index = summary.headlines.index(main)
-    ranked = [r for r in summary.rows if r.group == RANKED]
+    ranked = [r for r in summary.rows if r.group == RANKED and r.contender and r.rank is not None]
     runs = [r for r in summary.rows if r.row.kind == "run"]
     text = []
     if ranked:
-        best = ranked[0]
-        who = _row_name(best) + (" (paper)" if best.row.kind == "published" else "")
-        text.append(f"Rank 1 by {main.label}: {who}, {cell_text(best.cells[index].cell)}.")
-    full = [r for r in runs if r.group == RANKED]
-    if full:
-        mine = full[0]
-        cell = mine.cells[index]
-        delta = cell.delta
-        versus = ""
+        best = [r for r in ranked if r.rank == 1]
+        names = ", ".join(f"{_row_name(r)} ({cell_text(r.cells[index].cell).split(' ± ')[0]})" for r in best[:3])
+        more = f" and {len(best) - 3} more" if len(best) > 3 else ""
+        tie = " (tied: their 95% intervals overlap)" if len(best) > 1 else ""
+        text.append(f"Rank 1 by {main.label}: {names}{more}{tie}.")
+        mine = ranked[0]
+        delta = mine.cells[index].delta
         if delta is not None:
-            verdict = (
-                "significant" if delta.significant else "not significant" if delta.p_value is not None else delta.test
-            )
-            versus = f" (Δ {signed(delta.difference)} vs {delta.paper.model} in the paper, {verdict})"
-        text.append(
-            f"Your best full run: {_row_name(mine)}, rank {mine.rank} of {len(ranked)}, {cell_text(cell.cell)}{versus}."
-        )
+            verdict = ("significant" if delta.significant else "not significant") if delta.tested else delta.test
+            versus = delta.paper.model + ("" if delta.same_model else " (reference)")
+            text.append(f"{_row_name(mine)}: Δ {signed(delta.difference)} vs {versus} in the paper, {verdict}.")
     elif runs:
         text.append(
             f"Your {len(runs)} run row(s) ran on part of the data or lack {main.label}: "
@@ -128,7 +132,10 @@ def _table(key: str, spec: PaperSpec, summary: Summary, context: SummaryContext)
     unit = summary.families[main.family].unit if main and main.family in summary.families else ""
     caption = (
         f"{spec.key.upper()} summary: one row per model and setting, ranked by {main.label}"
-        f"{f' — {unit}' if unit else ''}. Δ: your number − the paper's; ✱ significant at p < {ALPHA:g}."
+        f"{f' — {unit}' if unit else ''}. Each number with its 95% interval and its rank (#) on that "
+        "column: 1 + the rows whose interval lies wholly above it, so rows whose intervals overlap share a rank "
+        "(=). The paper's rows are references (ref). Δ: your number − the same model's in the paper, with the test "
+        f"it used; ✱ significant at p < {ALPHA:g} after Holm's correction over the tab's {summary.tests} test(s)."
         if main
         else f"{spec.key.upper()} summary"
     )
@@ -198,8 +205,14 @@ def _row(
         classes.append("limited")
     if entry.config_differences:
         classes.append("other-config")
-    rank = "" if entry.rank is None else str(entry.rank)
-    cells = [f'<td class="rank" data-sort="{rank}">{rank or "–"}</td>', _model_cell(entry)]
+    main = entry.cells[main_index] if main_index >= 0 else None
+    rank = rank_text(main, entry)
+    sort = "" if main is None or main.rank is None or not entry.contender else str(main.rank)
+    title = _rank_title(main, entry)
+    cells = [
+        f'<td class="rank" data-sort="{sort}"{f" title={_quoted(title)}" if title else ""}>{_e(rank) or "–"}</td>',
+        _model_cell(entry, context.paths),
+    ]
     for index, cell in enumerate(entry.cells):
         extra = ["num", column_id(index)]
         if index not in shown_on_phone:
@@ -211,28 +224,50 @@ def _row(
         if cell.delta is not None and cell.delta.significant:
             extra.append("significant")
         sort = "" if cell.value is None or not math.isfinite(cell.value) else repr(cell.value)
-        cells.append(f'<td class="{" ".join(extra)}" data-sort="{sort}">{_score(cell, context)}</td>')
+        ranked = rank_text(cell, entry)
+        rank_attrs = f' data-rank="{_e(ranked)}" data-rank-sort="{cell.rank if cell.rank and entry.contender else ""}"'
+        cells.append(
+            f'<td class="{" ".join(extra)}" data-sort="{sort}"{rank_attrs}>{_score(cell, entry, context)}</td>'
+        )
     cells.append(f'<td class="notes secondary">{_notes(entry, main_index, context)}</td>')
     return f'<tr class="{" ".join(classes)}">{"".join(cells)}</tr>'
 
 
-def _model_cell(entry: SummaryRow) -> str:
+def _rank_title(cell: SummaryCell | None, entry: SummaryRow) -> str:
+    if cell is None or cell.key is None:
+        return ""
+    if not entry.contender:
+        return "a reference row (the paper's), not ranked; --rank-published ranks it"
+    if cell.rank is None:
+        reason = cell.evidence.reason if cell.evidence is not None else ""
+        return f"not ranked: no 95% interval ({reason})" if reason else "not ranked"
+    above = cell.rank - 1
+    tie = f"; tied with {cell.tied} other row(s)" if cell.tied else ""
+    return f"{above} row(s) of this group have a 95% interval wholly above this one{tie}"
+
+
+def _model_cell(entry: SummaryRow, paths: Paths) -> str:
     row = entry.row
     url = hub_url(row.model_id) if row.kind == "run" else None
     name = f'<a href="{_e(url)}" rel="noopener">{_e(row.model)}</a>' if url else _e(row.model)
     badges = []
-    if row.kind == "published":
-        badges.append('<span class="badge paper">paper</span>')
+    if row.kind == "published" and row.origin == "paper":
+        badges.append('<span class="badge paper" title="a row of a table the paper prints">paper</span>')
+    elif row.kind == "published":
+        badges.append(f'<span class="badge origin" title="not a row of the paper\'s tables">{_e(row.origin)}</span>')
     if entry.limited:
         badges.append('<span class="badge limited" title="ran on part of the data">⚠ part of the data</span>')
     if entry.config_differences:
         title = "its logged task config differs from the suite's (see the notes column)"
         badges.append(f'<span class="badge config" title="{_e(title)}">⚑ other task config</span>')
+    if row.mixed:
+        title = paths.text("built from results files that differ: " + "; ".join(row.mixed))
+        badges.append(f'<span class="badge config mixed" title="{_e(title)}">⚑ mixed files</span>')
     setting = f'<span class="setting">{_e(row.setting)}</span>' if row.setting else ""
     return f'<th scope="row" class="model" data-sort="{_e(row.model.lower())}">{name} {setting} {"".join(badges)}</th>'
 
 
-def _score(cell: SummaryCell, context: SummaryContext) -> str:
+def _score(cell: SummaryCell, entry: SummaryRow, context: SummaryContext) -> str:
     if cell.key is None or cell.cell is None:
         return '<span class="na" title="not run">–</span>'
     if cell.value is None or not math.isfinite(cell.value):
@@ -243,6 +278,14 @@ def _score(cell: SummaryCell, context: SummaryContext) -> str:
     if page:
         shown = f'<a href="samples/{_e(page)}" title="the logged samples behind this number">{shown}</a>'
     parts = [shown]
+    interval = cell.interval
+    if interval is not None:
+        items = cell.evidence.items if cell.evidence is not None else None
+        title = f"95% interval ({interval.method}" + (f", {items:,} items)" if items else ")")
+        parts.append(f'<span class="ci" title="{_e(title)}">{_e(interval_text(interval.low, interval.high))}</span>')
+    ranked = rank_text(cell, entry)
+    if ranked and ranked != "ref" and not cell.headline.sanity:
+        parts.append(f'<span class="col-rank" title="its rank on this column">#{_e(ranked)}</span>')
     if cell.delta is not None:
         parts.append(_delta(cell, context))
     return "".join(parts)
@@ -254,19 +297,18 @@ def _delta(cell: SummaryCell, context: SummaryContext) -> str:
     versus = "paper" if delta.same_model else f"{delta.paper.model} (reference)"
     if context.first_paper_setting.get(delta.paper.model, delta.paper.setting) != delta.paper.setting:
         versus += f" ({delta.paper.setting})"
-    if delta.p_value is not None:
-        verdict = f"{p_text(delta.p_value)}{' ✱' if delta.significant else ''}"
-        detail = (
-            f"{Z_TEST}: run {format_number(delta.se_run)}, paper {format_number(delta.se_paper)}; "
-            f"p = {delta.p_value:.3g}{', significant' if delta.significant else ', not significant'}"
+    if delta.tested:
+        verdict = (
+            f"{SHORT_TESTS.get(delta.test, delta.test)} {p_text(delta.p_value)}{' ✱' if delta.significant else ''}"
         )
+    elif delta.same_model:
+        verdict = "no test"
     else:
-        verdict, detail = "no test", delta.test
-    title = (
-        f"Δ vs {delta.paper.model} · {delta.paper.setting} in the paper ({delta.paper.cells[delta.key].text}); {detail}"
-    )
+        verdict = "reference line, not tested"
+    title = f"{delta_words(delta)} (the paper's number: {delta.paper.cells[delta.key].text})"
     return (
-        f'<span class="delta{" sig" if delta.significant else ""}" title="{_e(title)}">'
+        f'<span class="delta{" sig" if delta.significant else ""}{"" if delta.same_model else " reference"}" '
+        f'title="{_e(title)}">'
         f'Δ {signed(delta.difference)}<span class="versus"> vs {_e(versus)}</span>'
         f'<span class="test">{_e(verdict)}</span></span>'
     )
@@ -295,17 +337,14 @@ def _notes(entry: SummaryRow, main_index: int, context: SummaryContext) -> str:
     configs = entry.config_differences
     if configs:
         first.append(f"⚑ not this suite's task config: {', '.join(sorted(configs))}")
-        more += [f"⚑ {task}: {difference}" for task, difference in sorted(configs.items())]
+    if row.mixed:
+        first.append("⚑ built from results files that differ: " + "; ".join(row.mixed))
+    more += row_flags(row)
     text = "<br>".join(_e(context.paths.text(note)) for note in first)
     if more:
         items = "".join(f"<li>{_e(context.paths.text(note))}</li>" for note in dict.fromkeys(more))
         text += f'<details class="rests-on"><summary>what these numbers rest on</summary><ul>{items}</ul></details>'
     return text
-
-
-def p_text(p_value: float) -> str:
-    """A p-value as read in a cell: two decimals, or "p < 0.001"."""
-    return "p < 0.001" if p_value < 0.001 else f"p = {p_value:.2f}" if p_value >= 0.01 else f"p = {p_value:.3f}"
 
 
 def _definitions(key: str, spec: PaperSpec, summary: Summary) -> str:
@@ -316,11 +355,20 @@ def _definitions(key: str, spec: PaperSpec, summary: Summary) -> str:
     )
     return (
         '<details class="definitions"><summary>What the columns mean, and how Δ is tested</summary>'
-        f"<dl>{items}<dt>Δ</dt><dd>Your number minus the paper's, for the same model where the paper has it, "
-        "else the paper's reference model (named). Test: a two-sided z-test with the two standard errors "
-        "(the harness' stderr, else the one of the logged per-document outcomes; the paper's printed "
-        "stderr, else the binomial one from the documents it states); ✱ p &lt; 0.05. "
-        "Where either is missing, the cell says “no test”.</dd></dl></details>"
+        f"<dl>{items}<dt>95% interval</dt><dd>Of a share (accuracy, consistency, success over |N|): the exact "
+        "Clopper-Pearson interval of its k of n items, n counted from the logged samples or the results file; of "
+        "a difference of two tasks on the same documents (effectiveness): a paired bootstrap over the documents. "
+        "The paper's rows: from the items the paper states. None where neither is known.</dd>"
+        "<dt>Rank</dt><dd>Per column, as Chatbot Arena ranks: 1 + the rows of the group whose 95% interval lies "
+        "wholly above this row's; rows whose intervals overlap share a rank (=). Runs on part of the data are "
+        "ranked apart; the paper's rows are references (ref) unless the page was built with --rank-published.</dd>"
+        "<dt>Δ</dt><dd>Your number minus the paper's. Tested only against the same model's row: the exact "
+        "binomial test of your k of n items against the paper's number (its interval is your share's "
+        "Clopper-Pearson interval, so p &lt; 0.05 exactly when the paper's number lies outside it); a difference "
+        "of two tasks by the paired bootstrap. A run whose n could not reach p &lt; 0.05, or whose items are "
+        "unknown, says “no test” and why. Another model's row (the paper's reference model) is a reference line, "
+        f"never tested. ✱: significant after Holm's correction over the {summary.tests} test(s) of this tab.</dd>"
+        "</dl></details>"
     )
 
 
@@ -328,25 +376,26 @@ def verdicts(differences: Sequence[Difference], spec: PaperSpec) -> str:
     """The paired run-vs-run (and within-run) tests, significant first, under the summary."""
     if not differences:
         return ""
-    ordered = sorted(
-        differences, key=lambda d: (not d.result.significant, d.result.p_value if d.result.p_value is not None else 1)
-    )
+    ordered = sorted(differences, key=lambda d: (not d.result.significant, d.result.p_value))
     items = []
     for difference in ordered[:VERDICTS_SHOWN]:
         result = difference.result
-        interval = f"[{format_number(result.low)}, {format_number(result.high)}]" if result.low is not None else "n/a"
-        p_value = f", p = {result.p_value:.3g}" if result.p_value is not None else ""
+        interval = interval_text(result.low, result.high, signed_values=True)
+        holm = f", Holm {result.p_adjusted:.3g}" if result.p_adjusted is not None else ""
         mark = "✱ significant" if result.significant else "not significant"
         items.append(
             f'<li class="{"sig" if result.significant else ""}"><strong>{_e(mark)}</strong>: '
             f"{_e(difference.label)} · {_e(spec.metric_label(difference.metric))}: "
-            f"{signed(result.difference)} {_e(interval)} ({_e(result.test)}{_e(p_value)}, {result.n} docs)</li>"
+            f"{signed(result.difference)}, 95% CI {_e(interval)} ({_e(result.test)}, p = {result.p_value:.3g}"
+            f"{_e(holm)}, {result.n} docs)</li>"
         )
     more = len(ordered) - VERDICTS_SHOWN
     tail = f"<p>{more} more under All metrics, Paired differences.</p>" if more > 0 else ""
     return (
         '<section class="verdicts"><h3>Paired tests on the same documents</h3>'
-        "<p>Two runs (or two settings of one run) that logged the same documents, compared document by "
-        "document: McNemar's exact test for 0/1 outcomes, else a paired bootstrap interval.</p>"
+        f"<p>{len(differences)} test(s): two runs (or two settings of one run) that logged the same documents, "
+        "compared document by document: McNemar's exact test for 0/1 outcomes, else a paired bootstrap; each 95% "
+        "interval comes from its test's own procedure (p &lt; 0.05 exactly when it excludes 0). Significant: "
+        f"Holm-adjusted p &lt; 0.05 over all {len(differences)}.</p>"
         f"<ul>{''.join(items)}</ul>{tail}</section>"
     )

@@ -15,8 +15,10 @@ effectiveness, RULE's five-shot rows) comes from the paper's spec (``registry``)
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from custom_metrics.common.leaderboard_types import Cell, Column, PaperSpec, Row, Table
 from custom_metrics.common.published import PublishedRow, plain
@@ -28,22 +30,31 @@ from custom_metrics.leaderboard.task_configs import column_order, config_differe
 FIRST_METRICS = ("acc", "acc_norm", "exact_match", "f1")
 
 
-def newest_runs(runs: Sequence[TaskRun]) -> tuple[list[TaskRun], dict[str, list[str]]]:
+@dataclass
+class Chosen:
+    """The run used per (model, setting, task), and what was passed over for it."""
+
+    runs: list[TaskRun]
+    notes: dict[str, list[str]]  # task -> notes naming the files passed over
+    passed: dict[tuple[str, str], list[str]]  # (results file, task in it) of a chosen run -> older files
+
+
+def newest_runs(runs: Sequence[TaskRun]) -> Chosen:
     """One run per (model, setting, task): the newest; notes per task say which files were passed over."""
     by_key: dict[tuple[str, str, str], list[TaskRun]] = {}
     for run in runs:
         by_key.setdefault((run.model, run.setting, run.task), []).append(run)
-    chosen: list[TaskRun] = []
-    notes: dict[str, list[str]] = {}
+    chosen = Chosen([], {}, {})
     for (model, _, task), group in by_key.items():
         group.sort(key=lambda run: (run.timestamp, str(run.path)), reverse=True)
-        chosen.append(group[0])
+        chosen.runs.append(group[0])
         if len(group) > 1:
             older = ", ".join(str(run.path) for run in group[1:])
-            notes.setdefault(task, []).append(
+            chosen.notes.setdefault(task, []).append(
                 f"{model} has {len(group)} runs of {task}: using the newest, {group[0].path}; ignoring {older}."
             )
-    return chosen, notes
+            chosen.passed[(str(group[0].path), task)] = [str(run.path) for run in group[1:]]
+    return chosen
 
 
 def column_key(task: str, metric: str, filter_name: str | None) -> str:
@@ -61,22 +72,24 @@ def shown_filter(run: TaskRun, filter_name: str | None) -> str | None:
 def build_tables(runs: Sequence[TaskRun], papers: Sequence[str] = ()) -> list[Table]:
     """A table per paper with a run, or whose published rows were asked for (``papers``), and
     "other tasks" when a run is of no paper's task."""
-    chosen, duplicate_notes = newest_runs(runs)
+    chosen = newest_runs(runs)
     tables = []
     for spec in (*PAPERS, OTHER):
-        mine = [run for run in chosen if paper_of(run.task) is spec]
+        mine = [run for run in chosen.runs if paper_of(run.task) is spec]
         if not mine and spec.key not in papers:
             continue
-        notes = [note for task in sorted({run.task for run in mine}) for note in duplicate_notes.get(task, [])]
-        tables.append(build_table(spec, mine, notes))
+        notes = [note for task in sorted({run.task for run in mine}) for note in chosen.notes.get(task, [])]
+        tables.append(build_table(spec, mine, notes, chosen.passed))
     return tables
 
 
-def build_table(spec: PaperSpec, runs: list[TaskRun], notes: list[str]) -> Table:
+def build_table(
+    spec: PaperSpec, runs: list[TaskRun], notes: list[str], passed: dict[tuple[str, str], list[str]] | None = None
+) -> Table:
     published = spec.published()
     if spec.adjust_runs is not None:
         runs = spec.adjust_runs(runs, notes)
-    rows = run_rows(runs, spec) + [_published_row(row, spec.published_pm_is_se) for row in published]
+    rows = run_rows(runs, spec, passed or {}) + [_published_row(row, spec.published_pm_is_se) for row in published]
     columns = _columns(spec, runs, published)
     if spec.derive is not None:
         columns = spec.derive(columns, rows, runs, notes)
@@ -97,20 +110,26 @@ def build_table(spec: PaperSpec, runs: list[TaskRun], notes: list[str]) -> Table
     return Table(spec.key, spec.title, columns, rows, chart_keys, notes)
 
 
-def run_rows(runs: list[TaskRun], spec: PaperSpec = OTHER) -> list[Row]:
+def run_rows(
+    runs: list[TaskRun], spec: PaperSpec = OTHER, passed: dict[tuple[str, str], list[str]] | None = None
+) -> list[Row]:
     """One row per (model, setting); a run without a setting joins its model's only row.
 
     Each row also keeps, per task, its samples file and how the run's logged task config
-    differs from the suite's (``task_configs``)."""
+    differs from the suite's (``task_configs``); how its results files differ from each other
+    (batch size, model args, harness version) and which files its tasks passed over."""
     settings: dict[str, set[str]] = {}
     for run in runs:
         if run.setting:
             settings.setdefault(run.model, set()).add(run.setting)
     rows: dict[tuple[str, str], Row] = {}
+    how: dict[tuple[str, str], list[TaskRun]] = {}
     for run in sorted(runs, key=lambda run: (run.model, run.setting, run.task)):
         known = settings.get(run.model, set())
         setting = run.setting or (next(iter(known)) if len(known) == 1 else "")
         row = rows.setdefault((run.model, setting), Row(run.model, "run", [], setting=setting, model_id=run.model_id))
+        how.setdefault((run.model, setting), []).append(run)
+        row.passed_over += (passed or {}).get((str(run.path), run.source_task or run.task), [])
         source = str(run.path)
         if source not in row.sources:
             row.sources.append(source)
@@ -130,6 +149,8 @@ def run_rows(runs: list[TaskRun], spec: PaperSpec = OTHER) -> list[Row]:
         difference = config_difference(spec, checked, run.task_config, run.task_version)
         if difference:
             row.config_differences[run.task] = difference
+    for key, row in rows.items():
+        row.mixed = mixed_files(how[key])
     return list(rows.values())
 
 
@@ -162,7 +183,7 @@ def _published_row(row: PublishedRow, pm_is_se: bool) -> Row:
             if key.endswith("/n")
         }
     )
-    return Row(row.model, "published", [row.source], cells, setting=row.setting)
+    return Row(row.model, "published", [row.source], cells, setting=row.setting, origin=row.origin)
 
 
 def _columns(spec: PaperSpec, runs: list[TaskRun], published: list[PublishedRow]) -> list[Column]:
@@ -231,3 +252,37 @@ def _subset_notes(runs: list[TaskRun]) -> list[str]:
         f"{', '.join(sorted(items))}."
         for model, items in sorted(cut.items())
     ]
+
+
+# What the harness records of how it ran, compared between the results files of one row.
+_HOW = (("batch size", "batch_size"), ("harness", "harness_version"))
+
+
+def mixed_files(runs: Sequence[TaskRun]) -> list[str]:
+    """How the results files behind one row differ, in words: one entry per setting that
+    differs, naming each value's tasks (``batch size 24 (geese_noexp); 1 (geese_human)``);
+    model args by the arguments that differ."""
+    found = [_differing(label, [(getattr(run, name) or "", run.task) for run in runs]) for label, name in _HOW]
+    arguments = [(_arguments(run.model_args), run.task) for run in runs]
+    for name in sorted({key for args, _ in arguments for key in args}):
+        found.append(_differing(f"model arg {name}", [(args.get(name, ""), task) for args, task in arguments]))
+    return [entry for entry in found if entry]
+
+
+def _differing(label: str, values: Sequence[tuple[str, str]]) -> str:
+    """Two or more recorded values of one setting ("" is not recorded: an IBE report, an old layout)."""
+    tasks: dict[str, set[str]] = {}
+    for value, task in values:
+        if value:
+            tasks.setdefault(value, set()).add(task)
+    if len(tasks) < 2:
+        return ""
+    return f"{label} " + "; ".join(f"{value} ({', '.join(sorted(names))})" for value, names in tasks.items())
+
+
+def _arguments(text: str) -> dict[str, str]:
+    try:
+        args = json.loads(text) if text else {}
+    except ValueError:
+        return {"": text}
+    return {str(k): str(v) for k, v in args.items()} if isinstance(args, dict) else {"": text}

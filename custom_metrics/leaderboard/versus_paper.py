@@ -4,33 +4,38 @@ Which published row a run compares with: the same model's (names compared loosel
 ``meta-llama/Meta-Llama-3-8B`` is the paper's ``Llama-3-8B``, ``meta-llama/Llama-2-13b-hf``
 its ``LLaMA2 13B``) in the paper setting that matches the run's (RULE's five-shot runs
 against the five-shot rows), else the paper's reference model for that column, named on
-the page. The test is a two-sided z-test on the difference with the two standard errors
-combined as independent (the run and the paper evaluated different model instances):
+the page.
 
-- the run's: the harness' stderr; where the harness gives none (custom aggregations:
-  RULE, REG), the standard error of the mean of the per-document outcomes in the logged
-  samples; none for a spread (RULE's std over five splits) or a number with no documents;
-- the paper's: its printed stderr where its ± is one (GEESE Table 2); else the binomial
-  standard error sqrt(p(1-p)/n) of a share over the ``n`` documents the paper states (RULE
-  943 main questions, REG's |N| = 195, IBE's 500 test questions: ``PaperSpec.published_n``);
-  none where the paper gives neither (effectiveness: a difference of two accuracies).
+Only the same model's row is tested: a different model's number is a reference line, its
+Δ shown with no test (a test would ask whether two models differ, which no row here can
+answer). The test treats the paper's number as fixed, the full test set's value, and the
+run's items as a sample of them (``procedures``):
 
-Without both, the Δ is shown and the cell says why there is no test.
+- a share (accuracy, consistency, REG's success of |N|): the exact binomial test of the
+  run's k of n against the paper's number, with the Clopper-Pearson interval of the run's
+  share, moved by the paper's number: the interval of Δ. A run too small for any outcome to
+  reach p < 0.05 says so instead of a p;
+- a difference of two tasks on the same documents (GEESE's effectiveness): the paired
+  bootstrap of the per-document differences against the paper's difference;
+- anything else (no count of items, a mean over split runs): "no test", saying why.
+
+Every p and interval come from one procedure, named in the cell; the stars are Holm-adjusted
+over the tab's tests (``adjust``).
 """
 
 from __future__ import annotations
 
 import math
 import re
-import statistics
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from custom_metrics.common.leaderboard_types import Cell, Headline, PaperSpec, Row
+from custom_metrics.leaderboard import procedures
+from custom_metrics.leaderboard.evidence import Evidence
+from custom_metrics.leaderboard.procedures import ALPHA
 
-ALPHA = 0.05
-Z_TEST = "z-test on the two standard errors"
+REFERENCE = "no test: another model's number, a reference line"
 
 
 @dataclass(frozen=True)
@@ -39,14 +44,22 @@ class PaperDelta:
     key: str  # its column
     same_model: bool  # False: the paper's reference model (the run's model is not in the paper)
     difference: float  # run - paper
-    test: str  # Z_TEST, or why there is none
+    test: str  # the procedure (procedures.EXACT_SHARE, BOOTSTRAP), or "no test: why"
     p_value: float | None
-    se_run: float | None
-    se_paper: float | None
+    low: float | None = None  # 95% interval of the difference, from the same procedure
+    high: float | None = None
+    items: int | None = None  # the run's items the test rests on
+    p_adjusted: float | None = None  # Holm over the tab's tests (``adjust``)
+    family: int = 0  # how many tests that adjustment was over
+
+    @property
+    def tested(self) -> bool:
+        return self.p_value is not None
 
     @property
     def significant(self) -> bool:
-        return self.p_value is not None and self.p_value < ALPHA
+        p = self.p_adjusted if self.p_adjusted is not None else self.p_value
+        return p is not None and p < ALPHA
 
 
 def model_key(name: str) -> str:
@@ -82,14 +95,9 @@ def paper_row(spec: PaperSpec, headline: Headline, run: Row, published: Sequence
 
 
 def paper_delta(
-    spec: PaperSpec,
-    headline: Headline,
-    run: Row,
-    key: str,
-    published: Sequence[Row],
-    outcomes: Mapping[Path, Mapping[str, Mapping[str, float]]],
+    spec: PaperSpec, headline: Headline, run: Row, key: str, published: Sequence[Row], evidence: Evidence
 ) -> PaperDelta | None:
-    """Δ of the run's ``key`` cell against its paper row, with the test where both errors exist."""
+    """Δ of the run's ``key`` cell against its paper row; tested only against the same model."""
     cell = run.cells.get(key)
     if not _finite(cell):
         return None
@@ -97,40 +105,48 @@ def paper_delta(
     if found is None:
         return None
     paper, paper_key, same_model = found
-    theirs = paper.cells[paper_key]
-    difference = cell.value - theirs.value
-    se_run = run_se(run, key, cell, outcomes)
-    se_paper = paper_se(spec, paper.setting, paper_key, theirs)
-    test, p_value = Z_TEST, None
-    if se_run is None and se_paper is None:
-        test = "no test: neither this run nor the paper gives a standard error"
-    elif se_run is None or se_paper is None:
-        test = f"no test: {'this run reports' if se_run is None else 'the paper gives'} no standard error"
-    elif se_run == se_paper == 0:
-        test = "no test: both standard errors are 0"
+    theirs = paper.cells[paper_key].value
+    difference = cell.value - theirs
+    base = PaperDelta(paper, paper_key, same_model, difference, REFERENCE, None)
+    if not same_model:
+        return base
+    if evidence.k is not None and evidence.n is not None:
+        if not 0 <= theirs <= 1:
+            return replace(base, test="no test: the paper's number is not a share")
+        if not procedures.testable(evidence.n, theirs):
+            smallest = procedures.smallest_p(evidence.n, theirs)
+            return replace(
+                base,
+                test=f"no test: {evidence.n} item(s) are too few to test against {theirs:g} "
+                f"(the smallest p any outcome could reach is {smallest:.2g})",
+                items=evidence.n,
+            )
+        outcome = procedures.share_test(evidence.k, evidence.n, theirs)
+        test = procedures.EXACT_SHARE
+    elif evidence.resampled is not None:
+        outcome = procedures.bootstrap_outcome(evidence.resampled, theirs)
+        test = procedures.BOOTSTRAP
     else:
-        p_value = math.erfc(abs(difference) / math.hypot(se_run, se_paper) / math.sqrt(2))
-    return PaperDelta(paper, paper_key, same_model, difference, test, p_value, se_run, se_paper)
+        return replace(base, test=f"no test: {evidence.reason}")
+    interval = outcome.interval
+    return replace(
+        base,
+        test=test,
+        p_value=outcome.p_value,
+        low=interval.low - theirs,
+        high=interval.high - theirs,
+        items=evidence.items,
+    )
 
 
-def run_se(row: Row, key: str, cell: Cell, outcomes: Mapping[Path, Mapping[str, Mapping[str, float]]]) -> float | None:
-    if cell.se is not None and math.isfinite(cell.se):
-        return cell.se
-    task, metric = key.split("/", 1)
-    path = row.samples.get(task)
-    values = list(outcomes.get(path, {}).get(metric.split("[", 1)[0], {}).values()) if path else []
-    if len(values) < 2:
-        return None
-    return statistics.stdev(values) / math.sqrt(len(values))
-
-
-def paper_se(spec: PaperSpec, setting: str, key: str, cell: Cell) -> float | None:
-    if cell.se is not None:
-        return cell.se
-    n = spec.published_n(setting, key) if spec.published_n else None
-    if n and cell.value is not None and 0.0 <= cell.value <= 1.0:
-        return math.sqrt(cell.value * (1 - cell.value) / n)
-    return None
+def adjust(deltas: Sequence[PaperDelta]) -> list[PaperDelta]:
+    """The deltas with their Holm-adjusted p over every tested one (untested ones unchanged)."""
+    tested = [i for i, delta in enumerate(deltas) if delta.tested]
+    adjusted = procedures.holm([deltas[i].p_value for i in tested])
+    found = list(deltas)
+    for i, p in zip(tested, adjusted):
+        found[i] = replace(deltas[i], p_adjusted=p, family=len(tested))
+    return found
 
 
 def _finite(cell: Cell | None) -> bool:

@@ -229,6 +229,11 @@ def mode_rows(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
     return adjusted
 
 
+def share_of(key: str, values: Mapping[str, float | None]) -> float | None:
+    """The items a REG number is a share of: |N| (the run's ``n``) for reg_chaos, else the documents."""
+    return values.get("n") if key.startswith("reg_chaos/") else values.get("#samples")
+
+
 def paper_setting(setting: str) -> str:
     return "thinking" if setting.endswith(", thinking") or setting == "thinking" else "non-thinking"
 
@@ -265,4 +270,5 @@ SPEC = PaperSpec(
         what="reg_chaos* explanations, judged twice by an NLI judge (J(p, h); then J(p;e, h) and J(p, e))",
         module="custom_metrics.reg.rejudge",
     ),
+    share_of=share_of,
 )

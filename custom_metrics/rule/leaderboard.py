@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 import statistics
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -256,6 +257,16 @@ def published_n(setting: str, key: str) -> int | None:
     return None if setting.startswith("five-shot") else _PUBLISHED_N.get(key)
 
 
+# The run columns that are shares of their task's documents: the combined `rule` task mixes
+# main questions and subquestions, and the selective/eliminative accuracies are over a part
+# of the subquestions, so only the logged samples count theirs.
+_SHARES_OF_DOCS = ("rule_main/mainq_acc", "rule_sub/subq_acc")
+
+
+def share_of(key: str, values: Mapping[str, float | None]) -> float | None:
+    return values.get("#samples") if key in _SHARES_OF_DOCS else None
+
+
 ACCURACY, CONSISTENCY = "accuracy", "consistency"
 HEADLINES = (
     Headline(("rule/consistency",), "consistency", CONSISTENCY),
@@ -295,4 +306,5 @@ SPEC = PaperSpec(
     reference_model="InstructGPT",
     paper_setting=paper_setting,
     published_n=published_n,
+    share_of=share_of,
 )

@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -53,7 +54,25 @@ STAMP = "2026-02-03T04-05-06.000000"
 DESKTOP = {"width": 1400, "height": 1000}
 PHONE = {"width": 390, "height": 844}
 AUTHORS_FULL = "meta-llama/Meta-Llama-3-8B (authors' GEESE tasks)"
+COPY = "org/gemma-copy"
 SMOLLM = "SmolLM2-135M-Instruct (embedded)"
+
+
+def copy_run(source: Path, folder: Path, model: str) -> None:
+    """The real run's results and samples files under another model name, its first document's
+    outcome flipped in every task (so the two runs differ where a reader can see it)."""
+    for path in source.glob("*/*"):
+        target = folder / path.relative_to(source)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if path.name.startswith("results_"):
+            data = json.loads(path.read_text(encoding="utf-8"))
+            data["model_name"] = model
+            data["config"]["model_args"] = f"pretrained={model}"
+            target.write_text(json.dumps(data), encoding="utf-8")
+        elif path.name.startswith("samples_"):
+            lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+            lines[0]["acc"] = 1.0 - lines[0]["acc"]
+            target.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
 
 
 @pytest.fixture(scope="session")
@@ -79,6 +98,7 @@ def board_inputs(
     nan_count["n-samples"]["geese_noexp"]["effective"] = float("nan")
     (runs / "bad").mkdir()
     (runs / "bad" / "results_1.json").write_text(json.dumps(nan_count), encoding="utf-8")
+    copy_run(geese_run[1], runs / "copy", COPY)  # the real run under a second name: a document two runs logged
     shutil.copytree(LEADERBOARD_FIXTURES / "ibe-report", runs / "ibe")  # report.json holds a bare NaN
     shutil.copytree(LEADERBOARD_FIXTURES / "geese-authors", runs / "geese-authors")
     shutil.copytree(LEADERBOARD_FIXTURES / "demo-generation", runs / "demo-generation")
@@ -88,7 +108,7 @@ def board_inputs(
 @pytest.fixture(scope="session")
 def board(board_inputs: list[Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("board") / "leaderboard"
-    build_leaderboard(board_inputs, out)
+    build_leaderboard(board_inputs, out, papers=PAPER_KEYS)  # RULE has no run here: its tab asked for
     return out
 
 
@@ -155,7 +175,12 @@ def open_phone(browser, board: Path):
 
 
 def index(open_page, fragment: str = ""):
-    return open_page("index.html" + (f"#{fragment}" if fragment else ""), "#table-geese.dataTable tbody tr")
+    """The index, its summary drawn (and, for a long view in the URL, the long table it loads)."""
+    ready = "#summary-geese tbody tr"
+    if "view=long" in fragment:
+        tab = fragment.split("&", 1)[0] or "geese"
+        ready = f"#table-{tab}.dataTable tbody tr"
+    return open_page("index.html" + (f"#{fragment}" if fragment else ""), ready)
 
 
 def rows(page, table: str):
@@ -206,16 +231,22 @@ def test_page_loads_offline_and_clean(open_page, tmp_path: Path) -> None:
 def test_summary_ranks_rows_and_keeps_limited_runs_apart(open_page) -> None:
     page = index(open_page)
     ranked = summary_rows(page, "geese", "ranked")
-    # The full rows: the authors' repository run (a published row), their 800-doc results file
-    # read as a run, Table 2.
-    expect(ranked).to_have_count(3)
-    assert ranked.locator("td.rank").all_inner_texts() == ["1", "2", "3"]
+    # The full rows: their 800-doc results file read as a run, the one contender; beside it as
+    # references the authors' repository run (named so, never "paper") and Table 2; then the
+    # hostile run, which has no Llama-3 explanation number (ranked on the columns it has).
+    expect(ranked).to_have_count(4)
+    assert ranked.locator("td.rank").all_inner_texts() == ["ref", "1", "ref", "–"]
+    expect(ranked.nth(3).locator("td.h1 .col-rank")).to_have_text(re.compile(r"^#1=?$"))
     expect(ranked.nth(0).locator("th.model")).to_contain_text("authors' repository run")
+    expect(ranked.nth(0).locator(".badge.origin")).to_have_text("authors' repository run")
+    assert ranked.nth(0).locator(".badge.paper").count() == 0
     expect(ranked.nth(1).locator("th.model")).to_contain_text(AUTHORS_FULL)
     expect(ranked.nth(2).locator("th.model")).to_contain_text("Llama-3-8B")
     expect(ranked.nth(2).locator(".badge.paper")).to_be_visible()
     values = main_values(page, "geese", "ranked")
-    assert values == sorted(values, reverse=True) and values == [0.78375, 0.78125, 0.7812]
+    assert values == [0.78375, 0.78125, 0.7812]
+    # Every number with its 95% interval on the page: the run's 625 of 800 documents.
+    expect(ranked.nth(1).locator("td.main .ci")).to_have_text("[0.7510, 0.8094]")
     # Runs on part of the data: their own group, hidden while full runs exist, one click away.
     limited = summary_rows(page, "geese", "limited")
     expect(limited.first).to_be_hidden()
@@ -227,11 +258,14 @@ def test_summary_ranks_rows_and_keeps_limited_runs_apart(open_page) -> None:
     assert "gemma-3-270m (embedded)" in names and "meta-llama/Meta-Llama-3-8B" in names
     expect(limited.locator(".badge.limited").first).to_contain_text("part of the data")
     assert "limited=shown" in page.evaluate("location.hash")
-    # Sorting by another column keeps the groups apart: full rows first, limited after.
+    # Sorting by another column keeps the groups apart, and the Rank column follows that column.
     page.locator("#summary-geese thead th[data-col=h1] button.sort").click()
     expect(page.locator("#summary-geese thead th[data-col=h1]")).to_have_attribute("aria-sort", "descending")
+    expect(page.locator("#summary-geese thead th.rank button.sort")).to_have_text("Rank (no hint)")
     groups = page.locator("#summary-geese tbody").evaluate_all("bodies => bodies.map(b => b.dataset.group)")
     assert groups.index("ranked") < groups.index("limited")
+    ranks = limited.locator("td.rank").all_inner_texts()
+    assert ranks == limited.locator("td.h1").evaluate_all("cells => cells.map(c => c.dataset.rank || '–')")
     # The sanity check (hint = gold label) is a column, never the ranking one.
     sanity = page.locator("#summary-geese thead th.sanity")
     expect(sanity).to_contain_text("sanity check")
@@ -239,25 +273,28 @@ def test_summary_ranks_rows_and_keeps_limited_runs_apart(open_page) -> None:
     page.recorder.assert_clean()
 
 
-def test_delta_vs_paper_for_llama_3_8b_with_its_test(open_page) -> None:
+def test_delta_vs_paper_says_its_test_and_another_models_row_is_a_reference(open_page) -> None:
     page = index(open_page, "geese&limited=shown")
     full = summary_rows(page, "geese", "ranked").filter(has_text=AUTHORS_FULL)
     delta = full.locator("td.main .delta")
-    expect(delta.locator(".test")).to_have_text("p = 1.00")  # their file's 0.78125 vs the printed 0.7812
+    expect(delta.locator(".test")).to_have_text("binomial p = 1.00")  # their file's 625/800 vs the printed 0.7812
     expect(delta).to_contain_text("Δ +0.0000 vs paper")
-    assert "z-test on the two standard errors" in delta.get_attribute("title")
+    assert "exact binomial test (Clopper-Pearson interval)" in delta.get_attribute("title")
     early = summary_rows(page, "geese", "limited").filter(has_text="--limit 24")
     expect(early.locator("td.main .delta")).to_contain_text("Δ -0.1562 vs paper")
-    expect(early.locator("td.main .delta .test")).to_have_text("p = 0.13")
-    # A model the paper lacks is compared with its reference model, named; significant: marked.
+    expect(early.locator("td.main .delta .test")).to_have_text("binomial p = 0.12")  # 15 of 24 vs 0.7812
+    # A model the paper lacks: a reference line against the reference model, named; never tested.
     hostile = page.locator("#summary-geese tbody tr").filter(has_text="alert('name')")
-    marked = hostile.locator("td.significant .delta.sig").first
-    expect(marked).to_contain_text("✱")
-    expect(marked).to_contain_text("vs Llama-3-8B (reference)")
-    # The paired run-vs-run verdicts sit under the summary, not off-screen in the long view.
+    line = hostile.locator("td.h1 .delta.reference")  # its no-hint accuracy
+    expect(line).to_contain_text("vs Llama-3-8B (reference)")
+    expect(line.locator(".test")).to_have_text("reference line, not tested")
+    assert hostile.locator(".delta.sig, td.significant").count() == 0
+    # The tab says how many tests it shows; the paired verdicts sit under the summary.
+    expect(page.locator("#panel-geese p.meta")).to_contain_text("Δ vs paper (Holm-adjusted together)")
     verdicts = page.locator("#panel-geese .view-summary .verdicts")
     expect(verdicts).to_be_visible()
-    expect(verdicts).to_contain_text("McNemar (exact)")
+    expect(verdicts).to_contain_text("McNemar's exact test")
+    expect(verdicts).to_contain_text(f"{COPY}")  # two runs of one model's data: each line names its models
 
 
 def test_every_tab_chart_shows_a_paper_row_and_none_is_empty(open_page) -> None:
@@ -329,12 +366,14 @@ def test_links_downloads_and_config_differences(open_page, board: Path) -> None:
     link = gemma.locator("td.h1 a")  # its no-hint accuracy: the samples behind it
     href = link.get_attribute("href")
     assert href.startswith("samples/") and (board / href).is_file()
-    for name in ("geese.csv", "geese.md", "geese_differences.csv"):
+    for name in ("geese.csv", "geese.md", "geese.json", "geese_differences.csv"):
         assert (board / page.locator(f"#panel-geese a[href='{name}']").get_attribute("href")).is_file()
     early = summary_rows(page, "geese", "limited").filter(has_text="--limit 24")
     expect(early.locator(".badge.config")).to_be_visible()
     early.locator("details.rests-on summary").click()
-    expect(early.locator("details.rests-on")).to_contain_text('geese_human: prompt template "Sentence 1:')
+    expect(early.locator("details.rests-on")).to_contain_text(
+        "geese_human: not this suite's task config: prompt template \"Sentence 1:"
+    )
     expect(early.locator("details.rests-on")).to_contain_text("dataset azaninello/explained-llama-3")
 
 
@@ -350,7 +389,12 @@ def test_column_picker_and_definitions_by_keyboard(open_page) -> None:
     expect(define).to_have_attribute("aria-expanded", "true")
     page.locator("#panel-geese details.definitions summary").focus()
     page.keyboard.press("Enter")
-    expect(page.locator("#panel-geese details.definitions dl")).to_contain_text("z-test")
+    expect(page.locator("#panel-geese details.definitions dl")).to_contain_text("exact binomial test")
+    # The picked columns are in the URL, and opening it restores them.
+    assert "cols=h2" in page.evaluate("location.hash")
+    again = index(open_page, page.evaluate("location.hash")[1:])
+    expect(again.locator("#summary-geese th[data-col=h2]")).to_be_hidden()
+    expect(again.locator("#panel-geese .picker-list input[value=h2]")).not_to_be_checked()
 
 
 def test_phone_width_nothing_overflows_and_the_model_column_stays(open_phone, board: Path, tmp_path: Path) -> None:
@@ -412,9 +456,12 @@ def test_axe_finds_no_serious_issue_on_the_index_and_a_sample_page(open_page, bo
 
 
 def test_no_machine_path_on_any_page(board: Path, board_inputs: list[Path]) -> None:
-    pages = [board / "index.html", *sorted((board / "samples").glob("*.html"))]
+    """Pages, the files they load, and the downloads (CSV, markdown, JSON) alike."""
+    files = [board / "index.html", *sorted((board / "samples").rglob("*.html")), *sorted((board / "panels").glob("*"))]
+    files += [*sorted((board / "samples" / "docs").glob("*.js")), *sorted(board.glob("*.csv")), *board.glob("*.md")]
+    files += sorted(board.glob("*.json"))
     forbidden = [str(Path(p).resolve().parent) for p in board_inputs] + [str(Path.home()) + "/", "/tmp/"]
-    for path in pages:
+    for path in files:
         text = path.read_text(encoding="utf-8")
         found = [item for item in forbidden if item in text]
         assert found == [], (path.name, found)
@@ -425,14 +472,23 @@ def test_no_machine_path_on_any_page(board: Path, board_inputs: list[Path]) -> N
 # --- the long table, the sample viewer, hostile inputs ---------------------------------------
 
 
-def test_long_table_sorts_and_filters(open_page) -> None:
-    page = index(open_page, "geese&view=long")
+def test_long_table_loads_on_demand_sorts_and_filters(open_page) -> None:
+    page = index(open_page)
+    # Nothing that grows with every pair of runs is in the index: the long view loads when opened.
+    assert page.locator("#table-geese, #differences-geese").count() == 0
+    show_long(page, "geese")
+    page.wait_for_selector("#table-geese.dataTable tbody tr")
     before = column(page, "table-geese", "accuracy")
     header(page, "table-geese", "accuracy").click()
     # DataTables sorts in a timeout: wait for the header state, never read rows right away.
     expect(header(page, "table-geese", "accuracy")).to_have_attribute("aria-sort", "ascending")
     values = [float(text.split(" ")[0]) for text in column(page, "table-geese", "accuracy") if text]
     assert values == sorted(values) and column(page, "table-geese", "accuracy") != before
+    # The long table's sort is in the URL, and restored from it.
+    state = page.evaluate("location.hash")
+    assert "view=long" in state and "lsort=" in state and state.endswith(":asc"), state
+    again = index(open_page, state[1:])
+    expect(header(again, "table-geese", "accuracy")).to_have_attribute("aria-sort", "ascending")
     assert all(text.isdigit() or text == "" for text in column(page, "table-geese", "docs"))  # whole numbers
     box = page.locator("#table-geese tfoot input[placeholder=Row]")
     box.fill("published")
@@ -490,7 +546,7 @@ def test_paired_difference_of_the_real_run(open_page) -> None:
     page = index(open_page, "geese&view=long")
     differences = rows(page, "differences-geese").filter(has_text="gemma-3-270m (embedded)")
     expect(differences.first).to_contain_text("effectiveness")
-    expect(differences.first).to_contain_text("McNemar (exact)")
+    expect(differences.first).to_contain_text("McNemar's exact test")
     page.wait_for_selector("#forest-geese .main-svg")
 
 
@@ -505,6 +561,11 @@ def test_sample_viewer_finds_a_doc_by_search(open_page, board: Path, tmp_path: P
     page.locator("#samples_wrapper .dt-search input").fill("Michael Laski")  # sentence 2 of doc id 5
     expect(rows(page, "samples")).to_have_count(1)
     assert column(page, "samples", "id") == ["5"]
+    # The search is in the page's address: opening it finds the same document.
+    state = page.evaluate("location.hash")
+    assert state == "#q=Michael%20Laski", state
+    again = open_page("samples/" + page.url.split("/samples/", 1)[1], "#samples.dataTable tbody tr")
+    expect(rows(again, "samples")).to_have_count(1)
     page.locator("#samples_wrapper .dt-search input").fill("")
     expect(rows(page, "samples")).to_have_count(4)
     # A click filter (SearchPanes): the documents whose gold label is UNKNOWN.
@@ -515,6 +576,61 @@ def test_sample_viewer_finds_a_doc_by_search(open_page, board: Path, tmp_path: P
     assert "results file" in page.locator("dl.meta").inner_text()
     page.screenshot(path=str(tmp_path / "samples.png"), full_page=True)
     page.recorder.assert_clean()
+
+
+def test_a_document_across_every_run_that_logged_it(open_page, board: Path) -> None:
+    """HELM's instance view: from a sample, the document as both runs of it saw and answered it."""
+    page = sample_page(open_page, board, "gemma-3-270m_embedded", "geese_noexp")
+    first = rows(page, "samples").first
+    doc = first.locator("td").first.inner_text()
+    first.locator("a", has_text="across runs").click()
+    page.wait_for_selector("#document table.document tbody tr")
+    assert page.url.split("#", 1)[1].startswith("geese-geese_noexp&doc=")
+    names = page.locator("#document table.document tbody th").all_inner_texts()
+    assert len(names) == 2 and any("gemma-3-270m (embedded)" in n for n in names) and any(COPY in n for n in names)
+    shared = page.locator("#document dl.meta")  # what both runs logged alike, once
+    expect(shared).to_contain_text("sentence 1")
+    expect(shared).to_contain_text("gold")
+    heads = page.locator("#document table.document thead th").all_inner_texts()
+    assert "correct" in heads  # the copy's first document was flipped: scores differ, one line per run
+    expect(page.locator("#document details pre").first).to_contain_text("Hint")  # the prompt, once
+    # Each run's line opens its sample page on that document.
+    page.locator("#document table.document tbody th a").first.click()
+    page.wait_for_selector("#samples.dataTable tbody tr")
+    expect(rows(page, "samples")).to_have_count(1)
+    assert column(page, "samples", "#") == [doc]
+    page.recorder.assert_clean()
+
+
+def test_charts_hatch_over_each_models_own_colour(open_page) -> None:
+    page = index(open_page, "geese&limited=shown")
+    page.wait_for_selector("#chart-geese-0 .main-svg")
+    traces = page.evaluate(
+        "Array.from(document.getElementById('chart-geese-0').data)"
+        ".map(t => [t.name, t.marker.color, t.marker.pattern.shape || '', t.marker.pattern.fillmode || ''])"
+    )
+    limited = [trace for trace in traces if "part of the data" in trace[0]]
+    assert len(limited) >= 3 and all(shape == "/" and mode == "overlay" for _, _, shape, mode in limited)
+    assert len({colour for _, colour, _, _ in limited}) == len(limited)  # never one grey for all
+    # The legend's swatches of runs on part of the data: each its own fill, hatched over it.
+    swatches = page.locator("#chart-geese-0 .legend .traces").filter(has_text="part of the data")
+    fills = swatches.locator(".legendpoints path").evaluate_all("paths => paths.map(p => getComputedStyle(p).fill)")
+    assert len(set(fills)) == len(limited) and all(fill.startswith("url(") for fill in fills), fills
+
+
+def test_charts_on_a_phone_turn_horizontal_and_keep_labels_apart(open_phone) -> None:
+    page = open_phone("index.html#geese", "#summary-geese")
+    page.wait_for_selector("#chart-geese-0 .main-svg")
+    assert page.evaluate("document.getElementById('chart-geese-0').data[0].orientation") == "h"
+    boxes = page.locator("#chart-geese-0 .ytick text").evaluate_all(
+        "els => els.map(e => { const b = e.getBoundingClientRect(); return [b.top, b.bottom]; })"
+    )
+    boxes.sort()
+    assert len(boxes) >= 4 and all(a[1] <= b[0] + 0.5 for a, b in pairwise(boxes)), boxes  # no overlap
+    svg = page.locator("#chart-geese-0 .main-svg").first.bounding_box()
+    legend = page.locator("#chart-geese-0 .legend").bounding_box()
+    assert svg["width"] <= PHONE["width"] and legend["y"] + legend["height"] <= svg["y"] + svg["height"] + 1
+    assert legend["x"] >= svg["x"] - 1 and legend["x"] + legend["width"] <= svg["x"] + svg["width"] + 1
 
 
 def test_sample_viewer_shows_hostile_generations_as_text(open_page, board: Path) -> None:

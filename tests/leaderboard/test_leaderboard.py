@@ -239,15 +239,37 @@ def test_truncated_and_foreign_files_are_reported_and_skipped(tmp_path: Path, ca
     text = (OLD_03 / "results.json").read_text()
     (runs / "results_truncated.json").write_text(text[: len(text) // 2])
     (runs / "results_list.json").write_text("[1, 2]")
-    code = leaderboard.main([str(runs), str(tmp_path / "missing"), "--out", str(tmp_path / "board")])
+    code = leaderboard.main([str(runs), "--out", str(tmp_path / "board")])
     assert code == 0
     err = capsys.readouterr().err
     assert "results_truncated.json: not valid JSON" in err and "results_list.json" in err
-    assert "missing: no such file or folder" in err
     index = (tmp_path / "board" / "index.md").read_text()
-    assert "results_truncated.json" in index and "Skipped files" in index
+    assert "runs/results_truncated.json" in index and "Skipped files" in index
+    assert str(tmp_path) not in index  # named below its input folder, as the page names it
     assert same(read_csv(tmp_path / "board" / "geese.csv")["EleutherAI/pythia-160m"]["geese_noexp acc"], 0.55125)
     assert leaderboard.main([str(runs), "--out", str(tmp_path / "strict"), "--strict"]) == 1
+
+
+def test_a_missing_or_empty_input_is_one_line_and_a_failing_exit(tmp_path: Path, capsys) -> None:
+    """A missing folder: exit 2 before anything is read or written; a folder with no readable
+    results: exit 1 naming what was skipped and what to pass (the page would be empty)."""
+    missing = tmp_path / "no-such-runs"
+    assert leaderboard.main([str(missing), "--out", str(tmp_path / "board")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"explain-eval leaderboard: {missing}: no such file or folder "
+        "(give the folders lm_eval --output_path wrote, or their results files)"
+    ]
+    assert not (tmp_path / "board").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "results_list.json").write_text("[1, 2]")
+    assert leaderboard.main([str(empty), "--out", str(tmp_path / "board")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0].startswith(f"skipped {empty / 'results_list.json'}: ")
+    assert err[-1].startswith(f"explain-eval leaderboard: no readable results under {empty}") and "--paper" in err[-1]
+    assert len(err) == 2 and not (tmp_path / "board").exists()
+    assert leaderboard.main([str(empty), "--out", str(tmp_path / "board"), "--paper", "reg"]) == 0  # asked for
 
 
 def test_outputs_are_one_self_contained_folder(board) -> None:
@@ -266,7 +288,7 @@ def test_outputs_are_one_self_contained_folder(board) -> None:
     for asset in ("leaderboard.js", "leaderboard.css", "datatables.js", "plotly-basic.min.js"):
         assert (tmp_path / "assets" / asset).stat().st_size > 1000
     markdown = (tmp_path / "geese.md").read_text()
-    assert "| EleutherAI/pythia-160m |  | run | 0.5513 ± 0.0176 |" in markdown
+    assert "| EleutherAI/pythia-160m |  | run | full data | 0.5513 ± 0.0176 |" in markdown
     assert "GEESE (Zaninello & Magnini, CLiC-it 2024) Table 2" in markdown
     for key in (*PAPER_KEYS, "other", "index"):
         assert (tmp_path / f"{key}.md").is_file()
@@ -296,7 +318,7 @@ def test_ibe_report_joins_the_ibe_table(board) -> None:
         "(seqcls:ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli unavailable: OSError); uncertainty lexicon "
         "(certainty model pedropei/sentence-level-certainty unavailable: OSError)." in notes
     )
-    assert "coherence judge lm:/models/gemma-3-270m-hf" in (board[1] / "ibe.md").read_text()
+    assert "coherence judge lm:gemma-3-270m (embedded)" in (board[1] / "ibe.md").read_text()  # no machine path
 
 
 def test_ibe_report_problems_are_named(tmp_path: Path) -> None:
@@ -391,7 +413,8 @@ def test_leaderboard_of_a_real_run_plus_old_layout(geese_run, tmp_path: Path) ->
     assert same(old["geese_human effectiveness (acc − geese_noexp acc)"], 0.74 - 0.55125)
     assert rows["Llama-3-8B (zero-shot, M2)"]["geese_human acc"] == "0.7575"
     index = (board / "index.md").read_text()
-    assert str(truncated) in index and "not valid JSON" in index
+    assert "elsewhere/results_2026-01-01T00-00-00.json" in index and "not valid JSON" in index
+    assert str(tmp_path) not in index
     assert "ran on part of the data" in (board / "geese.md").read_text()
 
 

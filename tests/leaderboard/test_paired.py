@@ -1,5 +1,6 @@
-"""Paired differences: the statistics against an independent implementation, and the
-comparisons the page shows (GEESE effectiveness within a run, two runs of one task)."""
+"""Paired differences: the statistics against an independent implementation (statsmodels), test
+and interval from one procedure, every pair of many runs at once, and the comparisons the page
+shows (GEESE effectiveness within a run, two runs of one task)."""
 
 from __future__ import annotations
 
@@ -10,38 +11,65 @@ from pathlib import Path
 import numpy as np
 import pytest
 from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.proportion import proportion_confint
 
 import custom_metrics.leaderboard.build as leaderboard
-from custom_metrics.leaderboard.paired import paired_difference
+from custom_metrics.leaderboard.paired import paired_difference, paired_matrix
+from custom_metrics.leaderboard.procedures import BOOTSTRAP, MCNEMAR
 from tests.leaderboard.test_leaderboard import modern_results
 
 STAMP = "2026-01-02T03-04-05.000000"
 
 
-def test_mcnemar_and_bootstrap_against_statsmodels_and_numpy() -> None:
+def test_mcnemar_and_its_interval_against_statsmodels() -> None:
     rng = np.random.default_rng(7)
     a = rng.integers(0, 2, 60).astype(float)
     b = np.where(rng.random(60) < 0.3, 1 - a, a)  # 30% of the documents change
     keys = [f"doc{i}" for i in range(60)]
     result = paired_difference(dict(zip(keys, a)), dict(zip(keys, b)))
-    table = [[int(((a == 1) & (b == 1)).sum()), int(((a == 1) & (b == 0)).sum())]]
-    table.append([int(((a == 0) & (b == 1)).sum()), int(((a == 0) & (b == 0)).sum())])
-    assert result.test == "McNemar (exact)" and result.n == 60
+    a_only, b_only = int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum())
+    table = [[int(((a == 1) & (b == 1)).sum()), a_only], [b_only, int(((a == 0) & (b == 0)).sum())]]
+    assert result.test == MCNEMAR and result.n == 60
     assert result.p_value == pytest.approx(mcnemar(table, exact=True).pvalue)
     assert result.difference == pytest.approx(a.mean() - b.mean())
-    assert result.low <= result.difference <= result.high
-    assert paired_difference(dict(zip(keys, a)), dict(zip(keys, b))) == result  # fixed seed: same page twice
+    # the interval: Clopper-Pearson of the changed documents that went A's way, scaled to all 60
+    low, high = proportion_confint(a_only, a_only + b_only, alpha=0.05, method="beta")
+    scale = (a_only + b_only) / 60
+    assert (result.low, result.high) == pytest.approx((scale * (2 * low - 1), scale * (2 * high - 1)))
+    assert paired_difference(dict(zip(keys, a)), dict(zip(keys, b))) == result  # same page twice
 
 
-def test_only_shared_documents_count_and_continuous_outcomes_use_the_interval() -> None:
+@pytest.mark.parametrize("a_only", range(0, 13))
+def test_the_interval_excludes_0_exactly_when_p_is_below_005(a_only: int) -> None:
+    """McNemar's exact p and its interval come from one procedure: 5 of 5 changed documents the
+    same way gives p = 0.0625 and an interval holding 0 (the bootstrap excluded 0 there)."""
+    docs = [str(i) for i in range(30)]
+    left = {doc: 1.0 if i < a_only else 0.0 for i, doc in enumerate(docs)}
+    result = paired_difference(left, dict.fromkeys(docs, 0.0))
+    assert (result.low > 0 or result.high < 0) == (result.p_value < 0.05), result
+    if a_only == 5:
+        assert result.p_value == pytest.approx(0.0625) and result.low < 0 < result.high
+
+
+def test_only_shared_documents_count_and_continuous_outcomes_use_the_bootstrap() -> None:
     result = paired_difference({"x": 0.5, "y": 0.75, "z": 2.0}, {"y": 0.25, "z": 1.0, "w": 9.0})
-    assert (result.n, result.test, result.p_value) == (2, "paired bootstrap", None)
+    assert (result.n, result.test) == (2, BOOTSTRAP)
     assert result.difference == pytest.approx(0.75)
+    assert (result.low > 0 or result.high < 0) == (result.p_value < 0.05)
     assert paired_difference({"x": 1.0}, {"y": 1.0}) is None
     single = paired_difference({"x": 1.0}, {"x": 0.0})
-    assert (single.low, single.high, single.p_value, single.significant) == (None, None, 1.0, False)
+    assert (single.p_value, single.significant) == (1.0, False) and single.low < 0 < single.high
     same = paired_difference({str(i): 1.0 for i in range(30)}, {str(i): 0.0 for i in range(30)})
-    assert (same.low, same.high) == (1.0, 1.0) and same.significant and same.p_value < 1e-8
+    assert same.low == pytest.approx(2 * 0.025 ** (1 / 30) - 1) and same.significant and same.p_value < 1e-8
+
+
+def test_every_pair_of_many_runs_matches_the_pair_alone() -> None:
+    rng = np.random.default_rng(3)
+    runs = [{str(d): float(v) for d, v in enumerate(rng.integers(0, 2, 40)) if d % (i + 2)} for i in range(6)]
+    pairs = paired_matrix(runs)
+    assert len(pairs) == 15
+    for (i, j), result in pairs.items():
+        assert result == paired_difference(runs[i], runs[j])
 
 
 def _geese_samples(folder: Path, task: str, correct: list[int]) -> None:
@@ -74,6 +102,8 @@ def test_effectiveness_and_two_runs_get_paired_differences(tmp_path: Path) -> No
     assert row["task"] == "geese_human" and row["metric"] == "acc" and row["docs"] == "16"
     assert float(row["difference"]) == pytest.approx(0.75) and row["significant"] == "True"
     assert float(row["p_value"]) == pytest.approx(mcnemar([[4, 12], [0, 0]], exact=True).pvalue)
+    assert row["comparison"].startswith("org/a: effectiveness")  # each line names its model
+    assert float(row["p_holm"]) >= float(row["p_value"])
     between = [r for r in rows if r["kind"] == "two runs" and r["task"] == "geese_noexp"]
     assert len(between) == 1 and between[0]["a"] == "org/a" and between[0]["b"] == "org/b"
     assert float(between[0]["difference"]) == 0.0 and between[0]["significant"] == "False"

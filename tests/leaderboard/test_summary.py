@@ -1,15 +1,15 @@
 """The summary view's logic, without a browser: ranking, limited runs apart, Δ vs paper and its
-test, the papers' rows a run compares with, task configs that are not the suite's, paths and
+test, the papers' rows a run compares with, intervals and ranks, task configs that are not the suite's, paths and
 links, derived rows' inputs, and the charts' rows."""
 
 from __future__ import annotations
 
 import json
-import math
 import shutil
 from pathlib import Path
 
 import pytest
+from scipy import stats
 
 from custom_metrics.common.display_names import friendly_spec
 from custom_metrics.common.leaderboard_types import Cell, Row
@@ -20,12 +20,14 @@ from custom_metrics.ibe.data import ECARE_TEST_SIZE
 from custom_metrics.ibe.selection import FULL_TEST_QUESTIONS, load_ibe_tables, note_scorers
 from custom_metrics.leaderboard import charts
 from custom_metrics.leaderboard.display import Paths, hub_id, hub_url
+from custom_metrics.leaderboard.evidence import run_evidence
+from custom_metrics.leaderboard.procedures import EXACT_SHARE, share_interval
 from custom_metrics.leaderboard.registry import OTHER
 from custom_metrics.leaderboard.render import cell_text, signed
 from custom_metrics.leaderboard.summary import LIMITED, RANKED, UNRANKED, build_summary
 from custom_metrics.leaderboard.tables import build_tables
 from custom_metrics.leaderboard.task_configs import config_difference, suite_configs
-from custom_metrics.leaderboard.versus_paper import Z_TEST, model_key, paper_delta
+from custom_metrics.leaderboard.versus_paper import REFERENCE, model_key, paper_delta
 from custom_metrics.reg.leaderboard import SPEC as REG
 from custom_metrics.rule.leaderboard import SPEC as RULE
 from custom_metrics.rule.leaderboard import asked_question, published_rows
@@ -46,45 +48,55 @@ def test_authors_full_run_ranks_with_the_paper_and_their_24_doc_runs_apart() -> 
     summary = build_summary(geese, GEESE)
     assert summary.main.keys == ("geese_llama3/acc",) and summary.full_runs
     by_group = {group: [e for e in summary.rows if e.group == group] for group in (RANKED, LIMITED, UNRANKED)}
-    ranked = [(e.row.model, e.row.kind, e.rank, e.cells[0].value) for e in by_group[RANKED]]
-    # the authors' batch-size-1 repository run (a published row), their batch-24 file (0.78125),
-    # the paper's printed 0.7812
+    ranked = [(e.row.model, e.row.origin or e.row.kind, e.rank, e.cells[0].value) for e in by_group[RANKED]]
+    # their batch-24 file (0.78125, read as a run) is the one contender; the paper's rows are
+    # references beside it, the batch-size-1 repository run named as such, never "paper"
     assert ranked == [
-        ("Llama-3-8B", "published", 1, 0.78375),
-        ("meta-llama/Meta-Llama-3-8B (authors' GEESE tasks)", "run", 2, 0.78125),
-        ("Llama-3-8B", "published", 3, 0.7812),
+        ("Llama-3-8B", "authors' repository run", None, 0.78375),
+        ("meta-llama/Meta-Llama-3-8B (authors' GEESE tasks)", "run", 1, 0.78125),
+        ("Llama-3-8B", "paper", None, 0.7812),
     ]
+    assert [e.contender for e in by_group[RANKED]] == [False, True, False]
     (early,) = by_group[LIMITED]  # their --limit 24 runs under our task names
     assert early.row.model == "meta-llama/Meta-Llama-3-8B" and early.rank == 1
     assert early.cells[0].limited == "--limit 24, 24 docs"
+    # every number with its interval: the run's from its 625 of 800 documents, the paper's from its 800
+    full = by_group[RANKED][1].cells[0]
+    assert (full.evidence.k, full.evidence.n) == (625, 800)
+    assert full.interval == share_interval(625, 800)
     # the sanity check (hint = gold label) is shown and never the ranking metric
     sanity = next(h for h in summary.headlines if h.sanity)
     assert sanity.keys[0] == "geese_prediction_obvious/acc" and summary.main is not sanity
+    assert full.rank == 1 and by_group[RANKED][1].cells[-1].rank is None
 
 
-def test_delta_vs_paper_for_llama_3_8b_uses_both_stderrs() -> None:
+def test_delta_vs_paper_for_llama_3_8b_is_an_exact_binomial_test() -> None:
     geese = tables_of(AUTHORS)["geese"]
     summary = build_summary(geese, GEESE)
     early = next(e for e in summary.rows if e.group == LIMITED)
-    delta = early.cells[0].delta  # geese_llama3 acc 0.625 on 24 docs vs Table 2's 0.7812 ± 0.0146
-    assert delta.same_model and delta.paper.model == "Llama-3-8B" and delta.test == Z_TEST
+    delta = early.cells[0].delta  # geese_llama3 acc 15 of 24 docs vs Table 2's 0.7812
+    assert delta.same_model and delta.paper.model == "Llama-3-8B" and delta.test == EXACT_SHARE
     assert delta.difference == pytest.approx(0.625 - 0.7812)
-    se_run = 0.10094660663590604  # the harness' stderr in their results file
-    assert (delta.se_run, delta.se_paper) == (se_run, 0.0146)
-    z = (0.625 - 0.7812) / math.hypot(se_run, 0.0146)
-    assert delta.p_value == pytest.approx(math.erfc(abs(z) / math.sqrt(2)))
-    assert not delta.significant  # 24 docs cannot tell 0.625 from 0.78
+    lower = stats.binomtest(15, 24, 0.7812, alternative="less").pvalue
+    assert delta.p_value == pytest.approx(min(1, 2 * lower))  # twice the smaller one-sided p
+    ci = stats.binomtest(15, 24).proportion_ci(method="exact")
+    assert (delta.low, delta.high) == pytest.approx((ci.low - 0.7812, ci.high - 0.7812))
+    assert not delta.significant and delta.low < 0 < delta.high  # 24 docs cannot tell 0.625 from 0.78
     effectiveness = next(c for c in early.cells if c.key == "geese_llama3/effectiveness")
-    assert effectiveness.delta.p_value is None and "neither this run nor the paper" in effectiveness.delta.test
+    assert effectiveness.delta.p_value is None and "needs both tasks' logged samples" in effectiveness.delta.test
+    # Holm over the tab's tests: the adjusted p is never below the raw one, and the family is counted
+    assert delta.p_adjusted >= delta.p_value and delta.family == summary.tests > 1
 
 
-def test_a_model_the_paper_lacks_is_compared_with_the_reference_model(tmp_path: Path) -> None:
+def test_a_model_the_paper_lacks_is_a_reference_line_never_tested(tmp_path: Path) -> None:
     (tmp_path / "results_x.json").write_text(json.dumps(modern_results("org/other", {"geese_llama3": 0.5}, 1.0)))
     summary = build_summary(tables_of(tmp_path)["geese"], GEESE)
     run = next(e for e in summary.rows if e.row.kind == "run")
     delta = run.cells[0].delta
     assert not delta.same_model and delta.paper.model == "Llama-3-8B"
-    assert delta.significant and delta.p_value < 1e-10  # 0.5 ± 0.01 (800 docs) vs 0.7812 ± 0.0146
+    assert delta.difference == pytest.approx(0.5 - 0.7812)
+    assert delta.test == REFERENCE and delta.p_value is None and not delta.significant
+    assert summary.tests == 0
 
 
 @pytest.mark.parametrize(
@@ -101,7 +113,7 @@ def test_model_names_match_the_papers_loosely(ours: str, paper: str) -> None:
     assert model_key(ours) == model_key(paper)
 
 
-def test_rule_runs_compare_with_the_same_setting_and_a_binomial_paper_se(tmp_path: Path) -> None:
+def test_rule_runs_compare_with_the_same_setting_and_the_paper_states_its_items(tmp_path: Path) -> None:
     data = modern_results("org/x", {}, 1.0)
     data["results"] = {"rule": {"alias": "rule", "consistency,none": 0.1, "mainq_acc,none": 0.6}}
     data["n-samples"] = {"rule": {"original": 3946, "effective": 3946}}
@@ -110,17 +122,20 @@ def test_rule_runs_compare_with_the_same_setting_and_a_binomial_paper_se(tmp_pat
     summary = build_summary(tables_of(tmp_path)["rule"], RULE)
     run = next(e for e in summary.rows if e.row.kind == "run")
     consistency = run.cells[0]
-    # InstructGPT zero-shot (the reference), not its five-shot row; no run stderr (custom aggregation)
+    # InstructGPT zero-shot (the reference), not its five-shot row: a reference line
     assert consistency.delta.paper.setting == "zero-shot" and consistency.delta.paper.model == "InstructGPT"
-    assert consistency.delta.se_paper == pytest.approx(math.sqrt(0.155 * 0.845 / 943))
-    assert consistency.delta.p_value is None and "this run reports no standard error" in consistency.delta.test
+    assert consistency.delta.test == REFERENCE
+    # the combined `rule` task mixes question kinds: without samples no count of its main questions
+    assert consistency.interval is None and "neither logged samples" in consistency.evidence.reason
+    paper = next(e for e in summary.rows if e.row.model == "InstructGPT" and e.row.setting == "zero-shot")
+    assert (paper.cells[0].evidence.k, paper.cells[0].evidence.n) == (146, 943)  # 15.5% of 943
     # RULE's zero-shot MainQ "±0.00" is 0 by construction: no ± on the page
     instruct = next(r for r in published_rows() if r.model == "InstructGPT" and r.setting == "zero-shot")
     assert instruct.cells["rule/mainq_acc"].pm is None
 
 
-def test_run_se_falls_back_to_the_logged_outcomes(tmp_path: Path) -> None:
-    data = modern_results("org/x", {}, 1.0)
+def test_the_count_comes_from_the_logged_outcomes(tmp_path: Path) -> None:
+    data = modern_results("google/gemma-4-31b-it", {}, 1.0)
     data["results"] = {"reg_chaos": {"alias": "reg_chaos", "success,judged": 0.5, "n,judged": 4}}
     data["n-samples"] = {"reg_chaos": {"original": 275, "effective": 275}}
     (tmp_path / "results_2026-01-01T00-00-00.json").write_text(json.dumps(data))
@@ -129,10 +144,13 @@ def test_run_se_falls_back_to_the_logged_outcomes(tmp_path: Path) -> None:
     run = next(row for row in reg.rows if row.kind == "run")
     samples = run.samples["reg_chaos"]
     outcomes = {samples: {"success": {"a": 1.0, "b": 0.0, "c": 1.0, "d": 0.0}}}
-    delta = paper_delta(REG, REG.headlines[0], run, "reg_chaos/success", reg.rows[1:], outcomes)
-    assert delta.se_run == pytest.approx(math.sqrt(1 / 3) / 2)  # stdev of 1,0,1,0 over sqrt(4)
-    assert delta.se_paper == pytest.approx(math.sqrt(0.4564 * 0.5436 / 195))  # Gemma-4-31B-it, |N| = 195
-    assert delta.test == Z_TEST
+    evidence = run_evidence(REG, run, "reg_chaos/success", run.cells["reg_chaos/success"], outcomes)
+    assert (evidence.k, evidence.n, evidence.basis) == (2, 4, "logged samples")
+    # without samples, REG's share_of names |N| (the run's n), not its 275 documents
+    evidence = run_evidence(REG, run, "reg_chaos/success", run.cells["reg_chaos/success"], {})
+    assert (evidence.k, evidence.n, evidence.basis) == (2, 4, "results file")
+    delta = paper_delta(REG, REG.headlines[0], run, "reg_chaos/success", reg.rows[1:], evidence)
+    assert delta.same_model and delta.test.startswith("no test: 4 item(s) are too few")  # vs 0.4564
 
 
 def test_reg_thinking_runs_compare_with_the_papers_thinking_rows(tmp_path: Path) -> None:
@@ -278,12 +296,15 @@ def test_charts_keep_a_paper_row_and_mark_missing_values(tmp_path: Path) -> None
     assert len(papers) == 5 and "Gemma-4-31B-it · non-thinking (paper)" in papers
     run = next(trace for trace in figure["data"] if trace["name"].startswith("org/x"))
     assert run["text"][0] == "n/a" and run["marker"]["pattern"]["shape"] == "/"  # NaN, on part of the data
-    # Colours follow the row's name and kind, not its position; a clash within a chart takes the next one.
+    # A row's colour is a function of its names alone (its place on the chart, the other rows: nothing).
     paper = reg.rows[1]
-    same_name = Row(paper.model, "published", [], setting=paper.setting)
-    assert charts.colour(same_name) == charts.colour(paper) in charts.PAPER_COLOURS
-    assert charts.colour(paper, {charts.colour(paper)}) in set(charts.PAPER_COLOURS) - {charts.colour(paper)}
-    assert charts.colour(Row(paper.model, "run", [], setting=paper.setting)) in charts.RUN_COLOURS
+    assert charts.colour(Row(paper.model, "published", [], setting=paper.setting)) == charts.colour(paper)
+    assert charts.colour(paper).startswith("hsl(215, 8%")  # the paper's rows: greys
+    run_colour = charts.colour(Row("org/x", "run", [], setting="zero-shot"))
+    assert run_colour == charts.colour(Row("org/x", "run", ["other"], setting="zero-shot"))
+    assert run_colour.split(",")[0] == charts.colour(Row("org/x", "run", [], setting="five-shot")).split(",")[0]
+    assert run["marker"]["color"] == charts.colour(next(r for r in reg.rows if r.kind == "run"))
+    assert run["marker"]["pattern"]["fillmode"] == "overlay"  # the hatch drawn over the model's colour
 
 
 def test_other_tasks_get_a_summary_too(tmp_path: Path) -> None:

@@ -1,0 +1,143 @@
+"""What each summary number rests on, statistically: its items and its 95% interval.
+
+A run's number is a share of items (documents, questions, REG's |N|) whose count comes, in
+order of trust, from
+
+- its logged samples: the per-item 0/1 outcomes of that metric (``SampleView.outcomes``),
+  used when their mean is the number (k of n, exact);
+- the results file: the count the paper's ``share_of`` names (the task's documents by
+  default), used when the number is a whole count of them;
+- for a difference of two tasks on the same documents (GEESE's effectiveness, a paper
+  ``Comparison``): the per-document differences of the two tasks' logged outcomes.
+
+A published number is a share of the items the paper states (``published_n``, or the row's
+own document count), its count recovered from the printed digits; else, where the paper
+prints a standard error, a normal interval from it. Without any of these there is no
+interval, and the reason is kept for the page.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from custom_metrics.common.leaderboard_types import Cell, PaperSpec, Row
+from custom_metrics.leaderboard import procedures
+from custom_metrics.leaderboard.procedures import Interval
+from custom_metrics.leaderboard.registry import GENERIC_OUTCOMES, OTHER
+from custom_metrics.leaderboard.tables import task_values
+
+Outcomes = Mapping[Path, Mapping[str, Mapping[str, float]]]
+Z95 = 1.959963984540054
+# A number read back as a count of n items may be off by float rounding, never by a whole item.
+_WHOLE = 1e-6
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A number's items and interval: ``k`` of ``n`` for a share, or per-item ``values``."""
+
+    interval: Interval | None
+    k: int | None = None
+    n: int | None = None
+    values: np.ndarray | None = None  # per-item values of a mean that is no share (a paired difference)
+    resampled: np.ndarray | None = None  # their sorted bootstrap means, for tests against any number
+    basis: str = ""  # where the count came from, in words ("logged samples", "results file")
+    reason: str = ""  # why there is no interval
+
+    @property
+    def items(self) -> int | None:
+        return self.n if self.n is not None else (len(self.values) if self.values is not None else None)
+
+
+def run_evidence(spec: PaperSpec, row: Row, key: str, cell: Cell, outcomes: Outcomes) -> Evidence:
+    """The items behind a run's ``key`` cell and its interval."""
+    value = cell.value
+    if value is None or not math.isfinite(value):
+        return Evidence(None, reason="no number")
+    task, metric = key.split("/", 1)
+    metric = metric.split("[", 1)[0]
+    logged = _logged(row, task, metric, outcomes)
+    if logged is not None and _binary(logged) and abs(float(np.mean(logged)) - value) <= _WHOLE:
+        k, n = int(logged.sum()), len(logged)
+        return Evidence(procedures.share_interval(k, n), k, n, basis="logged samples")
+    paired = _paired(spec, row, task, metric, outcomes)
+    if paired is not None and abs(float(np.mean(paired)) - value) <= _WHOLE:
+        means = procedures.bootstrap_means(paired)
+        interval = procedures.bootstrap_outcome(means, 0.0).interval
+        return Evidence(interval, values=paired, resampled=means, basis="logged samples of both tasks")
+    if paired is None and _is_comparison(spec, task, metric):
+        return Evidence(None, reason="a difference of two tasks: needs both tasks' logged samples")
+    if cell.pm is not None and cell.se is None:
+        return Evidence(None, reason="a mean over runs (its ± is their spread): no count of items behind it")
+    count = _count(spec, row, task, key, metric)
+    if count is None:
+        return Evidence(None, reason="neither logged samples nor the results file give the items it is a share of")
+    n = round(count)
+    k = value * n
+    if n <= 0 or abs(count - n) > _WHOLE or abs(k - round(k)) > _WHOLE * max(1, n) or not 0 <= value <= 1:
+        return Evidence(None, reason=f"not a whole count of the {count:g} items the results file records")
+    return Evidence(procedures.share_interval(round(k), n), round(k), n, basis="results file")
+
+
+def paper_evidence(spec: PaperSpec, row: Row, key: str, cell: Cell) -> Evidence:
+    """The items the paper states behind its ``key`` number, and the interval they give."""
+    value = cell.value
+    if value is None or not math.isfinite(value):
+        return Evidence(None, reason="no number")
+    task, metric = key.split("/", 1)
+    if _is_comparison(spec, task, metric):
+        return Evidence(None, reason="a difference of two of the paper's numbers: the paper gives no interval")
+    n = spec.published_n(row.setting, key) if spec.published_n else None
+    docs = row.cells.get(f"{task}/#samples")
+    if n is None and docs is not None and docs.value and 0 <= value <= 1:
+        n = int(docs.value)
+    if n and 0 <= value <= 1:
+        k = round(value * n)
+        return Evidence(procedures.share_interval(k, n), k, n, basis="the documents the paper states")
+    if cell.se is not None and cell.se > 0:
+        return Evidence(Interval(value - Z95 * cell.se, value + Z95 * cell.se, procedures.NORMAL), basis="stderr")
+    return Evidence(None, reason="the paper states neither its items nor a standard error")
+
+
+def _logged(row: Row, task: str, metric: str, outcomes: Outcomes) -> np.ndarray | None:
+    path = row.samples.get(task)
+    found = outcomes.get(path, {}).get(metric) if path is not None else None
+    return np.fromiter(found.values(), dtype=float, count=len(found)) if found else None
+
+
+def _binary(values: np.ndarray) -> bool:
+    return bool(np.isin(values, (0.0, 1.0)).all())
+
+
+def _is_comparison(spec: PaperSpec, task: str, metric: str) -> bool:
+    return any(c.task == task and c.label == metric for c in spec.comparisons)
+
+
+def _paired(spec: PaperSpec, row: Row, task: str, metric: str, outcomes: Outcomes) -> np.ndarray | None:
+    """Per-document differences of a paper comparison's two tasks (``task`` − its baseline),
+    over the documents both logged; the comparison is named by its label (GEESE's effectiveness)."""
+    comparison = next((c for c in spec.comparisons if c.task == task and c.label == metric), None)
+    if comparison is None:
+        return None
+    paths = row.samples.get(comparison.task), row.samples.get(comparison.baseline)
+    if None in paths:
+        return None
+    left, right = (outcomes.get(path, {}).get(comparison.metric, {}) for path in paths)
+    shared = sorted(set(left) & set(right))
+    if not shared:
+        return None
+    return np.array([left[doc] - right[doc] for doc in shared], dtype=float)
+
+
+def _count(spec: PaperSpec, row: Row, task: str, key: str, metric: str) -> float | None:
+    values = {name: cell.value for name, cell in task_values(row, task).items()}
+    if spec.share_of is not None:
+        return spec.share_of(key, values)
+    if spec is OTHER and metric not in GENERIC_OUTCOMES:
+        return None  # another harness task's f1 or bleu is no share of its documents
+    return values.get("#samples")
