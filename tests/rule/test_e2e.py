@@ -23,15 +23,15 @@ from tests.rule.conftest import ENV
 pytestmark = pytest.mark.e2e
 
 # task -> the docs it runs (lm_eval --samples): `rule` with syn_1 and its four subquestions,
-# then syn_2 with its one; one doc of each new kind, two where a doc's group matters. A
-# five-shot doc is ~800 tokens here, seconds of CPU with gemma's 262k-word vocabulary.
+# then syn_2 with its one; one doc of each new way of scoring: one-shot log-likelihood, a
+# generated chain of thought, alignment without instruction. Gemma's 262k-word vocabulary
+# makes every prompt token cost (a few seconds per 100 tokens on this CPU, a five-shot prompt
+# is ~800), so the other tasks' real run is the dummy one.
 DOCS = {
     "rule": list(range(7)),
     "rule_1shot_split2": [0],
-    "rule_1shot_cot_split2": [0, 1],
-    "rule_5shot_cot_split1": [0],
+    "rule_1shot_cot_split2": [0],
     "rule_alignment_noinstr": [0],
-    "rule_5shot_noctx": [0],
 }
 COT = [task for task in DOCS if "_cot" in task]
 GEN_TOKENS = 32
@@ -104,18 +104,11 @@ def test_chain_of_thought_answers_are_read_from_the_logged_generation(embedded):
             unread.append(reading.option is None)
         assert results["results"][task]["unparsed,none"] == pytest.approx(statistics.fmean(unread))
         assert set(results["results"][task]) >= {"mainq_acc,none", "consistency,none", "unparsed,none"}
-    # syn_1 then its subquestion in split 2: the one-shot CoT task groups them like `rule`
-    kinds = [Outcome.parse(row["mainq_acc"]).kind for row in samples["rule_1shot_cot_split2"]]
-    assert kinds == ["main", "eliminative"]
 
 
-def test_one_shot_and_five_prompt_tasks_score_the_option_digit(embedded):
+def test_one_shot_and_alignment_tasks_score_the_option_digit(embedded):
     results, samples = embedded
-    metrics = {
-        "rule_1shot_split2": "mainq_acc",
-        "rule_alignment_noinstr": "incorrect_option_acc",
-        "rule_5shot_noctx": "mainq_acc",
-    }
+    metrics = {"rule_1shot_split2": "mainq_acc", "rule_alignment_noinstr": "incorrect_option_acc"}
     for task, metric in metrics.items():
         (row,) = samples[task]
         assert [row["arguments"][f"gen_args_{i}"]["arg_1"] for i in range(4)] == ["0", "1", "2", "3"], task
@@ -123,10 +116,6 @@ def test_one_shot_and_five_prompt_tasks_score_the_option_digit(embedded):
         assert outcome.correct == (predicted(row) == row["doc"]["label"]), task
         assert results["results"][task][f"{metric},none"] == float(outcome.correct), task
     assert samples["rule_alignment_noinstr"][0]["doc"]["prompt"].startswith("Context: ")
-    assert samples["rule_5shot_noctx"][0]["doc"]["doc_id"] == "syn_1@1"
-    assert "Context:" not in samples["rule_5shot_noctx"][0]["doc"]["prompt"]
-    reported = {key for key in results["results"]["rule_5shot_noctx"] if key.endswith(",none") and "stderr" not in key}
-    assert reported == {f"{m},none" for m in ("mainq_acc", "subq_acc", "selective_acc", "eliminative_acc")}
 
 
 def test_every_new_task_runs_through_the_harness_on_all_its_docs(dummy_runs, fixture_mirror):
@@ -150,6 +139,16 @@ def test_every_new_task_runs_through_the_harness_on_all_its_docs(dummy_runs, fix
             assert {row["unparsed"] for row in rows} == {NO_ANSWER}, task
             assert dummy_runs.results["results"][task]["unparsed,none"] == 1.0
             assert dummy_runs.results["results"][task]["mainq_acc,none"] == 0.0
+        scores = dummy_runs.results["results"][task]
+        reported = {key.split(",")[0] for key in scores if key.endswith(",none") and "_stderr" not in key}
+        assert reported == {entry["metric"] for entry in dummy_runs.results["configs"][task]["metric_list"]}, task
+    # syn_1 and its subquestion of split 2, as in `rule`: a chain-of-thought task groups them too
+    kinds = [Outcome.parse(row["mainq_acc"]).kind for row in dummy_runs.samples["rule_1shot_cot_split2"]]
+    assert kinds[:2] == ["main", "eliminative"]
+    five = {row["doc"]["doc_id"] for row in dummy_runs.samples["rule_5shot_noctx"]}
+    assert {"syn_1@1", "syn_2@2"} <= five and not any(
+        "Context:" in row["doc"]["prompt"] for row in dummy_runs.samples["rule_5shot_noctx"]
+    )
     assert len(dummy_runs.samples) == 50 + 7 + 2  # the split tasks, the five-prompt tasks, rule, rule_alignment_noinstr
 
 
