@@ -113,7 +113,7 @@ def fewshot_docs(split: int, demos: str = "reclor", shots: int = 5) -> list[dict
     All main questions are evaluated in every run (the paper does not split them), except
     ReClor demonstrations, which are main questions shown with their answer; subquestions
     are those of the split. RULE demonstrations are subquestions; every subquestion of the
-    split is evaluated, as the paper's Table 3 denominators show (see the task README).
+    split is evaluated, as the paper's Table 3 denominators show (the task's DETAILS.md).
     The test question follows the demonstrations exactly as one demonstration follows another;
     after chain-of-thought demonstrations it ends at ``Answer:``, where the model writes its
     rationale and answer.
