@@ -19,10 +19,15 @@ NEEDS_EXPLANATIONS = {"geese_selfexp": "geese", "ibe_judge_copa": "copa", "ibe_j
 EXPECTED_TASKS = {
     *(f"geese_{s}" for s in ("noexp", "dummy", "human", "llama3", "llama3_whynot", "llama3_implicit", "selfexp")),
     *(f"geese_generate_{k}" for k in ("whyexp", "whynot", "implicit")),
-    "rule", "rule_main", "rule_sub", "rule_noctx", "rule_alignment",
-    *(f"rule_5shot_split{k}" for k in range(1, 6)),
-    *(f"rule_5shot_rule_split{k}" for k in range(1, 6)),
-    *(f"rule_rationale_{s}" for s in ("none", "selective", "eliminative", "both")),
+    "rule", "rule_main", "rule_sub", "rule_noctx", "rule_5shot_noctx",
+    "rule_alignment", "rule_alignment_noinstr", "rule_5shot_alignment", "rule_5shot_alignment_noinstr",
+    *(
+        f"rule_{shots}shot{demos}_split{k}"
+        for shots in (1, 5)
+        for demos in ("", "_rule", "_cot", "_cot_complex", "_cot_incorrect")
+        for k in range(1, 6)
+    ),
+    *(f"rule_{shots}rationale_{s}" for shots in ("", "5shot_") for s in ("none", "selective", "eliminative", "both")),
     "reg_chaos", "reg_chaos_thinking", "reg_chaos_served", "reg_chaos_thinking_served",
     "reg_judge_select", "reg_judge_select_loglik",
     "ibe_copa", "ibe_ecare", "ibe_judge_copa", "ibe_judge_ecare",

@@ -23,7 +23,7 @@ SUITE_KEYS = frozenset(
         # GEESE
         "hint", "explanations", "geese_source", "explanation_type",
         # RULE
-        "variant", "split", "demos",
+        "variant", "split", "demos", "shots",
         # REG
         "judge", "judge_cache", "judge_check", "mode", "backend", "tokenizer", "agreement",
         # IBE

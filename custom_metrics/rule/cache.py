@@ -9,7 +9,7 @@ they depend on:
 - the content (sha256) of every input file the variant reads, wherever it came from
   (mirror or download), so an edited or replaced file is never served stale;
 - the source of the modules that shape the docs, so a code change rebuilds them;
-- the variant and split, and the datasets and pyarrow versions.
+- the variant, split, demonstrations and shots, and the datasets and pyarrow versions.
 
 A manifest beside the Arrow file records the key, the row count and the file's own
 sha256, checked before every use: a copy that was cut short or altered is rebuilt, never
@@ -26,6 +26,7 @@ import importlib
 import json
 import logging
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
@@ -42,6 +43,7 @@ from custom_metrics.rule import data
 log = logging.getLogger(__name__)
 
 FORMAT = 1  # of the folder layout below
+_KEY = re.compile(r"[0-9a-f]{32}")
 ARROW_FILE = "docs.arrow"
 MANIFEST_FILE = "manifest.json"
 # Modules whose code decides what the docs hold.
@@ -63,18 +65,19 @@ def _sha256(path: Path) -> str:
 
 
 def input_sources(variant: str) -> list[Source]:
-    """The data files a variant reads: all questions, and the published prompts for five-shot tasks."""
+    """The data files a variant reads: all questions, and the published prompts for few-shot tasks."""
     found = [data.MAIN_SOURCE, *data.SUB_SOURCES.values()]
-    return [*found, data.PROMPTS_SOURCE] if variant == "fewshot" else found
+    return [*found, data.PROMPTS_SOURCE] if variant.startswith("fewshot") else found
 
 
-def cache_key(variant: str, split: int | None, demos: str = "reclor") -> str:
+def cache_key(variant: str, split: int | None, demos: str = "reclor", shots: int = 5) -> str:
     code = [Path(importlib.import_module(name).__file__).read_bytes() for name in SHAPING_MODULES]
     parts = {
         "format": FORMAT,
         "variant": variant,
         "split": split,
         "demos": demos,
+        "shots": shots,
         "inputs": {source.mirror_path: _sha256(fetch_file(source)) for source in input_sources(variant)},
         "code": hashlib.sha256(b"\0".join(code)).hexdigest(),
         "versions": [datasets.__version__, pa.__version__],
@@ -82,8 +85,8 @@ def cache_key(variant: str, split: int | None, demos: str = "reclor") -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
-def _entry_prefix(variant: str, split: int | None, demos: str) -> str:
-    return f"{variant}{split or ''}{'' if demos == 'reclor' else '-' + demos}-"
+def _entry_prefix(variant: str, split: int | None, demos: str, shots: int) -> str:
+    return f"{variant}{split or ''}{'' if demos == 'reclor' else '-' + demos}{'' if shots == 5 else f'-{shots}shot'}-"
 
 
 def _read(folder: Path, key: str) -> datasets.Dataset | None:
@@ -123,18 +126,25 @@ def _write(root: Path, folder: Path, key: str, docs: datasets.Dataset, stale: It
 
 
 def cached_docs(
-    variant: str, split: int | None, build: Callable[[], list[dict[str, Any]]], demos: str = "reclor"
+    variant: str,
+    split: int | None,
+    build: Callable[[], list[dict[str, Any]]],
+    demos: str = "reclor",
+    shots: int = 5,
 ) -> datasets.Dataset:
     """The docs of ``variant`` from the cache when a verified copy exists, else ``build()`` and stored."""
     root = cache_root() / "rule-docs"
-    key = cache_key(variant, split, demos)
-    folder = root / f"{_entry_prefix(variant, split, demos)}{key[:32]}"
+    key = cache_key(variant, split, demos, shots)
+    prefix = _entry_prefix(variant, split, demos, shots)
+    folder = root / f"{prefix}{key[:32]}"
     cached = _read(folder, key)
     if cached is not None:
         return cached
     data.forget_loaded()  # the docs stored under this key come from the files it was computed on
     docs = to_dataset(build())
-    stale = [p for p in root.glob(f"{_entry_prefix(variant, split, demos)}*") if p != folder] if root.is_dir() else []
+    # Earlier keys of the same entry: the prefix then a key (not another entry whose prefix
+    # starts the same, e.g. "fewshot1-" and "fewshot1-rule-").
+    stale = [p for p in root.glob(f"{prefix}*") if p != folder and _KEY.fullmatch(p.name[len(prefix) :])]
     try:
         _write(root, folder, key, docs, stale)
     except OSError as err:

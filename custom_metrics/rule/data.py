@@ -1,5 +1,5 @@
 """RULE (Kawabata & Sugawara, EMNLP 2023) data: the 943 main questions, the 3,003
-subquestions and the published five-shot demonstration sets, checked and linked.
+subquestions and the published few-shot demonstration sets, checked and linked.
 
 Every RULE metric beyond plain accuracy relies on links the files only imply: subquestion
 ``<main_id>_sub<k>`` is about main option ``answer{k-1}``, it is *selective* when that
@@ -92,27 +92,67 @@ class SubQuestion:
         return self.options[self.label]
 
 
-# The paper's two five-shot settings and the prompts.json 5shots entry holding each one's
-# demonstrations: ReClor questions (RULE's main questions) or RULE subquestions; and the
-# names Table 2 gives the settings.
-DEMOS = {"reclor": "vanilla", "rule": "subq"}
-DEMO_SETTINGS = {"reclor": "five-shot on ReClor", "rule": "five-shot on RULE"}
+# The demonstrations of the published prompt file (``prompts.json``, entries ``5shots`` and
+# ``1shot``): our name -> the file's name. ReClor questions (RULE's main questions, with the
+# answer, or with a rationale before it: chain of thought) or RULE subquestions.
+DEMOS = {
+    "reclor": "vanilla",
+    "rule": "subq",
+    "cot": "cot_step_random",
+    "cot_complex": "cot_step_complex",
+    "cot_incorrect": "cot_incorrect",
+}
+# Chain-of-thought demonstrations: the answer follows a rationale, so the model generates one
+# and its answer is read from the text (``answers.py``). ``cot`` is the paper's (Appendix D:
+# the rationale of the correct option); the file's other two are not reported in the paper.
+COT_DEMOS = ("cot", "cot_complex", "cot_incorrect")
+SHOTS = {1: "1shot", 5: "5shots"}
+# The setting of each kind of demonstrations in the paper's words (Tables 2 and 6).
+DEMO_SETTINGS = {
+    "reclor": "on ReClor",
+    "rule": "on RULE",
+    "cot": "on ReClor, CoT",
+    "cot_complex": "on ReClor, CoT with complex rationales",
+    "cot_incorrect": "on ReClor, CoT with every option's rationale",
+}
+SHOT_WORDS = {0: "zero", 1: "one", 5: "five"}
+
+
+def demo_setting(shots: int, demos: str = "reclor") -> str:
+    """A few-shot setting in the paper's words: "five-shot on ReClor", "one-shot on RULE"."""
+    return "zero-shot" if shots == 0 else f"{SHOT_WORDS[shots]}-shot {DEMO_SETTINGS[demos]}"
+
+
+def fewshot_task(shots: int, split: int, demos: str = "reclor") -> str:
+    """The task of run ``split`` of a few-shot setting (``lm_eval_tasks/rule/_generate_configs.py`` writes them)."""
+    return f"rule_{shots}shot{'' if demos == 'reclor' else '_' + demos}_split{split}"
 
 
 @dataclass(frozen=True)
 class DemoSet:
-    """One published five-shot prompt: its verbatim text and the main questions it shows.
+    """One published few-shot prompt: its verbatim text and the main questions it shows.
 
-    ``main_ids`` links ReClor demonstrations to RULE main questions, so a run can leave
-    them out; RULE (subquestion) demonstrations are prompt text only (several are not
-    among the released subquestions, the others have reordered options) and link nothing.
+    ``links`` names, per demonstration, the RULE main question a ReClor demonstration is, so
+    a run can leave it out (one ReClor question of ``5shots`` ``cot_step_complex`` set 3 is
+    not a RULE main question: None); RULE (subquestion) demonstrations are prompt text only
+    (several are not among the released subquestions, the others have reordered options) and
+    link nothing.
     """
 
     index: int  # 1..5, paired with test split ``index``
     prompt: str
-    main_ids: tuple[str, ...]
+    links: tuple[str | None, ...]
     labels: tuple[int, ...]
     none_gold: int  # demonstrations whose answer is "None of the above choices"
+    # The demonstrations' fields, to rebuild them in another layout (without context).
+    contexts: tuple[str, ...] = ()
+    questions: tuple[str, ...] = ()
+    options: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def main_ids(self) -> tuple[str, ...]:
+        """The RULE main questions the demonstrations show."""
+        return tuple(main_id for main_id in self.links if main_id is not None)
 
 
 def _label(row: dict[str, Any], where: str) -> int:
@@ -215,47 +255,62 @@ def all_sub_questions() -> tuple[SubQuestion, ...]:
     return tuple(found)
 
 
-def _main_ids(contexts: list[str], questions: list[str], where: str) -> tuple[str, ...]:
-    """The RULE main questions a set of ReClor demonstrations shows (matched by text)."""
+def _links(contexts: list[str], questions: list[str]) -> tuple[str | None, ...]:
+    """The RULE main question each ReClor demonstration is (matched by text), None where it is none."""
     by_text = {(main.context.strip(), main.question.strip()): main.id for main in main_questions()}
-    ids = []
-    for shot, (context, question) in enumerate(zip(contexts, questions)):
-        main_id = by_text.get((context.strip(), question.strip()))
-        if main_id is None:
-            raise DataError(f"{where}, demonstration {shot}: not a RULE main question.")
-        ids.append(main_id)
-    return tuple(ids)
+    return tuple(by_text.get((context.strip(), question.strip())) for context, question in zip(contexts, questions))
 
 
-def demo_sets(demos: str = "reclor") -> tuple[DemoSet, ...]:
-    """The five published five-shot prompts of one setting (``DEMOS``), in test-split order."""
+def demo_sets(demos: str = "reclor", shots: int = 5) -> tuple[DemoSet, ...]:
+    """The five published prompts of one kind of demonstrations (``DEMOS``) and number of
+    shots (``SHOTS``), in test-split order."""
     if demos not in DEMOS:
         raise DataError(f"unknown RULE demonstrations {demos!r}; expected one of {sorted(DEMOS)}.")
-    return _demo_sets(demos, data_key())
+    if shots not in SHOTS:
+        raise DataError(f"RULE's prompt file has {sorted(SHOTS)}-shot prompts, not {shots!r}-shot.")
+    return _demo_sets(demos, shots, data_key())
 
 
-@lru_cache(maxsize=8)
-def _demo_sets(demos: str, _data: tuple[str | None, ...]) -> tuple[DemoSet, ...]:
+@lru_cache(maxsize=16)
+def _demo_sets(demos: str, shots: int, _data: tuple[str | None, ...]) -> tuple[DemoSet, ...]:
     document = read_json(fetch_file(PROMPTS_SOURCE))
-    name = DEMOS[demos]
+    key, name = SHOTS[shots], DEMOS[demos]
     where = f"{PROMPTS_SOURCE.describe()}"
     try:
-        entry = next(entry["prompt"] for entry in document["5shots"] if entry["name"] == name)
+        entry = next(entry["prompt"] for entry in document[key] if entry["name"] == name)
         prompts, contexts, questions, options, labels = (
-            entry[key] for key in ("prompt", "context", "question", "options", "label")
+            entry[field] for field in ("prompt", "context", "question", "options", "label")
         )
     except (KeyError, TypeError, StopIteration) as err:
         raise DataError(
-            f"{where}: expected '5shots' to hold an entry named {name!r} "
+            f"{where}: expected {key!r} to hold an entry named {name!r} "
             f"with fields prompt/context/question/options/label ({err})."
         ) from err
     if len(prompts) != len(SPLITS):
-        raise DataError(f"{where}: field '5shots.{name}.prompt' holds {len(prompts)} prompts, expected {len(SPLITS)}.")
+        raise DataError(f"{where}: field '{key}.{name}.prompt' holds {len(prompts)} prompts, expected {len(SPLITS)}.")
     sets: list[DemoSet] = []
     for index, prompt in enumerate(prompts):
-        where_set = f"{where}: 5shots.{name} set {index + 1}"
-        ids = _main_ids(contexts[index], questions[index], where_set) if demos == "reclor" else ()
-        shot_labels = tuple(int(label) for label in labels[index])
-        none_gold = sum(shot[label] == NONE_OPTION for shot, label in zip(options[index], shot_labels))
-        sets.append(DemoSet(index + 1, prompt, ids, shot_labels, none_gold))
+        where_set = f"{where}: {key}.{name} set {index + 1}"
+        fields = (contexts[index], questions[index], options[index], labels[index])
+        if any(not isinstance(field, list) or len(field) != shots for field in fields):
+            raise DataError(f"{where_set}: context/question/options/label must each list {shots} demonstrations.")
+        try:
+            shot_labels = tuple(int(label) for label in labels[index])
+        except (TypeError, ValueError) as err:
+            raise DataError(f"{where_set}: field 'label' holds {labels[index]!r}, not option numbers.") from err
+        shot_options = tuple(tuple(shot) for shot in options[index])
+        none_gold = sum(shot[label] == NONE_OPTION for shot, label in zip(shot_options, shot_labels))
+        links = (None,) * shots if demos == "rule" else _links(contexts[index], questions[index])
+        sets.append(
+            DemoSet(
+                index + 1,
+                prompt,
+                links,
+                shot_labels,
+                none_gold,
+                tuple(contexts[index]),
+                tuple(questions[index]),
+                shot_options,
+            )
+        )
     return tuple(sets)

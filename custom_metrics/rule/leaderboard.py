@@ -1,13 +1,13 @@
-"""RULE on the leaderboard: Table 2's published rows, the five-shot setting row, and how
-the page shows RULE (column words and definitions, logged samples).
+"""RULE on the leaderboard: the published rows of Tables 2, 5, 6, 7 and 9, the few-shot
+setting rows, and how the page shows RULE (column words and definitions, logged samples).
 
-± on published rows is the std over the five test splits printed in Table 2; the paper
-also prints ±0.00 for its single-run settings (fine-tuned models, humans), which is no
-spread at all, and for the zero-shot main questions, which the five splits share (0 by
+± on published rows is the std over the five test splits printed in Tables 2 and 6; the
+paper also prints ±0.00 for its single-run settings (fine-tuned models, humans), which is
+no spread at all, and for the zero-shot main questions, which the five splits share (0 by
 construction), so those cells carry no ±.
-The suite's five-shot split runs become one row per model and setting (ReClor or RULE
-demonstrations) with the mean and population std over the splits, as the protocol command
-computes them.
+The suite's few-shot split runs become one row per model and setting (shots, and ReClor,
+RULE or chain-of-thought demonstrations) with the mean and population std over the splits,
+as the protocol command computes them.
 """
 
 from __future__ import annotations
@@ -20,12 +20,11 @@ from dataclasses import replace
 from typing import Any
 
 from custom_metrics.common.leaderboard_types import Family, Headline, PaperSpec, SampleView, doc_field_key
-from custom_metrics.common.published import PublishedCell, PublishedRow, cell
+from custom_metrics.common.published import PublishedCell, PublishedRow, cell, number, table_lines
 from custom_metrics.common.results import Score, TaskRun
 from custom_metrics.rule import data as rule_data
-from custom_metrics.rule.data import DEMO_SETTINGS
-
-SOURCE = "RULE (Kawabata & Sugawara, EMNLP 2023) Table 2"
+from custom_metrics.rule.answers import read_answer
+from custom_metrics.rule.data import DEMOS, demo_setting, fewshot_task
 
 # Table 2, in percent: model | # params | MainQ | SubQ | Selective SubQ | Eliminative SubQ
 # | Consistency | MainQ-wise SubQ. "±" is the standard deviation over the five test splits
@@ -65,6 +64,68 @@ Mistral 7B | 7B | 54.0±0.00 | 55.9±3.2 | 85.9±2.0 | 45.3±3.6 | 8.6 | 55.0
 ## majority vote of three annotators
 Human | - | 91.5±0.00 | 82.6±0.00 | 93.0±0.00 | 78.9±0.00 | 52.9 | 81.5
 """
+# Table 6 (Appendix G): one-shot rows and more models, in Table 2's layout. It prints Table 2's
+# Human row again (kept once) and its one-shot-on-RULE "InstructGPT + CoT" row holds the
+# numbers of its one-shot-on-ReClor one, as printed.
+RULE_TABLE_6 = """
+## five-shot on ReClor
+LLaMA 7B | 7B | 25.8±1.6 | 28.6±7.1 | 39.8±13.1 | 24.6±6.3 | 0.8 | 28.2
+LLaMA 13B | 13B | 38.7±2.7 | 36.3±3.5 | 63.6±4.0 | 26.6±3.6 | 2.9 | 36.6
+Vicuna 7B | 7B | 33.4±2.6 | 38.6±3.3 | 61.4±5.8 | 30.5±3.4 | 2.8 | 38.3
+LLaMA2 7B | 7B | 36.4±2.1 | 35.2±3.9 | 63.6±6.5 | 25.1±3.2 | 1.7 | 35.6
+## one-shot on ReClor
+UnifiedQA-v2-Base | 220M | 27.4±1.4 | 34.7±6.4 | 42.8±7.7 | 31.9±6.2 | 0.7 | 34.6
+UnifiedQA-v2-Large | 770M | 27.1±1.7 | 28.0±4.7 | 29.2±5.3 | 27.6±4.9 | 0.0 | 27.6
+UnifiedQA-v2-3B | 3B | 31.3±3.2 | 26.2±2.8 | 26.0±9.8 | 26.2±1.4 | 0.3 | 26.1
+UnifiedQA-v2-11B | 11B | 44.1±5.9 | 37.2±7.4 | 53.8±16.6 | 31.4±4.4 | 2.0 | 36.5
+Flan-T5-XXL | 11B | 61.3±0.3 | 63.7±3.7 | 85.9±2.6 | 55.9±3.9 | 14.0 | 62.5
+Flan-UL2 | 20B | 58.0±0.5 | 66.0±5.3 | 87.4±3.9 | 58.5±5.7 | 17.7 | 65.1
+LLaMA 7B | 7B | 26.6±0.9 | 32.4±4.2 | 50.7±11.1 | 26.1±3.7 | 1.6 | 32.5
+LLaMA 13B | 13B | 32.7±2.4 | 33.8±1.9 | 56.0±5.8 | 26.0±2.5 | 1.4 | 34.1
+LLaMA 33B | 33B | 56.1±1.0 | 49.3±4.3 | 80.1±3.8 | 38.5±4.3 | 7.4 | 49.6
+LLaMA 65B | 65B | 65.2±1.4 | 52.6±3.4 | 85.2±1.3 | 41.1±4.3 | 9.4 | 51.9
+Vicuna 7B | 7B | 35.8±2.0 | 38.9±2.2 | 65.3±3.1 | 29.5±2.3 | 1.8 | 38.1
+Vicuna 13B | 13B | 42.5±0.8 | 45.2±3.1 | 72.1±3.3 | 35.8±4.0 | 4.2 | 45.1
+InstructGPT | N/A | 67.8±0.5 | 64.6±1.9 | 87.8±2.0 | 56.3±1.8 | 17.5 | 63.6
+InstructGPT + CoT | N/A | 64.3±2.5 | 64.3±2.4 | 88.8±1.3 | 55.7±2.5 | 15.4 | 62.5
+LLaMA2 7B | 7B | 35.0±1.1 | 34.8±2.4 | 61.7±4.2 | 25.2±2.6 | 2.2 | 35.2
+LLaMA2 13B | 13B | 46.4±2.4 | 43.7±2.9 | 72.6±3.6 | 33.4±2.8 | 4.7 | 43.6
+LLaMA2 70B | 70B | 77.2±0.2 | 61.3±0.7 | 90.0±1.4 | 51.2±1.2 | 20.0 | 61.0
+Mistral 7B | 7B | 52.6±1.4 | 53.4±2.3 | 81.9±2.8 | 43.4±2.7 | 7.4 | 52.7
+## five-shot on RULE, for reference
+LLaMA 7B | 7B | 29.1±2.3 | 34.9±2.5 | 64.3±4.3 | 24.5±2.4 | 1.5 | 35.5
+LLaMA 13B | 13B | 36.8±3.5 | 35.6±2.5 | 68.1±3.0 | 24.2±2.8 | 2.4 | 36.0
+Vicuna 7B | 7B | 35.0±1.1 | 39.9±3.9 | 60.2±8.9 | 32.7±4.4 | 3.2 | 39.8
+LLaMA2 7B | 7B | 37.8±1.1 | 32.0±4.4 | 62.3±6.5 | 21.1±3.4 | 1.5 | 32.4
+## one-shot on RULE, for reference
+UnifiedQA-v2-Base | 220M | 27.7±2.7 | 36.5±2.5 | 38.5±4.0 | 35.8±2.5 | 1.6 | 36.9
+UnifiedQA-v2-Large | 770M | 28.3±1.4 | 27.4±1.2 | 27.4±10.2 | 27.4±3.0 | 1.0 | 27.7
+UnifiedQA-v2-3B | 3B | 35.0±1.4 | 30.1±4.8 | 35.8±10.7 | 28.2±4.0 | 2.0 | 30.6
+UnifiedQA-v2-11B | 11B | 42.6±7.1 | 37.4±11.7 | 47.5±17.7 | 33.9±9.7 | 3.1 | 38.0
+Flan-T5-XXL | 11B | 60.6±0.5 | 64.1±3.6 | 85.8±3.1 | 56.5±3.9 | 14.0 | 63.2
+Flan-UL2 | 20B | 57.6±0.4 | 66.0±4.5 | 87.4±3.8 | 58.5±4.7 | 17.2 | 64.9
+LLaMA 7B | 7B | 28.2±2.4 | 32.9±2.5 | 48.3±8.1 | 27.4±4.1 | 1.6 | 33.6
+LLaMA 13B | 13B | 30.0±3.2 | 32.9±1.3 | 50.9±4.3 | 26.6±1.8 | 1.7 | 33.4
+LLaMA 33B | 33B | 53.3±3.2 | 48.4±4.5 | 79.7±3.4 | 37.3±4.7 | 6.0 | 48.4
+LLaMA 65B | 65B | 62.8±3.4 | 52.8±6.0 | 84.9±4.4 | 41.5±6.5 | 7.5 | 52.0
+Vicuna 7B | 7B | 34.7±1.8 | 41.2±2.4 | 65.3±6.4 | 32.6±3.3 | 3.4 | 41.2
+Vicuna 13B | 13B | 40.7±2.3 | 41.7±1.6 | 67.3±4.8 | 32.7±1.8 | 3.5 | 41.8
+InstructGPT | N/A | 65.4±1.9 | 66.5±1.3 | 89.0±0.8 | 58.5±1.2 | 19.5 | 65.5
+InstructGPT + CoT | N/A | 64.3±2.5 | 64.3±2.4 | 88.8±1.3 | 55.7±2.5 | 15.4 | 62.5
+LLaMA2 7B | 7B | 32.8±3.3 | 33.4±1.7 | 56.1±1.8 | 25.4±1.9 | 1.4 | 34.0
+LLaMA2 13B | 13B | 45.0±5.5 | 40.9±2.9 | 70.6±4.4 | 30.3±2.6 | 2.8 | 41.1
+LLaMA2 70B | 70B | 76.0±0.2 | 61.5±2.8 | 90.4±3.1 | 51.4±2.7 | 19.2 | 61.1
+Mistral 7B | 7B | 50.8±1.1 | 53.8±3.3 | 84.0±3.7 | 43.2±3.6 | 6.5 | 54.0
+## zero-shot
+UnifiedQA-v2-Base | 220M | 30.4±0.00 | 42.2±1.0 | 48.5±2.9 | 39.9±1.3 | 2.7 | 41.7
+UnifiedQA-v2-Large | 770M | 41.4±0.00 | 42.9±1.8 | 55.0±4.9 | 38.5±1.3 | 3.3 | 41.9
+LLaMA 7B | 7B | 27.7±0.00 | 27.4±4.1 | 38.2±4.2 | 23.6±4.6 | 0.8 | 27.1
+LLaMA 13B | 13B | 31.7±0.00 | 36.0±3.3 | 59.3±2.1 | 27.8±3.7 | 1.4 | 36.7
+Vicuna 7B | 7B | 36.7±0.00 | 40.5±2.3 | 73.1±3.2 | 28.9±2.9 | 2.4 | 40.1
+LLaMA2 7B | 7B | 32.3±0.00 | 35.9±3.9 | 66.4±4.7 | 25.1±3.4 | 2.5 | 36.3
+## majority vote of three annotators
+Human | - | 91.5±0.00 | 82.6±0.00 | 93.0±0.00 | 78.9±0.00 | 52.9 | 81.5
+"""
 # Settings the paper ran once: their "±0.00" is no std at all.
 SINGLE_RUN_SETTINGS = ("fully finetuned on ReClor", "majority vote of three annotators")
 ZERO_SHOT = "zero-shot"
@@ -76,13 +137,26 @@ METRICS = (
     "consistency",
     "mainq_wise_subq_acc",
 )
+# "InstructGPT + CoT" is InstructGPT with chain-of-thought prompts: its own setting, so a CoT
+# run compares with it and a plain run with plain InstructGPT.
+_COT_MODEL = re.compile(r"^(?P<model>.+?)\s*\+\s*CoT$")
+# The Appendix E split protocol: the few-shot rows are a mean over five runs, and each run of
+# the suite leaves out the main questions its ReClor demonstrations show.
+MAIN_QUESTIONS_NOTE = (
+    "each run leaves out the main questions its ReClor demonstrations show (938 of 943 with five, 942 with "
+    "one); the paper's Appendix E asks all 943 in every run"
+)
 
 
-def published_rows() -> list[PublishedRow]:
+def _table_rows(table: str, name: str, skip: frozenset[tuple[str, str]] = frozenset()) -> list[PublishedRow]:
+    """Rows of a transcribed table in Table 2's layout; lines in ``skip`` (rows another table
+    already holds) are left out."""
     rows, setting = [], ""
-    for line in RULE_TABLE_2.strip().splitlines():
+    for line in table.strip().splitlines():
         if line.startswith("## "):
             setting = line[3:]
+            continue
+        if (setting, line) in skip:
             continue
         model, params, *values = (cell.strip() for cell in line.split("|"))
         cells = {f"rule/{metric}": cell(text, percent=True) for metric, text in zip(METRICS, values)}
@@ -90,29 +164,122 @@ def published_rows() -> list[PublishedRow]:
             cells = {key: PublishedCell(value.value) for key, value in cells.items()}
         elif setting == ZERO_SHOT:  # the five splits share the main questions: their std is 0 by construction
             cells["rule/mainq_acc"] = PublishedCell(cells["rule/mainq_acc"].value)
-        source = f"{SOURCE}, {setting}; # params {params}; ± = std over the 5 test splits"
-        rows.append(PublishedRow("rule", model, source, cells, setting=setting))
+        cot = _COT_MODEL.match(model)
+        row_setting = f"{setting}, CoT" if cot else setting
+        source = f"RULE (Kawabata & Sugawara, EMNLP 2023) {name}, {setting}; model printed as {model!r}; # params "
+        source += f"{params}; ± = std over the 5 test splits"
+        if setting.startswith(("five-shot", "one-shot")):
+            source += f"; {MAIN_QUESTIONS_NOTE}"
+        rows.append(PublishedRow("rule", cot["model"] if cot else model, source, cells, setting=row_setting))
     return rows
 
 
-# Five-shot split tasks -> the paper's setting: ``rule_5shot_split{k}`` (ReClor
-# demonstrations) and ``rule_5shot_rule_split{k}`` (RULE demonstrations, Table 3).
-_SPLIT_TASK = re.compile(r"rule_5shot_(?:(?P<demos>rule)_)?split\d+")
+def _lines(table: str) -> frozenset[tuple[str, str]]:
+    """A transcribed table's (setting, row) pairs."""
+    found, setting = set(), ""
+    for line in table.strip().splitlines():
+        if line.startswith("## "):
+            setting = line[3:]
+        else:
+            found.add((setting, line))
+    return frozenset(found)
+
+
+# Tables 5, 7 and 9 (InstructGPT, text-davinci-003), as printed, cells joined by "|": Table 7's
+# counts of items in parentheses, Table 9's gap to the full input after "_".
+RULE_TABLE_5 = """
+Context | 72.2
++ Selective Rationale | 91.4
++ Eliminative Rationale | 66.0
++ Both | 89.6
+"""
+RULE_TABLE_7 = """
+Yes | 89.7 (784) | 31.5 (2,218)
+No | 88.7 (781) | 28.1 (2,213)
+"""
+RULE_TABLE_9 = """
+0-shot | 41.0_-23.0 | 58.8_-4.2 | 86.4_-3.7 | 53.4_-4.3
+5-shot | 42.5_-29.7 | 70.5_+0.0 | 86.9_-3.1 | 64.7_+1.7
+"""
+# Each printed row -> (the row's setting, the keys of its cells in order). Table 5's rows
+# are one row of ours (one model and setting, four tasks), Table 7's too.
+ANALYSIS_ROWS = {
+    ("Table 5", "Context"): ("five-shot (Table 5)", ("rule_5shot_rationale_none/mainq_acc",)),
+    ("Table 5", "+ Selective Rationale"): ("five-shot (Table 5)", ("rule_5shot_rationale_selective/mainq_acc",)),
+    ("Table 5", "+ Eliminative Rationale"): ("five-shot (Table 5)", ("rule_5shot_rationale_eliminative/mainq_acc",)),
+    ("Table 5", "+ Both"): ("five-shot (Table 5)", ("rule_5shot_rationale_both/mainq_acc",)),
+    ("Table 7", "Yes"): (
+        "five-shot, five prompts (Table 7)",
+        ("rule_5shot_alignment/correct_option_acc", "rule_5shot_alignment/incorrect_option_acc"),
+    ),
+    ("Table 7", "No"): (
+        "five-shot, five prompts (Table 7)",
+        ("rule_5shot_alignment_noinstr/correct_option_acc", "rule_5shot_alignment_noinstr/incorrect_option_acc"),
+    ),
+    **{
+        ("Table 9", printed): (
+            f"{setting} (Table 9)",
+            tuple(f"{task}/{metric}" for metric in ("mainq_acc", "subq_acc", "selective_acc", "eliminative_acc")),
+        )
+        for printed, setting, task in (
+            ("0-shot", "zero-shot", "rule_noctx"),
+            ("5-shot", "five-shot", "rule_5shot_noctx"),
+        )
+    },
+}
+ANALYSIS_TABLES = {
+    "Table 5": (RULE_TABLE_5, "MainQ accuracy with rationales in the input"),
+    "Table 7": (RULE_TABLE_7, "rationale alignment with (Yes) and without (No) the task instruction; (n) items"),
+    "Table 9": (RULE_TABLE_9, "context-ablated accuracy; _gap to the full input"),
+}
+
+
+def _analysis_rows() -> list[PublishedRow]:
+    """One InstructGPT row per setting of Tables 5, 7 and 9; a cell is the printed number
+    before its count or gap."""
+    rows: dict[str, PublishedRow] = {}
+    for name, (table, what) in ANALYSIS_TABLES.items():
+        for printed, *values in table_lines(table):
+            setting, keys = ANALYSIS_ROWS[name, printed]
+            source = f"RULE (Kawabata & Sugawara, EMNLP 2023) {name}: {what}; InstructGPT (text-davinci-003)"
+            row = rows.setdefault(setting, PublishedRow("rule", "InstructGPT", source, {}, setting=setting))
+            for key, text in zip(keys, values, strict=True):
+                row.cells[key] = PublishedCell(number(re.split(r"[ _]", text)[0], percent=True))
+    return list(rows.values())
+
+
+def published_rows() -> list[PublishedRow]:
+    """Table 2, Table 6 (less the rows Table 2 already has) and the InstructGPT rows of Tables 5, 7 and 9."""
+    table_2 = _table_rows(RULE_TABLE_2, "Table 2")
+    return [*table_2, *_table_rows(RULE_TABLE_6, "Table 6", skip=_lines(RULE_TABLE_2)), *_analysis_rows()]
+
+
+# Few-shot split tasks -> the paper's setting: ``rule_<shots>shot[_<demos>]_split<k>``
+# (``data.fewshot_task``).
+_DEMOS = "|".join(sorted(DEMOS, key=len, reverse=True))
+_SPLIT_TASK = re.compile(rf"rule_(?P<shots>[15])shot(?:_(?P<demos>{_DEMOS}))?_split\d+")
+# Tasks that ask every question under each of the five published prompts (one run, five prompts).
+_FIVE_PROMPTS = re.compile(r"rule_5shot_(?:rationale_\w+|alignment(?:_noinstr)?|noctx)")
+FIVE_PROMPTS = "five-shot on ReClor, five prompts"
 
 
 def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
-    """RULE rows per setting, as in the paper's Table 2: zero-shot tasks as they are, and
-    the five-shot split runs of each setting as one ``rule`` row whose values are the mean
-    and ± the population std over the splits (as ``explain-eval rule-protocol``).
+    """RULE rows per setting, as in the paper's Tables 2 and 6: zero-shot tasks as they are, the
+    five-prompt tasks (Tables 5, 7, 9) in a five-shot row, and the split runs of each few-shot
+    setting as one ``rule`` row whose values are the mean and ± the population std over the
+    splits (as ``explain-eval rule-protocol``).
     """
     plain, splits = [], {}
     for run in runs:
         match = _SPLIT_TASK.fullmatch(run.task)
         if match:
-            splits.setdefault((run.model, run.setting, match["demos"] or "reclor"), []).append(run)
+            key = (run.model, run.setting, int(match["shots"]), match["demos"] or "reclor")
+            splits.setdefault(key, []).append(run)
+        elif _FIVE_PROMPTS.fullmatch(run.task):
+            plain.append(replace(run, setting=", ".join([FIVE_PROMPTS, *_extra(run.setting)])))
         else:
             plain.append(replace(run, setting=run.setting or "zero-shot"))
-    for (model, setting, demos), group in splits.items():
+    for (model, setting, shots, demos), group in splits.items():
         group.sort(key=lambda run: run.task)
         metrics = sorted({key for run in group for key in run.scores})
         scores = {}
@@ -125,9 +292,8 @@ def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
         sizes = [run.n_samples for run in group]
         parts = ", ".join(f"{run.task} ({run.n_samples if run.n_samples is not None else '?'} docs)" for run in group)
         limits = {run.limit for run in group} - {None}
-        extra = [part for part in setting.split(", ") if part and not part.endswith("-shot")]
-        label = ", ".join([f"{DEMO_SETTINGS[demos]} ({len(group)} of 5 splits)", *extra])
-        flag = "" if demos == "reclor" else f" --demos {demos}"
+        label = ", ".join([f"{demo_setting(shots, demos)} ({len(group)} of 5 splits)", *_extra(setting)])
+        flag = ("" if shots == 5 else f" --shots {shots}") + ("" if demos == "reclor" else f" --demos {demos}")
         originals = [run.n_original for run in group]
         plain.append(
             TaskRun(
@@ -149,22 +315,43 @@ def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
             f"{model}, {label}: mean ± population std over "
             f"{', '.join(f'{run.task} ({run.path})' for run in group)}; the "
             "paper's Consistency and MainQ-wise columns pool the five runs instead "
-            f"(`explain-eval rule-protocol{flag} --summarize-only` computes those)."
+            f"(`explain-eval rule-protocol{flag} --summarize-only` computes those)"
+            + (f"; {MAIN_QUESTIONS_NOTE}." if demos != "rule" else ".")
         )
     return plain
 
 
+def _extra(setting: str) -> list[str]:
+    """A run's setting beyond its shots (the harness' own, always zero here): chat template, system instruction."""
+    return [part for part in setting.split(", ") if part and not part.endswith("-shot")]
+
+
+_RATIONALE_LABELS = {
+    "none": "MainQ, no rationale",
+    "selective": "MainQ + selective rationale",
+    "eliminative": "MainQ + eliminative rationales",
+    "both": "MainQ + all rationales",
+}
+# The zero-shot tasks of Tables 5, 7 and 9 say so: the paper's numbers are five-shot (the
+# rule_5shot_* tasks), except Table 9's 0-shot row.
 TASK_LABELS = {
     "rule": "main questions + subquestions",
     "rule_main": "main questions",
     "rule_sub": "subquestions",
-    "rule_noctx": "no context (App. M)",
-    "rule_alignment": "rationale alignment (App. J)",
-    "rule_rationale_none": "MainQ, no rationale (Table 5)",
-    "rule_rationale_selective": "MainQ + selective rationale (Table 5)",
-    "rule_rationale_eliminative": "MainQ + eliminative rationales (Table 5)",
-    "rule_rationale_both": "MainQ + all rationales (Table 5)",
-    **{f"rule_5shot_split{k}": f"five-shot run {k}" for k in range(1, 6)},
+    "rule_noctx": "no context, zero-shot (App. M, Table 9)",
+    "rule_5shot_noctx": "no context, five-shot (App. M, Table 9)",
+    "rule_alignment": "rationale alignment, zero-shot (App. J; Table 7 is five-shot)",
+    "rule_alignment_noinstr": "rationale alignment, no instruction, zero-shot (App. J; Table 7 is five-shot)",
+    "rule_5shot_alignment": "rationale alignment, five-shot (App. J, Table 7)",
+    "rule_5shot_alignment_noinstr": "rationale alignment, no instruction, five-shot (App. J, Table 7)",
+    **{f"rule_rationale_{s}": f"{label}, zero-shot (Table 5 is five-shot)" for s, label in _RATIONALE_LABELS.items()},
+    **{f"rule_5shot_rationale_{s}": f"{label}, five-shot (Table 5)" for s, label in _RATIONALE_LABELS.items()},
+    **{
+        fewshot_task(shots, k, demos): f"{demo_setting(shots, demos)}, run {k}"
+        for shots in rule_data.SHOTS
+        for demos in DEMOS
+        for k in rule_data.SPLITS
+    },
 }
 METRIC_LABELS = {
     "mainq_acc": "MainQ accuracy",
@@ -176,10 +363,12 @@ METRIC_LABELS = {
     "none_acc": "None accuracy",
     "correct_option_acc": "correct-option alignment",
     "incorrect_option_acc": "incorrect-option alignment",
+    "unparsed": "unread answers",
 }
 # From lm_eval_tasks/rule/README.md (Section 4 of the paper).
 DEFINITIONS = {
-    "mainq_acc": "Accuracy on the ReClor main questions (option digit scored by log-likelihood).",
+    "mainq_acc": "Accuracy on the ReClor main questions (option digit scored by log-likelihood; with chain of "
+    "thought, read from the generated 'the answer is Option<k>').",
     "subq_acc": "Accuracy on the subquestions (micro average): each asks which rationale explains why "
     "one option of its main question is right or wrong.",
     "selective_acc": "Accuracy on subquestions about the correct option of their main question.",
@@ -191,6 +380,8 @@ DEFINITIONS = {
     "none_acc": "Accuracy on subquestions whose gold answer is 'None of the above choices' (Table 3).",
     "correct_option_acc": "Rationale alignment: accuracy on items built for the correct option.",
     "incorrect_option_acc": "Rationale alignment: accuracy on items built for an incorrect option.",
+    "unparsed": "Chain of thought: share of generations naming no single 'the answer is Option<k>' (empty, none, "
+    "two different ones, a letter); each counts as wrong.",
 }
 
 
@@ -225,6 +416,11 @@ def sample_fields(task: str, sample: dict[str, Any]) -> dict[str, Any]:
         fields["correct"] = "yes" if outcome[4] else "no"
     elif isinstance(sample.get("acc"), (int, float)):
         fields["correct"] = "yes" if sample["acc"] else "no"
+    if isinstance(sample.get("unparsed"), str):  # chain of thought: the answer read from the generation
+        resps = sample.get("filtered_resps") or [""]
+        reading = read_answer(resps[0] if isinstance(resps[0], str) else "")
+        fields["answer"] = f"Option{reading.option}" if reading.option is not None else f"none: {reading.problem}"
+        fields["answer read"] = "yes" if reading.option is not None else "no"
     return fields
 
 
@@ -239,8 +435,12 @@ def sample_outcomes(task: str, sample: dict[str, Any]) -> dict[str, float | None
 def paper_setting(setting: str) -> str:
     """The Table 2 setting a run's setting compares with."""
     for prefix, published in (
+        ("five-shot on ReClor, CoT", "five-shot on ReClor, CoT"),
         ("five-shot on ReClor", "five-shot on ReClor"),
         ("five-shot on RULE", "five-shot on RULE, for reference"),
+        ("one-shot on ReClor, CoT", "one-shot on ReClor, CoT"),
+        ("one-shot on ReClor", "one-shot on ReClor"),
+        ("one-shot on RULE", "one-shot on RULE, for reference"),
     ):
         if setting.startswith(prefix):
             return published
@@ -249,12 +449,12 @@ def paper_setting(setting: str) -> str:
 
 # Documents behind Table 2's numbers where every row of a setting ran on all of them
 # (zero-shot, fine-tuned, human): 943 main questions, 3,003 subquestions; none for the
-# five-shot rows (a mean over five splits).
+# few-shot rows (a mean over five splits).
 _PUBLISHED_N = {"rule/mainq_acc": 943, "rule/subq_acc": 3003, "rule/consistency": 943}
 
 
 def published_n(setting: str, key: str) -> int | None:
-    return None if setting.startswith("five-shot") else _PUBLISHED_N.get(key)
+    return None if setting.startswith(("five-shot", "one-shot")) else _PUBLISHED_N.get(key)
 
 
 # The run columns that are shares of their task's documents: the combined `rule` task mixes
@@ -297,7 +497,7 @@ SPEC = PaperSpec(
     definitions=DEFINITIONS,
     samples=SampleView(
         sample_fields,
-        facets=("kind", "correct", "prediction"),
+        facets=("kind", "correct", "answer read", "prediction"),
         outcomes=sample_outcomes,
         doc_key=doc_field_key("doc_id"),
     ),

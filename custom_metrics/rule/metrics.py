@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import logging
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from custom_metrics.common.classification import predicted_index
+from custom_metrics.rule.answers import problem_kind, read_answer
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +154,10 @@ TABLE2_METRICS = {
 
 
 def outcome(doc: dict[str, Any], results: Sequence[tuple[float, bool]]) -> Outcome:
-    correct = predicted_index(results, f"RULE doc {doc['doc_id']}") == doc["label"]
+    return _answered(doc, predicted_index(results, f"RULE doc {doc['doc_id']}") == doc["label"])
+
+
+def _answered(doc: dict[str, Any], correct: bool) -> Outcome:
     return Outcome(
         doc["doc_id"], doc["main_id"], doc["kind"], doc["split"], correct, doc["none_gold"], doc["group_size"]
     )
@@ -163,6 +167,9 @@ COMBINED_METRICS = tuple(TABLE2_METRICS)
 MAIN_METRICS = ("mainq_acc",)
 SUB_METRICS = ("subq_acc", "selective_acc", "eliminative_acc", "mainq_wise_subq_acc", "none_acc")
 ALIGNMENT_METRICS = ("correct_option_acc", "incorrect_option_acc")
+# Table 9 (context ablation) prints the per-question accuracies only; its five-shot task asks
+# every main question under each of the five prompts, so groups are not a run's.
+ABLATION_METRICS = ("mainq_acc", "subq_acc", "selective_acc", "eliminative_acc")
 
 
 def _scorer(metrics: Sequence[str]) -> Callable[[dict[str, Any], Sequence[tuple[float, bool]]], dict[str, Outcome]]:
@@ -175,10 +182,33 @@ def _scorer(metrics: Sequence[str]) -> Callable[[dict[str, Any], Sequence[tuple[
     return process
 
 
+def process_cot(doc: dict[str, Any], results: Sequence[str]) -> dict[str, Any]:
+    """A chain-of-thought doc: the generated answer read by ``answers.read_answer``; one read
+    as none counts as wrong, and ``unparsed`` holds why ("" when an option was read)."""
+    reading = read_answer(results[0] if results else "")
+    value = _answered(doc, reading.option == doc["label"])
+    return {**{metric: value for metric in COMBINED_METRICS}, "unparsed": reading.problem}
+
+
+def unparsed(problems: Sequence[str]) -> float:
+    """Share of generations whose answer could not be read (each counted wrong), logged by kind."""
+    kinds = Counter(problem_kind(problem) for problem in problems if problem)
+    if kinds:
+        log.warning(
+            "RULE: %d of %d generations name no readable answer and count as wrong (%s); each doc's "
+            "'unparsed' field in the samples file says why.",
+            sum(kinds.values()),
+            len(problems),
+            ", ".join(f"{count} {kind}" for kind, count in kinds.most_common()),
+        )
+    return sum(bool(problem) for problem in problems) / len(problems) if problems else math.nan
+
+
 process_combined = _scorer(COMBINED_METRICS)
 process_main = _scorer(MAIN_METRICS)
 process_sub = _scorer(SUB_METRICS)
 process_alignment = _scorer(ALIGNMENT_METRICS)
+process_ablation = _scorer(ABLATION_METRICS)
 
 # Appendix J reports the alignment accuracy for correct and incorrect main options: the
 # docs built from selective and eliminative subquestions respectively.

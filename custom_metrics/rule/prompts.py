@@ -1,8 +1,10 @@
 """RULE prompts in the layout of the authors' published prompt file.
 
 ``Context: ... \n Question: ... \n Option0: ...`` up to ``Option3``, then ``Answer: The
-answer is Option`` followed by the scored choice ``0``-``3``. Option texts are used
-verbatim (trailing spaces included), as in the published demonstrations.
+answer is Option`` followed by the scored choice ``0``-``3``; with chain-of-thought
+demonstrations the question ends at ``Answer:`` and the model writes a rationale and
+``Therefore the answer is Option<k>`` as they do. Option texts are used verbatim (trailing
+spaces included), as in the published demonstrations.
 """
 
 from __future__ import annotations
@@ -23,22 +25,44 @@ ALIGNMENT_INSTRUCTION = (
     "given context. Only one rationale is about the given option. \n"
 )
 LINE = " \n "
+ANSWER = "Answer: The answer is Option"  # the option digit is scored after it
+COT_ANSWER = "Answer:"  # chain of thought: the model writes the rest
 
 
-def question_block(context: str | None, question: str, options: Sequence[str], rationale: str | None = None) -> str:
-    """One question in the prompt-file layout, ending where the option digit is scored."""
+def question_block(
+    context: str | None,
+    question: str,
+    options: Sequence[str],
+    rationale: str | None = None,
+    answer: str = ANSWER,
+) -> str:
+    """One question in the prompt-file layout, ending where the answer is scored or generated."""
     lines = [] if context is None else [f"Context: {context}"]
     lines.append(f"Question: {question}")
     lines += [f"Option{i}: {option}" for i, option in enumerate(options)]
     if rationale is not None:
         lines.append(f"Rationale: {rationale}")
-    lines.append("Answer: The answer is Option")
+    lines.append(answer)
     return LINE.join(lines)
 
 
-def demonstration(context: str, question: str, options: Sequence[str], label: int) -> str:
-    """A solved question as it appears in the published five-shot prompts."""
-    return f"{question_block(context, question, options)}{label}"
+def demonstration(
+    context: str | None, question: str, options: Sequence[str], label: int, rationale: str | None = None
+) -> str:
+    """A solved question as it appears in the published few-shot prompts (``context`` None:
+    the context-ablated layout of Appendix M; ``rationale``: Table 5's ``Rationale:`` line)."""
+    return f"{question_block(context, question, options, rationale)}{label}"
+
+
+def demonstrations(shots: Sequence[str]) -> str:
+    """Solved questions joined as in the published prompts: one per line, the last ending the line."""
+    return LINE.join(shots) + " \n"
+
+
+def ahead_of_question(demonstrated: str) -> str:
+    """A published prompt as the test question follows it: exactly as one demonstration follows
+    another (" \n " between them; the prompts end in " \n", the ``cot_step_complex`` ones in " \n ")."""
+    return demonstrated if demonstrated.endswith(" ") else demonstrated + " "
 
 
 def alignment_block(main: MainQuestion, option_index: int, rationales: Sequence[str]) -> str:

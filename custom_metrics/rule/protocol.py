@@ -1,14 +1,17 @@
 """RULE's split protocol in one command: per-split runs, mean and std, Table 3.
 
-The paper (Appendix E) runs five-shot prompting five times, test split k with published
+The paper (Appendix E) runs few-shot prompting five times, test split k with published
 demonstration set k, and reports each metric as mean and standard deviation across the
 runs; consistency and MainQ-wise SubQ accuracy come without a std in Table 2, so they
-are also computed once over all runs pooled. Its two five-shot settings differ by the
-demonstrations: ReClor questions (``--demos reclor``, Table 2's "Five-Shot on ReClor") or
-RULE subquestions (``--demos rule``, "Five-Shot on RULE" and Table 3). Zero-shot rows are
-reported the same way across the five subquestion splits of a single ``rule`` run.
+are also computed once over all runs pooled. Its few-shot settings differ by the number
+of shots (``--shots 5``, Table 2; ``--shots 1``, Table 6) and the demonstrations: ReClor
+questions (``--demos reclor``, "Five-Shot on ReClor"), RULE subquestions (``--demos rule``,
+"Five-Shot on RULE" and Table 3) or ReClor questions with a rationale before the answer
+(``--demos cot``, "InstructGPT + CoT"; ``cot_complex`` and ``cot_incorrect``, the prompt
+file's other two). Zero-shot rows are reported the same way across the five subquestion
+splits of a single ``rule`` run.
 
-    explain-eval rule-protocol --output-path runs/rule5 [--demos rule] \\
+    explain-eval rule-protocol --output-path runs/rule5 [--shots 1] [--demos rule] \\
         --model hf --model_args pretrained=MODEL --batch_size 8 [--limit N]
 
 Every argument not listed below goes to ``lm_eval`` unchanged. Each split is its own
@@ -38,7 +41,7 @@ from custom_metrics.common.file_kinds import samples_task
 from custom_metrics.common.harness_args import check_harness_args, check_tasks, options_given
 from custom_metrics.common.jsonl import iter_jsonl
 from custom_metrics.common.task_folders import TASKS_PATH
-from custom_metrics.rule.data import DEMO_SETTINGS, DEMOS, SPLITS, demo_sets
+from custom_metrics.rule.data import DEMOS, SHOTS, SPLITS, demo_sets, demo_setting, fewshot_task, main_questions
 from custom_metrics.rule.metrics import MAIN, SUB_KINDS, TABLE2_METRICS, Outcome, groups, none_acc, subq_acc
 
 ARGS_FILE = "rule_protocol_args.json"
@@ -54,16 +57,16 @@ class Run:
     task: str
     outcomes: list[Outcome]
     limited: bool
+    unparsed: int | None = None  # generations whose answer was not read (chain of thought; None: not generated)
 
 
 def task_name(shots: int, split: int, demos: str = "reclor") -> str:
-    if shots != 5:
-        return "rule"
-    return f"rule_5shot_split{split}" if demos == "reclor" else f"rule_5shot_{demos}_split{split}"
+    """The task of run ``split``: zero-shot runs are one ``rule`` run, seen split by split."""
+    return fewshot_task(shots, split, demos) if shots else "rule"
 
 
 def setting(shots: int, demos: str) -> str:
-    return DEMO_SETTINGS[demos] if shots == 5 else "zero-shot"
+    return demo_setting(shots, demos)
 
 
 class IncompleteRun(DataError):
@@ -128,8 +131,10 @@ def read_run(folder: Path, task: str) -> Run:
         raise IncompleteRun(
             f"{unfinished}. Run the protocol again (without --summarize-only) to redo it.", unfinished.leftovers
         ) from unfinished
-    outcomes = []
+    outcomes, unparsed = [], None
     for where, sample in rows:
+        if "unparsed" in sample:
+            unparsed = (unparsed or 0) + bool(sample["unparsed"])
         value = next((sample[m] for m in TABLE2_METRICS if m in sample), None)
         if value is None:
             raise DataError(f"{where}: no RULE metric field (e.g. 'subq_acc'); is this a {task} samples file?")
@@ -138,7 +143,7 @@ def read_run(folder: Path, task: str) -> Run:
         except (TypeError, ValueError) as err:
             raise DataError(f"{where}: the RULE metric field is not an outcome list ({err}).") from err
     original = counts.get("original")
-    return Run(task, outcomes, isinstance(original, int) and counts["effective"] < original)
+    return Run(task, outcomes, isinstance(original, int) and counts["effective"] < original, unparsed)
 
 
 def set_aside(run: IncompleteRun) -> list[Path]:
@@ -253,7 +258,8 @@ def render(summary: dict) -> str:
         else:
             stats = summary["across_splits"][name]
             cells.append(f"{_pct(stats['mean'])} ± {_pct(stats['std'])}")
-    lines.append(f"| Table 2, {summary['setting']} | " + " | ".join(cells) + " |")
+    table = "Table 6" if summary.get("shots") == 1 else "Table 2"  # one-shot rows are Appendix G's
+    lines.append(f"| {table}, {summary['setting']} | " + " | ".join(cells) + " |")
     lines += ["", "| split | Acc. | # None in shot | None Acc. |", "|---|---|---|---|"]
     for k, row in summary["table3"].items():
         lines.append(f"| {k} | {_pct(row['subq_acc'])} | {row['none_in_shot']} | {_pct(row['none_acc'])} |")
@@ -263,6 +269,16 @@ def render(summary: dict) -> str:
         f"{pooled_counts['n_mainq_wise']} ({pooled_counts['n_incomplete']} incomplete, "
         f"{pooled_counts['n_demo_only']} only demonstrated left out)."
     )
+    mains = summary.get("main_questions")
+    if mains:
+        shown = ", ".join(str(n) for n in mains["per_split"].values())
+        lines.append(
+            f"MainQ per run over {shown} of {mains['total']} main questions: each run leaves out the main "
+            "questions its demonstrations show (Appendix E says every run asks all of them; see the task README)."
+        )
+    if summary.get("unparsed"):
+        counts = ", ".join(f"split {k}: {row['unread']} of {row['docs']}" for k, row in summary["unparsed"].items())
+        lines.append(f"Generations with no readable answer, counted wrong ({counts}).")
     if summary.get("limited"):
         lines.append("WARNING: the runs were cut by --limit; these are not full-data numbers.")
     return "\n".join(lines)
@@ -301,7 +317,7 @@ def check_harness(lm_eval_args: list[str], shots: int, include_path: Path, demos
     clash = sorted(options_given(lm_eval_args) & set(RESERVED))
     if clash:
         raise DataError(f"rule-protocol sets {', '.join(RESERVED)} itself; remove {', '.join(clash)}.")
-    tasks = [task_name(shots, k, demos) for k in (SPLITS if shots == 5 else (0,))]
+    tasks = [task_name(shots, k, demos) for k in (SPLITS if shots else (0,))]
     check_harness_args(harness_command(lm_eval_args, tasks[0], include_path, Path("OUT")), "rule-protocol")
     check_tasks(tasks, include_path, "--include-path", defaults=False)  # the suite's own tasks
 
@@ -337,7 +353,7 @@ def _check_args(output: Path, lm_eval_args: list[str], shots: int, demos: str) -
 def run_protocol(output: Path, lm_eval_args: list[str], shots: int, include_path: Path, demos: str) -> None:
     check_harness(lm_eval_args, shots, include_path, demos)
     _check_args(output, lm_eval_args, shots, demos)
-    folders = {k: output / f"split{k}" for k in SPLITS} if shots == 5 else {0: output / "zeroshot"}
+    folders = {k: output / f"split{k}" for k in SPLITS} if shots else {0: output / "zeroshot"}
     for key, folder in folders.items():
         task = task_name(shots, key, demos)
         try:
@@ -359,20 +375,27 @@ def run_protocol(output: Path, lm_eval_args: list[str], shots: int, include_path
 
 
 def collect(output: Path, shots: int, demos: str = "reclor") -> dict:
-    if shots == 5:
-        runs = {k: read_run(output / f"split{k}", task_name(5, k, demos)) for k in SPLITS}
+    extra: dict = {}
+    if shots:
+        runs = {k: read_run(output / f"split{k}", task_name(shots, k, demos)) for k in SPLITS}
         per_split = {k: run.outcomes for k, run in runs.items()}
         pooled_runs = list(per_split.values())
-        none_in_shot = {demo.index: demo.none_gold for demo in demo_sets(demos)}
+        sets = demo_sets(demos, shots)
+        none_in_shot = {demo.index: demo.none_gold for demo in sets}
         limited = any(run.limited for run in runs.values())
+        if any(demo.main_ids for demo in sets):  # Appendix E: the demonstrated main questions are not asked
+            per_run = {k: sum(o.kind == MAIN for o in outcomes) for k, outcomes in per_split.items()}
+            extra["main_questions"] = {"per_split": per_run, "total": len(main_questions())}
+        if any(run.unparsed is not None for run in runs.values()):
+            extra["unparsed"] = {k: {"unread": run.unparsed or 0, "docs": len(run.outcomes)} for k, run in runs.items()}
     else:
         run = read_run(output / "zeroshot", "rule")
         per_split = {k: split_view(run, k) for k in SPLITS}
         pooled_runs = [run.outcomes]
         none_in_shot = {k: 0 for k in SPLITS}
         limited = run.limited
-    summary = summarize(per_split, pooled_runs, none_in_shot, grouped_splits=shots == 5)
-    summary.update({"shots": shots, "setting": setting(shots, demos), "limited": limited})
+    summary = summarize(per_split, pooled_runs, none_in_shot, grouped_splits=shots != 0)
+    summary.update({"shots": shots, "setting": setting(shots, demos), "limited": limited, **extra})
     return summary
 
 
@@ -399,15 +422,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--shots",
         type=int,
-        choices=(0, 5),
+        choices=(0, *SHOTS),
         default=5,
-        help="5: five-shot, one run per split (default); 0: one zero-shot run, reported per split",
+        help="5: five-shot, one run per split (default; Table 2); 1: one-shot, the same way (Table 6); "
+        "0: one zero-shot run, reported per split",
     )
     parser.add_argument(
         "--demos",
         choices=sorted(DEMOS),
         default="reclor",
-        help="five-shot demonstrations: ReClor questions (Table 2) or RULE subquestions (Table 3)",
+        help="demonstrations: ReClor questions (reclor, Table 2), RULE subquestions (rule, Table 3), ReClor "
+        "questions with a rationale before the answer (cot, the paper's chain of thought; cot_complex and "
+        "cot_incorrect, the prompt file's other two), whose answers the model generates",
     )
     parser.add_argument(
         "--include-path",
@@ -421,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args, lm_eval_args = parser.parse_known_args(argv)
     if args.shots == 0 and args.demos != "reclor":
-        parser.error("--demos chooses five-shot demonstrations; zero-shot has none")
+        parser.error("--demos chooses few-shot demonstrations; zero-shot has none")
     output = args.output_path.resolve()
     if not args.summarize_only:
         run_protocol(output, lm_eval_args, args.shots, args.include_path.resolve(), args.demos)

@@ -14,7 +14,9 @@ from custom_metrics.common.errors import DataError
 from custom_metrics.common.metadata import check_metadata_keys
 from custom_metrics.rule.cache import cached_docs
 from custom_metrics.rule.data import (
+    COT_DEMOS,
     SPLITS,
+    DemoSet,
     MainQuestion,
     SubQuestion,
     all_sub_questions,
@@ -23,7 +25,17 @@ from custom_metrics.rule.data import (
     sub_questions,
 )
 from custom_metrics.rule.metrics import ELIMINATIVE, MAIN, SELECTIVE
-from custom_metrics.rule.prompts import ALIGNMENT_INSTRUCTION, INSTRUCTION, alignment_block, question_block
+from custom_metrics.rule.prompts import (
+    ALIGNMENT_INSTRUCTION,
+    ANSWER,
+    COT_ANSWER,
+    INSTRUCTION,
+    ahead_of_question,
+    alignment_block,
+    demonstration,
+    demonstrations,
+    question_block,
+)
 
 
 def _doc(
@@ -65,6 +77,7 @@ def grouped_docs(
     prefix: str = "",
     context: bool = True,
     skip_mains: frozenset[str] = frozenset(),
+    answer: str = ANSWER,
 ) -> list[dict[str, Any]]:
     """Docs in main-question order, each main question followed by its subquestions.
 
@@ -76,32 +89,67 @@ def grouped_docs(
     for main in main_questions():
         group = by_main.get(main.id, [])
         if with_main and main.id not in skip_mains:
-            block = question_block(main.context if context else None, main.question, main.options)
+            block = question_block(main.context if context else None, main.question, main.options, answer=answer)
             docs.append(main_doc(main, len(group), prefix + block))
         if with_subs:
             for sub in group:
-                block = question_block(sub.context if context else None, sub.question, sub.options)
+                block = question_block(sub.context if context else None, sub.question, sub.options, answer=answer)
                 docs.append(sub_doc(sub, len(group), prefix + block))
     return docs
 
 
-def fewshot_docs(split: int, demos: str = "reclor") -> list[dict[str, Any]]:
+def fewshot_prefix(shown: DemoSet, context: bool = True) -> str:
+    """The instruction and a published prompt, ready for the test question; without context,
+    the demonstrations rebuilt from their fields in the context-free layout (Appendix M)."""
+    if context:
+        return INSTRUCTION + ahead_of_question(shown.prompt)
+    shots = zip(shown.questions, shown.options, shown.labels)
+    return INSTRUCTION + ahead_of_question(demonstrations([demonstration(None, q, o, label) for q, o, label in shots]))
+
+
+def fewshot_docs(split: int, demos: str = "reclor", shots: int = 5) -> list[dict[str, Any]]:
     """Test split ``split`` with published demonstration set ``split`` (Appendix E).
 
     All main questions are evaluated in every run (the paper does not split them), except
     ReClor demonstrations, which are main questions shown with their answer; subquestions
     are those of the split. RULE demonstrations are subquestions; every subquestion of the
-    split is evaluated, as the paper's Table 3 denominators show (see the task README).
-    The test question follows the demonstrations exactly as one demonstration follows another.
+    split is evaluated, as the paper's Table 3 denominators show (the task's DETAILS.md).
+    The test question follows the demonstrations exactly as one demonstration follows another;
+    after chain-of-thought demonstrations it ends at ``Answer:``, where the model writes its
+    rationale and answer.
     """
-    shown = demo_sets(demos)[split - 1]
+    shown = demo_sets(demos, shots)[split - 1]
     return grouped_docs(
         sub_questions(split),
         with_main=True,
         with_subs=True,
-        prefix=INSTRUCTION + shown.prompt + " ",
+        prefix=fewshot_prefix(shown),
         skip_mains=frozenset(shown.main_ids),
+        answer=COT_ANSWER if demos in COT_DEMOS else ANSWER,
     )
+
+
+def _each_prompt(index: int, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Docs of one of five prompts in a task that asks every question under all five: the
+    doc id names the prompt (``train_1@2``), so ids stay unique and pair across runs."""
+    return [{**doc, "doc_id": f"{doc['doc_id']}@{index}"} for doc in docs]
+
+
+def fewshot_noctx_docs() -> list[dict[str, Any]]:
+    """Table 9's five-shot row: the five-shot-on-ReClor runs with every context removed, the
+    demonstrations' too, all five runs in one task (main questions once per run)."""
+    docs: list[dict[str, Any]] = []
+    for shown in demo_sets("reclor"):
+        run = grouped_docs(
+            sub_questions(shown.index),
+            with_main=True,
+            with_subs=True,
+            prefix=fewshot_prefix(shown, context=False),
+            context=False,
+            skip_mains=frozenset(shown.main_ids),
+        )
+        docs += _each_prompt(shown.index, run)
+    return docs
 
 
 def rationales(subs: Iterable[SubQuestion]) -> dict[str, dict[int, str]]:
@@ -120,48 +168,137 @@ def rationales(subs: Iterable[SubQuestion]) -> dict[str, dict[int, str]]:
 RATIONALE_SETTINGS = ("none", "selective", "eliminative", "both")
 
 
-def rationale_docs(setting: str) -> list[dict[str, Any]]:
-    """Main questions with rationales appended (Table 5), on one shared subset.
+def rationale_line(main: MainQuestion, written: dict[int, str], setting: str) -> str | None:
+    """The ``Rationale:`` text of one main question in a Table 5 setting (None: no line).
 
-    All four settings use the main questions that have a selective rationale and at least
-    one eliminative one, so the rows compare the same questions. Several rationales go on
-    one ``Rationale:`` line in option order, so their position does not give away which
-    one is selective.
+    Several rationales go on one line in option order, so their position does not give away
+    which one is selective.
     """
+    eliminative = [index for index in sorted(written) if index != main.label]
+    chosen = {
+        "none": [],
+        "selective": [main.label] if main.label in written else [],
+        "eliminative": eliminative,
+        "both": sorted([main.label, *eliminative]) if main.label in written else eliminative,
+    }[setting]
+    return " ".join(written[index].strip() for index in chosen) if chosen else None
+
+
+def _rationale_subset(known: dict[str, dict[int, str]]) -> list[MainQuestion]:
+    """The main questions with a selective rationale and at least one eliminative one: the
+    shared subset of Table 5's four settings, so the rows compare the same questions."""
+    return [
+        main
+        for main in main_questions()
+        if main.label in known.get(main.id, {}) and any(index != main.label for index in known[main.id])
+    ]
+
+
+def _check_rationale_setting(setting: str) -> None:
     if setting not in RATIONALE_SETTINGS:
         raise DataError(f"unknown RULE rationale setting {setting!r}; expected one of {RATIONALE_SETTINGS}.")
+
+
+def rationale_docs(setting: str) -> list[dict[str, Any]]:
+    """Main questions with rationales appended (Table 5), zero-shot, on the shared subset."""
+    _check_rationale_setting(setting)
     known = rationales(all_sub_questions())
-    docs: list[dict[str, Any]] = []
-    for main in main_questions():
-        written = known.get(main.id, {})
-        eliminative = [index for index in sorted(written) if index != main.label]
-        if main.label not in written or not eliminative:
-            continue
-        chosen = {
-            "none": [],
-            "selective": [main.label],
-            "eliminative": eliminative,
-            "both": sorted([main.label, *eliminative]),
-        }[setting]
-        text = " ".join(written[index].strip() for index in chosen) if chosen else None
-        docs.append(main_doc(main, 0, INSTRUCTION + question_block(main.context, main.question, main.options, text)))
-    return docs
+    return [
+        main_doc(main, 0, INSTRUCTION + question_block(main.context, main.question, main.options, text))
+        for main in _rationale_subset(known)
+        for text in [rationale_line(main, known[main.id], setting)]
+    ]
 
 
-def alignment_docs() -> list[dict[str, Any]]:
-    """Rationale alignment (Appendix J): one doc per subquestion, its question text replaced
-    by the main question and the main option it is about; the four rationales are the
-    subquestion's options and the gold is the subquestion's gold."""
+def fewshot_rationale_docs(setting: str) -> list[dict[str, Any]]:
+    """Table 5 as the paper ran it, five-shot: each published ReClor demonstration set, its
+    demonstrations carrying the same kind of rationale as the test question (built from their
+    subquestions, in the published layout; a demonstration lacking that rationale has no
+    ``Rationale:`` line), all five prompts in one task over the shared subset, each leaving
+    out the main questions it demonstrates (so the pooled accuracy weights the five runs by
+    their sizes, which differ by a few questions)."""
+    _check_rationale_setting(setting)
+    known = rationales(all_sub_questions())
     mains = {main.id: main for main in main_questions()}
-    docs = []
-    for subs in _by_main(all_sub_questions()).values():
-        for sub in subs:
-            prompt = ALIGNMENT_INSTRUCTION + alignment_block(mains[sub.main_id], sub.option_index, sub.options)
-            docs.append(sub_doc(sub, len(subs), prompt))
+    subset = _rationale_subset(known)
+    docs: list[dict[str, Any]] = []
+    for shown in demo_sets("reclor"):
+        fields = zip(shown.links, shown.contexts, shown.questions, shown.options, shown.labels)
+        shots = [
+            demonstration(c, q, o, label, main_id and rationale_line(mains[main_id], known.get(main_id, {}), setting))
+            for main_id, c, q, o, label in fields
+        ]
+        prefix = INSTRUCTION + ahead_of_question(demonstrations(shots))
+        run = [
+            main_doc(main, 0, prefix + question_block(main.context, main.question, main.options, text))
+            for main in subset
+            if main.id not in shown.main_ids
+            for text in [rationale_line(main, known[main.id], setting)]
+        ]
+        docs += _each_prompt(shown.index, run)
     return docs
 
 
-def docs_for(variant: str, split: int | None = None, demos: str = "reclor") -> list[dict[str, Any]]:
+def _alignment_items() -> list[tuple[MainQuestion, SubQuestion, int]]:
+    """(main question, subquestion, group size) of every alignment item, in main-question order."""
+    mains = {main.id: main for main in main_questions()}
+    return [(mains[sub.main_id], sub, len(subs)) for subs in _by_main(all_sub_questions()).values() for sub in subs]
+
+
+def alignment_docs(instruction: bool = True) -> list[dict[str, Any]]:
+    """Rationale alignment (Appendix J), zero-shot: one doc per subquestion, its question text
+    replaced by the main question and the main option it is about; the four rationales are the
+    subquestion's options and the gold is the subquestion's gold. Table 7 reports it with and
+    without the task instruction."""
+    lead = ALIGNMENT_INSTRUCTION if instruction else ""
+    return [
+        sub_doc(sub, size, lead + alignment_block(main, sub.option_index, sub.options))
+        for main, sub, size in _alignment_items()
+    ]
+
+
+ALIGNMENT_EXEMPLARS = (2, 3)  # Appendix J: per prompt, two correct-option and three incorrect-option exemplars
+
+
+def alignment_exemplars(shown: DemoSet) -> list[str]:
+    """The five solved alignment items of prompt ``shown.index``: the first two about a correct
+    option and the first three about an incorrect one among the subquestions of the set's
+    demonstrated main questions (demonstration order, then option order), skipping "None of
+    the above choices" golds, which name no rationale. Figure 12's own exemplars are only an image."""
+    mains = {main.id: main for main in main_questions()}
+    by_main = _by_main(all_sub_questions())
+    candidates = [sub for main_id in shown.main_ids for sub in by_main.get(main_id, []) if not sub.none_gold]
+    correct, incorrect = ALIGNMENT_EXEMPLARS
+    chosen = [s for s in candidates if s.selective][:correct] + [s for s in candidates if not s.selective][:incorrect]
+    if len(chosen) != correct + incorrect:
+        raise DataError(
+            f"RULE demonstration set {shown.index}: its main questions have too few subquestions for "
+            f"{correct} correct-option and {incorrect} incorrect-option alignment exemplars."
+        )
+    chosen.sort(key=candidates.index)
+    return [f"{alignment_block(mains[sub.main_id], sub.option_index, sub.options)}{sub.label}" for sub in chosen]
+
+
+def fewshot_alignment_docs(instruction: bool = True) -> list[dict[str, Any]]:
+    """Table 7 as the paper ran it: five-shot, five prompts (one per published ReClor
+    demonstration set, ``alignment_exemplars``), every item under each, in one task. The
+    exemplars' own items are asked too, as the paper's counts show (2,218 incorrect options
+    of 2,218), so every prompt asks the same items and the pooled accuracy is the mean over
+    the five prompts."""
+    lead = ALIGNMENT_INSTRUCTION if instruction else ""
+    items = _alignment_items()
+    docs: list[dict[str, Any]] = []
+    for shown in demo_sets("reclor"):
+        prefix = lead + ahead_of_question(demonstrations(alignment_exemplars(shown)))
+        run = [
+            sub_doc(sub, size, prefix + alignment_block(main, sub.option_index, sub.options))
+            for main, sub, size in items
+        ]
+        docs += _each_prompt(shown.index, run)
+    return docs
+
+
+def docs_for(variant: str, split: int | None = None, demos: str = "reclor", shots: int = 5) -> list[dict[str, Any]]:
     """Docs of one task variant (the ``dataset_kwargs`` of the task YAMLs)."""
     subs = all_sub_questions
     builders: dict[str, Callable[[], list[dict[str, Any]]]] = {
@@ -172,20 +309,27 @@ def docs_for(variant: str, split: int | None = None, demos: str = "reclor") -> l
             subs(), with_main=True, with_subs=True, prefix=INSTRUCTION, context=False
         ),
         "alignment": alignment_docs,
+        "alignment_noinstr": lambda: alignment_docs(instruction=False),
+        "fewshot_noctx": fewshot_noctx_docs,
+        "fewshot_alignment": fewshot_alignment_docs,
+        "fewshot_alignment_noinstr": lambda: fewshot_alignment_docs(instruction=False),
         **{f"rationale_{s}": (lambda s=s: rationale_docs(s)) for s in RATIONALE_SETTINGS},
+        **{f"fewshot_rationale_{s}": (lambda s=s: fewshot_rationale_docs(s)) for s in RATIONALE_SETTINGS},
     }
     if variant == "fewshot":
         if split not in SPLITS:
-            raise DataError(f"RULE five-shot tasks need dataset_kwargs 'split' in {SPLITS}, got {split!r}.")
-        return fewshot_docs(split, demos)
+            raise DataError(f"RULE few-shot tasks need dataset_kwargs 'split' in {SPLITS}, got {split!r}.")
+        return fewshot_docs(split, demos, shots)
     if variant not in builders:
         raise DataError(f"unknown RULE variant {variant!r}; expected one of {sorted([*builders, 'fewshot'])}.")
     return builders[variant]()
 
 
-def load(variant: str, split: int | None = None, demos: str = "reclor", **run_args: Any) -> dict[str, datasets.Dataset]:
-    """``custom_dataset`` hook: the docs of ``variant`` (and ``split`` and ``demos`` for
-    five-shot tasks), from the verified cache of built docs when it holds them; the harness
+def load(
+    variant: str, split: int | None = None, demos: str = "reclor", shots: int = 5, **run_args: Any
+) -> dict[str, datasets.Dataset]:
+    """``custom_dataset`` hook: the docs of ``variant`` (and ``split``, ``demos`` and ``shots``
+    for few-shot tasks), from the verified cache of built docs when it holds them; the harness
     also passes the run's metadata, which no variant reads but whose keys are checked."""
     check_metadata_keys("RULE", run_args)
-    return {"test": cached_docs(variant, split, lambda: docs_for(variant, split, demos), demos)}
+    return {"test": cached_docs(variant, split, lambda: docs_for(variant, split, demos, shots), demos, shots)}

@@ -9,11 +9,14 @@ from custom_metrics.rule.metrics import (  # noqa: F401
     mainq_acc,
     mainq_wise_subq_acc,
     none_acc,
+    process_ablation,
     process_alignment,
     process_combined,
+    process_cot,
     process_main,
     process_sub,
     selective_acc,
     subq_acc,
+    unparsed,
 )
 from custom_metrics.rule.variants import load  # noqa: F401

@@ -1,5 +1,6 @@
 """What the harness hooks make of raw model output: REG's thinking/explanation split, GEESE's
-anonymization and the multiple-choice prediction from log-likelihoods.
+anonymization, RULE's chain-of-thought answers and the multiple-choice prediction from
+log-likelihoods.
 
 Any generation is split into an explanation or a flag, losing no character of a usable
 one; anonymized text holds no label word and anonymizing again changes nothing; a NaN
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 from custom_metrics.common.classification import NO_PREDICTION, predicted_index
 from custom_metrics.geese.anonymize import ANON_PATTERN, anonymize
 from custom_metrics.reg.outputs import _think_blocks, split_output
+from custom_metrics.rule.answers import read_answer
 from tests.fuzz.support import SECONDS, within
 
 pytestmark = pytest.mark.fuzz
@@ -88,3 +90,28 @@ def test_a_prediction_is_the_argmax_or_none_never_decided_by_nan(values: list[fl
         assert index == NO_PREDICTION
     else:
         assert values[index] == max(values) and index == values.index(max(values))  # first on ties, like acc
+
+
+cot_generation = st.lists(
+    st.one_of(
+        st.text(max_size=12),
+        st.sampled_from(
+            ["the answer is ", "The answer is: ", "Option", "option ", "**", "(", "B", "4", "2", "\n", " "]
+        ),
+        st.integers(0, 9).map(str),
+    ),
+    max_size=40,
+).map("".join)
+
+
+@given(cot_generation)
+@example("Therefore the answer is Option2 and the answer is Option2")
+@example("the answer is " * 5_000)
+def test_a_chain_of_thought_answer_is_one_named_option_or_a_named_problem(raw: str) -> None:
+    reading = within(SECONDS, lambda: read_answer(raw))
+    named = {int(k) for k in re.findall(r"(?i)\banswer\s+is\W{0,4}?option\s*(\d+)\b", raw)}
+    if reading.option is None:
+        assert reading.problem and not (len(named) == 1 and min(named) < 4)
+    else:
+        assert reading.problem == "" and named == {reading.option} and reading.option in range(4)
+    assert read_answer(raw + " \n ") == reading  # where the generation stopped does not matter

@@ -52,6 +52,16 @@ def test_rule_demonstrations_are_their_own_cache_entry(mirror) -> None:
     assert rule_variants.load("fewshot", 2)["test"].to_list() == reclor
 
 
+def test_building_one_entry_keeps_the_entries_whose_names_it_starts(mirror) -> None:
+    """``fewshot2-`` (ReClor) starts ``fewshot2-rule-`` and ``fewshot2-cot-1shot-``: clearing the
+    stale keys of one must not delete the others (each was rebuilt on every other run)."""
+    others = [("rule", 5), ("cot", 1)]
+    for demos, shots in others:
+        rule_variants.load("fewshot", 2, demos=demos, shots=shots)
+    rule_variants.load("fewshot", 2)  # a first build: sweeps its own stale keys
+    assert all(_from_cache(rule_variants.load("fewshot", 2, demos=d, shots=k)["test"]) for d, k in others)
+
+
 def test_an_edited_input_file_rebuilds_the_docs(mirror, tmp_path: Path) -> None:
     rule_variants.load("combined")
     (old,) = _entries(tmp_path)

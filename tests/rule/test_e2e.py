@@ -1,21 +1,48 @@
-"""RULE end to end: the real lm_eval CLI and the split-protocol runner on the embedded
-model, over the synthetic fixture (a fresh clone has no RULE data)."""
+"""RULE end to end over the synthetic fixture (a fresh clone has no RULE data): one real
+``lm_eval`` CLI run on the embedded model over ``rule`` and one task of each new scoring
+kind (one-shot, chain of thought one- and five-shot, Table 7's and Table 9's tasks); every
+other task's real run is the shared dummy run (``conftest.py``), which also feeds the split
+protocol's summaries."""
 
 from __future__ import annotations
 
 import json
-import os
 import statistics
-import subprocess
-import sys
 
 import pytest
+import yaml
 
-from tests.helpers import MIRROR
+from custom_metrics.cli import main as cli
+from custom_metrics.rule.answers import NO_ANSWER, read_answer
+from custom_metrics.rule.metrics import Outcome
+from custom_metrics.rule.protocol import SUMMARY_FILE
+from custom_metrics.rule.variants import docs_for
+from tests.helpers import TASKS_DIR, run_lm_eval
+from tests.rule.conftest import ENV
 
 pytestmark = pytest.mark.e2e
 
-ENV = {"EXPLAIN_EVAL_DATA": str(MIRROR)}
+# task -> the docs it runs (lm_eval --samples): `rule` with syn_1 and its four subquestions,
+# then syn_2 with its one; one doc of each new way of scoring: one-shot log-likelihood, a
+# generated chain of thought, alignment without instruction. Gemma's 262k-word vocabulary
+# makes every prompt token cost (a few seconds per 100 tokens on this CPU, a five-shot prompt
+# is ~800), so the other tasks' real run is the dummy one.
+DOCS = {
+    "rule": list(range(7)),
+    "rule_1shot_split2": [0],
+    "rule_1shot_cot_split2": [0],
+    "rule_alignment_noinstr": [0],
+}
+COT = [task for task in DOCS if "_cot" in task]
+GEN_TOKENS = 32
+
+
+@pytest.fixture(scope="module")
+def embedded(embedded_model, tmp_path_factory) -> tuple[dict, dict[str, list[dict]]]:
+    # batch 2: a batch's logits are tokens x 262,144 floats, twice (GBs at batch 8 for five-shot prompts)
+    extra = ["--samples", json.dumps(DOCS), "--gen_kwargs", f"max_gen_toks={GEN_TOKENS}", "--batch_size", "2"]
+    out = tmp_path_factory.mktemp("rule-embedded") / "out"
+    return run_lm_eval(embedded_model, ",".join(DOCS), out, limit=None, extra=extra, env=ENV)
 
 
 def predicted(sample: dict) -> int:
@@ -23,9 +50,8 @@ def predicted(sample: dict) -> int:
     return logliks.index(max(logliks))
 
 
-def test_rule_reports_every_table2_column_consistent_with_its_samples(lm_eval_cli):
-    # 7 docs: syn_1 with its four subquestions, then syn_2 with its one.
-    results, samples = lm_eval_cli("rule", limit=7, env=ENV)
+def test_rule_reports_every_table2_column_consistent_with_its_samples(embedded):
+    results, samples = embedded
     scores = results["results"]["rule"]
     rows = sorted(samples["rule"], key=lambda s: s["doc_id"])
     assert [r["doc"]["doc_id"] for r in rows] == [
@@ -59,56 +85,97 @@ def test_rule_reports_every_table2_column_consistent_with_its_samples(lm_eval_cl
     assert results["n-samples"]["rule"] == {"original": 21, "effective": 7}
 
 
-def test_split_protocol_runs_five_splits_and_resumes(tmp_path):
-    # The runner's wiring (five real lm_eval runs, reading their samples, resuming) does not
-    # depend on the model; lm_eval's offline `dummy` model keeps five runs cheap.
-    out = tmp_path / "protocol"
-    command = [
-        sys.executable,
-        "-m",
-        "custom_metrics.cli",
-        "rule-protocol",
-        "--output_path",
-        str(out),
-        "--model",
-        "dummy",
-        "--limit",
-        "3",
-    ]
-    env = {**os.environ, **ENV}
-    first = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
-    assert first.returncode == 0, first.stderr[-4000:]
-    summary = json.loads((out / "rule_protocol_summary.json").read_text())
-    assert sorted(summary["splits"]) == ["1", "2", "3", "4", "5"] and summary["limited"] is True
-    subq = [row["subq_acc"] for row in summary["splits"].values()]
-    assert summary["across_splits"]["subq_acc"]["mean"] == pytest.approx(statistics.fmean(subq))
-    assert summary["across_splits"]["subq_acc"]["std"] == pytest.approx(statistics.pstdev(subq))
-    assert "| Table 2, five-shot on ReClor |" in first.stdout and "# None in shot" in first.stdout
-    for k in range(1, 6):
-        assert list((out / f"split{k}").glob(f"*/samples_rule_5shot_split{k}_*.jsonl"))
-
-    again = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
-    assert again.returncode == 0, again.stderr[-4000:]
-    assert again.stderr.count("done earlier, kept") == 5
-    changed = subprocess.run([*command[:-1], "2"], capture_output=True, text=True, env=env, cwd=tmp_path)
-    assert changed.returncode != 0 and "other settings" in changed.stderr
-    other_demos = subprocess.run([*command, "--demos", "rule"], capture_output=True, text=True, env=env, cwd=tmp_path)
-    assert other_demos.returncode != 0 and "other settings" in other_demos.stderr
-    zero = subprocess.run([*command, "--shots", "0", "--demos", "rule"], capture_output=True, text=True, env=env)
-    assert zero.returncode != 0 and "zero-shot has none" in zero.stderr
+def test_chain_of_thought_answers_are_read_from_the_logged_generation(embedded):
+    """Each generation is read by the documented rule; the scores and `unparsed` are what the
+    samples file shows, whatever the small model wrote."""
+    results, samples = embedded
+    for task in COT:
+        rows = samples[task]
+        assert len(rows) == len(DOCS[task])
+        unread = []
+        for row in rows:
+            prompt, gen_kwargs = row["arguments"]["gen_args_0"]["arg_0"], row["arguments"]["gen_args_0"]["arg_1"]
+            assert prompt == row["doc"]["prompt"] and prompt.endswith(" \n Answer:"), task
+            assert gen_kwargs["until"] == ["Context:", "Question:"] and gen_kwargs["max_gen_toks"] == GEN_TOKENS
+            reading = read_answer(row["filtered_resps"][0])
+            assert row["unparsed"] == reading.problem, (task, row["filtered_resps"])
+            outcome = Outcome.parse(row["mainq_acc"])
+            assert outcome.correct == (reading.option == row["doc"]["label"])
+            unread.append(reading.option is None)
+        assert results["results"][task]["unparsed,none"] == pytest.approx(statistics.fmean(unread))
+        assert set(results["results"][task]) >= {"mainq_acc,none", "consistency,none", "unparsed,none"}
 
 
-def test_split_protocol_with_rule_demonstrations(tmp_path):
-    """Five-shot on RULE: the rule_5shot_rule_split{k} tasks, Table 3's None-in-shot column."""
-    out = tmp_path / "protocol"
-    command = [sys.executable, "-m", "custom_metrics.cli", "rule-protocol", "--output_path", str(out), "--demos"]
-    command += ["rule", "--model", "dummy", "--limit", "2"]
-    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **ENV}, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr[-4000:]
-    for k in range(1, 6):
-        assert list((out / f"split{k}").glob(f"*/samples_rule_5shot_rule_split{k}_*.jsonl"))
-    summary = json.loads((out / "rule_protocol_summary.json").read_text())
-    assert summary["setting"] == "five-shot on RULE"
-    assert [summary["table3"][str(k)]["none_in_shot"] for k in range(1, 6)] == [0, 0, 0, 1, 1]
-    assert summary["table3"]["pooled"]["none_in_shot"] == 0.4  # Table 3's "Avg." row
-    assert "| Table 2, five-shot on RULE |" in done.stdout
+def test_one_shot_and_alignment_tasks_score_the_option_digit(embedded):
+    results, samples = embedded
+    metrics = {"rule_1shot_split2": "mainq_acc", "rule_alignment_noinstr": "incorrect_option_acc"}
+    for task, metric in metrics.items():
+        (row,) = samples[task]
+        assert [row["arguments"][f"gen_args_{i}"]["arg_1"] for i in range(4)] == ["0", "1", "2", "3"], task
+        outcome = Outcome.parse(row[metric])
+        assert outcome.correct == (predicted(row) == row["doc"]["label"]), task
+        assert results["results"][task][f"{metric},none"] == float(outcome.correct), task
+    assert samples["rule_alignment_noinstr"][0]["doc"]["prompt"].startswith("Context: ")
+
+
+def test_every_new_task_runs_through_the_harness_on_all_its_docs(dummy_runs, fixture_mirror):
+    """The shared dummy run: each task reports its YAML's metrics over all its fixture docs;
+    the dummy model writes "lol", so every chain-of-thought doc is a flagged unread answer."""
+    for task, rows in dummy_runs.samples.items():
+        if task == "rule":  # the Table 2 task: the summaries below read it
+            continue
+        config = yaml.safe_load(
+            "\n".join(
+                line
+                for line in (TASKS_DIR / "rule" / f"{task}.yaml").read_text().splitlines()
+                if "!function" not in line
+            )
+        )
+        kwargs = config["dataset_kwargs"]
+        docs = docs_for(kwargs["variant"], kwargs.get("split"), kwargs.get("demos", "reclor"), kwargs.get("shots", 5))
+        assert [row["doc"]["doc_id"] for row in rows] == [doc["doc_id"] for doc in docs], task
+        assert dummy_runs.results["n-samples"][task]["effective"] == len(docs), task
+        if "_cot" in task:
+            assert {row["unparsed"] for row in rows} == {NO_ANSWER}, task
+            assert dummy_runs.results["results"][task]["unparsed,none"] == 1.0
+            assert dummy_runs.results["results"][task]["mainq_acc,none"] == 0.0
+        scores = dummy_runs.results["results"][task]
+        reported = {key.split(",")[0] for key in scores if key.endswith(",none") and "_stderr" not in key}
+        assert reported == {entry["metric"] for entry in dummy_runs.results["configs"][task]["metric_list"]}, task
+    # syn_1 and its subquestion of split 2, as in `rule`: a chain-of-thought task groups them too
+    kinds = [Outcome.parse(row["mainq_acc"]).kind for row in dummy_runs.samples["rule_1shot_cot_split2"]]
+    assert kinds[:2] == ["main", "eliminative"]
+    five = {row["doc"]["doc_id"] for row in dummy_runs.samples["rule_5shot_noctx"]}
+    assert {"syn_1@1", "syn_2@2"} <= five and not any(
+        "Context:" in row["doc"]["prompt"] for row in dummy_runs.samples["rule_5shot_noctx"]
+    )
+    assert len(dummy_runs.samples) == 50 + 7 + 2  # the split tasks, the five-prompt tasks, rule, rule_alignment_noinstr
+
+
+def _summary(folder, *flags: str, capsys) -> tuple[dict, str]:
+    assert cli(["rule-protocol", "--output_path", str(folder), "--summarize-only", *flags]) == 0
+    return json.loads((folder / SUMMARY_FILE).read_text()), capsys.readouterr().out
+
+
+def test_five_shot_summaries_follow_table_2_and_table_3(dummy_runs, fixture_mirror, tmp_path, capsys):
+    reclor, printed = _summary(dummy_runs.layout(tmp_path / "reclor", 5), capsys=capsys)
+    assert sorted(reclor["splits"]) == ["1", "2", "3", "4", "5"] and reclor["limited"] is False
+    subq = [row["subq_acc"] for row in reclor["splits"].values()]
+    assert reclor["across_splits"]["subq_acc"]["mean"] == pytest.approx(statistics.fmean(subq))
+    assert reclor["across_splits"]["subq_acc"]["std"] == pytest.approx(statistics.pstdev(subq))
+    assert "| Table 2, five-shot on ReClor |" in printed and "# None in shot" in printed
+    # Appendix E: each run leaves out the main questions its demonstrations show (5 of the 6 here)
+    assert reclor["main_questions"] == {"per_split": {str(k): 1 for k in range(1, 6)}, "total": 6}
+    assert "MainQ per run over 1, 1, 1, 1, 1 of 6 main questions" in printed
+    on_rule, printed = _summary(dummy_runs.layout(tmp_path / "rule", 5, "rule"), "--demos", "rule", capsys=capsys)
+    assert on_rule["setting"] == "five-shot on RULE" and "main_questions" not in on_rule
+    assert [on_rule["table3"][str(k)]["none_in_shot"] for k in range(1, 6)] == [0, 0, 0, 1, 1]
+    assert on_rule["table3"]["pooled"]["none_in_shot"] == 0.4  # Table 3's "Avg." row
+    assert "| Table 2, five-shot on RULE |" in printed
+
+
+def test_zero_shot_summary_reads_one_rule_run_split_by_split(dummy_runs, fixture_mirror, tmp_path, capsys):
+    summary, printed = _summary(dummy_runs.layout(tmp_path / "zero", 0), "--shots", "0", capsys=capsys)
+    assert summary["setting"] == "zero-shot" and "| Table 2, zero-shot |" in printed
+    mainq = {row["mainq_acc"] for row in summary["splits"].values()}
+    assert len(mainq) == 1  # the splits share the main questions: Table 2's ±0.00

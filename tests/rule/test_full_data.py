@@ -11,6 +11,7 @@ import pytest
 import custom_metrics.rule.data as rule_data
 import custom_metrics.rule.prompts as rule_prompts
 import custom_metrics.rule.variants as rule_variants
+from custom_metrics.rule.answers import read_answer
 from tests.helpers import TASKS_DIR
 
 pytestmark = pytest.mark.fulldata
@@ -114,9 +115,57 @@ def test_rule_demonstration_runs_reproduce_table3_none_in_shot_and_denominators(
 def test_prompt_layout_reproduces_the_published_prompt_file(full_data):
     document = json.loads((full_data / "rule/prompt/prompts.json").read_text(encoding="utf-8"))
     assert document["0shot"][0]["prompt"] == rule_prompts.INSTRUCTION
-    for demos, name in rule_data.DEMOS.items():
-        entry = next(e["prompt"] for e in document["5shots"] if e["name"] == name)
-        for k in range(5):
-            shots = zip(entry["context"][k], entry["question"][k], entry["options"][k], entry["label"][k])
-            rebuilt = " \n ".join(rule_prompts.demonstration(c, q, o, int(label)) for c, q, o, label in shots) + " \n"
-            assert rebuilt == entry["prompt"][k] == rule_data.demo_sets(demos)[k].prompt
+    for shots, key in rule_data.SHOTS.items():
+        for demos in ("reclor", "rule"):
+            entry = next(e["prompt"] for e in document[key] if e["name"] == rule_data.DEMOS[demos])
+            for k in range(5):
+                fields = zip(entry["context"][k], entry["question"][k], entry["options"][k], entry["label"][k])
+                rebuilt = rule_prompts.demonstrations(
+                    [rule_prompts.demonstration(c, q, o, int(label)) for c, q, o, label in fields]
+                )
+                assert rebuilt == entry["prompt"][k] == rule_data.demo_sets(demos, shots)[k].prompt
+
+
+def test_every_published_chain_of_thought_answer_reads_back_as_its_label(full_data):
+    """The answer reader on the authors' own completions: each of the 3 x (25 + 5) demonstrated
+    answers ends "Therefore the answer is Option<label>" and reads as that label."""
+    read = 0
+    for shots in rule_data.SHOTS:
+        for demos in rule_data.COT_DEMOS:
+            for shown in rule_data.demo_sets(demos, shots):
+                answers = [part.split(" \n Context: ")[0] for part in shown.prompt.split(" \n Answer:")[1:]]
+                assert [read_answer(answer).option for answer in answers] == list(shown.labels)
+                assert all(
+                    answer.rstrip().endswith(f"Therefore the answer is Option{label}")
+                    for answer, label in zip(answers, shown.labels)
+                )
+                read += len(answers)
+    assert read == 3 * (25 + 5)
+
+
+def test_one_shot_and_chain_of_thought_runs_leave_out_what_they_show(full_data):
+    """Appendix E: the demonstrated main questions are not asked (943 less 1 or 5; 4 where one
+    cot_step_complex demonstration is a ReClor question RULE does not hold); the one-shot sets are
+    five-shot set 1's demonstrations, one each."""
+    assert [s.main_ids for s in rule_data.demo_sets("reclor", 1)] == [
+        (main_id,) for main_id in rule_data.demo_sets("reclor")[0].main_ids
+    ]
+    for shots in rule_data.SHOTS:
+        for demos in ("reclor", *rule_data.COT_DEMOS):
+            for shown in rule_data.demo_sets(demos, shots):
+                missing = 1 if (demos, shots, shown.index) == ("cot_complex", 5, 3) else 0
+                assert len(shown.main_ids) == shots - missing, (demos, shots, shown.index)
+    mains = Counter(d["kind"] for d in rule_variants.docs_for("fewshot", 3, "cot_complex", 5))["main"]
+    assert mains == 939
+    assert Counter(d["kind"] for d in rule_variants.docs_for("fewshot", 2, "reclor", 1))["main"] == 942
+    assert [s.none_gold for s in rule_data.demo_sets("rule", 1)] == [0, 0, 0, 0, 0]
+
+
+def test_five_prompt_tasks_ask_what_tables_5_7_and_9_report(full_data):
+    alignment = rule_variants.docs_for("fewshot_alignment")
+    assert len(alignment) == 5 * 3003 and Counter(d["kind"] for d in alignment)["selective"] == 5 * 785
+    rationale = Counter(d["doc_id"].split("@")[1] for d in rule_variants.docs_for("fewshot_rationale_both"))
+    assert rationale == {"1": 708, "2": 709, "3": 707, "4": 708, "5": 707}  # 712 less each set's demonstrated
+    noctx = rule_variants.docs_for("fewshot_noctx")
+    assert Counter(d["kind"] for d in noctx) == {"main": 5 * 938, "selective": 785, "eliminative": 2218}
+    assert not any("Context:" in d["prompt"] for d in noctx)

@@ -78,11 +78,11 @@ def test_fewshot_split_uses_its_demonstration_set_and_excludes_demonstrated_main
 
 def test_demonstration_layout_reproduces_the_prompt_file(fixture_data):
     document = json.loads((MIRROR / "rule/prompt/prompts.json").read_text())
-    for demos, name in rule_data.DEMOS.items():
-        entry = next(e["prompt"] for e in document["5shots"] if e["name"] == name)
-        shots = zip(entry["context"][0], entry["question"][0], entry["options"][0], entry["label"][0])
-        rebuilt = " \n ".join(rule_prompts.demonstration(c, q, o, int(label)) for c, q, o, label in shots) + " \n"
-        assert rebuilt == rule_data.demo_sets(demos)[0].prompt
+    for (demos, shots), key in [(("reclor", 5), "5shots"), (("rule", 5), "5shots"), (("reclor", 1), "1shot")]:
+        entry = next(e["prompt"] for e in document[key] if e["name"] == rule_data.DEMOS[demos])
+        fields = zip(entry["context"][0], entry["question"][0], entry["options"][0], entry["label"][0])
+        rebuilt = rule_prompts.demonstrations([rule_prompts.demonstration(c, q, o, int(k)) for c, q, o, k in fields])
+        assert rebuilt == rule_data.demo_sets(demos, shots)[0].prompt
 
 
 def test_rule_demonstrations_count_none_in_shot_and_exclude_nothing(fixture_data):
