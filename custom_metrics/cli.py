@@ -34,6 +34,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "custom_metrics.reg.rejudge",
         "judge a REG run whose judge failed after generation, from its samples file (no generation)",
     ),
+    "lm-eval": (
+        "custom_metrics.reg.api_model",
+        "lm_eval's own CLI with the suite's model class for API reasoning models registered",
+    ),
+    "reg-dapo": (
+        "custom_metrics.reg.dapo",
+        "REG section 7: DAPO training with TRL on REG's reward, then MuSR through lm_eval (needs [trl])",
+    ),
     "ibe": ("ibe_postprocess.cli", "IBE-Eval: `score` logged explanations, `report` the selector (needs [ibe])"),
     "download": (
         "custom_metrics.pinned",

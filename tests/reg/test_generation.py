@@ -11,7 +11,7 @@ import pytest
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.reg import generation
-from custom_metrics.reg.generation import IN_PROCESS, MODES, NON_THINKING, SERVED, TASKS, THINKING
+from custom_metrics.reg.generation import IN_PROCESS, MODES, NON_THINKING, REASONING, SERVED, TASKS, THINKING
 from tests.helpers import TASKS_DIR
 from tests.reg.judges import tiny_judge_metadata
 from tests.reg.thinking_model import NON_THINKING_PREFILL, THINKING_PREFILL, thinking_model_folder
@@ -27,7 +27,7 @@ def tokenizer(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def _run_args(task: str, tokenizer: str) -> dict:
     mode, backend = next(key for key, name in TASKS.items() if name == task)
-    if backend == SERVED:
+    if backend != IN_PROCESS:
         return {"model": tokenizer, **SERVER}
     return {"pretrained": tokenizer, "chat_template_args": {"enable_thinking": MODES[mode].thinking}}
 
@@ -51,8 +51,14 @@ def test_each_variant_carries_its_modes_parameters(task, tokenizer, fixture_mirr
     expected = MODES[mode].generation_kwargs(backend)
     assert {key: value for key, value in loaded.config.generation_kwargs.items() if key != "until"} == expected
     assert ("top_k" in expected) == (backend == IN_PROCESS)  # OpenAI-schema servers refuse top_k and min_p
+    assert ("presence_penalty" in expected) == (backend == SERVED)  # vLLM applies it; transformers has none
     doc = next(iter(loaded.test_docs()))
-    assert (doc["mode"], doc["length_tokenizer"]) == (mode, tokenizer)
+    # an API reasoning model's lengths come from its usage: no tokenizer
+    assert (doc["mode"], doc["backend"], doc["length_tokenizer"]) == (
+        mode,
+        backend,
+        "" if backend == REASONING else tokenizer,
+    )
 
 
 @pytest.mark.parametrize(
