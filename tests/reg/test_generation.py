@@ -121,7 +121,7 @@ def test_outputs_are_counted_in_the_runs_tokens(tokenizer, caplog):
     with caplog.at_level(logging.WARNING):
         generation.split_outputs([[raws[0]]], [{"mode": "non-thinking", "length_tokenizer": tokenizer}])
     assert "non-thinking mode: 1 of 1 outputs hold a thinking trace" in caplog.text
-    with pytest.raises(ValueError, match="expected one \\(mode, length_tokenizer\\)"):
+    with pytest.raises(ValueError, match="expected one \\(mode, length_tokenizer, backend\\)"):
         generation.split_outputs([[""]], [{"mode": "thinking"}])
 
 
@@ -136,3 +136,43 @@ def test_the_test_template_renders_each_switch_and_refuses_none(embedded_model: 
     assert render(enable_thinking=False).endswith(NON_THINKING_PREFILL)
     with pytest.raises(TemplateError, match="needs the thinking switch"):
         render()
+
+
+def test_an_api_reasoning_models_effort_and_mode_come_from_the_metadata(tokenizer, fixture_mirror):
+    """Section 4.4: gpt-5.6 thinks at reasoning effort "medium"; "none" is its non-thinking mode."""
+    from lm_eval.tasks import TaskManager
+
+    served = {"model": "gpt-x", **SERVER}
+    for effort, mode in ((None, "thinking"), ("none", "non-thinking"), ("HIGH", "thinking")):
+        run_args = served if effort is None else {**served, "reasoning_effort": effort}
+        columns = generation.generation_columns("thinking", REASONING, run_args)
+        assert (columns["mode"], columns["length_tokenizer"], columns["sampling_seed"]) == (mode, "", None)
+    with pytest.raises(DataError, match="reasoning_effort is 'extreme', expected one of none, minimal"):
+        generation.generation_columns("thinking", REASONING, {**served, "reasoning_effort": "extreme"})
+    with pytest.raises(DataError, match="reg_chaos_reasoning_served is for OpenAI-compatible chat endpoints"):
+        generation.generation_columns("thinking", REASONING, {"pretrained": tokenizer})
+    metadata = {**served, "reasoning_effort": "none"} | tiny_judge_metadata(Path(tokenizer).parent)
+    manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=metadata)
+    task = manager.load(["reg_chaos_reasoning_served"])["tasks"]["reg_chaos_reasoning_served"]
+    assert task.config.generation_kwargs == {"until": [], "reasoning_effort": "none", "max_gen_toks": 32768}
+    assert next(iter(task.test_docs()))["mode"] == "non-thinking"
+
+
+def test_the_leaderboard_reads_an_api_reasoning_runs_mode_from_its_effort(tmp_path):
+    from custom_metrics.common.results import TaskRun
+    from custom_metrics.reg.leaderboard import mode_rows
+
+    def run(task: str, effort: str | None) -> TaskRun:
+        config = {"generation_kwargs": {"reasoning_effort": effort}} if effort else None
+        return TaskRun("gpt-x", task, {}, 3, None, tmp_path / "results.json", 0.0, "0.4.13", task_config=config)
+
+    notes: list[str] = []
+    rows = mode_rows(
+        [run("reg_chaos_reasoning_served", "medium"), run("reg_chaos_reasoning_served", "none"),
+         run("reg_judge_select_reasoning_served", None)],
+        notes,
+    )  # fmt: skip
+    assert [(row.task, row.setting) for row in rows] == [
+        ("reg_chaos", "thinking"), ("reg_chaos", "non-thinking"), ("reg_judge_select", "non-thinking"),
+    ]  # fmt: skip
+    assert "reg_judge_select read from reg_judge_select_reasoning_served" in notes[-1]
