@@ -154,11 +154,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", default=PAPER_MODEL, help="policy to train (Hub id or folder)")
     parser.add_argument("--judge", required=True, help="judge spec for the reward (the paper: Gemma-4-31B-it)")
     parser.add_argument("--out", required=True, type=Path, help="folder for each run's checkpoint and evaluation")
-    parser.add_argument("--epsilon-high", type=float, nargs="+", default=list(EPSILON_HIGH))
-    parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
+    parser.add_argument(
+        "--epsilon-high", type=float, nargs="+", default=list(EPSILON_HIGH), help="upper clips (the paper's three)"
+    )
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS), help="seeds per clip (the paper's three)")
     parser.add_argument("--num-generations", type=positive_int, default=ROLLOUTS, help="rollouts per pair")
     parser.add_argument("--max-steps", type=positive_int, help="stop after this many steps (default: one epoch)")
-    parser.add_argument("--per-device-train-batch-size", type=positive_int, default=ROLLOUTS)
+    parser.add_argument(
+        "--per-device-train-batch-size", type=positive_int, default=ROLLOUTS, help="completions per device and step"
+    )
     parser.add_argument("--max-completion-length", type=positive_int, help="rollout budget (TRL's default: 512)")
     parser.add_argument("--eval-tasks", default=EVAL_TASKS, help="harness tasks to evaluate each checkpoint on")
     parser.add_argument("--eval-args", default="", help="more lm_eval arguments, e.g. '--device cuda:0 --limit 10'")

@@ -116,8 +116,8 @@ TASKS = {
 
 
 def reasoning_effort(task: str, run_args: Mapping[str, Any]) -> str:
-    """The reasoning effort an API reasoning model is asked for: ``--metadata reasoning_effort``
-    (or the model argument of that name), the paper's "medium" by default."""
+    """The reasoning effort an API reasoning model is asked for: ``--metadata reasoning_effort``,
+    the paper's "medium" by default."""
     value = run_args.get("reasoning_effort")
     effort = PAPER_REASONING_EFFORT if value in (None, "") else str(value).strip().lower()
     if effort not in REASONING_EFFORTS:
@@ -292,10 +292,7 @@ def keep_special_tokens(run_args: Mapping[str, Any]) -> bool:
     special tokens. Read when the task is built, like the tokenizer itself."""
     if not names_a_model(run_args) or not _is_served(run_args):
         return False
-    try:
-        return bool(special_trace_markers(tokenizer_name("reg_chaos", run_args)))
-    except Exception:  # the loader has already named a tokenizer that cannot load
-        return False
+    return bool(special_trace_markers(tokenizer_name("reg_chaos_served", run_args)))  # loaded by the task's loader
 
 
 def _check_trace_markers(task: str, chosen: Mode, backend: str, name: str, run_args: Mapping[str, Any]) -> None:

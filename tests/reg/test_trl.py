@@ -77,8 +77,12 @@ def test_two_dapo_steps_on_the_embedded_model_then_the_harness_on_the_checkpoint
     judge = build_judge(None, cache_dir=tmp_path / "verdicts")  # the embedded LM as NLI judge
     reward = RecordingReward(judge)
     setting = dapo.Setting(epsilon_high=0.28, seed=0)
+    model = AutoModelForCausalLM.from_pretrained(policy, dtype=torch.float32)
+    # Two CPU cores: the 168 M-parameter (tied) token embedding stays frozen, so AdamW keeps state
+    # for the transformer blocks only; the DAPO loss, the rollouts and the rewards are unchanged.
+    model.get_input_embeddings().weight.requires_grad_(False)
     trainer = dapo.train(
-        AutoModelForCausalLM.from_pretrained(policy, dtype=torch.float32),
+        model,
         reward,
         reg_docs(load_items())[:2],
         tmp_path / setting.folder,
@@ -108,7 +112,7 @@ def test_two_dapo_steps_on_the_embedded_model_then_the_harness_on_the_checkpoint
 
     # The evaluation step, as the recipe runs it (leaderboard_musr there), on the saved checkpoint;
     # the trainer's and the judge's weights are freed first (the harness loads the checkpoint again).
-    del trainer
+    del trainer, model
     judge.release()
     gc.collect()
     checkpoint = tmp_path / setting.folder / "checkpoint"
