@@ -38,6 +38,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "custom_metrics.rejudge:reg_rejudge",
         "judge a REG run whose judge failed after generation, in place (= rejudge OUT --complete)",
     ),
+    "lm-eval": (
+        "custom_metrics.reg.api_model",
+        "lm_eval's own CLI with the suite's model class for API reasoning models registered",
+    ),
+    "reg-dapo": (
+        "custom_metrics.reg.dapo",
+        "REG section 7: DAPO training with TRL on REG's reward, then MuSR through lm_eval (needs [trl])",
+    ),
     "ibe": ("ibe_postprocess.cli", "IBE-Eval: `score` logged explanations, `report` the selector (needs [ibe])"),
     "download": (
         "custom_metrics.pinned",

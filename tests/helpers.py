@@ -46,14 +46,16 @@ def run_lm_eval(
     limit: int | None = 2,
     extra: list[str] | None = None,
     env: dict[str, str] | None = None,
+    entry: list[str] | None = None,
 ) -> tuple[dict, dict[str, list[dict]]]:
     """Run the real ``lm_eval`` CLI; return the results JSON and the samples per task.
 
     ``model``: a local checkpoint (``--model hf`` on the CPU) or the model flags themselves
-    (e.g. a served model's, ``tests.serving.ServedModel.chat_flags()``).
+    (e.g. a served model's, ``tests.serving.ServedModel.chat_flags()``). ``entry``: the command
+    that runs lm-eval's CLI, when not ``lm_eval`` itself (``explain-eval lm-eval``).
     """
     command = [
-        str(Path(sys.executable).with_name("lm_eval")),
+        *(entry or [str(Path(sys.executable).with_name("lm_eval"))]),
         *(hf_model_flags(model) if isinstance(model, Path) else model),
         "--tasks", tasks,
         "--include_path", str(TASKS_DIR),

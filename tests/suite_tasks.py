@@ -28,8 +28,8 @@ EXPECTED_TASKS = {
         for k in range(1, 6)
     ),
     *(f"rule_{shots}rationale_{s}" for shots in ("", "5shot_") for s in ("none", "selective", "eliminative", "both")),
-    "reg_chaos", "reg_chaos_thinking", "reg_chaos_served", "reg_chaos_thinking_served",
-    "reg_judge_select", "reg_judge_select_loglik",
+    "reg_chaos", "reg_chaos_thinking", "reg_chaos_served", "reg_chaos_thinking_served", "reg_chaos_reasoning_served",
+    "reg_judge_select", "reg_judge_select_loglik", "reg_judge_select_reasoning_served",
     "ibe_copa", "ibe_ecare", "ibe_judge_copa", "ibe_judge_ecare",
 }  # fmt: skip
 # REG's variants read the model arguments (merged into the metadata): the model kind, the
@@ -40,6 +40,7 @@ REG_RUN_ARGS = {
     "reg_chaos_thinking": {"chat_template_args": {"enable_thinking": True}},
     "reg_chaos_served": SERVED,
     "reg_chaos_thinking_served": SERVED,
+    "reg_chaos_reasoning_served": SERVED,
 }
 # The fixture mirror holds 6 e-CARE rows per split; the paper samples 500.
 SMALL_ECARE = {"ecare_train_size": 2, "ecare_test_size": 2, "ecare_seed": 1}

@@ -18,7 +18,7 @@ from custom_metrics.geese.data import LABELS
 from custom_metrics.ibe.prompts import JUDGE_INSTRUCTION
 from custom_metrics.judge.prompt import LABEL_WORDS
 from custom_metrics.judge.spec import Sampling
-from custom_metrics.reg.generation import MODES, TASKS
+from custom_metrics.reg.generation import MODES, REASONING, TASKS
 from tests.helpers import TASKS_DIR
 from tests.suite_tasks import EXPECTED_TASKS
 
@@ -57,9 +57,12 @@ def test_choices_are_what_the_scorers_read(suite_tasks: dict) -> None:
 
 def test_reg_budgets_are_the_codes(suite_tasks: dict) -> None:
     """reg_judge_select generates as many tokens as the generated judge mode allows (the same
-    protocol); the reg_chaos variants carry their mode's budget and share one set of stops."""
-    assert suite_tasks["reg_judge_select"].config.generation_kwargs["max_gen_toks"] == Sampling.max_tokens
-    stops = {name: suite_tasks[name].config.generation_kwargs["until"] for name in TASKS.values()}
+    protocol); the reg_chaos variants carry their mode's budget and share one set of stops (but
+    the API reasoning models', which take none)."""
+    for name in ("reg_judge_select", "reg_judge_select_reasoning_served"):
+        assert suite_tasks[name].config.generation_kwargs["max_gen_toks"] == Sampling.max_tokens
+    stops = {name: suite_tasks[name].config.generation_kwargs["until"] for (_, backend), name in TASKS.items()}
+    assert stops.pop(TASKS[("thinking", REASONING)]) == []
     assert len({tuple(until) for until in stops.values()}) == 1, stops
     for (mode, _), name in TASKS.items():
         assert suite_tasks[name].config.generation_kwargs["max_gen_toks"] == MODES[mode].max_gen_toks, name

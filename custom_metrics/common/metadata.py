@@ -25,7 +25,8 @@ SUITE_KEYS = frozenset(
         # RULE
         "variant", "split", "demos", "shots",
         # REG
-        "judge", "judge_cache", "judge_check", "mode", "backend", "tokenizer", "agreement",
+        "judge", "judge_cache", "judge_check", "mode", "backend", "tokenizer", "agreement", "reasoning_effort",
+        "trace_markers",
         # IBE
         "dataset", "ecare_train_size", "ecare_test_size", "ecare_seed",
     }

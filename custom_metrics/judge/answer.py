@@ -7,12 +7,18 @@ because a wrong label is worse than a counted failure: the answer is the first l
 names a label; it must name exactly one, not negated. "Contradiction." and
 "**Label:** Neutral" parse; "not entailment but contradiction", "non-entailment" and
 "Neutral or contradiction" do not (they are counted as unparsed, never guessed).
+
+The judge runs non-thinking (section 4.4), but a model may think anyway: the answer is read
+after its closed traces (``traces.split_traces``), and an answer that stops inside a trace
+that never closed names no label, whatever words the trace holds ("<think>Maybe it is a
+contradiction" is unparsed, not a contradiction call).
 """
 
 from __future__ import annotations
 
 import re
 
+from custom_metrics.judge.traces import split_traces
 from custom_metrics.judge.types import normalize_label
 
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
@@ -23,8 +29,12 @@ _NEGATION_REACH = 3  # "not an entailment", "does not entail", "is not a contrad
 
 
 def _first_label_line(text: str) -> tuple[list[str], bool] | None:
-    """The words of the first line that names a label, and whether that line is finished."""
-    lines = text.split("\n")
+    """The words of the first line outside any trace that names a label, and whether that
+    line is finished; None also when the text stops inside a trace."""
+    traces = split_traces(text)
+    if traces.unclosed:
+        return None
+    lines = traces.rest.split("\n")
     for index, line in enumerate(lines):
         words = _WORD.findall(line.lower())
         if any(normalize_label(word) for word in words):

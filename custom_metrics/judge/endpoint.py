@@ -29,7 +29,9 @@ class OpenAIJudge:
 
     ``generate`` (the default; the paper's protocol): the answer is sampled with the
     spec's temperature/top_p (and top_k, where given) and a seed per pair, and read by
-    ``answer.parse_label`` (method ``generated``).
+    ``answer.parse_label`` (method ``generated``). An API reasoning model
+    (``reasoning_effort=...``) is sent its effort and ``max_completion_tokens`` instead of
+    any sampling field or thinking switch, which such APIs refuse.
 
     ``loglik``: temperature 0 with logprobs. The label is read from the first answer
     position whose token has letters (so a leading "**" or space does not hide it): each
@@ -53,6 +55,7 @@ class OpenAIJudge:
         self.top_logprobs = int(spec.options.get("top_logprobs", "20"))
         self.key_env = spec.options.get("key_env", "OPENAI_API_KEY")
         self.thinking = spec.thinking
+        self.reasoning_effort = spec.reasoning_effort
         self.retries = 4
 
     def _payload(self, premise: str, hypothesis: str) -> dict[str, Any]:
@@ -60,6 +63,11 @@ class OpenAIJudge:
             "model": self.model,
             "messages": [{"role": "user", "content": nli_prompt(premise, hypothesis)}],
         }
+        if self.reasoning_effort is not None:  # an API reasoning model refuses every sampling field and max_tokens
+            return payload | {
+                "reasoning_effort": self.reasoning_effort,
+                "max_completion_tokens": self.sampling.max_tokens,
+            }
         if self.mode == "generate":
             payload |= {
                 "temperature": self.sampling.temperature,
@@ -70,7 +78,7 @@ class OpenAIJudge:
             payload |= {key: int(value) for key, value in self.sampling_options.items()}
         else:
             payload |= {"temperature": 0, "max_tokens": 5, "logprobs": True, "top_logprobs": self.top_logprobs}
-        if self.thinking != "unset":  # the chat template's switch; a server that ignores it: task README
+        if self.thinking not in (None, "unset"):  # the chat template's switch; a server that ignores it: task README
             payload["chat_template_kwargs"] = {"enable_thinking": self.thinking == "on"}
         return payload
 

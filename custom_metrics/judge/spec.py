@@ -29,12 +29,20 @@ DEFAULT_THINKING = "off"
 DEFAULT_MODE = {"lm": "loglik", "openai": "generate"}
 
 
+# An API reasoning model's effort (OpenAI's names): sent instead of every sampling field.
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
+# Qwen3.5's non-thinking top_k, the default where the backend takes it: in process (``lm:``);
+# an endpoint may be the OpenAI API or ``transformers serve``, which refuse the field (HTTP
+# 422), so ``openai:`` judges send it only when asked (``top_k=20``: vLLM, SGLang).
+DEFAULT_TOP_K = {"lm": 20, "openai": 0}
+
+
 @dataclass(frozen=True)
 class Sampling:
     """The generated mode's decoding. Defaults: the paper samples every model, judge
     included, with Qwen's recommended non-thinking parameters (section 4.4; Qwen3.5:
-    temperature 0.7, top_p 0.8, top_k 20). top_k is off by default because the OpenAI
-    API and ``transformers serve`` reject it; pass ``top_k=20`` where it is accepted."""
+    temperature 0.7, top_p 0.8, top_k 20). top_k is off here and on for ``lm:`` judges
+    (``DEFAULT_TOP_K``): the OpenAI API and ``transformers serve`` reject it."""
 
     temperature: float = 0.7
     top_p: float = 0.8
@@ -106,6 +114,9 @@ OPTIONS: dict[str, dict[str, tuple[Callable[[str], bool], str]]] = {
         # ``transformers serve``): off by default, as the paper's judge ran (section 4.4);
         # ``unset`` sends no switch, for APIs that refuse the field (api.openai.com).
         "thinking": _choice(*THINKING),
+        # An API reasoning model (OpenAI's): this effort and a token budget are all a request
+        # carries (no sampling fields, no thinking switch, no logprobs: such APIs refuse them).
+        "reasoning_effort": _choice(*REASONING_EFFORTS),
         **_GENERATION,
     },
 }
@@ -132,16 +143,24 @@ class JudgeSpec:
         return Sampling(
             temperature=float(self.options.get("temperature", defaults.temperature)),
             top_p=float(self.options.get("top_p", defaults.top_p)),
-            top_k=int(self.options.get("top_k", defaults.top_k)),
+            top_k=int(self.options.get("top_k", DEFAULT_TOP_K.get(self.kind, defaults.top_k))),
             seed=int(self.options.get("seed", defaults.seed)),
             max_tokens=int(self.options.get("max_tokens", defaults.max_tokens)),
         )
 
     @property
+    def reasoning_effort(self) -> str | None:
+        """An API reasoning model's effort (``openai:`` only), or None for every other judge."""
+        return self.options.get("reasoning_effort") if self.kind == "openai" else None
+
+    @property
     def thinking(self) -> str | None:
         """An endpoint judge's thinking switch (``off`` unless chosen); None for in-process judges,
-        whose chat template is always rendered with thinking disabled."""
-        return self.options.get("thinking", DEFAULT_THINKING) if self.kind == "openai" else None
+        whose chat template is always rendered with thinking disabled, and for API reasoning
+        models, whose effort says whether they think."""
+        if self.kind != "openai" or self.reasoning_effort is not None:
+            return None
+        return self.options.get("thinking", DEFAULT_THINKING)
 
     @property
     def name(self) -> str:
@@ -152,7 +171,9 @@ class JudgeSpec:
             kept.insert(0, f"mode={self.mode}")
         if self.thinking is not None:
             kept.append(f"thinking={self.thinking}")
-        if self.mode == "generate":
+        if self.reasoning_effort is not None:  # nothing but the effort and the budget is sent
+            kept += [f"reasoning_effort={self.reasoning_effort}", f"max_tokens={self.sampling.max_tokens}"]
+        elif self.mode == "generate":
             kept += self.sampling.key()
         target = f"{self.model}@{self.base_url}" if self.kind == "openai" else self.model
         return f"{self.kind}:{target}" + ("?" + "&".join(kept) if kept else "")
@@ -186,6 +207,14 @@ def _options(spec: str, kind: str, query: str) -> dict[str, str]:
         if not check(value):
             raise ValueError(f"judge spec {spec!r}: option {key}={value!r} is not valid; expected {expected}")
         options[key] = value
+    if "reasoning_effort" in options:
+        refused = [key for key in ("temperature", "top_p", "top_k", "seed", "thinking") if key in options]
+        if options.get("mode", DEFAULT_MODE[kind]) != "generate" or refused:
+            raise ValueError(
+                f"judge spec {spec!r}: an API reasoning model (reasoning_effort) takes no "
+                f"{', '.join(refused) or 'mode=loglik (it returns no logprobs)'}: it is sent its effort and "
+                "max_tokens only; drop them"
+            )
     if kind != "seqcls" and options.get("mode", DEFAULT_MODE[kind]) != "generate":
         unused = [key for key in ("temperature", "top_p", "top_k", "seed", "max_tokens") if key in options]
         if unused:

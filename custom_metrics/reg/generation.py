@@ -50,13 +50,21 @@ from functools import lru_cache
 from typing import Any
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.reg.outputs import Output, split_output
+from custom_metrics.judge.traces import MARKERS
+from custom_metrics.reg.outputs import CUT_OFF, NO_EXPLANATION, Output, split_output
 
 log = logging.getLogger(__name__)
 
-IN_PROCESS, SERVED = "in-process", "served"
+IN_PROCESS, SERVED, REASONING = "in-process", "served", "reasoning-api"
+BACKENDS = (IN_PROCESS, SERVED, REASONING)
 # lm-eval's API models send this seed with every request unless model_args set `seed`.
 API_DEFAULT_SEED = 1234
+# API reasoning models (the paper's gpt-5.6 rows) take a reasoning effort instead of sampling
+# fields; section 4.4 sets "medium" in thinking mode. "none" (no reasoning at all) is their
+# non-thinking mode; every other effort reasons, so it is thinking mode.
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
+PAPER_REASONING_EFFORT = "medium"
+NO_REASONING = "none"
 
 
 @dataclass(frozen=True)
@@ -72,13 +80,23 @@ class Mode:
     presence_penalty: float
     max_gen_toks: int
 
-    def generation_kwargs(self, backend: str) -> dict[str, Any]:
-        """The task's ``generation_kwargs`` (less ``until``) for a backend: what it accepts."""
+    def generation_kwargs(self, backend: str, reasoning_effort: str = PAPER_REASONING_EFFORT) -> dict[str, Any]:
+        """The task's ``generation_kwargs`` (less ``until``) for a backend: what it accepts.
+
+        In process, transformers has no presence penalty; a served model gets Qwen's
+        presence_penalty (vLLM applies it, ``transformers serve`` ignores it) but not top_k
+        and min_p, which OpenAI-schema servers refuse; an API reasoning model gets only its
+        reasoning effort and budget (such APIs refuse every sampling field)."""
+        if backend == REASONING:
+            return {"reasoning_effort": reasoning_effort, "max_gen_toks": self.max_gen_toks}
         kwargs: dict[str, Any] = {"do_sample": True, "temperature": self.temperature, "top_p": self.top_p}
         if backend == IN_PROCESS:
             kwargs |= {"top_k": self.top_k, "min_p": self.min_p}
         else:
-            kwargs["chat_template_kwargs"] = {"enable_thinking": self.thinking}
+            kwargs |= {
+                "presence_penalty": self.presence_penalty,
+                "chat_template_kwargs": {"enable_thinking": self.thinking},
+            }
         return kwargs | {"max_gen_toks": self.max_gen_toks}
 
 
@@ -93,7 +111,29 @@ TASKS = {
     (THINKING.name, IN_PROCESS): "reg_chaos_thinking",
     (NON_THINKING.name, SERVED): "reg_chaos_served",
     (THINKING.name, SERVED): "reg_chaos_thinking_served",
+    (THINKING.name, REASONING): "reg_chaos_reasoning_served",
 }
+
+
+def reasoning_effort(task: str, run_args: Mapping[str, Any]) -> str:
+    """The reasoning effort an API reasoning model is asked for: ``--metadata reasoning_effort``,
+    the paper's "medium" by default."""
+    value = run_args.get("reasoning_effort")
+    effort = PAPER_REASONING_EFFORT if value in (None, "") else str(value).strip().lower()
+    if effort not in REASONING_EFFORTS:
+        raise DataError(
+            f"{task}: --metadata reasoning_effort is {value!r}, expected one of {', '.join(REASONING_EFFORTS)} "
+            f"(the paper's thinking mode: {PAPER_REASONING_EFFORT}; non-thinking: {NO_REASONING})"
+        )
+    return effort
+
+
+def run_mode(mode: str, backend: str, run_args: Mapping[str, Any]) -> Mode:
+    """The mode a run generates in: the task's, except that an API reasoning model's mode is
+    its reasoning effort's (none: non-thinking, any other: thinking)."""
+    if backend != REASONING:
+        return MODES[mode]
+    return NON_THINKING if reasoning_effort(TASKS[(mode, backend)], run_args) == NO_REASONING else THINKING
 
 
 # Model arguments (or --metadata keys) that name the generator, its server or its tokenizer.
@@ -167,6 +207,29 @@ def check_thinking_switch(task: str, mode: Mode, run_args: Mapping[str, Any]) ->
         )
 
 
+def check_judge_non_thinking(task: str, run_args: Mapping[str, Any]) -> None:
+    """The model as NLI judge runs non-thinking (Table 1: "all tested in non-thinking mode";
+    section 4.4): a thinking switch set to true, or a reasoning effort that reasons, stops the
+    run before any request."""
+    for where, value in (
+        ("enable_thinking", run_args.get("enable_thinking")),
+        ("chat_template_args.enable_thinking", _template_args(task, run_args).get("enable_thinking")),
+    ):
+        if _flag(value):
+            raise DataError(
+                f"{task} measures the model as the paper's judges were measured, non-thinking (Table 1, section "
+                f"4.4), but model argument {where} is {value!r}; pass it false (or leave it out for a template "
+                "that does not think by default)."
+            )
+    effort = run_args.get("reasoning_effort")
+    if effort not in (None, "") and str(effort).strip().lower() != NO_REASONING:
+        raise DataError(
+            f"{task} measures the model non-thinking (Table 1, section 4.4), but --metadata reasoning_effort is "
+            f"{effort!r}; an API reasoning model judges with reasoning_effort {NO_REASONING} "
+            "(reg_judge_select_reasoning_served sends it)."
+        )
+
+
 def tokenizer_name(task: str, run_args: Mapping[str, Any]) -> str:
     """The tokenizer that counts output tokens: ``tokenizer`` (``--metadata`` or the API
     models' argument), else the model itself (``pretrained``, or a served ``model``)."""
@@ -197,12 +260,15 @@ def count_tokens(name: str, texts: Sequence[str]) -> list[int]:
     return [len(ids) for ids in encoded]
 
 
-def _sampling_seed(served: bool, run_args: Mapping[str, Any]) -> int | str:
+def _sampling_seed(backend: str, run_args: Mapping[str, Any]) -> int | str | None:
     """The seed the generations are drawn with: an API model sends its ``seed`` argument with
-    every request; in process, the harness' torch seed (``lm_eval --seed``) is already set
-    when the task's data loads. Torch's unseeded default can pass int64, which a dataset
-    column cannot hold: such a seed is kept as text."""
-    if served:
+    every request (an API reasoning model is sent none: it takes no sampling fields); in
+    process, the harness' torch seed (``lm_eval --seed``) is already set when the task's data
+    loads. Torch's unseeded default can pass int64, which a dataset column cannot hold: such a
+    seed is kept as text."""
+    if backend == REASONING:
+        return None
+    if backend == SERVED:
         return int(run_args.get("seed", API_DEFAULT_SEED))
     import torch
 
@@ -210,19 +276,69 @@ def _sampling_seed(served: bool, run_args: Mapping[str, Any]) -> int | str:
     return seed if seed < 2**63 else str(seed)
 
 
+def special_trace_markers(name: str) -> list[str]:
+    """The trace markers (``judge.traces.MARKERS``) that are special tokens of this tokenizer:
+    a decoder with ``skip_special_tokens=True`` (``--model hf``, a server's default) drops
+    them, and the trace can no longer be told from the explanation."""
+    tokenizer = load_tokenizer(name)
+    special = set(getattr(tokenizer, "all_special_tokens", ()))
+    special |= {token.content for token in getattr(tokenizer, "added_tokens_decoder", {}).values() if token.special}
+    return [marker for pair in MARKERS for marker in pair if marker in special]
+
+
+def keep_special_tokens(run_args: Mapping[str, Any]) -> bool:
+    """Whether a served task must ask for the special tokens it decodes (``skip_special_tokens:
+    false``, a vLLM request field): the generator's tokenizer writes its trace markers as
+    special tokens. Read when the task is built, like the tokenizer itself."""
+    if not names_a_model(run_args) or not _is_served(run_args):
+        return False
+    return bool(special_trace_markers(tokenizer_name("reg_chaos_served", run_args)))  # loaded by the task's loader
+
+
+def _check_trace_markers(task: str, chosen: Mode, backend: str, name: str, run_args: Mapping[str, Any]) -> None:
+    """Special-token trace markers (Gemma 4's ``<|channel>``/``<channel|>`` may be) survive a
+    served vLLM (the task asks for them) but not ``--model hf``, which decodes with
+    ``skip_special_tokens=True``: every thinking output would count as cut off."""
+    kept = run_args.get("trace_markers")
+    if kept not in (None, "", "kept"):
+        raise DataError(f'{task}: --metadata trace_markers is {kept!r}; the one value it takes is "kept"')
+    markers = special_trace_markers(name)
+    if not markers or backend != IN_PROCESS or kept == "kept":
+        return
+    message = (
+        f"{task}: the tokenizer {name!r} writes the thinking-trace markers {markers} as special tokens, which "
+        "--model hf drops when it decodes (skip_special_tokens=True), so the task could not find any trace"
+    )
+    remedy = (
+        "serve the model with vLLM and run the _served task (it asks vLLM for skip_special_tokens=false), or, on a "
+        'backend that keeps special tokens (lm-eval\'s --model vllm), pass --metadata \'{"trace_markers": "kept"}\' '
+        "(lm_eval_tasks/reg/DETAILS.md, 'Running each mode')"
+    )
+    if chosen.thinking:
+        raise DataError(f"{message}: every output would count as cut off. To run it, {remedy}.")
+    log.warning(
+        "%s; in non-thinking mode a trace the model writes anyway would be judged as the explanation: %s.",
+        message,
+        remedy,
+    )
+
+
 def generation_columns(mode: str, backend: str, run_args: Mapping[str, Any]) -> dict[str, Any]:
-    """The doc columns a ``reg_chaos*`` run's filter reads (``mode``, ``length_tokenizer``,
-    ``sampling_seed``), after checking, before any generation, that the run can do what the
-    task says: the model kind, the thinking switch, a loadable tokenizer.
+    """The doc columns a ``reg_chaos*`` run's filter reads (``mode``, ``backend``,
+    ``length_tokenizer``, ``sampling_seed``), after checking, before any generation, that the
+    run can do what the task says: the model kind, the thinking switch or reasoning effort, a
+    loadable tokenizer whose trace markers the backend keeps.
 
     ``run_args`` are the task's metadata, which lm-eval merges from ``--model_args`` and
-    ``--metadata``.
+    ``--metadata``. An API reasoning model's lengths come from its responses' ``usage`` (its
+    trace is hidden), so it needs no tokenizer.
     """
     if mode not in MODES:
         raise DataError(f"reg_chaos: dataset_kwargs mode is {mode!r}, expected one of {sorted(MODES)}")
-    if backend not in (IN_PROCESS, SERVED):
-        raise DataError(f"reg_chaos: dataset_kwargs backend is {backend!r}, expected {IN_PROCESS} or {SERVED}")
-    task, chosen, served = TASKS[(mode, backend)], MODES[mode], _is_served(run_args)
+    if backend not in BACKENDS:
+        raise DataError(f"reg_chaos: dataset_kwargs backend is {backend!r}, expected one of {', '.join(BACKENDS)}")
+    task, chosen, served = TASKS[(mode, backend)], run_mode(mode, backend, run_args), _is_served(run_args)
+    columns = {"mode": chosen.name, "backend": backend, "length_tokenizer": ""}
     if not names_a_model(run_args):
         log.info(
             "%s: no model named in the task's metadata (a TaskManager without model arguments, or an LM object "
@@ -230,16 +346,18 @@ def generation_columns(mode: str, backend: str, run_args: Mapping[str, Any]) -> 
             "counted; pass --metadata tokenizer=<id or folder> to count them (docs/python-api.md).",
             task,
         )
-        return {"mode": chosen.name, "length_tokenizer": "", "sampling_seed": _sampling_seed(backend == SERVED, {})}
+        return columns | {"sampling_seed": _sampling_seed(backend, {})}
     if served and backend == IN_PROCESS:
         other = TASKS[(mode, SERVED)]
         raise DataError(
             f"{task} is for in-process models (--model hf); the model arguments name a server "
             f"(base_url or model): run {other}, which sends the thinking switch in each request."
         )
-    if not served and backend == SERVED:
-        other = TASKS[(mode, IN_PROCESS)]
+    if not served and backend != IN_PROCESS:
+        other = TASKS[(mode, IN_PROCESS)] if (mode, IN_PROCESS) in TASKS else TASKS[(THINKING.name, IN_PROCESS)]
         raise DataError(f"{task} is for OpenAI-compatible chat endpoints; for an in-process model run {other}.")
+    if backend == REASONING:
+        return columns | {"sampling_seed": _sampling_seed(backend, run_args)}
     if not served:
         check_thinking_switch(task, chosen, run_args)
     name = tokenizer_name(task, run_args)
@@ -250,7 +368,8 @@ def generation_columns(mode: str, backend: str, run_args: Mapping[str, Any]) -> 
             f"{task}: cannot load tokenizer {name!r} to count output tokens ({type(err).__name__}: {err}); pass "
             "--metadata tokenizer=<Hugging Face id or folder of the generator's tokenizer>."
         ) from err
-    return {"mode": chosen.name, "length_tokenizer": name, "sampling_seed": _sampling_seed(served, run_args)}
+    _check_trace_markers(task, chosen, backend, name, run_args)
+    return columns | {"length_tokenizer": name, "sampling_seed": _sampling_seed(backend, run_args)}
 
 
 def _warn_on_mode_mismatch(mode: Mode, outputs: Sequence[Output]) -> None:
@@ -277,17 +396,51 @@ def _warn_on_mode_mismatch(mode: Mode, outputs: Sequence[Output]) -> None:
         )
 
 
+def _usage_lengths(output: Output, response: Any) -> Output:
+    """An API reasoning model's output, its lengths from the response's ``usage``: the
+    completion tokens (trace included, as Table 3 counts) and the hidden trace's reasoning
+    tokens. A budget spent before any answer (``finish_reason`` "length", no text) is a trace
+    cut off, as in the other modes."""
+    usage = getattr(response, "usage", None)
+    usage = usage if isinstance(usage, Mapping) else {}
+    details = usage.get("completion_tokens_details")
+    reasoning = details.get("reasoning_tokens") if isinstance(details, Mapping) else None
+    completion = usage.get("completion_tokens")
+    flag = output.flag
+    if flag == NO_EXPLANATION and getattr(response, "finish_reason", None) == "length":
+        flag = CUT_OFF
+    return replace(
+        output,
+        flag=flag,
+        output_tokens=completion if isinstance(completion, int) else None,
+        thinking_tokens=reasoning if isinstance(reasoning, int) else None,
+    )
+
+
 def split_outputs(resps: Iterable[list[str]], docs: Sequence[Mapping[str, Any]]) -> list[Output]:
-    """A task's outputs split in the docs' mode, with their lengths in the run's tokens."""
-    settings = {(doc.get("mode"), doc.get("length_tokenizer")) for doc in docs}
+    """A task's outputs split in the docs' mode, with their lengths in the run's tokens (an API
+    reasoning model's: from its responses' ``usage``)."""
+    settings = {(doc.get("mode"), doc.get("length_tokenizer"), doc.get("backend", "")) for doc in docs}
     if len(settings) != 1 or None in next(iter(settings)):
         raise ValueError(
             f"reg_chaos docs name the generation settings {sorted(map(str, settings))}; expected one (mode, "
-            "length_tokenizer), as the task's loader writes them"
+            "length_tokenizer, backend), as the task's loader writes them"
         )
-    mode_name, tokenizer = settings.pop()
+    mode_name, tokenizer, backend = settings.pop()
     mode = MODES[mode_name]
-    outputs = [split_output(responses[0] if responses else "", mode.thinking) for responses in resps]
+    responses = [answers[0] if answers else "" for answers in resps]
+    if backend == REASONING:  # the trace stays on the server: the text is the answer, usage its length
+        outputs = [_usage_lengths(split_output(response), response) for response in responses]
+        outputs = [replace(out, thinking_mode=mode.thinking) for out in outputs]
+        if outputs and all(out.output_tokens is None for out in outputs):
+            log.warning(
+                "REG: no response carried its token usage, so output_tokens and thinking_tokens are NaN (Table 3 "
+                "and section 6 need them): run API reasoning models with the suite's model class, explain-eval "
+                "lm-eval --model reasoning-chat-completions (lm_eval_tasks/reg/DETAILS.md, 'API reasoning models'); "
+                "a --use_cache replay keeps no usage either."
+            )
+        return outputs
+    outputs = [split_output(response, mode.thinking) for response in responses]
     if tokenizer:
         counts = count_tokens(tokenizer, [out.raw for out in outputs] + [out.thinking for out in outputs])
         outputs = [

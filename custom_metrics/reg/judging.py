@@ -38,7 +38,7 @@ from custom_metrics.judge.cache import CachedJudge, VerdictCacheError
 from custom_metrics.judge.spec import JudgeSpec, judge_from_environment, parse_spec, resolve_judge
 from custom_metrics.judge.types import UNPARSED, NLIJudge, Verdict
 from custom_metrics.reg.data import judge_check_docs, load_items
-from custom_metrics.reg.generation import split_outputs
+from custom_metrics.reg.generation import NO_REASONING, split_outputs
 from custom_metrics.reg.outputs import Output, combine
 
 log = logging.getLogger(__name__)
@@ -175,6 +175,7 @@ def locate_judge(task: str, judge: str | None, judge_cache: str | None) -> Locat
         spec = resolve_judge(judge, judge_from_environment(), DEFAULT_JUDGE)
     except ValueError as err:
         raise DataError(f"{task}: {err}") from err
+    check_non_thinking(task, spec)
     cache = Path(judge_cache).expanduser().resolve() if judge_cache else judge_cache_dir()
     try:
         cached = build_judge(spec, cache_dir=cache)
@@ -183,6 +184,23 @@ def locate_judge(task: str, judge: str | None, judge_cache: str | None) -> Locat
     except (VerdictCacheError, JudgeUnavailable) as err:
         raise DataError(f"{task}: {err}") from err
     return LocatedJudge(spec, cache, cached)
+
+
+def check_non_thinking(task: str, spec: JudgeSpec) -> None:
+    """REG's judge runs non-thinking (section 4.4: "Our NLI judge is prompted in non-thinking
+    mode throughout"): an endpoint told to think, or an API reasoning model given an effort
+    that reasons, is refused. In-process judges always render their template without thinking."""
+    if spec.thinking == "on":
+        raise DataError(
+            f"{task}: judge {spec.name} is told to think (thinking=on), but the paper's judge runs non-thinking "
+            "(section 4.4); drop thinking=on (the default sends the switch off)."
+        )
+    effort = spec.reasoning_effort
+    if effort is not None and effort != NO_REASONING:
+        raise DataError(
+            f"{task}: judge {spec.name} reasons (reasoning_effort={effort}), but the paper's judge runs "
+            f"non-thinking (section 4.4); pass reasoning_effort={NO_REASONING}."
+        )
 
 
 def judge_named(judge: str | None) -> bool:

@@ -16,10 +16,11 @@ from custom_metrics.common.published import PublishedRow, cell, table_lines
 from custom_metrics.common.rejudging import Rejudging
 from custom_metrics.common.results import TaskRun
 from custom_metrics.reg import data as reg_data
+from custom_metrics.reg.generation import NO_REASONING
 from custom_metrics.reg.judge_calls import calls_field, calls_text, logged_record
 from custom_metrics.reg.rejudged import judge_calls, judge_of_each_number, rejudged_runs
 
-SOURCE = "REG (Chan, Zhao & Gaizauskas, arXiv 2603.22735) Tables 1-2"
+SOURCE = "REG (Chan, Zhao & Gaizauskas, arXiv 2603.22735) Tables 1-3"
 
 # Table 1, in percent: judge model | accuracy on ChaosNLI-MNLI items with >= 80% agreement
 # (every candidate tested in non-thinking mode).
@@ -56,9 +57,29 @@ gpt-5.6-terra | 84.10 | 81.03 | 55.90 | 77.44 | 44.10 | 61.03
 gpt-5.6-sol | 85.64 | 80.00 | 73.33 | 79.49 | 62.05 | 62.56
 """
 
+# Table 3, thinking mode only: model | mean # of output tokens (including reasoning tokens) of
+# successful explanations | of unsuccessful explanations (judge Gemma-4-31B-it).
+REG_TABLE_3 = """
+Qwen3.5-0.8B | 6211.84 | 6470.07
+Qwen3.5-2B | 5757.32 | 6173.87
+Qwen3.5-4B | 5596.57 | 6153.34
+Qwen3.5-9B | 5324.74 | 5409.26
+Qwen3.5-27B | 4905.58 | 5542.65
+Gemma-4-E2B-it | 509.71 | 523.18
+Gemma-4-E4B-it | 669.92 | 707.34
+Gemma-4-12B-it | 2031.88 | 2544.56
+Gemma-4-26B-A4B-it | 3065.27 | 3797.07
+Gemma-4-31B-it | 1043.45 | 1585.96
+gpt-5.6-luna | 178.07 | 181.65
+gpt-5.6-terra | 116.79 | 160.21
+gpt-5.6-sol | 118.30 | 121.90
+"""
+TABLE_3_KEYS = ("reg_chaos/output_tokens_successful", "reg_chaos/output_tokens_unsuccessful")
+
 
 def published_rows() -> list[PublishedRow]:
     judge = {model: cell(acc, percent=True) for model, acc in table_lines(REG_TABLE_1)}
+    lengths = {model: dict(zip(TABLE_3_KEYS, cells)) for model, *cells in table_lines(REG_TABLE_3)}
     rows = []
     for model, coh_nt, coh_t, eff_nt, eff_t, suc_nt, suc_t in table_lines(REG_TABLE_2):
         for mode, (coh, eff, suc) in (
@@ -72,6 +93,8 @@ def published_rows() -> list[PublishedRow]:
             }
             if mode == "non-thinking":  # Table 1 tested every judge in non-thinking mode
                 cells["reg_judge_select/acc"] = judge[model]
+            else:  # Table 3 counts thinking-mode outputs only
+                cells |= {key: cell(value, percent=False) for key, value in lengths[model].items()}
             source = f"{SOURCE}, {mode}; judge Gemma-4-31B-it"
             rows.append(PublishedRow("reg", model, source, cells, setting=mode))
     return rows
@@ -85,6 +108,8 @@ METRIC_LABELS = {
     "success": "success",
     "malformed": "malformed outputs",
     "thinking_words": "thinking words",
+    "output_tokens_successful": "output tokens, successful (Table 3)",
+    "output_tokens_unsuccessful": "output tokens, unsuccessful (Table 3)",
     "unparsed": "unparsed verdicts",
     "judge_check_acc": "judge check accuracy",
     "judge_degenerate": "judge degenerate",
@@ -100,6 +125,10 @@ DEFINITIONS = {
     "malformed": "Share of N whose output held no explanation (empty, or a thinking block never closed); "
     "these fail every criterion.",
     "thinking_words": "Mean length of the stripped thinking trace, in words, over all docs.",
+    "output_tokens_successful": "Mean output length (thinking trace included) of the successful explanations in N, "
+    "in the generator's tokens (an API reasoning model's: from its usage); Table 3, thinking mode.",
+    "output_tokens_unsuccessful": "Mean output length (thinking trace included) of the unsuccessful explanations in "
+    "N (outputs without an explanation included); Table 3, thinking mode.",
     "unparsed": "Share of the judge's verdicts that could not be read as a label.",
     "judge_check_acc": "The judge's accuracy on the sanity-check pairs run before scoring.",
     "judge_degenerate": "1 when the judge answers (nearly) one label for everything: its scores mean nothing.",
@@ -199,14 +228,30 @@ _PUBLISHED_N = {"reg_chaos": 195, "reg_judge_select": 289}
 
 # Each REG task's paper setting: the mode its explanations are generated in (in-process and
 # served alike, lm_eval_tasks/reg/DETAILS.md); Table 1 tested every judge in non-thinking mode.
+# An API reasoning model's mode is its reasoning effort's (``run_mode``).
 MODES = {
     "reg_chaos": "non-thinking",
     "reg_chaos_served": "non-thinking",
     "reg_chaos_thinking": "thinking",
     "reg_chaos_thinking_served": "thinking",
+    "reg_chaos_reasoning_served": "thinking",
     "reg_judge_select": "non-thinking",
     "reg_judge_select_loglik": "non-thinking",
+    "reg_judge_select_reasoning_served": "non-thinking",
 }
+# Variants read as the task whose paper rows they reproduce.
+SHOWN_AS = {"reg_judge_select_reasoning_served": "reg_judge_select"}
+
+
+def run_mode(run: TaskRun) -> str | None:
+    """The mode a run generated in: its task's, or for an API reasoning model its logged
+    reasoning effort's ("none" is non-thinking)."""
+    mode = MODES.get(run.task)
+    if run.task == "reg_chaos_reasoning_served":
+        config = run.task_config or {}
+        effort = (config.get("generation_kwargs") or {}).get("reasoning_effort")
+        mode = "non-thinking" if effort == NO_REASONING else mode
+    return mode
 
 
 def mode_rows(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
@@ -217,15 +262,15 @@ def mode_rows(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
     from is kept for its samples and said in the notes."""
     adjusted = []
     for run in runs:
-        mode = MODES.get(run.task)
+        mode = run_mode(run)
         if mode is None:
             adjusted.append(run)
             continue
         setting = ", ".join(part for part in (run.setting, mode) if part)
-        task = "reg_chaos" if run.task.startswith("reg_chaos") else run.task
+        task = "reg_chaos" if run.task.startswith("reg_chaos") else SHOWN_AS.get(run.task, run.task)
         adjusted.append(replace(run, task=task, setting=setting, source_task=run.task if task != run.task else ""))
         if task != run.task:
-            notes.append(f"{run.model} ({setting}): reg_chaos read from {run.task} ({run.path}).")
+            notes.append(f"{run.model} ({setting}): {task} read from {run.task} ({run.path}).")
     return adjusted
 
 
@@ -265,7 +310,7 @@ SPEC = PaperSpec(
     families=FAMILIES,
     reference_model="Gemma-4-31B-it",
     paper_setting=paper_setting,
-    published_n=lambda setting, key: _PUBLISHED_N.get(key.split("/", 1)[0]),
+    published_n=lambda setting, key: None if key in TABLE_3_KEYS else _PUBLISHED_N.get(key.split("/", 1)[0]),
     rejudge=Rejudging(
         what="reg_chaos* explanations, judged twice by an NLI judge (J(p, h); then J(p;e, h) and J(p, e))",
         module="custom_metrics.reg.rejudge",

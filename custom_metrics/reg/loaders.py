@@ -46,7 +46,12 @@ def load_reg(
     return {"test": to_dataset([{**doc, **settings} for doc in docs])}
 
 
-def load_judge_select(agreement: float = data.AGREEMENT_THRESHOLD, **run_args: Any) -> dict[str, datasets.Dataset]:
-    """ChaosNLI-MNLI items whose majority label has >= 80% agreement (289 items)."""
-    check_metadata_keys("reg_judge_select", run_args)
+def load_judge_select(
+    agreement: float = data.AGREEMENT_THRESHOLD, backend: str = generation.IN_PROCESS, **run_args: Any
+) -> dict[str, datasets.Dataset]:
+    """ChaosNLI-MNLI items whose majority label has >= 80% agreement (289 items), after
+    checking that the model judges non-thinking, as Table 1's candidates did."""
+    task = "reg_judge_select_reasoning_served" if backend == generation.REASONING else "reg_judge_select"
+    check_metadata_keys(task, run_args)
+    generation.check_judge_non_thinking(task, run_args)
     return {"test": to_dataset(data.judge_select_docs(data.load_items(), float(agreement)))}

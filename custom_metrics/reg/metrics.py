@@ -9,7 +9,8 @@ effective on the same items). ``unparsed`` reports the share either way.
 
 What the generator produced is reported over all docs, whatever the judge decides:
 ``cut_off`` and ``no_explanation`` (the two kinds of output without an explanation,
-``outputs.FLAGS``) and the mean output and trace lengths in the generator's tokens.
+``outputs.FLAGS``) and the mean output and trace lengths in the generator's tokens; Table
+3's mean output tokens of the successful and of the unsuccessful explanations are over N.
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ def process_results(doc: dict[str, Any], results: list[dict[str, Any]]) -> dict[
     metrics["cut_off"] = float(record["flag"] == CUT_OFF)
     metrics["no_explanation"] = float(record["flag"] == NO_EXPLANATION)
     metrics["output_tokens"] = _length(record.get("output_tokens"))
+    for name in ("output_tokens_successful", "output_tokens_unsuccessful"):  # Table 3, over the scored items in N
+        metrics[name] = (metrics["success"][1], metrics["output_tokens"])
     metrics["thinking_tokens"] = _length(record.get("thinking_tokens"))
     metrics["thinking_words"] = float(record["thinking_words"])
     metrics["unparsed"] = unparsed_count(record)
@@ -82,6 +85,23 @@ def process_results(doc: dict[str, Any], results: list[dict[str, Any]]) -> dict[
 def _length(value: Any) -> float:
     """A token count, NaN where the record has none (outputs split outside a harness run)."""
     return float(value) if isinstance(value, int) and not isinstance(value, bool) else math.nan
+
+
+def _mean_tokens(items: Sequence[tuple[float | None, float]], successful: bool) -> float:
+    values = [tokens for success, tokens in items if success is not None and bool(success) == successful]
+    values = [tokens for tokens in values if math.isfinite(tokens)]
+    return sum(values) / len(values) if values else float("nan")
+
+
+def mean_tokens_successful(items: Sequence[tuple[float | None, float]]) -> float:
+    """Table 3: mean output tokens (trace included) of the successful explanations in N."""
+    return _mean_tokens(items, True)
+
+
+def mean_tokens_unsuccessful(items: Sequence[tuple[float | None, float]]) -> float:
+    """Table 3: mean output tokens of the unsuccessful ones (an output without an explanation
+    fails, as in ``success``); NaN where no count was recorded."""
+    return _mean_tokens(items, False)
 
 
 def mean_over_n(items: Sequence[Scored]) -> float:

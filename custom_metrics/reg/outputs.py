@@ -12,15 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from custom_metrics.judge.traces import split_traces
+
 CUT_OFF = "cut_off"
 NO_EXPLANATION = "no_explanation"
 FLAGS = (CUT_OFF, NO_EXPLANATION)
-
-# Trace markers as the models write them: Qwen3/3.5 (and most open reasoning models) and
-# Gemma 4, whose trace opens with the channel token followed by the word "thought".
-OPEN, CLOSE = "<think>", "</think>"
-MARKERS = ((OPEN, CLOSE), ("<|channel>", "<channel|>"))
-GEMMA_CHANNEL_NAME = "thought"
 
 
 @dataclass(frozen=True)
@@ -50,30 +46,6 @@ class Output:
         }
 
 
-def _think_blocks(raw: str, open_tag: str = OPEN, close_tag: str = CLOSE) -> tuple[list[str], str]:
-    """The closed ``open_tag ... close_tag`` blocks (each opening tag with the next closing
-    one) and the text outside them.
-
-    A scan with ``str.find``, not the lazy pattern ``<think>(.*?)</think>``: that one
-    searches to the end of the text again for every unclosed ``<think>``, quadratic in a
-    degenerate generation that repeats the tag (2,000 repeats took a second).
-    """
-    blocks, outside, at = [], [], 0
-    while (start := raw.find(open_tag, at)) >= 0 and (end := raw.find(close_tag, start + len(open_tag))) >= 0:
-        outside.append(raw[at:start])
-        blocks.append(raw[start + len(open_tag) : end])
-        at = end + len(close_tag)
-    outside.append(raw[at:])
-    return blocks, "".join(outside)
-
-
-def _trace_text(text: str, open_tag: str) -> str:
-    text = text.strip()
-    if open_tag == MARKERS[1][0] and text.startswith(GEMMA_CHANNEL_NAME):
-        text = text[len(GEMMA_CHANNEL_NAME) :].strip()
-    return text
-
-
 def split_output(raw: str, thinking_mode: bool = False) -> Output:
     """Strip thinking traces before the explanation is judged.
 
@@ -86,19 +58,9 @@ def split_output(raw: str, thinking_mode: bool = False) -> Output:
     output is ``no_explanation`` in either mode (the model stopped at once).
     """
     raw = raw if isinstance(raw, str) else ""
-    rest, thinking, closed, flag = raw, [], False, ""
-    for open_tag, close_tag in MARKERS:
-        blocks, rest = _think_blocks(rest, open_tag, close_tag)
-        closed = closed or bool(blocks)
-        thinking += [_trace_text(block, open_tag) for block in blocks]
-        if close_tag in rest:  # the opening tag was part of the prompt
-            before, _, rest = rest.rpartition(close_tag)
-            thinking.insert(0, _trace_text(before, open_tag))
-            closed = True
-        if open_tag in rest:
-            rest, _, unclosed = rest.partition(open_tag)
-            thinking.append(_trace_text(unclosed, open_tag))
-            flag = CUT_OFF
+    traces = split_traces(raw)
+    rest, thinking, closed = traces.rest, list(traces.thinking), traces.closed
+    flag = CUT_OFF if traces.unclosed else ""
     if thinking_mode and not closed and not flag and raw.strip():
         thinking, rest, flag = [raw.strip()], "", CUT_OFF
     explanation = " ".join(rest.split())

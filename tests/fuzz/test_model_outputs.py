@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from custom_metrics.common.classification import NO_PREDICTION, predicted_index
 from custom_metrics.geese.anonymize import ANON_PATTERN, anonymize
-from custom_metrics.reg.outputs import _think_blocks, split_output
+from custom_metrics.judge.traces import think_blocks
+from custom_metrics.reg.outputs import split_output
 from custom_metrics.rule.answers import read_answer
 from tests.fuzz.support import SECONDS, within
 
@@ -53,7 +54,7 @@ LAZY_BLOCK = re.compile(r"<think>(.*?)</think>", flags=re.DOTALL)  # the former,
 
 @given(generation)
 def test_thinking_blocks_are_those_the_former_pattern_found(raw: str) -> None:
-    assert _think_blocks(raw) == ([m.group(1) for m in LAZY_BLOCK.finditer(raw)], LAZY_BLOCK.sub("", raw))
+    assert think_blocks(raw) == ([m.group(1) for m in LAZY_BLOCK.finditer(raw)], LAZY_BLOCK.sub("", raw))
 
 
 # GEESE hints are Italian and English; label words in any case, glued to punctuation or digits.

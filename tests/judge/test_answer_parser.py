@@ -37,6 +37,11 @@ FILLER = st.lists(st.sampled_from(["the", "label", "is", "answer", ":", "**", "-
         ("The hypothesis is most likely false given the premise.", None),  # recorded from SmolLM2
         ("I cannot tell.", None),
         ("", None),
+        # a judge that thinks anyway: read after its trace, never inside one that did not close
+        ("<think>Maybe it is a contradiction", None),
+        ("<think>It might be neutral.</think>\nEntailment", "entailment"),
+        ("The hypothesis seems neutral...</think>\n\nContradiction", "contradiction"),  # opened in the prompt
+        ("<|channel>thought Neutral? no.<channel|>Contradiction", "contradiction"),  # Gemma 4's channel
     ],
 )
 def test_examples(text, label):

@@ -27,6 +27,8 @@ def test_spec_default_is_embedded_lm():
 
 
 SAMPLED = "temperature=0.7&top_p=0.8&top_k=0&seed=0&max_tokens=16"
+# in process Qwen's top_k 20 applies too (endpoints may refuse the field: off unless asked)
+LM_SAMPLED = SAMPLED.replace("top_k=0", "top_k=20")
 
 
 def test_spec_options_and_names(tmp_path):
@@ -49,7 +51,7 @@ def test_spec_options_and_names(tmp_path):
 
 def test_sampling_options_change_the_name_and_seed_each_pair():
     base = parse_spec("lm:org/judge?mode=generate")
-    assert base.name == f"lm:org/judge?mode=generate&{SAMPLED}"
+    assert base.name == f"lm:org/judge?mode=generate&{LM_SAMPLED}"
     other = parse_spec("lm:org/judge?mode=generate&seed=3&temperature=1&top_k=20")
     assert other.name == "lm:org/judge?mode=generate&temperature=1&top_p=0.8&top_k=20&seed=3&max_tokens=16"
     sampling = base.sampling

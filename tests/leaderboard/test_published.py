@@ -73,6 +73,16 @@ def test_reg_tables_1_and_2_match_paper(papers: Path) -> None:
         assert f"| {line} |" in table_2, line
 
 
+def test_reg_table_3_matches_paper(papers: Path) -> None:
+    text = (papers / "reg.md").read_text(encoding="utf-8")
+    table_3 = text[text.index("Table 3: Comparison of mean output tokens") : text.index("We discuss results of our")]
+    table_3 = table_3.replace("26B- A4B", "26B-A4B")  # a line break in the paper's cell
+    transcribed = lines(reg_board.REG_TABLE_3)
+    assert len(transcribed) == 13
+    for line in transcribed:
+        assert f"| {line} |" in table_3, line
+
+
 def test_ibe_table_1_matches_paper(papers: Path) -> None:
     text = (papers / "ibe-eval.md").read_text(encoding="utf-8")
     table = text[text.index("| Baselines |") : text.index("Table 1: An ablation study")]
@@ -90,6 +100,10 @@ def test_published_rows_convert_percent_exactly() -> None:
     assert len(reg) == 26
     assert reg["gpt-5.6-sol (thinking)"].cells["reg_chaos/effectiveness"].value == Decimal("0.7949")
     assert "reg_judge_select/acc" not in reg["gpt-5.6-sol (thinking)"].cells
+    # Table 3: token counts as printed (no percent), thinking rows only
+    lengths = reg["Gemma-4-26B-A4B-it (thinking)"].cells
+    assert lengths["reg_chaos/output_tokens_unsuccessful"].value == Decimal("3797.07")
+    assert "reg_chaos/output_tokens_successful" not in reg["gpt-5.6-sol (non-thinking)"].cells
     ibe = {row.model: row for row in ibe_board.published_rows()}
     assert ibe["LLaMA 2 13B"].cells["ibe_copa_selection/human"].value == Decimal("1.0")
     # The paper's judge is GPT 3.5 for every generator: its numbers sit in rows named for it.

@@ -1,4 +1,5 @@
-"""REG through the real lm_eval CLI on the embedded model (synthetic ChaosNLI-schema rows)."""
+"""REG through the real lm_eval CLI on the embedded model (synthetic ChaosNLI-schema rows): the
+in-process generator and judge; a served generator and judge are ``test_modes_e2e.py``'s."""
 
 from __future__ import annotations
 
@@ -10,10 +11,9 @@ from pathlib import Path
 import pytest
 
 from custom_metrics.judge.answer import parse_label
-from custom_metrics.judge.spec import parse_spec
 from custom_metrics.reg.generation import count_tokens
 from custom_metrics.reg.judging import read_record
-from tests.helpers import MIRROR, run_lm_eval
+from tests.helpers import MIRROR
 
 FAST = ["--gen_kwargs", "max_gen_toks=16"]
 
@@ -93,43 +93,3 @@ def test_reg_chaos_embedded_generator_and_judge(lm_eval_cli, embedded_model, tmp
     assert generated["acc,none"] == pytest.approx(
         sum(parse_label(a) == s["doc"]["majority_label"] for a, s in zip(answers, samples["reg_judge_select"])) / 2
     )
-
-
-@pytest.mark.e2e
-def test_reg_chaos_served_model_and_served_judge(served_model, tmp_path):
-    """The model under test (``reg_chaos_served``) and REG's judge behind one real
-    ``transformers serve``, as the README runs them; the verdict cache makes a rerun send the
-    judge nothing.
-
-    The server's access log counts requests: a run sends one chat completion per doc (the
-    explanation) plus one per judged pair. The rerun (same verdict cache, no harness
-    response cache) sends exactly one per doc: every verdict comes from the cache.
-    """
-    judge = f"openai:{served_model.model}@{served_model.base_url}"
-    extra = [*FAST, "--metadata", json.dumps({"judge": judge, "judge_check": "warn"})]  # a base model judges
-    env = _env(tmp_path, "lm:not-this-one")  # --metadata wins over the environment
-    chat = "/v1/chat/completions"
-
-    def run(out: Path) -> tuple[dict, list[dict], int]:
-        before = served_model.requests(chat)
-        task = "reg_chaos_served"
-        results, samples = run_lm_eval(served_model.chat_flags(), task, out, limit=2, extra=extra, env=env)
-        return results, samples[task], served_model.requests(chat) - before
-
-    results, samples, sent = run(tmp_path / "first")
-    records = _check_metrics_match_records(results["results"]["reg_chaos_served"], samples)
-    assert {r["judge"] for r in records} == {parse_spec(judge).name}
-    # the paper's protocol by default: a generated one-word label, parsed or flagged unparsed
-    assert all(r["initial"]["method"] in ("generated", "unparsed") for r in records)
-    # the judge check's 5 gold items first (s003 and s005 are reg_chaos items too: judged once)
-    checked = {"s008", "s009", "s011", "s003", "s005"} | {s["doc"]["uid"] for s in samples}
-    judged = len(checked) + 2 * sum(r["initial"]["label"] == "contradiction" and not r["flag"] for r in records)
-    assert sent == len(samples) + judged, served_model.log_tail()
-    db = sqlite3.connect(tmp_path / "verdicts" / "verdicts.sqlite")
-    stored = db.execute("SELECT COUNT(*) FROM verdicts WHERE judge = ?", (parse_spec(judge).name,)).fetchone()[0]
-    assert stored == judged
-
-    rerun_results, rerun_samples, rerun_sent = run(tmp_path / "second")
-    assert rerun_sent == len(rerun_samples) == len(samples), served_model.log_tail()
-    assert [read_record(s["filtered_resps"][0]) for s in rerun_samples] == records
-    assert json.dumps(rerun_results["results"], sort_keys=True) == json.dumps(results["results"], sort_keys=True)

@@ -1,10 +1,12 @@
-"""A REG run with a judge it cannot use stops before any generation, through the real CLI.
+"""A REG run with a judge it cannot use stops before any generation.
 
-Each case is the real ``lm_eval`` on the embedded model (``--model hf``) with ``reg_chaos``
-and one wrong setting. What proves that no generation request was made is the harness'
-own record, not timing: with ``--use_cache`` lm-eval writes every response it gets to a
-sqlite file (sampled generations included), which stays empty, and it logs "Running
-generate_until requests" before it sends any, which never appears.
+One case runs the real ``lm_eval`` on the embedded model (``--model hf``) with ``reg_chaos``:
+what proves that no generation request was made is the harness' own record, not timing:
+with ``--use_cache`` lm-eval writes every response it gets to a sqlite file (sampled
+generations included), which stays empty, and it logs "Running generate_until requests"
+before it sends any, which never appears. The other cases take the same path in process
+(``simple_evaluate`` builds the task, and so runs its checks, after the model and before any
+request), on the harness' dummy model counting the requests it is sent: none.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from pathlib import Path
 
 import pytest
 
+from custom_metrics.common.errors import DataError
 from tests.helpers import MIRROR, TASKS_DIR, hf_model_flags
+from tests.reg.test_lm_object import CountingLM
 from tests.serving import free_port
 
 LIMIT_S = 60  # a wrong judge must cost less than a minute, lm_eval's start and model loading included
@@ -66,8 +70,27 @@ CASES = {
 }
 
 
+CLI_CASE = "missing local path"
+
+
+@pytest.mark.parametrize("case", [case for case in CASES if case != CLI_CASE])
+def test_a_judge_that_cannot_work_stops_reg_chaos_before_any_request(case, fixture_mirror, monkeypatch, tmp_path):
+    from lm_eval import simple_evaluate
+    from lm_eval.tasks import TaskManager
+
+    metadata, message = CASES[case]
+    metadata = {key: value.format(port=free_port()) for key, value in metadata.items()}
+    monkeypatch.setenv("EXPLAIN_EVAL_JUDGE_CACHE", str(tmp_path / "verdicts"))
+    monkeypatch.setenv("EXPLAIN_EVAL_JUDGE", "")
+    model = CountingLM()
+    manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=metadata)
+    with pytest.raises(DataError, match=message):
+        simple_evaluate(model=model, tasks=["reg_chaos"], limit=2, task_manager=manager)
+    assert model.requests == 0
+
+
 @pytest.mark.e2e
-@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("case", [CLI_CASE])
 def test_a_judge_that_cannot_work_stops_reg_chaos_before_generation(case, embedded_model, tmp_path):
     metadata, message = CASES[case]
     metadata = {key: value.format(port=free_port()) for key, value in metadata.items()}

@@ -11,7 +11,7 @@ import pytest
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.reg import generation
-from custom_metrics.reg.generation import IN_PROCESS, MODES, NON_THINKING, SERVED, TASKS, THINKING
+from custom_metrics.reg.generation import IN_PROCESS, MODES, NON_THINKING, REASONING, SERVED, TASKS, THINKING
 from tests.helpers import TASKS_DIR
 from tests.reg.judges import tiny_judge_metadata
 from tests.reg.thinking_model import NON_THINKING_PREFILL, THINKING_PREFILL, thinking_model_folder
@@ -27,7 +27,7 @@ def tokenizer(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def _run_args(task: str, tokenizer: str) -> dict:
     mode, backend = next(key for key, name in TASKS.items() if name == task)
-    if backend == SERVED:
+    if backend != IN_PROCESS:
         return {"model": tokenizer, **SERVER}
     return {"pretrained": tokenizer, "chat_template_args": {"enable_thinking": MODES[mode].thinking}}
 
@@ -51,8 +51,14 @@ def test_each_variant_carries_its_modes_parameters(task, tokenizer, fixture_mirr
     expected = MODES[mode].generation_kwargs(backend)
     assert {key: value for key, value in loaded.config.generation_kwargs.items() if key != "until"} == expected
     assert ("top_k" in expected) == (backend == IN_PROCESS)  # OpenAI-schema servers refuse top_k and min_p
+    assert ("presence_penalty" in expected) == (backend == SERVED)  # vLLM applies it; transformers has none
     doc = next(iter(loaded.test_docs()))
-    assert (doc["mode"], doc["length_tokenizer"]) == (mode, tokenizer)
+    # an API reasoning model's lengths come from its usage: no tokenizer
+    assert (doc["mode"], doc["backend"], doc["length_tokenizer"]) == (
+        mode,
+        backend,
+        "" if backend == REASONING else tokenizer,
+    )
 
 
 @pytest.mark.parametrize(
@@ -115,7 +121,7 @@ def test_outputs_are_counted_in_the_runs_tokens(tokenizer, caplog):
     with caplog.at_level(logging.WARNING):
         generation.split_outputs([[raws[0]]], [{"mode": "non-thinking", "length_tokenizer": tokenizer}])
     assert "non-thinking mode: 1 of 1 outputs hold a thinking trace" in caplog.text
-    with pytest.raises(ValueError, match="expected one \\(mode, length_tokenizer\\)"):
+    with pytest.raises(ValueError, match="expected one \\(mode, length_tokenizer, backend\\)"):
         generation.split_outputs([[""]], [{"mode": "thinking"}])
 
 
@@ -130,3 +136,43 @@ def test_the_test_template_renders_each_switch_and_refuses_none(embedded_model: 
     assert render(enable_thinking=False).endswith(NON_THINKING_PREFILL)
     with pytest.raises(TemplateError, match="needs the thinking switch"):
         render()
+
+
+def test_an_api_reasoning_models_effort_and_mode_come_from_the_metadata(tokenizer, fixture_mirror):
+    """Section 4.4: gpt-5.6 thinks at reasoning effort "medium"; "none" is its non-thinking mode."""
+    from lm_eval.tasks import TaskManager
+
+    served = {"model": "gpt-x", **SERVER}
+    for effort, mode in ((None, "thinking"), ("none", "non-thinking"), ("HIGH", "thinking")):
+        run_args = served if effort is None else {**served, "reasoning_effort": effort}
+        columns = generation.generation_columns("thinking", REASONING, run_args)
+        assert (columns["mode"], columns["length_tokenizer"], columns["sampling_seed"]) == (mode, "", None)
+    with pytest.raises(DataError, match="reasoning_effort is 'extreme', expected one of none, minimal"):
+        generation.generation_columns("thinking", REASONING, {**served, "reasoning_effort": "extreme"})
+    with pytest.raises(DataError, match="reg_chaos_reasoning_served is for OpenAI-compatible chat endpoints"):
+        generation.generation_columns("thinking", REASONING, {"pretrained": tokenizer})
+    metadata = {**served, "reasoning_effort": "none"} | tiny_judge_metadata(Path(tokenizer).parent)
+    manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=metadata)
+    task = manager.load(["reg_chaos_reasoning_served"])["tasks"]["reg_chaos_reasoning_served"]
+    assert task.config.generation_kwargs == {"until": [], "reasoning_effort": "none", "max_gen_toks": 32768}
+    assert next(iter(task.test_docs()))["mode"] == "non-thinking"
+
+
+def test_the_leaderboard_reads_an_api_reasoning_runs_mode_from_its_effort(tmp_path):
+    from custom_metrics.common.results import TaskRun
+    from custom_metrics.reg.leaderboard import mode_rows
+
+    def run(task: str, effort: str | None) -> TaskRun:
+        config = {"generation_kwargs": {"reasoning_effort": effort}} if effort else None
+        return TaskRun("gpt-x", task, {}, 3, None, tmp_path / "results.json", 0.0, "0.4.13", task_config=config)
+
+    notes: list[str] = []
+    rows = mode_rows(
+        [run("reg_chaos_reasoning_served", "medium"), run("reg_chaos_reasoning_served", "none"),
+         run("reg_judge_select_reasoning_served", None)],
+        notes,
+    )  # fmt: skip
+    assert [(row.task, row.setting) for row in rows] == [
+        ("reg_chaos", "thinking"), ("reg_chaos", "non-thinking"), ("reg_judge_select", "non-thinking"),
+    ]  # fmt: skip
+    assert "reg_judge_select read from reg_judge_select_reasoning_served" in notes[-1]

@@ -130,3 +130,49 @@ def test_an_unusable_cache_fails_before_generation(tmp_path):
     (garbage / "verdicts.sqlite").write_bytes(b"this is not sqlite" * 300)
     with pytest.raises(DataError, match=r"garbage/verdicts.sqlite: cannot open it .*delete .*recomputed"):
         reg_judging.locate_judge("reg_chaos", None, str(garbage))
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("openai:judge@http://127.0.0.1:9/v1?thinking=on", r"is told to think \(thinking=on\).*non-thinking"),
+        ("openai:gpt@http://127.0.0.1:9/v1?reasoning_effort=medium", r"reasons \(reasoning_effort=medium\).*=none"),
+    ],
+)
+def test_the_judge_runs_non_thinking(spec, message, tmp_path):
+    """Section 4.4: the judge is prompted non-thinking; refused before anything is opened or loaded."""
+    with pytest.raises(DataError, match=message):
+        reg_judging.locate_judge("reg_chaos", spec, str(tmp_path))
+    assert not list(tmp_path.iterdir())  # no verdict cache was even opened
+
+
+def test_an_api_reasoning_judge_sends_its_effort_and_nothing_else():
+    from custom_metrics.judge.endpoint import OpenAIJudge
+    from custom_metrics.judge.spec import parse_spec
+
+    spec = parse_spec("openai:gpt@http://h/v1?reasoning_effort=none&max_tokens=32")
+    # no sampling parameter nor thinking switch is sent, so none keys the cache
+    assert spec.name == "openai:gpt@http://h/v1?mode=generate&reasoning_effort=none&max_tokens=32"
+    payload = OpenAIJudge(spec)._payload("P.", "H.")
+    assert set(payload) == {"model", "messages", "reasoning_effort", "max_completion_tokens"}
+    assert (payload["reasoning_effort"], payload["max_completion_tokens"]) == ("none", 32)
+    for bad, named in (("temperature=1", "temperature"), ("thinking=off", "thinking"), ("mode=loglik", "logprobs")):
+        with pytest.raises(ValueError, match=f"API reasoning model .*{named}"):
+            parse_spec(f"openai:gpt@http://h/v1?reasoning_effort=none&{bad}")
+
+
+@pytest.mark.parametrize(
+    "run_args, message",
+    [
+        ({"chat_template_args": {"enable_thinking": True}}, "chat_template_args.enable_thinking is True"),
+        ({"enable_thinking": "true"}, "model argument enable_thinking is 'true'"),
+        ({"reasoning_effort": "medium"}, "reasoning_effort is 'medium'"),
+    ],
+)
+def test_reg_judge_select_measures_a_judge_non_thinking(run_args, message, fixture_mirror):
+    from custom_metrics.reg.loaders import load_judge_select
+
+    with pytest.raises(DataError, match=message):
+        load_judge_select(**run_args)
+    non_thinking = {"chat_template_args": {"enable_thinking": False}, "reasoning_effort": "none"}
+    assert len(load_judge_select(**non_thinking)["test"]) == 5  # the fixture's high-agreement items

@@ -1,29 +1,36 @@
-"""REG's two modes through the real lm_eval CLI, in process and on a served model.
+"""REG's two modes, in process and on a served model, with a served judge and its verdict cache.
 
 The generator is the embedded gemma-3-270m with a chat template that has a thinking switch
-(``tests/reg/thinking_model.py``); the judge is the default embedded one, its verdicts
-cached across the module's runs. Generation is a few tokens: the point is the wiring (the
-switch reaches the template, the mode's sampling parameters reach the model, the samples
-record the mode, seed, token lengths and the split malformed flags), not the explanations.
+(``tests/reg/thinking_model.py``), behind one real ``transformers serve``; the same server is
+REG's ``openai:`` judge (a base model, so the judge check warns and the run goes on). One
+``lm_eval`` CLI run of both served tasks is shared by the served tests; the cache rerun and the
+in-process thinking run go through ``simple_evaluate`` in this process (the CLI's own path is
+``test_e2e.py``'s). Generation is a few tokens: the point is the wiring (the switch reaches the
+template, the mode's sampling parameters reach the model, the samples record the mode, seed,
+token lengths and the split malformed flags, every verdict is asked once), not the explanations.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from custom_metrics.reg.generation import MODES, THINKING, count_tokens
+from custom_metrics.judge.spec import parse_spec
+from custom_metrics.reg.generation import MODES, NON_THINKING, THINKING, count_tokens
 from custom_metrics.reg.judging import read_record
-from custom_metrics.reg.outputs import FLAGS
-from tests.helpers import MIRROR, run_lm_eval
+from custom_metrics.reg.outputs import FLAGS, split_output
+from tests.helpers import MIRROR, TASKS_DIR, run_lm_eval
 from tests.reg.thinking_model import THINKING_PREFILL, thinking_model_folder
 
 BUDGET = 6  # tokens: every thinking-mode output is a trace cut off by the budget
-WARN = ["--metadata", json.dumps({"judge_check": "warn"})]  # the embedded judge is degenerate: run anyway
+SERVED_TASKS = ["reg_chaos_served", "reg_chaos_thinking_served"]
+CHAT = "/v1/chat/completions"
 
 
 @pytest.fixture(scope="module")
@@ -46,15 +53,70 @@ def thinking_server(thinking_model: Path):
 
 
 @pytest.fixture(scope="module")
+def judge(thinking_server, thinking_model) -> str:
+    """The server as REG's judge, in its default (the paper's) protocol; 4 answer tokens, not 16:
+    a CPU server decodes every verdict, and a one-word label fits."""
+    return f"openai:{thinking_model}@{thinking_server.base_url}?max_tokens=4"
+
+
+@pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     verdicts = tmp_path_factory.mktemp("verdicts")
     return {"EXPLAIN_EVAL_DATA": str(MIRROR), "EXPLAIN_EVAL_JUDGE_CACHE": str(verdicts), "EXPLAIN_EVAL_JUDGE": ""}
 
 
-def _in_process(model: Path, thinking: bool) -> list[str]:
-    args = {"pretrained": str(model), "dtype": "float32", "chat_template_args": {"enable_thinking": thinking}}
-    flags = ["--model", "hf", "--model_args", json.dumps(args), "--device", "cpu", "--batch_size", "8"]
-    return [*flags, "--apply_chat_template"]
+def _served_args(thinking_server, thinking_model) -> dict[str, Any]:
+    base_url = f"{thinking_server.base_url}/chat/completions"
+    return {"model": str(thinking_model), "base_url": base_url, "num_concurrent": 1, "max_retries": 1}
+
+
+@pytest.fixture(scope="module")
+def served_env(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The served run's own verdict cache: what it holds is what that run asked the judge."""
+    return {**env, "EXPLAIN_EVAL_JUDGE_CACHE": str(tmp_path_factory.mktemp("served-verdicts"))}
+
+
+@pytest.fixture(scope="module")
+def served_run(thinking_server, thinking_model, judge, served_env, tmp_path_factory):
+    """Both served tasks through the real CLI: results, samples, chat requests the server got."""
+    args = ",".join(f"{key}={value}" for key, value in _served_args(thinking_server, thinking_model).items())
+    flags = ["--model", "local-chat-completions", "--model_args", args, "--apply_chat_template"]
+    metadata = {"judge": judge, "judge_check": "warn"}  # a base model judges: degenerate, run anyway
+    extra = ["--gen_kwargs", f"max_gen_toks={BUDGET}", "--metadata", json.dumps(metadata)]
+    before = thinking_server.requests(CHAT)
+    out = tmp_path_factory.mktemp("served")
+    results, samples = run_lm_eval(flags, ",".join(SERVED_TASKS), out, limit=2, extra=extra, env=served_env)
+    return results, samples, thinking_server.requests(CHAT) - before
+
+
+def _in_process(model: str, model_args: dict, tasks: list[str], metadata: dict, env: dict, monkeypatch) -> dict:
+    """``simple_evaluate`` as the CLI runs it: the model arguments merged into the task metadata."""
+    from lm_eval import simple_evaluate
+    from lm_eval.tasks import TaskManager
+
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=model_args | metadata)
+    return simple_evaluate(
+        model=model,
+        model_args=model_args,
+        tasks=tasks,
+        limit=2,
+        gen_kwargs=f"max_gen_toks={BUDGET}",
+        apply_chat_template=True,
+        log_samples=True,
+        task_manager=manager,
+        device="cpu",
+        batch_size=8,
+    )
+
+
+def _request(sample: dict) -> tuple[Any, dict]:
+    """(prompt, generation arguments) of a sample, from a samples file or from ``simple_evaluate``."""
+    arguments = sample["arguments"]
+    if isinstance(arguments, dict):
+        return arguments["gen_args_0"]["arg_0"], arguments["gen_args_0"]["arg_1"]
+    return arguments[0][0], arguments[0][1]
 
 
 def _check_samples(task: str, result: dict, samples: list[dict], tokenizer: str) -> list[dict]:
@@ -64,10 +126,10 @@ def _check_samples(task: str, result: dict, samples: list[dict], tokenizer: str)
     raws = [sample["resps"][0][0] for sample in samples]
     for sample, record, raw in zip(samples, records, raws):
         assert record["mode"] == mode.name and sample["doc"]["length_tokenizer"] == tokenizer
-        sent = sample["arguments"]["gen_args_0"]["arg_1"]  # the sampling parameters as the harness sent them
+        sent = _request(sample)[1]  # the sampling parameters as the harness sent them
         assert (sent["temperature"], sent["top_p"], sent["do_sample"]) == (mode.temperature, mode.top_p, True)
         assert record["output_tokens"] == count_tokens(tokenizer, [raw])[0] <= BUDGET
-        assert record["thinking_tokens"] == count_tokens(tokenizer, [record_thinking(raw, mode.thinking)])[0]
+        assert record["thinking_tokens"] == count_tokens(tokenizer, [split_output(raw, mode.thinking).thinking])[0]
     for flag in FLAGS:
         assert result[f"{flag},judged"] == pytest.approx(sum(r["flag"] == flag for r in records) / len(records)), task
     assert result["output_tokens,judged"] == pytest.approx(sum(r["output_tokens"] for r in records) / len(records))
@@ -78,30 +140,23 @@ def _check_samples(task: str, result: dict, samples: list[dict], tokenizer: str)
     return records
 
 
-def record_thinking(raw: str, thinking: bool) -> str:
-    from custom_metrics.reg.outputs import split_output
-
-    return split_output(raw, thinking).thinking
-
-
 @pytest.mark.e2e
-def test_thinking_mode_in_process(thinking_model, env, tmp_path):
-    """reg_chaos_thinking on ``--model hf``; the non-thinking ``reg_chaos`` runs in process in
-    ``test_e2e.py`` and both modes' switch checks in ``test_generation.py``."""
+def test_thinking_mode_in_process(thinking_model, judge, env, monkeypatch):
+    """reg_chaos_thinking on ``--model hf``; the non-thinking ``reg_chaos`` runs in process through
+    the CLI in ``test_e2e.py`` and both modes' switch checks in ``test_generation.py``."""
     task = "reg_chaos_thinking"
-    extra = ["--gen_kwargs", f"max_gen_toks={BUDGET}", *WARN]
-    results, samples = run_lm_eval(_in_process(thinking_model, True), task, tmp_path, limit=2, extra=extra, env=env)
-    _check_samples(task, results["results"][task], samples[task], str(thinking_model))
-    for sample in samples[task]:
-        # the switch reached the template: the rendered prompt ends in the thinking prefill
-        prompt = sample["arguments"]["gen_args_0"]["arg_0"]
-        assert prompt.endswith(THINKING_PREFILL), prompt[-80:]
-        sent = sample["arguments"]["gen_args_0"]["arg_1"]
-        assert (sent["top_k"], sent["min_p"], sent["max_gen_toks"]) == (
-            20,
-            0.0,
-            BUDGET,
-        )  # in process, all of Qwen's set
+    model_args = {
+        "pretrained": str(thinking_model),
+        "dtype": "float32",
+        "chat_template_args": {"enable_thinking": True},
+    }
+    out = _in_process("hf", model_args, [task], {"judge": judge, "judge_check": "warn"}, env, monkeypatch)
+    _check_samples(task, out["results"][task], out["samples"][task], str(thinking_model))
+    for sample in out["samples"][task]:
+        prompt, sent = _request(sample)
+        assert prompt.endswith(THINKING_PREFILL), prompt[-80:]  # the switch reached the template
+        assert (sent["top_k"], sent["min_p"], sent["max_gen_toks"]) == (20, 0.0, BUDGET)  # in process, Qwen's set
+        assert "presence_penalty" not in sent  # transformers' generate() has none
         assert sample["doc"]["sampling_seed"] == 1234  # lm_eval's default torch seed
 
 
@@ -114,19 +169,16 @@ def _post(base_url: str, body: dict) -> dict:
 
 
 @pytest.mark.e2e
-def test_each_mode_on_a_served_model(thinking_server, thinking_model, env, tmp_path):
+def test_each_mode_on_a_served_model(served_run, thinking_server, thinking_model):
     """Both served variants in one run: each request carries its mode's switch, which the
     server's template needs to render at all; the server's prompt lengths show it took effect."""
-    tasks = ["reg_chaos_served", "reg_chaos_thinking_served"]
-    args = f"model={thinking_model},base_url={thinking_server.base_url}/chat/completions,num_concurrent=1,max_retries=1"
-    flags = ["--model", "local-chat-completions", "--model_args", args, "--apply_chat_template"]
-    extra = ["--gen_kwargs", f"max_gen_toks={BUDGET}", *WARN]
-    results, samples = run_lm_eval(flags, ",".join(tasks), tmp_path, limit=2, extra=extra, env=env)
-    for task in tasks:
+    results, samples, _ = served_run
+    for task in SERVED_TASKS:
         _check_samples(task, results["results"][task], samples[task], str(thinking_model))
-        mode = THINKING if task == "reg_chaos_thinking_served" else MODES["non-thinking"]
-        sent = samples[task][0]["arguments"]["gen_args_0"]["arg_1"]
+        mode = THINKING if task == "reg_chaos_thinking_served" else NON_THINKING
+        sent = _request(samples[task][0])[1]
         assert sent["chat_template_kwargs"] == {"enable_thinking": mode.thinking}
+        assert sent["presence_penalty"] == 1.5  # vLLM applies it; transformers serve ignores it
         assert "top_k" not in sent and samples[task][0]["doc"]["sampling_seed"] == 1234  # the request seed
         assert MODES[samples[task][0]["doc"]["mode"]] is mode
 
@@ -137,8 +189,8 @@ def test_each_mode_on_a_served_model(thinking_server, thinking_model, env, tmp_p
 
     tokenizer = AutoTokenizer.from_pretrained(thinking_model)
     # the chat messages as logged: lm-eval's JsonChatStr, a one-field tuple holding their JSON
-    (sent,) = samples[tasks[0]][0]["arguments"]["gen_args_0"]["arg_0"]
-    messages = json.loads(sent)
+    (logged,) = _request(samples[SERVED_TASKS[0]][0])[0]
+    messages = json.loads(logged)
     assert [message["role"] for message in messages] == ["user"]
     body = {"model": str(thinking_model), "messages": messages, "max_tokens": 1, "temperature": 0}
     lengths = []
@@ -154,6 +206,42 @@ def test_each_mode_on_a_served_model(thinking_server, thinking_model, env, tmp_p
     with pytest.raises(urllib.error.HTTPError) as refused:
         _post(thinking_server.base_url, body)
     assert refused.value.code >= 400
+
+
+@pytest.mark.e2e
+def test_a_served_judge_is_asked_each_pair_once_and_a_rerun_asks_it_nothing(
+    served_run, thinking_server, thinking_model, judge, served_env, monkeypatch
+):
+    """The server's access log counts requests: the run sent one chat completion per doc (the
+    explanation) plus one per pair the judge had not judged (the gold items of its check, the
+    (p, h) pairs, the explanations of the items in N), each stored in the verdict cache; the
+    rerun (same cache, no harness response cache) sends exactly one per doc."""
+    results, samples, sent = served_run
+    name = parse_spec(judge).name
+    records = [read_record(s["filtered_resps"][0]) for task in SERVED_TASKS for s in samples[task]]
+    assert {r["judge"] for r in records} == {name}
+    # the paper's protocol by default: a generated one-word label, parsed or flagged unparsed
+    assert all(r["initial"]["method"] in ("generated", "unparsed") for r in records)
+    db = sqlite3.connect(Path(served_env["EXPLAIN_EVAL_JUDGE_CACHE"]) / "verdicts.sqlite")
+    stored = db.execute("SELECT COUNT(*) FROM verdicts WHERE judge = ?", (name,)).fetchone()[0]
+    documents = sum(len(samples[task]) for task in SERVED_TASKS)
+    assert stored >= 5 + 1 and sent == documents + stored, thinking_server.log_tail()  # 5 gold items, s001's (p, h)
+
+    before = thinking_server.requests(CHAT)
+    rerun = _in_process(
+        "local-chat-completions",
+        _served_args(thinking_server, thinking_model),
+        SERVED_TASKS,
+        {"judge": judge, "judge_check": "warn"},
+        served_env,
+        monkeypatch,
+    )
+    assert thinking_server.requests(CHAT) - before == documents, thinking_server.log_tail()
+    for task in SERVED_TASKS:
+        again = [read_record(s["filtered_resps"][0]) for s in rerun["samples"][task]]
+        assert again == [read_record(s["filtered_resps"][0]) for s in samples[task]]
+        in_memory = json.dumps(rerun["results"][task], sort_keys=True, default=str)
+        assert in_memory == json.dumps(results["results"][task], sort_keys=True)
 
 
 @pytest.mark.e2e

@@ -1,12 +1,19 @@
-"""REG's reward inside TRL: a real ``GRPOTrainer`` on the embedded model, judged by the embedded LM.
+"""Section 7's recipe (``custom_metrics.reg.dapo``): a real TRL ``GRPOTrainer`` in DAPO mode on
+the embedded model, judged by the embedded LM, then the recipe's evaluation step through the
+real ``lm_eval`` CLI on the checkpoint it saved.
 
-Two optimisation steps on two fixture ChaosNLI items, two completions each: the point is
-that TRL calls ``REGReward`` the way it calls any reward function, receives Table 4
-rewards for its completions, and logs them under the function's name.
+Two optimisation steps on two fixture ChaosNLI items, two rollouts each (the paper: 8 rollouts,
+the full 275 items): TRL calls ``REGReward`` the way it calls any reward function, receives
+Table 4 rewards for its completions and logs them under the function's name; the trainer runs
+DAPO's loss with the run's clip-higher; the checkpoint it saves is a model the harness runs.
+MuSR's data is on the Hub only, so here the evaluation step runs a REG log-likelihood task
+instead of ``leaderboard_musr`` (its command is the same otherwise).
 """
 
 from __future__ import annotations
 
+import gc
+import json
 import math
 import sqlite3
 import statistics
@@ -15,7 +22,9 @@ from typing import Any
 
 import pytest
 
-from custom_metrics.reg.reward import NO_EXPLANATION_REWARD, REWARD_MATRIX, REGReward, training_rows
+from custom_metrics.reg import dapo
+from custom_metrics.reg.reward import NO_EXPLANATION_REWARD, REWARD_MATRIX, REGReward
+from tests.helpers import MIRROR, TASKS_DIR
 from tests.serving import chat_model_folder
 
 pytestmark = pytest.mark.e2e
@@ -36,10 +45,28 @@ class RecordingReward(REGReward):
         return rewards
 
 
-def test_grpo_trainer_receives_and_logs_table_4_rewards(embedded_model, fixture_mirror, tmp_path) -> None:
+def test_the_paper_settings_are_the_recipes() -> None:
+    """Section 7.1: three upper clips, three seeds, 8 rollouts, DAPO's loss, non-thinking rollouts."""
+    pytest.importorskip("trl", reason="the trl extra is not installed: pip install -e '.[trl]'")
+    assert (dapo.EPSILON_HIGH, dapo.SEEDS, dapo.ROLLOUTS, dapo.PAPER_MODEL) == (
+        (0.2, 0.28, 0.36), (0, 1, 2), 8, "Qwen/Qwen3.5-2B",
+    )  # fmt: skip
+    config = dapo.dapo_config("unused", dapo.Setting(0.36, 2), use_cpu=True)
+    assert (config.loss_type, config.epsilon, config.epsilon_high, config.num_generations, config.seed) == (
+        "dapo", 0.2, 0.36, 8, 2,
+    )  # fmt: skip
+    assert config.chat_template_kwargs == {"enable_thinking": False}
+    assert dapo.table_5({dapo.Setting(0.2, 0): 0.4, dapo.Setting(0.2, 1): 0.5, dapo.Setting(0.28, 0): 0.3}) == [
+        (0.2, pytest.approx(0.45), 2),
+        (0.28, 0.3, 1),
+    ]
+
+
+def test_two_dapo_steps_on_the_embedded_model_then_the_harness_on_the_checkpoint(
+    embedded_model, fixture_mirror, tmp_path, monkeypatch
+) -> None:
     trl = pytest.importorskip("trl", reason="the trl extra is not installed: pip install -e '.[trl]'")
     import torch
-    from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from custom_metrics.judge.build import build_judge
@@ -47,33 +74,32 @@ def test_grpo_trainer_receives_and_logs_table_4_rewards(embedded_model, fixture_
 
     # The REG prompt is a user turn (training_rows), so the policy needs a chat template.
     policy = chat_model_folder(embedded_model, tmp_path / "policy")
-    docs = reg_docs(load_items())[:2]
     judge = build_judge(None, cache_dir=tmp_path / "verdicts")  # the embedded LM as NLI judge
     reward = RecordingReward(judge)
-    config = trl.GRPOConfig(
-        output_dir=str(tmp_path / "grpo"),
+    setting = dapo.Setting(epsilon_high=0.28, seed=0)
+    model = AutoModelForCausalLM.from_pretrained(policy, dtype=torch.float32)
+    # Two CPU cores: the 168 M-parameter (tied) token embedding stays frozen, so AdamW keeps state
+    # for the transformer blocks only; the DAPO loss, the rollouts and the rewards are unchanged.
+    model.get_input_embeddings().weight.requires_grad_(False)
+    trainer = dapo.train(
+        model,
+        reward,
+        reg_docs(load_items())[:2],
+        tmp_path / setting.folder,
+        setting,
+        processing_class=AutoTokenizer.from_pretrained(policy),
+        num_generations=2,
         use_cpu=True,
         max_steps=2,
         per_device_train_batch_size=2,
-        num_generations=2,
         max_completion_length=8,
         gradient_checkpointing=False,  # TRL's default recomputes activations: memory a CPU run has, time it lacks
-        learning_rate=1e-6,
         logging_steps=1,
         save_strategy="no",
         report_to="none",
-        seed=0,
     )
-    trainer = trl.GRPOTrainer(
-        model=AutoModelForCausalLM.from_pretrained(policy, dtype=torch.float32),
-        reward_funcs=reward,
-        args=config,
-        train_dataset=Dataset.from_list(training_rows(docs)),
-        processing_class=AutoTokenizer.from_pretrained(policy),
-    )
-    trainer.train()
-
-    assert trainer.state.global_step == 2
+    assert isinstance(trainer, trl.GRPOTrainer) and trainer.state.global_step == 2
+    assert (trainer.args.loss_type, trainer.args.epsilon_high) == ("dapo", 0.28)
     assert len(reward.returned) == 2 and all(len(batch) == 2 for batch in reward.returned)
     assert {value for batch in reward.returned for value in batch} <= TABLE_4_VALUES
     key = "rewards/reg_reward/mean"
@@ -83,3 +109,18 @@ def test_grpo_trainer_receives_and_logs_table_4_rewards(embedded_model, fixture_
     # Every judged completion went through the shared, cached judge.
     db = sqlite3.connect(tmp_path / "verdicts" / "verdicts.sqlite")
     assert db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0] == judge.computed > 0
+
+    # The evaluation step, as the recipe runs it (leaderboard_musr there), on the saved checkpoint;
+    # the trainer's and the judge's weights are freed first (the harness loads the checkpoint again).
+    del trainer, model
+    judge.release()
+    gc.collect()
+    checkpoint = tmp_path / setting.folder / "checkpoint"
+    command = dapo.evaluate_command(checkpoint, tmp_path / "eval", "leaderboard_musr")
+    assert json.loads(command[command.index("--model_args") + 1])["chat_template_args"] == {"enable_thinking": False}
+    monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(MIRROR))
+    extra = ["--include_path", str(TASKS_DIR), "--limit", "2", "--device", "cpu", "--batch_size", "2"]
+    results = dapo.evaluate(checkpoint, tmp_path / "eval", "reg_judge_select_loglik", extra)
+    assert 0 <= dapo.score(results, "reg_judge_select_loglik", "acc") <= 1
+    config = json.loads(results.read_text())["config"]
+    assert str(checkpoint) in str(config["model_args"])  # the trained weights, not the policy's

@@ -1,0 +1,201 @@
+"""Section 7 as a runnable recipe: DAPO training on REG with TRL, then Table 5's evaluation.
+
+Section 7.1 trains Qwen3.5-2B on ChaosNLI-MNLI-C with DAPO (Yu et al., 2025) through TRL's
+``GRPOTrainer``: rollouts in non-thinking mode, 8 outputs per pair, each rewarded by Table 4
+from the judge's verdicts (``reward.REGReward``); TRL's default hyperparameters (Appendix L,
+not in our text) except the upper clip of the importance-sampling ratio, epsilon_high in
+{0.2, 0.28, 0.36}; three seeds per setting; each trained model evaluated in non-thinking
+mode on True Detective and MuSR, the mean over seeds reported (Table 5).
+
+Here each (epsilon_high, seed) is one ``GRPOTrainer`` run with ``loss_type="dapo"`` (TRL's
+DAPO loss: token-level normalisation, clip-higher through ``epsilon_high``), the chat
+template's thinking switch off for the rollouts, the checkpoint saved to
+``<out>/eps<e>-seed<s>/checkpoint``; then the harness' own MuSR tasks (``leaderboard_musr``,
+its three subsets) run on it through ``lm_eval`` in non-thinking mode, and the mean over
+seeds is printed per epsilon_high. True Detective has no harness task (the REG task README
+says what it needs). The run settings the paper leaves to TRL's defaults stay TRL's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import statistics
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from custom_metrics.common.arguments import positive_int
+from custom_metrics.common.errors import DataError
+
+log = logging.getLogger(__name__)
+
+PAPER_MODEL = "Qwen/Qwen3.5-2B"
+EPSILON_HIGH = (0.2, 0.28, 0.36)  # section 7.1, Table 5
+SEEDS = (0, 1, 2)  # "three training runs using different random seeds"
+ROLLOUTS = 8  # "sample 8 outputs from the model"
+EVAL_TASKS = "leaderboard_musr"  # the harness' MuSR: murder mysteries, object placements, team allocation
+EVAL_METRIC = "acc_norm"
+NON_THINKING = {"enable_thinking": False}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One training run of Table 5: an upper clip and a seed."""
+
+    epsilon_high: float
+    seed: int
+
+    @property
+    def folder(self) -> str:
+        return f"eps{self.epsilon_high:g}-seed{self.seed}"
+
+
+def dapo_config(output_dir: Path, setting: Setting, num_generations: int = ROLLOUTS, **overrides: Any) -> Any:
+    """TRL's ``GRPOConfig`` for one run: DAPO's loss and clip-higher, the paper's rollouts,
+    non-thinking generation; ``overrides`` are any other ``GRPOConfig`` field (batch sizes,
+    steps, lengths), TRL's defaults otherwise."""
+    import trl
+
+    return trl.GRPOConfig(
+        output_dir=str(output_dir),
+        loss_type="dapo",
+        epsilon_high=setting.epsilon_high,
+        num_generations=num_generations,
+        seed=setting.seed,
+        chat_template_kwargs=NON_THINKING,
+        **overrides,
+    )
+
+
+def train(
+    model: Any,
+    judge: Any,
+    docs: Sequence[dict[str, Any]],
+    output_dir: Path,
+    setting: Setting,
+    *,
+    processing_class: Any = None,
+    num_generations: int = ROLLOUTS,
+    **overrides: Any,
+) -> Any:
+    """One DAPO run on REG docs (``training_rows``: the Appendix C.1 prompt as a user turn),
+    rewarded by ``REGReward(judge)``; the checkpoint and tokenizer are saved to
+    ``output_dir/checkpoint``. Returns the trainer (its ``state`` holds the logged rewards)."""
+    import trl
+
+    from custom_metrics.common.sources import to_dataset
+    from custom_metrics.reg.reward import REGReward, training_rows
+
+    reward = judge if isinstance(judge, REGReward) else REGReward(judge)
+    trainer = trl.GRPOTrainer(
+        model=model,
+        reward_funcs=reward,
+        args=dapo_config(output_dir, setting, num_generations, **overrides),
+        train_dataset=to_dataset(training_rows(docs)),
+        processing_class=processing_class,
+    )
+    trainer.train()
+    checkpoint = output_dir / "checkpoint"
+    trainer.save_model(str(checkpoint))
+    trainer.processing_class.save_pretrained(str(checkpoint))
+    return trainer
+
+
+def evaluate_command(checkpoint: Path, out: Path, tasks: str = EVAL_TASKS, extra: Sequence[str] = ()) -> list[str]:
+    """The harness run of Table 5's MuSR column on a trained checkpoint, non-thinking."""
+    model_args = json.dumps({"pretrained": str(checkpoint), "chat_template_args": NON_THINKING})
+    lm_eval = str(Path(sys.executable).with_name("lm_eval"))
+    return [
+        lm_eval, "--model", "hf", "--model_args", model_args, "--apply_chat_template",
+        "--tasks", tasks, "--output_path", str(out), "--log_samples", *extra,
+    ]  # fmt: skip
+
+
+def evaluate(checkpoint: Path, out: Path, tasks: str = EVAL_TASKS, extra: Sequence[str] = ()) -> Path:
+    """Run ``evaluate_command``; the results file it wrote."""
+    completed = subprocess.run(evaluate_command(checkpoint, out, tasks, extra), capture_output=True, text=True)
+    if completed.returncode != 0:
+        raise DataError(
+            f"reg-dapo: lm_eval on {checkpoint} failed ({completed.returncode}); its last lines:\n"
+            f"{completed.stderr[-3000:]}"
+        )
+    found = sorted(out.glob("*/results_*.json"))
+    if not found:
+        raise DataError(f"reg-dapo: lm_eval on {checkpoint} wrote no results file under {out}")
+    return found[-1]
+
+
+def score(results: Path, task: str, metric: str = EVAL_METRIC) -> float:
+    """A task's (or group's) metric in a results file."""
+    from custom_metrics.common.results import read_json_object
+
+    entry = read_json_object(results, "lm-eval results file").get("results", {}).get(task, {})
+    value = entry.get(f"{metric},none")
+    if not isinstance(value, (int, float)):
+        raise DataError(f"{results}: results for {task} hold no {metric},none (it has {sorted(entry)})")
+    return float(value)
+
+
+def table_5(scores: dict[Setting, float]) -> list[tuple[float, float, int]]:
+    """(epsilon_high, mean over seeds, seeds) per setting, as Table 5 reports them."""
+    by_epsilon: dict[float, list[float]] = {}
+    for setting, value in scores.items():
+        by_epsilon.setdefault(setting.epsilon_high, []).append(value)
+    return [(eps, statistics.mean(values), len(values)) for eps, values in sorted(by_epsilon.items())]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="explain-eval reg-dapo", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default=PAPER_MODEL, help="policy to train (Hub id or folder)")
+    parser.add_argument("--judge", required=True, help="judge spec for the reward (the paper: Gemma-4-31B-it)")
+    parser.add_argument("--out", required=True, type=Path, help="folder for each run's checkpoint and evaluation")
+    parser.add_argument(
+        "--epsilon-high", type=float, nargs="+", default=list(EPSILON_HIGH), help="upper clips (the paper's three)"
+    )
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS), help="seeds per clip (the paper's three)")
+    parser.add_argument("--num-generations", type=positive_int, default=ROLLOUTS, help="rollouts per pair")
+    parser.add_argument("--max-steps", type=positive_int, help="stop after this many steps (default: one epoch)")
+    parser.add_argument(
+        "--per-device-train-batch-size", type=positive_int, default=ROLLOUTS, help="completions per device and step"
+    )
+    parser.add_argument("--max-completion-length", type=positive_int, help="rollout budget (TRL's default: 512)")
+    parser.add_argument("--eval-tasks", default=EVAL_TASKS, help="harness tasks to evaluate each checkpoint on")
+    parser.add_argument("--eval-args", default="", help="more lm_eval arguments, e.g. '--device cuda:0 --limit 10'")
+    parser.add_argument("--no-eval", action="store_true", help="train only")
+    args = parser.parse_args(argv)
+
+    from custom_metrics.judge.spec import parse_spec
+    from custom_metrics.reg.data import load_items, reg_docs
+    from custom_metrics.reg.judging import check_non_thinking
+    from custom_metrics.reg.reward import REGReward
+
+    try:
+        spec = parse_spec(args.judge)
+    except ValueError as err:
+        raise DataError(f"reg-dapo: {err}") from err
+    check_non_thinking("reg-dapo", spec)  # the reward's judge is the evaluation's: non-thinking
+    overrides = {"per_device_train_batch_size": args.per_device_train_batch_size}
+    overrides |= {key: value for key in ("max_steps", "max_completion_length") if (value := getattr(args, key))}
+    docs, reward = reg_docs(load_items()), REGReward(args.judge)
+    scores: dict[Setting, float] = {}
+    for epsilon_high in args.epsilon_high:
+        for seed in args.seeds:
+            setting = Setting(epsilon_high, seed)
+            folder = args.out / setting.folder
+            print(f"reg-dapo: training {args.model} with epsilon_high={epsilon_high:g}, seed {seed} -> {folder}")
+            train(args.model, reward, docs, folder, setting, num_generations=args.num_generations, **overrides)
+            if not args.no_eval:
+                results = evaluate(folder / "checkpoint", folder / "eval", args.eval_tasks, args.eval_args.split())
+                scores[setting] = score(results, args.eval_tasks)
+    for epsilon_high, mean, runs in table_5(scores):
+        print(f"epsilon_high={epsilon_high:g}: {args.eval_tasks} {EVAL_METRIC} {mean:.4f} (mean of {runs} seeds)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,40 @@
+"""The ``reg_chaos*`` task class: lm-eval's own configurable task, with the request fields that
+depend on the run set when the task is built.
+
+A task YAML's ``generation_kwargs`` are fixed, but two of REG's request fields follow the
+run: an API reasoning model's ``reasoning_effort`` is the run's ``--metadata
+reasoning_effort`` (the paper's "medium" by default; "none" is its non-thinking mode), and a
+served generator whose tokenizer writes its trace markers as special tokens must be asked to
+keep them (``skip_special_tokens: false``, a vLLM field; ``generation.keep_special_tokens``).
+Both are read from the task's metadata (``--model_args`` and ``--metadata``, merged by the
+harness), which the task's loader has already checked, and land in the request arguments
+the samples file logs. A ``--gen_kwargs`` given on the command line still overrides them, as
+it overrides every task setting.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lm_eval.api.task import ConfigurableTask
+
+from custom_metrics.reg import generation
+
+
+class REGChaosTask(ConfigurableTask):
+    """``reg_chaos`` and its variants (``class: !function utils.REGChaosTask`` in their YAML)."""
+
+    def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        config = {key: value for key, value in (config or {}).items() if key != "class"}
+        super().__init__(config=config, **kwargs)
+        settings = self.config.dataset_kwargs or {}
+        mode = settings.get("mode", generation.NON_THINKING.name)
+        backend = settings.get("backend", generation.IN_PROCESS)
+        run_args = self.config.metadata if isinstance(self.config.metadata, dict) else {}
+        kwargs_now = dict(self.config.generation_kwargs or {})
+        if backend == generation.REASONING:
+            task = generation.TASKS[(mode, backend)]
+            kwargs_now["reasoning_effort"] = generation.reasoning_effort(task, run_args)
+        elif backend == generation.SERVED and generation.keep_special_tokens(run_args):
+            kwargs_now["skip_special_tokens"] = False
+        self.config.generation_kwargs = kwargs_now
