@@ -115,7 +115,7 @@ def _nothing_read(inputs: Sequence[Path], problems: Sequence[Problem]) -> str:
     where = ", ".join(map(str, inputs))
     skipped = f"; {len(problems)} file(s) skipped, named above" if problems else ""
     return (
-        f"no readable results under {where} (no results*.json of lm-eval, no IBE report.json){skipped}: "
+        f"no readable results under {where} (no results*.json of lm-eval, no report of ibe_postprocess){skipped}: "
         "pass the folder lm_eval --output_path wrote, or --paper KEY to see a paper's published rows alone"
     )
 
