@@ -106,6 +106,8 @@ OPTIONS: dict[str, dict[str, tuple[Callable[[str], bool], str]]] = {
         # ``transformers serve``): off by default, as the paper's judge ran (section 4.4);
         # ``unset`` sends no switch, for APIs that refuse the field (api.openai.com).
         "thinking": _choice(*THINKING),
+        # Seconds for one request, every attempt and wait included (custom_metrics/judge/http_client.py).
+        "timeout": _number(1, 86400),
         **_GENERATION,
     },
 }
