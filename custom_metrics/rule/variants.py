@@ -12,6 +12,7 @@ import datasets
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.metadata import check_metadata_keys
+from custom_metrics.common.task_loading import task_loader
 from custom_metrics.rule.cache import cached_docs
 from custom_metrics.rule.data import (
     SPLITS,
@@ -183,6 +184,7 @@ def docs_for(variant: str, split: int | None = None, demos: str = "reclor") -> l
     return builders[variant]()
 
 
+@task_loader
 def load(variant: str, split: int | None = None, demos: str = "reclor", **run_args: Any) -> dict[str, datasets.Dataset]:
     """``custom_dataset`` hook: the docs of ``variant`` (and ``split`` and ``demos`` for
     five-shot tasks), from the verified cache of built docs when it holds them; the harness
