@@ -21,7 +21,7 @@ def nothing_may_start(monkeypatch) -> None:
     def started(*args, **kwargs):
         raise AssertionError("a pair ran or a job was submitted")
 
-    monkeypatch.setattr(runner, "_run_logged", started)
+    monkeypatch.setattr(runner, "run_child", started)
     monkeypatch.setattr(slurm, "SlurmScheduler", started)
 
 
