@@ -280,10 +280,14 @@ def test_real_sweeps_started_twice_and_killed_run_each_pair_exactly_once(embedde
             )
     try:
         first = until("pair 1's lm_eval", lambda: child.read_record(pair_1), timeout_s=300)
+        os.kill(first["pid"], signal.SIGSTOP)  # held mid-run until its sweep is gone: the timing is the test's
         holder = next(s for s in sweeps if s.pid == first["sweep_pid"])
         waiting = next(s for s in sweeps if s is not holder)
+        wait_log = logs[sweeps.index(waiting)]
+        until("the other sweep to wait", lambda: "waiting for it to finish" in wait_log.read_text(), waiting)
         os.kill(holder.pid, signal.SIGKILL)
         holder.wait()
+        os.kill(first["pid"], signal.SIGCONT)  # the parent-death signal, pending while it was stopped, ends it
         until("the killed sweep's lm_eval to die with it", lambda: gone(first["pid"]), timeout_s=60)
 
         second = until("pair 2's lm_eval", lambda: child.read_record(pair_2), waiting)
@@ -296,7 +300,7 @@ def test_real_sweeps_started_twice_and_killed_run_each_pair_exactly_once(embedde
         for sweep in sweeps:
             if sweep.poll() is None:
                 sweep.kill()
-    told = logs[sweeps.index(waiting)].read_text()
+    told = wait_log.read_text()
     assert "is running its pairs into" in told and "waiting for it to finish" in told, told[-3000:]
     assert "[1/2] fp32 x geese_noexp: done" in told, told[-3000:]
 
