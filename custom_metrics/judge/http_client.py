@@ -80,7 +80,7 @@ class Limits:
     max_bytes: int
     retries: int = RETRIES
     backoff_s: float = BACKOFF_S
-    timeout_name: str = "timeout"  # the option that sets ``timeout_s``, named when it runs out
+    timeout_set_by: str = "judge option timeout="  # what sets ``timeout_s``, named when it runs out
 
 
 class JSONClient:
@@ -113,7 +113,7 @@ class JSONClient:
         """The JSON value of the answer, or an ``EndpointError`` by the deadline at the latest."""
         own = Deadline(
             time.monotonic() + self.limits.timeout_s,
-            f"its request timeout of {self.limits.timeout_s:g} s (judge option {self.limits.timeout_name}=)",
+            f"its request timeout of {self.limits.timeout_s:g} s ({self.limits.timeout_set_by})",
         )
         until = earliest(own, deadline) or own
         body = None if payload is None else json.dumps(payload).encode()
