@@ -174,6 +174,36 @@ def test_marker_naming_a_vanished_results_file_reruns_the_pair(tmp_path: Path, f
     assert outcome.status == "done" and fake_lm_eval() == [("a", "geese_noexp")]
 
 
+def test_a_resume_waits_for_a_recorded_run_that_still_lives_and_sets_its_files_aside(tmp_path: Path) -> None:
+    """An earlier sweep's lm_eval still running here is waited for (it may be writing its results);
+    one that ended unfinished leaves its files set aside; one recorded on another host fails the pair."""
+    opts = options(tmp_path, ["geese_noexp"], models="a::pretrained=x")
+    setting = opts.models[0]
+    folder = sweep.pair_folder(opts.out, setting, "geese_noexp")
+    (folder / "m").mkdir(parents=True)
+    (folder / "m" / "results_1.json").write_text('{"results": {"geese_noexp": {"acc,')  # cut by a kill
+    runs_on = subprocess.Popen(  # stands in for an earlier sweep's lm_eval: a real process in its own group
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE, start_new_session=True
+    )
+    child.write_record(folder, runs_on.pid, ["lm_eval"])
+    told: list[str] = []
+
+    def say(text: str) -> None:
+        told.append(text)
+        runs_on.stdin.close()  # the earlier run ends while the sweep waits for it
+
+    assert sweep.settle_earlier_run(opts, setting, "geese_noexp", folder, say) is None
+    assert runs_on.wait() == 0 and "lm_eval of an earlier sweep still runs" in told[0]
+    assert [p.name for p in folder.rglob("results_*")] == ["results_1.json.incomplete"]
+    assert not (folder / child.RUN_FILE).exists()
+
+    record = {"pid": 1, "host": "login-2", "started": "2026-12-01T10:00:00"}  # a sweep on another login node
+    (folder / child.RUN_FILE).write_text(json.dumps(record))
+    outcome = sweep.settle_earlier_run(opts, setting, "geese_noexp", folder, told.append)
+    assert outcome.status == "failed" and "started for this pair on login-2 (pid 1" in outcome.detail
+    assert f"delete {folder / child.RUN_FILE}" in outcome.detail
+
+
 def _post_run(monkeypatch, commands) -> None:
     """The task's real post-run step (outputs, name), with stand-in commands."""
     real = sweep.post_run_of
