@@ -95,10 +95,10 @@ def check_finished(results: Path) -> None:
         task_samples(results, task)
 
 
-def set_aside(run: IncompleteRun) -> list[Path]:
+def set_aside(files: Sequence[Path]) -> list[Path]:
     """Rename an unfinished run's files to ``*.incomplete``: kept for inspection, never read as a run."""
     moved = []
-    for path in run.leftovers:
+    for path in files:
         target = path.with_name(path.name + INCOMPLETE_SUFFIX)
         path.replace(target)
         moved.append(target)

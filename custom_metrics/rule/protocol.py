@@ -301,7 +301,7 @@ def run_protocol(output: Path, lm_eval_args: list[str], shots: int, include_path
             continue
         except IncompleteRun as unfinished:
             if unfinished.leftovers:
-                moved = ", ".join(path.name for path in set_aside(unfinished))
+                moved = ", ".join(path.name for path in set_aside(unfinished.leftovers))
                 print(f"[rule-protocol] {task}: running again, {unfinished} (set aside: {moved})", file=sys.stderr)
         command = [sys.executable, "-m", "lm_eval", *harness_command(lm_eval_args, task, include_path, folder)]
         print(f"[rule-protocol] running {task}", file=sys.stderr)

@@ -333,7 +333,7 @@ def settle_earlier_run(
             return adopted
     leftovers = unfinished_files(folder)
     if leftovers:
-        moved = set_aside(IncompleteRun("unfinished", leftovers))
+        moved = set_aside(leftovers)
         say(f"set aside the files of an unfinished earlier run: {', '.join(str(p.relative_to(folder)) for p in moved)}")
     clear_record(folder)
     return None
