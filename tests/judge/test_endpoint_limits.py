@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import time
 import tracemalloc
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from custom_metrics.judge.build import build_judge
 from custom_metrics.judge.cache import VerdictCacheError
 from custom_metrics.judge.deadline import answers_within
 from custom_metrics.judge.endpoint import OpenAIJudge
-from custom_metrics.judge.http_client import body_bound
+from custom_metrics.judge.http_client import RETRIES, body_bound
 from custom_metrics.judge.spec import parse_spec
 from custom_metrics.judge.types import JudgeError
 from tests.judge.conftest import PAIRS
@@ -95,19 +96,29 @@ def test_an_answer_past_the_bound_is_refused_and_a_long_one_is_cut_before_it_is_
     assert stored == verdict.answer and len(stored) < kept + 80
 
 
+def _quick(judge: OpenAIJudge) -> OpenAIJudge:
+    """The judge with retries 50 ms apart instead of 1 s, 2 s, 4 s: the same client, a shorter test."""
+    judge.client.limits = replace(judge.client.limits, backoff_s=0.05)
+    return judge
+
+
 def test_only_what_a_retry_can_fix_is_retried_within_the_deadline(server) -> None:
     answers = iter([Reply(b"overloaded", status=503), Reply(completion("Contradiction"))])
     server.script = lambda body: next(answers)
-    (verdict,) = _judge(server).judge(PAIRS[:1])
+    (verdict,) = _quick(_judge(server)).judge(PAIRS[:1])
     assert verdict.label == "contradiction" and server.requests == 2
 
+    attempts = RETRIES + 1
     for reply, says in [
-        (Reply(b"busy", status=429), "HTTP 429: busy (2 attempts)"),
+        (Reply(b"busy", status=429), f"HTTP 429: busy ({attempts} attempts)"),
         (Reply(completion("Entailment"), cut_at=40, chunked=True), "RemoteProtocolError"),  # cut mid-answer
     ]:
         server.requests, server.script = 0, (lambda body, reply=reply: reply)
-        error, took = _fails(_judge(server, "timeout=2"))
-        assert says in str(error) and server.requests == 2 and took < 2 + MARGIN_S  # waited 1 s, not 2 more
+        error, _ = _fails(_quick(_judge(server)))
+        assert says in str(error) and server.requests == attempts  # bounded
+    server.requests, server.script = 0, (lambda body: Reply(b"busy", status=503))
+    error, took = _fails(_judge(server, "timeout=2"))  # the real backoff: 1 s, then 2 s would pass the deadline
+    assert "(2 attempts)" in str(error) and server.requests == 2 and took < 2 + MARGIN_S
     for reply, says in [
         (Reply(b'{"error": "no such model"}', status=404), "HTTP 404 from"),
         (Reply(b"<html>502 Bad Gateway</html>"), "answered with no JSON: b'<html>502"),
@@ -121,9 +132,10 @@ def test_only_what_a_retry_can_fix_is_retried_within_the_deadline(server) -> Non
 
 def test_an_unreachable_server_names_judge_and_url() -> None:
     port = free_port()
-    judge = OpenAIJudge(parse_spec(f"openai:m@http://127.0.0.1:{port}/v1?timeout=2"))
+    judge = _quick(OpenAIJudge(parse_spec(f"openai:m@http://127.0.0.1:{port}/v1")))
     error, _ = _fails(judge)
     assert f"POST http://127.0.0.1:{port}/v1/chat/completions: cannot reach or read it (ConnectError" in str(error)
+    assert f"({RETRIES + 1} attempts)" in str(error)
 
 
 def test_a_full_disk_under_a_sound_cache_says_to_keep_it(server, tmp_path: Path) -> None:
