@@ -206,7 +206,7 @@ def render(summary: dict) -> str:
         held = ", ".join(f"{name} {count}" for name, count in short.items())
         lines.append(
             f"WARNING: some metrics rest on fewer than the {len(summary['splits'])} splits ({held}): a mean over "
-            "fewer splits is not the paper's, and one split has no spread (shown as 'no spread', never ± 0.0). "
+            "fewer splits is not the paper's, and one split gives no spread. "
             "Main questions and their subquestions interleave in the documents, so a small --limit reaches few "
             "splits: raise it, or choose documents with --samples."
         )
