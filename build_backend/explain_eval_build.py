@@ -44,8 +44,8 @@ def _clean(hook: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-get_requires_for_build_wheel = _setuptools.get_requires_for_build_wheel
-get_requires_for_build_sdist = _setuptools.get_requires_for_build_sdist
+get_requires_for_build_wheel = _clean(_setuptools.get_requires_for_build_wheel)  # it runs egg_info
+get_requires_for_build_sdist = _clean(_setuptools.get_requires_for_build_sdist)
 get_requires_for_build_editable = _setuptools.get_requires_for_build_editable
 build_wheel = _clean(_setuptools.build_wheel)
 build_sdist = _clean(_setuptools.build_sdist)
