@@ -327,9 +327,9 @@ def test_real_sweeps_started_twice_and_killed_run_each_pair_exactly_once(embedde
         os.kill(waiting.pid, signal.SIGKILL)
         waiting.wait()
     finally:
-        for sweep in sweeps:
-            if sweep.poll() is None:
-                sweep.kill()
+        for process in sweeps:
+            if process.poll() is None:
+                process.kill()
     told = wait_log.read_text()
     assert "is running its pairs into" in told and "waiting for it to finish" in told, told[-3000:]
     assert "[1/2] fp32 x geese_noexp: done" in told, told[-3000:]
