@@ -100,25 +100,28 @@ download: install
 # generation tasks on SmolLM2-135M-Instruct with its chat template, which writes the asked-for
 # format more often (measured: docs/demo.md); the REG judge stays the embedded default, which the
 # check before generation finds degenerate: judge_check=warn lets the demo go on to show the wiring.
+# Each stage prints its time (bash's `time`), so a slow machine shows where the minutes go.
+demo: export TIMEFORMAT := $(shell printf '   ... %%0R s')
 demo: install
 	@echo "data: $${EXPLAIN_EVAL_DATA:-public sources (set EXPLAIN_EVAL_DATA for a local mirror)}"
 	@scorer=$$($(BIN)/explain-eval model-path 2>/dev/null) && \
 	  writer=$$($(BIN)/explain-eval model-path --model smollm2-135m-instruct 2>/dev/null) && \
 	  echo "== 1/4 GEESE M2 and RULE (log-likelihood) on gemma-3-270m" && \
-	  $(OFFLINE) $(BIN)/lm_eval --model hf --model_args pretrained=$$scorer,dtype=float32 --device $(DEVICE) \
+	  time $(OFFLINE) $(BIN)/lm_eval --model hf --model_args pretrained=$$scorer,dtype=float32 --device $(DEVICE) \
 	    --batch_size 8 --tasks $(DEMO_SCORED_TASKS) --samples '$(DEMO_SCORED_DOCS)' --include_path lm_eval_tasks \
 	    --log_samples --output_path $(DEMO_OUT) && \
 	  echo "== 2/4 GEESE M1, REG, IBE (generation) on SmolLM2-135M-Instruct, chat template" && \
-	  $(OFFLINE) $(BIN)/lm_eval --model hf --model_args pretrained=$$writer,dtype=float32 --device $(DEVICE) \
+	  echo "   REG shows NaN here: its judge is the embedded gemma-3-270m, a base model that fails REG's judge check (warned below); pass a real NLI judge for REG numbers (README, One GPU)" && \
+	  time $(OFFLINE) $(BIN)/lm_eval --model hf --model_args pretrained=$$writer,dtype=float32 --device $(DEVICE) \
 	    --batch_size 16 --apply_chat_template --gen_kwargs max_gen_toks=$(DEMO_GEN_TOKENS) \
 	    --tasks $(DEMO_GENERATED_TASKS) --samples '$(DEMO_GENERATED_DOCS)' --metadata '{"judge_check": "warn"}' \
 	    --include_path lm_eval_tasks --log_samples --output_path $(DEMO_OUT)
 	@echo "== 3/4 IBE features (Prolog, NLI, lexicon uncertainty) and the selector"
 	@samples=$$(ls -t $(DEMO_OUT)/*/samples_ibe_copa_*.jsonl | head -1) && \
-	  $(OFFLINE) $(BIN)/explain-eval ibe score "$$samples" --out $(DEMO_OUT)/ibe --nli-judge embedded --certainty-model lexicon && \
-	  $(BIN)/explain-eval ibe report $(DEMO_OUT)/ibe
+	  time { $(OFFLINE) $(BIN)/explain-eval ibe score "$$samples" --out $(DEMO_OUT)/ibe --nli-judge embedded --certainty-model lexicon && \
+	  $(BIN)/explain-eval ibe report $(DEMO_OUT)/ibe; }
 	@echo "== 4/4 leaderboard"
-	@$(BIN)/explain-eval leaderboard $(DEMO_OUT) --out $(DEMO_OUT)/leaderboard
+	@time $(BIN)/explain-eval leaderboard $(DEMO_OUT) --out $(DEMO_OUT)/leaderboard
 
 leaderboard: install
 	$(BIN)/explain-eval leaderboard $(RUNS) --out $(LEADERBOARD_OUT)

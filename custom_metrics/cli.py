@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 
 from custom_metrics import __version__
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.settings import CACHE_ENV
 
 # subcommand -> (module with main(argv), or "module:function", one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -74,32 +75,37 @@ def _usage() -> str:
     return "\n".join(lines)
 
 
-# What to do about the failures a disk or a folder gives, by errno.
+# What to do about the failures a disk or a folder gives, by errno ("{out}": the setting that
+# chooses where the command writes).
 _ADVICE = {
-    errno.EROFS: "the file system is read-only: choose a folder on a writable disk (--out)",
-    errno.EACCES: "permission denied: choose a folder you may write (--out) or fix its permissions",
-    errno.EPERM: "not permitted: choose a folder you may write (--out) or fix its permissions",
-    errno.ENOSPC: "the disk is full: free space there or choose a folder on another disk (--out)",
-    errno.EDQUOT: "the disk quota is used up: free space or choose a folder on another disk (--out)",
-    errno.EFBIG: "the file grew past the size this system allows: choose another disk (--out)",
+    errno.EROFS: "the file system is read-only: choose a folder on a writable disk ({out})",
+    errno.EACCES: "permission denied: choose a folder you may write ({out}) or fix its permissions",
+    errno.EPERM: "not permitted: choose a folder you may write ({out}) or fix its permissions",
+    errno.ENOSPC: "the disk is full: free space there or choose a folder on another disk ({out})",
+    errno.EDQUOT: "the disk quota is used up: free space or choose a folder on another disk ({out})",
+    errno.EFBIG: "the file grew past the size this system allows: choose another disk ({out})",
     errno.ENOENT: "no such file or folder: check the path",
     errno.ENOTDIR: "a part of the path is a file, not a folder: check the path",
     errno.EISDIR: "a folder stands where a file is expected: check the path",
     errno.EIO: "the disk reported an input/output error: check it, or use another disk",
 }
+# Commands that write into the suite's cache, not into an --out folder of their own.
+_WRITES_TO = {"model-path": f"set {CACHE_ENV} to one", "download": f"set {CACHE_ENV} to one"}
 
 
-def os_error_line(err: OSError, args: Sequence[str] = ()) -> str:
-    """One line for a failing disk or folder: the path, what happened, what to do. Some
-    failures (a full disk on ``write``) carry no path; the command's ``--out`` is named then."""
+def os_error_line(err: OSError, args: Sequence[str] = (), out: str = "--out") -> str:
+    """One line for a failing disk or folder: the path, what happened, what to do (``out``: what
+    chooses the folder). Some failures (a full disk on ``write``) carry no path; the command's
+    ``--out`` is named then."""
     paths = [str(name) for name in (err.filename, err.filename2) if name is not None]
     if not paths:
-        out = [a.split("=", 1)[1] for a in args if a.startswith("--out=")]
-        out += [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--out"]
-        paths = [f"writing under --out {out[-1]}"] if out else []
+        given = [a.split("=", 1)[1] for a in args if a.startswith("--out=")]
+        given += [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--out"]
+        paths = [f"writing under --out {given[-1]}"] if given else []
     advice = _ADVICE.get(err.errno) if err.errno is not None else None
     reason = err.strerror or str(err) or type(err).__name__
-    return (f"{' -> '.join(paths)}: " if paths else "") + reason + (f"; {advice}" if advice else "") + "."
+    todo = f"; {advice.format(out=out)}" if advice else ""
+    return (f"{' -> '.join(paths)}: " if paths else "") + reason + todo + "."
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -122,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"explain-eval {name}: {err}", file=sys.stderr)
         return 2
     except OSError as err:  # a read-only, full or vanished disk: where, and what to do
-        print(f"explain-eval {name}: {os_error_line(err, rest)}", file=sys.stderr)
+        print(f"explain-eval {name}: {os_error_line(err, rest, _WRITES_TO.get(name, '--out'))}", file=sys.stderr)
         return 1
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections import Counter
 from pathlib import Path
 
 from custom_metrics.common.arguments import positive_int
@@ -19,6 +20,13 @@ def _score(args: argparse.Namespace) -> None:
     from ibe_postprocess.inputs import read_inputs
     from ibe_postprocess.provenance import provenance_of
 
+    for path in args.inputs:
+        if not path.exists() and set(str(path)) & set("*?["):  # a shell glob that matched no file
+            raise DataError(
+                f"{path}: no file matches this pattern. lm_eval writes samples_<task>_<time>.jsonl only when it "
+                "runs with --log_samples (beside the results under --output_path): check that the run had "
+                "--log_samples and that the pattern names its --output_path."
+            )
     records, judged = read_inputs(args.inputs)
     settings = ScoreSettings(
         nli_judge=args.nli_judge,
@@ -31,8 +39,15 @@ def _score(args: argparse.Namespace) -> None:
     )
     rows = score(records, args.out, settings, judged, provenance_of(args.inputs))
     folder = FeaturesFolder(args.out)
+    flags = Counter(reason for row in rows for reason in str(row["flag"] or "").split("; ") if reason)
     flagged = sum(bool(row["flag"]) for row in rows)
     print(f"{len(rows)} explanations scored ({flagged} flagged) -> {folder.features} ({folder.features_csv.name})")
+    if flagged:
+        common = "; ".join(f"{reason} ({count})" for reason, count in flags.most_common(3))
+        print(
+            f"flagged: scored, but something was off, said in the row's 'flag' field (an explanation cut at the caps "
+            f"or not in IF-THEN steps, a proof search stopped, an NLI verdict unparsed); most often: {common}"
+        )
     if judged:
         print(f"{len(judged)} judge decisions -> {folder.judge}")
 

@@ -126,9 +126,13 @@ def select(train: pd.DataFrame, test: pd.DataFrame, features: Sequence[str]) -> 
 def split_frames(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     train, test = rows[rows["split"] == "train"], rows[rows["split"] == "test"]
     if train.empty or test.empty:
+        missing = "test" if test.empty else "training"
         raise ValueError(
             f"the selector needs training and test explanations; got {len(train)} train and {len(test)} "
-            "test rows (field 'split')."
+            f"test rows (field 'split'). The {missing} questions are missing: the ibe_* tasks' documents "
+            "interleave training and test questions (two documents, one per option, for each), so --limit 2 "
+            "holds a single training question. Rerun lm_eval with --limit 4 or more, or pick documents of both "
+            "splits with --samples, then `explain-eval ibe score` again."
         )
     return train, test
 

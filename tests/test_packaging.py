@@ -77,6 +77,8 @@ def test_wheel_in_a_fresh_env_runs_the_tasks_from_any_folder(source: Path, tmp_p
     dist = tmp_path / "dist"
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(dist), str(source)], cwd=tmp_path)
     (wheel,) = dist.glob("explain_eval-*.whl")
+    # built in the clone, it leaves no build/lib copy of the tasks (nor egg-info) for --include_path . to find
+    assert not (source / "build").exists() and not list(source.glob("*.egg-info"))
     python = _fresh_env(tmp_path / "env")
     # The constraint keeps the installed torch, as docs/install.md tells users to do; --no-index
     # makes any wish to download (a torch build, a missing dependency) an error.

@@ -25,3 +25,11 @@ def _integer(text: str) -> int:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, the last a user sees, and exit status 2:
+    argparse's own ends with the whole usage first (twenty lines for the sweep's options)."""
+
+    def error(self, message: str):  # type: ignore[override]  (argparse's signature; it never returns)
+        self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` lists the options)\n")

@@ -72,13 +72,14 @@ def ensure_checkpoint(model: EmbeddedModel = GEMMA) -> Path:
     target = checkpoint_dir(model)
     if (target / "config.json").is_file():
         return target
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     target.parent.mkdir(parents=True, exist_ok=True)
     # Build beside the target and rename at the end: an interrupted conversion must not
-    # leave a half-written folder that later runs would take for a checkpoint.
+    # leave a half-written folder that later runs would take for a checkpoint. The scratch
+    # folder comes first, so a cache that cannot be written fails in a second, not after torch loads.
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".convert-") as scratch:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
         scratch_path = Path(scratch)
         gguf_path = model.gguf(scratch_path)
         tokenizer = AutoTokenizer.from_pretrained(scratch_path, gguf_file=gguf_path.name)

@@ -44,6 +44,8 @@ _FILENAME_TIME = re.compile(r"results_(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\
 # A Hugging Face cache snapshot folder: .../models--org--name/snapshots/<revision>
 _HF_CACHE = re.compile(r"models--(?P<org>[^/\\]+?)--(?P<name>[^/\\]+)[/\\]snapshots[/\\][^/\\]+$")
 _EMBEDDED_FOLDERS = {model.folder: model.display_name for model in EMBEDDED_MODELS.values()}
+# lighteval names a task "suite|task|few-shot count" ("leaderboard|arc:challenge|25")
+_LIGHTEVAL_TASK = re.compile(r"[^|\s]+\|[^|]+\|\d+")
 
 
 class ResultsFileError(ValueError):
@@ -146,8 +148,27 @@ def read_results_file(path: Path, label: str | None = None) -> list[TaskRun]:
         raise ResultsFileError(str(error)) from error
 
 
+def other_tool(data: dict[str, Any]) -> str | None:
+    """The tool that wrote a results file that is not lm-eval's, when its layout says so
+    (its ``results`` would otherwise read as tasks of an unnamed model)."""
+    general = data.get("config_general")
+    if isinstance(general, dict) and ("lighteval_sha" in general or "summary_general" in data):
+        return "lighteval"
+    tasks = data.get("results") if isinstance(data.get("results"), dict) else {}
+    named = [task for task in tasks if task != "all"]  # lighteval adds an "all" average
+    if named and all(_LIGHTEVAL_TASK.fullmatch(str(task)) for task in named):
+        return "lighteval"
+    return None
+
+
 def _task_runs(path: Path, label: str | None) -> list[TaskRun]:
     data = read_json_object(path, "lm-eval results file")
+    tool = other_tool(data)
+    if tool is not None:
+        raise ResultsFileError(
+            f"a {tool} results file, not lm-eval's: the leaderboard reads the results files of the suite's "
+            "tasks run through lm_eval (--output_path); run the tasks with lm_eval to compare this model"
+        )
     if not isinstance(data.get("results"), dict):
         raise ResultsFileError('not an lm-eval results file (no "results" object)')
     entries = dict(data["results"])

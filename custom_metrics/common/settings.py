@@ -15,12 +15,15 @@ DATA_ENV = "EXPLAIN_EVAL_DATA"  # a local mirror laid out like shared/data; wins
 CACHE_ENV = "EXPLAIN_EVAL_CACHE"  # the suite's cache: embedded model, SWI-Prolog, downloads
 JUDGE_ENV = "EXPLAIN_EVAL_JUDGE"  # default NLI judge spec for REG (IBE coherence: --nli-judge)
 JUDGE_CACHE_ENV = "EXPLAIN_EVAL_JUDGE_CACHE"  # overrides <cache>/nli-verdicts
+# Seconds an endpoint judge has to answer all of REG's check on gold items before generation (60)
+JUDGE_CHECK_DEADLINE_ENV = "EXPLAIN_EVAL_JUDGE_CHECK_DEADLINE"
 GITHUB_RAW_ENV = "EXPLAIN_EVAL_GITHUB_RAW"  # replaces https://raw.githubusercontent.com in pinned URLs
 DOWNLOAD_TIMEOUT_ENV = "EXPLAIN_EVAL_DOWNLOAD_TIMEOUT"  # seconds to connect and between bytes (30)
 DOWNLOAD_RETRIES_ENV = "EXPLAIN_EVAL_DOWNLOAD_RETRIES"  # further attempts after a failed one (4)
 DOWNLOAD_BACKOFF_ENV = "EXPLAIN_EVAL_DOWNLOAD_BACKOFF"  # first wait before a retry, doubled each time (2 s)
 DOWNLOAD_DEADLINE_ENV = "EXPLAIN_EVAL_DOWNLOAD_DEADLINE"  # seconds for one file, all attempts and waits (900)
 GEESE_SOURCE_ENV = "EXPLAIN_EVAL_GEESE_SOURCE"  # github (default) or hub[:<dataset id>][@<revision>]
+TASK_COPY_ENV = "EXPLAIN_EVAL_TASK_COPY"  # 1: run task YAMLs that differ from the installed ones (a modified copy)
 # The Hugging Face switches for "no network": the suite's own downloads obey them too, so a
 # compute node fails at once with a clear message instead of waiting out timeouts.
 OFFLINE_ENVS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")

@@ -30,6 +30,7 @@ from custom_metrics.common.sources import (
     mirror_root,
     to_dataset,
 )
+from custom_metrics.common.task_loading import task_loader
 from custom_metrics.geese.anonymize import anonymize
 
 LABELS = ("YES", "NO", "UNKNOWN")
@@ -179,6 +180,7 @@ def hinted_docs(hint: str | None, explanations: str | None = None, source: str |
 
 # The task YAMLs' loaders (`custom_dataset: !function utils.load_m2`), called as
 # ``load(**metadata, **dataset_kwargs)``: the run's other settings arrive in ``_``.
+@task_loader
 def load_m2(
     hint: str | None = None, explanations: str | None = None, geese_source: str | None = None, **run_args: Any
 ) -> dict[str, datasets.Dataset]:
@@ -187,6 +189,7 @@ def load_m2(
     return {"test": to_dataset(hinted_docs(hint, explanations, geese_source))}
 
 
+@task_loader
 def load_m1(explanation_type: str, geese_source: str | None = None, **run_args: Any) -> dict[str, datasets.Dataset]:
     """M1 docs with the ``explanation_type`` the prompt asks for."""
     check_metadata_keys("GEESE", run_args)

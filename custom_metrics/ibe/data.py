@@ -26,6 +26,7 @@ from custom_metrics.common.download import GitHubFile
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.metadata import check_metadata_keys
 from custom_metrics.common.sources import Source, archive_member, load_rows, to_dataset
+from custom_metrics.common.task_loading import task_loader
 from ibe_postprocess.inputs import read_inputs
 from ibe_postprocess.questions import question_id
 
@@ -225,6 +226,7 @@ def judge_docs(dataset: str, explanations: str | None) -> list[dict[str, Any]]:
 
 # The task YAMLs' loaders (`custom_dataset: !function utils.load_explain`), called as
 # ``load(**metadata, **dataset_kwargs)``: the run's other settings arrive in ``_``.
+@task_loader
 def load_explain(
     dataset: str,
     ecare_train_size: int = ECARE_TRAIN_SIZE,
@@ -242,6 +244,7 @@ def load_explain(
     raise DataError(f"IBE: unknown dataset {dataset!r} in dataset_kwargs; expected copa or ecare.")
 
 
+@task_loader
 def load_judge(dataset: str, explanations: str | None = None, **run_args: Any) -> dict[str, datasets.Dataset]:
     """The two explanations of each test question, from an ``ibe_<dataset>`` samples file."""
     check_metadata_keys(f"ibe_judge_{dataset}", run_args)

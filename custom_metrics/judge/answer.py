@@ -61,3 +61,16 @@ def answer_complete(text: str) -> bool:
     """True once the line that decides ``parse_label`` has ended: generation may stop there."""
     found = _first_label_line(text or "")
     return found is not None and found[1]
+
+
+# An answer is read whole (``parse_label``) but kept cut: a server that ignores max_tokens
+# must not put megabytes into the verdict cache and every samples file that logs verdicts.
+ANSWER_CHARS_PER_TOKEN = 16
+
+
+def cut_answer(text: str, max_tokens: int) -> str:
+    """The answer as cached and logged: at most 16 characters per token asked for, the cut said."""
+    limit = ANSWER_CHARS_PER_TOKEN * max(max_tokens, 1)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [cut: {len(text):,} characters, asked for max_tokens={max_tokens}]"

@@ -9,15 +9,14 @@ report with a traceback that names neither.
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 from custom_metrics.common.settings import offline_variable
+from custom_metrics.judge.http_client import EndpointError, JSONClient, Limits
 from custom_metrics.judge.spec import JudgeSpec
 
 ENDPOINT_TIMEOUT_S = 10
+MODEL_LIST_MAX_BYTES = 1024 * 1024  # GET /models: a list of model names, far below this
 MODEL_FILE = "config.json"  # what every transformers checkpoint folder holds
 _EXAMPLES = {
     "lm": "lm:Qwen/Qwen3-8B or lm:/path/to/checkpoint",
@@ -83,23 +82,25 @@ def _check_hub_id(spec: JudgeSpec) -> None:
 
 def _check_endpoint(spec: JudgeSpec) -> None:
     url = f"{spec.base_url}/models"
+    limits = Limits(ENDPOINT_TIMEOUT_S, MODEL_LIST_MAX_BYTES, retries=0, timeout_set_by="the availability check's")
+    client = JSONClient(spec.name, limits)
     try:
-        with urllib.request.urlopen(url, timeout=ENDPOINT_TIMEOUT_S) as response:
-            listing = json.loads(response.read())
-    except urllib.error.HTTPError as err:
-        if err.code in (401, 403):  # a server that wants a key still answered: it is up
+        listing = client.get(url)
+    except EndpointError as err:
+        if err.status in (401, 403):  # a server that wants a key still answered: it is up
             return
+        if err.status is not None:
+            raise JudgeUnavailable(
+                f"judge {spec.name}: GET {url} answered HTTP {err.status}. Check that {spec.base_url} is "
+                "the server's OpenAI-compatible base URL (it usually ends in /v1)."
+            ) from err
         raise JudgeUnavailable(
-            f"judge {spec.name}: GET {url} answered HTTP {err.code}. Check that {spec.base_url} is "
-            "the server's OpenAI-compatible base URL (it usually ends in /v1)."
-        ) from err
-    except (OSError, ValueError) as err:
-        reason = getattr(err, "reason", None) or err
-        raise JudgeUnavailable(
-            f"judge {spec.name}: no answer from GET {url} ({reason}). Start the judge's server "
-            f"(e.g. `vllm serve {spec.model} --port 8000`) or pass the base URL where it runs: "
+            f"judge {spec.name}: no answer from GET {url} ({err.reason}). Start the judge's server (e.g. "
+            f"`vllm serve {spec.model} --port 8000`) or pass the base URL where it runs: "
             f"openai:{spec.model}@http://<host>:<port>/v1."
         ) from err
+    finally:
+        client.close()
     if not isinstance(listing, dict) or not isinstance(listing.get("data"), list):
         raise JudgeUnavailable(
             f"judge {spec.name}: GET {url} answered {str(listing)[:200]!r}, not an OpenAI model list; "

@@ -41,7 +41,8 @@ def build_judge(spec: JudgeSpec | str | None = None, cache_dir: str | Path | Non
     lm: ``chat=auto|yes|no``, ``batch_size``, ``dtype``, ``device``, ``share=auto|no``
     (shared KV cache, see ``shared_kv``); seqcls: ``batch_size``, ``dtype``, ``device``;
     openai: ``concurrency``, ``top_logprobs``, ``key_env``, ``thinking=off|on|unset`` (the chat
-    template's switch in each request; ``off`` by default).
+    template's switch in each request; ``off`` by default), ``timeout`` (seconds for one request,
+    retries included; 300 by default).
     """
     parsed = spec if isinstance(spec, JudgeSpec) else parse_spec(spec)
     return CachedJudge(parsed.name, parsed.prompt_id, lambda: _make_backend(parsed), cache_dir or judge_cache_dir())

@@ -17,6 +17,7 @@ what to do: the cache holds nothing that cannot be recomputed.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import sqlite3
@@ -78,6 +79,12 @@ class VerdictCache:
         try:
             yield
         except (sqlite3.Error, OSError, ValueError) as err:  # ValueError: a stored row that is no verdict
+            if _disk_full(err):  # the cache is sound: deleting it would only lose verdicts
+                raise VerdictCacheError(
+                    f"verdict cache {self.path}: cannot {action} it: the disk holding it is full "
+                    f"({type(err).__name__}: {err}). The cache itself is sound: keep it, free space on that disk, "
+                    "or point EXPLAIN_EVAL_JUDGE_CACHE (or --metadata judge_cache) at a folder on another disk."
+                ) from err
             raise VerdictCacheError(
                 f"verdict cache {self.path}: cannot {action} it ({type(err).__name__}: {err}). It holds only "
                 f"cached judge verdicts: delete {self.path} (with any {self.FILE}-wal and -shm beside it) and "
@@ -142,6 +149,14 @@ class VerdictCache:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _disk_full(err: BaseException) -> bool:
+    """Whether the error is a full disk or quota (sqlite's SQLITE_FULL, or the system's ENOSPC/EDQUOT)."""
+    if isinstance(err, OSError):
+        return err.errno in (errno.ENOSPC, errno.EDQUOT)
+    code = getattr(err, "sqlite_errorcode", None)  # Python 3.11+
+    return code == sqlite3.SQLITE_FULL or (code is None and "database or disk is full" in str(err))
 
 
 def check_cache(directory: str | Path) -> Path:

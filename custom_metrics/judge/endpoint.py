@@ -3,25 +3,26 @@ judges too large to load beside the evaluated model."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import logging
 import math
 import os
 import re
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from custom_metrics.judge.answer import parse_label
+from custom_metrics.judge.answer import cut_answer, parse_label
+from custom_metrics.judge.deadline import Deadline, current
+from custom_metrics.judge.http_client import JSONClient, Limits, body_bound
 from custom_metrics.judge.prompt import nli_prompt
 from custom_metrics.judge.spec import JudgeSpec
 from custom_metrics.judge.types import NLI_LABELS, JudgeError, Pair, Verdict, answer_verdict, verdict_from_probs
 
 log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT_S = 300.0  # one request, every attempt and wait included (judge option timeout=)
+LOGLIK_MAX_TOKENS = 5  # the loglik mode reads the first lettered answer position
 
 
 class OpenAIJudge:
@@ -42,6 +43,8 @@ class OpenAIJudge:
     An answer naming no single label gives an ``UNPARSED`` verdict, counted by REG and IBE.
     A response that is no chat completion at all is an error naming the judge and URL.
     The API key is read from the environment at call time and never stored or logged.
+    Requests go through ``http_client`` (a deadline per request, a bound on the body, bounded
+    retries), and the answer text is cut (``answer.cut_answer``) before it is cached or logged.
     """
 
     def __init__(self, spec: JudgeSpec) -> None:
@@ -56,7 +59,9 @@ class OpenAIJudge:
         self.key_env = spec.options.get("key_env", "OPENAI_API_KEY")
         self.thinking = spec.thinking
         self.reasoning_effort = spec.reasoning_effort
-        self.retries = 4
+        self.max_tokens = self.sampling.max_tokens if self.mode == "generate" else LOGLIK_MAX_TOKENS
+        limits = Limits(float(spec.options.get("timeout", DEFAULT_TIMEOUT_S)), body_bound(self.max_tokens))
+        self.client = JSONClient(self.name, limits)
 
     def _payload(self, premise: str, hypothesis: str) -> dict[str, Any]:
         payload: dict[str, Any] = {
@@ -77,41 +82,22 @@ class OpenAIJudge:
             }
             payload |= {key: int(value) for key, value in self.sampling_options.items()}
         else:
-            payload |= {"temperature": 0, "max_tokens": 5, "logprobs": True, "top_logprobs": self.top_logprobs}
+            payload |= {
+                "temperature": 0,
+                "max_tokens": LOGLIK_MAX_TOKENS,
+                "logprobs": True,
+                "top_logprobs": self.top_logprobs,
+            }
         if self.thinking not in (None, "unset"):  # the chat template's switch; a server that ignores it: task README
             payload["chat_template_kwargs"] = {"enable_thinking": self.thinking == "on"}
         return payload
 
-    def _post(self, payload: dict[str, Any]) -> dict[str, Any]:
-        headers = {"Content-Type": "application/json"}
+    def _post(self, payload: dict[str, Any], deadline: Deadline | None = None) -> dict[str, Any]:
+        headers = {}
         key = os.environ.get(self.key_env, "")
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        body = json.dumps(payload).encode()
-        for attempt in range(self.retries):
-            request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
-            last = attempt == self.retries - 1
-            try:
-                with urllib.request.urlopen(request, timeout=300) as response:
-                    raw = response.read()
-            except urllib.error.HTTPError as err:
-                if not (err.code == 429 or err.code >= 500) or last:
-                    detail = err.read()[:500].decode(errors="replace")
-                    raise JudgeError(f"judge {self.name}: HTTP {err.code} from {self.url}: {detail}") from err
-            except (urllib.error.URLError, http.client.HTTPException, OSError) as err:
-                if last:
-                    reason = getattr(err, "reason", None) or err
-                    raise JudgeError(f"judge {self.name}: cannot reach {self.url} ({reason})") from err
-            else:
-                return self._json(raw)
-            time.sleep(2**attempt)
-        raise AssertionError("unreachable")
-
-    def _json(self, raw: bytes) -> dict[str, Any]:
-        try:
-            response = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as err:
-            raise JudgeError(f"judge {self.name}: {self.url} answered with no JSON: {raw[:300]!r}") from err
+        response = self.client.post(self.url, payload, headers, deadline)
         if not isinstance(response, dict):
             raise JudgeError(f"judge {self.name}: {self.url} answered {str(response)[:300]!r}, not a chat completion")
         return response
@@ -130,7 +116,8 @@ class OpenAIJudge:
             scored = self._logprob_verdict(choice.get("logprobs"))
             if scored is not None:
                 return scored
-        verdict = answer_verdict(parse_label(text), text, "generated" if self.mode == "generate" else "text")
+        method = "generated" if self.mode == "generate" else "text"
+        verdict = answer_verdict(parse_label(text), cut_answer(text, self.max_tokens), method)
         if not verdict.parsed:
             log.warning("judge %s: answer %r names no single NLI label; counted as unparsed", self.name, text[:80])
         return verdict
@@ -154,8 +141,15 @@ class OpenAIJudge:
         return None
 
     def judge(self, pairs: Sequence[Pair]) -> list[Verdict]:
+        deadline = current()  # the caller's, read in this thread: the pool's threads do not see it
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            responses = list(pool.map(lambda pair: self._post(self._payload(*pair)), pairs))
+            futures = [pool.submit(self._post, self._payload(*pair), deadline) for pair in pairs]
+            try:
+                responses = [future.result() for future in futures]
+            except BaseException:
+                for future in futures:  # one failure is the batch's: no request waits for its turn
+                    future.cancel()
+                raise
         return [self.verdict(response) for response in responses]
 
 

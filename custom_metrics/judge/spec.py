@@ -117,6 +117,8 @@ OPTIONS: dict[str, dict[str, tuple[Callable[[str], bool], str]]] = {
         # An API reasoning model (OpenAI's): this effort and a token budget are all a request
         # carries (no sampling fields, no thinking switch, no logprobs: such APIs refuse them).
         "reasoning_effort": _choice(*REASONING_EFFORTS),
+        # Seconds for one request, every attempt and wait included (custom_metrics/judge/http_client.py).
+        "timeout": _number(1, 86400),
         **_GENERATION,
     },
 }

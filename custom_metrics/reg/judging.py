@@ -31,10 +31,11 @@ from typing import Any
 from lm_eval.api.filter import Filter
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.settings import judge_cache_dir
+from custom_metrics.common.settings import JUDGE_CHECK_DEADLINE_ENV, env_number, judge_cache_dir
 from custom_metrics.judge.available import JudgeUnavailable, check_available
 from custom_metrics.judge.build import build_judge
 from custom_metrics.judge.cache import CachedJudge, VerdictCacheError
+from custom_metrics.judge.deadline import answers_within
 from custom_metrics.judge.spec import JudgeSpec, judge_from_environment, parse_spec, resolve_judge
 from custom_metrics.judge.types import UNPARSED, NLIJudge, Verdict
 from custom_metrics.reg.data import judge_check_docs, load_items
@@ -53,6 +54,9 @@ DEFAULT_JUDGE = "embedded"
 # --metadata judge_check: what a degenerate judge does to the run (a judge that cannot
 # answer at all always stops it).
 ON_DEGENERATE = ("stop", "warn")
+# Seconds an endpoint judge has for all of the check's requests together (twelve pairs);
+# $EXPLAIN_EVAL_JUDGE_CHECK_DEADLINE changes it (a slow but healthy remote judge, say).
+CHECK_DEADLINE_S = 60.0
 # Judges checked in this process, by (canonical name, cache folder): the filter judges with
 # the object the task build checked, so the verdict cache is opened once per run.
 _PREPARED: dict[tuple[str, str], CachedJudge] = {}
@@ -67,8 +71,10 @@ def _verdict_record(verdict: Verdict | None) -> dict[str, Any] | None:
     return record
 
 
-def check_judge(judge: NLIJudge, gold: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The judge on gold (premise, hypothesis, majority label) items: accuracy, answers, degeneracy."""
+def check_judge(judge: NLIJudge, gold: Sequence[dict[str, Any]], warn: bool = True) -> dict[str, Any]:
+    """The judge on gold (premise, hypothesis, majority label) items: accuracy, answers, degeneracy.
+    ``warn=False``: a degenerate judge was already announced in this process (the filter's check
+    after the task build's), so the banner is not printed twice."""
     verdicts = judge.judge([(doc["premise"], doc["hypothesis"]) for doc in gold]) if gold else []
     outcomes = Counter(verdict.label for verdict in verdicts)
     top, top_count = outcomes.most_common(1)[0] if outcomes else ("", 0)
@@ -79,7 +85,9 @@ def check_judge(judge: NLIJudge, gold: Sequence[dict[str, Any]]) -> dict[str, An
         "answers": dict(outcomes),
         "degenerate": bool(gold) and (top_count / len(gold) >= DEGENERATE_SHARE or correct / len(gold) <= CHANCE),
     }
-    if check["degenerate"]:
+    if check["degenerate"] and not warn:
+        log.info("REG judge check: %s is degenerate on the gold items (see the warning above)", judge.name)
+    elif check["degenerate"]:
         log.warning(
             "\n%s\nREG JUDGE CHECK FAILED: judge %s answered %r for %d of %d gold items (accuracy %.2f, chance "
             "1/3): it is degenerate. reg_chaos's N (items it calls a contradiction) will be nearly empty or "
@@ -220,6 +228,10 @@ def default_judge(task: str, judge_cache: str | None) -> tuple[JudgeSpec, Path]:
 def check_before_generation(task: str, located: LocatedJudge, judge_check: str = "stop") -> None:
     """Load the located judge and check it on the gold items, before any generation.
 
+    An endpoint judge must answer the whole check within ``CHECK_DEADLINE_S`` (or
+    ``$EXPLAIN_EVAL_JUDGE_CHECK_DEADLINE``): one that accepts the connection and never answers
+    stops the run in that time, named with its URL, instead of after its retries' timeouts.
+
     A model that does not load or answer, and (unless ``judge_check=warn``) a judge that is
     degenerate on the gold items, stop the run with a ``DataError``. The gold verdicts stay in
     the cache; the model is released afterwards, so the generator has the memory to itself,
@@ -230,8 +242,10 @@ def check_before_generation(task: str, located: LocatedJudge, judge_check: str =
         raise DataError(f"{task}: --metadata judge_check is {judge_check!r}, expected {expected}")
     judge = located.judge
     started = time.monotonic()
+    seconds = env_number(JUDGE_CHECK_DEADLINE_ENV, CHECK_DEADLINE_S, minimum=1)
     try:
-        check = check_judge(judge, judge_check_docs(load_items()))
+        with answers_within(seconds, f"the check's deadline of {seconds:g} s ({JUDGE_CHECK_DEADLINE_ENV})"):
+            check = check_judge(judge, judge_check_docs(load_items()))
     except Exception as err:  # whatever stops a model from loading or answering: one message, before generation
         raise DataError(
             f"{task}: judge {judge.name} could not judge the gold items of its check before generation "
@@ -282,7 +296,7 @@ class REGJudgeFilter(Filter):
         outputs = split_outputs(resps, docs)
         judge = judge_for_docs(docs)
         try:
-            check = check_judge(judge, judge_check_docs(load_items()))
+            check = check_judge(judge, judge_check_docs(load_items()), warn=judge not in _PREPARED.values())
             records = judge_outputs(judge, docs, outputs, check)
         except Exception as err:  # any judge failure: the generations must survive it
             log.exception(JUDGE_FAILED, "!" * 100, judge.name, f"{type(err).__name__}: {err}", "!" * 100)

@@ -13,9 +13,11 @@ import datasets
 
 from custom_metrics.common.metadata import check_metadata_keys
 from custom_metrics.common.sources import to_dataset
+from custom_metrics.common.task_loading import task_loader
 from custom_metrics.reg import data, generation, judging
 
 
+@task_loader
 def load_reg(
     judge: str | None = None,
     judge_cache: str | None = None,
@@ -46,6 +48,7 @@ def load_reg(
     return {"test": to_dataset([{**doc, **settings} for doc in docs])}
 
 
+@task_loader
 def load_judge_select(
     agreement: float = data.AGREEMENT_THRESHOLD, backend: str = generation.IN_PROCESS, **run_args: Any
 ) -> dict[str, datasets.Dataset]:

@@ -31,7 +31,6 @@ import math
 import statistics
 import subprocess
 import sys
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +38,7 @@ from pathlib import Path
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.file_kinds import samples_task
 from custom_metrics.common.harness_args import check_harness_args, check_tasks, options_given
-from custom_metrics.common.jsonl import iter_jsonl
+from custom_metrics.common.harness_outputs import IncompleteRun, finished_samples, set_aside
 from custom_metrics.common.task_folders import TASKS_PATH
 from custom_metrics.rule.data import DEMOS, SHOTS, SPLITS, demo_sets, demo_setting, fewshot_task, main_questions
 from custom_metrics.rule.metrics import MAIN, SUB_KINDS, TABLE2_METRICS, Outcome, groups, none_acc, subq_acc
@@ -69,60 +68,6 @@ def setting(shots: int, demos: str) -> str:
     return demo_setting(shots, demos)
 
 
-class IncompleteRun(DataError):
-    """A split run that does not count as done; ``leftovers`` are its files, set aside before a rerun."""
-
-    def __init__(self, message: str, leftovers: Sequence[Path] = ()) -> None:
-        super().__init__(message)
-        self.leftovers = tuple(leftovers)
-
-
-def finished_samples(folder: Path, task: str) -> tuple[list[tuple[str, dict]], dict]:
-    """The samples (with their "file:line") of the run in ``folder`` and its ``n-samples`` entry.
-
-    lm_eval writes the results file first, then the samples file line by line under the
-    same timestamp; a kill in between leaves a whole results file beside a samples file
-    cut short (or none). A run is done only when the newest results file and its samples
-    file agree: every line whole and, per filter, as many samples as the results count as
-    ``effective``. Otherwise IncompleteRun says why.
-    """
-    found = sorted(folder.glob("**/results_*.json"), key=lambda path: path.name)
-    if not found:
-        leftovers = sorted(folder.glob(f"**/samples_{task}_*.jsonl"))
-        raise IncompleteRun(f"{folder}: no results file (not run yet, or stopped before lm_eval finished)", leftovers)
-    results = found[-1]
-    samples = results.with_name(f"samples_{task}_{results.name[len('results_') : -len('.json')]}.jsonl")
-    leftovers = [path for path in (results, samples) if path.exists()]
-    try:
-        data = json.loads(results.read_text(encoding="utf-8"))
-        counts, scores = data["n-samples"][task], data["results"][task]
-        effective = counts["effective"]
-        filters = {str(key).partition(",")[2] for key in scores if "," in str(key)} or {"none"}
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as err:
-        raise IncompleteRun(f"{results}: not a whole results file ({err})", leftovers) from err
-    except (KeyError, TypeError) as err:
-        raise IncompleteRun(f"{results}: no results or n-samples count for {task} (field {err})", leftovers) from err
-    if isinstance(effective, bool) or not isinstance(effective, int) or effective < 1:
-        raise IncompleteRun(f"{results}: n-samples {task} effective is {effective!r}, not a sample count", leftovers)
-    if not samples.is_file():
-        raise IncompleteRun(f"{samples}: missing beside {results.name} (lm_eval stopped before writing it)", leftovers)
-    try:
-        rows = list(iter_jsonl(samples))
-    except DataError as err:
-        raise IncompleteRun(f"{err} The samples file is cut short or damaged.", leftovers) from err
-    per_filter = Counter(str(sample.get("filter", "none")) for _, sample in rows)
-    for name in sorted(filters | set(per_filter)):
-        count = per_filter[name]
-        if count != effective:
-            held = f"{count} samples" + ("" if name == "none" else f" for filter {name!r}")
-            raise IncompleteRun(
-                f"{samples}: {held} where {results.name} counts {effective}: cut short "
-                "(lm_eval stopped while writing it?)",
-                leftovers,
-            )
-    return rows, counts
-
-
 def read_run(folder: Path, task: str) -> Run:
     """Outcomes from the samples file a finished lm_eval ``--log_samples`` run left in ``folder``."""
     try:
@@ -144,16 +89,6 @@ def read_run(folder: Path, task: str) -> Run:
             raise DataError(f"{where}: the RULE metric field is not an outcome list ({err}).") from err
     original = counts.get("original")
     return Run(task, outcomes, isinstance(original, int) and counts["effective"] < original, unparsed)
-
-
-def set_aside(run: IncompleteRun) -> list[Path]:
-    """Rename an unfinished run's files to ``*.incomplete``: kept for inspection, never read as a run."""
-    moved = []
-    for path in run.leftovers:
-        target = path.with_name(path.name + ".incomplete")
-        path.replace(target)
-        moved.append(target)
-    return moved
 
 
 def split_view(run: Run, split: int) -> list[Outcome]:
@@ -251,13 +186,15 @@ def render(summary: dict) -> str:
     lines = ["| split | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
     for k, row in summary["splits"].items():
         lines.append(f"| {k} | " + " | ".join(_pct(row[n]) for n in names) + " |")
-    cells = []
+    cells, short = [], {}
     for name in names:
         if name in POOLED_ONLY:
             cells.append(f"{_pct(summary['pooled'][name])} (pooled)")
-        else:
-            stats = summary["across_splits"][name]
-            cells.append(f"{_pct(stats['mean'])} ± {_pct(stats['std'])}")
+            continue
+        stats, of = summary["across_splits"][name], len(summary["splits"])
+        cells.append(_across(stats, of))
+        if stats["n_splits"] < of:
+            short[name] = stats["n_splits"]
     table = "Table 6" if summary.get("shots") == 1 else "Table 2"  # one-shot rows are Appendix G's
     lines.append(f"| {table}, {summary['setting']} | " + " | ".join(cells) + " |")
     lines += ["", "| split | Acc. | # None in shot | None Acc. |", "|---|---|---|---|"]
@@ -281,7 +218,25 @@ def render(summary: dict) -> str:
         lines.append(f"Generations with no readable answer, counted wrong ({counts}).")
     if summary.get("limited"):
         lines.append("WARNING: the runs were cut by --limit; these are not full-data numbers.")
+    if short:
+        held = ", ".join(f"{name} {count}" for name, count in short.items())
+        lines.append(
+            f"WARNING: some metrics rest on fewer than the {len(summary['splits'])} splits ({held}): a mean over "
+            "fewer splits is not the paper's, and one split gives no spread. "
+            "Main questions and their subquestions interleave in the documents, so a small --limit reaches few "
+            "splits: raise it, or choose documents with --samples."
+        )
     return "\n".join(lines)
+
+
+def _across(stats: dict, splits: int) -> str:
+    """Mean ± std over the splits that hold the metric, saying how many when not all do."""
+    if stats["n_splits"] == 0:
+        return "-"
+    if stats["n_splits"] == 1:
+        return f"{_pct(stats['mean'])} (1 of {splits} splits, no spread)"
+    cell = f"{_pct(stats['mean'])} ± {_pct(stats['std'])}"
+    return cell if stats["n_splits"] == splits else f"{cell} ({stats['n_splits']} of {splits} splits)"
 
 
 def _recorded_args(record: Path) -> object:
@@ -362,7 +317,7 @@ def run_protocol(output: Path, lm_eval_args: list[str], shots: int, include_path
             continue
         except IncompleteRun as unfinished:
             if unfinished.leftovers:
-                moved = ", ".join(path.name for path in set_aside(unfinished))
+                moved = ", ".join(path.name for path in set_aside(unfinished.leftovers))
                 print(f"[rule-protocol] {task}: running again, {unfinished} (set aside: {moved})", file=sys.stderr)
         command = [sys.executable, "-m", "lm_eval", *harness_command(lm_eval_args, task, include_path, folder)]
         print(f"[rule-protocol] running {task}", file=sys.stderr)

@@ -12,6 +12,7 @@ import datasets
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.metadata import check_metadata_keys
+from custom_metrics.common.task_loading import task_loader
 from custom_metrics.rule.cache import cached_docs
 from custom_metrics.rule.data import (
     COT_DEMOS,
@@ -325,6 +326,7 @@ def docs_for(variant: str, split: int | None = None, demos: str = "reclor", shot
     return builders[variant]()
 
 
+@task_loader
 def load(
     variant: str, split: int | None = None, demos: str = "reclor", shots: int = 5, **run_args: Any
 ) -> dict[str, datasets.Dataset]:

@@ -9,7 +9,7 @@ therefore skips finished pairs, attaches to pairs whose job is still queued or r
 and resubmits pairs whose job failed, was cancelled or was preempted.
 
 Two sweeps on one folder never submit a pair twice: submission happens under a lock file
-(``OUT/.sweep.lock``), and a pair whose job name (derived from its folder) is among the
+(``OUT/.sweep.lock``, ``lock.py``), and a pair whose job name (derived from its folder) is among the
 user's queued or running jobs is adopted instead of resubmitted, which also covers a sweep
 killed between submitting and writing ``cluster_job.json``, or one started on another
 login node.
@@ -21,7 +21,6 @@ longer knows is judged by the pair's markers, so a cluster without accounting (n
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import itertools
 import json
@@ -29,12 +28,12 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from custom_metrics.sweep.lock import sweep_lock
 from custom_metrics.sweep.resources import ResourcePlan, Resources
 from custom_metrics.sweep.runner import (
     DONE_FILE,
@@ -51,7 +50,6 @@ from custom_metrics.sweep.runner import (
 )
 
 JOB_FILE = "cluster_job.json"
-LOCK_FILE = ".sweep.lock"
 JOB_LOG_FOLDER = "jobs"  # the scheduler's scripts, pickles and logs, inside the pair folder
 
 
@@ -173,32 +171,6 @@ def _write_job_record(folder: Path, scheduler: str, job: SubmittedJob, resources
             "history": [job_id for job_id in history if job_id != job.job_id],
         },
     )
-
-
-@contextmanager
-def sweep_lock(out: Path, say: Callable[[str], None]) -> Iterator[None]:
-    """Held while a sweep decides and submits, so that two sweeps never submit one pair twice."""
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / LOCK_FILE
-    with path.open("a+", encoding="utf-8") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().strip() or "another process"
-            say(f"another sweep ({holder}) is submitting into {out}; waiting for it to finish submitting")
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"{socket.gethostname()} pid {os.getpid()} since {time.strftime('%H:%M:%S')}\n")
-        handle.flush()
-        try:
-            yield
-        finally:
-            handle.seek(0)
-            handle.truncate()
-            handle.flush()
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def run_cluster_sweep(

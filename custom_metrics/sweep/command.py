@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from custom_metrics.common.arguments import non_negative_int, positive_int
+from custom_metrics.common.arguments import OneLineParser, non_negative_int, positive_int
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.harness_args import check_batch_size, check_harness_args, check_limit, check_tasks
 from custom_metrics.sweep.resources import RESOURCE_KEYS, ResourcePlan, load_plan
@@ -37,7 +37,7 @@ FLAG_RESOURCES = [key for key in RESOURCE_KEYS if key not in ("sbatch", "setup")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="explain-eval sweep",
         description="Run every model x task pair through lm_eval (resumable), then the leaderboard.",
     )
@@ -209,7 +209,10 @@ def finish(outcomes: list[PairOutcome], out: Path, board: Path | None, *, build:
         leaderboard_main([str(out), "--out", str(board or out / "leaderboard")])
     done = sum(o.status == "done" for o in outcomes)
     skipped = sum(o.status == "skipped" for o in outcomes)
+    adopted = sum(o.status == "adopted" for o in outcomes)
     summary = f"sweep: {done} run, {skipped} skipped (already complete), {len(failed)} failed"
+    if adopted:
+        summary += f", {adopted} adopted (finished after an earlier sweep stopped)"
     if pending:
         summary += f", {len(pending)} still queued or running (rerun the same command to re-attach)"
     print(summary, flush=True)

@@ -6,6 +6,15 @@ leaderboard shows) and ``lm_eval.done``, written atomically only after ``lm_eval
 and left a complete results file. A pair with a valid ``lm_eval.done`` is skipped, so an
 interrupted sweep picks up where it stopped and a finished pair never runs twice.
 
+A pair runs exactly once whatever is killed when. The sweep holds ``OUT/.sweep.lock`` while
+it runs its pairs (a second sweep into the same folder waits, then finds them done); each
+``lm_eval`` dies with its sweep and is recorded in ``lm_eval.run.json`` (``child.py``). A
+pair that is not done but has such a record is settled first (``settle_earlier_run``): the
+sweep waits while the recorded run still lives, adopts it when it finished (the sweep was
+killed between its end and the marker), and otherwise sets the unfinished run's files aside
+(``*.incomplete``, read by nothing) before running the pair, so a pair folder never holds two
+runs' results.
+
 The sweep names no paper: what a paper needs beyond ``lm_eval`` comes from its
 ``PaperSpec``. A ``post_run`` step (e.g. scoring logged explanations into a report) runs in
 the pair folder after ``lm_eval`` on the pair's newest samples file (marker
@@ -26,15 +35,28 @@ import json
 import os
 import re
 import shlex
-import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from custom_metrics.common.harness_outputs import IncompleteRun, check_finished, set_aside
 from custom_metrics.common.leaderboard_types import PaperSpec, PostRun, SamplesInput
 from custom_metrics.common.results import PAIR_FILE, ResultsFileError, parse_model_args, read_results_file
 from custom_metrics.common.task_folders import TASKS_PATH
+from custom_metrics.sweep.child import (
+    RUN_FILE,
+    clear_record,
+    read_record,
+    run_child,
+    still_running,
+    stopped_by_signals,
+    wait_until_gone,
+)
+from custom_metrics.sweep.lock import sweep_lock
 
 DONE_FILE = "lm_eval.done"
 POST_RUN_DONE = "post_run.done"
@@ -69,7 +91,7 @@ class PairOutcome:
     model: str
     task: str
     folder: Path
-    status: str  # skipped | done | failed
+    status: str  # skipped | done | adopted | failed (and pending, for cluster jobs)
     detail: str = ""
 
 
@@ -254,13 +276,6 @@ def write_json_atomic(path: Path, data: dict) -> None:
     os.replace(temporary, path)
 
 
-def _run_logged(command: list[str], log: Path) -> int:
-    with log.open("a", encoding="utf-8") as handle:
-        handle.write(f"\n### {time.strftime('%Y-%m-%d %H:%M:%S')} $ {shlex.join(command)}\n")
-        handle.flush()
-        return subprocess.run(command, stdout=handle, stderr=subprocess.STDOUT).returncode
-
-
 def _tail(log: Path, lines: int = 15) -> str:
     try:
         return "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
@@ -268,19 +283,98 @@ def _tail(log: Path, lines: int = 15) -> str:
         return ""
 
 
-def run_pair(options: SweepOptions, setting: ModelSetting, task: str) -> PairOutcome:
+def run_pair(
+    options: SweepOptions, setting: ModelSetting, task: str, say: Callable[[str], None] = print
+) -> PairOutcome:
     folder = pair_folder(options.out, setting, task)
     folder.mkdir(parents=True, exist_ok=True)
     if is_complete(folder):
         outcome = PairOutcome(setting.name, task, folder, "skipped", skip_detail(options, setting, task, folder))
     else:
-        outcome = _run_lm_eval(options, setting, task, folder)
+        outcome = settle_earlier_run(options, setting, task, folder, say) or _run_lm_eval(
+            options, setting, task, folder
+        )
         if outcome.status == "failed":
             return outcome
     step = post_run_of(task)
     if step is not None and not is_complete(folder, POST_RUN_DONE):
         return _run_post(step, task, folder, outcome)
     return outcome
+
+
+def settle_earlier_run(
+    options: SweepOptions, setting: ModelSetting, task: str, folder: Path, say: Callable[[str], None] = print
+) -> PairOutcome | None:
+    """What became of an earlier attempt at a pair that is not done, before it runs again.
+
+    A recorded ``lm_eval`` that still runs on this machine is waited for; one that finished
+    with this sweep's command and left whole outputs is adopted (its marker written, nothing
+    run again: the outcome is returned); any other run's files are set aside. A record from
+    another host cannot be judged here and fails the pair, saying what to check, except inside
+    a cluster job (the cluster sweep submits a pair only once its earlier job has ended).
+    """
+    record = read_record(folder)
+    if record is not None:
+        running = still_running(record)
+        if running is None and not os.environ.get("SLURM_JOB_ID"):
+            return PairOutcome(
+                setting.name,
+                task,
+                folder,
+                "failed",
+                f"lm_eval was started for this pair on {record.get('host')} (pid {record['pid']}, "
+                f"{record.get('started', '?')}) and has not finished; this machine cannot see that process. "
+                f"Once it is over, delete {folder / RUN_FILE} and run the sweep again.",
+            )
+        if running:
+            wait_until_gone(record, say)
+        adopted = _adopt(options, setting, task, folder, record)
+        if adopted is not None:
+            return adopted
+    leftovers = unfinished_files(folder)
+    if leftovers:
+        moved = set_aside(leftovers)
+        say(f"set aside the files of an unfinished earlier run: {', '.join(str(p.relative_to(folder)) for p in moved)}")
+    clear_record(folder)
+    return None
+
+
+def unfinished_files(folder: Path) -> list[Path]:
+    """The harness outputs in a pair folder that no marker names (the pair is not done)."""
+    patterns = ("results*.json", "samples_*.jsonl")
+    return sorted(path for pattern in patterns for path in folder.rglob(pattern) if path.is_file())
+
+
+def _adopt(options: SweepOptions, setting: ModelSetting, task: str, folder: Path, record: dict) -> PairOutcome | None:
+    """The marker for a recorded run that finished after its sweep stopped, if it did finish."""
+    try:
+        command = lm_eval_command(options, setting, task, folder)
+    except FileNotFoundError:
+        return None
+    if _comparable(record.get("command") or [], options) != _comparable(command, options):
+        return None
+    results = sorted(folder.rglob("results*.json"))
+    try:
+        if not results:
+            return None
+        for path in results:
+            check_finished(path)
+            read_results_file(path)
+    except (IncompleteRun, ResultsFileError):
+        return None
+    sweep = record.get("sweep_pid", "?")
+    detail = f"adopted the run of pid {record['pid']}, which finished after its sweep (pid {sweep}) stopped"
+    write_json_atomic(
+        folder / DONE_FILE,
+        {
+            "command": record["command"],
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "adopted": detail,
+            "results": [str(path.relative_to(folder)) for path in results],
+        },
+    )
+    clear_record(folder)
+    return PairOutcome(setting.name, task, folder, "adopted", detail)
 
 
 def _run_lm_eval(options: SweepOptions, setting: ModelSetting, task: str, folder: Path) -> PairOutcome:
@@ -296,10 +390,11 @@ def _run_lm_eval(options: SweepOptions, setting: ModelSetting, task: str, folder
     log = folder / "lm_eval.log"
     before = set(folder.rglob("results*.json"))
     started = time.time()
-    code = _run_logged(command, log)
+    code = run_child(command, log, record_in=folder)
     new = sorted(set(folder.rglob("results*.json")) - before)
     reason = _why_unfinished(code, new)
     if reason:
+        clear_record(folder)
         return PairOutcome(setting.name, task, folder, "failed", f"{reason}; log {log}:\n{_tail(log)}")
     write_json_atomic(
         folder / DONE_FILE,
@@ -310,6 +405,7 @@ def _run_lm_eval(options: SweepOptions, setting: ModelSetting, task: str, folder
             "results": [str(path.relative_to(folder)) for path in new],
         },
     )
+    clear_record(folder)
     return PairOutcome(setting.name, task, folder, "done", f"{time.time() - started:.0f} s")
 
 
@@ -365,7 +461,7 @@ def _run_post(step: PostRun, task: str, folder: Path, outcome: PairOutcome) -> P
         return failed(f"no samples_{task}_*.jsonl under {folder}")
     commands = step.commands(samples, folder)
     for command in commands:
-        code = _run_logged(command, log)
+        code = run_child(command, log)
         if code != 0:
             return failed(f"`{shlex.join(command)}` exited {code}; log {log}:\n{_tail(log)}")
     missing = [path for path in step.outputs(folder) if not path.is_file()]
@@ -377,11 +473,22 @@ def _run_post(step: PostRun, task: str, folder: Path, outcome: PairOutcome) -> P
 
 
 def run_sweep(options: SweepOptions) -> list[PairOutcome]:
+    """Every pair here, one after another, under the folder's lock (a second sweep into it waits)."""
     pairs = [(setting, task) for setting in options.models for task in options.tasks]
     outcomes = []
-    for index, (setting, task) in enumerate(pairs, start=1):
-        print(f"[{index}/{len(pairs)}] {setting.name} x {task} ...", flush=True)
-        outcome = run_pair(options, setting, task)
-        print(f"[{index}/{len(pairs)}] {setting.name} x {task}: {outcome.status} ({outcome.detail})", flush=True)
-        outcomes.append(outcome)
+    main_thread = threading.current_thread() is threading.main_thread()  # signal handlers live there only
+    with (
+        sweep_lock(options.out, _say, doing="running its pairs"),
+        stopped_by_signals() if main_thread else nullcontext(),
+    ):
+        for index, (setting, task) in enumerate(pairs, start=1):
+            where = f"[{index}/{len(pairs)}] {setting.name} x {task}"
+            print(f"{where} ...", flush=True)
+            outcome = run_pair(options, setting, task, lambda text, where=where: _say(f"{where}: {text}"))
+            print(f"{where}: {outcome.status} ({outcome.detail})", flush=True)
+            outcomes.append(outcome)
     return outcomes
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)

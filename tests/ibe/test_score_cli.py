@@ -69,6 +69,10 @@ def test_hostile_rows_are_scored_within_the_caps(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert peak < PEAK_RSS_BOUND_MIB and cpu < CPU_BOUND_S, (peak, cpu)
+    # what "flagged" means is on screen, with the reasons that came up most
+    assert "flagged: scored, but something was off, said in the row's 'flag' field" in done.stdout, done.stdout
+    (said,) = [line for line in done.stdout.splitlines() if line.startswith("flagged: ")]
+    assert "most often: " in said and "explanation longer than 20,000 characters" in said, said
     features = {(r["qid"], r["option"]): r for r in features_file.read(FeaturesFolder(out)).rows}
     huge, long = features["hostile", 1], features["hostile", 2]
     assert huge["n_steps"] == 2 and huge["flag"].startswith("explanation longer than 20,000 characters")

@@ -1,13 +1,13 @@
 """The endpoint judge's reading of responses, on recorded bodies (no server): the
 transformers-serve exchanges in tests/fixtures/judge/, and bodies in the OpenAI chat
-schema that vLLM returns with logprobs. Odd responses name the judge and the URL."""
+schema that vLLM returns with logprobs. Odd responses name the judge and the URL; what the
+HTTP client does with odd servers is tests/judge/test_endpoint_limits.py."""
 
 from __future__ import annotations
 
 import copy
 import json
 import math
-import socket
 from pathlib import Path
 
 import pytest
@@ -133,20 +133,3 @@ def test_a_response_without_a_choice_names_judge_and_url(body):
     with pytest.raises(JudgeError) as err:
         judge.verdict(body)
     assert judge.name in str(err.value) and f"{URL}/chat/completions" in str(err.value)
-
-
-@pytest.mark.parametrize("raw", [b"<html>502 Bad Gateway</html>", b"[1, 2]", b"\xff\xfe"])
-def test_a_body_that_is_no_chat_completion_names_judge_and_url(raw):
-    judge = _judge()
-    with pytest.raises(JudgeError, match=r"judge openai:smollm2-135m-instruct-hf@.*: http://127.0.0.1:8000/v1/chat"):
-        judge._json(raw)
-
-
-def test_an_unreachable_server_names_judge_and_url():
-    with socket.socket() as probe:  # a port nobody listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    judge = OpenAIJudge(parse_spec(f"openai:m@http://127.0.0.1:{port}/v1"))
-    judge.retries = 1
-    with pytest.raises(JudgeError, match=rf"judge openai:m@http://127.0.0.1:{port}/v1.*cannot reach .*:{port}/v1/chat"):
-        judge.judge([("p", "h")])

@@ -113,8 +113,11 @@ def test_a_judge_that_cannot_work_stops_reg_chaos_before_generation(case, embedd
     completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
     elapsed, cpu = time.monotonic() - started, _children_cpu_s() - cpu_before
     log = completed.stdout + completed.stderr
-    assert completed.returncode != 0, log[-3000:]
+    assert completed.returncode == 2, log[-3000:]
     assert re.search(message, log), log[-3000:]
+    # the suite's one line is the last a user sees, not the end of a harness traceback
+    last = completed.stderr.rstrip().splitlines()[-1]
+    assert last.startswith("error: reg_chaos: ") and re.search(message, last) and "Traceback" not in log, log[-3000:]
     # no generation request: the harness never reached its request loop, its cache holds nothing
     assert "Running generate_until requests" not in log
     assert _cached_responses(cache) == 0

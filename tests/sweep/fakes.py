@@ -3,9 +3,10 @@ tests, and the job body that uses them.
 
 The stand-in writes a results and a samples file the way the harness does; the task
 ``broken`` exits 3 after printing a message, ``truncated`` exits 0 leaving half a results
-file, ``slow`` first sleeps (so a test can see it queued or running, or cancel it). Every
-run is appended to ``calls.txt`` beside the sweep folder, so a test can tell which pairs
-really ran.
+file, ``slow`` first waits until the test releases it (``release``: a file beside the sweep
+folder), so a test sees it running, attaches to it or cancels it, for as long as it needs
+and no longer. Every run is appended to ``calls.txt`` beside the sweep folder, so a test can
+tell which pairs really ran.
 """
 
 from __future__ import annotations
@@ -30,7 +31,12 @@ if task == "broken":
     print("fake lm_eval: no such task broken")
     sys.exit(3)
 if task == "slow":
-    time.sleep(float(sys.argv[5]))
+    release, waited = pathlib.Path(sys.argv[5]), time.monotonic()
+    while not release.exists():  # the test says when; never past a minute
+        if time.monotonic() - waited > 60:
+            print("fake lm_eval: slow was never released")
+            sys.exit(4)
+        time.sleep(0.05)
 folder = out / "org__model"
 folder.mkdir(parents=True, exist_ok=True)
 stamp = time.strftime("%Y-%m-%dT%H-%M-%S") + f".{time.time_ns() % 10**6:06d}"
@@ -43,18 +49,26 @@ if task == "truncated":
 }))
 (folder / f"samples_{task}_{stamp}.jsonl").write_text("{}\\n")
 """
-SLOW_SECONDS = 3.0
 
 
 def calls_file(options: SweepOptions) -> Path:
     return options.out.parent / "calls.txt"
 
 
+def release_file(options: SweepOptions) -> Path:
+    """Created by a test, it lets every ``slow`` pair of the sweep finish."""
+    return options.out.parent / "release"
+
+
+def release(options: SweepOptions) -> None:
+    release_file(options).touch()
+
+
 def fake_lm_eval_command(options: SweepOptions, setting: ModelSetting, task: str, folder: Path) -> list[str]:
     """Same signature as ``runner.lm_eval_command``; the task's own arguments (an IBE judge's
     explanations) are appended as the harness would get them, and ignored."""
     calls = str(calls_file(options))
-    command = [sys.executable, "-c", FAKE_LM_EVAL, task, str(folder), calls, setting.name, str(SLOW_SECONDS)]
+    command = [sys.executable, "-c", FAKE_LM_EVAL, task, str(folder), calls, setting.name, str(release_file(options))]
     return command + runner.task_arguments(options, setting, task)
 
 

@@ -1,7 +1,8 @@
 """The sweep on a real Slurm: a single-node cluster (slurmctld + slurmd + munged, CPU only)
-started for this module by scripts/slurm_test_cluster.sh, 2 model settings x 2 tasks with
+started for this module by scripts/slurm_test_cluster.sh, 2 model settings x 1 task with
 ``--limit 2`` through ``--launcher slurm``, a second sweep on the same folder while the jobs
-run, one job killed with ``scancel``, and the rerun that reruns only that pair.
+run, one job killed with ``scancel`` while its lm_eval runs, and the rerun that reruns only
+that pair.
 
 The cluster keeps no accounting database (no slurmdbd): plain ``sacct`` fails as on many
 small clusters, so the sweep reads states from ``squeue``; the job completion log is read
@@ -16,20 +17,21 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from custom_metrics.sweep.child import RUN_FILE
 from custom_metrics.sweep.slurm import parse_sacct
 from tests.helpers import MIRROR, REPO
+from tests.sweep.processes import until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slurm]
 
 CLUSTER_SCRIPT = REPO / "scripts" / "slurm_test_cluster.sh"
 DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "sacct")
-PAIRS = [(m, t) for m in ("gemma", "gemma-len512") for t in ("geese_noexp", "rule_main")]
+PAIRS = [(m, "geese_noexp") for m in ("gemma", "gemma-len512")]
 DEADLINE_S = 900
 
 
@@ -78,18 +80,6 @@ def _job_id(out: Path, model: str, task: str) -> str | None:
         return None
 
 
-def _until(what: str, check, sweep: subprocess.Popen | None = None, timeout_s: float = DEADLINE_S):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        if sweep is not None and sweep.poll() is not None:
-            pytest.fail(f"the sweep exited {sweep.returncode} while waiting for {what}")
-        time.sleep(0.5)
-    pytest.fail(f"timed out after {timeout_s} s waiting for {what}")
-
-
 def test_sweep_through_a_real_slurm_cancel_one_job_and_rerun_only_it(
     slurm_env: dict[str, str], embedded_model: Path, tmp_path: Path
 ) -> None:
@@ -99,7 +89,7 @@ def test_sweep_through_a_real_slurm_cancel_one_job_and_rerun_only_it(
         f"gemma-len512::pretrained={embedded_model},dtype=float32,max_length=512"
     )
     command = [sys.executable, "-m", "custom_metrics.cli", "sweep", "--models", models]
-    command += ["--tasks", "geese_noexp,rule_main", "--out", str(out), "--limit", "2", "--batch-size", "4"]
+    command += ["--tasks", "geese_noexp", "--out", str(out), "--limit", "2", "--batch-size", "4"]
     command += ["--device", "cpu", "--launcher", "slurm", "--slurm-partition", "debug", "--slurm-cpus", "1"]
     command += ["--slurm-mem", "4G", "--slurm-time", "30", "--poll-seconds", "1"]
     env = {**slurm_env, "EXPLAIN_EVAL_DATA": str(MIRROR), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
@@ -112,7 +102,7 @@ def test_sweep_through_a_real_slurm_cancel_one_job_and_rerun_only_it(
             ids = {pair: _job_id(out, *pair) for pair in PAIRS}
             return ids if all(ids.values()) else None
 
-        ids = _until("four submitted jobs", submitted, first, timeout_s=180)
+        ids = until("both submitted jobs", submitted, first, timeout_s=180)
         queue = _queue(slurm_env)
         assert {job_id for job_id in ids.values()} <= set(queue), queue  # really in Slurm's queue
         assert all(queue[job_id][1].startswith(f"ee-{m}-{t}-") for (m, t), job_id in ids.items())
@@ -121,37 +111,36 @@ def test_sweep_through_a_real_slurm_cancel_one_job_and_rerun_only_it(
         second = subprocess.run([*command, "--no-wait"], capture_output=True, text=True, env=env, cwd=tmp_path)
         assert second.returncode == 0, second.stdout + second.stderr
         assert "submitted job" not in second.stdout and second.stdout.count("attached to job") >= 2
-        assert len(_queue(slurm_env)) == 4
+        assert len(_queue(slurm_env)) == 2
 
-        # kill one pair's job while it runs
-        victim = ids[("gemma", "rule_main")]
-        _until("the rule_main job to run", lambda: _queue(slurm_env)[victim][0] == "RUNNING", first)
-        time.sleep(3)
+        # kill one pair's job while its lm_eval runs (the job recorded it)
+        victim = ids[("gemma", "geese_noexp")]
+        until("the job's lm_eval to run", lambda: (out / "gemma" / "geese_noexp" / RUN_FILE).is_file(), first)
         _slurm(slurm_env, "scancel", victim)
         assert first.wait(timeout=DEADLINE_S) == 1, log.read_text()[-5000:]
     finally:
         if first.poll() is None:
             first.kill()
     text = log.read_text()
-    assert f"[2/4] gemma x rule_main: failed (job {victim} CANCELLED" in text, text[-5000:]
-    failure = text[text.index("FAILED gemma x rule_main:") :]
+    assert f"[1/2] gemma x geese_noexp: failed (job {victim} CANCELLED" in text, text[-5000:]
+    failure = text[text.index("FAILED gemma x geese_noexp:") :]
     assert "CANCELLED AT" in failure and f"{victim}_0_log.err" in failure  # the job's stderr tail
-    assert "sweep: 3 run, 0 skipped (already complete), 1 failed" in text
+    assert "sweep: 1 run, 0 skipped (already complete), 1 failed" in text
     assert (out / "leaderboard" / "geese.csv").is_file()  # built with what finished
     markers = {pair: out / pair[0] / pair[1] / "lm_eval.done" for pair in PAIRS}
-    assert [pair for pair, marker in markers.items() if not marker.is_file()] == [("gemma", "rule_main")]
+    assert [pair for pair, marker in markers.items() if not marker.is_file()] == [("gemma", "geese_noexp")]
     stamps = {pair: marker.stat().st_mtime_ns for pair, marker in markers.items() if marker.is_file()}
 
     rerun = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
     assert rerun.returncode == 0, rerun.stdout[-5000:] + rerun.stderr[-5000:]
     # CANCELLED while squeue remembers it (MinJobAge, 300 s), else "ended unfinished" (no sacct here)
-    assert f"gemma x rule_main: resubmitted (job {victim} " in rerun.stdout
-    assert rerun.stdout.count("submitted job") == 1 and "sweep: 1 run, 3 skipped" in rerun.stdout
+    assert f"gemma x geese_noexp: resubmitted (job {victim} " in rerun.stdout
+    assert rerun.stdout.count("submitted job") == 1 and "sweep: 1 run, 1 skipped" in rerun.stdout
     assert {pair: m.stat().st_mtime_ns for pair, m in markers.items() if pair in stamps} == stamps
-    new_id = _job_id(out, "gemma", "rule_main")
+    new_id = _job_id(out, "gemma", "geese_noexp")
     assert new_id not in ids.values()
 
-    # the scheduler's own record: five jobs, the killed one CANCELLED (the job completion log,
+    # the scheduler's own record: three jobs, the killed one CANCELLED (the job completion log,
     # read by the parser the sweep uses for sacct on clusters with accounting)
     completed = _slurm(slurm_env, "sacct", "--completion", "--noheader", "--parsable2", "--format=JobID,State")
     finished = {job_id: state.state for job_id, state in parse_sacct(completed, [*ids.values(), new_id]).items()}
@@ -159,11 +148,12 @@ def test_sweep_through_a_real_slurm_cancel_one_job_and_rerun_only_it(
 
     for model, task in PAIRS:
         done = json.loads(markers[(model, task)].read_text())
-        results = json.loads((out / model / task / done["results"][0]).read_text())
+        (results_file,) = (out / model / task).rglob("results_*.json")  # the cancelled run's files set aside
+        assert done["results"] == [str(results_file.relative_to(out / model / task))]
+        results = json.loads(results_file.read_text())
         assert results["config"]["limit"] == 2 and task in results["results"]
-    for table in ("geese.csv", "rule.csv"):
-        with (out / "leaderboard" / table).open(newline="") as handle:
-            rows = [row["model"] for row in csv.DictReader(handle)]
-        assert any(row.startswith("gemma-len512") for row in rows) and any(
-            row.startswith("gemma") and not row.startswith("gemma-len512") for row in rows
-        ), (table, rows)
+    with (out / "leaderboard" / "geese.csv").open(newline="") as handle:
+        rows = [row["model"] for row in csv.DictReader(handle)]
+    assert any(row.startswith("gemma-len512") for row in rows) and any(
+        row.startswith("gemma") and not row.startswith("gemma-len512") for row in rows
+    ), rows

@@ -1,10 +1,11 @@
-"""The sweep runner: model settings, command lines, resume markers, and a real two-by-two sweep."""
+"""The sweep runner: model settings, command lines, resume markers, and real sweeps started twice and killed."""
 
 from __future__ import annotations
 
 import csv
 import json
 import os
+import signal
 import subprocess
 import sys
 from dataclasses import replace
@@ -14,9 +15,11 @@ import pytest
 
 import custom_metrics.sweep.command as sweep_command
 import custom_metrics.sweep.runner as sweep
+from custom_metrics.sweep import child
 from custom_metrics.sweep.runner import ModelSetting, SweepOptions
 from tests.helpers import MIRROR
 from tests.sweep import fakes
+from tests.sweep.processes import gone, until
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -171,6 +174,36 @@ def test_marker_naming_a_vanished_results_file_reruns_the_pair(tmp_path: Path, f
     assert outcome.status == "done" and fake_lm_eval() == [("a", "geese_noexp")]
 
 
+def test_a_resume_waits_for_a_recorded_run_that_still_lives_and_sets_its_files_aside(tmp_path: Path) -> None:
+    """An earlier sweep's lm_eval still running here is waited for (it may be writing its results);
+    one that ended unfinished leaves its files set aside; one recorded on another host fails the pair."""
+    opts = options(tmp_path, ["geese_noexp"], models="a::pretrained=x")
+    setting = opts.models[0]
+    folder = sweep.pair_folder(opts.out, setting, "geese_noexp")
+    (folder / "m").mkdir(parents=True)
+    (folder / "m" / "results_1.json").write_text('{"results": {"geese_noexp": {"acc,')  # cut by a kill
+    runs_on = subprocess.Popen(  # stands in for an earlier sweep's lm_eval: a real process in its own group
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE, start_new_session=True
+    )
+    child.write_record(folder, runs_on.pid, ["lm_eval"])
+    told: list[str] = []
+
+    def say(text: str) -> None:
+        told.append(text)
+        runs_on.stdin.close()  # the earlier run ends while the sweep waits for it
+
+    assert sweep.settle_earlier_run(opts, setting, "geese_noexp", folder, say) is None
+    assert runs_on.wait() == 0 and "lm_eval of an earlier sweep still runs" in told[0]
+    assert [p.name for p in folder.rglob("results_*")] == ["results_1.json.incomplete"]
+    assert not (folder / child.RUN_FILE).exists()
+
+    record = {"pid": 1, "host": "login-2", "started": "2026-12-01T10:00:00"}  # a sweep on another login node
+    (folder / child.RUN_FILE).write_text(json.dumps(record))
+    outcome = sweep.settle_earlier_run(opts, setting, "geese_noexp", folder, told.append)
+    assert outcome.status == "failed" and "started for this pair on login-2 (pid 1" in outcome.detail
+    assert f"delete {folder / child.RUN_FILE}" in outcome.detail
+
+
 def _post_run(monkeypatch, commands) -> None:
     """The task's real post-run step (outputs, name), with stand-in commands."""
     real = sweep.post_run_of
@@ -246,56 +279,76 @@ def test_dry_run_prints_pending_commands(tmp_path: Path, capsys) -> None:
     assert "m x geese_noexp: pending" in out and "accelerate.commands.launch -m lm_eval" in out
 
 
+def _starts(log: Path) -> int:
+    """How many times the sweep started lm_eval for a pair (one header line per start in its log)."""
+    return sum(line.startswith("### ") for line in log.read_text().splitlines()) if log.is_file() else 0
+
+
 @pytest.mark.e2e
-def test_real_sweep_two_settings_two_tasks_then_resume(embedded_model: Path, tmp_path: Path) -> None:
+def test_real_sweeps_started_twice_and_killed_run_each_pair_exactly_once(embedded_model: Path, tmp_path: Path) -> None:
+    """Two real sweeps into one folder at once; the one running pair 1 is killed alone (``kill -9``,
+    as a dropped login session does) while its lm_eval runs; the other is frozen while pair 2's
+    lm_eval runs and killed once that has finished, before it could mark it; a resume then
+    builds the leaderboard. Each pair runs to the end exactly once: the killed sweep's lm_eval
+    dies with it, the waiting sweep reruns pair 1 (the killed run left nothing to keep), the
+    resume adopts pair 2 without running it again, and each pair holds one results file."""
     out = tmp_path / "sweep"
     models = (
         f"fp32::pretrained={embedded_model},dtype=float32 "
         f"fp32-len512::pretrained={embedded_model},dtype=float32,max_length=512"
     )
-    command = [
-        sys.executable,
-        "-m",
-        "custom_metrics.cli",
-        "sweep",
-        "--models",
-        models,
-        "--tasks",
-        "geese_noexp,geese_human",
-        "--out",
-        str(out),
-        "--limit",
-        "1",
-        "--batch-size",
-        "4",
-        "--device",
-        "cpu",
-    ]
+    command = [sys.executable, "-m", "custom_metrics.cli", "sweep", "--models", models, "--tasks", "geese_noexp"]
+    command += ["--out", str(out), "--limit", "1", "--batch-size", "4", "--device", "cpu"]
     env = {**os.environ, "EXPLAIN_EVAL_DATA": str(MIRROR), "HF_HUB_OFFLINE": "1"}
-    first = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
-    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
-    assert "4 run, 0 skipped" in first.stdout
-    markers = sorted(out.glob("*/*/lm_eval.done"))
-    assert {m.parent.relative_to(out).as_posix() for m in markers} == {
-        "fp32/geese_noexp",
-        "fp32/geese_human",
-        "fp32-len512/geese_noexp",
-        "fp32-len512/geese_human",
-    }
+    pair_1, pair_2 = out / "fp32" / "geese_noexp", out / "fp32-len512" / "geese_noexp"
+    logs = [tmp_path / "a.log", tmp_path / "b.log"]
+    sweeps = []
+    for log in logs:
+        with log.open("w") as handle:
+            sweeps.append(
+                subprocess.Popen([*command, "--no-leaderboard"], stdout=handle, stderr=subprocess.STDOUT, env=env)
+            )
+    try:
+        first = until("pair 1's lm_eval", lambda: child.read_record(pair_1), timeout_s=300)
+        os.kill(first["pid"], signal.SIGSTOP)  # held mid-run until its sweep is gone: the timing is the test's
+        holder = next(s for s in sweeps if s.pid == first["sweep_pid"])
+        waiting = next(s for s in sweeps if s is not holder)
+        wait_log = logs[sweeps.index(waiting)]
+        until("the other sweep to wait", lambda: "waiting for it to finish" in wait_log.read_text(), waiting)
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait()
+        os.kill(first["pid"], signal.SIGCONT)  # the parent-death signal, pending while it was stopped, ends it
+        until("the killed sweep's lm_eval to die with it", lambda: gone(first["pid"]), timeout_s=60)
+
+        second = until("pair 2's lm_eval", lambda: child.read_record(pair_2), waiting)
+        os.kill(waiting.pid, signal.SIGSTOP)  # frozen: it cannot mark the pair its lm_eval finishes
+        until("pair 2's lm_eval to finish", lambda: gone(second["pid"]), timeout_s=300)
+        assert not (pair_2 / "lm_eval.done").exists()
+        os.kill(waiting.pid, signal.SIGKILL)
+        waiting.wait()
+    finally:
+        for process in sweeps:
+            if process.poll() is None:
+                process.kill()
+    told = wait_log.read_text()
+    assert "is running its pairs into" in told and "waiting for it to finish" in told, told[-3000:]
+    assert "[1/2] fp32 x geese_noexp: done" in told, told[-3000:]
+
+    resume = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert resume.returncode == 0, resume.stdout[-3000:] + resume.stderr[-3000:]
+    assert "sweep: 0 run, 1 skipped (already complete), 0 failed, 1 adopted" in resume.stdout, resume.stdout
+    assert f"adopted the run of pid {second['pid']}" in resume.stdout
+    assert (_starts(pair_1 / "lm_eval.log"), _starts(pair_2 / "lm_eval.log")) == (2, 1)  # pair 1: killed, then whole
 
     with (out / "leaderboard" / "geese.csv").open(newline="") as handle:
         board = {row["model"]: row for row in csv.DictReader(handle)}
-    for name in ("fp32", "fp32-len512"):
-        for task in ("geese_noexp", "geese_human"):
-            done = json.loads((out / name / task / "lm_eval.done").read_text())
-            results = json.loads((out / name / task / done["results"][0]).read_text())
-            assert float(board[name][f"{task} acc"]) == results["results"][task]["acc,none"]
-            assert results["config"]["limit"] == 1
-
-    stamps = {m: m.stat().st_mtime_ns for m in markers}
-    results_before = sorted(out.rglob("results_*.json"))
-    second = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
-    assert second.returncode == 0, second.stderr[-3000:]
-    assert "0 run, 4 skipped" in second.stdout
-    assert {m: m.stat().st_mtime_ns for m in markers} == stamps
-    assert sorted(out.rglob("results_*.json")) == results_before
+    for name, folder in (("fp32", pair_1), ("fp32-len512", pair_2)):
+        (results_file,) = folder.rglob("results_*.json")  # one run's results per pair, nothing beside them
+        assert len(list(folder.rglob("samples_*.jsonl"))) == 1 and not (folder / child.RUN_FILE).exists()
+        done = json.loads((folder / "lm_eval.done").read_text())
+        assert done["results"] == [str(results_file.relative_to(folder))]
+        results = json.loads(results_file.read_text())
+        assert float(board[name]["geese_noexp acc"]) == results["results"]["geese_noexp"]["acc,none"]
+        assert results["config"]["limit"] == 1
+    assert "adopted" in json.loads((pair_2 / "lm_eval.done").read_text())
+    assert sweep.pair_complete(pair_1, "geese_noexp") and sweep.pair_complete(pair_2, "geese_noexp")  # skipped next

@@ -7,6 +7,8 @@ scheduler replaced by failures, so any pair started or job submitted shows.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,7 +23,7 @@ def nothing_may_start(monkeypatch) -> None:
     def started(*args, **kwargs):
         raise AssertionError("a pair ran or a job was submitted")
 
-    monkeypatch.setattr(runner, "_run_logged", started)
+    monkeypatch.setattr(runner, "run_child", started)
     monkeypatch.setattr(slurm, "SlurmScheduler", started)
 
 
@@ -62,3 +64,15 @@ def test_each_model_setting_is_checked_as_lm_eval_would_load_it(tmp_path, capsys
     assert "--model hf needs 'pretrained' in --model_args" in err
     err = _refused(["--models", "gone::pretrained=/no/such/checkpoint", "--tasks", "rule"], tmp_path, capsys)
     assert "--model_args pretrained=/no/such/checkpoint: no such folder" in err
+
+
+def test_a_bad_option_is_one_line_through_the_command(tmp_path) -> None:
+    """The real command: the suite's message is all of stderr, not the end of a usage dump."""
+    command = [sys.executable, "-m", "custom_metrics.cli", "sweep", "--models", f"m::pretrained={tmp_path}"]
+    for wrong, says in (
+        (["--tasks", "geese_noexp", "--limit", "0"], "--limit 0: pass a whole number of docs"),
+        (["--tasks", "geese_noexp", "--launcher", "slurmm"], "argument --launcher: invalid choice: 'slurmm'"),
+    ):
+        done = subprocess.run([*command, *wrong, "--out", str(tmp_path / "sweep")], capture_output=True, text=True)
+        (line,) = done.stderr.splitlines()
+        assert done.returncode == 2 and line.startswith("explain-eval sweep: error: ") and says in line, done.stderr

@@ -1,0 +1,105 @@
+"""Whether an ``lm_eval --log_samples`` run finished, judged from the files it left.
+
+lm_eval writes the results file first, then each task's samples file line by line under the
+same timestamp; a kill in between leaves a whole results file beside a samples file cut
+short (or none). A run is done only when its results file and its samples files agree: every
+line whole and, per task and filter, as many samples as the results count as ``effective``.
+RULE's split protocol and the sweep (which adopts a run whose sweep was killed after it
+finished, and sets aside one that did not) judge runs by this one rule.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from custom_metrics.common.errors import DataError
+from custom_metrics.common.jsonl import iter_jsonl
+
+INCOMPLETE_SUFFIX = ".incomplete"  # an unfinished run's files, kept for inspection, read by nothing
+
+
+class IncompleteRun(DataError):
+    """A run that does not count as done; ``leftovers`` are its files, set aside before a rerun."""
+
+    def __init__(self, message: str, leftovers: Sequence[Path] = ()) -> None:
+        super().__init__(message)
+        self.leftovers = tuple(leftovers)
+
+
+def finished_samples(folder: Path, task: str) -> tuple[list[tuple[str, dict]], dict]:
+    """The samples (with their "file:line") of the newest run of ``task`` in ``folder`` and its
+    ``n-samples`` entry; IncompleteRun says why there is none."""
+    found = sorted(folder.glob("**/results_*.json"), key=lambda path: path.name)
+    if not found:
+        leftovers = sorted(folder.glob(f"**/samples_{task}_*.jsonl"))
+        raise IncompleteRun(f"{folder}: no results file (not run yet, or stopped before lm_eval finished)", leftovers)
+    return task_samples(found[-1], task)
+
+
+def _samples_file(results: Path, task: str) -> Path:
+    return results.with_name(f"samples_{task}_{results.name[len('results_') : -len('.json')]}.jsonl")
+
+
+def _results_data(results: Path, leftovers: Sequence[Path]) -> dict:
+    try:
+        data = json.loads(results.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as err:
+        raise IncompleteRun(f"{results}: not a whole results file ({err})", leftovers) from err
+    if not isinstance(data, dict):
+        raise IncompleteRun(f"{results}: not a results file (a JSON {type(data).__name__})", leftovers)
+    return data
+
+
+def task_samples(results: Path, task: str) -> tuple[list[tuple[str, dict]], dict]:
+    """The samples of ``task`` beside the results file ``results``, if they are all there."""
+    samples = _samples_file(results, task)
+    leftovers = [path for path in (results, samples) if path.exists()]
+    data = _results_data(results, leftovers)
+    try:
+        counts, scores = data["n-samples"][task], data["results"][task]
+        effective = counts["effective"]
+        filters = {str(key).partition(",")[2] for key in scores if "," in str(key)} or {"none"}
+    except (KeyError, TypeError) as err:
+        raise IncompleteRun(f"{results}: no results or n-samples count for {task} (field {err})", leftovers) from err
+    if isinstance(effective, bool) or not isinstance(effective, int) or effective < 1:
+        raise IncompleteRun(f"{results}: n-samples {task} effective is {effective!r}, not a sample count", leftovers)
+    if not samples.is_file():
+        raise IncompleteRun(f"{samples}: missing beside {results.name} (lm_eval stopped before writing it)", leftovers)
+    try:
+        rows = list(iter_jsonl(samples))
+    except DataError as err:
+        raise IncompleteRun(f"{err} The samples file is cut short or damaged.", leftovers) from err
+    per_filter = Counter(str(sample.get("filter", "none")) for _, sample in rows)
+    for name in sorted(filters | set(per_filter)):
+        count = per_filter[name]
+        if count != effective:
+            held = f"{count} samples" + ("" if name == "none" else f" for filter {name!r}")
+            raise IncompleteRun(
+                f"{samples}: {held} where {results.name} counts {effective}: cut short "
+                "(lm_eval stopped while writing it?)",
+                leftovers,
+            )
+    return rows, counts
+
+
+def check_finished(results: Path) -> None:
+    """Every task of the results file has all its samples beside it, or IncompleteRun says which not."""
+    data = _results_data(results, [results])
+    tasks = data.get("n-samples")
+    if not isinstance(tasks, dict) or not tasks:
+        raise IncompleteRun(f"{results}: no n-samples counts (not a whole lm-eval 0.4 results file)", [results])
+    for task in sorted(tasks):
+        task_samples(results, task)
+
+
+def set_aside(files: Sequence[Path]) -> list[Path]:
+    """Rename an unfinished run's files to ``*.incomplete``: kept for inspection, never read as a run."""
+    moved = []
+    for path in files:
+        target = path.with_name(path.name + INCOMPLETE_SUFFIX)
+        path.replace(target)
+        moved.append(target)
+    return moved

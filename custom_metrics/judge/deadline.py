@@ -1,0 +1,55 @@
+"""A time by which a judge must have answered, set by the caller and kept by the endpoint client.
+
+REG checks its judge on gold items before any generation; an endpoint that accepts the
+connection and never answers used to hold the run for the client's timeouts times its
+retries (20 minutes and more) before any word. The check sets a deadline for all of its
+requests together (``answers_within``); the endpoint judge's HTTP client ends every request
+by it, whatever its own per-request deadline, and names it. In-process judges answer when
+their model has loaded and run: the deadline is for judges behind a server.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """``at`` on the ``time.monotonic`` clock; ``what`` names it in messages (and how to change it)."""
+
+    at: float
+    what: str
+
+    def remaining(self) -> float:
+        return self.at - time.monotonic()
+
+
+_CURRENT: ContextVar[Deadline | None] = ContextVar("judge_deadline", default=None)
+
+
+def current() -> Deadline | None:
+    """The deadline set by the innermost ``answers_within`` of this thread, if any. A judge that
+    answers in worker threads reads it here and passes it on (context variables stay in their thread)."""
+    return _CURRENT.get()
+
+
+@contextmanager
+def answers_within(seconds: float, what: str) -> Iterator[Deadline]:
+    """Every endpoint request made inside (this thread) ends ``seconds`` from now at the latest."""
+    deadline = Deadline(time.monotonic() + seconds, what)
+    outer = _CURRENT.get()
+    token = _CURRENT.set(deadline if outer is None or deadline.at < outer.at else outer)
+    try:
+        yield deadline
+    finally:
+        _CURRENT.reset(token)
+
+
+def earliest(*deadlines: Deadline | None) -> Deadline | None:
+    """The first of the given deadlines to come (None where none is given)."""
+    given = [deadline for deadline in deadlines if deadline is not None]
+    return min(given, key=lambda deadline: deadline.at) if given else None

@@ -1,0 +1,211 @@
+"""One pair's ``lm_eval`` as a child of the sweep: it dies with its sweep, its pid is on disk,
+and whoever runs the pair next finds out what became of it.
+
+A login node's session that drops kills the ``explain-eval sweep`` process alone. Its
+``lm_eval`` used to run on and write results while the resume ran the pair again (two
+results files for one pair, and the leaderboard took the newer). So each child is
+
+- started in a process group of its own, with a parent-death signal (Linux
+  ``prctl(PR_SET_PDEATHSIG)``): when the sweep dies, even by ``kill -9``, the kernel sends the
+  child SIGTERM; when the sweep is stopped (Ctrl-C, SIGTERM, a hang-up), it stops the whole
+  group, ``accelerate launch`` workers included, before it exits;
+- recorded in ``lm_eval.run.json`` in the pair folder (host, boot, pid, process group, start
+  time, command) before the sweep waits for it; the record goes once the pair is judged.
+
+What the next sweep does with a record left behind is ``runner.settle_earlier_run``'s: it
+waits while the recorded process group lives, then adopts the run if it finished (same
+command, whole outputs) or sets its files aside and runs the pair again.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from custom_metrics.common.files import atomic_write_bytes
+
+RUN_FILE = "lm_eval.run.json"
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+STOP_GRACE_S = 10.0  # after SIGTERM, the time a stopped group has to exit before SIGKILL
+POLL_S = 1.0  # how often a process group of an earlier sweep is looked at while waiting for it
+_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+
+
+def _boot_id() -> str:
+    """This boot of this machine: a pid recorded before a reboot names no process now."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _start_ticks(pid: int) -> int | None:
+    """The process's start time (clock ticks since boot), which a reused pid does not share."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rpartition(")")[2].split()[19])  # field 22; the command name may hold spaces
+
+
+def _in_own_group_dying_with(parent: int) -> Callable[[], None]:
+    """The child's first steps after fork: its own process group, SIGTERM when ``parent`` dies."""
+
+    def setup() -> None:
+        os.setpgid(0, 0)
+        if _LIBC is not None:
+            _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+            if os.getppid() != parent:  # the sweep died before the signal was armed
+                os.kill(os.getpid(), signal.SIGTERM)
+
+    return setup
+
+
+def run_child(command: list[str], log: Path, record_in: Path | None = None) -> int:
+    """Run ``command`` (output appended to ``log``) as a child that dies with the sweep; its exit
+    status. With ``record_in``, the child's run record is written into that folder.
+
+    Whatever stops the sweep while it waits (Ctrl-C, SIGTERM, an error) stops the child's group too.
+    """
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write(f"\n### {time.strftime('%Y-%m-%d %H:%M:%S')} $ {shlex.join(command)}\n")
+        handle.flush()
+        process = subprocess.Popen(
+            command, stdout=handle, stderr=subprocess.STDOUT, preexec_fn=_in_own_group_dying_with(os.getpid())
+        )
+    try:
+        if record_in is not None:
+            write_record(record_in, process.pid, command)
+        return process.wait()
+    except BaseException:
+        stop_group(process)
+        raise
+
+
+@contextmanager
+def stopped_by_signals() -> Iterator[None]:
+    """SIGTERM and a hang-up end the sweep as Ctrl-C does: through its handlers, so that the
+    child's whole group is stopped (the default action would leave ``accelerate``'s workers)."""
+
+    def stop(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    wanted = (signal.SIGTERM, signal.SIGHUP)
+    previous = {number: signal.signal(number, stop) for number in wanted}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def stop_group(process: subprocess.Popen) -> None:
+    """SIGTERM to the child's whole group, SIGKILL to what is left after ``STOP_GRACE_S``."""
+    for sent in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, sent)
+        except ProcessLookupError:
+            break
+        try:
+            process.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            continue
+        if not group_alive(process.pid):
+            break
+
+
+def write_record(folder: Path, pid: int, command: list[str]) -> None:
+    record = {
+        "host": socket.gethostname(),
+        "boot": _boot_id(),
+        "pid": pid,
+        "process_group": pid,
+        "start_ticks": _start_ticks(pid),
+        "sweep_pid": os.getpid(),
+        "slurm_job": os.environ.get("SLURM_JOB_ID", ""),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "command": command,
+    }
+    atomic_write_bytes(folder / RUN_FILE, json.dumps(record, indent=2).encode())
+
+
+def read_record(folder: Path) -> dict[str, Any] | None:
+    """The run record of the pair's last child, or None (none, or unreadable: then nothing is known)."""
+    try:
+        record = json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("pid"), int) or isinstance(record["pid"], bool):
+        return None
+    return record
+
+
+def clear_record(folder: Path) -> None:
+    (folder / RUN_FILE).unlink(missing_ok=True)
+
+
+def group_alive(group: int) -> bool:
+    """Whether any process of the process group lives (a zombie no longer counts)."""
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's processes: alive
+    return any(_state(pid) not in ("Z", "X", None) for pid in _group_members(group))
+
+
+def _group_members(group: int) -> list[int]:
+    members = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rpartition(")")[2].split()
+            except OSError:
+                continue
+            if int(fields[2]) == group:  # field 5, pgrp
+                members.append(int(entry.name))
+    return members
+
+
+def _state(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return None
+
+
+def still_running(record: dict[str, Any]) -> bool | None:
+    """True while the recorded run's process group lives here, False once it is gone, None
+    when this machine cannot tell (it was started on another host)."""
+    if record.get("host") != socket.gethostname():
+        return None
+    if record.get("boot") and record["boot"] != _boot_id():
+        return False
+    group = record.get("process_group", record["pid"])
+    if not isinstance(group, int) or not group_alive(group):
+        return False
+    ticks = _start_ticks(group)  # a living leader must be the recorded process, not a reused pid
+    return ticks is None or record.get("start_ticks") in (None, ticks)
+
+
+def wait_until_gone(record: dict[str, Any], say: Callable[[str], None]) -> None:
+    """Wait while an earlier sweep's child still runs (it may be writing its results)."""
+    group = record.get("process_group", record["pid"])
+    say(
+        f"lm_eval of an earlier sweep still runs (pid {record['pid']}, started {record.get('started', '?')} by sweep "
+        f"pid {record.get('sweep_pid', '?')}); waiting for it to end (`kill -- -{group}` stops it)"
+    )
+    while still_running(record):
+        time.sleep(POLL_S)

@@ -1,0 +1,55 @@
+"""``OUT/.sweep.lock``: one sweep at a time decides what runs in a sweep folder.
+
+A Slurm sweep holds it while it submits (two sweeps never submit one pair twice); a sweep
+on this machine holds it while it runs its pairs, so that a second one started into the same
+``--out`` (a second terminal, a script run twice) waits, saying for whom, and then finds
+those pairs done instead of running them again. The lock is an ``flock`` on the file, which
+the kernel releases when its holder dies, even by ``kill -9``: no stale lock to remove.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import socket
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+LOCK_FILE = ".sweep.lock"
+
+
+@contextmanager
+def sweep_lock(out: Path, say: Callable[[str], None], doing: str = "submitting") -> Iterator[None]:
+    """Held while a sweep decides and submits (``doing``: what it is doing, shown to a sweep that waits)."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / LOCK_FILE
+    with path.open("a+", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder, doing = _holder(handle.read())
+            say(f"another sweep ({holder}) is {doing} into {out}; waiting for it to finish")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{socket.gethostname()} pid {os.getpid()} since {time.strftime('%H:%M:%S')} ({doing})\n")
+        handle.flush()
+        try:
+            yield
+        finally:
+            handle.seek(0)
+            handle.truncate()
+            handle.flush()
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _holder(line: str) -> tuple[str, str]:
+    """Who holds the lock and what it does, from the line it wrote (an older sweep's line says no more than who)."""
+    match = re.fullmatch(r"(.+) \((.+)\)", line.strip())
+    if match:
+        return match.group(1), match.group(2)
+    return line.strip() or "another process", "submitting"
