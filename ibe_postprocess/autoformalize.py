@@ -135,6 +135,7 @@ class EndpointSpec:
 
 
 ENDPOINT_PREFIX = "openai:"
+CHECK_TIMEOUT_S = 10  # the model list before any work: a server that does not answer fails in seconds
 _ENDPOINT_USAGE = "--formalizer openai:<model>@<base_url>[?max_tokens=N&concurrency=N&key_env=NAME]"
 
 
@@ -179,13 +180,17 @@ class EndpointFormalizer:
         )
 
     def check(self) -> None:
-        """Ask the server for its models: a server that is down or a wrong URL fails here, before any work."""
+        """Ask the server for its models: a server that is down, a wrong URL or a refused key fails
+        here, before any work."""
         import openai
 
         try:
-            self.client.models.list()
-        except openai.AuthenticationError:
-            return  # it answered: the key is for the requests to judge
+            self.client.with_options(max_retries=1, timeout=CHECK_TIMEOUT_S).models.list()
+        except openai.AuthenticationError as err:
+            raise DataError(
+                f"--formalizer {self.spec.name}: {self.spec.base_url} refused the API key (HTTP 401); set "
+                f"${self.spec.key_env} to its key (or name another variable with ?key_env=NAME)."
+            ) from err
         except openai.OpenAIError as err:
             raise DataError(
                 f"--formalizer {self.spec.name}: no model list from {self.spec.base_url}/models "

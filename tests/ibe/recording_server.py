@@ -26,16 +26,24 @@ class Request:
 
 
 class RecordingServer:
-    """Answers each chat request with ``answer(body)``; ``requests`` holds what was asked, in order."""
+    """Answers each chat request with ``answer(body)``; ``requests`` holds what was asked, in order.
+    With ``key``, a request without ``Authorization: Bearer <key>`` is refused (HTTP 401), as
+    OpenAI's API refuses it."""
 
-    def __init__(self, answer: Callable[[dict], str], model: str = "recorded-model"):
+    def __init__(self, answer: Callable[[dict], str], model: str = "recorded-model", key: str | None = None):
         self.requests: list[Request] = []
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
             def _send(self, payload: dict) -> None:
+                status = 200
+                if key is not None and self.headers.get("Authorization") != f"Bearer {key}":
+                    status, payload = (
+                        401,
+                        {"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}},
+                    )
                 data = json.dumps(payload).encode()
-                self.send_response(200)
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()

@@ -132,17 +132,33 @@ def test_the_paper_prompt_goes_to_the_endpoint_and_a_rerun_sends_nothing(tmp_pat
     assert out.joinpath("features.jsonl").read_bytes() == before and len(server.requests) == 3
 
 
-def test_a_server_that_is_down_stops_the_run_before_spacy(tmp_path: Path, capsys, monkeypatch) -> None:
+@pytest.mark.parametrize(
+    ("problem", "says"),
+    [
+        ("down", "no model list from {url}/models"),
+        ("wrong key", "{url} refused the API key (HTTP 401); set $OPENAI_API_KEY"),
+    ],
+)
+def test_a_server_down_or_refusing_the_key_stops_the_run_before_spacy(
+    tmp_path: Path, capsys, monkeypatch, problem, says
+) -> None:
     def reached(*args, **kwargs):
         raise AssertionError("spaCy was loaded before the formalizer was checked")
 
     monkeypatch.setattr(features, "pipeline", reached)
-    server = RecordingServer(lambda body: PROGRAM)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
+    server = RecordingServer(lambda body: PROGRAM, key="sk-right")
     url = server.base_url
-    server.close()  # nothing listens there now
-    assert ibe(["score", str(BALLOON), "--out", str(tmp_path / "out"), "--formalizer", f"openai:m@{url}"]) == 2
+    if problem == "down":
+        server.close()  # nothing listens there now
+    try:
+        assert ibe(["score", str(BALLOON), "--out", str(tmp_path / "out"), "--formalizer", f"openai:m@{url}"]) == 2
+    finally:
+        if problem != "down":
+            server.close()
     err = capsys.readouterr().err
-    assert f"no model list from {url}/models" in err and "start the server" in err and "Traceback" not in err
+    assert says.format(url=url) in err and err.count("\n") == 1 and "Traceback" not in err, err
+    assert not server.posts()  # no formalization was asked for
 
 
 @pytest.mark.e2e
