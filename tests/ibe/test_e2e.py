@@ -1,11 +1,13 @@
-"""End to end: lm_eval generates explanations on the embedded model, both judge tasks (log-
-likelihood and chat, generate-and-parse) read them, and ``explain-eval ibe`` scores them and
-writes the report; the served paths: generation from a real ``transformers serve`` cached by
-the harness, and the chat judge against a chat endpoint that records what it is asked.
+"""End to end: a model served by a real ``transformers serve`` writes the explanations through
+lm_eval's ``local-completions``, both judge tasks (log-likelihood and chat, generate-and-parse)
+read them on the embedded model in process, and ``explain-eval ibe`` scores them and writes
+the report; a rerun of the generation is answered by the harness' response cache; the chat
+judge against a chat endpoint that records what it is asked.
 
-Two real ``lm_eval`` CLI processes (generation; both judges in one) serve every assertion on
-the in-process model; the served runs go through the harness' own ``simple_evaluate`` in this
-process, since what they check is the server and the cache, not the command line."""
+Two real ``lm_eval`` CLI processes (the served generation; both judges in one) serve every
+assertion on them; the rerun and the recorded chat judge go through the harness' own
+``simple_evaluate`` in this process, since what they check is the cache and the requests, not
+the command line."""
 
 from __future__ import annotations
 
@@ -26,50 +28,89 @@ from tests.ibe.recording_server import RecordingServer
 
 pytestmark = pytest.mark.e2e
 ENV = {"EXPLAIN_EVAL_DATA": str(MIRROR)}
+COMPLETIONS = "/v1/completions"
+GENERATION = {"limit": 4, "gen_kwargs": "max_gen_toks=32"}  # one training and one test question, both options
 
 
 @pytest.fixture(scope="module")
-def generated(embedded_model: Path, tmp_path_factory, tiny_nli: Path) -> dict:
-    """ibe_copa (--limit 4: one training and one test question, docs interleave the two, both
-    options), then ibe_judge_copa and ibe_judge_copa_chat in one run reading its samples; then
-    ``ibe score`` on the explanations and the chat judge's answers, and ``ibe report``."""
-    out = tmp_path_factory.mktemp("ibe-e2e") / "out"
+def generated(served_model, embedded_model: Path, tmp_path_factory, tiny_nli: Path) -> dict:
+    """ibe_copa from the served model (--limit 4: docs interleave training and test questions,
+    both options adjacent) with the harness' response cache, then ibe_judge_copa and
+    ibe_judge_copa_chat in one run on the embedded model reading its samples; then ``ibe score``
+    on the explanations and the chat judge's answers, and ``ibe report``."""
+    root = tmp_path_factory.mktemp("ibe-e2e")
+    out, cache = root / "out", root / "responses"
+    before = served_model.requests(COMPLETIONS)
+    generation = ["--gen_kwargs", GENERATION["gen_kwargs"], "--use_cache", str(cache)]
     results, samples = run_lm_eval(
-        embedded_model, "ibe_copa", out, limit=4, extra=["--gen_kwargs", "max_gen_toks=32"], env=ENV
+        served_model.completion_flags(), "ibe_copa", out, limit=GENERATION["limit"], extra=generation, env=ENV
     )
+    sent = served_model.requests(COMPLETIONS) - before
     samples_file = next(out.glob("*/samples_ibe_copa_*.jsonl"))
     metadata = json.dumps({"explanations": str(samples_file)})
     judge_results, judged = run_lm_eval(
         embedded_model,
         "ibe_judge_copa,ibe_judge_copa_chat",
-        out,
+        root / "judged",
         limit=None,
         extra=["--metadata", metadata, "--gen_kwargs", "max_gen_toks=16"],
         env=ENV,
     )
-    features = out.parent / "features"
-    chat_file = next(out.glob("*/samples_ibe_judge_copa_chat_*.jsonl"))
+    features = root / "features"
+    chat_file = next((root / "judged").glob("*/samples_ibe_judge_copa_chat_*.jsonl"))
     options = ["--nli-judge", f"seqcls:{tiny_nli}", "--certainty-model", "lexicon", "--processes", "1"]
     assert ibe(["score", str(samples_file), str(chat_file), "--out", str(features), *options]) == 0
     assert ibe(["report", str(features)]) == 0
     return {
         "results": results,
         "samples": samples["ibe_copa"],
+        "sent": sent,
+        "cache": cache,
         "judge_results": judge_results,
         "judged": judged,
         "features": features,
     }
 
 
-def test_the_generation_run_logs_one_explanation_per_option(generated: dict) -> None:
-    assert [(s["doc"]["qid"], s["doc"]["option"], s["doc"]["split"]) for s in generated["samples"]] == [
+def test_the_served_model_writes_one_explanation_per_option(generated: dict, served_model) -> None:
+    samples = generated["samples"]
+    assert generated["sent"] == len(samples) == 4, served_model.log_tail()
+    assert [(s["doc"]["qid"], s["doc"]["option"], s["doc"]["split"]) for s in samples] == [
         ("copa-1", 1, "train"),
         ("copa-1", 2, "train"),
         ("copa-501", 1, "test"),
         ("copa-501", 2, "test"),
     ]
-    assert all(isinstance(s["filtered_resps"][0], str) for s in generated["samples"])
+    assert all(s["arguments"]["gen_args_0"]["arg_0"] == explanation_prompt(s["doc"]) for s in samples)
+    assert all(isinstance(s["filtered_resps"][0], str) and s["filtered_resps"][0] for s in samples)
     assert "steps,none" in generated["results"]["results"]["ibe_copa"]
+
+
+def _evaluate(model: str, model_args: str, tasks: list[str], monkeypatch, **kwargs) -> dict:
+    """The harness' own evaluation, in this process, on the fixture mirror."""
+    from lm_eval import simple_evaluate
+    from lm_eval.tasks import TaskManager
+
+    monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(MIRROR))
+    manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=kwargs.pop("metadata", {}))
+    return simple_evaluate(
+        model=model, model_args=model_args, tasks=tasks, task_manager=manager, log_samples=True, **kwargs
+    )
+
+
+def test_a_rerun_of_the_generation_is_answered_by_the_harness_cache(generated: dict, served_model, monkeypatch):
+    """IBE's generation has no judge inside the harness; what a rerun may skip is the generation
+    itself, which only the harness' own response cache (``--use_cache``) keeps. With it, the rerun
+    sends the server 0 requests (counted in its access log) and logs the same explanations."""
+    before = served_model.requests(COMPLETIONS)
+    model_args = served_model.completion_flags()[3]
+    again = _evaluate(
+        "local-completions", model_args, ["ibe_copa"], monkeypatch, use_cache=str(generated["cache"]), **GENERATION
+    )
+    assert served_model.requests(COMPLETIONS) == before, served_model.log_tail()
+    assert [s["filtered_resps"] for s in again["samples"]["ibe_copa"]] == [
+        s["filtered_resps"] for s in generated["samples"]
+    ]
 
 
 def test_both_judges_read_the_generated_explanations_with_one_prompt(generated: dict) -> None:
@@ -94,66 +135,21 @@ def test_the_report_reads_the_explanations_and_the_chat_judge(generated: dict) -
     report = (features / "report.md").read_text()
     assert "Uncertainty is the lexicon-based estimate" in report
     assert "a sentence's uncertainty: 6 − certainty" in report
-    model = model_name(generated["judge_results"])  # the embedded model judged its own explanations
-    assert model == "gemma-3-270m (embedded)"
-    assert f"| Baselines | LLM judge: {model} (this run, generated answers) | " in report
+    judge = model_name(generated["judge_results"])
+    assert judge == "gemma-3-270m (embedded)"
+    assert f"| Baselines | LLM judge: {judge} (this run, generated answers) | " in report
     assert "| Baselines | LLM judge: GPT 3.5 (paper) |" in report
     for section in ("## Section 6: self-evident explanations", "## Figure 19: accuracy on cause and on effect"):
         assert section in report
     summary = json.loads((features / "report.json").read_text())
-    assert summary["model"] == summary["judge_model"] == model and summary["tasks"] == ["ibe_copa"]
+    writer = model_name(generated["results"])  # the served folder, named as people name it
+    assert (summary["model"], summary["judge_model"], summary["tasks"]) == (writer, judge, ["ibe_copa"])
     copa = summary["datasets"]["copa"]
     assert copa["test_questions"] == 1 and len(copa["table1"]) == 11
     assert copa["judge"]["questions"] == 1 and copa["judge"]["method"] == "generated"
     assert copa["self_evident"]["explanations"] == 4
     assert copa["directions"]["questions"] == {"cause": 1, "effect": 0}  # copa-501 asks for a cause
     assert (features / "figure2.png").is_file() and (features / "features_by_correctness.png").is_file()
-
-
-def _evaluate(model: str, model_args: str, tasks: list[str], monkeypatch, **kwargs) -> dict:
-    """The harness' own evaluation, in this process, on the fixture mirror."""
-    from lm_eval import simple_evaluate
-    from lm_eval.tasks import TaskManager
-
-    monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(MIRROR))
-    manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=kwargs.pop("metadata", {}))
-    return simple_evaluate(
-        model=model, model_args=model_args, tasks=tasks, task_manager=manager, log_samples=True, **kwargs
-    )
-
-
-def test_generation_from_a_served_model_cached_by_the_harness(served_model, tmp_path: Path, monkeypatch) -> None:
-    """ibe_copa through ``local-completions`` against a real ``transformers serve``.
-
-    IBE's generation has no judge inside the harness; what a rerun may skip is the generation
-    itself, which only the harness' own response cache (``use_cache``) keeps. With it, the rerun
-    sends the server 0 requests (counted in its access log) and logs the same explanations.
-    """
-    model_args = served_model.completion_flags()[3]
-    completions = "/v1/completions"
-
-    def run() -> tuple[list[dict], int]:
-        before = served_model.requests(completions)
-        out = _evaluate(
-            "local-completions",
-            model_args,
-            ["ibe_copa"],
-            monkeypatch,
-            limit=2,
-            gen_kwargs="max_gen_toks=16",
-            use_cache=str(tmp_path / "responses"),
-        )
-        return out["samples"]["ibe_copa"], served_model.requests(completions) - before
-
-    generated, sent = run()
-    assert sent == len(generated) == 2, served_model.log_tail()
-    assert [(s["doc"]["qid"], s["doc"]["option"]) for s in generated] == [("copa-1", 1), ("copa-1", 2)]
-    assert all(s["arguments"][0][0] == explanation_prompt(s["doc"]) for s in generated)
-    assert all(isinstance(s["filtered_resps"][0], str) and s["filtered_resps"][0] for s in generated)
-
-    regenerated, resent = run()
-    assert resent == 0, served_model.log_tail()
-    assert [s["filtered_resps"] for s in regenerated] == [s["filtered_resps"] for s in generated]
 
 
 # What a chat judge may answer, one per test question of the fixture mirror, and how each scores.
