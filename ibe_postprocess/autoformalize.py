@@ -3,17 +3,33 @@
 The paper has GPT-3.5 translate each explanation into Prolog: the conclusion becomes a
 goal, the premise facts and each IF-THEN step a one-variable rule. The Figure 9 prompt
 is an image; this is its reconstruction (instructions, the "Tom's pancreas" example,
-then the explanation). Any causal LM that transformers loads can fill the role
-(``--formalizer lm:<hf id or path>``); generation is greedy and batched. Its output goes
-through ``prolog_guard`` first: a rejected program is flagged and the explanation falls
-back to the deterministic formalization.
+then the explanation). Two kinds of formalizer fill the role, both greedy and batched:
+
+- ``lm:<hf id or path>``: any causal LM that transformers loads, in process; it continues
+  the prompt after "Goal:" (``program_from_output``).
+- ``openai:<model>@<base_url>``: an OpenAI-compatible chat endpoint (the paper's GPT-3.5,
+  vLLM, ``transformers serve``), the prompt as the user message, temperature 0, at most 256
+  new tokens; its whole answer is read (``program_from_answer``: a reasoning trace, code
+  fences, markdown around the section labels and prose around the program are dropped).
+  Options after ``?``: ``max_tokens``, ``concurrency`` (requests in flight, default 8) and
+  ``key_env`` (the variable holding the API key, default ``OPENAI_API_KEY``; the key is read
+  at call time and never stored). The server is asked for its model list before the first
+  request, so one that is down stops ``ibe score`` in seconds.
+
+Either's output goes through ``prolog_guard`` first: a rejected program is flagged and the
+explanation falls back to the deterministic formalization. Outputs are cached batch by batch
+in the features folder (``features``): a rerun sends no request and loads no model.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
+from custom_metrics.common.errors import DataError
 from ibe_postprocess.formalize import Program
 from ibe_postprocess.parsing import ParsedExplanation
 from ibe_postprocess.prolog_guard import GuardError, guarded_program
@@ -62,6 +78,149 @@ def program_from_output(text: str, is_system_predicate=None) -> Program:
         raise GuardError("the answer has no 'Goal:' line or no 'Facts:' section")
     clauses = facts.group(1) + "\n" + (rules.group(1) if rules else "")
     return guarded_program(clauses, goal.group(1), is_system_predicate)
+
+
+_SECTIONS = ("goal", "facts", "rules")
+# A section label on its own line, markdown around it tolerated: "Goal:", "**Facts:**", "### Rules".
+_LABEL = re.compile(r"^[ \t#>*_-]*(goal|facts|rules)[ \t*_]*(?::[ \t*_]*|$)(.*)$", re.IGNORECASE)
+_FENCE = re.compile(r"^\s*```")
+_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+
+
+def program_from_answer(text: str, is_system_predicate=None) -> Program:
+    """A chat model's whole answer, read line by line: everything before the first section label
+    (prose, "Here is the program:") and a reasoning trace are dropped, code-fence lines and
+    blank lines inside the program skipped; the program ends at the first blank line after a
+    rule (what follows is commentary). The clauses then go through the guard, as the LM's."""
+    if _THINK_CLOSE in text:
+        text = text.rsplit(_THINK_CLOSE, 1)[1]
+    if _THINK_OPEN in text:
+        raise GuardError("the answer ends inside its reasoning trace (<think> without </think>)")
+    found: dict[str, list[str]] = {name: [] for name in _SECTIONS}
+    section = None
+    for line in text.replace("\r\n", "\n").split("\n"):
+        label = _LABEL.match(line)
+        if label:
+            section = label[1].lower()
+            line = label[2]
+        elif _FENCE.match(line):
+            continue
+        if not line.strip():
+            if section == "rules" and found["rules"]:
+                break
+            continue
+        if section is not None:
+            found[section].append(line.strip())
+    if not found["goal"]:
+        raise GuardError("the answer has no 'Goal:' line")
+    if len(found["goal"]) > 1:
+        raise GuardError(f"the answer's goal is {len(found['goal'])} lines, not one query")
+    return guarded_program("\n".join(found["facts"] + found["rules"]), found["goal"][0], is_system_predicate)
+
+
+@dataclass(frozen=True)
+class EndpointSpec:
+    """``openai:<model>@<base_url>[?max_tokens=N&concurrency=N&key_env=NAME]``, checked when parsed."""
+
+    model: str
+    base_url: str
+    max_tokens: int = MAX_NEW_TOKENS
+    concurrency: int = 8
+    key_env: str = "OPENAI_API_KEY"
+
+    @property
+    def name(self) -> str:
+        """What its outputs depend on (the cache key, and what rows record): not the speed options."""
+        return f"openai:{self.model}@{self.base_url}?max_tokens={self.max_tokens}"
+
+
+ENDPOINT_PREFIX = "openai:"
+CHECK_TIMEOUT_S = 10  # the model list before any work: a server that does not answer fails in seconds
+_ENDPOINT_USAGE = "--formalizer openai:<model>@<base_url>[?max_tokens=N&concurrency=N&key_env=NAME]"
+
+
+def parse_endpoint(spec: str) -> EndpointSpec:
+    """The endpoint formalizer a ``--formalizer openai:...`` value names; ValueError saying what is wrong."""
+    target, _, query = spec.removeprefix(ENDPOINT_PREFIX).partition("?")
+    model, at, base_url = target.partition("@")
+    if not at or not model or not base_url.startswith(("http://", "https://")):
+        raise ValueError(
+            f"--formalizer {spec}: expected {_ENDPOINT_USAGE}, e.g. openai:gpt-3.5-turbo@https://api.openai.com/v1"
+        )
+    options: dict[str, int | str] = {}
+    for item in query.split("&") if query else []:
+        key, eq, value = item.partition("=")
+        if key in ("max_tokens", "concurrency") and eq and value.isdigit() and int(value) > 0:
+            options[key] = int(value)
+        elif key == "key_env" and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+            options[key] = value
+        else:
+            raise ValueError(
+                f"--formalizer {spec}: option {item!r} is not understood; expected {_ENDPOINT_USAGE} "
+                "(positive whole numbers, a variable name)"
+            )
+    return EndpointSpec(model, base_url.rstrip("/"), **options)
+
+
+class EndpointFormalizer:
+    """An OpenAI-compatible chat endpoint that writes the Prolog program (the ``openai`` client:
+    retries on 429 and 5xx with backoff, timeouts, the key from the environment)."""
+
+    def __init__(self, spec: EndpointSpec):
+        try:
+            from openai import OpenAI
+        except ImportError as err:
+            raise DataError(
+                f"--formalizer {spec.name}: the openai client is not installed: pip install 'explain-eval[serving]'"
+            ) from err
+        self.spec = spec
+        self.name = spec.name
+        self.client = OpenAI(
+            base_url=spec.base_url, api_key=os.environ.get(spec.key_env) or "none", max_retries=4, timeout=300
+        )
+
+    def check(self) -> None:
+        """Ask the server for its models: a server that is down, a wrong URL or a refused key fails
+        here, before any work."""
+        import openai
+
+        try:
+            self.client.with_options(max_retries=1, timeout=CHECK_TIMEOUT_S).models.list()
+        except openai.AuthenticationError as err:
+            raise DataError(
+                f"--formalizer {self.spec.name}: {self.spec.base_url} refused the API key (HTTP 401); set "
+                f"${self.spec.key_env} to its key (or name another variable with ?key_env=NAME)."
+            ) from err
+        except openai.OpenAIError as err:
+            raise DataError(
+                f"--formalizer {self.spec.name}: no model list from {self.spec.base_url}/models "
+                f"({type(err).__name__}: {err}); start the server or pass its OpenAI-compatible base URL "
+                "(it usually ends in /v1)."
+            ) from err
+
+    def _answer(self, prompt: str) -> str:
+        import openai
+
+        try:
+            response = self.client.chat.completions.create(
+                model=self.spec.model,
+                messages=[{"role": "user", "content": prompt}],
+                temperature=0,
+                max_tokens=self.spec.max_tokens,
+            )
+        except openai.OpenAIError as err:
+            raise DataError(
+                f"--formalizer {self.spec.name}: the request failed ({type(err).__name__}: {err}); the answers of "
+                "finished batches are cached, so a rerun resumes where this one stopped."
+            ) from err
+        choices = getattr(response, "choices", None) or []
+        message = getattr(choices[0], "message", None) if choices else None
+        content = getattr(message, "content", None)
+        return content if isinstance(content, str) else ""  # no answer: the guard rejects it, the row says so
+
+    def generate(self, prompts: Sequence[str]) -> list[str]:
+        with ThreadPoolExecutor(max_workers=self.spec.concurrency) as pool:
+            return list(pool.map(self._answer, prompts))
 
 
 class LMFormalizer:

@@ -11,7 +11,7 @@ from pathlib import Path
 from custom_metrics.common.arguments import positive_int
 from custom_metrics.common.errors import DataError
 from ibe_postprocess.folder import CACHE, FEATURES, FEATURES_CSV, JUDGE, REPORT, REPORT_MD, FeaturesFolder
-from ibe_postprocess.uncertainty import AGGREGATIONS, DEFAULT_AGGREGATION
+from ibe_postprocess.uncertainty import AGGREGATIONS, DEFAULT_AGGREGATION, DEFAULT_INVERSION, INVERSIONS
 from ibe_postprocess.workers import usable_cores
 
 
@@ -32,6 +32,7 @@ def _score(args: argparse.Namespace) -> None:
         nli_judge=args.nli_judge,
         certainty_model=args.certainty_model,
         uncertainty_aggregation=args.uncertainty_aggregation,
+        uncertainty_inversion=args.uncertainty_inversion,
         formalizer=args.formalizer,
         encoder=args.encoder,
         batch_size=args.batch_size,
@@ -88,13 +89,24 @@ def build_parser() -> argparse.ArgumentParser:
         choices=AGGREGATIONS,
         default=DEFAULT_AGGREGATION,
         help="how an explanation's assumption uncertainties combine before the summary's is added: 'sum' "
-        "(default: the paper's Section 4 equation, which reproduces Figure 1) or 'mean' (its Algorithm 4); "
+        "(default: the paper's Section 4 equation) or 'mean' (its Algorithm 4); recorded in the features file's "
+        "header",
+    )
+    score.add_argument(
+        "--uncertainty-inversion",
+        choices=tuple(INVERSIONS),
+        default=DEFAULT_INVERSION,
+        help="how a sentence's certainty c (1-6) becomes its uncertainty: '6-c' (default: 0-5, as the authors' "
+        "PEIRCE code) or '7-c' (1-6, the scale reversed); the paper says only that it inverts the scale; "
         "recorded in the features file's header",
     )
     score.add_argument(
         "--formalizer",
         default="deterministic",
-        help="'deterministic' (from the parsed steps) or 'lm:<hf id or path>' (autoformalization)",
+        help="'deterministic' (from the parsed steps), or autoformalization with the paper's prompt by "
+        "'lm:<hf id or path>' (in process) or 'openai:<model>@<base_url>' (an OpenAI-compatible chat endpoint; "
+        "options ?max_tokens=N&concurrency=N&key_env=NAME, key from OPENAI_API_KEY); outputs are cached in "
+        "--out, so a rerun sends no request",
     )
     score.add_argument(
         "--encoder",

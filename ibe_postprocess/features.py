@@ -25,6 +25,7 @@ from custom_metrics.common.errors import DataError
 from custom_metrics.common.fields import is_number
 from ibe_postprocess import cache as kv
 from ibe_postprocess import features_file
+from ibe_postprocess.autoformalize import ENDPOINT_PREFIX, parse_endpoint
 from ibe_postprocess.coherence import valid_chunk
 from ibe_postprocess.drift import drift_many, step_texts
 from ibe_postprocess.folder import FeaturesFolder
@@ -32,7 +33,7 @@ from ibe_postprocess.formalize import Program, clause_texts, formalize_many
 from ibe_postprocess.inputs import ExplanationRecord, JudgeRecord, fingerprint, input_files
 from ibe_postprocess.nlp import Word, pipeline, queue_nouns_of, queue_words_of
 from ibe_postprocess.parsing import ParsedExplanation, parse_explanation
-from ibe_postprocess.uncertainty import DEFAULT_AGGREGATION
+from ibe_postprocess.uncertainty import DEFAULT_AGGREGATION, DEFAULT_INVERSION
 from ibe_postprocess.workers import Workers
 
 
@@ -40,8 +41,9 @@ from ibe_postprocess.workers import Workers
 class ScoreSettings:
     nli_judge: str | None = None  # None: the paper's NLI model, the embedded LM where it cannot load
     certainty_model: str | None = None  # None: the paper's model, the lexicon where it cannot load; or "lexicon"
-    uncertainty_aggregation: str = DEFAULT_AGGREGATION  # "sum" (§4, Figure 1) or "mean" (Algorithm 4)
-    formalizer: str = "deterministic"  # or "lm:<hf id or path>"
+    uncertainty_aggregation: str = DEFAULT_AGGREGATION  # "sum" (§4) or "mean" (Algorithm 4)
+    uncertainty_inversion: str = DEFAULT_INVERSION  # "6-c" (PEIRCE's) or "7-c": a certainty c as uncertainty
+    formalizer: str = "deterministic"  # or "lm:<hf id or path>", "openai:<model>@<base_url>"
     encoder: str | None = None  # sentence encoder for weak unification; None: all-MiniLM-L6-v2
     batch_size: int = 32
     processes: int = 1  # spaCy and MiniLM workers; like the batch size, it must not change a byte
@@ -87,38 +89,57 @@ def _valid_uncertainty(value: Any) -> bool:
 
 
 class _Autoformalization:
-    """The formalizing LM's output for every item, cached batch by batch; the LM loads with
-    the other named models, before spaCy and Prolog, unless every output is cached."""
+    """The formalizer's output for every item, cached batch by batch; the LM loads (or the
+    endpoint is checked) with the other named models, before spaCy and Prolog, unless every
+    output is cached: then a rerun loads no model and sends no request."""
 
-    def __init__(self, spec: str, items: Sequence[tuple[str, str, ParsedExplanation]], folder: FeaturesFolder):
+    def __init__(self, formalizer: str, items: Sequence[tuple[str, str, ParsedExplanation]], folder: FeaturesFolder):
         from ibe_postprocess.autoformalize import formalization_prompt
 
-        self.spec = spec
-        self.prompts = [formalization_prompt(*item) for item in items]
-        self.keys = [kv.key(spec, prompt) for prompt in self.prompts]
+        self.endpoint = parse_endpoint(formalizer) if formalizer.startswith(ENDPOINT_PREFIX) else None
+        # What rows record and outputs are cached under: the endpoint's canonical name, or the LM's id.
+        self.spec = self.endpoint.name if self.endpoint else formalizer.removeprefix("lm:")
+        self.method = self.spec if self.endpoint else f"lm:{self.spec}"
+        # Only explanations with steps have anything to formalize: the others cost no request.
+        self.indices = [index for index, item in enumerate(items) if item[2].steps]
+        self.prompts = [formalization_prompt(*items[index]) for index in self.indices]
+        self.keys = [kv.key(self.spec, prompt) for prompt in self.prompts]
         self.store = kv.JsonlCache(folder.cache("autoformalized"), lambda value: isinstance(value, str))
         self.model: Any = None
 
     def load(self) -> None:
         if all(key in self.store for key in self.keys):
             return
-        from ibe_postprocess.autoformalize import LMFormalizer
+        from ibe_postprocess.autoformalize import EndpointFormalizer, LMFormalizer
 
+        if self.endpoint is not None:
+            self.model = EndpointFormalizer(self.endpoint)
+            self.model.check()
+            return
         try:
             self.model = LMFormalizer(self.spec)
         except Exception as err:
             reason = (str(err).strip().splitlines() or [""])[0]
             raise DataError(
                 f"--formalizer lm:{self.spec}: the formalizing LM cannot be loaded ({type(err).__name__}: {reason}); "
-                "pass lm:<model folder that exists, or Hub id in the local Hub cache>, or leave --formalizer out "
-                "for the deterministic formalization."
+                "pass lm:<model folder that exists, or Hub id in the local Hub cache>, openai:<model>@<base_url>, "
+                "or leave --formalizer out for the deterministic formalization."
             ) from err
 
-    def outputs(self, batch_size: int) -> list[str]:
+    def program(self, output: str, is_system_predicate) -> Program:
+        """The program in one output: an endpoint's whole chat answer, or the LM's continuation."""
+        from ibe_postprocess.autoformalize import program_from_answer, program_from_output
+
+        read = program_from_answer if self.endpoint else program_from_output
+        return read(output, is_system_predicate)
+
+    def outputs(self, batch_size: int) -> dict[int, str]:
+        """The formalizer's output per item index (items with steps only)."""
+
         def generate(chunk: list[int]) -> list[str]:
             return self.model.generate([self.prompts[i] for i in chunk])
 
-        return cached_stage("autoformalize", self.keys, generate, self.store, batch_size)
+        return dict(zip(self.indices, cached_stage("autoformalize", self.keys, generate, self.store, batch_size)))
 
 
 def _programs(
@@ -133,17 +154,14 @@ def _programs(
     flags: list[list[str]] = [[] for _ in items]
     if autoformalization is None:
         return programs, methods, flags
-    from ibe_postprocess.autoformalize import program_from_output
     from ibe_postprocess.prolog_guard import GuardError
     from ibe_postprocess.prover import system_predicate_check
 
     is_system = system_predicate_check()
-    for index, output in enumerate(autoformalization.outputs(batch_size)):
-        if not items[index][2].steps:
-            continue  # nothing to formalize; the parse flag already says why
+    for index, output in autoformalization.outputs(batch_size).items():  # no steps: the parse flag says why
         try:
-            programs[index] = program_from_output(output, is_system)
-            methods[index] = f"lm:{autoformalization.spec}"
+            programs[index] = autoformalization.program(output, is_system)
+            methods[index] = autoformalization.method
         except GuardError as err:
             flags[index].append(f"autoformalized program rejected ({err}); deterministic formalization used")
     return programs, methods, flags
@@ -163,8 +181,13 @@ def score(
     The folder is marked as being scored before any work starts, so a run killed half-way
     leaves a features file that says so, not the rows of an earlier run's inputs.
     """
-    if settings.formalizer != "deterministic" and not settings.formalizer.startswith("lm:"):
-        raise ValueError(f"--formalizer must be 'deterministic' or 'lm:<model>', got {settings.formalizer!r}")
+    if settings.formalizer != "deterministic" and not settings.formalizer.startswith(("lm:", ENDPOINT_PREFIX)):
+        raise ValueError(
+            f"--formalizer must be 'deterministic', 'lm:<model>' or '{ENDPOINT_PREFIX}<model>@<base_url>', "
+            f"got {settings.formalizer!r}"
+        )
+    if settings.formalizer.startswith(ENDPOINT_PREFIX):
+        parse_endpoint(settings.formalizer)  # a malformed spec fails before the folder is touched
     folder = FeaturesFolder(out_dir)
     origin = features_file.Origin(
         input_files(records, judged), fingerprint(records, judged), settings.recorded(), provenance or {}
@@ -176,21 +199,24 @@ def score(
     from ibe_postprocess.prover import Prover
     from ibe_postprocess.uncertainty import UncertaintyScorer
 
-    # The models a user names load first, before spaCy and Prolog: a judge, certainty model
-    # or formalizing LM that cannot load stops the run in seconds. The parser is cheap and
-    # gives the cache keys, so a rerun whose values are all cached loads no judge or LM.
+    # The models a user names load first, before spaCy and Prolog: a formalizer (an endpoint
+    # is asked for its models: the quickest check, so it goes first), certainty model or judge
+    # that cannot load stops the run in seconds. The parser is cheap and gives the cache keys,
+    # so a rerun whose values are all cached loads no judge or LM and sends no request.
     parsed = [parse_explanation(record.explanation) for record in records]
-    uncertainty = UncertaintyScorer(settings.certainty_model, settings.uncertainty_aggregation)
+    items = [(r.premise, r.conclusion, p) for r, p in zip(records, parsed)]
+    autoformalization = None
+    if settings.formalizer != "deterministic":
+        autoformalization = _Autoformalization(settings.formalizer, items, folder)
+        autoformalization.load()
+    uncertainty = UncertaintyScorer(
+        settings.certainty_model, settings.uncertainty_aggregation, settings.uncertainty_inversion
+    )
     coherence = Coherence(settings.nli_judge, folder.cache("nli_verdicts"))
     coherence_store = kv.JsonlCache(folder.cache("coherence"), valid_chunk)
     if not coherence.cached(parsed, coherence_store):
         coherence.load()
 
-    items = [(r.premise, r.conclusion, p) for r, p in zip(records, parsed)]
-    autoformalization = None
-    if settings.formalizer.startswith("lm:"):
-        autoformalization = _Autoformalization(settings.formalizer[3:], items, folder)
-        autoformalization.load()
     with Workers(settings.processes) as workers:
         embedder = PredicateEmbedder(settings.encoder, folder.cache("embeddings"), workers=workers)
         pipeline()  # both models load before the first queued work forks the workers, which share them
@@ -225,6 +251,7 @@ def score(
             "uncertainty",
             uncertainty.source,
             uncertainty.aggregation,
+            uncertainty.inversion,
             p.assumptions,
             p.summary,
             [asdict(s) for s in p.steps],

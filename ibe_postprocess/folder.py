@@ -36,7 +36,9 @@ FILE_KINDS = {
 # What a sweep pair folder holds beside the harness output: the features folder of its samples.
 PAIR_SUBFOLDER = "ibe"
 # lm-eval's samples files of the IBE tasks: samples_<task>_<timestamp>.jsonl.
-SAMPLES_NAME = re.compile(r"^samples_(?P<task>ibe_(?P<judge>judge_)?(?:copa|ecare))_(?P<stamp>.+)\.jsonl$")
+SAMPLES_NAME = re.compile(
+    r"^samples_(?P<task>ibe_(?:(?P<judge>judge_)(?:copa|ecare)(?:_chat)?|copa|ecare))_(?P<stamp>.+)\.jsonl$"
+)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,9 @@
 Plain JSONL lets explanations from anywhere be scored: one explanation per line with
 ``qid, option, premise, conclusion, explanation, correct`` and optionally ``split``
 (``train``/``test``; default ``test``). Samples files of the ``ibe_judge_*`` tasks are
-recognised too and give the judge baseline's per-question choices. Every problem is
+recognised too and give the judge baseline's per-question choices: the higher of the two
+log-likelihoods (``ibe_judge_*``) or the generated answer as ``judge_answer`` reads it
+(``ibe_judge_*_chat``; an answer it cannot read is a choice of none). Every problem is
 reported with the file, the line and the field; nothing is coerced silently (an option
 ``1.7``, a ``NaN`` or ``Infinity`` where an integer or a log-likelihood belongs, a premise
 longer than the explanation cap are errors, not values). Only regular files are read: a
@@ -30,7 +32,9 @@ from custom_metrics.common.files import JSONL_MAX_BYTES, regular_file_problem
 from custom_metrics.common.jsonl import numbered_jsonl
 from custom_metrics.common.samples import logged_response
 from ibe_postprocess.folder import FILE_KINDS, SAMPLES_NAME
+from ibe_postprocess.judge_answer import parse_choice
 from ibe_postprocess.parsing import MAX_CHARS
+from ibe_postprocess.questions import dataset_of
 
 PLAIN_FIELDS = ("qid", "option", "premise", "conclusion", "explanation", "correct")
 SPLITS = ("train", "test")
@@ -67,12 +71,16 @@ class ExplanationRecord:
     source: Source  # for tracing a feature row back to its input
 
 
+JUDGE_METHODS = ("loglik", "generated")  # ibe_judge_* scores the two answers; ibe_judge_*_chat generates one
+
+
 @dataclass(frozen=True)
 class JudgeRecord:
     qid: str
-    choice: int  # option the judge picked (1-based)
+    choice: int | None  # option the judge picked (1-based); None: a generated answer that names none
     gold: int
     source: Source
+    method: str = "loglik"  # one of JUDGE_METHODS
 
 
 def _response(sample: dict[str, Any], where: str) -> str:
@@ -132,13 +140,18 @@ def _judge_record(sample: dict[str, Any], where: str, source: Source) -> JudgeRe
     missing = [name for name in ("qid", "gold") if name not in doc]
     if missing:
         raise DataError(f"{where}: missing field(s) {', '.join(f'doc.{m}' for m in missing)} of a judge sample.")
-    resps = sample.get("filtered_resps")
-    loglikelihoods = [_loglikelihood(resp, where) for resp in resps] if isinstance(resps, list) else []
-    if len(loglikelihoods) != 2:
-        raise DataError(f"{where}: field 'filtered_resps' should hold 2 log-likelihoods, got {len(loglikelihoods)}.")
     gold = _integer(doc, "gold", f"{where} (doc)")
     if gold not in (1, 2):
         raise DataError(f"{where}: field 'doc.gold' is {doc['gold']!r}, expected option 1 or 2.")
+    resps = sample.get("filtered_resps")
+    if isinstance(resps, list) and len(resps) == 1 and isinstance(resps[0], str):  # a chat judge's answer
+        return JudgeRecord(str(doc["qid"]), parse_choice(resps[0]), gold, source, "generated")
+    loglikelihoods = [_loglikelihood(resp, where) for resp in resps] if isinstance(resps, list) else []
+    if len(loglikelihoods) != 2:
+        raise DataError(
+            f"{where}: field 'filtered_resps' should hold 2 log-likelihoods (ibe_judge_*) or one generated answer "
+            f"(ibe_judge_*_chat), got {len(loglikelihoods)} log-likelihoods."
+        )
     choice = 1 + max(range(2), key=lambda index: loglikelihoods[index])
     return JudgeRecord(str(doc["qid"]), choice, gold, source)
 
@@ -167,6 +180,7 @@ def read_inputs(paths: Iterable[Path]) -> tuple[list[ExplanationRecord], list[Ju
     judged: list[JudgeRecord] = []
     seen: dict[tuple[str, int], Source] = {}
     judged_at: dict[str, Source] = {}
+    judge_methods: dict[str, tuple[str, Source]] = {}  # per dataset: how its first judge record chose
     paths = [Path(path) for path in paths]
     for path in paths:
         check_input_file(path)
@@ -180,6 +194,14 @@ def read_inputs(paths: Iterable[Path]) -> tuple[list[ExplanationRecord], list[Ju
                         raise DataError(
                             f"{where}: the judge's choice for qid {decision.qid!r} was already read at "
                             f"{judged_at[decision.qid]}."
+                        )
+                    dataset = dataset_of(decision.qid)
+                    method, first = judge_methods.setdefault(dataset, (decision.method, source))
+                    if method != decision.method:
+                        raise DataError(
+                            f"{where}: a {decision.method} judge answer, but {first} holds a {method} one for "
+                            f"the same dataset; score the samples of one judge task (ibe_judge_* or "
+                            "ibe_judge_*_chat) at a time."
                         )
                     judged_at[decision.qid] = source
                     judged.append(decision)

@@ -11,17 +11,30 @@ import math
 
 from ibe_postprocess.coherence import PAPER_NLI_MODEL
 from ibe_postprocess.folder import FIGURES, FeaturesFolder
-from ibe_postprocess.paper import IBE_COLUMNS, JUDGE_ROW, PAPER_JUDGE, table_1
+from ibe_postprocess.paper import IBE_COLUMNS, JUDGE_ROW, PAPER_JUDGE, SECTION_6, figure_19, table_1
+from ibe_postprocess.report_file import DIRECTIONS
 from ibe_postprocess.selector import FEATURES, LABELS, Selector
-from ibe_postprocess.summary import Summary
-from ibe_postprocess.uncertainty import AGGREGATION_NAMES
+from ibe_postprocess.summary import Judged, Summary
+from ibe_postprocess.uncertainty import AGGREGATION_NAMES, HEDGE_CUES, INVERSION_NAMES
 
 DATASET_NAMES = {"copa": "COPA", "ecare": "e-CARE"}
 UNKNOWN_MODEL = "unknown model"  # samples without their results file beside them: no name recorded
 
 
+def _missing(value: float | None) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def _fmt(value: float | None) -> str:
-    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.2f}"
+    return "n/a" if _missing(value) else f"{value:.2f}"
+
+
+def _ratio(value: float | None) -> str:
+    return "n/a" if _missing(value) else f"{value:.3f}"
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if _missing(value) else f"{value:.1%}"
 
 
 def _name(dataset: str) -> str:
@@ -138,11 +151,11 @@ def _head(summary: Summary) -> list[str]:
         ]
     else:
         lines += [f"Uncertainty model: {', '.join(sources)}.", ""]
-    aggregation = summary.features.header.origin.settings.get("uncertainty_aggregation")
-    lines += [
-        f"Uncertainty over assumptions: {AGGREGATION_NAMES.get(aggregation, 'mean (Algorithm 4; not recorded)')}.",
-        "",
-    ]
+    settings = summary.features.header.origin.settings
+    aggregation = AGGREGATION_NAMES.get(settings.get("uncertainty_aggregation"), "mean (Algorithm 4; not recorded)")
+    # Files written before the inversion was a setting were computed with 6 - c.
+    inversion = INVERSION_NAMES.get(settings.get("uncertainty_inversion"), "6 − certainty (not recorded)")
+    lines += [f"Uncertainty over assumptions: {aggregation}; a sentence's uncertainty: {inversion}.", ""]
     reasons = summary.reasons
     lines += [
         f"Flagged explanations: {summary.flagged} of {len(rows)}."
@@ -157,6 +170,11 @@ def _head(summary: Summary) -> list[str]:
         "",
     ]
     return lines
+
+
+def _judge_cell(judged: Judged) -> str:
+    unparsed = f", {judged.unparsed} unparsed" if judged.method == "generated" else ""
+    return f"{_fmt(judged.accuracy)} (n={judged.questions}{unparsed})"
 
 
 def _table_1(summary: Summary) -> list[str]:
@@ -175,9 +193,11 @@ def _table_1(summary: Summary) -> list[str]:
     judged = summary.judged
     if judged:
         judge_model = summary.provenance.get("judge_model") or UNKNOWN_MODEL
-        cells = [f"{_fmt(judged[d][0])} (n={judged[d][1]})" if d in judged else "not run" for d in summary.datasets]
+        generated = any(j.method == "generated" for j in judged.values())
+        how = ", generated answers" if generated else ""
+        cells = [_judge_cell(judged[d]) if d in judged else "not run" for d in summary.datasets]
         lines.append(
-            f"| Baselines | LLM judge: {judge_model} (this run) | " + " | ".join(cells) + f" | {paper_blank} |"
+            f"| Baselines | LLM judge: {judge_model} (this run{how}) | " + " | ".join(cells) + f" | {paper_blank} |"
         )
     paper_judge = " | ".join(_fmt(v) for v in paper[JUDGE_ROW])
     lines.append(
@@ -232,7 +252,69 @@ def _means(summary: Summary) -> list[str]:
     return lines
 
 
+def _self_evident(summary: Summary) -> list[str]:
+    paper = SECTION_6
+    lines = [
+        "## Section 6: self-evident explanations (proof depth 1 and concept drift 0)",
+        "",
+        "Shares of all explanations; errors: the composed model's wrong picks on the test questions "
+        "(a tie among k explanations counts 1/k each).",
+        "",
+        "| Dataset | Explanations | Drift 0 | Depth 1 | Self-evident | Errors picking a self-evident explanation |",
+        "|---|---|---|---|---|---|",
+    ]
+    for dataset in summary.datasets:
+        found = summary.self_evident[dataset]
+        errors = f"{found.self_evident_errors:g} of {found.errors:g} ({_pct(found.error_share)})"
+        lines.append(
+            f"| {_name(dataset)} | {found.explanations} | {_pct(found.drift_zero)} | {_pct(found.depth_one)} "
+            f"| {_pct(found.self_evident)} | {errors} |"
+        )
+    lines.append(
+        f"| Paper (all three LLMs) | | {paper['drift_zero']} | {paper['depth_one']} | {paper['self_evident']} "
+        f"| {paper['error_share']} |"
+    )
+    return [*lines, ""]
+
+
+def _figure_19(summary: Summary) -> list[str]:
+    lines = [
+        "## Figure 19: accuracy on cause and on effect questions (composed model, test questions)",
+        "",
+        "| | " + " | ".join(f"{d.capitalize()}: accuracy (questions)" for d in DIRECTIONS) + " | Direction unknown |",
+        "|---|" + "---|" * (len(DIRECTIONS) + 1),
+    ]
+    for dataset in summary.datasets:
+        found = summary.directions[dataset]
+        cells = [f"{_pct(found.accuracy[d])} ({found.questions[d]})" for d in DIRECTIONS]
+        lines.append(f"| This run: {_name(dataset)} | " + " | ".join(cells) + f" | {found.unknown} |")
+    for model, values in figure_19().items():
+        printed = " | ".join(f"{value:.0%}" for value in values)  # as the figure prints them
+        lines.append(f"| Paper: COPA, {model}'s explanations | {printed} | |")
+    return [*lines, ""]
+
+
+def _hedges(summary: Summary) -> list[str]:
+    names = [_name(d) for d in summary.datasets]
+    lines = [
+        "## Hedge cues (Figures 6, 17, 18; counted with the suite's lexicon)",
+        "",
+        "| | " + " | ".join(names) + " |",
+        "|---|" + "---|" * len(names),
+    ]
+    hedges = [summary.hedges[d] for d in summary.datasets]
+    for name, ratios in (
+        ("correct", [h.ratio_correct for h in hedges]),
+        ("incorrect", [h.ratio_incorrect for h in hedges]),
+    ):
+        lines.append(f"| Hedge-cue ratio, {name} options | " + " | ".join(_ratio(r) for r in ratios) + " |")
+    for category in HEDGE_CUES:
+        cells = " | ".join(_pct(h.incorrect_shares[category]) for h in hedges)
+        lines.append(f"| Share of {category} cues, incorrect options | {cells} |")
+    return [*lines, ""]
+
+
 def markdown(summary: Summary, figure_names: list[str]) -> str:
-    lines = [*_head(summary), *_table_1(summary), *_figure_2(summary), *_means(summary)]
-    lines += ["", *(f"![{name}]({name})" for name in figure_names), ""]
+    lines = [*_head(summary), *_table_1(summary), *_figure_2(summary), *_self_evident(summary), *_figure_19(summary)]
+    lines += [*_means(summary), "", *_hedges(summary), *(f"![{name}]({name})" for name in figure_names), ""]
     return "\n".join(lines)

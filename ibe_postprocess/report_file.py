@@ -16,8 +16,12 @@ has no NaN)::
     "datasets":    {"copa" | "ecare" | "other": {
         "table1":         [{"block", "row": <Table 1 row name>, "accuracy": 0..1 | null}, ...]
         "test_questions": number of test questions
-        "judge":          {"model", "accuracy", "questions"} | null
-        "figure2":        [{"feature", "coefficient", "z", "p", "n", "note"}, ...]}}
+        "judge":          {"model", "accuracy", "questions", "unparsed", "method": "loglik" | "generated"} | null
+        "figure2":        [{"feature", "coefficient", "z", "p", "n", "note"}, ...]
+        "self_evident":   §6: {"explanations", "drift_zero", "depth_one", "self_evident" (shares),
+                               "errors", "self_evident_errors" (the composed model's test picks)}
+        "directions":     Figure 19: {"accuracy": {"cause", "effect"}, "questions": {...}, "unknown"}
+        "hedges":         {"ratio_correct", "ratio_incorrect", "incorrect_shares": {category: share}}}}
     "flagged", "imputed", "uncertainty_sources", "coherence_judges"
 """
 
@@ -37,6 +41,7 @@ from custom_metrics.common.files import REPORT_MAX_BYTES, read_regular_bytes
 from custom_metrics.common.jsonl import loads_strict
 from ibe_postprocess.features_file import FeaturesError, check_complete, read_header
 from ibe_postprocess.folder import FeaturesFolder, write_file
+from ibe_postprocess.inputs import JUDGE_METHODS
 
 HEADER_KEY = "ibe_report"
 
@@ -91,6 +96,12 @@ class JudgeScore:
     model: str | None
     accuracy: float | None
     questions: int | None
+    unparsed: int | None = None  # generated answers naming no single explanation (wrong choices)
+    method: str = "loglik"  # "loglik" (ibe_judge_D) or "generated" (ibe_judge_D_chat)
+
+    def task(self, dataset: str) -> str:
+        """The judge task these numbers are the accuracy of."""
+        return f"ibe_judge_{dataset}" + ("_chat" if self.method == "generated" else "")
 
 
 @dataclass(frozen=True)
@@ -104,11 +115,53 @@ class Regression:
 
 
 @dataclass(frozen=True)
+class SelfEvident:
+    """§6 on one dataset (``analyses``): shares of the explanations, and the composed model's errors."""
+
+    explanations: int | None
+    drift_zero: float | None
+    depth_one: float | None
+    self_evident: float | None  # depth 1 and drift 0
+    errors: float | None  # wrong picks on the test questions, a tie among k counting 1/k each
+    self_evident_errors: float | None  # of those, picks of a self-evident explanation
+
+    @property
+    def error_share(self) -> float | None:
+        if self.errors is None or self.self_evident_errors is None or not self.errors:
+            return None
+        return self.self_evident_errors / self.errors
+
+
+DIRECTIONS = ("cause", "effect")
+
+
+@dataclass(frozen=True)
+class DirectionAccuracy:
+    """Figure 19 on one dataset (``analyses``): the composed model's accuracy per question direction."""
+
+    accuracy: Mapping[str, float | None]  # DIRECTIONS -> accuracy (None without such questions)
+    questions: Mapping[str, int | None]
+    unknown: int | None  # test questions whose direction cannot be read from their entailment form
+
+
+@dataclass(frozen=True)
+class HedgeCues:
+    """Figures 6, 17, 18 on one dataset (``analyses``)."""
+
+    ratio_correct: float | None  # mean hedge-cue ratio of the correct options' explanations
+    ratio_incorrect: float | None
+    incorrect_shares: Mapping[str, float | None]  # cue category -> its share of the incorrect options' cues
+
+
+@dataclass(frozen=True)
 class DatasetReport:
     table1: tuple[TableRow, ...]
     test_questions: int | None
     judge: JudgeScore | None = None
     figure2: tuple[Regression, ...] = ()
+    self_evident: SelfEvident | None = None
+    directions: DirectionAccuracy | None = None
+    hedges: HedgeCues | None = None
 
 
 @dataclass(frozen=True)
@@ -150,9 +203,15 @@ def _clean(value: Any) -> Any:
 
 def to_json(report: Report) -> dict[str, Any]:
     def judge(score: JudgeScore | None) -> dict[str, Any] | None:
-        return (
-            None if score is None else {"model": score.model, "accuracy": score.accuracy, "questions": score.questions}
-        )
+        if score is None:
+            return None
+        return {
+            "model": score.model,
+            "accuracy": score.accuracy,
+            "questions": score.questions,
+            "unparsed": score.unparsed,
+            "method": score.method,
+        }
 
     data = {
         HEADER_KEY: {
@@ -174,6 +233,9 @@ def to_json(report: Report) -> dict[str, Any]:
                 "test_questions": entry.test_questions,
                 "judge": judge(entry.judge),
                 "figure2": [vars(r) for r in entry.figure2],
+                "self_evident": vars(entry.self_evident) if entry.self_evident else None,
+                "directions": vars(entry.directions) if entry.directions else None,
+                "hedges": vars(entry.hedges) if entry.hedges else None,
             }
             for name, entry in report.datasets.items()
         },
@@ -248,10 +310,15 @@ def _dataset(raw: Any, where: str) -> DatasetReport:
     score = None
     if judge is not None:
         judge = _object(judge, f"{where}.judge")
+        method = judge.get("method", "loglik")
+        if method not in JUDGE_METHODS:
+            raise fields.FieldError(f"{where}.judge.method is {method!r}, not one of {', '.join(JUDGE_METHODS)}")
         score = JudgeScore(
             fields.text(judge.get("model"), f"{where}.judge.model"),
             fields.accuracy(judge.get("accuracy"), f"{where}.judge.accuracy"),
             fields.count(judge.get("questions"), f"{where}.judge.questions", "questions"),
+            fields.count(judge.get("unparsed"), f"{where}.judge.unparsed", "answers"),
+            method,
         )
     figure2 = entry.get("figure2")
     return DatasetReport(
@@ -261,6 +328,45 @@ def _dataset(raw: Any, where: str) -> DatasetReport:
         tuple(_regression(r, f"{where}.figure2[{i}]") for i, r in enumerate(_list(figure2, f"{where}.figure2")))
         if figure2 is not None
         else (),
+        _self_evident(entry.get("self_evident"), f"{where}.self_evident"),
+        _directions(entry.get("directions"), f"{where}.directions"),
+        _hedges(entry.get("hedges"), f"{where}.hedges"),
+    )
+
+
+def _self_evident(raw: Any, where: str) -> SelfEvident | None:
+    if raw is None:
+        return None  # a report written before §6 was reported
+    entry = _object(raw, where)
+    return SelfEvident(
+        fields.count(entry.get("explanations"), f"{where}.explanations", "explanations"),
+        *(fields.accuracy(entry.get(name), f"{where}.{name}") for name in ("drift_zero", "depth_one", "self_evident")),
+        *(fields.finite(entry.get(name), f"{where}.{name}") for name in ("errors", "self_evident_errors")),
+    )
+
+
+def _directions(raw: Any, where: str) -> DirectionAccuracy | None:
+    if raw is None:
+        return None
+    entry = _object(raw, where)
+    accuracy = _object(entry.get("accuracy"), f"{where}.accuracy")
+    questions = _object(entry.get("questions"), f"{where}.questions")
+    return DirectionAccuracy(
+        {name: fields.accuracy(accuracy.get(name), f"{where}.accuracy.{name}") for name in DIRECTIONS},
+        {name: fields.count(questions.get(name), f"{where}.questions.{name}", "questions") for name in DIRECTIONS},
+        fields.count(entry.get("unknown"), f"{where}.unknown", "questions"),
+    )
+
+
+def _hedges(raw: Any, where: str) -> HedgeCues | None:
+    if raw is None:
+        return None
+    entry = _object(raw, where)
+    shares = _object(entry.get("incorrect_shares"), f"{where}.incorrect_shares")
+    return HedgeCues(
+        fields.finite(entry.get("ratio_correct"), f"{where}.ratio_correct"),
+        fields.finite(entry.get("ratio_incorrect"), f"{where}.ratio_incorrect"),
+        {str(name): fields.accuracy(value, f"{where}.incorrect_shares.{name}") for name, value in shares.items()},
     )
 
 

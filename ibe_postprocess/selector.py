@@ -74,25 +74,40 @@ class Selector:
     intercept: float
     means: pd.Series
 
+    def scores(self, frame: pd.DataFrame) -> np.ndarray:
+        """The fitted plausibility of each explanation (row) of ``frame``."""
+        weights = np.array([self.coefficients[f] for f in self.features])
+        return _design(frame, self.features, self.means) @ weights + self.intercept
+
     def evaluate(self, test: pd.DataFrame) -> tuple[float, int]:
         """Question accuracy on ``test`` (see ``question_accuracy``) and the number of questions."""
-        weights = np.array([self.coefficients[f] for f in self.features])
-        return question_accuracy(test, _design(test, self.features, self.means) @ weights + self.intercept)
+        return question_accuracy(test, self.scores(test))
 
 
 def _design(frame: pd.DataFrame, features: Sequence[str], means: pd.Series) -> np.ndarray:
     return frame[list(features)].astype(float).fillna(means[list(features)]).to_numpy()
 
 
+def picked(test: pd.DataFrame, scores: np.ndarray) -> pd.Series:
+    """Whether each explanation of ``test`` is among its question's highest-scored (the argmax,
+    ties included); ``question_credits`` and the report's error analysis share this one rule."""
+    frame = test.assign(_score=scores)
+    best = frame.groupby("qid", sort=False)["_score"].transform("max")
+    return pd.Series(np.isclose(frame["_score"], best), index=test.index)
+
+
+def question_credits(test: pd.DataFrame, scores: np.ndarray) -> pd.Series:
+    """Per test question (in order of appearance): the credit for picking the argmax
+    explanation, 1/k for each of k tied explanations."""
+    top = picked(test, scores)
+    tied = top.groupby(test["qid"], sort=False)
+    return (test["correct"].where(top, 0)).groupby(test["qid"], sort=False).sum() / tied.sum()
+
+
 def question_accuracy(test: pd.DataFrame, scores: np.ndarray) -> tuple[float, int]:
     """Mean over test questions of the credit for picking the argmax explanation."""
-    frame = test.assign(_score=scores)
-    credits = []
-    for _qid, group in frame.groupby("qid", sort=False):
-        best = group["_score"].max()
-        tied = group[np.isclose(group["_score"], best)]
-        credits.append(tied["correct"].sum() / len(tied))
-    return (float(np.mean(credits)) if credits else math.nan), len(credits)
+    credits = question_credits(test, scores)
+    return (float(np.mean(credits.to_numpy())) if len(credits) else math.nan), len(credits)
 
 
 def random_accuracy(test: pd.DataFrame) -> float:

@@ -1,5 +1,6 @@
 """What ``ibe report`` computes from a features folder: the Table 1 ablation, the selector
-fits, the Figure 2 regressions, the judge's accuracy and the counts the report states.
+fits, the Figure 2 regressions, the judge's accuracy, §6's self-evident explanations, Figure
+19's cause vs effect accuracy, the hedge cues and the counts the report states.
 
 Computing is kept apart from writing (``render`` draws the markdown and figures,
 ``report_file`` the JSON) so that each can be read, and tested, on its own.
@@ -14,6 +15,14 @@ from typing import Any
 import pandas as pd
 
 from ibe_postprocess import report_file
+from ibe_postprocess.analyses import (
+    DirectionAccuracy,
+    HedgeCues,
+    SelfEvident,
+    direction_accuracy,
+    hedge_cues,
+    self_evident,
+)
 from ibe_postprocess.features_file import Features
 from ibe_postprocess.questions import dataset_of
 from ibe_postprocess.selector import (
@@ -40,7 +49,10 @@ class Summary:
     per_dataset: dict[str, pd.DataFrame]  # every row, per dataset
     tests: dict[str, pd.DataFrame]  # test rows per dataset
     regressions: dict[str, list[Regression]]
-    judged: dict[str, tuple[float, int]]  # per dataset: judge accuracy and questions
+    judged: dict[str, Judged]  # per dataset
+    self_evident: dict[str, SelfEvident]  # §6, per dataset
+    directions: dict[str, DirectionAccuracy]  # Figure 19, per dataset
+    hedges: dict[str, HedgeCues]  # Figures 6, 17, 18, per dataset
     flagged: int
     reasons: Counter
     imputed: dict[str, int]
@@ -55,12 +67,31 @@ class Summary:
         return self.features.header.origin.provenance
 
 
-def judge_accuracy(decisions: list[dict[str, Any]]) -> dict[str, tuple[float, int]]:
-    """Per dataset: the share of test questions the judge answered correctly, and how many."""
-    hits: dict[str, list[bool]] = {}
+@dataclass(frozen=True)
+class Judged:
+    """The LLM judge on one dataset's test questions."""
+
+    accuracy: float
+    questions: int
+    unparsed: int  # generated answers that name no single explanation, counted as wrong
+    method: str  # "loglik" or "generated" (``inputs.read_inputs`` refuses a mix)
+
+
+def judge_accuracy(decisions: list[dict[str, Any]]) -> dict[str, Judged]:
+    """Per dataset: the share of test questions the judge answered correctly, how many, and how
+    many of its answers named no explanation."""
+    found: dict[str, list[dict[str, Any]]] = {}
     for record in decisions:
-        hits.setdefault(dataset_of(str(record["qid"])), []).append(record["choice"] == record["gold"])
-    return {name: (sum(found) / len(found), len(found)) for name, found in sorted(hits.items())}
+        found.setdefault(dataset_of(str(record["qid"])), []).append(record)
+    return {
+        name: Judged(
+            sum(r["choice"] == r["gold"] for r in records) / len(records),
+            len(records),
+            sum(r["choice"] is None for r in records),
+            records[0].get("method", "loglik"),
+        )
+        for name, records in sorted(found.items())
+    }
 
 
 def _reason(flag: str) -> str:
@@ -77,18 +108,22 @@ def summarize(features: Features, fig2_split: str = "test", protocol: str = "a9"
     per_dataset = by_dataset(rows)
     regression_rows = per_dataset if fig2_split == "all" else by_dataset(rows[rows["split"] == fig2_split])
     flagged = rows[rows["flag"].fillna("") != ""]
+    selectors = fit_selectors(rows, FEATURES, protocol)
     return Summary(
         features=features,
         rows=rows,
         protocol=protocol,
         fig2_split=fig2_split,
         table=ablation(rows, protocol),
-        selectors=fit_selectors(rows, FEATURES, protocol),
+        selectors=selectors,
         datasets=datasets,
         per_dataset=per_dataset,
         tests=tests,
         regressions={d: feature_regressions(regression_rows.get(d, rows.iloc[0:0])) for d in datasets},
         judged=judge_accuracy(features.judged),
+        self_evident={d: self_evident(per_dataset[d], tests[d], selectors[d]) for d in datasets},
+        directions={d: direction_accuracy(tests[d], selectors[d]) for d in datasets},
+        hedges={d: hedge_cues(per_dataset[d]) for d in datasets},
         flagged=len(flagged),
         reasons=Counter(_reason(reason) for flag in flagged["flag"] for reason in str(flag).split("; ") if reason),
         imputed={f: int(rows[f].isna().sum()) for f in FEATURES},
@@ -112,11 +147,16 @@ def to_report(summary: Summary) -> report_file.Report:
         datasets[dataset] = report_file.DatasetReport(
             tuple(report_file.TableRow(r.block, r.row, float(r.accuracy)) for r in table.itertuples()),
             int(summary.tests[dataset]["qid"].nunique()),
-            report_file.JudgeScore(judge_model, judged[0], judged[1]) if judged else None,
+            report_file.JudgeScore(judge_model, judged.accuracy, judged.questions, judged.unparsed, judged.method)
+            if judged
+            else None,
             tuple(
                 report_file.Regression(r.feature, r.coefficient, r.z, r.p, r.n, r.note)
                 for r in summary.regressions[dataset]
             ),
+            summary.self_evident[dataset],
+            summary.directions[dataset],
+            summary.hedges[dataset],
         )
     return report_file.Report(
         features=report_file.FeaturesRef(header.rows or 0, header.rows_sha256 or "", header.origin.inputs_sha256),

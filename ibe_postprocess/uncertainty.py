@@ -1,21 +1,23 @@
 """Linguistic uncertainty (§4 and Algorithm 4) and hedge cues by category.
 
-Sentence uncertainty is 6 - certainty, certainty being the regression output (1-6) of
-Pei & Jurgens' ``pedropei/sentence-level-certainty``. An explanation's uncertainty is its
-assumptions' uncertainties aggregated, plus that of its summary. The paper gives two
-aggregations: §4's equation sums over the assumptions (``sum``, the default: it is the one
-that reproduces Figure 1's 2.0 and 3.0, see the IBE task README), Algorithm 4 averages
-them (``mean``); PEIRCE's halving is not used. Inputs are encoded exactly as the authors'
-``certainty-estimator`` package does (60 tokens, padded with the pad id, no attention
-mask), so scores match theirs.
+A sentence's certainty c is the regression output (1-6) of Pei & Jurgens'
+``pedropei/sentence-level-certainty``; its uncertainty is the scale inverted. The paper only
+says "we invert the scale", so the inversion is a setting: ``6-c`` (the default, 0-5, what
+the authors' PEIRCE code computes, "subtract the certainty score from the max score 6") or
+``7-c`` (1-6, the scale reversed). An explanation's uncertainty is its assumptions'
+uncertainties aggregated, plus that of its summary. The paper gives two aggregations: §4's
+equation sums over the assumptions (``sum``, the default), Algorithm 4 averages them
+(``mean``); PEIRCE's halving is not used. The task's DETAILS.md sets the four readings
+against Figure 1. Inputs are encoded exactly as the authors' ``certainty-estimator`` package
+does (60 tokens, padded with the pad id, no attention mask), so scores match theirs.
 
-Where the model cannot be loaded (offline, no Hub) a lexicon estimate stands in:
-uncertainty = min(5, epistemic + doxastic + 0.5 * conditional hedge cues in the
-sentence), on the same 0-5 scale. Every row records which estimate it holds
-(``uncertainty_source``) and the report says so. Hedge cues are always counted with the
-lexicon below (the paper's CoNLL-2010 token classifier is not public), over the
-explanation's clauses, assumptions and summary, without the IF/THEN scaffolding the
-prompt asks for.
+Where the model cannot be loaded (offline, no Hub) a lexicon estimate stands in: certainty
+= 6 - min(5, epistemic + doxastic + 0.5 * conditional hedge cues in the sentence), so a
+sentence without a cue is fully certain, and it is inverted like the model's. Every row
+records which estimate it holds (``uncertainty_source``) and the report says so. Hedge
+cues are always counted with the lexicon below (the paper's CoNLL-2010 token classifier is
+not public), over the explanation's clauses, assumptions and summary, without the IF/THEN
+scaffolding the prompt asks for.
 """
 
 from __future__ import annotations
@@ -36,7 +38,15 @@ LEXICON_SOURCE = "lexicon"
 # How an explanation's assumption uncertainties combine: §4's equation (sum) or Algorithm 4 (mean).
 AGGREGATIONS = ("sum", "mean")
 DEFAULT_AGGREGATION = "sum"
-AGGREGATION_NAMES = {"sum": "sum (the paper's §4 equation and Figure 1)", "mean": "mean (the paper's Algorithm 4)"}
+AGGREGATION_NAMES = {"sum": "sum (the paper's §4 equation)", "mean": "mean (the paper's Algorithm 4)"}
+# How a certainty c on the 1-6 scale becomes an uncertainty: c subtracted from this top.
+INVERSIONS = {"6-c": 6.0, "7-c": 7.0}
+DEFAULT_INVERSION = "6-c"
+INVERSION_NAMES = {
+    "6-c": "6 − certainty (0-5; the authors' PEIRCE code)",
+    "7-c": "7 − certainty (1-6: the 1-6 scale reversed)",
+}
+CERTAINTY_MAX = 6.0  # the top of the certainty scale: a sentence without a hedge cue
 
 # Categories of the CoNLL-2010 hedge detection task (Farkas et al., 2010).
 HEDGE_CUES: dict[str, tuple[str, ...]] = {
@@ -140,9 +150,15 @@ def hedge_cues(text: str) -> dict[str, int]:
     return counts
 
 
-def lexicon_uncertainty(sentence: str) -> float:
+def lexicon_certainty(sentence: str) -> float:
+    """The lexicon's stand-in for the certainty model: 6 without a hedge cue, down to 1."""
     cues = hedge_cues(sentence)
-    return min(5.0, sum(CUE_WEIGHTS[category] * count for category, count in cues.items()))
+    return CERTAINTY_MAX - min(5.0, sum(CUE_WEIGHTS[category] * count for category, count in cues.items()))
+
+
+def inverted(certainty: float, inversion: str = DEFAULT_INVERSION) -> float:
+    """A sentence's uncertainty: its certainty subtracted from the inversion's top."""
+    return INVERSIONS[inversion] - certainty
 
 
 def overall_uncertainty(
@@ -213,9 +229,14 @@ class UncertaintyScorer:
     replaced silently, and never found out only after the slow stages of a run.
     """
 
-    def __init__(self, spec: str | None = None, aggregation: str = DEFAULT_AGGREGATION):
-        overall_uncertainty([], None, aggregation)  # an unknown aggregation fails before any model loads
+    def __init__(
+        self, spec: str | None = None, aggregation: str = DEFAULT_AGGREGATION, inversion: str = DEFAULT_INVERSION
+    ):
+        overall_uncertainty([], None, aggregation)  # an unknown setting fails before any model loads
+        if inversion not in INVERSIONS:
+            raise ValueError(f"uncertainty inversion must be one of {', '.join(INVERSIONS)}, got {inversion!r}")
         self.aggregation = aggregation
+        self.inversion = inversion
         self.model: CertaintyModel | None = None
         self.source = LEXICON_SOURCE
         if spec == LEXICON_SOURCE:
@@ -238,10 +259,13 @@ class UncertaintyScorer:
                 "IBE uncertainty: %s could not be loaded (%s); using the lexicon estimate.", PAPER_CERTAINTY_MODEL, err
             )
 
-    def sentence_uncertainty(self, sentences: Sequence[str]) -> list[float]:
+    def sentence_certainty(self, sentences: Sequence[str]) -> list[float]:
         if self.model is None:
-            return [lexicon_uncertainty(text) for text in sentences]
-        return [6.0 - value for value in self.model.certainty(list(sentences))]
+            return [lexicon_certainty(text) for text in sentences]
+        return self.model.certainty(list(sentences))
+
+    def sentence_uncertainty(self, sentences: Sequence[str]) -> list[float]:
+        return [inverted(value, self.inversion) for value in self.sentence_certainty(sentences)]
 
     def score_many(self, parsed: Sequence[ParsedExplanation]) -> list[UncertaintyResult]:
         sentences: list[str] = []

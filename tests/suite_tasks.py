@@ -15,7 +15,10 @@ from tests.reg.judges import tiny_judge_metadata
 from tests.tiny_models import small_tokenizer
 
 # Tasks that read an earlier run's samples file (--metadata explanations).
-NEEDS_EXPLANATIONS = {"geese_selfexp": "geese", "ibe_judge_copa": "copa", "ibe_judge_ecare": "ecare"}
+NEEDS_EXPLANATIONS = {
+    "geese_selfexp": "geese",
+    **{f"ibe_judge_{d}{chat}": d for d in ("copa", "ecare") for chat in ("", "_chat")},
+}
 EXPECTED_TASKS = {
     *(f"geese_{s}" for s in ("noexp", "dummy", "human", "llama3", "llama3_whynot", "llama3_implicit", "selfexp")),
     *(f"geese_generate_{k}" for k in ("whyexp", "whynot", "implicit")),
@@ -30,7 +33,7 @@ EXPECTED_TASKS = {
     *(f"rule_{shots}rationale_{s}" for shots in ("", "5shot_") for s in ("none", "selective", "eliminative", "both")),
     "reg_chaos", "reg_chaos_thinking", "reg_chaos_served", "reg_chaos_thinking_served", "reg_chaos_reasoning_served",
     "reg_judge_select", "reg_judge_select_loglik", "reg_judge_select_reasoning_served",
-    "ibe_copa", "ibe_ecare", "ibe_judge_copa", "ibe_judge_ecare",
+    "ibe_copa", "ibe_ecare", "ibe_judge_copa", "ibe_judge_ecare", "ibe_judge_copa_chat", "ibe_judge_ecare_chat",
 }  # fmt: skip
 # REG's variants read the model arguments (merged into the metadata): the model kind, the
 # thinking switch and the tokenizer that counts output tokens (custom_metrics/reg/generation.py).

@@ -56,6 +56,7 @@ ONLY = {
     # IBE's room imports the engine's light modules, never the scorer
     ("custom_metrics.ibe", "ibe_postprocess"): {
         "ibe_postprocess.parsing",
+        "ibe_postprocess.judge_answer",
         "ibe_postprocess.inputs",
         "ibe_postprocess.questions",
         "ibe_postprocess.folder",

@@ -7,8 +7,9 @@ The parts live by what they read: ``published`` (the paper's Table 1 as rows),
 ``ibe score`` and ``ibe report`` on a generation pair, judge tasks after the task they judge).
 
 The LLM-as-a-judge baseline is labelled by who judged: a judge accuracy goes in the
-``ibe_judge_D`` column of the judging model's row, and the paper's Table 1 judge numbers,
-GPT 3.5 judging each generator's explanations, in rows named so.
+``ibe_judge_D`` column (``ibe_judge_D_chat`` for generated answers) of the judging model's row,
+and the paper's Table 1 judge numbers, GPT 3.5 judging each generator's explanations, in rows
+named so.
 """
 
 from __future__ import annotations
@@ -25,12 +26,15 @@ TASK_LABELS = {
     "ibe_copa": "COPA: explanation format",
     "ibe_copa_selection": "COPA: best-explanation selection (Table 1)",
     "ibe_judge_copa": "COPA: LLM-as-a-judge baseline",
+    "ibe_judge_copa_chat": "COPA: LLM-as-a-judge baseline, generated answer (chat)",
     "ibe_ecare": "e-CARE: explanation format",
     "ibe_ecare_selection": "e-CARE: best-explanation selection (Table 1)",
     "ibe_judge_ecare": "e-CARE: LLM-as-a-judge baseline",
+    "ibe_judge_ecare_chat": "e-CARE: LLM-as-a-judge baseline, generated answer (chat)",
 }
 METRIC_LABELS = {
     "acc": "judge accuracy",
+    "unparsed": "unparsed answers",
     "human": "human",
     "consistency": "consistency",
     "depth": "depth (parsimony)",
@@ -52,6 +56,17 @@ _SELECTION = "Accuracy of the linear selector picking the correct option's expla
 DEFINITIONS = {
     "acc": "LLM-as-a-judge baseline: share of test questions where the model, shown both explanations, "
     "prefers the correct option's (log-likelihood of ' explanation 1' vs ' explanation 2').",
+    **{
+        f"ibe_judge_{dataset}_chat/acc": "LLM-as-a-judge baseline for chat models: share of test questions where "
+        "the model, shown both explanations, answers with the correct option's ('explanation 1' or 'explanation "
+        "2', read from its generated answer; an answer naming no single explanation is wrong)."
+        for dataset in ("copa", "ecare")
+    },
+    **{
+        f"ibe_judge_{dataset}_chat/unparsed": "Share of the chat judge's answers that name no single explanation "
+        "(scored as wrong choices)."
+        for dataset in ("copa", "ecare")
+    },
     "human": "Human judges picking the best explanation (published rows only).",
     "consistency": _SELECTION + "feature alone: a Prolog proof of the conclusion from the premise through "
     "the explanation's IF-THEN rules clears the 0.13 threshold.",
@@ -74,8 +89,12 @@ SELECTION, JUDGE = "selection", "judge"
 HEADLINES = (
     Headline(("ibe_copa_selection/cum_uncertainty",), "IBE-Eval, COPA", SELECTION, reference="GPT 3.5"),
     Headline(("ibe_ecare_selection/cum_uncertainty",), "IBE-Eval, e-CARE", SELECTION, reference="GPT 3.5"),
-    Headline(("ibe_judge_copa/acc",), "LLM judge, COPA", JUDGE, reference=judge_row("GPT 3.5")),
-    Headline(("ibe_judge_ecare/acc",), "LLM judge, e-CARE", JUDGE, reference=judge_row("GPT 3.5")),
+    Headline(
+        ("ibe_judge_copa/acc", "ibe_judge_copa_chat/acc"), "LLM judge, COPA", JUDGE, reference=judge_row("GPT 3.5")
+    ),
+    Headline(
+        ("ibe_judge_ecare/acc", "ibe_judge_ecare_chat/acc"), "LLM judge, e-CARE", JUDGE, reference=judge_row("GPT 3.5")
+    ),
 )
 FAMILIES = {
     SELECTION: Family("IBE-Eval: the selector on all five criteria", "accuracy (share of test questions)"),
@@ -87,9 +106,11 @@ SPEC = PaperSpec(
     title="IBE-Eval: selecting the best explanation (COPA, e-CARE)",
     task_order=(
         "ibe_judge_copa",
+        "ibe_judge_copa_chat",
         "ibe_copa_selection",
         "ibe_copa",
         "ibe_judge_ecare",
+        "ibe_judge_ecare_chat",
         "ibe_ecare_selection",
         "ibe_ecare",
     ),

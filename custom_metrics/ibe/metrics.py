@@ -12,6 +12,7 @@ from typing import Any
 
 from custom_metrics.common.classification import choice_accuracy
 from custom_metrics.ibe.prompts import judge_target
+from ibe_postprocess.judge_answer import parse_choice
 from ibe_postprocess.parsing import parse_explanation
 
 
@@ -28,3 +29,10 @@ def process_generation(doc: dict[str, Any], results: list[str]) -> dict[str, flo
 def judge_results(doc: dict[str, Any], results: list[tuple[float, bool]]) -> dict[str, float]:
     """The LLM-as-a-judge baseline's accuracy: the harness' own, but a NaN log-likelihood is no choice."""
     return choice_accuracy(results, judge_target(doc), f"IBE judge question {doc.get('qid')}")
+
+
+def judge_chat_results(doc: dict[str, Any], results: list[str]) -> dict[str, float]:
+    """The chat judge's accuracy: its generated answer read by ``judge_answer.parse_choice``; an
+    answer that names no single explanation is a wrong choice, counted in ``unparsed``."""
+    choice = parse_choice(results[0])
+    return {"acc": float(choice == doc["gold"]), "unparsed": float(choice is None)}

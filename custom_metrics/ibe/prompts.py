@@ -73,6 +73,12 @@ def judge_target(doc: dict[str, Any]) -> int:
     return doc["gold"] - 1
 
 
+def judge_answer(doc: dict[str, Any]) -> str:
+    """What the chat judge (``ibe_judge_*_chat``) should answer: the correct option's explanation,
+    in the words the prompt asks for."""
+    return f"explanation {doc['gold']}"
+
+
 def judged_explanation(premise: str, conclusion: str, explanation: str) -> str:
     """One explanation as the judge sees it: its hypothesis in entailment form, then the text."""
     return f"Premise: {premise.strip()}\nConclusion: {conclusion.strip()}\n{explanation.strip()}"

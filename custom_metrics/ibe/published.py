@@ -43,14 +43,18 @@ def method_key(name: str) -> str:
     return f"cum_{slug}" if cumulative else slug
 
 
-def ibe_column(dataset: str, method: str) -> str:
-    """Column key of one Table 1 method on one dataset.
+def ibe_columns(dataset: str, method: str) -> tuple[str, ...]:
+    """Column keys of one Table 1 method on one dataset.
 
     Selector accuracies live under ``ibe_<dataset>_selection`` (from ``explain-eval ibe
     report``), apart from the ``ibe_<dataset>`` harness task's own format metrics; the judge
-    row is the ``ibe_judge_<dataset>`` harness task.
+    row is the ``ibe_judge_<dataset>`` harness task and its chat variant
+    ``ibe_judge_<dataset>_chat`` (the paper's GPT 3.5 judge is a chat model; which way it read
+    the answer the paper does not say), so both compare with it.
     """
-    return f"ibe_judge_{dataset}/acc" if method == "judge" else f"ibe_{dataset}_selection/{method}"
+    if method == "judge":
+        return f"ibe_judge_{dataset}/acc", f"ibe_judge_{dataset}_chat/acc"
+    return (f"ibe_{dataset}_selection/{method}",)
 
 
 def judge_row(generator: str) -> str:
@@ -66,7 +70,8 @@ def published_rows() -> list[PublishedRow]:
         columns = [(d, m) for d in DATASETS for m in IBE_MODELS]
         for (dataset, model), text in zip(columns, values, strict=True):
             target = judged if IBE_METHODS[method] == "judge" else cells
-            target[model][ibe_column(dataset, IBE_METHODS[method])] = cell(text, percent=False)
+            for column in ibe_columns(dataset, IBE_METHODS[method]):
+                target[model][column] = cell(text, percent=False)
     rows = [
         PublishedRow(
             "ibe",

@@ -7,7 +7,8 @@ They are computed after the harness run, from logged samples, so they are in no
 model that wrote the explanations: the sweep's name for it (the pair file one or two
 folders up, as for harness results), else the report's ``model``; for a report of plain
 JSONL explanations, put a ``sweep_pair.json`` with ``{"model": ...}`` beside it. A judge
-accuracy goes in the ``ibe_judge_D`` column of the judging model's row.
+accuracy goes in the ``ibe_judge_D`` column of the judging model's row (``ibe_judge_D_chat``
+for a judge that generated its answers).
 
 A selection row says what it was computed from (``TaskRun.derived``: the explanations the
 selector was fitted on, the test questions, the samples files scored) and is cut short
@@ -94,8 +95,10 @@ def selection_runs(report: report_file.Report, roots: Iterable[Path] = ()) -> li
             continue
         # A model judging its own explanations gets the same row name as the explanations.
         judge_row = model if judge.model == report.model else judge.model or f"unknown judge of {model}"
-        acc = {("acc", None): Score(judge.accuracy, None)}
-        runs.append(TaskRun(judge_row, f"ibe_judge_{dataset}", acc, judge.questions, None, path, stamp, None))
+        scores = {("acc", None): Score(judge.accuracy, None)}
+        if judge.method == "generated" and judge.unparsed is not None and judge.questions:
+            scores[("unparsed", None)] = Score(judge.unparsed / judge.questions, None)
+        runs.append(TaskRun(judge_row, judge.task(dataset), scores, judge.questions, None, path, stamp, None))
     return runs
 
 

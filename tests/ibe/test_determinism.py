@@ -2,7 +2,7 @@
 cache's state or where a run was interrupted, on the real spaCy pipeline and MiniLM.
 
 300 benchmark explanations (``bench/explanations.py`` over the fixture mirror's COPA items),
-coherence by the tiny random BERT of ``bench/tiny_judge.py`` through the real seqcls judge.
+coherence by the session's tiny random RoBERTa through the real seqcls judge.
 Before the fix, a rerun after an interrupted embedding cache computed the missing vectors
 in other batches: they differed by about 1e-7 and moved ``proof_score`` on some rows; the
 NLI judge's probabilities moved the same way with ``--batch-size``.
@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from bench.explanations import build
-from bench.tiny_judge import tiny_nli_model
 from ibe_postprocess.features import ScoreSettings, score
 from ibe_postprocess.folder import FeaturesFolder
 from tests.helpers import MIRROR
@@ -25,13 +24,13 @@ SIZE = 300
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory) -> tuple[list, Path, Path, bytes]:
+def setup(tmp_path_factory, tiny_nli: Path) -> tuple[list, Path, Path, bytes]:
     """The inputs, the judge, a work folder and the reference features (batch size 64, one process)."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("EXPLAIN_EVAL_DATA", str(MIRROR))
         records = build(SIZE)
     work = tmp_path_factory.mktemp("determinism")
-    judge = tiny_nli_model(work / "tiny-nli")
+    judge = tiny_nli
     reference = _features(records, judge, work / "reference", batch_size=64, processes=1)
     return records, judge, work, reference
 

@@ -34,15 +34,17 @@ SKIPPED = {"coherence", "coherence_judge", "premise", "conclusion", "explanation
 SCORE_TOLERANCE = 1e-6
 
 
-def feature_rows(work: Path) -> list[dict]:
-    """The benchmark set's feature rows, on a fresh cache under ``work``."""
+def feature_rows(work: Path, judge: Path) -> list[dict]:
+    """The benchmark set's feature rows, on a fresh cache under ``work``, coherence by the stand-in
+    classifier ``judge`` (left out of the comparison). Two processes: the bytes are those of one
+    (``test_determinism``)."""
     from bench.explanations import build
-    from bench.tiny_judge import tiny_nli_model
     from ibe_postprocess.features import ScoreSettings, score
 
-    judge = tiny_nli_model(work / "tiny-nli")
     # The pinned uncertainty is Algorithm 4's mean over assumptions (the default then).
-    settings = ScoreSettings(nli_judge=f"seqcls:{judge}", certainty_model="lexicon", uncertainty_aggregation="mean")
+    settings = ScoreSettings(
+        nli_judge=f"seqcls:{judge}", certainty_model="lexicon", uncertainty_aggregation="mean", processes=2
+    )
     rows = score(build(SIZE), work / "features", settings)
     # The source is recorded as (file, line) since the pinned rows were computed; compare it as text.
     rows = [{**row, "source": "{file}:{line}".format(**row["source"])} for row in rows]
@@ -62,11 +64,11 @@ def _differences(got: dict, want: dict) -> list[str]:
 
 
 @pytest.mark.fulldata
-def test_benchmark_features_equal_the_pinned_ones(full_data: Path, tmp_path: Path, monkeypatch) -> None:
+def test_benchmark_features_equal_the_pinned_ones(full_data: Path, tmp_path: Path, monkeypatch, tiny_nli) -> None:
     monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(full_data))
     with gzip.open(EXPECTED, "rt", encoding="utf-8") as handle:
         expected = [json.loads(line) for line in handle]
-    got = feature_rows(tmp_path)
+    got = feature_rows(tmp_path, tiny_nli)
     assert len(got) == len(expected) == SIZE
     mismatches = [(i, d) for i, (g, w) in enumerate(zip(got, expected)) if (d := _differences(g, w))]
     assert not mismatches, f"{len(mismatches)} rows differ; first: {mismatches[:3]}"
@@ -76,10 +78,11 @@ def main() -> None:
     if sys.argv[1:] != ["--write"]:
         sys.exit(__doc__)
     from bench.common import setup_env
+    from bench.tiny_judge import tiny_nli_model
 
     setup_env()
     with tempfile.TemporaryDirectory() as work:
-        rows = feature_rows(Path(work))
+        rows = feature_rows(Path(work), tiny_nli_model(Path(work) / "tiny-nli"))
     with gzip.open(EXPECTED, "wt", encoding="utf-8", compresslevel=9) as handle:
         handle.writelines(json.dumps(row, sort_keys=True) + "\n" for row in rows)
     print(f"{len(rows)} rows -> {EXPECTED}")

@@ -16,7 +16,7 @@ from ibe_postprocess import uncertainty
 from ibe_postprocess.features import ScoreSettings, score
 from ibe_postprocess.inputs import read_inputs
 from ibe_postprocess.report import write_report
-from ibe_postprocess.uncertainty import CertaintyModel, UncertaintyScorer, hedge_cues, lexicon_uncertainty
+from ibe_postprocess.uncertainty import CertaintyModel, UncertaintyScorer, hedge_cues, lexicon_certainty
 from tests.helpers import BALLOON, MIRROR, TASKS_DIR
 from tests.tiny_models import bpe_tokenizer, nli_label_config, tiny_model
 
@@ -45,9 +45,9 @@ def tiny_classifier(path: Path, num_labels: int) -> Path:
 
 
 @pytest.fixture(scope="module")
-def stand_ins(tmp_path_factory) -> dict[str, Path]:
+def stand_ins(tmp_path_factory, tiny_nli: Path) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("ibe-models")
-    return {"nli": tiny_classifier(root / "nli", 3), "certainty": tiny_classifier(root / "certainty", 1)}
+    return {"nli": tiny_nli, "certainty": tiny_classifier(root / "certainty", 1)}
 
 
 # --- data and tasks --------------------------------------------------------------------------
@@ -220,8 +220,8 @@ def test_hedge_cues_by_category() -> None:
         "doxastic": 1,
         "conditional": 1,
     }
-    assert lexicon_uncertainty("The blocks may fall if the child believes it might.") == 3.5
-    assert lexicon_uncertainty("The balloon expanded.") == 0.0
+    assert lexicon_certainty("The blocks may fall if the child believes it might.") == 6 - 3.5
+    assert lexicon_certainty("The balloon expanded.") == 6.0
 
 
 def test_certainty_model_is_encoded_like_the_authors(stand_ins) -> None:

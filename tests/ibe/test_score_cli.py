@@ -1,6 +1,7 @@
-"""``explain-eval ibe score`` and ``report`` through the real CLI on hostile rows: a 10 MB
-explanation and a 1,000-step one are scored within the caps in bounded memory, a stale
-judge file from an earlier run is not reported, and report.json is strict JSON."""
+"""``explain-eval ibe score`` and ``report`` on hostile rows: a 10 MB explanation and a
+1,000-step one are scored within the caps in bounded memory (``score`` in a child process of
+its own, whose peak memory is measured; ``report`` through the same command line in this one),
+a stale judge file from an earlier run is not reported, and report.json is strict JSON."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ import tempfile
 from pathlib import Path
 
 from ibe_postprocess import features_file
+from ibe_postprocess.cli import main as ibe
 from ibe_postprocess.folder import FeaturesFolder
 from ibe_postprocess.parsing import MAX_STEPS
 from tests.helpers import BALLOON, REPO
-from tests.ibe.test_pipeline import tiny_classifier
 
 # Without the caps the 1,000-step explanation alone took 2.3 GB for its similarity matrix
 # (and the 10 MB one stopped the run); with them the whole run stays near its models' size.
@@ -49,7 +50,7 @@ def _cli(*args: str) -> tuple[subprocess.CompletedProcess, float, float]:
     return subprocess.CompletedProcess(command, code, finished.stdout, finished.stderr), cpu, peak
 
 
-def test_hostile_rows_are_scored_within_the_caps(tmp_path: Path) -> None:
+def test_hostile_rows_are_scored_within_the_caps(tmp_path: Path, tiny_nli: Path) -> None:
     rows = [json.loads(line) for line in BALLOON.read_text().splitlines()]
     train = [{**row, "qid": "balloon-train", "split": "train"} for row in rows]
     head = rows[0]["explanation"].split("\nTherefore")[0]
@@ -62,10 +63,16 @@ def test_hostile_rows_are_scored_within_the_caps(tmp_path: Path) -> None:
     out = tmp_path / "features"
     out.mkdir()
     (out / "judge.jsonl").write_text('{"qid": "old", "choice": 1, "gold": 1, "source": "an earlier run"}\n')
-    nli = tiny_classifier(tmp_path / "nli", 3)
-
     done, cpu, peak = _cli(
-        "ibe", "score", str(inputs), "--out", str(out), "--nli-judge", f"seqcls:{nli}", "--certainty-model", "lexicon"
+        "ibe",
+        "score",
+        str(inputs),
+        "--out",
+        str(out),
+        "--nli-judge",
+        f"seqcls:{tiny_nli}",
+        "--certainty-model",
+        "lexicon",
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert peak < PEAK_RSS_BOUND_MIB and cpu < CPU_BOUND_S, (peak, cpu)
@@ -81,8 +88,7 @@ def test_hostile_rows_are_scored_within_the_caps(tmp_path: Path) -> None:
     assert long["program"].count(":-") == MAX_STEPS and long["proof_status"] == "complete"
     assert not (out / "judge.jsonl").exists()  # the earlier run's judge is not this run's
 
-    done, _, _ = _cli("ibe", "report", str(out))
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert ibe(["report", str(out)]) == 0  # in this process: only the scoring's memory is measured
     assert "(this run) |" not in (out / "report.md").read_text()  # no judge row of this run
     text = (out / "report.json").read_text()
     summary = json.loads(text, parse_constant=lambda name: (_ for _ in ()).throw(ValueError(name)))

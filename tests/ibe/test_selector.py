@@ -156,7 +156,8 @@ def test_report_has_a_column_per_dataset_and_labels_the_judge(two_datasets, tmp_
     summary = json.loads((features / "report.json").read_text())
     assert summary["selector"]["protocol"] == "a9" and summary["model"] == "org/writer"
     assert summary["selector"]["fits"]["copa"] == summary["selector"]["fits"]["ecare"]
-    assert summary["datasets"]["copa"]["judge"] == {"model": "org/judge", "accuracy": 0.5, "questions": 2}
+    judge = {"model": "org/judge", "accuracy": 0.5, "questions": 2, "unparsed": 0, "method": "loglik"}
+    assert summary["datasets"]["copa"]["judge"] == judge
     assert summary["datasets"]["ecare"]["judge"] is None
     assert {d: len(v["table1"]) for d, v in summary["datasets"].items()} == {"copa": 11, "ecare": 11}
     assert summary["datasets"]["ecare"]["test_questions"] == 100

@@ -1,0 +1,98 @@
+"""The paper's analyses beyond Table 1 and Figure 2, per dataset: §6's self-evident
+(tautological) explanations, Appendix A.11's cause vs effect accuracy (Figure 19) and the
+hedge cues of Figures 6, 17 and 18.
+
+**§6.** An explanation is self-evident when its proof depth is 1 (one rule links premise and
+conclusion) and its concept drift is 0 (no concept beyond the hypothesis): it restates the
+causal relation it should explain. The paper reports the share of explanations with drift 0,
+with depth 1 and with both, and the share of IBE-Eval's errors that picked a self-evident
+explanation. Here the shares are over every explanation of the dataset (train and test), and
+the errors are those of the composed model (all five features) on the test questions, where
+a tie among k top explanations counts each as 1/k of a pick, as the accuracy does.
+
+**Figure 19.** The composed model's test accuracy on cause questions and on effect questions
+(the paper's figure shows one accuracy per model and direction; its values average .755,
+.72 and .68 against Table 1's .77, .74 and .70, so it is read as the composed model's). A
+question's direction is read back from its entailment form (Figure 7): a cause question's
+options are premises of one conclusion, an effect question's options conclusions of one
+premise. A question whose options share both, or neither, counts as of unknown direction.
+
+**Hedge cues.** The mean hedge-cue ratio by option correctness (Figures 6 and 17) and, over
+the incorrect options' explanations, each category's share of the cues (Figures 6 and 18),
+counted with the lexicon of ``uncertainty`` (the paper's token classifier is not public).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from ibe_postprocess.report_file import DIRECTIONS, DirectionAccuracy, HedgeCues, SelfEvident
+from ibe_postprocess.selector import Selector, picked, question_credits
+from ibe_postprocess.uncertainty import HEDGE_CUES
+
+HEDGE_COLUMNS = {category: f"hedge_{category}" for category in HEDGE_CUES}
+
+
+def _self_evident(frame: pd.DataFrame) -> pd.Series:
+    return (frame["depth"] == 1) & (frame["drift"] == 0)
+
+
+def self_evident(rows: pd.DataFrame, test: pd.DataFrame, selector: Selector) -> SelfEvident:
+    top = picked(test, selector.scores(test))
+    weight = top / top.groupby(test["qid"], sort=False).transform("sum")  # 1/k for each of k tied picks
+    wrong = weight.where(test["correct"] == 0, 0.0)
+    return SelfEvident(
+        len(rows),
+        float((rows["drift"] == 0).mean()) if len(rows) else math.nan,
+        float((rows["depth"] == 1).mean()) if len(rows) else math.nan,
+        float(_self_evident(rows).mean()) if len(rows) else math.nan,
+        float(wrong.sum()),
+        float(wrong.where(_self_evident(test), 0.0).sum()),
+    )
+
+
+def question_directions(test: pd.DataFrame) -> pd.Series:
+    """Per test question: "cause", "effect" or "unknown", from its options' premises and conclusions
+    (unknown for every question of rows without their texts)."""
+    if not {"premise", "conclusion"} <= set(test.columns):
+        return pd.Series("unknown", index=pd.unique(test["qid"]), dtype=object)
+
+    def direction(group: pd.DataFrame) -> str:
+        one_premise, one_conclusion = group["premise"].nunique() == 1, group["conclusion"].nunique() == 1
+        if one_conclusion and not one_premise:
+            return "cause"
+        if one_premise and not one_conclusion:
+            return "effect"
+        return "unknown"
+
+    grouped = test.groupby("qid", sort=False)[["premise", "conclusion"]]
+    return pd.Series({qid: direction(group) for qid, group in grouped}, dtype=object)
+
+
+def direction_accuracy(test: pd.DataFrame, selector: Selector) -> DirectionAccuracy:
+    credits = question_credits(test, selector.scores(test))
+    directions = question_directions(test).reindex(credits.index)
+    accuracy, questions = {}, {}
+    for name in DIRECTIONS:
+        chosen = credits[directions == name]
+        accuracy[name] = float(chosen.mean()) if len(chosen) else math.nan
+        questions[name] = len(chosen)
+    return DirectionAccuracy(accuracy, questions, int((directions == "unknown").sum()))
+
+
+def hedge_cues(rows: pd.DataFrame) -> HedgeCues:
+    """Undefined (NaN) where the rows hold no hedge counts."""
+    ratio = rows.groupby("correct")["hedge_ratio"].mean() if "hedge_ratio" in rows else pd.Series(dtype=float)
+    incorrect = rows[rows["correct"] == 0]
+    totals = {
+        category: float(incorrect[column].sum()) if column in incorrect else math.nan
+        for category, column in HEDGE_COLUMNS.items()
+    }
+    cues = sum(totals.values())
+    return HedgeCues(
+        float(ratio.get(1, math.nan)),
+        float(ratio.get(0, math.nan)),
+        {category: (total / cues if cues else math.nan) for category, total in totals.items()},
+    )
