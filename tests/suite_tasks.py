@@ -15,9 +15,12 @@ from tests.reg.judges import tiny_judge_metadata
 from tests.tiny_models import small_tokenizer
 
 # Tasks that read an earlier run's samples file (--metadata explanations).
-NEEDS_EXPLANATIONS = {"geese_selfexp": "geese", "ibe_judge_copa": "copa", "ibe_judge_ecare": "ecare"}
+NEEDS_EXPLANATIONS = {
+    "geese_selfexp": "geese", "geese_selfexp_only": "geese", "ibe_judge_copa": "copa", "ibe_judge_ecare": "ecare",
+}  # fmt: skip
 EXPECTED_TASKS = {
     *(f"geese_{s}" for s in ("noexp", "dummy", "human", "llama3", "llama3_whynot", "llama3_implicit", "selfexp")),
+    *(f"geese_{s}_only" for s in ("human", "llama3", "llama3_whynot", "llama3_implicit", "selfexp")),
     *(f"geese_generate_{k}" for k in ("whyexp", "whynot", "implicit")),
     "rule", "rule_main", "rule_sub", "rule_noctx", "rule_alignment",
     *(f"rule_5shot_split{k}" for k in range(1, 6)),
