@@ -91,6 +91,14 @@ def read_logged_task(
                 logged.rows.append(_row(logged, line, number, (extras or {}).get((path.name, number), {})))
     except DataError as error:
         logged.rows.append({"#": None, PROBLEM: str(error)})
+    view = spec.samples
+    if view is not None and view.arrange is not None:
+        try:
+            logged.rows = [
+                {name: cell_value(v) for name, v in row.items()} for row in view.arrange(run.task, logged.rows)
+            ]
+        except _SHAPE_ERRORS as error:
+            logged.rows.append({"#": None, PROBLEM: f"rows not grouped ({type(error).__name__}: {error})"})
     return logged
 
 

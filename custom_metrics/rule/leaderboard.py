@@ -23,6 +23,7 @@ from custom_metrics.common.published import PublishedCell, PublishedRow, cell
 from custom_metrics.common.results import Score, TaskRun
 from custom_metrics.rule import data as rule_data
 from custom_metrics.rule.data import DEMO_SETTINGS
+from custom_metrics.rule.metrics import MAIN, SUB_KINDS, Group, Outcome, groups
 
 SOURCE = "RULE (Kawabata & Sugawara, EMNLP 2023) Table 2"
 
@@ -222,9 +223,55 @@ def sample_fields(task: str, sample: dict[str, Any]) -> dict[str, Any]:
     if outcome is not None:
         fields["kind"] = outcome[2]
         fields["correct"] = "yes" if outcome[4] else "no"
+        fields[SUBQUESTIONS] = outcome[6]
     elif isinstance(sample.get("acc"), (int, float)):
         fields["correct"] = "yes" if sample["acc"] else "no"
     return fields
+
+
+SUBQUESTIONS = "subquestions of its main question"
+CONSISTENCY_FIELD = "consistency"  # of the row's main question with its subquestions
+GROUP_FIELD = "its group"
+
+
+def group_questions(task: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each main question followed by its subquestions, every row with its group's consistency
+    outcome as the ``consistency`` metric counts it (``metrics.Group``); rows of no question
+    (unreadable lines) stay at the end."""
+    members: dict[str, list[dict[str, Any]]] = {}
+    loose = []
+    for row in rows:
+        if row.get("kind") in (MAIN, *SUB_KINDS) and row.get("main question") is not None:
+            members.setdefault(str(row["main question"]), []).append(row)
+        else:
+            loose.append(row)
+    arranged = []
+    for main_id, group_rows in members.items():
+        outcomes = [
+            Outcome(str(row["id"]), main_id, row["kind"], 0, row.get("correct") == "yes", False, int(row[SUBQUESTIONS]))
+            for row in group_rows
+        ]
+        group = groups(outcomes)[main_id]
+        ordered = sorted(group_rows, key=lambda row: (row["kind"] != MAIN, str(row["id"])))
+        verdict, detail = _consistency(group)
+        for row in ordered:
+            row[CONSISTENCY_FIELD], row[GROUP_FIELD] = verdict, detail
+        arranged += ordered
+    return arranged + loose
+
+
+def _consistency(group: Group) -> tuple[str, str]:
+    """The group's consistency outcome (a facet) and what it rests on."""
+    right = sum(s.correct for s in group.subs)
+    subs = f"{right} of {len(group.subs)} subquestions in this run right, of {group.size}"
+    if group.main is None:
+        return "main question not in this run", subs
+    main = f"main question {'right' if group.main.correct else 'wrong'}; {subs}"
+    if group.size == 0:
+        return "no subquestions", main
+    if not group.complete:
+        return "incomplete (left out of consistency)", main
+    return ("consistent" if group.consistent else "not consistent"), main
 
 
 def sample_outcomes(task: str, sample: dict[str, Any]) -> dict[str, float | None]:
@@ -286,9 +333,10 @@ SPEC = PaperSpec(
     definitions=DEFINITIONS,
     samples=SampleView(
         sample_fields,
-        facets=("kind", "correct", "prediction"),
+        facets=("kind", "correct", CONSISTENCY_FIELD, "prediction"),
         outcomes=sample_outcomes,
         doc_key=doc_field_key("doc_id"),
+        arrange=group_questions,
     ),
     headlines=HEADLINES,
     families=FAMILIES,
