@@ -170,14 +170,15 @@ def add_effectiveness(columns: list[Column], rows: list[Row], runs: list[TaskRun
                     f"{row.model}: {task} effectiveness compares runs of different size "
                     f"(#samples, limit) {ours} vs {BASELINE} {theirs}."
                 )
-    return _beside_acc(columns, derived, 0.5)
+    return _placed_after(columns, derived, ("acc",))
 
 
-def _beside_acc(columns: list[Column], derived: list[Column], offset: float) -> list[Column]:
-    """``derived`` placed right after their task's accuracy column (by ``offset`` < 1)."""
+def _placed_after(columns: list[Column], derived: list[Column], metrics: tuple[str, ...]) -> list[Column]:
+    """``derived`` placed right after the last of their task's ``metrics`` columns the table has."""
     position = {c.key: float(i) for i, c in enumerate(columns)}
     for column in derived:
-        position[column.key] = position[f"{column.task}/acc"] + offset
+        anchor = [position[key] for metric in metrics if (key := f"{column.task}/{metric}") in position]
+        position[column.key] = anchor[-1] + 0.5
     return sorted([*columns, *derived], key=lambda c: position[c.key])
 
 
@@ -191,39 +192,41 @@ LAS = "las"
 def add_leakage(columns: list[Column], rows: list[Row], runs: list[TaskRun], notes: list[str]) -> list[Column]:
     """Leakage-adjusted simulatability per explanation source, from the logged samples of the
     same model's three runs: no hint, the hint with the pair, the hint alone."""
-    present = {c.task for c in columns if c.key == f"{c.task}/acc"}
-    sources = [task for task in EXPLANATION_TASKS if {task, task + ALONE, BASELINE} <= present]
+
+    def inputs(task: str) -> tuple[str, str, str]:  # the three runs a source's LAS needs
+        return BASELINE, task, task + ALONE
+
+    def ran(row: Row, task: str) -> bool:
+        return row.kind == "run" and all(f"{name}/acc" in row.cells for name in inputs(task))
+
+    sources = [task for task in EXPLANATION_TASKS if any(ran(row, task) for row in rows)]
     derived = [
         Column(f"{task}/{LAS}", f"{task} LAS (leakage-adjusted simulatability)", task, LAS, "derived")
         for task in sources
     ]
     for row in rows:
-        if row.kind != "run":
-            continue
+        mine = [task for task in sources if ran(row, task)]
         outcomes: dict[str, dict[str, float]] = {}
-        for task in (BASELINE, *sources, *(task + ALONE for task in sources)):
-            path = row.samples.get(task)
+        for name in dict.fromkeys(name for task in mine for name in inputs(task)):
+            path = row.samples.get(name)
             if path is None:
                 continue
             try:
-                outcomes[task] = doc_outcomes(path)
+                outcomes[name] = doc_outcomes(path)
             except DataError as error:
-                notes.append(f"{row.model}: LAS not computed from {task}'s samples: {error}")
-        for task in sources:
-            inputs = (BASELINE, task, task + ALONE)
-            if not all(name in outcomes for name in inputs):
-                if all(f"{name}/acc" in row.cells for name in inputs):
-                    notes.append(
-                        f"{row.model}: {task} LAS needs the logged samples (--log_samples) of {', '.join(inputs)}."
-                    )
+                notes.append(f"{row.model}: LAS not computed from {name}'s samples: {error}")
+        for task in mine:
+            if not all(name in outcomes for name in inputs(task)):
+                needed = ", ".join(inputs(task))
+                notes.append(f"{row.model}: {task} LAS needs the logged samples (--log_samples) of {needed}.")
                 continue
-            found = leakage(*(outcomes[name] for name in inputs))
+            found = leakage(*(outcomes[name] for name in inputs(task)))
             if found.n == 0:
                 notes.append(f"{row.model}: {task} LAS: the three runs share no document.")
                 continue
             value = found.value
             row.cells[f"{task}/{LAS}"] = Cell(math.nan if value is None else value, basis=found.describe())
-    return _beside_acc(columns, derived, 0.6)
+    return _placed_after(columns, derived, ("acc", "effectiveness"))
 
 
 def derive_columns(columns: list[Column], rows: list[Row], runs: list[TaskRun], notes: list[str]) -> list[Column]:

@@ -1,10 +1,12 @@
 """GEESE through the real `lm_eval` CLI on the embedded model.
 
-Two runs on the first two documents serve the module (one model load each): M1 (short
-generations) with every M2 setting whose hint is fixed, with and without the sentence pair;
-then M2 on that M1's own explanations, with and without the pair. Label leakage (LAS) is then
-read from their logged samples by the leaderboard and checked against the samples themselves
-(its value on a hand-computed example is tests/geese/test_leakage.py's).
+One run on the first two documents serves the module (one model load): M1 (short generations),
+the explanation-only task of every explanation source, and the no-hint, human, Llama-3 and
+own-M1 settings with the pair, the own-M1 explanations read from a real M1 run's samples file
+(tests/fixtures/geese). Label leakage (LAS) of human, Llama-3 and the M1's explanations is then
+read from the logged samples by the leaderboard and checked against the samples themselves (its
+value on a hand-computed example is tests/geese/test_leakage.py's; every M2 prompt with the pair
+is checked against the authors' template without a model in test_geese.py).
 """
 
 from __future__ import annotations
@@ -19,83 +21,85 @@ import pytest
 
 import custom_metrics.geese.anonymize as geese_anon
 import custom_metrics.geese.data as geese_data
+from custom_metrics.common.errors import DataError
 from custom_metrics.leaderboard.build import build_leaderboard
 from tests.geese.authors import alone_prompt, authors_prompt
-from tests.helpers import MIRROR, run_lm_eval
+from tests.helpers import FIXTURES, MIRROR, TASKS_DIR, run_lm_eval
 
-SOURCES = ("human", "llama3", "llama3_whynot", "llama3_implicit")  # hints fixed by the data
+SOURCES = ("human", "llama3", "llama3_whynot", "llama3_implicit")  # hints the data holds
+PAIRED = ("human", "llama3", "selfexp")  # also run with the pair: LAS from the real run
 DOCS = 2  # per task: log-likelihood requests on this model cost about half a second each on 2 cores
+M1_FILE = FIXTURES / "geese" / "m1-whyexp" / "samples_geese_generate_whyexp_2026-12-02T00-06-55.779150.jsonl"
 
 
 @dataclass(frozen=True)
-class Runs:
+class Run:
     root: Path
-    results: dict  # the first run (M1 and the fixed hints)
-    samples: dict[str, list[dict]]  # both runs' samples, by task
-    selfexp: dict  # the second run's results
+    results: dict
+    samples: dict[str, list[dict]]  # by task
 
 
 @pytest.fixture(scope="module")
-def runs(embedded_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Runs:
+def run(embedded_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Run:
     root = tmp_path_factory.mktemp("geese-e2e")
-    env = {"EXPLAIN_EVAL_DATA": str(MIRROR)}
-    tasks = ["geese_noexp", *(f"geese_{s}" for s in SOURCES), *(f"geese_{s}_only" for s in SOURCES)]
+    tasks = [
+        "geese_noexp",
+        *(f"geese_{s}" for s in PAIRED),
+        *(f"geese_{s}_only" for s in (*SOURCES, "selfexp")),
+        "geese_generate_whyexp",
+    ]
     results, samples = run_lm_eval(
         embedded_model,
-        ",".join([*tasks, "geese_generate_whyexp"]),
-        root / "m1",
+        ",".join(tasks),
+        root,
         limit=DOCS,
-        extra=["--gen_kwargs", "max_gen_toks=32"],
-        env=env,
+        extra=["--gen_kwargs", "max_gen_toks=16", "--metadata", json.dumps({"explanations": str(M1_FILE)})],
+        env={"EXPLAIN_EVAL_DATA": str(MIRROR)},
     )
-    m1_file = next((root / "m1").glob("*/samples_geese_generate_whyexp_*.jsonl"))
-    selfexp, more = run_lm_eval(
-        embedded_model,
-        "geese_selfexp,geese_selfexp_only",
-        root / "m2",
-        limit=None,
-        env=env,
-        extra=["--metadata", json.dumps({"explanations": str(m1_file)})],
-    )
-    return Runs(root, results, {**samples, **more}, selfexp)
+    return Run(root, results, samples)
 
 
 @pytest.mark.e2e
-def test_m2_prompts_are_the_authors_and_m1_is_anonymized(runs: Runs, fixture_mirror: Path) -> None:
-    noexp = runs.results["results"]["geese_noexp"]
-    assert runs.results["n-samples"]["geese_noexp"]["effective"] == DOCS
-    assert noexp["acc,none"] == pytest.approx(sum(s["acc"] for s in runs.samples["geese_noexp"]) / DOCS)
+def test_m2_prompts_are_the_authors_and_m1_is_anonymized(run: Run, fixture_mirror: Path) -> None:
+    noexp = run.results["results"]["geese_noexp"]
+    assert run.results["n-samples"]["geese_noexp"]["effective"] == DOCS
+    assert noexp["acc,none"] == pytest.approx(sum(s["acc"] for s in run.samples["geese_noexp"]) / DOCS)
     assert 0.0 <= noexp["f1_macro,none"] <= 1.0
     docs = {doc["id"]: doc for doc in geese_data.load_docs()}
-    for setting in ("noexp", *SOURCES):
-        for sample in runs.samples[f"geese_{setting}"]:
+    for setting in ("noexp", "human", "llama3"):
+        for sample in run.samples[f"geese_{setting}"]:
             assert sample["arguments"]["gen_args_0"]["arg_0"] == authors_prompt(setting, docs[sample["doc"]["id"]])
             assert [args["arg_1"] for args in sample["arguments"].values()] == [" YES", " NO", " UNKNOWN"]
-    generated = runs.samples["geese_generate_whyexp"]
+    generated = run.samples["geese_generate_whyexp"]
     assert len(generated) == DOCS
     for sample in generated:
         raw, anonymized = sample["resps"][0][0], sample["filtered_resps"][0]
         assert anonymized == geese_anon.anonymize(raw)
         assert not geese_anon.ANON_PATTERN.search(anonymized.replace(geese_anon.ANON_TOKEN, ""))
-    assert runs.results["results"]["geese_generate_whyexp"]["empty,anonymized"] <= 1.0
+    assert run.results["results"]["geese_generate_whyexp"]["empty,anonymized"] <= 1.0
 
 
 @pytest.mark.e2e
-def test_selfexp_reads_the_m1_runs_own_explanations(runs: Runs) -> None:
-    assert runs.selfexp["n-samples"]["geese_selfexp"]["effective"] == DOCS  # the docs M1 covered
-    by_id = {sample["doc"]["id"]: sample["filtered_resps"][0] for sample in runs.samples["geese_generate_whyexp"]}
-    for sample in runs.samples["geese_selfexp"]:
-        assert sample["doc"]["hint"] == by_id[sample["doc"]["id"]]
-        # the authors' whyexp prompt, with our M1 explanation in place of Llama-3's
+def test_selfexp_reads_an_m1_runs_explanations(run: Run) -> None:
+    assert run.results["n-samples"]["geese_selfexp"]["effective"] == DOCS  # the docs the M1 file covers
+    m1 = [json.loads(line) for line in M1_FILE.read_text(encoding="utf-8").splitlines()]
+    by_id = {str(line["doc"]["id"]): line["filtered_resps"][0] for line in m1}
+    for sample in run.samples["geese_selfexp"]:
+        assert sample["doc"]["hint"] == geese_anon.anonymize(by_id[sample["doc"]["id"]])
+        # the authors' whyexp prompt, with the M1 explanation in place of Llama-3's
         expected = authors_prompt("llama3", {**sample["doc"], "anon_whyexp": sample["doc"]["hint"]})
         assert sample["arguments"]["gen_args_0"]["arg_0"] == expected
+    # The samples file this run's M1 wrote is one the M2 tasks read, explanation for explanation.
+    (fresh,) = run.root.glob("*/samples_geese_generate_whyexp_*.jsonl")
+    written = {sample["doc"]["id"]: sample["filtered_resps"][0] for sample in run.samples["geese_generate_whyexp"]}
+    assert geese_data.explanations_from_samples(fresh) == written
 
 
 @pytest.mark.e2e
-def test_explanation_only_tasks_drop_the_pair_and_nothing_else(runs: Runs, fixture_mirror: Path) -> None:
+def test_explanation_only_tasks_drop_the_pair_and_nothing_else(run: Run, fixture_mirror: Path) -> None:
     docs = {doc["id"]: doc for doc in geese_data.load_docs()}
     for setting in (*SOURCES, "selfexp"):
-        logged = runs.samples[f"geese_{setting}_only"]
+        logged = run.samples[f"geese_{setting}_only"]
         assert len(logged) == DOCS, setting
         for sample in logged:
             doc = docs[sample["doc"]["id"]]
@@ -120,14 +124,14 @@ def _expected_las(without: list[dict], with_hint: list[dict], alone: list[dict])
 
 
 @pytest.mark.e2e
-def test_las_of_every_source_on_the_leaderboard_equals_the_logged_outcomes(runs: Runs, tmp_path: Path) -> None:
-    board = build_leaderboard([runs.root / "m1", runs.root / "m2"], tmp_path / "board")
+def test_las_of_every_source_on_the_leaderboard_equals_the_logged_outcomes(run: Run, tmp_path: Path) -> None:
+    board = build_leaderboard([run.root], tmp_path / "board")
     (table,) = [table for table in board.tables if table.key == "geese"]
     (row,) = [row for row in table.rows if row.kind == "run"]
-    assert {c.key for c in table.columns if c.metric == "las"} == {f"geese_{s}/las" for s in (*SOURCES, "selfexp")}
-    for setting in (*SOURCES, "selfexp"):
+    assert {c.key for c in table.columns if c.metric == "las"} == {f"geese_{s}/las" for s in PAIRED}
+    for setting in PAIRED:
         task = f"geese_{setting}"
-        expected = _expected_las(runs.samples["geese_noexp"], runs.samples[task], runs.samples[f"{task}_only"])
+        expected = _expected_las(run.samples["geese_noexp"], run.samples[task], run.samples[f"{task}_only"])
         cell = row.cells[f"{task}/las"]
         assert cell.basis.startswith(f"LAS over {DOCS} docs; leaking "), cell.basis
         if math.isnan(expected):
@@ -140,20 +144,19 @@ def test_las_of_every_source_on_the_leaderboard_equals_the_logged_outcomes(runs:
     assert {"effectiveness, Llama-3", "leakage, Llama-3", "LAS, Llama-3"} <= set(labels)
 
 
-@pytest.mark.e2e
-def test_selfexp_without_explanations_fails_clearly(tmp_path: Path) -> None:
-    """Before any model request: the harness' dummy model is enough to reach the check."""
-    with pytest.raises(AssertionError, match="geese_selfexp and geese_selfexp_only need the samples file of an M1"):
-        run_lm_eval(
-            ["--model", "dummy"], "geese_selfexp_only", tmp_path / "out", env={"EXPLAIN_EVAL_DATA": str(MIRROR)}
-        )
+def test_selfexp_without_explanations_fails_clearly(fixture_mirror: Path) -> None:
+    """While the harness builds the task, before any model is loaded."""
+    from lm_eval.tasks import TaskManager
+
+    manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False)
+    for task in ("geese_selfexp", "geese_selfexp_only"):
+        with pytest.raises(DataError, match="geese_selfexp and geese_selfexp_only need the samples file of an M1 run"):
+            manager.load([task])
 
 
 @pytest.mark.fulldata
 def test_geese_tasks_build_all_800_docs(full_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from lm_eval.tasks import TaskManager
-
-    from tests.helpers import TASKS_DIR
 
     monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(full_data))
     manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False)
@@ -171,23 +174,30 @@ def test_geese_tasks_build_all_800_docs(full_data: Path, monkeypatch: pytest.Mon
 
 @pytest.mark.e2e
 @pytest.mark.fulldata
-def test_geese_human_runs_across_the_whole_test_split(full_data: Path, embedded_model: Path, tmp_path: Path) -> None:
-    """The real CLI on the first and last of the 800 documents and the first of each label
-    (`--samples`): the whole split loads and scores (all 4,800 M2 prompts are checked against
-    the authors' template in test_geese.py, without a model)."""
-    env = {"EXPLAIN_EVAL_DATA": str(full_data)}
-    labels = [doc["label"] for doc in _full_docs(full_data)]
+def test_geese_human_runs_across_the_whole_test_split(
+    full_data: Path, embedded_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The harness in process (the CLI is the module's run) on the first and last of the 800
+    documents and the first of each label: the whole split loads and scores (all 4,800 M2
+    prompts are checked against the authors' template in test_geese.py, without a model)."""
+    from lm_eval import simple_evaluate
+    from lm_eval.tasks import TaskManager
+
+    monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(full_data))
+    labels = [doc["label"] for doc in geese_data.load_docs()]
     chosen = sorted({0, len(labels) - 1, *(labels.index(label) for label in geese_data.LABELS)})
-    results, samples = run_lm_eval(
-        embedded_model,
-        "geese_human",
-        tmp_path / "out",
-        limit=None,
-        extra=["--samples", json.dumps({"geese_human": chosen})],
-        env=env,
+    results = simple_evaluate(
+        model="hf",
+        model_args=f"pretrained={embedded_model},dtype=float32",
+        device="cpu",
+        batch_size=8,
+        tasks=["geese_human"],
+        task_manager=TaskManager(include_path=str(TASKS_DIR), include_defaults=False),
+        samples={"geese_human": chosen},
+        log_samples=True,
     )
     assert results["n-samples"]["geese_human"] == {"original": 800, "effective": len(chosen)}
-    logged = samples["geese_human"]
+    logged = results["samples"]["geese_human"]
     assert sorted(sample["doc_id"] for sample in logged) == chosen
     scores = results["results"]["geese_human"]
     assert scores["acc,none"] == pytest.approx(sum(sample["acc"] for sample in logged) / len(chosen))
@@ -195,12 +205,3 @@ def test_geese_human_runs_across_the_whole_test_split(full_data: Path, embedded_
         of_label = [sample["acc"] for sample in logged if sample["doc"]["label"] == label]
         assert of_label, label
         assert scores[f"{metric},none"] == pytest.approx(sum(of_label) / len(of_label))
-
-
-def _full_docs(full_data: Path) -> list[dict]:
-    monkeypatch = pytest.MonkeyPatch()
-    monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(full_data))
-    try:
-        return geese_data.load_docs()
-    finally:
-        monkeypatch.undo()

@@ -116,3 +116,46 @@ def test_outcomes_are_read_by_doc_id_and_bad_lines_are_named(tmp_path: Path) -> 
     foreign = _samples(tmp_path / "rule.jsonl", [{"doc": {"doc_id": "x"}, "acc": 1.0}])
     with pytest.raises(DataError, match=r"rule.jsonl:1: field 'doc.id' missing"):
         doc_outcomes(foreign)
+
+
+STAMP = "2026-01-01T00-00-00.000000"
+
+
+def _run_folder(root: Path, model: str, logged: dict[str, dict[str, int]]) -> None:
+    """A results file of ``logged``'s tasks (accuracy = mean) with their samples files, as lm_eval writes them."""
+    from tests.leaderboard.test_leaderboard import modern_results
+
+    folder = root / model
+    folder.mkdir(parents=True)
+    accs = {task: sum(values.values()) / len(values) for task, values in logged.items()}
+    (folder / f"results_{STAMP}.json").write_text(json.dumps(modern_results(model, accs, 1.0)), encoding="utf-8")
+    for task, values in logged.items():
+        lines = [{"doc_id": i, "doc": {"id": doc}, "acc": float(acc)} for i, (doc, acc) in enumerate(values.items())]
+        _samples(folder / f"samples_{task}_{STAMP}.jsonl", lines)
+
+
+def test_the_leaderboard_derives_las_from_the_three_runs_samples(tmp_path: Path) -> None:
+    """The hand-computed example as three real-layout runs: the GEESE table's LAS cell is its LAS,
+    with the test in its basis; a source without its explanation-only run gets no LAS column, and
+    a run without samples files is named in the notes."""
+    from custom_metrics.common.results import load_runs
+    from custom_metrics.leaderboard.tables import build_tables
+
+    without, with_hint, alone = ({doc: values[i] for doc, values in HAND.items()} for i in range(3))
+    _run_folder(tmp_path, "org/m", {"geese_noexp": without, "geese_human": with_hint, "geese_human_only": alone})
+    _run_folder(tmp_path, "org/llama", {"geese_noexp": without, "geese_llama3": with_hint})  # no _only run
+    runs, problems = load_runs([tmp_path])
+    assert problems == []
+    (table,) = [table for table in build_tables(runs) if table.key == "geese"]
+    assert [c.key for c in table.columns if c.metric == "las"] == ["geese_human/las"]
+    keys = [c.key for c in table.columns]
+    assert keys.index("geese_human/acc") < keys.index("geese_human/effectiveness") < keys.index("geese_human/las")
+    row = next(row for row in table.rows if row.model == "org/m")
+    assert row.cells["geese_human/las"].value == pytest.approx(5 / 24)
+    assert row.cells["geese_human/effectiveness"].value == pytest.approx(1 / 10)
+    assert "p = 0.438" in row.cells["geese_human/las"].basis
+
+    (tmp_path / "org/m" / f"samples_geese_human_only_{STAMP}.jsonl").unlink()
+    (table,) = [table for table in build_tables(load_runs([tmp_path])[0]) if table.key == "geese"]
+    assert "geese_human/las" not in next(row for row in table.rows if row.model == "org/m").cells
+    assert any("geese_human LAS needs the logged samples (--log_samples)" in note for note in table.notes)
