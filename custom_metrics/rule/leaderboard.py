@@ -263,7 +263,7 @@ def group_questions(task: str, rows: list[dict[str, Any]]) -> list[dict[str, Any
 def _consistency(group: Group) -> tuple[str, str]:
     """The group's consistency outcome (a facet) and what it rests on."""
     right = sum(s.correct for s in group.subs)
-    subs = f"{right} of {len(group.subs)} subquestions in this run right, of {group.size}"
+    subs = f"subquestions right: {right} of the {len(group.subs)} in this run ({group.size} in the task)"
     if group.main is None:
         return "main question not in this run", subs
     main = f"main question {'right' if group.main.correct else 'wrong'}; {subs}"

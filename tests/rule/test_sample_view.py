@@ -56,7 +56,7 @@ def test_main_questions_come_with_their_subquestions_and_consistency(tmp_path: P
     assert verdicts["m2"] == verdicts["m2_sub1"] == "not consistent"
     assert verdicts["m3"] == "incomplete (left out of consistency)"
     assert verdicts["m9_sub1"] == "main question not in this run"
-    assert rows[3]["its group"] == "main question right; 1 of 2 subquestions in this run right, of 2"
+    assert rows[3]["its group"] == "main question right; subquestions right: 1 of the 2 in this run (2 in the task)"
     assert "line 10: not valid JSON" in rows[-1]["problem"]  # an unreadable line stays, last
     # The same verdicts as the metric: of the complete groups m1 and m2, one is consistent.
     outcomes = [Outcome(doc_id, main, kind, 0, correct, False, size) for doc_id, main, kind, correct, size in LOGGED]
