@@ -65,7 +65,8 @@ def swipl_subprocess_proof(swipl: str, args: dict) -> list:
 
     terms = ", ".join(_prolog_list(args[k]) for k in ("Facts", "Rules", "Query", "Sims", "T", "D", "I", "S"))
     goal = (
-        f"ibe_prover:ibe_prove({terms}, R), R = [Score, Rules, Status], format('~w~n~w~n~w~n', [Score, Rules, Status])"
+        f"ibe_prover:ibe_prove({terms}, R), R = [Score, Rules, Status|_], "
+        "format('~w~n~w~n~w~n', [Score, Rules, Status])"
     )
     done = subprocess.run(
         [swipl, "-q", "-g", goal, "-t", "halt", str(PROVER_FILE)], capture_output=True, text=True, timeout=60

@@ -111,22 +111,31 @@ class Coherence:
             found.update(zip(chunk, values))
         return found
 
+    def step_verdicts(
+        self, parsed: Sequence[ParsedExplanation], store: JsonlCache | None = None
+    ) -> list[list[StepVerdict]]:
+        """Each explanation's steps' verdicts, in step order (what the sample viewer shows per step)."""
+        steps = [[(step.condition, step.consequence) for step in item.steps] for item in parsed]
+        verdicts = self.verdicts((pair for pairs in steps for pair in pairs), store)
+        return [[verdicts[pair] for pair in pairs] for pairs in steps]
+
     def score_many(
         self, parsed: Sequence[ParsedExplanation], store: JsonlCache | None = None
     ) -> list[tuple[float | None, int]]:
-        """(coherence, unparsed verdicts) per explanation; coherence None without steps.
+        """(coherence, unparsed verdicts) per explanation; coherence None without steps."""
+        return [coherence_of(steps) for steps in self.step_verdicts(parsed, store)]
 
-        A judge that gave no readable label returns a uniform "unparsed" verdict; those
-        are counted so the row can be flagged rather than pass for a neutral step.
-        """
-        steps = [[(step.condition, step.consequence) for step in item.steps] for item in parsed]
-        verdicts = self.verdicts((pair for pairs in steps for pair in pairs), store)
-        scores: list[tuple[float | None, int]] = []
-        for pairs in steps:
-            strengths = [verdicts[pair][0] - verdicts[pair][1] for pair in pairs]
-            unparsed = sum(verdicts[pair][2] for pair in pairs)
-            scores.append((sum(strengths) / len(strengths) if strengths else None, unparsed))
-        return scores
+
+def coherence_of(steps: Sequence[StepVerdict]) -> tuple[float | None, int]:
+    """Mean P(entailment) - P(contradiction) over an explanation's steps (None without steps),
+    and how many of its verdicts were unparsed.
+
+    A judge that gave no readable label returns a uniform "unparsed" verdict; those are
+    counted so the row can be flagged rather than pass for a neutral step.
+    """
+    strengths = [entailment - contradiction for entailment, contradiction, _ in steps]
+    unparsed = sum(flag for *_, flag in steps)
+    return (sum(strengths) / len(strengths) if strengths else None, unparsed)
 
 
 def valid_chunk(value: Any) -> bool:

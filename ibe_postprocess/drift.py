@@ -23,12 +23,13 @@ def step_texts(items: Sequence[tuple[str, str, ParsedExplanation]]) -> list[str]
     return [step_text(parsed) for _, _, parsed in items if parsed.steps]
 
 
-def drift_many(
+def new_concepts_many(
     items: Sequence[tuple[str, str, ParsedExplanation]],
     words: Mapping[str, Sequence[Word]] | None = None,
     step_nouns: Mapping[str, frozenset[str]] | None = None,
-) -> list[int | None]:
-    """Drift per (premise, conclusion, parsed) item; None when there are no steps to measure.
+) -> list[list[str] | None]:
+    """The noun lemmas each (premise, conclusion, parsed) item's steps bring in, sorted (the
+    concepts drift counts); None when there are no steps to measure.
 
     ``words`` holds the premises' and conclusions' words when formalization already read
     them (``nlp.words_of``), ``step_nouns`` the nouns of ``step_texts(items)`` when they were
@@ -38,11 +39,20 @@ def drift_many(
         words = words_of(text for premise, conclusion, _ in items for text in (premise, conclusion))
     if step_nouns is None:
         step_nouns = nouns_of(step_texts(items))
-    results: list[int | None] = []
+    results: list[list[str] | None] = []
     for premise, conclusion, parsed in items:
         if not parsed.steps:
             results.append(None)
             continue
         known = nouns(words[premise]) | nouns(words[conclusion])
-        results.append(len(step_nouns[step_text(parsed)] - known))
+        results.append(sorted(step_nouns[step_text(parsed)] - known))
     return results
+
+
+def drift_many(
+    items: Sequence[tuple[str, str, ParsedExplanation]],
+    words: Mapping[str, Sequence[Word]] | None = None,
+    step_nouns: Mapping[str, frozenset[str]] | None = None,
+) -> list[int | None]:
+    """Drift per item: how many new concepts its steps bring in (``new_concepts_many``)."""
+    return [None if found is None else len(found) for found in new_concepts_many(items, words, step_nouns)]

@@ -26,14 +26,14 @@ from custom_metrics.common.fields import is_number
 from ibe_postprocess import cache as kv
 from ibe_postprocess import features_file
 from ibe_postprocess.autoformalize import ENDPOINT_PREFIX, parse_endpoint
-from ibe_postprocess.coherence import valid_chunk
-from ibe_postprocess.drift import drift_many, step_texts
+from ibe_postprocess.coherence import StepVerdict, coherence_of, valid_chunk
+from ibe_postprocess.drift import new_concepts_many, step_texts
 from ibe_postprocess.folder import FeaturesFolder
 from ibe_postprocess.formalize import Program, clause_texts, formalize_many
 from ibe_postprocess.inputs import ExplanationRecord, JudgeRecord, fingerprint, input_files
 from ibe_postprocess.nlp import Word, pipeline, queue_nouns_of, queue_words_of
 from ibe_postprocess.parsing import ParsedExplanation, parse_explanation
-from ibe_postprocess.uncertainty import DEFAULT_AGGREGATION, DEFAULT_INVERSION
+from ibe_postprocess.uncertainty import DEFAULT_AGGREGATION, DEFAULT_INVERSION, cues_found, hedge_text
 from ibe_postprocess.workers import Workers
 
 
@@ -76,6 +76,7 @@ def _valid_proof(value: Any) -> bool:
         and is_number(value.get("score"))
         and isinstance(value.get("rules"), list)
         and isinstance(value.get("status"), str)
+        and isinstance(value.get("unifications"), list)  # a proof cached before the steps were kept: proved again
     )
 
 
@@ -167,6 +168,31 @@ def _programs(
     return programs, methods, flags
 
 
+def proof_steps(program: Program, unifications: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The best proof's unifications, each with the clause it used: a rule of the program, or
+    the premise fact it ended on."""
+    facts = {atom.name: f"{atom}." for atom in program.facts}
+    return [
+        {**step, "clause": str(program.rules[step["rule"] - 1]) if step["rule"] else facts.get(step["matched"], "")}
+        for step in unifications
+    ]
+
+
+def step_coherence(parsed: ParsedExplanation, verdicts: Sequence[StepVerdict]) -> list[dict[str, Any]]:
+    """Each IF-THEN step's NLI verdict: what its coherence, the features' mean, is made of."""
+    return [
+        {
+            "if": step.condition,
+            "then": step.consequence,
+            "entailment": entailment,
+            "contradiction": contradiction,
+            "coherence": entailment - contradiction,
+            "unparsed": unparsed,
+        }
+        for step, (entailment, contradiction, unparsed) in zip(parsed.steps, verdicts)
+    ]
+
+
 def score(
     records: Sequence[ExplanationRecord],
     out_dir: Path,
@@ -242,9 +268,9 @@ def score(
             return [asdict(proof) for proof in prover.prove_many([programs[i] for i in chunk])]
 
         proofs = cached_stage("proofs", proof_keys, prove, proof_store, settings.batch_size)
-        drifts = drift_many(items, words, step_nouns())
+        concepts = new_concepts_many(items, words, step_nouns())
 
-    coherences = coherence.score_many(parsed, coherence_store)
+    step_verdicts = coherence.step_verdicts(parsed, coherence_store)
 
     uncertainty_keys = [
         kv.key(
@@ -268,7 +294,8 @@ def score(
 
     rows = []
     for index, record in enumerate(records):
-        proof, (coherence_value, unparsed), unc = proofs[index], coherences[index], uncertainties[index]
+        proof, unc = proofs[index], uncertainties[index]
+        coherence_value, unparsed = coherence_of(step_verdicts[index])
         flags = list(parsed[index].flags) + formal_flags[index]
         if proof["status"] != "complete":
             flags.append(f"proof search stopped at the {proof['status'].replace('_', ' ')}")
@@ -282,7 +309,7 @@ def score(
                 "correct": record.correct,
                 "consistent": int(proof["consistent"]),
                 "depth": proof["depth"],
-                "drift": drifts[index],
+                "drift": None if concepts[index] is None else len(concepts[index]),
                 "coherence": coherence_value,
                 "uncertainty": unc["uncertainty"],
                 "flag": "; ".join(flags),
@@ -302,6 +329,11 @@ def score(
                 "explanation": record.explanation,
                 "program": programs[index].text(),
                 "proof_rules": proof["rules"],
+                # The steps behind the numbers (features schema 2), for the sample viewer.
+                "proof_steps": proof_steps(programs[index], proof["unifications"]),
+                "step_coherence": step_coherence(parsed[index], step_verdicts[index]),
+                "drift_concepts": concepts[index],
+                "hedge_cues": [{"cue": cue, "category": kind} for cue, kind in cues_found(hedge_text(parsed[index]))],
             }
         )
     features_file.write(folder, origin, rows, judged)

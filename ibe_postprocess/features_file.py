@@ -2,7 +2,7 @@
 
 The first line is a header, the rest one row per explanation::
 
-    {"ibe_features": {"version": "<explain-eval version>", "complete": true,
+    {"ibe_features": {"schema": 2, "version": "<explain-eval version>", "complete": true,
                       "rows": 300, "rows_sha256": "<of the row lines>",
                       "inputs": ["runs/.../samples_ibe_copa_<ts>.jsonl"], "inputs_sha256": "<of every record read>",
                       "settings": {"nli_judge": ..., "certainty_model": ..., "uncertainty_aggregation": ...,
@@ -17,6 +17,12 @@ score`` first replaces the file with a header marked ``"complete": false`` namin
 inputs, so a run killed before the end leaves a file that says so instead of the previous
 inputs' rows. ``read`` refuses all of these, naming the file and the command that rebuilds
 it. The batch size is not recorded: it must not change a byte of the file.
+
+``schema`` is the rows' layout: 2 adds the steps behind each explanation's numbers (the proof's
+unifications with their clauses, each step's NLI verdict, drift's new concepts, the hedge cues
+found), which the sample viewer shows. ``read`` refuses a file of another schema (one written
+before the steps were kept has none: schema 1), naming the command that rebuilds it; the header
+alone, all a report's freshness check needs, still reads.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 HEADER_KEY = "ibe_features"
+SCHEMA = 2
 # The five IBE features, the columns the selector is fitted on.
 FEATURES = ("consistent", "depth", "drift", "coherence", "uncertainty")
 # features.csv: the columns a spreadsheet needs (the JSONL adds the texts, program and proof).
@@ -105,6 +112,7 @@ class Header:
     rows_sha256: str | None = None
     judge_decisions: int = 0
     judge_sha256: str | None = None
+    schema: int = SCHEMA
 
 
 @dataclass(frozen=True)
@@ -129,6 +137,7 @@ def _sha256(data: bytes) -> str:
 
 def _header_line(header: Header) -> bytes:
     payload = {
+        "schema": header.schema,
         "version": header.origin.version,
         "complete": header.complete,
         "rows": header.rows,
@@ -221,9 +230,16 @@ def _parse_header(path: Path, line: bytes) -> Header:
             payload.get("rows_sha256"),
             int(judge.get("decisions", 0)),
             judge.get("sha256"),
+            _schema(payload.get("schema", 1)),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise FeaturesError(path, f"damaged header ({err!r}); {_rebuild(folder, None)}.") from err
+
+
+def _schema(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"schema {value!r} is not a whole number")
+    return value
 
 
 def _lines(path: Path, what: str) -> Iterator[bytes]:
@@ -268,6 +284,13 @@ def read(folder: FeaturesFolder) -> Features:
     lines = iter(_lines(path, "features file"))
     header = _parse_header(path, next(lines, b""))
     check_complete(path, header)
+    if header.schema != SCHEMA:
+        written = "an older" if header.schema < SCHEMA else "a newer"
+        raise FeaturesError(
+            path,
+            f"written by {written} explain-eval (features schema {header.schema}; this one reads schema {SCHEMA}, "
+            f"which keeps each explanation's proof steps); {_rebuild(folder.root, header)}.",
+        )
     digest, rows, cut = hashlib.sha256(), [], False
     for line in lines:
         digest.update(line)

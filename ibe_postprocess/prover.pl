@@ -25,9 +25,11 @@
 %   Facts: list of [Name, Args]; Rules: list of [Id, [Name, Args], [[Name, Args], ...]];
 %   Query: [Name, Args]; Sims: list of [NameA, NameB, Similarity]. Args are strings,
 %   variables start with an upper-case letter or '_'. Result is
-%   [Score, RuleIds, Status]: the best proof (Score 0.0 and [] when none scores
-%   strictly above the threshold) and whether the search finished ("complete") or hit a bound
-%   ("inference_limit", "time_limit").
+%   [Score, RuleIds, Status, Steps]: the best proof (Score 0.0 and [] when none scores
+%   strictly above the threshold), whether the search finished ("complete") or hit a bound
+%   ("inference_limit", "time_limit"), and the proof's unifications in the order the search made
+%   them (the query first): [Goal, Matched, Similarity, RuleId] with the two predicate names as
+%   strings and RuleId 0 where the goal unified with a fact.
 %   Loading the knowledge base runs under the same bounds as the search: the inference
 %   limit and the deadline (set before loading), so no program costs more than its proof may.
 ibe_prove(Facts, Rules, Query, Sims, Threshold, MaxDepth, MaxInferences, Seconds, Result) :-
@@ -42,7 +44,7 @@ load_and_search(Facts, Rules, Query, Sims, T, MaxDepth, MaxInferences, Deadline,
           ibe_time_limit, Loaded = time_limit),
     (   ( Loaded == ! ; Loaded == true )
     ->  search(Query, T, MaxDepth, MaxInferences, Deadline, Result)
-    ;   status(Loaded, Status), Result = [0.0, [], Status]
+    ;   status(Loaded, Status), Result = [0.0, [], Status, []]
     ).
 
 load_kb(Facts, Rules, Sims, Deadline) :-
@@ -75,35 +77,40 @@ arg_term(Arg, Term, Vars0, Vars) :-
     ;   Term = A, Vars = Vars0
     ).
 
-search(QuerySpec, T, MaxDepth, MaxInferences, Deadline, [Score, Rules, Status]) :-
+search(QuerySpec, T, MaxDepth, MaxInferences, Deadline, [Score, Rules, Status, Steps]) :-
     atom_term(QuerySpec, Goal, _),
     nb_setval(ibe_best, none),
     catch(call_with_inference_limit(
-              forall(use_rule(Goal, [], T, MaxDepth, Deadline, 1.0, S, Used), record(S, Used)),
+              forall(use_rule(Goal, [], T, MaxDepth, Deadline, 1.0, S, Used, Found), record(S, Used, Found)),
               MaxInferences, Outcome),
           ibe_time_limit, Outcome = time_limit),
     status(Outcome, Status),
     nb_getval(ibe_best, Best),
-    (   Best = best(Score, Rules) -> true ; Score = 0.0, Rules = [] ).
+    (   Best = best(Score, Rules, Trace) -> maplist(step_strings, Trace, Steps)
+    ;   Score = 0.0, Rules = [], Steps = []
+    ).
+
+% Predicate names leave as strings: janus would read the atoms true, false and none as Python values.
+step_strings(u(N, M, Sim, Id), [NS, MS, Sim, Id]) :- atom_string(N, NS), atom_string(M, MS).
 
 status(inference_limit_exceeded, "inference_limit") :- !.
 status(time_limit, "time_limit") :- !.
 status(_, "complete").
 
-record(S, Used) :-
+record(S, Used, Trace) :-
     sort(Used, Rules),
     nb_getval(ibe_best, Best),
     (   Best == none -> Better = true
-    ;   Best = best(BS, BR),
+    ;   Best = best(BS, BR, _),
         length(Rules, N), length(BR, BN),
         ( S > BS -> Better = true ; S =:= BS, N < BN -> Better = true ; Better = false )
     ),
-    (   Better == true -> nb_setval(ibe_best, best(S, Rules)) ; true ).
+    (   Better == true -> nb_setval(ibe_best, best(S, Rules, Trace)) ; true ).
 
 bound(S, T) :-
     S > T,
     nb_getval(ibe_best, Best),
-    ( Best == none -> true ; Best = best(BS, _), S >= BS ).
+    ( Best == none -> true ; Best = best(BS, _, _), S >= BS ).
 
 check_time(Deadline) :-
     get_time(Now),
@@ -113,15 +120,16 @@ similarity(A, A, 1.0) :- !.
 similarity(A, B, S) :- ibe_sim(A, B, S), !.
 similarity(_, _, 0.0).
 
-prove(atom(N, Args), _Path, T, _Max, _Deadline, S0, S, []) :-
+% Used: the rule ids of a proof; Trace: its unifications u(Goal, Matched, Similarity, RuleId or 0).
+prove(atom(N, Args), _Path, T, _Max, _Deadline, S0, S, [], [u(N, F, Sim, 0)]) :-
     ibe_fact(atom(F, Args)),
     similarity(N, F, Sim),
     S is S0 * Sim,
     bound(S, T).
-prove(Goal, Path, T, Max, Deadline, S0, S, Used) :-
-    use_rule(Goal, Path, T, Max, Deadline, S0, S, Used).
+prove(Goal, Path, T, Max, Deadline, S0, S, Used, Trace) :-
+    use_rule(Goal, Path, T, Max, Deadline, S0, S, Used, Trace).
 
-use_rule(atom(N, Args), Path, T, Max, Deadline, S0, S, [Id|Used]) :-
+use_rule(atom(N, Args), Path, T, Max, Deadline, S0, S, [Id|Used], [u(N, H, Sim, Id)|Trace]) :-
     length(Path, Depth), Depth < Max,
     check_time(Deadline),
     ibe_rule(Id, atom(H, Args), Body),
@@ -129,10 +137,11 @@ use_rule(atom(N, Args), Path, T, Max, Deadline, S0, S, [Id|Used]) :-
     similarity(N, H, Sim),
     S1 is S0 * Sim,
     bound(S1, T),
-    prove_body(Body, [Id|Path], T, Max, Deadline, S1, S, Used).
+    prove_body(Body, [Id|Path], T, Max, Deadline, S1, S, Used, Trace).
 
-prove_body([], _Path, _T, _Max, _Deadline, S, S, []).
-prove_body([G|Gs], Path, T, Max, Deadline, S0, S, Used) :-
-    prove(G, Path, T, Max, Deadline, S0, S1, U1),
-    prove_body(Gs, Path, T, Max, Deadline, S1, S, U2),
-    append(U1, U2, Used).
+prove_body([], _Path, _T, _Max, _Deadline, S, S, [], []).
+prove_body([G|Gs], Path, T, Max, Deadline, S0, S, Used, Trace) :-
+    prove(G, Path, T, Max, Deadline, S0, S1, U1, Trace1),
+    prove_body(Gs, Path, T, Max, Deadline, S1, S, U2, Trace2),
+    append(U1, U2, Used),
+    append(Trace1, Trace2, Trace).

@@ -20,7 +20,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -93,12 +93,25 @@ def system_predicate_check():
 
 
 @dataclass(frozen=True)
+class Unification:
+    """One step of a proof: a goal's predicate weakly unified with a rule head or a fact."""
+
+    goal: str
+    matched: str
+    similarity: float
+    rule: int | None  # the rule's 1-based index; None for a fact
+
+
+@dataclass(frozen=True)
 class Proof:
     consistent: bool
     depth: int
     score: float
     rules: list[int]  # 1-based indices of the program's rules used in the best proof
     status: str  # "complete", "inference_limit" or "time_limit"
+    # The best proof's unifications, the query first (its score is their similarities' product);
+    # empty when no proof clears the threshold.
+    unifications: list[Unification] = field(default_factory=list)
 
 
 def _spec(atom: Atom) -> list:
@@ -152,10 +165,18 @@ class Prover:
                 "S": float(self.seconds),
             },
         )
-        score, used, status = result["R"]
+        score, used, status, steps = result["R"]
         consistent = bool(used) and score > self.threshold
+        unifications = [
+            Unification(str(goal), str(matched), float(sim), int(rule) or None) for goal, matched, sim, rule in steps
+        ]
         return Proof(
-            consistent, len(used) if consistent else 0, float(score) if consistent else 0.0, list(used), str(status)
+            consistent,
+            len(used) if consistent else 0,
+            float(score) if consistent else 0.0,
+            list(used),
+            str(status),
+            unifications if consistent else [],
         )
 
     def prove_many(self, programs: Sequence[Program]) -> list[Proof]:

@@ -150,6 +150,24 @@ def hedge_cues(text: str) -> dict[str, int]:
     return counts
 
 
+def cues_found(text: str) -> list[tuple[str, str]]:
+    """The hedge cues of ``text`` in reading order, each (cue as written, lower-cased; its
+    category): the matches ``cues_by_pattern`` counts, for the sample viewer."""
+    found = [
+        (match.start(), match.group(0).lower(), category)
+        for category, pattern in _CUE_PATTERNS.items()
+        for match in pattern.finditer(text)
+    ]
+    return [(cue, category) for _, cue, category in sorted(found)]
+
+
+def hedge_text(parsed: ParsedExplanation) -> str:
+    """What hedge cues are counted over: the clauses, assumptions and summary, without the
+    IF/THEN scaffolding the prompt asks for."""
+    texts = [t for s in parsed.steps for t in (s.condition, s.consequence)] + parsed.assumptions
+    return " ".join(texts + ([parsed.summary] if parsed.summary else []))
+
+
 def lexicon_certainty(sentence: str) -> float:
     """The lexicon's stand-in for the certainty model: 6 without a hedge cue, down to 1."""
     cues = hedge_cues(sentence)
@@ -278,9 +296,7 @@ class UncertaintyScorer:
         for item in parsed:
             assumption_scores = [next(values) for _ in item.assumptions]
             summary_score = next(values) if item.summary else None
-            texts = [t for s in item.steps for t in (s.condition, s.consequence)] + item.assumptions
-            texts += [item.summary] if item.summary else []
-            joined = " ".join(texts)
+            joined = hedge_text(item)
             cues = hedge_cues(joined)
             words = max(1, len(re.findall(r"\w+", joined)))
             results.append(

@@ -114,6 +114,9 @@ OutcomesHook = Callable[[str, dict[str, Any]], dict[str, float | None]]
 DocKeyHook = Callable[[str, dict[str, Any]], str]
 # roots -> {(samples file name, line): extra fields}, e.g. IBE features scored afterwards.
 SampleExtrasHook = Callable[[Sequence[Path]], dict[tuple[str, int], dict[str, Any]]]
+# (task, every viewer row of one run of it) -> those rows reordered and completed with what only
+# the whole run tells, e.g. RULE: each main question followed by its subquestions, with their consistency.
+ArrangeHook = Callable[[str, list[dict[str, Any]]], list[dict[str, Any]]]
 # (task, the row's values for that task by metric) -> what a reader must know ("" if nothing).
 RemarkHook = Callable[[str, Mapping[str, float | None]], str]
 # (column key, the run's values of that task by metric) -> the number of items a share in that
@@ -147,6 +150,7 @@ class SampleView:
     doc_key: DocKeyHook = default_doc_key
     extras: SampleExtrasHook | None = None
     show_filtered: bool = True  # False where ``fields`` already shows what the filter made
+    arrange: ArrangeHook | None = None  # rows that belong together (a question and its subquestions)
 
 
 @dataclass(frozen=True)

@@ -171,7 +171,7 @@ def hinted_docs(hint: str | None, explanations: str | None = None, source: str |
     if hint == "selfexp":
         if not explanations:
             raise DataError(
-                "geese_selfexp needs the samples file of an M1 run: "
+                "geese_selfexp and geese_selfexp_only need the samples file of an M1 run: "
                 '--metadata \'{"explanations": "PATH/samples_geese_generate_whyexp_<ts>.jsonl"}\'.'
             )
         docs = attach_explanations(docs, explanations)

@@ -1,12 +1,14 @@
 """GEESE on the leaderboard: Table 2's published row, the authors' repository run of all six
-hints (the only published 800-doc numbers for whynot and implicit), explanation effectiveness, the
-authors' own task names read into our columns, and how the page shows GEESE (column words
-and definitions, logged samples).
+hints (the only published 800-doc numbers for whynot and implicit), explanation effectiveness and
+label leakage (LAS), the authors' own task names read into our columns, and how the page shows
+GEESE (column words and definitions, logged samples).
 
 Effectiveness = acc(task with hint) - acc(geese_noexp) of the same model, computed only
 when both runs exist (no stderr: the two accuracies are paired on the same documents,
 so their stderrs cannot simply be combined; the leaderboard's paired differences give
 its confidence interval from the logged samples instead, McNemar's test on the docs).
+LAS (``custom_metrics.geese.leakage``) is computed from the logged samples of three runs of
+the same model: no hint, the hint with the pair, the hint alone (``<task>_only``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
+from custom_metrics.common.errors import DataError
 from custom_metrics.common.leaderboard_types import (
     Cell,
     Column,
@@ -32,6 +35,7 @@ from custom_metrics.common.published import PublishedCell, PublishedRow, plain, 
 from custom_metrics.common.results import TaskRun
 from custom_metrics.common.samples import logged_response
 from custom_metrics.geese import data as geese_data
+from custom_metrics.geese.leakage import doc_outcomes, leakage
 
 SOURCE = "GEESE (Zaninello & Magnini, CLiC-it 2024) Table 2"
 BASELINE = "geese_noexp"
@@ -142,7 +146,12 @@ def add_effectiveness(columns: list[Column], rows: list[Row], runs: list[TaskRun
     """GEESE's explanation effectiveness: acc with a hint minus acc with none, same model."""
     baseline = f"{BASELINE}/acc"
     hint_tasks = [
-        c.task for c in columns if c.metric == "acc" and c.key == f"{c.task}/acc" and c.task not in (BASELINE, "geese")
+        c.task
+        for c in columns
+        if c.metric == "acc"
+        and c.key == f"{c.task}/acc"
+        and c.task not in (BASELINE, "geese")
+        and not c.task.endswith(ALONE)
     ]
     samples = {(run.model, run.task): (run.n_samples, run.limit) for run in runs}
     files = {(run.model, run.task): run.path for run in runs}
@@ -168,20 +177,71 @@ def add_effectiveness(columns: list[Column], rows: list[Row], runs: list[TaskRun
                     f"{row.model}: {task} effectiveness compares runs of different size "
                     f"(#samples, limit) {ours} vs {BASELINE} {theirs}."
                 )
-    position = {c.key: i for i, c in enumerate(columns)}
+    return _placed_after(columns, derived, ("acc",))
+
+
+def _placed_after(columns: list[Column], derived: list[Column], metrics: tuple[str, ...]) -> list[Column]:
+    """``derived`` placed right after the last of their task's ``metrics`` columns the table has."""
+    position = {c.key: float(i) for i, c in enumerate(columns)}
     for column in derived:
-        position[column.key] = position[f"{column.task}/acc"] + 0.5
+        anchor = [position[key] for metric in metrics if (key := f"{column.task}/{metric}") in position]
+        position[column.key] = anchor[-1] + 0.5
     return sorted([*columns, *derived], key=lambda c: position[c.key])
 
 
-HINT_TASKS = (
-    "geese_dummy",
-    "geese_human",
-    "geese_llama3",
-    "geese_llama3_whynot",
-    "geese_llama3_implicit",
-    "geese_selfexp",
-)
+# The explanation sources with an explanation-only task ``<task>_only`` (the hint without the
+# sentence pair): Hase et al.'s explanation-only simulator, whose correctness marks a leaking document.
+ALONE = "_only"
+EXPLANATION_TASKS = ("geese_human", "geese_llama3", "geese_llama3_whynot", "geese_llama3_implicit", "geese_selfexp")
+LAS = "las"
+
+
+def add_leakage(columns: list[Column], rows: list[Row], runs: list[TaskRun], notes: list[str]) -> list[Column]:
+    """Leakage-adjusted simulatability per explanation source, from the logged samples of the
+    same model's three runs: no hint, the hint with the pair, the hint alone."""
+
+    def inputs(task: str) -> tuple[str, str, str]:  # the three runs a source's LAS needs
+        return BASELINE, task, task + ALONE
+
+    def ran(row: Row, task: str) -> bool:
+        return row.kind == "run" and all(f"{name}/acc" in row.cells for name in inputs(task))
+
+    sources = [task for task in EXPLANATION_TASKS if any(ran(row, task) for row in rows)]
+    derived = [
+        Column(f"{task}/{LAS}", f"{task} LAS (leakage-adjusted simulatability)", task, LAS, "derived")
+        for task in sources
+    ]
+    for row in rows:
+        mine = [task for task in sources if ran(row, task)]
+        outcomes: dict[str, dict[str, float]] = {}
+        for name in dict.fromkeys(name for task in mine for name in inputs(task)):
+            path = row.samples.get(name)
+            if path is None:
+                continue
+            try:
+                outcomes[name] = doc_outcomes(path)
+            except DataError as error:
+                notes.append(f"{row.model}: LAS not computed from {name}'s samples: {error}")
+        for task in mine:
+            if not all(name in outcomes for name in inputs(task)):
+                needed = ", ".join(inputs(task))
+                notes.append(f"{row.model}: {task} LAS needs the logged samples (--log_samples) of {needed}.")
+                continue
+            found = leakage(*(outcomes[name] for name in inputs(task)))
+            if found.n == 0:
+                notes.append(f"{row.model}: {task} LAS: the three runs share no document.")
+                continue
+            value = found.value
+            row.cells[f"{task}/{LAS}"] = Cell(math.nan if value is None else value, basis=found.describe())
+    return _placed_after(columns, derived, ("acc", "effectiveness"))
+
+
+def derive_columns(columns: list[Column], rows: list[Row], runs: list[TaskRun], notes: list[str]) -> list[Column]:
+    """GEESE's derived columns: effectiveness, then leakage-adjusted simulatability."""
+    return add_leakage(add_effectiveness(columns, rows, runs, notes), rows, runs, notes)
+
+
+HINT_TASKS = ("geese_dummy", *EXPLANATION_TASKS)
 TASK_LABELS = {
     "geese_noexp": "M2, no hint",
     "geese_dummy": "M2, dummy hint (hypothesis)",
@@ -190,6 +250,11 @@ TASK_LABELS = {
     "geese_llama3_whynot": "M2, Llama-3 why-not explanation",
     "geese_llama3_implicit": "M2, Llama-3 implicit explanation",
     "geese_selfexp": "M2, your M1's explanations",
+    "geese_human_only": "M2, human explanation alone (no sentence pair)",
+    "geese_llama3_only": "M2, Llama-3 explanation alone (no sentence pair)",
+    "geese_llama3_whynot_only": "M2, Llama-3 why-not explanation alone (no sentence pair)",
+    "geese_llama3_implicit_only": "M2, Llama-3 implicit explanation alone (no sentence pair)",
+    "geese_selfexp_only": "M2, your M1's explanations alone (no sentence pair)",
     "geese": "M2, the four settings (group)",
     "geese_generate_whyexp": "M1: why the label is correct",
     "geese_generate_whynot": "M1: why the other labels are not",
@@ -198,6 +263,7 @@ TASK_LABELS = {
 METRIC_LABELS = {
     "acc": "accuracy",
     "effectiveness": "effectiveness",
+    LAS: "LAS (leakage-adjusted simulatability)",
     "f1_macro": "macro-F1",
     "acc_yes": "YES accuracy",
     "acc_no": "NO accuracy",
@@ -212,6 +278,15 @@ DEFINITIONS = {
     "log-likelihood) is the gold label. The paper's metric.",
     "effectiveness": "Explanation effectiveness: accuracy with this hint minus accuracy of the same "
     "model with no hint (geese_noexp). Positive = the explanation helps M2.",
+    LAS: "Leakage-adjusted simulatability (Hase et al. 2020): the explanation's effect on accuracy (with "
+    "the hint − without, same documents) computed apart on the documents where the explanation alone gives "
+    "M2 the gold label (leaking) and on the others, then averaged; positive = it helps beyond giving the "
+    "answer away. Tested with an exact sign-flip test; undefined when either group is empty.",
+    **{
+        f"{task}{ALONE}/acc": "Label leakage: share of documents where M2, given this explanation alone (no "
+        "sentence pair), predicts the gold label (Hase et al. 2020's leaking documents)."
+        for task in EXPLANATION_TASKS
+    },
     "f1_macro": "Macro-F1 over the labels present in gold or predictions: whether a hint helps "
     "beyond the majority label.",
     "acc_yes": "Accuracy on the documents whose gold label is YES (recall of YES); NaN without such a document.",
@@ -299,12 +374,19 @@ HEADLINES = (
     Headline(("geese_selfexp/acc",), "your M1's explanation", ACCURACY),
     Headline(("geese_llama3/effectiveness",), "effectiveness, Llama-3", EFFECTIVENESS),
     Headline(("geese_human/effectiveness",), "effectiveness, human", EFFECTIVENESS),
+    Headline(("geese_llama3_only/acc",), "leakage, Llama-3", ACCURACY),  # M2's accuracy with the hint alone
+    Headline(("geese_llama3/las",), "LAS, Llama-3", EFFECTIVENESS),
+    Headline(("geese_human_only/acc",), "leakage, human", ACCURACY),
+    Headline(("geese_human/las",), "LAS, human", EFFECTIVENESS),
     Headline(("geese_prediction_obvious/acc", "geese_obvious/acc"), "hint = gold label", ACCURACY, sanity=True),
 )
 FAMILIES = {
-    ACCURACY: Family("M2 accuracy with each hint", "accuracy (share of pairs)"),
+    ACCURACY: Family("M2 accuracy with each hint, or with the hint alone (leakage)", "accuracy (share of pairs)"),
     EFFECTIVENESS: Family(
-        "Explanation effectiveness: accuracy with the hint − accuracy without", "accuracy difference", None, None
+        "Explanation effectiveness (accuracy with the hint − accuracy without) and its leakage-adjusted form (LAS)",
+        "accuracy difference",
+        None,
+        None,
     ),
 }
 
@@ -314,21 +396,22 @@ SPEC = PaperSpec(
     title="GEESE: explanation effectiveness on e-RTE-3-it",
     task_order=(
         BASELINE,
-        *HINT_TASKS,
+        "geese_dummy",
+        *(name for task in EXPLANATION_TASKS for name in (task, task + ALONE)),
         "geese",
         "geese_generate_whyexp",
         "geese_generate_whynot",
         "geese_generate_implicit",
     ),
     datasets={"geese": (geese_data.SOURCE,)},
-    derived_metrics=("effectiveness",),
+    derived_metrics=("effectiveness", LAS),
     # The authors' tasks with no counterpart of ours keep their names (read_authors_task_names).
     extra_tasks={"geese_prediction_obvious": ("acc",), "geese_obvious": ("acc",)},
     pm_note="± on the published rows: the stderr printed in GEESE Table 2, and in the authors' results file for "
     f"their repository run. {BATCH_NOTE}.",
     published=published_rows,
     adjust_runs=read_authors_task_names,
-    derive=add_effectiveness,
+    derive=derive_columns,
     task_labels=TASK_LABELS,
     metric_labels=METRIC_LABELS,
     definitions=DEFINITIONS,

@@ -16,6 +16,7 @@ from ibe_postprocess.folder import FEATURES, FeaturesFolder
 LOG = logging.getLogger(__name__)
 # Columns of features.jsonl shown beside each logged explanation once `ibe score` ran.
 FEATURE_FIELDS = ("flag", "consistent", "depth", "drift", "coherence", "uncertainty", "proof_status")
+PROOF, STEP_COHERENCE = "proof steps", "coherence per step"
 
 
 def sample_fields(task: str, sample: dict[str, Any]) -> dict[str, Any]:
@@ -79,4 +80,44 @@ def feature_rows(roots: Sequence[Path]) -> dict[tuple[str, int], dict[str, Any]]
                 name if name != "flag" else "IBE flag": row.get(name) for name in FEATURE_FIELDS if name in row
             }
             found[key]["flagged"] = "yes" if row.get("flag") else "no"
+            try:
+                found[key].update(steps(row))
+            except (KeyError, TypeError, ValueError, AttributeError) as error:  # a row of another shape
+                found[key][PROOF] = f"not shown: a row of {path} holds steps of another shape ({error!r})"
     return found
+
+
+def steps(row: dict[str, Any]) -> dict[str, str]:
+    """What each number of a feature row is made of, one line per step (``ibe score`` keeps it
+    since features schema 2): the formalized premises and rules, the proof's unifications with
+    their similarities, each IF-THEN step's NLI verdict, drift's new concepts, the hedge cues."""
+    shown: dict[str, str] = {}
+    if isinstance(row.get("program"), str):
+        shown["formalized (premise, rules, query)"] = row["program"]
+    if isinstance(row.get("proof_steps"), list):
+        lines = [_unification(number, step) for number, step in enumerate(row["proof_steps"], 1)]
+        shown[PROOF] = "\n".join(lines) or "no proof scores above the threshold (inconsistent, depth 0)"
+    if isinstance(row.get("step_coherence"), list):
+        shown[STEP_COHERENCE] = "\n".join(_verdict(n, step) for n, step in enumerate(row["step_coherence"], 1))
+    if "drift_concepts" in row:
+        concepts = row["drift_concepts"]
+        shown["drift concepts"] = "no steps" if concepts is None else ", ".join(map(str, concepts)) or "none"
+    if isinstance(row.get("hedge_cues"), list):
+        shown["hedge cues"] = ", ".join(f"{cue['cue']} ({cue['category']})" for cue in row["hedge_cues"]) or "none"
+    return shown
+
+
+def _unification(number: int, step: dict[str, Any]) -> str:
+    how = f"rule {step['rule']}" if step.get("rule") else "fact"
+    return (
+        f"{number}. {step['goal']} ~ {step['matched']} (similarity {float(step['similarity']):.3f}) "
+        f"by {how}: {step.get('clause', '')}"
+    )
+
+
+def _verdict(number: int, step: dict[str, Any]) -> str:
+    unparsed = " (unparsed verdict)" if step.get("unparsed") else ""
+    return (
+        f"{number}. IF {step['if']} THEN {step['then']}: P(entailment) {float(step['entailment']):.3f}, "
+        f"P(contradiction) {float(step['contradiction']):.3f}, coherence {float(step['coherence']):+.3f}{unparsed}"
+    )

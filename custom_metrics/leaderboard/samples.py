@@ -95,6 +95,16 @@ def read_logged_task(
     except DataError as error:
         logged.rows.append({"#": None, PROBLEM: str(error)})
         logged.keys.append(None)
+    view = spec.samples
+    if view is not None and view.arrange is not None:
+        key_of = {id(row): key for row, key in zip(logged.rows, logged.keys)}  # arrange moves the rows themselves
+        try:
+            arranged = view.arrange(run.task, logged.rows)
+            logged.keys = [key_of.get(id(row)) for row in arranged]
+            logged.rows = [{name: cell_value(v) for name, v in row.items()} for row in arranged]
+        except _SHAPE_ERRORS as error:
+            logged.rows.append({"#": None, PROBLEM: f"rows not grouped ({type(error).__name__}: {error})"})
+            logged.keys.append(None)
     return logged
 
 

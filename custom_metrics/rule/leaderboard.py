@@ -25,6 +25,7 @@ from custom_metrics.common.results import Score, TaskRun
 from custom_metrics.rule import data as rule_data
 from custom_metrics.rule.answers import read_answer
 from custom_metrics.rule.data import DEMOS, demo_setting, fewshot_task
+from custom_metrics.rule.metrics import MAIN, SUB_KINDS, Group, Outcome, groups
 
 # Table 2, in percent: model | # params | MainQ | SubQ | Selective SubQ | Eliminative SubQ
 # | Consistency | MainQ-wise SubQ. "±" is the standard deviation over the five test splits
@@ -414,6 +415,7 @@ def sample_fields(task: str, sample: dict[str, Any]) -> dict[str, Any]:
     if outcome is not None:
         fields["kind"] = outcome[2]
         fields["correct"] = "yes" if outcome[4] else "no"
+        fields[SUBQUESTIONS] = outcome[6]
     elif isinstance(sample.get("acc"), (int, float)):
         fields["correct"] = "yes" if sample["acc"] else "no"
     if isinstance(sample.get("unparsed"), str):  # chain of thought: the answer read from the generation
@@ -422,6 +424,51 @@ def sample_fields(task: str, sample: dict[str, Any]) -> dict[str, Any]:
         fields["answer"] = f"Option{reading.option}" if reading.option is not None else f"none: {reading.problem}"
         fields["answer read"] = "yes" if reading.option is not None else "no"
     return fields
+
+
+SUBQUESTIONS = "subquestions of its main question"
+CONSISTENCY_FIELD = "consistency"  # of the row's main question with its subquestions
+GROUP_FIELD = "its group"
+
+
+def group_questions(task: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each main question followed by its subquestions, every row with its group's consistency
+    outcome as the ``consistency`` metric counts it (``metrics.Group``); rows of no question
+    (unreadable lines) stay at the end."""
+    members: dict[str, list[dict[str, Any]]] = {}
+    loose = []
+    for row in rows:
+        if row.get("kind") in (MAIN, *SUB_KINDS) and row.get("main question") is not None:
+            members.setdefault(str(row["main question"]), []).append(row)
+        else:
+            loose.append(row)
+    arranged = []
+    for main_id, group_rows in members.items():
+        outcomes = [
+            Outcome(str(row["id"]), main_id, row["kind"], 0, row.get("correct") == "yes", False, int(row[SUBQUESTIONS]))
+            for row in group_rows
+        ]
+        group = groups(outcomes)[main_id]
+        ordered = sorted(group_rows, key=lambda row: (row["kind"] != MAIN, str(row["id"])))
+        verdict, detail = _consistency(group)
+        for row in ordered:
+            row[CONSISTENCY_FIELD], row[GROUP_FIELD] = verdict, detail
+        arranged += ordered
+    return arranged + loose
+
+
+def _consistency(group: Group) -> tuple[str, str]:
+    """The group's consistency outcome (a facet) and what it rests on."""
+    right = sum(s.correct for s in group.subs)
+    subs = f"subquestions right: {right} of the {len(group.subs)} in this run ({group.size} in the task)"
+    if group.main is None:
+        return "main question not in this run", subs
+    main = f"main question {'right' if group.main.correct else 'wrong'}; {subs}"
+    if group.size == 0:
+        return "no subquestions", main
+    if not group.complete:
+        return "incomplete (left out of consistency)", main
+    return ("consistent" if group.consistent else "not consistent"), main
 
 
 def sample_outcomes(task: str, sample: dict[str, Any]) -> dict[str, float | None]:
@@ -497,9 +544,10 @@ SPEC = PaperSpec(
     definitions=DEFINITIONS,
     samples=SampleView(
         sample_fields,
-        facets=("kind", "correct", "answer read", "prediction"),
+        facets=("kind", "correct", CONSISTENCY_FIELD, "answer read", "prediction"),
         outcomes=sample_outcomes,
         doc_key=doc_field_key("doc_id"),
+        arrange=group_questions,
     ),
     headlines=HEADLINES,
     families=FAMILIES,

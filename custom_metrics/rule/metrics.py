@@ -98,6 +98,11 @@ class Group:
     def complete(self) -> bool:
         return self.size > 0 and len(self.subs) == self.size
 
+    @property
+    def consistent(self) -> bool:
+        """The main question answered correctly together with all of its subquestions (complete groups)."""
+        return self.main is not None and self.main.correct and all(s.correct for s in self.subs)
+
 
 def groups(outcomes: Iterable[Outcome]) -> dict[str, Group]:
     found: dict[str, Group] = defaultdict(Group)
@@ -129,7 +134,7 @@ def consistency(outcomes: Sequence[Outcome]) -> float:
     _warn_incomplete("consistency", len(complete), len(scored) - len(complete))
     if not complete:
         return math.nan
-    return sum(g.main.correct and all(s.correct for s in g.subs) for g in complete) / len(complete)
+    return sum(g.consistent for g in complete) / len(complete)
 
 
 def mainq_wise_subq_acc(outcomes: Sequence[Outcome]) -> float:

@@ -31,6 +31,17 @@ TABLE_2_SETTINGS = ("noexp", "dummy", "human", "llama3")
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
 
 
+# The sentence pair of the authors' template: what the explanation-only tasks leave out.
+PAIR = "Sentence 1:{{text_t}} Sentence 2: {{text_h}} "
+
+
 def authors_prompt(setting: str, doc: dict[str, Any]) -> str:
     """The prompt the authors' task of ``setting`` gives ``doc``."""
     return _ENV.from_string(AUTHORS_TASKS[setting][1]).render(**doc)
+
+
+def alone_prompt(setting: str, doc: dict[str, Any]) -> str:
+    """The authors' prompt of ``setting`` without the sentence pair (the hint alone)."""
+    template = AUTHORS_TASKS[setting][1]
+    assert PAIR in template
+    return _ENV.from_string(template.replace(PAIR, "")).render(**doc)

@@ -12,8 +12,8 @@ import custom_metrics.geese.data as geese_data
 import custom_metrics.geese.metrics as geese_metrics
 import custom_metrics.geese.prompts as geese_prompts
 from custom_metrics.common.errors import DataError
-from tests.geese.authors import AUTHORS_TASKS, TABLE_2_SETTINGS, authors_prompt
-from tests.helpers import TASKS_DIR
+from tests.geese.authors import AUTHORS_TASKS, PAIR, TABLE_2_SETTINGS, alone_prompt, authors_prompt
+from tests.helpers import MIRROR, TASKS_DIR
 
 S1 = (
     "Sentence 1: Claude Chabrol (nato il 24 giugno 1930) è un regista francese diventato famoso "
@@ -22,6 +22,7 @@ S1 = (
 )
 S2 = "Sentence 2: Le Beau Serge è stato diretto da Chabrol.\n"
 M2_SETTINGS = tuple(AUTHORS_TASKS)
+ALONE_SETTINGS = ("human", "llama3", "llama3_whynot", "llama3_implicit")  # the explanation-only tasks
 
 
 @pytest.fixture()
@@ -29,12 +30,16 @@ def doc_1(fixture_mirror: Path) -> dict:
     return next(doc for doc in geese_data.load_docs() if doc["id"] == "1")
 
 
-@pytest.fixture()
-def m2_tasks(fixture_mirror: Path) -> dict:
+@pytest.fixture(scope="module")
+def m2_tasks() -> dict:
+    """Every M2 task with a fixed hint, with and without the pair, on the fixture mirror (one load)."""
     from lm_eval.tasks import TaskManager
 
-    manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False)
-    return manager.load([f"geese_{setting}" for setting in M2_SETTINGS])["tasks"]
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(MIRROR))
+        manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False)
+        names = [f"geese_{setting}" for setting in M2_SETTINGS] + [f"geese_{s}_only" for s in ALONE_SETTINGS]
+        return manager.load(names)["tasks"]
 
 
 def test_m2_prompt_pinned_byte_for_byte(m2_tasks: dict) -> None:
@@ -58,6 +63,21 @@ def test_m2_prompts_equal_the_authors_template_rendering(m2_tasks: dict) -> None
         for doc in docs:
             assert doc["hint"] == geese_data.HINTS[setting](doc)
             assert task.fewshot_context(doc, 0) == authors_prompt(setting, doc), (setting, doc["id"])
+
+
+def test_explanation_only_template_is_the_m2_template_without_the_pair(m2_tasks: dict) -> None:
+    """One difference between the two templates, the pair; and every mirror doc renders as the
+    authors' template without it."""
+    with_pair = m2_tasks["geese_human"].config.doc_to_text
+    for setting in ALONE_SETTINGS:
+        task = m2_tasks[f"geese_{setting}_only"]
+        assert task.config.doc_to_text == with_pair.replace(PAIR, "") != with_pair, setting
+        assert task.config.doc_to_choice == m2_tasks["geese_human"].config.doc_to_choice
+        docs = list(task.test_docs())
+        assert len(docs) == 6, setting
+        for doc in docs:
+            assert doc["hint"] == geese_data.HINTS[setting](doc)
+            assert task.fewshot_context(doc, 0) == alone_prompt(setting, doc), (setting, doc["id"])
 
 
 def test_m1_prompts_pinned(doc_1: dict) -> None:

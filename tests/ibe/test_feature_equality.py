@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import sys
 import tempfile
 from pathlib import Path
@@ -29,7 +30,9 @@ from tests.helpers import FIXTURES
 EXPECTED = FIXTURES / "ibe" / "bench_features_5000.jsonl.gz"
 SIZE = 5000
 # Everything in a feature row except the judge's columns and the inputs' texts.
-SKIPPED = {"coherence", "coherence_judge", "premise", "conclusion", "explanation"}
+SKIPPED = {"coherence", "coherence_judge", "premise", "conclusion", "explanation", "step_coherence"}
+# The steps behind the numbers (features schema 2, after the pin): checked against the pinned numbers.
+STEPS = ("proof_steps", "drift_concepts", "hedge_cues")
 # Embedding batches differ in composition between versions; cosine products may move in the last float bits.
 SCORE_TOLERANCE = 1e-6
 
@@ -51,9 +54,25 @@ def feature_rows(work: Path, judge: Path) -> list[dict]:
     return [{k: v for k, v in row.items() if k not in SKIPPED} for row in rows]
 
 
-def _differences(got: dict, want: dict) -> list[str]:
+def _steps_differences(got: dict, want: dict) -> list[str]:
+    """The steps must make the pinned numbers: the proof's rules and score, drift, hedge counts."""
+    steps, concepts, cues = (got[key] for key in STEPS)
     found = []
-    for key in sorted(set(got) | set(want)):
+    if sorted({step["rule"] for step in steps if step["rule"]}) != want["proof_rules"]:
+        found.append(f"proof_steps' rules {steps!r} != {want['proof_rules']!r}")
+    if steps and abs(math.prod(step["similarity"] for step in steps) - want["proof_score"]) > SCORE_TOLERANCE:
+        found.append(f"proof_steps' similarities {steps!r} do not multiply to {want['proof_score']!r}")
+    if (None if concepts is None else len(concepts)) != want["drift"]:
+        found.append(f"drift_concepts {concepts!r} != drift {want['drift']!r}")
+    for category in ("epistemic", "doxastic", "conditional"):
+        if sum(cue["category"] == category for cue in cues) != want[f"hedge_{category}"]:
+            found.append(f"hedge_cues {cues!r} != hedge_{category} {want[f'hedge_{category}']!r}")
+    return found
+
+
+def _differences(got: dict, want: dict) -> list[str]:
+    found = _steps_differences(got, want)
+    for key in sorted((set(got) | set(want)) - set(STEPS)):
         a, b = got.get(key), want.get(key)
         if key == "proof_score" and isinstance(a, float) and isinstance(b, float):
             if abs(a - b) > SCORE_TOLERANCE:

@@ -136,6 +136,30 @@ def test_features_header_records_what_the_rows_come_from(tmp_path: Path) -> None
     }
     assert pd.read_csv(folder.features_csv)["source"].tolist() == ["runs/samples_ibe_copa_t.jsonl:7"]
     assert "--nli-judge embedded" in features.header.origin.command(tmp_path)
+    assert features.header.schema == features_file.SCHEMA == 2
+
+
+def test_a_features_file_of_another_schema_is_refused_with_the_rebuild_command(tmp_path: Path) -> None:
+    """Schema 1 (written before the proof steps were kept) has no ``schema`` key: its rows are
+    refused, naming the command that rebuilds them; its header, all a report checks, still reads."""
+    folder = FeaturesFolder(tmp_path)
+    records = [ExplanationRecord("copa-1", 1, "test", 1, "p", "c", "e", Source("runs/samples_ibe_copa_t.jsonl", 7))]
+    origin = features_file.Origin(("runs/samples_ibe_copa_t.jsonl",), "f" * 64, {"nli_judge": "embedded"}, {})
+    features_file.write(folder, origin, _rows(records), [])
+    header, *rows = folder.features.read_text(encoding="utf-8").splitlines(keepends=True)
+    for schema, older in ((None, "an older"), (3, "a newer")):
+        payload = json.loads(header)
+        if schema is None:
+            del payload["ibe_features"]["schema"]
+        else:
+            payload["ibe_features"]["schema"] = schema
+        folder.features.write_text(json.dumps(payload) + "\n" + "".join(rows), encoding="utf-8")
+        with pytest.raises(features_file.FeaturesError, match=f"written by {older} explain-eval") as refused:
+            features_file.read(folder)
+        assert "proof steps); rebuild it with `explain-eval ibe score runs/samples_ibe_copa_t.jsonl --out" in str(
+            refused.value
+        )
+        assert features_file.read_header(folder.features).schema == (schema or 1)
 
 
 def test_a_fifo_input_is_called_what_it_is(tmp_path: Path) -> None:

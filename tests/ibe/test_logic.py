@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from ibe_postprocess.drift import drift_many
+from ibe_postprocess.drift import drift_many, new_concepts_many
 from ibe_postprocess.embeddings import PredicateEmbedder
 from ibe_postprocess.formalize import Atom, Program, Rule, formalize_many
 from ibe_postprocess.parsing import parse_explanation
@@ -94,6 +94,21 @@ def test_figure1_balloon_consistency_depth_and_drift(prover: Prover) -> None:
     assert e1.rules == [1, 2] and e2.rules == [1, 2, 3]
     drift1, drift2 = drift_many(items)
     assert drift2 > drift1
+    assert [len(concepts) for concepts in new_concepts_many(items)] == [drift1, drift2]
+
+
+def test_proof_steps_are_the_unifications_whose_product_is_the_score(prover: Prover) -> None:
+    """The steps the sample viewer shows: from the query back to the premise fact, one
+    unification per rule used and the fact last; their similarities multiply to the score."""
+    programs = formalize_many(_items(BALLOON))
+    for program, proof in zip(programs, prover.prove_many(programs)):
+        steps = proof.unifications
+        assert steps[0].goal == program.query.name and steps[-1].rule is None
+        assert steps[-1].matched in {fact.name for fact in program.facts}
+        assert sorted(step.rule for step in steps if step.rule) == proof.rules
+        assert math.prod(step.similarity for step in steps) == pytest.approx(proof.score)
+        for step in steps[:-1]:  # each goal weakly unifies with the head of the rule it uses
+            assert step.matched == program.rules[step.rule - 1].head.name
 
 
 def test_deterministic_formalization_of_e1() -> None:
@@ -113,7 +128,7 @@ def test_unrelated_steps_are_inconsistent(prover: Prover) -> None:
         Atom("balloon_expand", ("x",)),
     )
     proof = prover.prove(program)
-    assert not proof.consistent and proof.depth == 0 and proof.score == 0.0
+    assert not proof.consistent and proof.depth == 0 and proof.score == 0.0 and proof.unifications == []
 
 
 def test_direct_match_without_rules_is_not_a_proof(prover: Prover) -> None:

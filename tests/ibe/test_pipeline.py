@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -274,6 +275,15 @@ def test_score_balloon_with_stand_in_models_and_resume(stand_ins, tmp_path) -> N
     assert (frame["uncertainty_source"] == str(stand_ins["certainty"])).all()
     assert frame["hedge_epistemic"].tolist() == [2, 3, 2, 3]  # E1: "can" twice; E2: "may" three times
     assert rows[1]["program"].endswith("?- balloon_expand(x).")
+    for row in rows:  # the steps behind every number, as the sample viewer shows them
+        assert sorted(step["rule"] for step in row["proof_steps"][:-1]) == row["proof_rules"]
+        assert row["proof_steps"][-1]["clause"] == row["program"].splitlines()[0]  # the premise fact ends it
+        assert math.prod(step["similarity"] for step in row["proof_steps"]) == pytest.approx(row["proof_score"])
+        per_step = [step["coherence"] for step in row["step_coherence"]]
+        assert len(per_step) == row["n_steps"] and sum(per_step) / len(per_step) == pytest.approx(row["coherence"])
+        assert len(row["drift_concepts"]) == row["drift"]
+        cues = [cue["category"] for cue in row["hedge_cues"]]
+        assert cues.count("epistemic") == row["hedge_epistemic"] and cues.count("doxastic") == row["hedge_doxastic"]
 
     # A second run reads every costly result back from the cache, computing nothing.
     cached = {

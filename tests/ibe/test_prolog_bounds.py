@@ -81,7 +81,8 @@ def test_loading_the_knowledge_base_counts_against_the_inference_limit() -> None
     """Loading used to run outside the limits: 20,000 similarity pairs were asserted whatever the
     limit, and the search then reported a complete proof."""
     sims = [[f"a{k}", f"b{k}", 0.5] for k in range(20_000)]
-    assert _prove(sims[:10], 5_000) == [1.0, [1], "complete"]
-    score, rules, status = _prove(sims, 5_000)
-    assert (score, rules, status) == (0.0, [], "inference_limit")
+    # [score, rules, status, the proof's unifications: goal, matched, similarity, rule (0: a fact)]
+    assert _prove(sims[:10], 5_000) == [1.0, [1], "complete", [["q", "q", 1.0, 1], ["p", "p", 1.0, 0]]]
+    score, rules, status, steps = _prove(sims, 5_000)
+    assert (score, rules, status, steps) == (0.0, [], "inference_limit", [])
     assert _prove(sims, 5_000_000)[2] == "complete"

@@ -16,13 +16,15 @@ GEESE_DOCS = [0, 2, 4, 5]
 
 @pytest.fixture(scope="session")
 def geese_run(embedded_model: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
-    """The embedded model through the ``lm_eval`` CLI on GEESE with and without a hint,
-    samples logged; returns the results JSON and the output folder."""
+    """The embedded model through the ``lm_eval`` CLI on GEESE with and without a hint, and
+    with the hint alone (label leakage), samples logged; returns the results JSON and the
+    output folder."""
     out = tmp_path_factory.mktemp("geese-run") / "out"
-    samples = json.dumps({"geese_noexp": GEESE_DOCS, "geese_human": GEESE_DOCS})
+    tasks = ("geese_noexp", "geese_human", "geese_human_only")
+    samples = json.dumps(dict.fromkeys(tasks, GEESE_DOCS))
     results, _ = run_lm_eval(
         embedded_model,
-        "geese_noexp,geese_human",
+        ",".join(tasks),
         out,
         limit=None,
         extra=["--samples", samples],

@@ -665,3 +665,38 @@ def test_a_reg_number_links_to_its_samples_with_every_judges_calls(open_page, bo
     served = next(title for title in calls if title.startswith("judge calls: openai:"))
     assert all("answer '" in text for text in column(samples, "samples", served))  # answered in words
     samples.recorder.assert_clean()
+
+
+def test_geese_tab_shows_leakage_beside_effectiveness_with_its_test(open_page) -> None:
+    page = index(open_page, "geese&limited=shown")
+    columns = {}
+    for label in ("effectiveness, human", "leakage, human", "LAS, human"):
+        head = page.locator("#summary-geese thead th[data-col]").filter(has_text=label).first
+        columns[label] = head.get_attribute("data-col")
+    order = [int(column[1:]) for column in columns.values()]
+    assert order == sorted(order), columns  # leakage and LAS follow effectiveness
+    gemma = summary_rows(page, "geese", "limited").filter(has_text="gemma-3-270m (embedded)")
+    assert gemma.locator(f"td.{columns['LAS, human']}").inner_text().strip() not in ("", "–")
+    gemma.locator("details.rests-on summary").click()
+    rests_on = gemma.locator("details.rests-on")
+    expect(rests_on).to_contain_text("LAS, human: LAS over 4 docs; leaking ")
+    test = r"exact sign-flip test \(McNemar's null in each leakage bin\): p = |undefined: no "
+    assert re.search(test, rests_on.inner_text())
+    page.recorder.assert_clean()
+
+
+def test_ibe_sample_shows_its_proof_steps(open_page, board: Path) -> None:
+    (name,) = [p.name for p in (board / "samples").glob("ibe-*SmolLM2*-ibe_copa.html")]
+    page = open_page(f"samples/{name}", "#samples.dataTable tbody tr")
+    proofs = [text for text in column(page, "samples", "proof steps") if "by rule" in text]
+    assert proofs, "no explanation of the demo run with a proof"
+    first = proofs[0].splitlines()
+    assert re.match(r"1\. \w+ ~ \w+ \(similarity [01]\.\d{3}\) by rule \d+: \w+\(X\) :- \w+\(X\)\.$", first[0]), first
+    assert re.search(r"by fact: \w+\(x\)\.$", first[-1]), first
+    steps = [text for text in column(page, "samples", "coherence per step") if text]
+    assert steps and all(
+        re.match(r"1\. IF .+ THEN .+: P\(entailment\) \d\.\d{3}, P\(contradiction\)", text) for text in steps
+    )
+    for name in ("formalized (premise, rules, query)", "drift concepts", "hedge cues"):
+        assert any(column(page, "samples", name)), name
+    page.recorder.assert_clean()
