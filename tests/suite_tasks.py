@@ -16,14 +16,10 @@ from tests.tiny_models import small_tokenizer
 
 # Tasks that read an earlier run's samples file (--metadata explanations).
 NEEDS_EXPLANATIONS = {
-<<<<<<< HEAD
     "geese_selfexp": "geese",
+    "geese_selfexp_only": "geese",
     **{f"ibe_judge_{d}{chat}": d for d in ("copa", "ecare") for chat in ("", "_chat")},
 }
-=======
-    "geese_selfexp": "geese", "geese_selfexp_only": "geese", "ibe_judge_copa": "copa", "ibe_judge_ecare": "ecare",
-}  # fmt: skip
->>>>>>> leakage
 EXPECTED_TASKS = {
     *(f"geese_{s}" for s in ("noexp", "dummy", "human", "llama3", "llama3_whynot", "llama3_implicit", "selfexp")),
     *(f"geese_{s}_only" for s in ("human", "llama3", "llama3_whynot", "llama3_implicit", "selfexp")),
