@@ -35,10 +35,13 @@ DECODE_TOKENS_PER_S = 600.0
 TASKS = (
     "geese_noexp",
     "geese_llama3",
+    "geese_llama3_only",
     "geese_generate_whyexp",
     "rule_main",
     "rule_sub",
+    "rule_1shot_split1",
     "rule_5shot_split1",
+    "rule_5shot_cot_split1",
     "reg_chaos",
     "reg_chaos_thinking",
     "reg_judge_select",

@@ -104,12 +104,14 @@ def test_the_recipe_names_every_file_and_edit_the_test_makes() -> None:
     assert set(added) == {"custom_metrics", "lm_eval_tasks", "tests"}
 
 
+@pytest.mark.slow
 def test_the_recipe_passes_the_layer_config_spec_and_readme_checks(tree: Path) -> None:
     done = _run(tree, [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not fulldata", *CHECKS])
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
     assert re.search(r"\d+ passed", done.stdout), done.stdout[-2000:]
 
 
+@pytest.mark.e2e
 def test_a_real_run_of_the_new_task_gets_its_own_tab_and_its_file_downloads(tree: Path, tmp_path: Path) -> None:
     out = tmp_path / "runs"
     tasks = str(tree / "lm_eval_tasks")
@@ -161,6 +163,7 @@ def test_a_real_run_of_the_new_task_gets_its_own_tab_and_its_file_downloads(tree
          "data file 'e-SNLI fixture', which the spec's datasets leave out"),
     ],
 )  # fmt: skip
+@pytest.mark.slow
 def test_each_silent_mistake_now_fails_the_spec_check_naming_the_fix(
     tree: Path, mistake: str, where: str, old: str, new: str, expected: str
 ) -> None:

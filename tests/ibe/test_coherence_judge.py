@@ -54,12 +54,14 @@ def defaults(tmp_path_factory, tiny_nli: Path, embedded_model: Path) -> dict[str
     return {result["case"]: result for result in results}
 
 
+@pytest.mark.slow
 def test_the_papers_nli_model_is_the_default_when_it_loads(defaults: dict) -> None:
     result = defaults["holds the paper's model"]
     assert result["name"] == result["source"] == PAPER_NLI_MODEL  # no fallback note
     assert len(result["scores"]) == 2 and all(-1 <= score <= 1 for score, _ in result["scores"])
 
 
+@pytest.mark.slow
 def test_without_the_papers_model_the_embedded_lm_judges_and_rows_say_why(defaults: dict, embedded_model) -> None:
     result = defaults["empty"]
     assert result["name"] == f"lm:{embedded_model}?mode=loglik"  # parse_spec("embedded") names the checkpoint

@@ -74,6 +74,7 @@ def _balloon_inputs(path: Path, questions: int) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_killed_score_with_new_inputs_is_never_reported_as_the_old_one(tmp_path: Path) -> None:
     old_inputs = _balloon_inputs(tmp_path / "old.jsonl", 2)
     out = tmp_path / "pair" / "ibe"
@@ -188,6 +189,7 @@ def tmpfs(tmp_path: Path):
         subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
+@pytest.mark.slow
 def test_a_full_disk_or_read_only_out_is_one_line_naming_the_path(tmp_path: Path, tmpfs: Path) -> None:
     inputs = _balloon_inputs(tmp_path / "in.jsonl", 1)
     filler = tmpfs / "filler"

@@ -12,6 +12,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 from ibe_postprocess import features_file
 from ibe_postprocess.cli import main as ibe
 from ibe_postprocess.folder import FeaturesFolder
@@ -50,6 +52,7 @@ def _cli(*args: str) -> tuple[subprocess.CompletedProcess, float, float]:
     return subprocess.CompletedProcess(command, code, finished.stdout, finished.stderr), cpu, peak
 
 
+@pytest.mark.slow
 def test_hostile_rows_are_scored_within_the_caps(tmp_path: Path, tiny_nli: Path) -> None:
     rows = [json.loads(line) for line in BALLOON.read_text().splitlines()]
     train = [{**row, "qid": "balloon-train", "split": "train"} for row in rows]

@@ -119,6 +119,7 @@ def _links(site: Path) -> tuple[set[str], set[str]]:
     return linked - {"index.html", DOCUMENT_PAGE}, pages - {"index.html", DOCUMENT_PAGE}
 
 
+@pytest.mark.slow
 def test_two_runs_on_one_out_at_once_leave_one_whole_site(tmp_path: Path) -> None:
     """Run A is frozen (SIGSTOP) as soon as it has written its first sample page, run B writes
     its whole site on the same --out, then A goes on: the interleaving that gave an index from

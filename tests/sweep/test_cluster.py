@@ -207,6 +207,7 @@ def test_dry_run_on_slurm_shows_each_pairs_resources(tmp_path: Path, capsys) -> 
 # --- submit, follow, report, resume ----------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_pairs_run_as_jobs_a_failed_one_reports_its_stderr_and_only_it_is_resubmitted(tmp_path: Path) -> None:
     opts, scheduler = options(tmp_path, ["geese_noexp", "broken"]), LocalScheduler()
     outcomes = sweep(opts, scheduler)
@@ -250,6 +251,7 @@ def test_no_wait_then_reattach_never_submits_a_pair_twice(tmp_path: Path, capsys
     assert sorted(fakes.ran(opts)) == [("a", "slow"), ("b", "slow")]
 
 
+@pytest.mark.slow
 def test_cancelled_job_is_resubmitted_the_others_attached(tmp_path: Path, capsys) -> None:
     opts, scheduler = options(tmp_path, ["slow"]), LocalScheduler()
     sweep(opts, scheduler, wait=False)
@@ -287,6 +289,7 @@ def test_unreachable_scheduler_stops_following_instead_of_hanging(tmp_path: Path
     scheduler.wait(record(opts, "a", "slow")["job_id"])
 
 
+@pytest.mark.slow
 def test_judge_pair_waits_for_its_generation_job(tmp_path: Path) -> None:
     opts, scheduler = options(tmp_path, ["ibe_copa", "ibe_judge_copa"], models="a::pretrained=x"), LocalScheduler()
     outcomes = sweep(opts, scheduler)

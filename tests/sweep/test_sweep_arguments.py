@@ -37,6 +37,7 @@ def _refused(arguments: list[str], tmp_path: Path, capsys) -> str:
 
 
 @pytest.mark.parametrize("launcher", [[], ["--launcher", "slurm", "--slurm-gpus", "1"]])
+@pytest.mark.slow
 def test_an_unknown_task_is_named_with_the_closest_known_names(tmp_path, capsys, nothing_may_start, launcher) -> None:
     models = ["--models", f"m::pretrained={tmp_path}"]
     err = _refused([*models, "--tasks", "geese_noexp,reg_chaoss", *launcher], tmp_path, capsys)
