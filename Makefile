@@ -146,12 +146,13 @@ rule-protocol: install
 	  --model_args pretrained=$$model,dtype=float32 --device $(DEVICE) --batch_size 8 \
 	  $(if $(filter command line,$(origin LIMIT)),--limit $(LIMIT))
 
-# Two pytest workers (pytest-xdist), each with its share of the cores for torch: the suite waits
-# on servers, schedulers and process starts as much as it computes (12.5 min instead of 17 here).
+# Two pytest workers (pytest-xdist), a test module each at a time (its module fixtures built once),
+# each with its share of the cores for torch: the suite waits on servers, schedulers and process
+# starts as much as it computes (12.5 min instead of 17 on 2 cores).
 TEST_WORKERS ?= 2
 TEST_THREADS ?= $(shell n=$$(( $$(nproc) / $(TEST_WORKERS) )); echo $$(( n > 0 ? n : 1 )))
 PYTEST_PARALLEL = OMP_NUM_THREADS=$(TEST_THREADS) MKL_NUM_THREADS=$(TEST_THREADS) \
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 test: install test-deps
 	@$(BIN)/explain-eval model-path >/dev/null 2>&1

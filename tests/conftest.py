@@ -22,41 +22,14 @@ from tests.helpers import MIRROR, run_lm_eval
 collect_ignore = ["fixtures"]
 
 
-# Session fixtures too costly to build once per xdist worker (a served model, real lm_eval runs,
-# every task loaded): the modules using one run on one worker (``make test``: --dist loadgroup).
-SHARED_SESSION = {
-    "served_model": "served",
-    "rejudged_reg_run": "served",
-    "geese_run": "served",  # the browser's board reads it beside the rejudged run
-    "suite_tasks": "suite-tasks",
-    "full_suite_tasks": "suite-tasks",
-}
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked ``fulldata`` need the full mirror; on a clone without one they skip, saying so.
-    Under xdist each module is one group (its module fixtures are built once), joined with the
-    other modules that share a costly session fixture."""
-    if config.pluginmanager.hasplugin("xdist"):
-        _group_by_shared_fixtures(items)
+    """Tests marked ``fulldata`` need the full mirror; on a clone without one they skip, saying so."""
     if os.environ.get("EXPLAIN_EVAL_DATA"):
         return
     skip = pytest.mark.skip(reason="full-data test: EXPLAIN_EVAL_DATA is not set (CI sets it to ../shared/data)")
     for item in items:
         if "fulldata" in item.keywords:
             item.add_marker(skip)
-
-
-def _group_by_shared_fixtures(items: list[pytest.Item]) -> None:
-    modules: dict[str, set[str]] = {}
-    for item in items:
-        modules.setdefault(item.nodeid.split("::")[0], set()).update(getattr(item, "fixturenames", ()))
-    group = {
-        module: next((SHARED_SESSION[name] for name in sorted(names) if name in SHARED_SESSION), module)
-        for module, names in modules.items()
-    }
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(group[item.nodeid.split("::")[0]]))
 
 
 @pytest.fixture(scope="session")
