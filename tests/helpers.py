@@ -6,7 +6,11 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
 
 from custom_metrics.common.task_folders import TASKS_PATH
 from custom_metrics.leaderboard.registry import PAPERS
@@ -20,6 +24,20 @@ LEADERBOARD_FIXTURES = FIXTURES / "leaderboard"
 BALLOON = FIXTURES / "ibe" / "balloon.jsonl"  # the IBE paper's Figure 1 explanations
 # The suite's papers, from the one list (the registry): package, task folder and leaderboard tab.
 PAPER_KEYS = tuple(spec.key for spec in PAPERS)
+
+
+@contextmanager
+def tmpfs(mount: Path, options: str) -> Iterator[Path]:
+    """A real tmpfs mounted at ``mount`` with ``options`` (``size=64k``, ``ro,size=1m``), unmounted
+    afterwards; the test skips, saying why, where the machine gives no mount rights."""
+    mount.mkdir(parents=True, exist_ok=True)
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(mount)], capture_output=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({made.stderr.decode().strip() or made.returncode})")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def read_samples_files(out: Path) -> dict[str, list[dict]]:

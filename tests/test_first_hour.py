@@ -20,21 +20,13 @@ import pytest
 from custom_metrics.cli import main as explain_eval
 from ibe_postprocess import features_file
 from ibe_postprocess.folder import FeaturesFolder
-from tests.helpers import FIXTURES, MIRROR
+from tests.helpers import FIXTURES, MIRROR, tmpfs
 
 
 @pytest.fixture()
 def read_only_disk(tmp_path: Path):
-    """A real read-only tmpfs at ``tmp_path/ro`` (needs mount rights), unmounted afterwards."""
-    mount = tmp_path / "ro"
-    mount.mkdir()
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(mount)], capture_output=True)
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({made.stderr.decode().strip() or made.returncode})")
-    try:
+    with tmpfs(tmp_path / "ro", "ro,size=1m") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def test_model_path_on_a_read_only_cache_names_the_cache_variable(read_only_disk: Path) -> None:

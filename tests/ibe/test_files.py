@@ -27,7 +27,7 @@ from ibe_postprocess.folder import FeaturesFolder
 from ibe_postprocess.inputs import ExplanationRecord, Source, read_inputs
 from ibe_postprocess.report import write_report
 from ibe_postprocess.selector import feature_regressions
-from tests.helpers import BALLOON, REPO
+from tests.helpers import BALLOON, REPO, tmpfs
 
 CLI = [sys.executable, "-m", "custom_metrics.cli", "ibe"]  # the dispatcher: its edge turns an OSError into one line
 
@@ -176,23 +176,16 @@ def test_a_fifo_input_is_called_what_it_is(tmp_path: Path) -> None:
 
 
 @pytest.fixture()
-def tmpfs(tmp_path: Path):
-    """A real tmpfs of 64 KiB at ``tmp_path/mnt``, unmounted afterwards (needs mount rights)."""
-    mount = tmp_path / "mnt"
-    mount.mkdir()
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True)
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({made.stderr.decode().strip() or made.returncode})")
-    try:
+def small_disk(tmp_path: Path):
+    """A real tmpfs of 64 KiB (needs mount rights)."""
+    with tmpfs(tmp_path / "mnt", "size=64k") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 @pytest.mark.slow
-def test_a_full_disk_or_read_only_out_is_one_line_naming_the_path(tmp_path: Path, tmpfs: Path) -> None:
+def test_a_full_disk_or_read_only_out_is_one_line_naming_the_path(tmp_path: Path, small_disk: Path) -> None:
     inputs = _balloon_inputs(tmp_path / "in.jsonl", 1)
-    filler = tmpfs / "filler"
+    filler = small_disk / "filler"
     descriptor = os.open(filler, os.O_WRONLY | os.O_CREAT)
     try:  # fill the file system to its last block
         while True:
@@ -201,16 +194,16 @@ def test_a_full_disk_or_read_only_out_is_one_line_naming_the_path(tmp_path: Path
         pass
     finally:
         os.close(descriptor)
-    full = _cli("score", str(inputs), "--out", str(tmpfs / "features"), "--certainty-model", "lexicon")
+    full = _cli("score", str(inputs), "--out", str(small_disk / "features"), "--certainty-model", "lexicon")
     assert full.returncode == 1 and full.stderr.count("\n") == 1, full.stderr
-    assert "Traceback" not in full.stderr and str(tmpfs / "features") in full.stderr
+    assert "Traceback" not in full.stderr and str(small_disk / "features") in full.stderr
     assert "No space left on device; the disk is full" in full.stderr
 
     filler.unlink()
-    scored = FeaturesFolder(tmpfs / "scored")
+    scored = FeaturesFolder(small_disk / "scored")
     records, _ = read_inputs([inputs])
     features_file.write(scored, features_file.Origin((str(inputs),), "0"), _rows(records), [])
-    subprocess.run(["mount", "-o", "remount,ro", str(tmpfs)], check=True)
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
     read_only = _cli("score", str(inputs), "--out", str(scored.root), "--certainty-model", "lexicon")
     assert read_only.returncode == 1 and read_only.stderr.count("\n") == 1, read_only.stderr
     # the file itself, not the temporary file beside it

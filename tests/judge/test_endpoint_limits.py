@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import subprocess
 import time
 import tracemalloc
 from dataclasses import replace
@@ -24,6 +23,7 @@ from custom_metrics.judge.endpoint import OpenAIJudge
 from custom_metrics.judge.http_client import RETRIES, body_bound
 from custom_metrics.judge.spec import parse_spec
 from custom_metrics.judge.types import JudgeError
+from tests.helpers import tmpfs
 from tests.judge.conftest import PAIRS
 from tests.judge.endpoint_server import EndpointServer, Reply, completion
 from tests.serving import free_port
@@ -139,12 +139,7 @@ def test_an_unreachable_server_names_judge_and_url() -> None:
 
 
 def test_a_full_disk_under_a_sound_cache_says_to_keep_it(server, tmp_path: Path) -> None:
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)], capture_output=True)
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({made.stderr.decode().strip() or made.returncode})")
-    try:
+    with tmpfs(tmp_path / "disk", "size=256k") as mount:
         judge = build_judge(f"openai:scripted@{server.url}", cache_dir=mount)
         judge.judge(PAIRS[:1])  # a sound cache holding a verdict
         filler = os.open(mount / "filler", os.O_WRONLY | os.O_CREAT)
@@ -163,5 +158,3 @@ def test_a_full_disk_under_a_sound_cache_says_to_keep_it(server, tmp_path: Path)
         assert "delete" not in message and str(mount / "verdicts.sqlite") in message
         reader = build_judge(f"openai:scripted@{server.url}", cache_dir=mount)
         assert reader.judge(PAIRS[:1])[0].label == "entailment" and reader.computed == 0  # the cache still serves
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
