@@ -148,7 +148,7 @@ rule-protocol: install
 
 # Two pytest workers (pytest-xdist), a test module each at a time (its module fixtures built once),
 # each with its share of the cores for torch: the suite waits on servers, schedulers and process
-# starts as much as it computes (12.5 min instead of 17 on 2 cores).
+# starts as much as it computes (13-14 min instead of 17 on 2 cores).
 TEST_WORKERS ?= 2
 TEST_THREADS ?= $(shell n=$$(( $$(nproc) / $(TEST_WORKERS) )); echo $$(( n > 0 ? n : 1 )))
 PYTEST_PARALLEL = OMP_NUM_THREADS=$(TEST_THREADS) MKL_NUM_THREADS=$(TEST_THREADS) \
