@@ -40,6 +40,18 @@ def tmpfs(mount: Path, options: str) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
+def fill_disk(path: Path) -> None:
+    """Write zeros to ``path`` until its file system has no block left (a real full disk)."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT)
+    try:
+        while True:
+            os.write(descriptor, b"\0" * 4096)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
+
+
 def read_samples_files(out: Path) -> dict[str, list[dict]]:
     """Samples per task of an ``lm_eval --log_samples`` output folder."""
     samples: dict[str, list[dict]] = {}

@@ -27,7 +27,7 @@ from ibe_postprocess.folder import FeaturesFolder
 from ibe_postprocess.inputs import ExplanationRecord, Source, read_inputs
 from ibe_postprocess.report import write_report
 from ibe_postprocess.selector import feature_regressions
-from tests.helpers import BALLOON, REPO, tmpfs
+from tests.helpers import BALLOON, REPO, fill_disk, tmpfs
 
 CLI = [sys.executable, "-m", "custom_metrics.cli", "ibe"]  # the dispatcher: its edge turns an OSError into one line
 
@@ -186,14 +186,7 @@ def small_disk(tmp_path: Path):
 def test_a_full_disk_or_read_only_out_is_one_line_naming_the_path(tmp_path: Path, small_disk: Path) -> None:
     inputs = _balloon_inputs(tmp_path / "in.jsonl", 1)
     filler = small_disk / "filler"
-    descriptor = os.open(filler, os.O_WRONLY | os.O_CREAT)
-    try:  # fill the file system to its last block
-        while True:
-            os.write(descriptor, b"\0" * 4096)
-    except OSError:
-        pass
-    finally:
-        os.close(descriptor)
+    fill_disk(filler)
     full = _cli("score", str(inputs), "--out", str(small_disk / "features"), "--certainty-model", "lexicon")
     assert full.returncode == 1 and full.stderr.count("\n") == 1, full.stderr
     assert "Traceback" not in full.stderr and str(small_disk / "features") in full.stderr

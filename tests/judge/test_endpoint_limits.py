@@ -6,7 +6,6 @@ says to keep the cache."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import time
 import tracemalloc
@@ -23,7 +22,7 @@ from custom_metrics.judge.endpoint import OpenAIJudge
 from custom_metrics.judge.http_client import RETRIES, body_bound
 from custom_metrics.judge.spec import parse_spec
 from custom_metrics.judge.types import JudgeError
-from tests.helpers import tmpfs
+from tests.helpers import fill_disk, tmpfs
 from tests.judge.conftest import PAIRS
 from tests.judge.endpoint_server import EndpointServer, Reply, completion
 from tests.serving import free_port
@@ -142,14 +141,7 @@ def test_a_full_disk_under_a_sound_cache_says_to_keep_it(server, tmp_path: Path)
     with tmpfs(tmp_path / "disk", "size=256k") as mount:
         judge = build_judge(f"openai:scripted@{server.url}", cache_dir=mount)
         judge.judge(PAIRS[:1])  # a sound cache holding a verdict
-        filler = os.open(mount / "filler", os.O_WRONLY | os.O_CREAT)
-        try:  # the disk full to its last block
-            while True:
-                os.write(filler, b"\0" * 4096)
-        except OSError:
-            pass
-        finally:
-            os.close(filler)
+        fill_disk(mount / "filler")
         many = [(f"premise {i} " * 40, f"hypothesis {i}") for i in range(200)]
         with pytest.raises(VerdictCacheError) as caught:
             judge.judge(many)
