@@ -11,10 +11,14 @@ then the explanation). Two kinds of formalizer fill the role, both greedy and ba
   vLLM, ``transformers serve``), the prompt as the user message, temperature 0, at most 256
   new tokens; its whole answer is read (``program_from_answer``: a reasoning trace, code
   fences, markdown around the section labels and prose around the program are dropped).
-  Options after ``?``: ``max_tokens``, ``concurrency`` (requests in flight, default 8) and
+  Options after ``?``: ``max_tokens``, ``concurrency`` (requests in flight, default 8),
+  ``timeout`` (seconds for each whole request, retries included, default 300) and
   ``key_env`` (the variable holding the API key, default ``OPENAI_API_KEY``; the key is read
   at call time and never stored). The server is asked for its model list before the first
-  request, so one that is down stops ``ibe score`` in seconds.
+  request, so one that is down stops ``ibe score`` in seconds. Requests go through the
+  suite's one bounded client (``custom_metrics.judge.http_client``): a server that never
+  ends its answer, trickles it or sends megabytes stops the run with one line by the deadline,
+  having read no more than the body bound, and the answer is cut before it is cached.
 
 Either's output goes through ``prolog_guard`` first: a rejected program is flagged and the
 explanation falls back to the deterministic formalization. Outputs are cached batch by batch
@@ -30,6 +34,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from custom_metrics.common.errors import DataError
+from custom_metrics.judge.answer import cut_answer
+from custom_metrics.judge.available import MODEL_LIST_MAX_BYTES
+from custom_metrics.judge.http_client import EndpointError, JSONClient, Limits, body_bound
 from ibe_postprocess.formalize import Program
 from ibe_postprocess.parsing import ParsedExplanation
 from ibe_postprocess.prolog_guard import GuardError, guarded_program
@@ -56,6 +63,7 @@ EXAMPLE = (
     "has_high_blood_sugar(X) :- reduced_insulin_production(X).\n"
 )
 MAX_NEW_TOKENS = 256
+REQUEST_TIMEOUT_S = 300  # one whole request, every attempt and wait included (?timeout=)
 
 
 def formalization_prompt(premise: str, conclusion: str, parsed: ParsedExplanation) -> str:
@@ -120,13 +128,14 @@ def program_from_answer(text: str, is_system_predicate=None) -> Program:
 
 @dataclass(frozen=True)
 class EndpointSpec:
-    """``openai:<model>@<base_url>[?max_tokens=N&concurrency=N&key_env=NAME]``, checked when parsed."""
+    """``openai:<model>@<base_url>[?max_tokens=N&concurrency=N&timeout=S&key_env=NAME]``, checked when parsed."""
 
     model: str
     base_url: str
     max_tokens: int = MAX_NEW_TOKENS
     concurrency: int = 8
     key_env: str = "OPENAI_API_KEY"
+    timeout: int = REQUEST_TIMEOUT_S
 
     @property
     def name(self) -> str:
@@ -136,7 +145,7 @@ class EndpointSpec:
 
 ENDPOINT_PREFIX = "openai:"
 CHECK_TIMEOUT_S = 10  # the model list before any work: a server that does not answer fails in seconds
-_ENDPOINT_USAGE = "--formalizer openai:<model>@<base_url>[?max_tokens=N&concurrency=N&key_env=NAME]"
+_ENDPOINT_USAGE = "--formalizer openai:<model>@<base_url>[?max_tokens=N&concurrency=N&timeout=S&key_env=NAME]"
 
 
 def parse_endpoint(spec: str) -> EndpointSpec:
@@ -150,7 +159,7 @@ def parse_endpoint(spec: str) -> EndpointSpec:
     options: dict[str, int | str] = {}
     for item in query.split("&") if query else []:
         key, eq, value = item.partition("=")
-        if key in ("max_tokens", "concurrency") and eq and value.isdigit() and int(value) > 0:
+        if key in ("max_tokens", "concurrency", "timeout") and eq and value.isdigit() and int(value) > 0:
             options[key] = int(value)
         elif key == "key_env" and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
             options[key] = value
@@ -163,60 +172,64 @@ def parse_endpoint(spec: str) -> EndpointSpec:
 
 
 class EndpointFormalizer:
-    """An OpenAI-compatible chat endpoint that writes the Prolog program (the ``openai`` client:
-    retries on 429 and 5xx with backoff, timeouts, the key from the environment)."""
+    """An OpenAI-compatible chat endpoint that writes the Prolog program, through the suite's one
+    bounded client (``judge.http_client``): a deadline for each whole request (``timeout``,
+    retries and waits included), a body bound a few times what ``max_tokens`` can take, bounded
+    retries on 429 and 5xx; the answer is cut (``judge.answer.cut_answer``) before it is cached.
+    The key is read from the environment at each request and never stored."""
 
     def __init__(self, spec: EndpointSpec):
-        try:
-            from openai import OpenAI
-        except ImportError as err:
-            raise DataError(
-                f"--formalizer {spec.name}: the openai client is not installed: pip install 'explain-eval[serving]'"
-            ) from err
         self.spec = spec
         self.name = spec.name
-        self.client = OpenAI(
-            base_url=spec.base_url, api_key=os.environ.get(spec.key_env) or "none", max_retries=4, timeout=300
+        self.url = f"{spec.base_url}/chat/completions"
+        self.who = f"--formalizer {spec.name}"
+        self.client = JSONClient(
+            spec.name, Limits(spec.timeout, body_bound(spec.max_tokens), timeout_set_by="?timeout="), self.who
         )
+
+    def _headers(self) -> dict[str, str]:
+        key = os.environ.get(self.spec.key_env, "")
+        return {"Authorization": f"Bearer {key}"} if key else {}
 
     def check(self) -> None:
         """Ask the server for its models: a server that is down, a wrong URL or a refused key fails
         here, before any work."""
-        import openai
-
+        limits = Limits(CHECK_TIMEOUT_S, MODEL_LIST_MAX_BYTES, retries=1, timeout_set_by="the check's")
+        client = JSONClient(self.spec.name, limits, self.who)
         try:
-            self.client.with_options(max_retries=1, timeout=CHECK_TIMEOUT_S).models.list()
-        except openai.AuthenticationError as err:
+            client.request("GET", f"{self.spec.base_url}/models", None, self._headers(), None)
+        except EndpointError as err:
+            if err.status in (401, 403):
+                raise DataError(
+                    f"{self.who}: {self.spec.base_url} refused the API key (HTTP {err.status}); set "
+                    f"${self.spec.key_env} to its key (or name another variable with ?key_env=NAME)."
+                ) from err
             raise DataError(
-                f"--formalizer {self.spec.name}: {self.spec.base_url} refused the API key (HTTP 401); set "
-                f"${self.spec.key_env} to its key (or name another variable with ?key_env=NAME)."
+                f"{self.who}: no model list from {self.spec.base_url}/models ({err.reason}); start the server or "
+                "pass its OpenAI-compatible base URL (it usually ends in /v1)."
             ) from err
-        except openai.OpenAIError as err:
-            raise DataError(
-                f"--formalizer {self.spec.name}: no model list from {self.spec.base_url}/models "
-                f"({type(err).__name__}: {err}); start the server or pass its OpenAI-compatible base URL "
-                "(it usually ends in /v1)."
-            ) from err
+        finally:
+            client.close()
 
     def _answer(self, prompt: str) -> str:
-        import openai
-
+        payload = {
+            "model": self.spec.model,
+            "messages": [{"role": "user", "content": prompt}],
+            "temperature": 0,
+            "max_tokens": self.spec.max_tokens,
+        }
         try:
-            response = self.client.chat.completions.create(
-                model=self.spec.model,
-                messages=[{"role": "user", "content": prompt}],
-                temperature=0,
-                max_tokens=self.spec.max_tokens,
-            )
-        except openai.OpenAIError as err:
+            response = self.client.post(self.url, payload, self._headers())
+        except EndpointError as err:
             raise DataError(
-                f"--formalizer {self.spec.name}: the request failed ({type(err).__name__}: {err}); the answers of "
-                "finished batches are cached, so a rerun resumes where this one stopped."
+                f"{err}; the answers of finished batches are cached, so a rerun resumes where this one stopped."
             ) from err
-        choices = getattr(response, "choices", None) or []
-        message = getattr(choices[0], "message", None) if choices else None
-        content = getattr(message, "content", None)
-        return content if isinstance(content, str) else ""  # no answer: the guard rejects it, the row says so
+        choices = response.get("choices") if isinstance(response, dict) else None
+        choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+        message = choice.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        # No answer: the guard rejects it, the row says so. A long one is cut before the cache keeps it.
+        return cut_answer(content, self.spec.max_tokens) if isinstance(content, str) else ""
 
     def generate(self, prompts: Sequence[str]) -> list[str]:
         with ThreadPoolExecutor(max_workers=self.spec.concurrency) as pool:

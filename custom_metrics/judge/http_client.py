@@ -1,7 +1,9 @@
-"""The endpoint judge's HTTP client (httpx): every request ends, in time and in memory.
+"""The suite's one HTTP client for the endpoints it calls (httpx): every request ends, in time and in memory.
 
-A judge server is another machine's process, and it can misbehave in ways a run must
-survive: accept the connection and never answer (the run used to wait 20 minutes and more
+Every endpoint goes through it: the ``openai:`` judges (REG's, IBE's coherence judge), the IBE
+formalizer (``ibe score --formalizer openai:...``) and the API reasoning models REG generates
+with (``reg.api_model``). A server is another machine's process, and it can misbehave in
+ways a run must survive: accept the connection and never answer (the run used to wait 20 minutes and more
 before any word), stream an endless body (a run grew past 5.7 GB in 75 s), or answer with
 megabytes where 16 tokens were asked for. So every request here has
 
@@ -86,9 +88,10 @@ class Limits:
 class JSONClient:
     """JSON requests to one judge's server, within ``Limits``; one client per judge, shared by its threads."""
 
-    def __init__(self, judge: str, limits: Limits) -> None:
+    def __init__(self, judge: str, limits: Limits, who: str | None = None) -> None:
         self.judge = judge
         self.limits = limits
+        self.who = who or f"judge {judge}"  # what messages name: the judge, or another caller (a formalizer)
         self._client: httpx.Client | None = None
         self._opening = threading.Lock()
 
@@ -134,7 +137,7 @@ class JSONClient:
             return self._json(url, raw)
         tried = f"{attempts} attempt{'s' if attempts != 1 else ''}"
         reason = f"{failure} ({tried})"
-        raise EndpointError(f"judge {self.judge}: {method} {url}: {reason}", failure.status, reason)
+        raise EndpointError(f"{self.who}: {method} {url}: {reason}", failure.status, reason)
 
     def _attempt(self, method: str, url: str, body: bytes | None, headers: dict[str, str], until: Deadline) -> bytes:
         """One exchange in a worker thread, waited for until the deadline and no longer."""
@@ -157,7 +160,7 @@ class JSONClient:
 
     def _late(self, method: str, url: str, until: Deadline) -> EndpointError:
         reason = f"no whole answer within {until.what}"
-        return EndpointError(f"judge {self.judge}: {method} {url}: {reason}", reason=reason)
+        return EndpointError(f"{self.who}: {method} {url}: {reason}", reason=reason)
 
     def _exchange(self, method: str, url: str, body: bytes | None, headers: dict[str, str], until: Deadline) -> bytes:
         remaining = until.remaining()
@@ -171,7 +174,7 @@ class JSONClient:
                 if not 200 <= status < 300:
                     where = f" (to {response.headers['location']})" if "location" in response.headers else ""
                     raise EndpointError(
-                        f"judge {self.judge}: HTTP {status}{where} from {url}: {self._detail(response)}", status
+                        f"{self.who}: HTTP {status}{where} from {url}: {self._detail(response)}", status
                     )
                 return self._bounded_body(method, url, response, until)
         except httpx.TimeoutException as error:
@@ -184,7 +187,7 @@ class JSONClient:
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > bound:
             raise EndpointError(
-                f"judge {self.judge}: {url} announced a body of {_size(int(declared))}, above the bound of "
+                f"{self.who}: {url} announced a body of {_size(int(declared))}, above the bound of "
                 f"{_size(bound)} for this answer; not read"
             )
         chunks, size = [], 0
@@ -192,7 +195,7 @@ class JSONClient:
             size += len(chunk)
             if size > bound:
                 raise EndpointError(
-                    f"judge {self.judge}: {url} sent more than {_size(bound)}, the bound for this answer "
+                    f"{self.who}: {url} sent more than {_size(bound)}, the bound for this answer "
                     "(does the server ignore max_tokens?); stopped reading"
                 )
             if until.remaining() <= 0:
@@ -214,7 +217,7 @@ class JSONClient:
         try:
             return json.loads(raw)
         except (ValueError, UnicodeDecodeError, RecursionError) as error:
-            raise EndpointError(f"judge {self.judge}: {url} answered with no JSON: {raw[:300]!r}") from error
+            raise EndpointError(f"{self.who}: {url} answered with no JSON: {raw[:300]!r}") from error
 
     def close(self) -> None:
         if self._client is not None:

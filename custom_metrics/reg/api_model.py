@@ -13,8 +13,14 @@ Such APIs refuse the sampling fields (temperature, top_p, top_k, stop, logprobs,
 chat_template_kwargs...) and ``max_tokens``: a request carries the messages, the model,
 ``max_completion_tokens`` (the task's ``max_gen_toks``, trace included) and the task's
 ``reasoning_effort``, nothing else. A task that asks for another field is refused before the
-first request, naming the field. The harness registers models before it loads any task, so
-the class is registered by the suite's own entry to lm-eval's CLI, ``explain-eval lm-eval``
+first request, naming the field. Requests go through the suite's one bounded client
+(``judge.http_client``), not lm-eval's own (a per-read timeout, bodies read whole): each
+whole request ends by ``timeout`` (the model argument, retries and waits included), its
+body is read no further than a bound from its token budget, and ``max_retries`` bounds the
+attempts; a request that still fails stops the run with one line naming the URL.
+
+The harness registers models before it loads any task, so the class is registered by the
+suite's own entry to lm-eval's CLI, ``explain-eval lm-eval``
 (or ``python -m custom_metrics.reg.api_model``), which takes lm-eval's arguments unchanged;
 from Python, import this module and pass ``ReasoningChatCompletions(...)`` to
 ``simple_evaluate``.
@@ -22,7 +28,10 @@ from Python, import this module and pass ``ReasoningChatCompletions(...)`` to
 
 from __future__ import annotations
 
+import asyncio
+import copy
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,6 +39,7 @@ from lm_eval.api.registry import register_model
 from lm_eval.models.openai_completions import LocalChatCompletion
 
 from custom_metrics.common.errors import DataError
+from custom_metrics.judge.http_client import EndpointError, JSONClient, Limits, body_bound
 
 MODEL_NAME = "reasoning-chat-completions"
 OPENAI_CHAT_URL = "https://api.openai.com/v1/chat/completions"
@@ -69,6 +79,60 @@ class ReasoningChatCompletions(LocalChatCompletion):
 
     def __init__(self, base_url: str = OPENAI_CHAT_URL, **kwargs: Any) -> None:
         super().__init__(base_url=base_url, **kwargs)
+        # The bounded client makes every attempt within one deadline; lm-eval's own retry loop
+        # around each call (a fresh deadline per attempt) makes one.
+        self._attempts, self.max_retries = max(self.max_retries, 1), 1
+        self._clients: dict[int, JSONClient] = {}
+        self._opening = threading.Lock()
+
+    def _client(self, budget: int) -> JSONClient:
+        """The bounded client for requests of this token budget (its body bound), one per budget."""
+        with self._opening:
+            if budget not in self._clients:
+                limits = Limits(
+                    float(self.timeout), body_bound(budget), self._attempts - 1, timeout_set_by="--model_args timeout="
+                )
+                self._clients[budget] = JSONClient(MODEL_NAME, limits, f"{MODEL_NAME} {self.model}")
+            return self._clients[budget]
+
+    def _post(self, payload: dict[str, Any]) -> Any:
+        try:
+            headers = {key: value for key, value in self.header.items() if value.strip() != "Bearer"}  # no key
+            return self._client(payload["max_completion_tokens"]).post(self.base_url, payload, headers)
+        except EndpointError as err:
+            raise DataError(f"{err}; check the server, or raise --model_args timeout=/max_retries=") from err
+
+    def model_call(
+        self, messages: Any, *, generate: bool = True, gen_kwargs: dict | None = None, **kwargs: Any
+    ) -> dict | None:
+        payload = self._create_payload(
+            self.create_message(messages), generate=generate, gen_kwargs=copy.deepcopy(gen_kwargs), **kwargs
+        )
+        return self._post(payload)
+
+    async def amodel_call(
+        self,
+        session: Any,
+        sem: asyncio.Semaphore,
+        messages: Any,
+        *,
+        generate: bool = True,
+        cache_keys: list | None = None,
+        ctxlens: list[int] | None = None,
+        gen_kwargs: dict | None = None,
+        **kwargs: Any,
+    ) -> list[str]:
+        """lm-eval's concurrent path (``num_concurrent`` > 1): the same bounded request, in a thread;
+        lm-eval's session is not used."""
+        payload = self._create_payload(
+            self.create_message(messages), generate=generate, gen_kwargs=copy.deepcopy(gen_kwargs), **kwargs
+        )
+        async with sem:
+            outputs = await asyncio.to_thread(self._post, payload)
+        answers = self.parse_generations(outputs)
+        for answer, key in zip(answers, cache_keys or [], strict=False):
+            self.cache_hook.add_partial("generate_until", key, answer)
+        return answers
 
     def _create_payload(
         self,
