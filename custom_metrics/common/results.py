@@ -7,7 +7,8 @@ machines. The layouts differ: 0.4.x writes ``"acc,none"`` keys, ``n-samples``,
 module hides those differences so every table is built from the same records, and
 turns a broken file into a reported problem instead of a crash: every field that is
 used is checked for its type (and numbers for finiteness) and a bad one names the file
-and the field.
+and the field. A metric value outside its range (``metric_ranges``: a share above 1, an
+infinite value, a negative stderr) is left out and named, the file's other numbers kept.
 
 It also owns how a model is *named* everywhere (leaderboard, IBE reports): a sweep's
 name for the setting wins, then a friendly form of the checkpoint (the embedded models
@@ -25,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from custom_metrics.common import fields
+from custom_metrics.common import fields, metric_ranges
 from custom_metrics.common.embedded_model import EMBEDDED_MODELS
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import MARKER_MAX_BYTES, RESULTS_MAX_BYTES, find_files, read_regular_bytes
@@ -88,6 +89,8 @@ class TaskRun:
     # says so (a batch-size-24 and a batch-size-1 file differ in their last digits).
     batch_size: str = ""
     model_args: str = ""
+    # Fields of the file left out for a value outside their metric's range, each named.
+    left_out: tuple[str, ...] = ()
 
     @property
     def subset(self) -> str | None:
@@ -112,7 +115,7 @@ class TaskRun:
 
 @dataclass(frozen=True)
 class Problem:
-    """A file that was skipped, and why; reported to the user by name."""
+    """A file that was skipped, or a number of it left out, and why; reported to the user by name."""
 
     path: Path
     reason: str
@@ -134,10 +137,18 @@ def load_runs(paths: Iterable[Path]) -> tuple[list[TaskRun], list[Problem]]:
     problems += skipped
     for path in files:
         try:
-            runs.extend(read_results_file(path, label=sweep_label(path, roots)))
+            read = read_results_file(path, label=sweep_label(path, roots))
         except ResultsFileError as error:
             problems.append(Problem(path, str(error)))
+            continue
+        runs.extend(read)
+        problems += left_out_problems(read)
     return runs, problems
+
+
+def left_out_problems(runs: Iterable[TaskRun]) -> list[Problem]:
+    """Each value the runs' files hold outside its metric's range, named as a problem of its file."""
+    return [Problem(run.path, reason) for run in runs for reason in run.left_out]
 
 
 def read_results_file(path: Path, label: str | None = None) -> list[TaskRun]:
@@ -194,11 +205,13 @@ def _task_runs(path: Path, label: str | None) -> list[TaskRun]:
         if not isinstance(scores, dict):
             raise ResultsFileError(f'results["{task}"] is {_kind(scores)}, not an object')
         counts = n_samples.get(task)
+        task_scores, left_out = _scores(str(task), scores)
         runs.append(
             TaskRun(
                 model=model,
                 task=str(task),
-                scores=_scores(scores),
+                scores=task_scores,
+                left_out=tuple(left_out),
                 n_samples=_n_samples(task, counts, scores),
                 limit=limit,
                 path=path,
@@ -351,9 +364,13 @@ def _object(data: dict[str, Any], field: str) -> dict[str, Any]:
     return value
 
 
-def _scores(entry: dict[str, Any]) -> dict[tuple[str, str | None], Score]:
+def _scores(task: str, entry: dict[str, Any]) -> tuple[dict[tuple[str, str | None], Score], list[str]]:
+    """The task's scores, and each value left out for being outside its metric's range
+    (``metric_ranges``), named with its field: such a value is missing, never shown."""
     values: dict[tuple[str, str | None], float | None] = {}
     stderrs: dict[tuple[str, str | None], float | None] = {}
+    left_out: list[str] = []
+    dropped: set[tuple[str, str | None]] = set()
     for key, raw in entry.items():
         metric, _, filter_name = str(key).partition(",")
         if metric in _NOT_METRICS or isinstance(raw, (dict, list)):
@@ -361,10 +378,22 @@ def _scores(entry: dict[str, Any]) -> dict[tuple[str, str | None], Score]:
         number = fields.number(raw, strings=True)
         if number is None and not _is_missing(raw):
             continue  # a label such as "alias" under an unexpected key: not a score
-        target = stderrs if metric.endswith("_stderr") else values
-        name = metric[: -len("_stderr")] if metric.endswith("_stderr") else metric
-        target[(name, filter_name or None)] = number
-    return {key: Score(value, stderrs.get(key)) for key, value in values.items()}
+        is_stderr = metric.endswith("_stderr")
+        name = metric[: -len("_stderr")] if is_stderr else metric
+        if number is not None:
+            wrong = metric_ranges.stderr_out_of_range(number) if is_stderr else metric_ranges.out_of_range(name, number)
+            if wrong is not None:
+                left_out.append(
+                    f'results["{task}"]["{key}"] is {raw!r}, {wrong}; left out (the file\'s other numbers are read)'
+                )
+                number = None
+                if not is_stderr:
+                    dropped.add((name, filter_name or None))
+        (stderrs if is_stderr else values)[(name, filter_name or None)] = number
+    # A value left out takes its stderr with it: a ± of no number is no measurement either.
+    return {
+        key: Score(value, stderrs.get(key) if key not in dropped else None) for key, value in values.items()
+    }, left_out
 
 
 def _is_missing(raw: Any) -> bool:

@@ -131,7 +131,9 @@ def _index(
             f"<li><code>{html.escape(paths.show(p.path))}</code>: {html.escape(paths.text(p.reason))}</li>"
             for p in problems
         ]
-        parts.append("</ul><p>Everything else was read; the tables below leave these files out.</p></section>")
+        parts.append(
+            "</ul><p>Everything else was read; the tables below leave these files (or numbers) out.</p></section>"
+        )
     parts.append('<div class="tabs"><div class="tablist" role="radiogroup" aria-label="Paper">')
     for i, table in enumerate(tables):
         checked = " checked" if i == 0 else ""

@@ -19,7 +19,14 @@ from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import JSONL_MAX_BYTES, iter_regular_lines
 from custom_metrics.common.jsonl import loads_strict, numbered_jsonl
 from custom_metrics.common.leaderboard_types import Column, Row
-from custom_metrics.common.results import Problem, ResultsFileError, TaskRun, read_results_file, sweep_label
+from custom_metrics.common.results import (
+    Problem,
+    ResultsFileError,
+    TaskRun,
+    left_out_problems,
+    read_results_file,
+    sweep_label,
+)
 from custom_metrics.reg import rejudge_files
 from custom_metrics.reg.judge_calls import calls_field, calls_text, logged_record
 
@@ -59,10 +66,12 @@ def rejudged_runs(paths: Sequence[Path]) -> tuple[list[TaskRun], list[Problem]]:
     for item in found:
         judged = f"{JUDGED_AGAIN} {labels[item.path]}"
         try:
-            for run in read_results_file(item.path, label=sweep_label(item.original, roots)):
-                runs.append(replace(run, setting=", ".join(part for part in (run.setting, judged) if part)))
+            read = read_results_file(item.path, label=sweep_label(item.original, roots))
         except ResultsFileError as error:
             problems.append(Problem(item.path, str(error)))
+            continue
+        runs += [replace(run, setting=", ".join(part for part in (run.setting, judged) if part)) for run in read]
+        problems += left_out_problems(read)
     return runs, problems
 
 

@@ -184,3 +184,28 @@ def test_samples_reader_shows_every_line(tmp_path: Path, lines: list) -> None:
     assert len(logged.rows) == sum(1 for line in text.split("\n") if line.strip())
     for row in logged.rows:
         json.dumps(row, allow_nan=True)  # every cell is a plain value
+
+
+def test_values_outside_their_range_are_left_out_and_named(tmp_path: Path, capsys) -> None:
+    runs = tmp_path / "runs"
+    write(runs / "good" / "results_1.json", modern_results("org/good", {"geese_noexp": 0.5}, 1.0))
+    bad = {"huge": ("acc,none", 1e308), "above": ("acc,none", 1.5), "infinite": ("acc,none", math.inf)}
+    bad["negative"] = ("acc_stderr,none", -0.1)
+    for name, (field, value) in bad.items():
+        data = modern_results(f"org/{name}", {"geese_noexp": 0.25}, 1.0)
+        data["results"]["geese_noexp"][field] = value
+        write(runs / name / "results_1.json", json.dumps(data))  # bare Infinity, as Python writes it
+    out = tmp_path / "board"
+    assert leaderboard.main([str(runs), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    for name, (field, value) in bad.items():
+        says = f'{name}/results_1.json: results["geese_noexp"]["{field}"] is {value!r}, '
+        assert says in err and "left out (the file's other numbers are read)" in err, err
+    rows = read_csv(out / "geese.csv")
+    value, pm = "geese_noexp acc", "geese_noexp acc ±"
+    assert (rows["org/good"][value], rows["org/good"][pm]) == ("0.5", "0.01")  # the others' numbers unchanged
+    assert (rows["org/negative"][value], rows["org/negative"][pm]) == ("0.25", "")
+    assert all(rows[f"org/{name}"][value] == rows[f"org/{name}"][pm] == "" for name in ("huge", "above", "infinite"))
+    shown = [line for line in (out / "geese.md").read_text().splitlines() if "left out" not in line]
+    shown += [line for line in (out / "index.html").read_text().splitlines() if "left out" not in line]
+    assert not [line for line in shown if any(text in line for text in ("1.5000", "∞", "-0.1000", "1e+308", " inf"))]
