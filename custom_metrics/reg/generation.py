@@ -51,7 +51,7 @@ from typing import Any
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.judge.traces import MARKERS
-from custom_metrics.reg.outputs import CUT_OFF, NO_EXPLANATION, Output, split_output
+from custom_metrics.reg.outputs import CUT_OFF, Output, split_output
 
 log = logging.getLogger(__name__)
 
@@ -396,25 +396,69 @@ def _warn_on_mode_mismatch(mode: Mode, outputs: Sequence[Output]) -> None:
         )
 
 
-def _usage_lengths(output: Output, response: Any) -> Output:
+# Tokens an API may report past the budget it was sent (an end-of-turn token counted):
+# anything further is no count of this answer.
+USAGE_SLACK_TOKENS = 16
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def usage_problem(completion: Any, reasoning: Any, budget: int) -> str:
+    """Why a response's token counts cannot be its answer's ("" when they can): whole numbers
+    (a boolean is none), 0 <= reasoning <= completion <= the budget sent (and a little slack).
+    A response without counts has no problem: its lengths are simply not known."""
+    if completion is None and reasoning is None:
+        return ""
+    for name, value in (("completion_tokens", completion), ("reasoning_tokens", reasoning)):
+        if value is not None and not _whole(value):
+            return f"{name} is {value!r}, not a whole number of tokens"
+    if completion is None:
+        return f"reasoning_tokens is {reasoning!r} without completion_tokens"
+    if completion < 0 or (reasoning is not None and reasoning < 0):
+        return f"a negative token count (completion_tokens {completion!r}, reasoning_tokens {reasoning!r})"
+    if reasoning is not None and reasoning > completion:
+        return f"reasoning_tokens {reasoning} is more than completion_tokens {completion}, which include them"
+    if completion > budget + USAGE_SLACK_TOKENS:
+        return f"completion_tokens {completion} is past the budget of {budget} tokens the request was sent"
+    return ""
+
+
+def _usage_lengths(output: Output, response: Any, budget: int) -> Output:
     """An API reasoning model's output, its lengths from the response's ``usage``: the
     completion tokens (trace included, as Table 3 counts) and the hidden trace's reasoning
-    tokens. A budget spent before any answer (``finish_reason`` "length", no text) is a trace
-    cut off, as in the other modes."""
+    tokens, when they can be counts of this answer (``usage_problem``; else the row says why
+    and its lengths are left empty). An answer the budget stopped (``finish_reason``
+    "length") is cut off, as a trace cut off in the other modes: with no text the budget ran
+    out reasoning, with text it ended the explanation mid-way; neither is judged."""
     usage = getattr(response, "usage", None)
     usage = usage if isinstance(usage, Mapping) else {}
     details = usage.get("completion_tokens_details")
     reasoning = details.get("reasoning_tokens") if isinstance(details, Mapping) else None
     completion = usage.get("completion_tokens")
-    flag = output.flag
-    if flag == NO_EXPLANATION and getattr(response, "finish_reason", None) == "length":
-        flag = CUT_OFF
+    problem = usage_problem(completion, reasoning, budget)
+    if getattr(response, "finish_reason", None) == "length":
+        output = replace(output, flag=CUT_OFF, explanation="")
     return replace(
         output,
-        flag=flag,
-        output_tokens=completion if isinstance(completion, int) else None,
-        thinking_tokens=reasoning if isinstance(reasoning, int) else None,
+        output_tokens=completion if _whole(completion) and not problem else None,
+        thinking_tokens=reasoning if _whole(reasoning) and not problem else None,
+        usage_problem=problem,
     )
+
+
+def _warn_on_usage(outputs: Sequence[Output]) -> None:
+    """Responses whose token counts cannot be: say how many and why, once."""
+    flagged = [out.usage_problem for out in outputs if out.usage_problem]
+    if flagged:
+        log.warning(
+            "REG: %d of %d responses reported token usage that cannot be their answer's (%s); their lengths are "
+            "left out of output_tokens and thinking_tokens, and each such row's usage_problem says why.",
+            len(flagged),
+            len(outputs),
+            "; ".join(sorted(set(flagged))[:3]),
+        )
 
 
 def split_outputs(resps: Iterable[list[str]], docs: Sequence[Mapping[str, Any]]) -> list[Output]:
@@ -430,9 +474,10 @@ def split_outputs(resps: Iterable[list[str]], docs: Sequence[Mapping[str, Any]])
     mode = MODES[mode_name]
     responses = [answers[0] if answers else "" for answers in resps]
     if backend == REASONING:  # the trace stays on the server: the text is the answer, usage its length
-        outputs = [_usage_lengths(split_output(response), response) for response in responses]
+        outputs = [_usage_lengths(split_output(response), response, mode.max_gen_toks) for response in responses]
         outputs = [replace(out, thinking_mode=mode.thinking) for out in outputs]
-        if outputs and all(out.output_tokens is None for out in outputs):
+        _warn_on_usage(outputs)
+        if outputs and all(out.output_tokens is None and not out.usage_problem for out in outputs):
             log.warning(
                 "REG: no response carried its token usage, so output_tokens and thinking_tokens are NaN (Table 3 "
                 "and section 6 need them): run API reasoning models with the suite's model class, explain-eval "

@@ -11,6 +11,8 @@ What the generator produced is reported over all docs, whatever the judge decide
 ``cut_off`` and ``no_explanation`` (the two kinds of output without an explanation,
 ``outputs.FLAGS``) and the mean output and trace lengths in the generator's tokens; Table
 3's mean output tokens of the successful and of the unsuccessful explanations are over N.
+A row whose API usage cannot be (``generation.usage_problem``) is left out of the length
+means, never counted as a length.
 """
 
 from __future__ import annotations
@@ -74,6 +76,8 @@ def process_results(doc: dict[str, Any], results: list[dict[str, Any]]) -> dict[
     for name in ("output_tokens_successful", "output_tokens_unsuccessful"):  # Table 3, over the scored items in N
         metrics[name] = (metrics["success"][1], metrics["output_tokens"])
     metrics["thinking_tokens"] = _length(record.get("thinking_tokens"))
+    if record.get("usage_problem"):  # counts an API reported that cannot be: out of the means, not NaN in them
+        del metrics["output_tokens"], metrics["thinking_tokens"]
     metrics["thinking_words"] = float(record["thinking_words"])
     metrics["unparsed"] = unparsed_count(record)
     check = record.get("judge_check") or {}

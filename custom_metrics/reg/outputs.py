@@ -31,6 +31,9 @@ class Output:
     closed_trace: bool = False  # a trace ended inside the output (a closing marker was seen)
     output_tokens: int | None = None  # the whole output, trace included, in the generator's tokens
     thinking_tokens: int | None = None  # the trace alone
+    # Why an API's reported token counts cannot be (``generation.usage_problem``): the lengths
+    # are then left empty and out of the run's means, and the samples file says why.
+    usage_problem: str = ""
 
     def length_fields(self) -> dict[str, Any]:
         """What the judged record logs about the output: the mode and its lengths (tokens
@@ -43,6 +46,7 @@ class Output:
             "thinking_chars": len(self.thinking),
             "thinking_words": len(self.thinking.split()),
             "thinking_tokens": self.thinking_tokens,
+            "usage_problem": self.usage_problem,
         }
 
 
