@@ -12,7 +12,9 @@ POSIX-locking filesystem; on NFS point the cache at local disk.
 The key is a hash, so texts of any length cost the same; the texts themselves are kept
 beside it so the cache can be inspected. Any sqlite failure (a truncated or foreign
 file, a folder that cannot be written) is a ``VerdictCacheError`` naming the file and
-what to do: the cache holds nothing that cannot be recomputed.
+what to do: the cache holds nothing that cannot be recomputed. Before that advice, the free
+space on the cache's disk is checked: a full disk (whatever error sqlite gives) says
+"disk full at <folder>" and to keep the cache, which is sound.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
+import shutil
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -28,6 +31,9 @@ from pathlib import Path
 from custom_metrics.judge.types import NLI_LABELS, NLIJudge, Pair, Verdict
 
 BUSY_TIMEOUT_S = 120  # a writer waits this long for another process's batch to commit
+# Below this much free space, a failure is the full disk's, whatever sqlite calls it: on a full
+# tmpfs it reports "disk I/O error" (SQLITE_IOERR_SHMSIZE: the WAL index cannot grow), not FULL.
+FULL_BELOW_BYTES = 1024 * 1024
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS verdicts (
@@ -79,11 +85,14 @@ class VerdictCache:
         try:
             yield
         except (sqlite3.Error, OSError, ValueError) as err:  # ValueError: a stored row that is no verdict
-            if _disk_full(err):  # the cache is sound: deleting it would only lose verdicts
+            free = free_bytes(self.path.parent)
+            if _disk_full(err) or (free is not None and free < FULL_BELOW_BYTES):  # deleting would only lose verdicts
+                left = "" if free is None else f"{_size(free)} free; "
                 raise VerdictCacheError(
-                    f"verdict cache {self.path}: cannot {action} it: the disk holding it is full "
-                    f"({type(err).__name__}: {err}). The cache itself is sound: keep it, free space on that disk, "
-                    "or point EXPLAIN_EVAL_JUDGE_CACHE (or --metadata judge_cache) at a folder on another disk."
+                    f"verdict cache {self.path}: cannot {action} it: disk full at {self.path.parent} (the disk "
+                    f"holding it is full: {left}{type(err).__name__}: {err}). The cache itself is sound: keep it, "
+                    "free space on that disk, or point EXPLAIN_EVAL_JUDGE_CACHE (or --metadata judge_cache) at a "
+                    "folder on another disk."
                 ) from err
             raise VerdictCacheError(
                 f"verdict cache {self.path}: cannot {action} it ({type(err).__name__}: {err}). It holds only "
@@ -149,6 +158,28 @@ class VerdictCache:
 
     def close(self) -> None:
         self._db.close()
+
+
+def free_bytes(folder: Path) -> int | None:
+    """The bytes an unprivileged writer can still put on the disk holding ``folder`` (its
+    nearest existing ancestor), or None where the system does not say."""
+    for candidate in (folder, *folder.parents):
+        if candidate.exists():
+            try:
+                return shutil.disk_usage(candidate).free
+            except OSError:
+                return None
+    return None
+
+
+def _size(count: int) -> str:
+    return (
+        f"{count} bytes"
+        if count < 1024
+        else f"{count / 1024:.0f} KiB"
+        if count < 1024**2
+        else f"{count / 1024**2:.0f} MiB"
+    )
 
 
 def _disk_full(err: BaseException) -> bool:

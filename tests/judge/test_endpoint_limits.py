@@ -150,3 +150,19 @@ def test_a_full_disk_under_a_sound_cache_says_to_keep_it(server, tmp_path: Path)
         assert "delete" not in message and str(mount / "verdicts.sqlite") in message
         reader = build_judge(f"openai:scripted@{server.url}", cache_dir=mount)
         assert reader.judge(PAIRS[:1])[0].label == "entailment" and reader.computed == 0  # the cache still serves
+
+
+def test_a_full_disk_that_sqlite_calls_an_io_error_says_disk_full_and_to_keep_the_cache(server, tmp_path: Path) -> None:
+    with tmpfs(tmp_path / "disk", "size=256k") as mount:
+        judge = build_judge(f"openai:scripted@{server.url}", cache_dir=mount)
+        judge.judge(PAIRS[:1])  # a sound cache holding a verdict, closed at the end of the run
+        judge.cache.close()
+        fill_disk(mount / "filler")
+        with pytest.raises(VerdictCacheError) as caught:  # sqlite: "disk I/O error" (its WAL index cannot grow)
+            build_judge(f"openai:scripted@{server.url}", cache_dir=mount)
+        message = str(caught.value)
+        assert f"disk full at {mount} (the disk holding it is full: 0 bytes free" in message, message
+        assert "keep it, free space" in message and "delete" not in message
+        (mount / "filler").unlink()  # space freed: the kept cache serves its verdict
+        reader = build_judge(f"openai:scripted@{server.url}", cache_dir=mount)
+        assert reader.judge(PAIRS[:1])[0].label == "entailment" and reader.computed == 0
