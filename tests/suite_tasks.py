@@ -34,7 +34,7 @@ EXPECTED_TASKS = {
     ),
     *(f"rule_{shots}rationale_{s}" for shots in ("", "5shot_") for s in ("none", "selective", "eliminative", "both")),
     "reg_chaos", "reg_chaos_thinking", "reg_chaos_served", "reg_chaos_thinking_served", "reg_chaos_reasoning_served",
-    "reg_judge_select", "reg_judge_select_loglik", "reg_judge_select_reasoning_served",
+    "reg_judge_select", "reg_judge_select_loglik", "reg_judge_select_reasoning_served", "reg_judge_humans",
     "ibe_copa", "ibe_ecare", "ibe_judge_copa", "ibe_judge_ecare", "ibe_judge_copa_chat", "ibe_judge_ecare_chat",
 }  # fmt: skip
 # REG's variants read the model arguments (merged into the metadata): the model kind, the
