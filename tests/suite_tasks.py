@@ -18,7 +18,7 @@ from tests.tiny_models import small_tokenizer
 NEEDS_EXPLANATIONS = {
     "geese_selfexp": "geese",
     "geese_selfexp_only": "geese",
-    **{f"ibe_judge_{d}{chat}": d for d in ("copa", "ecare") for chat in ("", "_chat")},
+    **{f"ibe_judge_{d}{kind}": d for d in ("copa", "ecare") for kind in ("", "_chat", "_position")},
 }
 EXPECTED_TASKS = {
     *(f"geese_{s}" for s in ("noexp", "dummy", "human", "llama3", "llama3_whynot", "llama3_implicit", "selfexp")),
@@ -36,6 +36,7 @@ EXPECTED_TASKS = {
     "reg_chaos", "reg_chaos_thinking", "reg_chaos_served", "reg_chaos_thinking_served", "reg_chaos_reasoning_served",
     "reg_judge_select", "reg_judge_select_loglik", "reg_judge_select_reasoning_served", "reg_judge_humans",
     "ibe_copa", "ibe_ecare", "ibe_judge_copa", "ibe_judge_ecare", "ibe_judge_copa_chat", "ibe_judge_ecare_chat",
+    "ibe_judge_copa_position", "ibe_judge_ecare_position",
 }  # fmt: skip
 # REG's variants read the model arguments (merged into the metadata): the model kind, the
 # thinking switch and the tokenizer that counts output tokens (custom_metrics/reg/generation.py).
