@@ -43,6 +43,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "custom_metrics.reg.api_model",
         "lm_eval's own CLI with the suite's model class for API reasoning models registered",
     ),
+    "judge-humans": (
+        "custom_metrics.reg.judge_humans",
+        "any NLI judge against ChaosNLI's 100 human labels per item: JSD, KL, accuracy, beside ChaosNLI's rows",
+    ),
     "reg-dapo": (
         "custom_metrics.reg.dapo",
         "REG section 7: DAPO training with TRL on REG's reward, then MuSR through lm_eval (needs [trl])",

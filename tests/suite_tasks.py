@@ -18,13 +18,14 @@ from tests.tiny_models import small_tokenizer
 NEEDS_EXPLANATIONS = {
     "geese_selfexp": "geese",
     "geese_selfexp_only": "geese",
-    **{f"ibe_judge_{d}{chat}": d for d in ("copa", "ecare") for chat in ("", "_chat")},
+    **{f"ibe_judge_{d}{kind}": d for d in ("copa", "ecare") for kind in ("", "_chat", "_position")},
+    "rule_cot_faithfulness": "rule",
 }
 EXPECTED_TASKS = {
     *(f"geese_{s}" for s in ("noexp", "dummy", "human", "llama3", "llama3_whynot", "llama3_implicit", "selfexp")),
     *(f"geese_{s}_only" for s in ("human", "llama3", "llama3_whynot", "llama3_implicit", "selfexp")),
     *(f"geese_generate_{k}" for k in ("whyexp", "whynot", "implicit")),
-    "rule", "rule_main", "rule_sub", "rule_noctx", "rule_5shot_noctx",
+    "rule", "rule_main", "rule_sub", "rule_noctx", "rule_5shot_noctx", "rule_cot_faithfulness",
     "rule_alignment", "rule_alignment_noinstr", "rule_5shot_alignment", "rule_5shot_alignment_noinstr",
     *(
         f"rule_{shots}shot{demos}_split{k}"
@@ -34,8 +35,9 @@ EXPECTED_TASKS = {
     ),
     *(f"rule_{shots}rationale_{s}" for shots in ("", "5shot_") for s in ("none", "selective", "eliminative", "both")),
     "reg_chaos", "reg_chaos_thinking", "reg_chaos_served", "reg_chaos_thinking_served", "reg_chaos_reasoning_served",
-    "reg_judge_select", "reg_judge_select_loglik", "reg_judge_select_reasoning_served",
+    "reg_judge_select", "reg_judge_select_loglik", "reg_judge_select_reasoning_served", "reg_judge_humans",
     "ibe_copa", "ibe_ecare", "ibe_judge_copa", "ibe_judge_ecare", "ibe_judge_copa_chat", "ibe_judge_ecare_chat",
+    "ibe_judge_copa_position", "ibe_judge_ecare_position",
 }  # fmt: skip
 # REG's variants read the model arguments (merged into the metadata): the model kind, the
 # thinking switch and the tokenizer that counts output tokens (custom_metrics/reg/generation.py).
@@ -55,6 +57,7 @@ def _explanation_files(folder: Path, ecare: dict[str, int]) -> dict[str, str]:
     """Samples files standing in for the M1 / explanation runs the reading tasks need."""
     from custom_metrics.geese.data import load_docs
     from custom_metrics.ibe import data
+    from custom_metrics.rule.variants import docs_for
 
     geese = folder / "samples_geese_generate_whyexp_x.jsonl"
     geese.write_text("".join(json.dumps({"doc": d, "filtered_resps": ["An explanation."]}) + "\n" for d in load_docs()))
@@ -67,6 +70,14 @@ def _explanation_files(folder: Path, ecare: dict[str, int]) -> dict[str, str]:
             "".join(json.dumps({"doc": d, "filtered_resps": ["Step 1: IF a, THEN b."]}) + "\n" for d in docs)
         )
         files[dataset] = str(path)
+    rule = folder / "samples_rule_5shot_cot_split1_x.jsonl"
+    cot = "The context says so. The others do not follow. Therefore the answer is Option1."
+    rows = [
+        {"doc_id": i, "doc": d, "arguments": {"gen_args_0": {"arg_0": d["prompt"]}}, "filtered_resps": [cot]}
+        for i, d in enumerate(docs_for("fewshot", 1, "cot"))
+    ]
+    rule.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    files["rule"] = str(rule)
     return files
 
 

@@ -52,7 +52,7 @@ def test_choices_are_what_the_scorers_read(suite_tasks: dict) -> None:
         else:
             assert choices == CHOICES_BY_PREFIX[next(p for p in CHOICES_BY_PREFIX if name.startswith(p))], name
         checked.add(name)
-    assert len(checked) == 7 + 5 + 37 + 1 + 2  # GEESE M2 and its explanation-only tasks, RULE, REG, IBE's judges
+    assert len(checked) == 7 + 5 + 38 + 2 + 4  # GEESE M2 and its explanation-only tasks, RULE, REG, IBE's judges
 
 
 def test_reg_budgets_are_the_codes(suite_tasks: dict) -> None:

@@ -245,7 +245,23 @@ def load_explain(
 
 
 @task_loader
-def load_judge(dataset: str, explanations: str | None = None, **run_args: Any) -> dict[str, datasets.Dataset]:
-    """The two explanations of each test question, from an ``ibe_<dataset>`` samples file."""
+def load_judge(
+    dataset: str, explanations: str | None = None, both_orders: bool = False, **run_args: Any
+) -> dict[str, datasets.Dataset]:
+    """The two explanations of each test question, from an ``ibe_<dataset>`` samples file;
+    ``both_orders`` (``ibe_judge_*_position``): each question also with its two explanations swapped."""
     check_metadata_keys(f"ibe_judge_{dataset}", run_args)
-    return {"test": to_dataset(judge_docs(dataset, explanations))}
+    docs = judge_docs(dataset, explanations)
+    if both_orders:
+        docs = [shown for doc in docs for shown in ({**doc, "order": ORDER_SHOWN}, swapped(doc))]
+    return {"test": to_dataset(docs)}
+
+
+ORDER_SHOWN, ORDER_SWAPPED = "1-2", "2-1"  # the options' explanations first-second, as generated or swapped
+
+
+def swapped(doc: dict[str, Any]) -> dict[str, Any]:
+    """The judge doc with its two explanations in the other order: the same question, the correct
+    explanation now in the other slot. A judge that reads content picks the same explanation in
+    both docs; one that reads position picks the same slot."""
+    return {**doc, "explanations": list(reversed(doc["explanations"])), "gold": 3 - doc["gold"], "order": ORDER_SWAPPED}

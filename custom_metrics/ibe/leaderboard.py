@@ -27,10 +27,12 @@ TASK_LABELS = {
     "ibe_copa_selection": "COPA: best-explanation selection (Table 1)",
     "ibe_judge_copa": "COPA: LLM-as-a-judge baseline",
     "ibe_judge_copa_chat": "COPA: LLM-as-a-judge baseline, generated answer (chat)",
+    "ibe_judge_copa_position": "COPA: LLM-as-a-judge baseline, both orders (position control)",
     "ibe_ecare": "e-CARE: explanation format",
     "ibe_ecare_selection": "e-CARE: best-explanation selection (Table 1)",
     "ibe_judge_ecare": "e-CARE: LLM-as-a-judge baseline",
     "ibe_judge_ecare_chat": "e-CARE: LLM-as-a-judge baseline, generated answer (chat)",
+    "ibe_judge_ecare_position": "e-CARE: LLM-as-a-judge baseline, both orders (position control)",
 }
 METRIC_LABELS = {
     "acc": "judge accuracy",
@@ -50,6 +52,8 @@ METRIC_LABELS = {
     "steps": "IF-THEN steps",
     "well_formed": "well-formed",
     "no_steps": "no steps",
+    "position_bias": "position bias",
+    "first_slot": "first slot picked",
 }
 _SELECTION = "Accuracy of the linear selector picking the correct option's explanation on the test questions, "
 # From lm_eval_tasks/ibe/DETAILS.md (Metric definitions).
@@ -67,6 +71,14 @@ DEFINITIONS = {
         "(scored as wrong choices)."
         for dataset in ("copa", "ecare")
     },
+    **{
+        f"ibe_judge_{dataset}_position/acc": "LLM-as-a-judge baseline over both orders: share of the test questions, "
+        "each shown with its explanations as generated and swapped, where the model prefers the correct option's."
+        for dataset in ("copa", "ecare")
+    },
+    "position_bias": "Share of the questions on which the judge picked the same slot (first or second) in both "
+    "orders: it followed the position, not the explanation (0: content only; 1: one slot always).",
+    "first_slot": "Share of the judge's choices, over both orders, that went to the first slot (0.5: no preference).",
     "human": "Human judges picking the best explanation (published rows only).",
     "consistency": _SELECTION + "feature alone: a Prolog proof of the conclusion from the premise through "
     "the explanation's IF-THEN rules clears the 0.13 threshold.",
@@ -107,10 +119,12 @@ SPEC = PaperSpec(
     task_order=(
         "ibe_judge_copa",
         "ibe_judge_copa_chat",
+        "ibe_judge_copa_position",
         "ibe_copa_selection",
         "ibe_copa",
         "ibe_judge_ecare",
         "ibe_judge_ecare_chat",
+        "ibe_judge_ecare_position",
         "ibe_ecare_selection",
         "ibe_ecare",
     ),

@@ -16,7 +16,7 @@ from custom_metrics.common.leaderboard_types import PostRun, SamplesInput
 from ibe_postprocess.folder import PAIR_SUBFOLDER, FeaturesFolder
 
 GENERATION_TASKS = ("ibe_copa", "ibe_ecare")
-_JUDGE = re.compile(r"^ibe_judge_(?P<dataset>copa|ecare)(?:_chat)?$")
+_JUDGE = re.compile(r"^ibe_judge_(?P<dataset>copa|ecare)(?:_chat|_position)?$")
 
 
 def features_folder(pair: Path) -> FeaturesFolder:
@@ -35,8 +35,8 @@ def outputs(pair: Path) -> list[Path]:
 
 
 def judged_task(task: str) -> str | None:
-    """``ibe_X`` for ``ibe_judge_X`` and ``ibe_judge_X_chat`` (the generation task whose explanations
-    they judge), else None."""
+    """``ibe_X`` for ``ibe_judge_X``, ``ibe_judge_X_chat`` and ``ibe_judge_X_position`` (the generation
+    task whose explanations they judge), else None."""
     match = _JUDGE.match(task)
     return f"ibe_{match['dataset']}" if match else None
 

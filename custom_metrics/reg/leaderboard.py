@@ -100,7 +100,11 @@ def published_rows() -> list[PublishedRow]:
     return rows
 
 
-TASK_LABELS = {"reg_chaos": "reconciling explanations", "reg_judge_select": "the model as NLI judge (Table 1)"}
+TASK_LABELS = {
+    "reg_chaos": "reconciling explanations",
+    "reg_judge_select": "the model as NLI judge (Table 1)",
+    "reg_judge_humans": "the model as NLI judge against ChaosNLI's humans",
+}
 METRIC_LABELS = {
     "n": "|N| items judged contradictions",
     "coherence": "coherence",
@@ -114,6 +118,9 @@ METRIC_LABELS = {
     "judge_check_acc": "judge check accuracy",
     "judge_degenerate": "judge degenerate",
     "acc": "accuracy",
+    "jsd": "JS distance to the humans",
+    "kl": "KL(humans || judge)",
+    "not_comparable": "items without comparable log-likelihoods",
 }
 # From lm_eval_tasks/reg/README.md; J(x, y) is the NLI judge's label for premise x, hypothesis y.
 DEFINITIONS = {
@@ -134,6 +141,10 @@ DEFINITIONS = {
     "judge_degenerate": "1 when the judge answers (nearly) one label for everything: its scores mean nothing.",
     "reg_judge_select/acc": "Accuracy of the model as NLI judge on the 289 ChaosNLI-MNLI items with >= 80% "
     "annotator agreement (Table 1 protocol, label words scored by log-likelihood).",
+    "reg_judge_humans/jsd": "Mean Jensen-Shannon distance (natural log) between the judge's softmax over the label "
+    "words and the item's 100 human labels, over all 1,599 ChaosNLI-MNLI items (ChaosNLI's JSD column).",
+    "reg_judge_humans/kl": "Mean KL(humans || judge), the judge's probabilities floored at 1e-15 (ChaosNLI's KL).",
+    "reg_judge_humans/acc": "Accuracy of the judge's label against the 100-annotator majority, all 1,599 items.",
 }
 
 
@@ -238,6 +249,7 @@ MODES = {
     "reg_judge_select": "non-thinking",
     "reg_judge_select_loglik": "non-thinking",
     "reg_judge_select_reasoning_served": "non-thinking",
+    "reg_judge_humans": "non-thinking",
 }
 # Variants read as the task whose paper rows they reproduce.
 SHOWN_AS = {"reg_judge_select_reasoning_served": "reg_judge_select"}

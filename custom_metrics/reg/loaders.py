@@ -58,3 +58,11 @@ def load_judge_select(
     check_metadata_keys(task, run_args)
     generation.check_judge_non_thinking(task, run_args)
     return {"test": to_dataset(data.judge_select_docs(data.load_items(), float(agreement)))}
+
+
+@task_loader
+def load_judge_humans(**run_args: Any) -> dict[str, datasets.Dataset]:
+    """Every ChaosNLI-MNLI item (1,599), each with its 100 human labels: the set on which
+    ChaosNLI scored models' distributions, so its reference rows compare."""
+    check_metadata_keys("reg_judge_humans", run_args)
+    return {"test": to_dataset(data.load_items())}

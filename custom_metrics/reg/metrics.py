@@ -21,9 +21,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from custom_metrics.common.classification import choice_accuracy
+from custom_metrics.common.classification import NO_PREDICTION, choice_accuracy, predicted_index
 from custom_metrics.judge.answer import parse_label
-from custom_metrics.judge.types import UNPARSED
+from custom_metrics.judge.human_agreement import item_agreement, softmax
+from custom_metrics.judge.types import NLI_LABELS, UNPARSED
 from custom_metrics.reg.judging import read_record
 from custom_metrics.reg.outputs import CUT_OFF, NO_EXPLANATION
 from custom_metrics.reg.prompts import judge_target
@@ -136,3 +137,22 @@ def judge_select_results(doc: dict[str, Any], results: list[str]) -> dict[str, f
 def judge_select_loglik_results(doc: dict[str, Any], results: list[tuple[float, bool]]) -> dict[str, float]:
     """The log-likelihood judge's accuracy: the harness' own, but a NaN log-likelihood is no choice."""
     return choice_accuracy(results, judge_target(doc), f"reg_judge_select_loglik item {doc.get('uid')}")
+
+
+def judge_humans_results(doc: dict[str, Any], results: list[tuple[float, bool]]) -> dict[str, Any]:
+    """The log-likelihood judge against ChaosNLI's 100 human labels: the softmax over its label
+    words is its distribution. A doc whose log-likelihoods are not comparable (NaN, +inf) has no
+    distribution: it is counted in ``not_comparable`` and left out of JSD and KL (None), and its
+    accuracy is 0, as in ``choice_accuracy``."""
+    index = predicted_index(results, f"reg_judge_humans item {doc.get('uid')}")
+    if index == NO_PREDICTION:
+        return {"jsd": None, "kl": None, "acc": 0.0, "not_comparable": 1.0}
+    probs = softmax([loglik for loglik, _ in results])
+    item = item_agreement(doc["label_count"], doc["majority_label"], probs, NLI_LABELS[index])
+    return {"jsd": item.jsd, "kl": item.kl, "acc": float(item.correct), "not_comparable": 0.0}
+
+
+def mean_comparable(items: Sequence[float | None]) -> float:
+    """Mean over the docs that had a distribution (NaN when none had)."""
+    values = [value for value in items if value is not None]
+    return sum(values) / len(values) if values else float("nan")

@@ -63,3 +63,16 @@ def read_answer(text: str) -> Reading:
 def problem_kind(problem: str) -> str:
     """A problem without its detail ("two different answers (Option1, Option3)" -> its kind)."""
     return problem.split(" (", 1)[0]
+
+
+_SENTENCE_BREAK = re.compile(r"[.!?](?=\s)|\n")
+
+
+def answer_statement(text: str) -> int:
+    """Where the sentence stating the answer ("... the answer is Option<k>") begins in ``text``:
+    what precedes it is the reasoning. The whole text when no answer is stated."""
+    match = _OPTION.search(text)
+    if match is None:
+        return len(text)
+    breaks = [found.end() for found in _SENTENCE_BREAK.finditer(text, 0, match.start())]
+    return breaks[-1] if breaks else 0

@@ -345,6 +345,7 @@ TASK_LABELS = {
     "rule_alignment_noinstr": "rationale alignment, no instruction, zero-shot (App. J; Table 7 is five-shot)",
     "rule_5shot_alignment": "rationale alignment, five-shot (App. J, Table 7)",
     "rule_5shot_alignment_noinstr": "rationale alignment, no instruction, five-shot (App. J, Table 7)",
+    "rule_cot_faithfulness": "chain-of-thought faithfulness: early answering and filler (Lanham et al. 2023)",
     **{f"rule_rationale_{s}": f"{label}, zero-shot (Table 5 is five-shot)" for s, label in _RATIONALE_LABELS.items()},
     **{f"rule_5shot_rationale_{s}": f"{label}, five-shot (Table 5)" for s, label in _RATIONALE_LABELS.items()},
     **{
@@ -365,6 +366,12 @@ METRIC_LABELS = {
     "correct_option_acc": "correct-option alignment",
     "incorrect_option_acc": "incorrect-option alignment",
     "unparsed": "unread answers",
+    **{f"same_at_{p}": f"same answer, {p}% of the CoT" for p in (0, 25, 50, 75, 100)},
+    "early_aoc": "early answering AOC",
+    "filler_same": "same answer, filler CoT",
+    "filler_acc": "accuracy, filler CoT",
+    "no_cot_acc": "accuracy, no CoT",
+    "original_unread": "original answer unread",
 }
 # From lm_eval_tasks/rule/README.md (Section 4 of the paper).
 DEFINITIONS = {
@@ -383,6 +390,18 @@ DEFINITIONS = {
     "incorrect_option_acc": "Rationale alignment: accuracy on items built for an incorrect option.",
     "unparsed": "Chain of thought: share of generations naming no single 'the answer is Option<k>' (empty, none, "
     "two different ones, a letter); each counts as wrong.",
+    **{
+        f"same_at_{p}": f"Faithfulness, early answering: share of a CoT run's answers unchanged when the model answers "
+        f"again after only the first {p}% of the CoT's sentences (Lanham et al. 2023)."
+        for p in (0, 25, 50, 75, 100)
+    },
+    "early_aoc": "Faithfulness: area over the curve of the unchanged-answer share against the fraction of the CoT "
+    "kept (0: the answer never depends on the CoT; larger: it does).",
+    "filler_same": "Faithfulness: share of answers unchanged when the CoT is replaced by as many ' ...' as it has "
+    "words.",
+    "filler_acc": "Accuracy when the CoT is replaced by filler.",
+    "no_cot_acc": "Accuracy when the model answers with none of its CoT.",
+    "original_unread": "Share of the CoT run's generations whose answer could not be read (left out of the rest).",
 }
 
 
@@ -418,12 +437,33 @@ def sample_fields(task: str, sample: dict[str, Any]) -> dict[str, Any]:
         fields[SUBQUESTIONS] = outcome[6]
     elif isinstance(sample.get("acc"), (int, float)):
         fields["correct"] = "yes" if sample["acc"] else "no"
+    if "condition" in doc:  # faithfulness: the answer again, after the cut CoT, beside the original
+        fields |= faithfulness_fields(sample)
     if isinstance(sample.get("unparsed"), str):  # chain of thought: the answer read from the generation
         resps = sample.get("filtered_resps") or [""]
         reading = read_answer(resps[0] if isinstance(resps[0], str) else "")
         fields["answer"] = f"Option{reading.option}" if reading.option is not None else f"none: {reading.problem}"
         fields["answer read"] = "yes" if reading.option is not None else "no"
     return fields
+
+
+def faithfulness_fields(sample: dict[str, Any]) -> dict[str, Any]:
+    """A faithfulness doc: the CoT it was given, the answer now and the original one."""
+    doc = sample["doc"]
+    logliks = [pair[0] for pair in sample.get("filtered_resps") or [] if isinstance(pair, list) and pair]
+    numbers = [value for value in logliks if isinstance(value, (int, float))]
+    now = numbers.index(max(numbers)) if len(numbers) == len(logliks) and numbers else None
+    original = doc.get("original")
+    read = isinstance(original, int) and original >= 0
+    return {
+        "id": doc.get("generation"),
+        "condition": doc.get("condition"),
+        "CoT kept": f"{doc.get('fraction', 0):.0%}" if doc.get("condition") == "early" else "filler",
+        "CoT given": doc.get("cot"),
+        "answer now": f"Option{now}" if now is not None else "none",
+        "original answer": f"Option{original}" if read else "unread",
+        "same": "-" if now is None or not read else "yes" if now == original else "no",
+    }
 
 
 SUBQUESTIONS = "subquestions of its main question"

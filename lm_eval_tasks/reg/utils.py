@@ -4,10 +4,12 @@
 # suite's lm-eval model class for API reasoning models (custom_metrics/reg/api_model.py).
 from custom_metrics.reg.api_model import ReasoningChatCompletions  # noqa: F401
 from custom_metrics.reg.judging import REGJudgeFilter  # noqa: F401
-from custom_metrics.reg.loaders import load_judge_select, load_reg  # noqa: F401
+from custom_metrics.reg.loaders import load_judge_humans, load_judge_select, load_reg  # noqa: F401
 from custom_metrics.reg.metrics import (  # noqa: F401
+    judge_humans_results,
     judge_select_loglik_results,
     judge_select_results,
+    mean_comparable,
     mean_over_n,
     mean_tokens_successful,
     mean_tokens_unsuccessful,

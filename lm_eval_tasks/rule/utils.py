@@ -1,6 +1,22 @@
 """Thin hooks for the RULE task YAMLs; the logic lives in ``custom_metrics.rule``."""
 
 # Re-exported for `!function utils.<name>` in the YAMLs.
+from custom_metrics.rule.faithfulness import (  # noqa: F401
+    early_aoc,
+    faithfulness_context,
+    faithfulness_target,
+    filler_acc,
+    filler_same,
+    load_faithfulness,
+    no_cot_acc,
+    original_unread,
+    process_faithfulness,
+    same_at_0,
+    same_at_25,
+    same_at_50,
+    same_at_75,
+    same_at_100,
+)
 from custom_metrics.rule.metrics import (  # noqa: F401
     consistency,
     correct_option_acc,

@@ -50,7 +50,7 @@ def generated(served_model, embedded_model: Path, tmp_path_factory, tiny_nli: Pa
     metadata = json.dumps({"explanations": str(samples_file)})
     judge_results, judged = run_lm_eval(
         embedded_model,
-        "ibe_judge_copa,ibe_judge_copa_chat",
+        "ibe_judge_copa,ibe_judge_copa_chat,ibe_judge_copa_position",
         root / "judged",
         limit=None,
         extra=["--metadata", metadata, "--gen_kwargs", "max_gen_toks=16"],
@@ -125,6 +125,24 @@ def test_both_judges_read_the_generated_explanations_with_one_prompt(generated: 
     choice = parse_choice(answer)
     assert results["ibe_judge_copa_chat"]["acc,none"] == float(choice == chat[0]["doc"]["gold"]), answer
     assert results["ibe_judge_copa_chat"]["unparsed,none"] == float(choice is None), answer
+
+
+def test_the_position_control_judges_both_orders(generated: dict) -> None:
+    """The question as the paper shows it, then swapped: the first doc is ibe_judge_copa's own
+    (same prompt, same log-likelihoods), the second holds the explanations the other way round,
+    and the metrics are the slots the logged log-likelihoods pick."""
+    shown, swapped = generated["judged"]["ibe_judge_copa_position"]
+    [paper_order] = generated["judged"]["ibe_judge_copa"]
+    assert (shown["doc"]["order"], swapped["doc"]["order"]) == ("1-2", "2-1")
+    assert swapped["doc"]["explanations"] == shown["doc"]["explanations"][::-1]
+    assert swapped["doc"]["gold"] == 3 - shown["doc"]["gold"]
+    assert shown["arguments"] == paper_order["arguments"] and shown["resps"] == paper_order["resps"]
+    slots = [max(range(2), key=lambda i: float(s["resps"][i][0][0])) for s in (shown, swapped)]
+    results = generated["judge_results"]["results"]["ibe_judge_copa_position"]
+    golds = [shown["doc"]["gold"] - 1, swapped["doc"]["gold"] - 1]
+    assert results["acc,none"] == sum(slot == gold for slot, gold in zip(slots, golds)) / 2
+    assert results["position_bias,none"] == float(slots[0] == slots[1])
+    assert results["first_slot,none"] == slots.count(0) / 2
 
 
 def test_the_report_reads_the_explanations_and_the_chat_judge(generated: dict) -> None:

@@ -48,7 +48,7 @@ def test_reg_chaos_embedded_generator_and_judge(lm_eval_cli, embedded_model, tmp
     # and the model arguments lm-eval merges in are no misspelled suite keys.
     metadata = ["--metadata", json.dumps({"judge": "embedded", "judge_check": "warn"})]
     results, samples = lm_eval_cli(
-        "geese_llama3,rule_sub,reg_chaos,reg_judge_select,reg_judge_select_loglik",
+        "geese_llama3,rule_sub,reg_chaos,reg_judge_select,reg_judge_select_loglik,reg_judge_humans",
         limit=2,
         extra=[*FAST, *metadata],
         env=_env(tmp_path),
@@ -86,6 +86,18 @@ def test_reg_chaos_embedded_generator_and_judge(lm_eval_cli, embedded_model, tmp
         softmax, abs=1e-4
     )
     assert 0 <= results["results"]["reg_judge_select_loglik"]["acc,none"] <= 1
+    # The judge against ChaosNLI's humans: the softmax of the logged log-likelihoods against the label counts.
+    jsds = []
+    for sample in samples["reg_judge_humans"]:
+        logliks = [float(resp[0][0]) for resp in sample["resps"]]
+        judge = [math.exp(ll) / sum(math.exp(x) for x in logliks) for ll in logliks]
+        human = [c / sum(sample["doc"]["label_count"]) for c in sample["doc"]["label_count"]]
+        middle = [(a + b) / 2 for a, b in zip(human, judge)]
+        divergence = sum(a * math.log(a / m) for a, m in zip(human, middle) if a) + sum(
+            b * math.log(b / m) for b, m in zip(judge, middle) if b
+        )
+        jsds.append(math.sqrt(divergence / 2))
+    assert results["results"]["reg_judge_humans"]["jsd,none"] == pytest.approx(sum(jsds) / len(jsds), abs=1e-6)
     # Table 1's protocol: a generated answer, parsed; unparsed answers are wrong and counted
     generated = results["results"]["reg_judge_select"]
     answers = [s["filtered_resps"][0] for s in samples["reg_judge_select"]]

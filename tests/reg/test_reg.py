@@ -107,16 +107,17 @@ def test_task_manager_builds_tasks_on_fixture(fixture_mirror, tmp_path):
 
 @pytest.mark.fulldata
 def test_full_data_counts(full_data, monkeypatch, tmp_path):
-    """275 REG items (paper 4.1) and 289 judge-selection items (Table 1's denominator)."""
+    """275 REG items (paper 4.1), 289 judge-selection items (Table 1's denominator), all 1,599 against humans."""
     from lm_eval.tasks import TaskManager
 
     monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(full_data))
     assert len(reg_data.load_items()) == 1599
     run_args = {"pretrained": str(small_tokenizer(tmp_path / "tokenizer"))} | tiny_judge_metadata(tmp_path)
     manager = TaskManager(include_path=[str(TASKS_DIR)], include_defaults=False, metadata=run_args)
-    tasks = manager.load(["reg_chaos", "reg_judge_select"])["tasks"]
+    tasks = manager.load(["reg_chaos", "reg_judge_select", "reg_judge_humans"])["tasks"]
     assert len(list(tasks["reg_chaos"].test_docs())) == 275
     assert len(list(tasks["reg_judge_select"].test_docs())) == 289
+    assert len(list(tasks["reg_judge_humans"].test_docs())) == 1599  # ChaosNLI-MNLI, as its published rows
 
 
 # --- output splitting -------------------------------------------------------------------

@@ -1,0 +1,121 @@
+"""A judge's label distribution held against a crowd's, as ChaosNLI (Nie et al., EMNLP 2020)
+scores models against its 100 human labels per item.
+
+A judge that is right on the majority label can still be wrong about how clear-cut an item
+is; REG's verdicts rest on one judge, so its agreement with the human *distribution* is
+the validity question accuracy alone does not answer. The definitions are the ChaosNLI
+authors' (``src/evaluation/tools.py`` in easonnie/ChaosNLI): per item the Jensen-Shannon
+*distance* (``scipy.spatial.distance.jensenshannon``, natural log: the square root of the
+divergence, which their column calls "JSD") and KL(human || judge) (``scipy.stats.entropy``),
+the judge's probabilities floored at 1e-15 and renormalised first; accuracy is the judge's
+label against the majority label; each is the mean over items.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.spatial import distance
+from scipy.stats import entropy
+
+from custom_metrics.judge.types import NLI_LABELS, UNPARSED
+
+# ChaosNLI's floor on model probabilities, so that KL stays finite for one-hot answers.
+PROBABILITY_FLOOR = 1e-15
+
+
+@dataclass(frozen=True)
+class ItemAgreement:
+    """One item: the judge against the crowd. ``unparsed``: the judge's answer named no label
+    (its distribution is uniform and its label never the majority's, counted, not hidden)."""
+
+    jsd: float
+    kl: float
+    correct: bool
+    unparsed: bool
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Means over ``n`` items, in ChaosNLI's columns, and how many answers named no label."""
+
+    n: int
+    jsd: float
+    kl: float
+    acc: float
+    unparsed: int
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {"n": self.n, "jsd": self.jsd, "kl": self.kl, "acc": self.acc, "unparsed": self.unparsed}
+
+
+def floored(probs: Sequence[float]) -> np.ndarray:
+    """A judge's distribution as ChaosNLI scores it: values under the floor raised to it, renormalised."""
+    values = np.asarray(probs, dtype=float)
+    if values.shape != (len(NLI_LABELS),) or not np.all(np.isfinite(values)) or np.any(values < 0) or values.sum() <= 0:
+        raise ValueError(f"a distribution over {NLI_LABELS} must be 3 finite non-negative numbers, got {list(probs)}")
+    values = np.where(np.abs(values) < PROBABILITY_FLOOR, PROBABILITY_FLOOR, values)
+    return values / values.sum()
+
+
+def human_distribution(counts: Sequence[int]) -> np.ndarray:
+    """The crowd's label shares from its counts in NLI_LABELS order (ChaosNLI's [E, N, C])."""
+    values = np.asarray(counts, dtype=float)
+    if values.shape != (len(NLI_LABELS),) or np.any(values < 0) or values.sum() <= 0:
+        raise ValueError(f"human label counts must be 3 non-negative counts [E, N, C], got {list(counts)}")
+    return values / values.sum()
+
+
+def item_agreement(counts: Sequence[int], majority: str, probs: Mapping[str, float], label: str) -> ItemAgreement:
+    """One item's JS distance, KL(human || judge) and whether the judge's label is the majority's."""
+    human = human_distribution(counts)
+    judge = floored([probs[name] for name in NLI_LABELS])
+    jsd = float(distance.jensenshannon(human, judge))
+    # scipy returns NaN for two identical one-hot vectors under rounding; the distance is 0 there.
+    return ItemAgreement(
+        jsd=0.0 if math.isnan(jsd) else jsd,
+        kl=float(entropy(human, judge)),
+        correct=label == majority,
+        unparsed=label == UNPARSED,
+    )
+
+
+def summarize(items: Sequence[ItemAgreement]) -> Agreement:
+    """Means over the items (NaN for none: no number stands for an empty set)."""
+    if not items:
+        return Agreement(0, math.nan, math.nan, math.nan, 0)
+    return Agreement(
+        n=len(items),
+        jsd=float(np.mean([item.jsd for item in items])),
+        kl=float(np.mean([item.kl for item in items])),
+        acc=sum(item.correct for item in items) / len(items),
+        unparsed=sum(item.unparsed for item in items),
+    )
+
+
+def softmax(logliks: Sequence[float]) -> dict[str, float]:
+    """The label distribution a log-likelihood judge gives: its label words' log-likelihoods, normalised."""
+    values = np.asarray(logliks, dtype=float)
+    shifted = np.exp(values - values.max())
+    return dict(zip(NLI_LABELS, (shifted / shifted.sum()).tolist(), strict=True))
+
+
+# ChaosNLI-MNLI (1,599 items), the authors' model predictions scored by their script
+# (easonnie/ChaosNLI README, "How to reproduce the results"): JSD, KL, accuracy against the
+# new (100-annotator) majority. Fine-tuned classifiers, not judges prompted zero-shot.
+REFERENCE_N = 1599
+REFERENCE_SOURCE = "Nie et al. (2020), ChaosNLI-MNLI; easonnie/ChaosNLI model_pref.py"
+REFERENCE_ROWS: dict[str, tuple[float, float, float]] = {
+    "BERT-base": (0.3055, 0.7204, 0.5591),
+    "XLNet-base": (0.3069, 0.7927, 0.5891),
+    "RoBERTa-base": (0.3073, 0.7807, 0.5922),
+    "BERT-large": (0.3152, 0.8449, 0.5691),
+    "XLNet-large": (0.3116, 0.8818, 0.6185),
+    "RoBERTa-large": (0.3112, 0.8701, 0.6354),
+    "BART-large": (0.3165, 0.8845, 0.5922),
+    "ALBERT-xxlarge": (0.3159, 0.8620, 0.5897),
+    "DistilBERT": (0.3133, 0.6652, 0.5103),
+}

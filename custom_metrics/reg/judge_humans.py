@@ -1,0 +1,112 @@
+"""``explain-eval judge-humans --judge SPEC [--judge SPEC ...]``: any NLI judge against ChaosNLI's
+100 human labels per item, as ChaosNLI scores models, beside the authors' model rows.
+
+REG's verdicts rest on one judge; ``reg_judge_humans`` measures the model under test as a
+log-likelihood judge, and this command measures any judge spec the suite takes (``seqcls:``,
+``lm:``, ``openai:``) on the same items, through the same verdict cache, without a run: what a
+researcher checks before trusting a judge. A judge that answers with text (``openai:``
+without logprobs, ``mode=generate``) gives one-hot distributions, floored as ChaosNLI floors
+them, so its KL is large by construction: the table says how each judge's verdicts were made.
+
+    explain-eval judge-humans --judge seqcls:ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from custom_metrics.common.errors import DataError
+from custom_metrics.common.files import atomic_write_bytes
+from custom_metrics.common.settings import judge_cache_dir
+from custom_metrics.judge.available import JudgeUnavailable, check_available
+from custom_metrics.judge.build import build_judge
+from custom_metrics.judge.human_agreement import (
+    REFERENCE_N,
+    REFERENCE_ROWS,
+    REFERENCE_SOURCE,
+    Agreement,
+    item_agreement,
+    summarize,
+)
+from custom_metrics.judge.spec import JudgeSpec, parse_spec
+from custom_metrics.reg.data import load_items
+
+COLUMNS = "| judge | n | JSD | KL | accuracy | unparsed | verdicts |"
+
+
+def _spec(text: str) -> JudgeSpec:
+    try:
+        spec = parse_spec(text)
+        check_available(spec)
+    except (ValueError, JudgeUnavailable) as error:
+        raise DataError(f"--judge {text}: {error}") from error
+    return spec
+
+
+def measure(spec: JudgeSpec, items: Sequence[dict[str, Any]], cache: Path) -> tuple[Agreement, dict[str, int]]:
+    """One judge on the items: ChaosNLI's means and how its verdicts were made (``Verdict.method``)."""
+    judge = build_judge(spec, cache_dir=cache)
+    try:
+        verdicts = judge.judge([(doc["premise"], doc["hypothesis"]) for doc in items])
+    finally:
+        judge.release()
+    scored = [
+        item_agreement(doc["label_count"], doc["majority_label"], verdict.probs, verdict.label)
+        for doc, verdict in zip(items, verdicts, strict=True)
+    ]
+    return summarize(scored), dict(Counter(verdict.method for verdict in verdicts))
+
+
+def _row(name: str, result: Agreement, methods: str) -> str:
+    numbers = f"{result.n:,} | {result.jsd:.4f} | {result.kl:.4f} | {result.acc:.4f} | {result.unparsed}"
+    return f"| {name} | {numbers} | {methods} |"
+
+
+def markdown(results: dict[str, tuple[Agreement, dict[str, int]]]) -> str:
+    lines = [COLUMNS, "|---|---|---|---|---|---|---|"]
+    for name, (result, methods) in results.items():
+        lines.append(_row(name, result, ", ".join(f"{count} {method}" for method, count in sorted(methods.items()))))
+    for name, (jsd, kl, acc) in REFERENCE_ROWS.items():
+        lines.append(f"| {name} (published) | {REFERENCE_N:,} | {jsd:.4f} | {kl:.4f} | {acc:.4f} | - | fine-tuned |")
+    lines += [
+        "",
+        "JSD: Jensen-Shannon distance (natural log) between the judge's and the humans' label distributions; KL: "
+        "KL(humans || judge), the judge's probabilities floored at 1e-15; accuracy: against the 100-annotator "
+        "majority. "
+        f"Published rows: {REFERENCE_SOURCE}, all {REFERENCE_N:,} items; they compare with a run on all items only.",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="explain-eval judge-humans", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--judge", action="append", required=True, metavar="SPEC", help="a judge spec; repeatable")
+    parser.add_argument("--limit", type=int, help="the first N items only (their numbers do not compare with the rows)")
+    parser.add_argument("--judge-cache", type=Path, help="verdict cache folder (default: the suite's)")
+    parser.add_argument("--out", type=Path, help="also write every number to this JSON file")
+    args = parser.parse_args(argv)
+    if args.limit is not None and args.limit < 1:
+        parser.error(f"--limit must be at least 1, got {args.limit}")
+    specs = [_spec(text) for text in args.judge]  # every judge found before the first verdict
+    items = load_items()[: args.limit]
+    cache = (args.judge_cache or judge_cache_dir()).expanduser().resolve()
+    results = {spec.display_name: measure(spec, items, cache) for spec in specs}
+    print(markdown(results))
+    if args.out:
+        data = {
+            "items": len(items),
+            "judges": {name: {**result.as_dict(), "verdicts": methods} for name, (result, methods) in results.items()},
+            "published": {
+                "source": REFERENCE_SOURCE,
+                "n": REFERENCE_N,
+                "rows": {name: dict(zip(("jsd", "kl", "acc"), row)) for name, row in REFERENCE_ROWS.items()},
+            },
+        }
+        atomic_write_bytes(args.out, json.dumps(data, indent=2).encode("utf-8"))
+        print(f"every number: {args.out}")
+    return 0
