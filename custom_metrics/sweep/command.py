@@ -127,19 +127,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, DataError) as error:
         parser.error(str(error))
     options.out.mkdir(parents=True, exist_ok=True)
-    if plan is None:
-        outcomes = run_sweep(options)
-    else:
-        from custom_metrics.sweep.cluster import SchedulerUnavailable, run_cluster_sweep
-        from custom_metrics.sweep.slurm import SlurmScheduler
+    from custom_metrics.sweep.cluster import SchedulerUnavailable
 
-        try:
+    try:
+        if plan is None:
+            outcomes = run_sweep(options)
+        else:
+            from custom_metrics.sweep.cluster import run_cluster_sweep
+            from custom_metrics.sweep.slurm import SlurmScheduler
+
             outcomes = run_cluster_sweep(
                 options, SlurmScheduler(), plan, wait=not args.no_wait, poll_s=args.poll_seconds
             )
-        except SchedulerUnavailable as error:
-            print(f"explain-eval sweep: {error}", file=sys.stderr)
-            return 2
+    except (SchedulerUnavailable, DataError) as error:  # no scheduler, or a sweep file that is a link
+        print(f"explain-eval sweep: {error}", file=sys.stderr)
+        return 2
     return finish(outcomes, options.out, args.leaderboard_out, build=not args.no_leaderboard, waited=not args.no_wait)
 
 

@@ -43,6 +43,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from custom_metrics.common.errors import DataError
 from custom_metrics.common.harness_outputs import IncompleteRun, check_finished, set_aside
 from custom_metrics.common.leaderboard_types import PaperSpec, PostRun, SamplesInput
 from custom_metrics.common.results import PAIR_FILE, ResultsFileError, parse_model_args, read_results_file
@@ -50,10 +51,12 @@ from custom_metrics.common.task_folders import TASKS_PATH
 from custom_metrics.sweep.child import (
     RUN_FILE,
     clear_record,
+    group_alive,
     read_record,
     run_child,
     still_running,
     stopped_by_signals,
+    verifiable,
     wait_until_gone,
 )
 from custom_metrics.sweep.lock import sweep_lock
@@ -269,7 +272,8 @@ def is_complete(folder: Path, marker: str = DONE_FILE) -> bool:
 def write_json_atomic(path: Path, data: dict) -> None:
     """Readers see the old file or the whole new one, even across a crash or two writers at once."""
     temporary = path.with_name(f"{path.name}.{os.getpid()}.{time.time_ns()}.tmp")
-    with temporary.open("w", encoding="utf-8") as handle:
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)  # never a planted link
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
         handle.write(json.dumps(data, indent=2))
         handle.flush()
         os.fsync(handle.fileno())
@@ -325,6 +329,11 @@ def settle_earlier_run(
                 f"lm_eval was started for this pair on {record.get('host')} (pid {record['pid']}, "
                 f"{record.get('started', '?')}) and has not finished; this machine cannot see that process. "
                 f"Once it is over, delete {folder / RUN_FILE} and run the sweep again.",
+            )
+        if running is False and not verifiable(record) and group_alive(record.get("process_group", record["pid"])):
+            say(
+                f"{folder / RUN_FILE} names the live pid {record['pid']} without its start time (start_ticks), "
+                "so it cannot be told from an unrelated process: treated as ended"
             )
         if running:
             wait_until_gone(record, say)
@@ -390,7 +399,10 @@ def _run_lm_eval(options: SweepOptions, setting: ModelSetting, task: str, folder
     log = folder / "lm_eval.log"
     before = set(folder.rglob("results*.json"))
     started = time.time()
-    code = run_child(command, log, record_in=folder)
+    try:
+        code = run_child(command, log, record_in=folder)
+    except DataError as error:  # the log is a link or no regular file: refused, never written through
+        return PairOutcome(setting.name, task, folder, "failed", str(error))
     new = sorted(set(folder.rglob("results*.json")) - before)
     reason = _why_unfinished(code, new)
     if reason:
@@ -461,7 +473,10 @@ def _run_post(step: PostRun, task: str, folder: Path, outcome: PairOutcome) -> P
         return failed(f"no samples_{task}_*.jsonl under {folder}")
     commands = step.commands(samples, folder)
     for command in commands:
-        code = run_child(command, log)
+        try:
+            code = run_child(command, log)
+        except DataError as error:
+            return failed(str(error))
         if code != 0:
             return failed(f"`{shlex.join(command)}` exited {code}; log {log}:\n{_tail(log)}")
     missing = [path for path in step.outputs(folder) if not path.is_file()]
