@@ -279,6 +279,31 @@ def _dependency(options: SweepOptions, pair: _Pair, by_name: dict[tuple[str, str
     return None
 
 
+def model_resources(plan: ResourcePlan, model: str, tasks: list[str]) -> Resources:
+    """What the array task of one model asks for, its tasks running in one ``lm_eval``: the
+    most GPUs, CPUs and memory any of its tasks asks for, the sum of their times (unless
+    ``--slurm-time`` sets the job's time), ``sbatch`` options merged, the rest as for its first task."""
+    each = [plan.for_pair(model, task) for task in tasks]
+    cpus = [res.cpus for res in each if res.cpus is not None]
+    mems = [res.mem for res in each if res.mem is not None]
+    sbatch: dict[str, str] = {}
+    for res in each:
+        sbatch.update(res.sbatch)
+    time_min = each[0].time_min if "time" in plan.flags else sum(res.time_min for res in each)
+    return replace(
+        each[0],
+        gpus=max(res.gpus for res in each),
+        cpus=max(cpus) if cpus else None,
+        mem=max(mems, key=_kibibytes) if mems else None,
+        time_min=time_min,
+        sbatch=sbatch,
+    )
+
+
+def _kibibytes(mem: str) -> float:
+    return float(mem[:-1]) * 1024 ** "KMGT".index(mem[-1].upper())
+
+
 def job_options(options: SweepOptions, resources: Resources) -> SweepOptions:
     """The sweep options as the job sees them: accelerate gets one process per GPU unless told otherwise."""
     if options.launcher == "accelerate" and options.num_processes is None and resources.gpus:

@@ -23,7 +23,6 @@ from custom_metrics.sweep.runner import (
     DEFAULT_INCLUDE,
     PairOutcome,
     SweepOptions,
-    is_complete,
     lm_eval_command,
     pair_complete,
     pair_folder,
@@ -175,28 +174,34 @@ def _check_slurm_flags(args: argparse.Namespace, on_slurm: bool) -> None:
 
 
 def print_dry_run(options: SweepOptions, plan: ResourcePlan | None) -> None:
-    """Each pair's state and, for pending ones, the harness command (and, on Slurm, the job's resources)."""
-    from custom_metrics.sweep.cluster import job_name, job_options
+    """Each pair's state and, per model, its one ``lm_eval`` over its pending tasks (plus one
+    per task that must run alone); on Slurm, the array task's resources."""
+    from custom_metrics.sweep.batch import plan_model, shared_command
+    from custom_metrics.sweep.cluster import job_options, model_resources
 
     for setting in options.models:
-        for task in options.tasks:
-            folder = pair_folder(options.out, setting, task)
-            if pair_complete(folder, task):
-                print(f"# {setting.name} x {task}: complete, skipped")
-                continue
-            if is_complete(folder):
-                print(f"# {setting.name} x {task}: lm_eval complete; post-run step pending")
-                continue
-            pair_options, job = options, ""
-            if plan is not None:
-                resources = plan.for_pair(setting.name, task)
-                pair_options = job_options(options, resources)
-                job = f"; Slurm job {job_name(folder)}: {resources.summary()}"
-            print(f"# {setting.name} x {task}: pending{job}")
+        model = plan_model(options, setting)
+        for task in model.complete:
+            done = pair_complete(pair_folder(options.out, setting, task), task)
+            print(
+                f"# {setting.name} x {task}: "
+                + ("complete, skipped" if done else "lm_eval complete; post-run step pending")
+            )
+        pending = [*model.shared, *model.alone]
+        if not pending:
+            continue
+        job = f"; Slurm array task: {model_resources(plan, setting.name, pending).summary()}" if plan else ""
+        print(f"# {setting.name}: {len(pending)} pending task(s) ({', '.join(pending)}), one load per command{job}")
+        model_options = job_options(options, model_resources(plan, setting.name, pending)) if plan else options
+        if model.shared:
+            print(shlex.join(shared_command(model_options, setting, model.shared)))
+        for task in model.alone:
             try:
-                print(shlex.join(lm_eval_command(pair_options, setting, task, folder)))
+                print(
+                    shlex.join(lm_eval_command(model_options, setting, task, pair_folder(options.out, setting, task)))
+                )
             except FileNotFoundError as error:
-                print(f"# (runs after its source pair) {error}")
+                print(f"# (runs after its source task) {error}")
 
 
 def finish(outcomes: list[PairOutcome], out: Path, board: Path | None, *, build: bool, waited: bool) -> int:

@@ -276,7 +276,7 @@ def test_dry_run_prints_pending_commands(tmp_path: Path, capsys) -> None:
     )
     assert code == 0
     out = capsys.readouterr().out
-    assert "m x geese_noexp: pending" in out and "accelerate.commands.launch -m lm_eval" in out
+    assert "# m: 1 pending task(s) (geese_noexp)" in out and "accelerate.commands.launch -m lm_eval" in out
 
 
 def _starts(log: Path) -> int:
