@@ -18,7 +18,7 @@ from pathlib import Path
 
 import custom_metrics.sweep.runner as runner
 from custom_metrics.common.leaderboard_types import PostRun
-from custom_metrics.sweep.cluster import run_pair_job
+from custom_metrics.sweep.cluster import run_model_job
 from custom_metrics.sweep.runner import ModelSetting, SweepOptions
 
 REAL_POST_RUN_OF = runner.post_run_of
@@ -102,8 +102,8 @@ def ran(options: SweepOptions) -> list[tuple[str, str]]:
     return [tuple(line.split(" ")) for line in text.splitlines()]
 
 
-def pair_job_with_fake_lm_eval(options: SweepOptions, setting: ModelSetting, task: str):
+def model_job_with_fake_lm_eval(options: SweepOptions, setting: ModelSetting):
     """The real job body, in the job's own process, with the stand-ins in place of lm_eval and the post-run commands."""
     runner.lm_eval_command = fake_lm_eval_command
     runner.post_run_of = fake_post_run_of
-    return run_pair_job(options, setting, task)
+    return run_model_job(options, setting)
