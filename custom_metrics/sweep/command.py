@@ -1,9 +1,10 @@
 """``explain-eval sweep``: every model x task pair, on this machine or as Slurm jobs, then the leaderboard.
 
 ``explain-eval sweep --models "M1 M2" --tasks "t1,t2" --out runs/sweep``
-runs the pairs one after another here (``runner.py``); ``--launcher slurm`` submits each
-pending pair as a Slurm job and follows them (``cluster.py``, ``slurm.py``), with
-per-pair resources from ``--slurm-*`` flags or ``--slurm-config`` (``resources.py``).
+runs the models one after another here, each loaded once for its pending tasks (``batch.py``,
+``runner.py``); ``--launcher slurm`` submits one job array, a task per model with pending
+pairs, and follows it (``cluster.py``, ``slurm.py``), with resources from ``--slurm-*``
+flags or ``--slurm-config`` (``resources.py``).
 """
 
 from __future__ import annotations
@@ -57,8 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--launcher",
         choices=("plain", "accelerate", "slurm"),
         default="plain",
-        help="plain: here, one pair after another; accelerate: here, one model copy per GPU; "
-        "slurm: one Slurm job per pair (see the --slurm-* options)",
+        help="plain: here, one model after another (one lm_eval per model); accelerate: here, one model copy "
+        "per GPU; slurm: one Slurm job array, a task per model (see the --slurm-* options)",
     )
     parser.add_argument("--num-processes", type=positive_int, help="accelerate --num_processes (default: its config)")
     parser.add_argument(
@@ -75,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--lm-eval-args", default="", help="more lm_eval arguments, e.g. '--num_fewshot 5'")
     parser.add_argument("--leaderboard-out", type=Path, help="leaderboard folder (default: OUT/leaderboard)")
     parser.add_argument("--no-leaderboard", action="store_true", help="skip the leaderboard after the sweep")
-    parser.add_argument("--dry-run", action="store_true", help="print each pending command, run nothing")
+    parser.add_argument("--dry-run", action="store_true", help="print each model's pending command, run nothing")
     slurm = parser.add_argument_group("Slurm (--launcher slurm)")
     slurm.add_argument(
         "--job-launcher",
