@@ -127,7 +127,7 @@ leaderboard: install
 	$(BIN)/explain-eval leaderboard $(RUNS) --out $(LEADERBOARD_OUT)
 
 # LIMIT only applies when given on the command line: a full sweep is never cut silently.
-# LAUNCHER=slurm submits one Slurm job per pair; SLURM_CONFIG=file.yaml sets their resources,
+# LAUNCHER=slurm submits one Slurm job array (a task per model); SLURM_CONFIG=file.yaml sets resources,
 # SWEEP_ARGS passes any other option (e.g. "--slurm-gpus 1 --slurm-partition gpu --no-wait").
 sweep: install
 	$(BIN)/explain-eval sweep --models "$(MODELS)" --tasks "$(TASKS)" --out $(SWEEP_OUT) \

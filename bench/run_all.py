@@ -28,6 +28,7 @@ FULL = {
     "ibe_scaling": ["--sizes", "100,1000,5000"],
     "task_cost": ["--requests", "32"],
     "leaderboard_scale": ["--sizes", "10,50,100,200", "--limit", "16", "--repeats", "3"],
+    "sweep_plan": ["--models", "100", "--tasks", "30", "--repeats", "3"],
 }
 QUICK = {
     "suite_overhead": ["--limit", "1"],
@@ -36,6 +37,7 @@ QUICK = {
     "ibe_scaling": ["--sizes", "20,40,80"],
     "task_cost": ["--requests", "2"],
     "leaderboard_scale": ["--sizes", "2,4", "--limit", "4", "--repeats", "1"],
+    "sweep_plan": ["--models", "5", "--tasks", "3", "--repeats", "1"],
 }
 
 

@@ -244,3 +244,31 @@ def _locked(folder: Path) -> Iterator[None]:
         yield
     finally:
         os.close(descriptor)
+
+
+def open_unlinked(path: Path, flags: int, what: str = "file") -> int:
+    """A descriptor of ``path`` opened with ``flags`` plus ``O_NOFOLLOW``, refused (a
+    DataError naming the path) when it is a symbolic link, a hard link, or not a regular file.
+
+    Why: anyone who can create a file in a shared folder can plant ``.sweep.lock`` or a log
+    as a link to a file of the user's; opening it to append or truncate would then write
+    through it. ``O_NONBLOCK`` keeps a FIFO of that name from blocking the open."""
+    try:
+        descriptor = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o666)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise _refused(path, what, "is a symbolic link; nothing is written through a link (remove it)") from err
+        raise _refused(path, what, f"cannot be opened ({err.strerror or err})") from err
+    info = os.fstat(descriptor)
+    problem = (
+        "is not a regular file (a FIFO, device or socket)"
+        if not stat.S_ISREG(info.st_mode)
+        else "has other hard links; nothing is written through a link (remove it)"
+        if info.st_nlink > 1
+        else ""
+    )
+    if problem:
+        os.close(descriptor)
+        raise _refused(path, what, problem)
+    os.set_blocking(descriptor, True)
+    return descriptor

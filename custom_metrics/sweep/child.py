@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from custom_metrics.common.files import atomic_write_bytes
+from custom_metrics.common.files import atomic_write_bytes, open_unlinked
 
 RUN_FILE = "lm_eval.run.json"
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -77,8 +77,10 @@ def run_child(command: list[str], log: Path, record_in: Path | None = None) -> i
     status. With ``record_in``, the child's run record is written into that folder.
 
     Whatever stops the sweep while it waits (Ctrl-C, SIGTERM, an error) stops the child's group too.
+    A log that is a link is refused (DataError naming it), never appended through.
     """
-    with log.open("a", encoding="utf-8") as handle:
+    descriptor = open_unlinked(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, "sweep log")
+    with os.fdopen(descriptor, "a", encoding="utf-8") as handle:
         handle.write(f"\n### {time.strftime('%Y-%m-%d %H:%M:%S')} $ {shlex.join(command)}\n")
         handle.flush()
         process = subprocess.Popen(
@@ -187,17 +189,27 @@ def _state(pid: int) -> str | None:
 
 
 def still_running(record: dict[str, Any]) -> bool | None:
-    """True while the recorded run's process group lives here, False once it is gone, None
-    when this machine cannot tell (it was started on another host)."""
+    """True while the recorded run's process group lives here, False once it is gone or the
+    record cannot prove the living process is its run (no start time), None when this
+    machine cannot tell (it was started on another host)."""
     if record.get("host") != socket.gethostname():
         return None
     if record.get("boot") and record["boot"] != _boot_id():
         return False
     group = record.get("process_group", record["pid"])
-    if not isinstance(group, int) or not group_alive(group):
+    if not isinstance(group, int) or isinstance(group, bool) or not group_alive(group):
         return False
+    if not verifiable(record):
+        return False  # a live pid it cannot be told from: waiting on it could last forever
     ticks = _start_ticks(group)  # a living leader must be the recorded process, not a reused pid
-    return ticks is None or record.get("start_ticks") in (None, ticks)
+    return ticks is None or record["start_ticks"] == ticks
+
+
+def verifiable(record: dict[str, Any]) -> bool:
+    """Whether the record names its process by pid and start time (``start_ticks``); a record
+    without one (hand-made, or older) cannot tell its run from an unrelated process that got the pid."""
+    ticks = record.get("start_ticks")
+    return isinstance(ticks, int) and not isinstance(ticks, bool)
 
 
 def wait_until_gone(record: dict[str, Any], say: Callable[[str], None]) -> None:

@@ -1,18 +1,21 @@
-"""Model x task pairs as cluster jobs: submit what is missing, attach to what is queued, wait, report.
+"""Model x task pairs as a cluster job array: submit what is missing, attach to what is queued, wait, report.
 
-Each pending pair becomes one job that runs :func:`run_pair_job` (the local sweep's
-``run_pair``, so markers, post-run steps and resume work as on one machine). What
-survives between sweeps lives in the pair folder: ``lm_eval.done`` (written atomically by
-the job once the results file is complete) and ``cluster_job.json`` (the pair's current
-job id and log paths, written right after submission). A rerun of the same command
-therefore skips finished pairs, attaches to pairs whose job is still queued or running,
-and resubmits pairs whose job failed, was cancelled or was preempted.
+A sweep submits one job array (one per distinct resource request, usually one), one array
+task per model with pending pairs; each array task runs :func:`run_model_job`, the local
+sweep's ``batch.run_model`` (the model loaded once for all its pending tasks; markers,
+post-run steps and resume per task as on one machine). What survives between sweeps lives
+in the pair folders: ``lm_eval.done`` (written atomically by the job once the task's
+results are complete) and ``cluster_job.json`` (the id of the array task that runs the
+pair, and its log paths, written right after submission). A rerun of the same command
+therefore skips finished pairs, attaches to a model whose array task is still queued or
+running, and resubmits, in one new array, the models whose task failed, was cancelled or
+was preempted. The scheduler's scripts, pickles and logs go in ``OUT/_jobs``.
 
 Two sweeps on one folder never submit a pair twice: submission happens under a lock file
-(``OUT/.sweep.lock``, ``lock.py``), and a pair whose job name (derived from its folder) is among the
-user's queued or running jobs is adopted instead of resubmitted, which also covers a sweep
-killed between submitting and writing ``cluster_job.json``, or one started on another
-login node.
+(``OUT/.sweep.lock``, ``lock.py``), and an array whose name (derived from the sweep folder and
+the models it runs) is among the user's queued or running jobs is adopted instead of
+resubmitted, each of its tasks by its index, which also covers a sweep killed between
+submitting and writing ``cluster_job.json``, or one started on another login node.
 
 The scheduler is only asked for job states, never trusted to keep them: a job it no
 longer knows is judged by the pair's markers, so a cluster without accounting (no
@@ -33,6 +36,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from custom_metrics.common.errors import DataError
+from custom_metrics.common.files import MARKER_MAX_BYTES, read_regular_bytes
 from custom_metrics.sweep.lock import sweep_lock
 from custom_metrics.sweep.resources import ResourcePlan, Resources
 from custom_metrics.sweep.runner import (
@@ -42,7 +47,6 @@ from custom_metrics.sweep.runner import (
     SweepOptions,
     pair_complete,
     pair_folder,
-    run_pair,
     skip_detail,
     source_task,
     task_arguments,
@@ -50,7 +54,7 @@ from custom_metrics.sweep.runner import (
 )
 
 JOB_FILE = "cluster_job.json"
-JOB_LOG_FOLDER = "jobs"  # the scheduler's scripts, pickles and logs, inside the pair folder
+JOB_LOG_FOLDER = "_jobs"  # the scheduler's scripts, pickles and logs, in the sweep folder (no model folder is so named)
 
 
 @dataclass(frozen=True)
@@ -63,13 +67,14 @@ class JobState:
 
 
 @dataclass(frozen=True)
-class JobRequest:
+class ArrayRequest:
+    """One job array: the same resources for each task, one argument tuple per task."""
+
     name: str
     folder: Path
     resources: Resources
     function: Callable[..., Any]
-    args: tuple[Any, ...]
-    after: str | None = None  # a job id that must end successfully first
+    args: list[tuple[Any, ...]]
 
 
 @dataclass(frozen=True)
@@ -86,32 +91,38 @@ class SchedulerUnavailable(RuntimeError):
 class Scheduler(Protocol):
     name: str
 
-    def submit(self, request: JobRequest) -> SubmittedJob:
-        """Submit one job; raises SchedulerUnavailable or RuntimeError with the scheduler's message."""
+    def submit_array(self, request: ArrayRequest) -> list[SubmittedJob]:
+        """Submit one job array (its tasks in the order of ``request.args``); raises
+        SchedulerUnavailable or RuntimeError with the scheduler's message."""
         ...
 
     def states(self, job_ids: Sequence[str]) -> dict[str, JobState]:
-        """States of the given jobs; a job the scheduler no longer knows is left out."""
+        """States of the given jobs (array tasks: ``12_3``); a job the scheduler no longer knows is left out."""
         ...
 
-    def active_by_name(self) -> dict[str, str]:
-        """Job name -> id of this user's queued or running jobs."""
+    def active(self) -> dict[str, tuple[str, int]]:
+        """Job id -> (name, array index) of this user's queued or running jobs, array tasks one by one."""
         ...
 
 
-def run_pair_job(options: SweepOptions, setting: ModelSetting, task: str) -> PairOutcome:
-    """The body of every pair's job: the pair exactly as the local sweep runs it.
+def run_model_job(options: SweepOptions, setting: ModelSetting) -> dict[str, PairOutcome]:
+    """The body of every array task: one model's pairs exactly as the local sweep runs them.
 
-    A failed pair ends the job with exit status 1 (the scheduler records it as FAILED) and
-    the reason, with the tail of ``lm_eval.log``, as the last lines of the job's stderr,
-    which is what the sweep shows; an exception would bury it under a traceback.
+    A failed pair ends the task with exit status 1 (the scheduler records it as FAILED) and
+    the reason, with the tail of ``lm_eval.log``, as the last lines of its stderr, which is
+    what the sweep shows; an exception would bury it under a traceback.
     """
-    outcome = run_pair(options, setting, task)
-    if outcome.status == "failed":
+    from custom_metrics.sweep.batch import run_model
+
+    outcomes = run_model(options, setting, lambda text: print(text, flush=True))
+    for task, outcome in outcomes.items():
+        print(f"{setting.name} x {task}: {outcome.status} ({outcome.detail})", flush=True)
+    failed = [(task, outcome) for task, outcome in outcomes.items() if outcome.status == "failed"]
+    for task, outcome in failed:
         print(f"{setting.name} x {task} failed: {outcome.detail}", file=sys.stderr, flush=True)
+    if failed:
         raise SystemExit(1)
-    print(f"{setting.name} x {task}: {outcome.status} ({outcome.detail})", flush=True)
-    return outcome
+    return outcomes
 
 
 @dataclass
@@ -132,10 +143,10 @@ class _Pair:
         return self.outcome
 
 
-def job_name(folder: Path) -> str:
-    """Unique per pair folder (readable in squeue), so another sweep can recognise the pair's job."""
-    digest = hashlib.sha1(str(folder.resolve()).encode()).hexdigest()[:8]
-    return f"ee-{folder.parent.name}-{folder.name}-{digest}"
+def array_name(out: Path, models: Sequence[str]) -> str:
+    """The same for the same sweep folder and models (readable in squeue), so another sweep can recognise the array."""
+    digest = hashlib.sha1("\n".join([str(out.resolve()), *models]).encode()).hexdigest()[:8]
+    return f"ee-{out.name}-{digest}"
 
 
 def job_paths(folder: Path, job_id: str) -> SubmittedJob:
@@ -154,7 +165,7 @@ def read_job_record(folder: Path) -> dict[str, Any] | None:
     return record if isinstance(record, dict) and isinstance(record.get("job_id"), str) else None
 
 
-def _write_job_record(folder: Path, scheduler: str, job: SubmittedJob, resources: Resources | None) -> None:
+def _write_job_record(folder: Path, scheduler: str, job: SubmittedJob, resources: Resources | None, name: str) -> None:
     previous = read_job_record(folder) or {}
     history = [*previous.get("history", []), *([previous["job_id"]] if previous.get("job_id") else [])]
     write_json_atomic(
@@ -162,7 +173,7 @@ def _write_job_record(folder: Path, scheduler: str, job: SubmittedJob, resources
         {
             "scheduler": scheduler,
             "job_id": job.job_id,
-            "name": job_name(folder),
+            "name": name,
             "stdout": str(job.stdout),
             "stderr": str(job.stderr),
             "submitted": time.strftime("%Y-%m-%dT%H:%M:%S"),
@@ -181,9 +192,10 @@ def run_cluster_sweep(
     wait: bool = True,
     poll_s: float = 30.0,
     unreachable_s: float = 900.0,
-    job: Callable[..., Any] = run_pair_job,
+    job: Callable[..., Any] = run_model_job,
 ) -> list[PairOutcome]:
-    """Submit every pending pair, then (with ``wait``) follow the jobs until all have ended.
+    """Submit every model with pending pairs as a task of one job array, then (with ``wait``)
+    follow the array tasks until all have ended.
 
     Outcomes are ``skipped`` / ``done`` / ``failed`` as in the local sweep, plus ``pending``
     for pairs whose job is still queued or running when the sweep stops following them
@@ -221,62 +233,142 @@ def _submit_pending(
     say: Callable[[_Pair, str], None],
 ) -> None:
     records = {pair.index: read_job_record(pair.folder) for pair in pairs}
-    recorded = [record["job_id"] for record in records.values() if record]
+    recorded = sorted({record["job_id"] for record in records.values() if record})
     known = scheduler.states(recorded) if recorded else {}
-    active = scheduler.active_by_name()
     by_name = {(pair.setting.name, pair.task): pair for pair in pairs}
-    for pair in pairs:
-        record = records[pair.index]
-        if pair_complete(pair.folder, pair.task):
-            say(pair, f"skipped ({pair.outcome_as('skipped', skip_detail(options, *pair.key, pair.folder)).detail})")
+    to_submit: list[tuple[ModelSetting, list[_Pair], Resources]] = []
+    for setting in options.models:
+        pending = []
+        for pair in (pair for pair in pairs if pair.setting == setting):
+            if pair_complete(pair.folder, pair.task):
+                outcome = pair.outcome_as("skipped", skip_detail(options, *pair.key, pair.folder))
+                say(pair, f"skipped ({outcome.detail})")
+            elif not _cannot_run(options, pair, by_name):
+                pending.append(pair)
+        live = next((records[p.index] for p in pending if _still_queued(records[p.index], known)), None)
+        if live is not None:  # the model's array task still runs: its pairs wait for it
+            for pair in pending:
+                pair.job = SubmittedJob(live["job_id"], Path(live["stdout"]), Path(live["stderr"]))
+                if (records[pair.index] or {}).get("job_id") != live["job_id"]:
+                    _write_job_record(pair.folder, scheduler.name, pair.job, None, live.get("name", ""))
+                say(pair, f"attached to job {pair.job.job_id} ({known[live['job_id']].phase}; log {pair.job.stdout})")
+        elif pending:
+            to_submit.append((setting, pending, model_resources(plan, setting.name, [p.task for p in pending])))
+    adoptable = _submitted_by_another_sweep(options.out, scheduler.active()) if to_submit else {}
+    groups: dict[str, list[tuple[ModelSetting, list[_Pair], Resources]]] = {}
+    for setting, pending, resources in to_submit:
+        job_id = adoptable.get(setting.name)
+        if job_id is not None:  # a sweep killed after sbatch, or one on another login node, submitted it
+            for pair in pending:
+                pair.job = job_paths(options.out / JOB_LOG_FOLDER, job_id)
+                _write_job_record(pair.folder, scheduler.name, pair.job, None, "")
+                say(pair, f"attached to job {job_id}, submitted by another sweep (log {pair.job.stdout})")
             continue
-        state = known.get(record["job_id"]) if record else None
-        if record and state is not None and state.phase != "ended":
-            pair.job = SubmittedJob(record["job_id"], Path(record["stdout"]), Path(record["stderr"]))
-            say(pair, f"attached to job {pair.job.job_id} ({state.phase}; log {pair.job.stdout})")
-            continue
-        adopted = active.get(job_name(pair.folder))
-        if adopted is not None:
-            pair.job = job_paths(pair.folder / JOB_LOG_FOLDER, adopted)
-            _write_job_record(pair.folder, scheduler.name, pair.job, None)
-            say(pair, f"attached to job {adopted}, submitted by another sweep (log {pair.job.stdout})")
-            continue
-        after = _dependency(options, pair, by_name)
-        if pair.outcome is not None:  # it cannot run
-            continue
-        resources = plan.for_pair(pair.setting.name, pair.task)
-        arguments = (job_options(options, resources), *pair.key)
-        request = JobRequest(job_name(pair.folder), pair.folder / JOB_LOG_FOLDER, resources, job, arguments, after)
-        pair.folder.mkdir(parents=True, exist_ok=True)
+        # one array per resource request (usually one for the whole sweep)
+        groups.setdefault(f"{resources.summary()} {resources.setup}", []).append((setting, pending, resources))
+    for group in groups.values():
+        _submit_array(options, group, records, known, scheduler, job, say)
+
+
+def _still_queued(record: dict[str, Any] | None, known: dict[str, JobState]) -> bool:
+    state = known.get(record["job_id"]) if record else None
+    return state is not None and state.phase != "ended"
+
+
+def _submitted_by_another_sweep(out: Path, active: dict[str, tuple[str, int]]) -> dict[str, str]:
+    """Model name -> id of its queued or running array task, for arrays this sweep folder's
+    ``_jobs/<array name>.json`` lists the models of (written before each submission)."""
+    found = {}
+    for job_id, (name, index) in active.items():
         try:
-            pair.job = scheduler.submit(request)
-        except (SchedulerUnavailable, RuntimeError, OSError) as error:
-            say(pair, f"failed to submit: {error}")
-            pair.outcome_as("failed", f"submission failed: {error}")
+            models = json.loads(read_regular_bytes(out / JOB_LOG_FOLDER / f"{name}.json", MARKER_MAX_BYTES))["models"]
+        except (DataError, ValueError, KeyError, TypeError):
             continue
-        _write_job_record(pair.folder, scheduler.name, pair.job, resources)
-        again = (
-            f"resubmitted (job {record['job_id']} {state.state if state else 'ended unfinished'}); " if record else ""
-        )
-        waits = f", after job {after}" if after else ""
-        say(pair, f"{again}submitted job {pair.job.job_id} ({resources.summary()}{waits}; log {pair.job.stdout})")
+        if isinstance(models, list) and index < len(models) and isinstance(models[index], str):
+            found[models[index]] = job_id
+    return found
 
 
-def _dependency(options: SweepOptions, pair: _Pair, by_name: dict[tuple[str, str], _Pair]) -> str | None:
-    """The job a pair must wait for (its model's job of the task whose samples it reads), if
-    any. Sets the pair's outcome to failed when it cannot run at all."""
+def _submit_array(
+    options: SweepOptions,
+    group: list[tuple[ModelSetting, list[_Pair], Resources]],
+    records: dict[int, dict[str, Any] | None],
+    known: dict[str, JobState],
+    scheduler: Scheduler,
+    job: Callable[..., Any],
+    say: Callable[[_Pair, str], None],
+) -> None:
+    """One job array for the group's models, one task each (the array's models are written
+    first, so that another sweep can tell which task runs which model)."""
+    models = [setting.name for setting, _, _ in group]
+    name = array_name(options.out, models)
+    folder = options.out / JOB_LOG_FOLDER
+    resources = group[0][2]
+    arguments = [(job_options(options, resources), setting) for setting, _, _ in group]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(folder / f"{name}.json", {"models": models})
+        jobs = scheduler.submit_array(ArrayRequest(name, folder, resources, job, arguments))
+    except (SchedulerUnavailable, RuntimeError, OSError) as error:
+        for _, pending, _ in group:
+            for pair in pending:
+                say(pair, f"failed to submit: {error}")
+                pair.outcome_as("failed", f"submission failed: {error}")
+        return
+    for submitted, (_, pending, _) in zip(jobs, group):
+        for pair in pending:
+            pair.job = submitted
+            pair.folder.mkdir(parents=True, exist_ok=True)
+            record = records[pair.index]
+            _write_job_record(pair.folder, scheduler.name, submitted, resources, name)
+            state = known.get(record["job_id"]) if record else None
+            again = (
+                f"resubmitted (job {record['job_id']} {state.state if state else 'ended unfinished'}); "
+                if record
+                else ""
+            )
+            with_others = f" with the model's {len(pending) - 1} other pending task(s)" if len(pending) > 1 else ""
+            summary = f"{resources.summary()}; log {submitted.stdout}"
+            say(pair, f"{again}submitted job {submitted.job_id}{with_others} (array {name}, {summary})")
+
+
+def _cannot_run(options: SweepOptions, pair: _Pair, by_name: dict[tuple[str, str], _Pair]) -> bool:
+    """A pair that reads the samples of a task outside this sweep, which its model has not
+    logged: failed before submission (a queue wait would end in the same error)."""
     source = source_task(pair.task)
-    source_pair = by_name.get((pair.setting.name, source)) if source else None
-    if source and source_pair is None:  # not in this sweep: its samples must already exist
-        try:
-            task_arguments(options, *pair.key)
-        except FileNotFoundError as error:
-            pair.outcome_as("failed", str(error))
-    elif source_pair is not None and source_pair.job is not None:
-        return source_pair.job.job_id
-    elif source_pair is not None and source_pair.outcome is not None and source_pair.outcome.status == "failed":
-        pair.outcome_as("failed", f"not submitted: the {source} pair whose samples it reads failed")
-    return None
+    if not source or (pair.setting.name, source) in by_name:
+        return False  # its source runs first inside the same array task
+    try:
+        task_arguments(options, *pair.key)
+    except FileNotFoundError as error:
+        pair.outcome_as("failed", str(error))
+        return True
+    return False
+
+
+def model_resources(plan: ResourcePlan, model: str, tasks: list[str]) -> Resources:
+    """What the array task of one model asks for, its tasks running in one ``lm_eval``: the
+    most GPUs, CPUs and memory any of its tasks asks for, the sum of their times (unless
+    ``--slurm-time`` sets the job's time), ``sbatch`` options merged, the rest as for its first task."""
+    each = [plan.for_pair(model, task) for task in tasks]
+    cpus = [res.cpus for res in each if res.cpus is not None]
+    mems = [res.mem for res in each if res.mem is not None]
+    sbatch: dict[str, str] = {}
+    for res in each:
+        sbatch.update(res.sbatch)
+    time_min = each[0].time_min if "time" in plan.flags else sum(res.time_min for res in each)
+    return replace(
+        each[0],
+        gpus=max(res.gpus for res in each),
+        cpus=max(cpus) if cpus else None,
+        mem=max(mems, key=_kibibytes) if mems else None,
+        time_min=time_min,
+        sbatch=sbatch,
+    )
+
+
+def _kibibytes(mem: str) -> float:
+    return float(mem[:-1]) * 1024 ** "KMGT".index(mem[-1].upper())
 
 
 def job_options(options: SweepOptions, resources: Resources) -> SweepOptions:
@@ -298,7 +390,7 @@ def _follow(
     unreachable_since: float | None = None
     while waiting:
         try:
-            states = scheduler.states([pair.job.job_id for pair in waiting if pair.job])
+            states = scheduler.states(sorted({pair.job.job_id for pair in waiting if pair.job}))
             unreachable_since = None
         except SchedulerUnavailable as error:
             unreachable_since = unreachable_since or time.monotonic()

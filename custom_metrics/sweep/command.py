@@ -1,9 +1,10 @@
 """``explain-eval sweep``: every model x task pair, on this machine or as Slurm jobs, then the leaderboard.
 
 ``explain-eval sweep --models "M1 M2" --tasks "t1,t2" --out runs/sweep``
-runs the pairs one after another here (``runner.py``); ``--launcher slurm`` submits each
-pending pair as a Slurm job and follows them (``cluster.py``, ``slurm.py``), with
-per-pair resources from ``--slurm-*`` flags or ``--slurm-config`` (``resources.py``).
+runs the models one after another here, each loaded once for its pending tasks (``batch.py``,
+``runner.py``); ``--launcher slurm`` submits one job array, a task per model with pending
+pairs, and follows it (``cluster.py``, ``slurm.py``), with resources from ``--slurm-*``
+flags or ``--slurm-config`` (``resources.py``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from custom_metrics.sweep.runner import (
     DEFAULT_INCLUDE,
     PairOutcome,
     SweepOptions,
-    is_complete,
     lm_eval_command,
     pair_complete,
     pair_folder,
@@ -58,8 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--launcher",
         choices=("plain", "accelerate", "slurm"),
         default="plain",
-        help="plain: here, one pair after another; accelerate: here, one model copy per GPU; "
-        "slurm: one Slurm job per pair (see the --slurm-* options)",
+        help="plain: here, one model after another (one lm_eval per model); accelerate: here, one model copy "
+        "per GPU; slurm: one Slurm job array, a task per model (see the --slurm-* options)",
     )
     parser.add_argument("--num-processes", type=positive_int, help="accelerate --num_processes (default: its config)")
     parser.add_argument(
@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--lm-eval-args", default="", help="more lm_eval arguments, e.g. '--num_fewshot 5'")
     parser.add_argument("--leaderboard-out", type=Path, help="leaderboard folder (default: OUT/leaderboard)")
     parser.add_argument("--no-leaderboard", action="store_true", help="skip the leaderboard after the sweep")
-    parser.add_argument("--dry-run", action="store_true", help="print each pending command, run nothing")
+    parser.add_argument("--dry-run", action="store_true", help="print each model's pending command, run nothing")
     slurm = parser.add_argument_group("Slurm (--launcher slurm)")
     slurm.add_argument(
         "--job-launcher",
@@ -127,19 +127,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, DataError) as error:
         parser.error(str(error))
     options.out.mkdir(parents=True, exist_ok=True)
-    if plan is None:
-        outcomes = run_sweep(options)
-    else:
-        from custom_metrics.sweep.cluster import SchedulerUnavailable, run_cluster_sweep
-        from custom_metrics.sweep.slurm import SlurmScheduler
+    from custom_metrics.sweep.cluster import SchedulerUnavailable
 
-        try:
+    try:
+        if plan is None:
+            outcomes = run_sweep(options)
+        else:
+            from custom_metrics.sweep.cluster import run_cluster_sweep
+            from custom_metrics.sweep.slurm import SlurmScheduler
+
             outcomes = run_cluster_sweep(
                 options, SlurmScheduler(), plan, wait=not args.no_wait, poll_s=args.poll_seconds
             )
-        except SchedulerUnavailable as error:
-            print(f"explain-eval sweep: {error}", file=sys.stderr)
-            return 2
+    except (SchedulerUnavailable, DataError) as error:  # no scheduler, or a sweep file that is a link
+        print(f"explain-eval sweep: {error}", file=sys.stderr)
+        return 2
     return finish(outcomes, options.out, args.leaderboard_out, build=not args.no_leaderboard, waited=not args.no_wait)
 
 
@@ -173,28 +175,34 @@ def _check_slurm_flags(args: argparse.Namespace, on_slurm: bool) -> None:
 
 
 def print_dry_run(options: SweepOptions, plan: ResourcePlan | None) -> None:
-    """Each pair's state and, for pending ones, the harness command (and, on Slurm, the job's resources)."""
-    from custom_metrics.sweep.cluster import job_name, job_options
+    """Each pair's state and, per model, its one ``lm_eval`` over its pending tasks (plus one
+    per task that must run alone); on Slurm, the array task's resources."""
+    from custom_metrics.sweep.batch import plan_model, shared_command
+    from custom_metrics.sweep.cluster import job_options, model_resources
 
     for setting in options.models:
-        for task in options.tasks:
-            folder = pair_folder(options.out, setting, task)
-            if pair_complete(folder, task):
-                print(f"# {setting.name} x {task}: complete, skipped")
-                continue
-            if is_complete(folder):
-                print(f"# {setting.name} x {task}: lm_eval complete; post-run step pending")
-                continue
-            pair_options, job = options, ""
-            if plan is not None:
-                resources = plan.for_pair(setting.name, task)
-                pair_options = job_options(options, resources)
-                job = f"; Slurm job {job_name(folder)}: {resources.summary()}"
-            print(f"# {setting.name} x {task}: pending{job}")
+        model = plan_model(options, setting)
+        for task in model.complete:
+            done = pair_complete(pair_folder(options.out, setting, task), task)
+            print(
+                f"# {setting.name} x {task}: "
+                + ("complete, skipped" if done else "lm_eval complete; post-run step pending")
+            )
+        pending = [*model.shared, *model.alone]
+        if not pending:
+            continue
+        job = f"; Slurm array task: {model_resources(plan, setting.name, pending).summary()}" if plan else ""
+        print(f"# {setting.name}: {len(pending)} pending task(s) ({', '.join(pending)}), one load per command{job}")
+        model_options = job_options(options, model_resources(plan, setting.name, pending)) if plan else options
+        if model.shared:
+            print(shlex.join(shared_command(model_options, setting, model.shared)))
+        for task in model.alone:
             try:
-                print(shlex.join(lm_eval_command(pair_options, setting, task, folder)))
+                print(
+                    shlex.join(lm_eval_command(model_options, setting, task, pair_folder(options.out, setting, task)))
+                )
             except FileNotFoundError as error:
-                print(f"# (runs after its source pair) {error}")
+                print(f"# (runs after its source task) {error}")
 
 
 def finish(outcomes: list[PairOutcome], out: Path, board: Path | None, *, build: bool, waited: bool) -> int:

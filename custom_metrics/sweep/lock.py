@@ -5,6 +5,8 @@ on this machine holds it while it runs its pairs, so that a second one started i
 ``--out`` (a second terminal, a script run twice) waits, saying for whom, and then finds
 those pairs done instead of running them again. The lock is an ``flock`` on the file, which
 the kernel releases when its holder dies, even by ``kill -9``: no stale lock to remove.
+A lock file that is a link (planted in a shared folder to make the sweep truncate its
+target) is refused with a one-line error naming it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from custom_metrics.common.files import open_unlinked
+
 LOCK_FILE = ".sweep.lock"
 
 
@@ -26,7 +30,9 @@ def sweep_lock(out: Path, say: Callable[[str], None], doing: str = "submitting")
     """Held while a sweep decides and submits (``doing``: what it is doing, shown to a sweep that waits)."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / LOCK_FILE
-    with path.open("a+", encoding="utf-8") as handle:
+    # created if missing, never truncated on open, never through a link (files.open_unlinked)
+    descriptor = open_unlinked(path, os.O_RDWR | os.O_CREAT, "sweep lock")
+    with os.fdopen(descriptor, "r+", encoding="utf-8") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -43,6 +43,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from custom_metrics.common.errors import DataError
 from custom_metrics.common.harness_outputs import IncompleteRun, check_finished, set_aside
 from custom_metrics.common.leaderboard_types import PaperSpec, PostRun, SamplesInput
 from custom_metrics.common.results import PAIR_FILE, ResultsFileError, parse_model_args, read_results_file
@@ -50,10 +51,12 @@ from custom_metrics.common.task_folders import TASKS_PATH
 from custom_metrics.sweep.child import (
     RUN_FILE,
     clear_record,
+    group_alive,
     read_record,
     run_child,
     still_running,
     stopped_by_signals,
+    verifiable,
     wait_until_gone,
 )
 from custom_metrics.sweep.lock import sweep_lock
@@ -215,7 +218,8 @@ def task_arguments(options: SweepOptions, setting: ModelSetting, task: str) -> l
 
 
 def lm_eval_command(options: SweepOptions, setting: ModelSetting, task: str, folder: Path) -> list[str]:
-    """The harness command line of one pair (also shown to the user, so it can be rerun)."""
+    """The harness command line of one pair, or of a model's comma-joined tasks (also shown
+    to the user, so it can be rerun)."""
     if options.launcher == "accelerate" and options.backend == "vllm":
         raise ValueError(
             "vLLM parallelises itself (tensor_parallel_size / data_parallel_size "
@@ -248,7 +252,8 @@ def lm_eval_command(options: SweepOptions, setting: ModelSetting, task: str, fol
         command += ["--device", options.device or default_device()]
     if options.limit is not None:
         command += ["--limit", str(options.limit)]
-    return command + task_arguments(options, setting, task)
+    # several comma-joined tasks (batch.py) never include one that reads another's samples
+    return command + (list(options.extra) if "," in task else task_arguments(options, setting, task))
 
 
 def pair_complete(folder: Path, task: str) -> bool:
@@ -269,7 +274,8 @@ def is_complete(folder: Path, marker: str = DONE_FILE) -> bool:
 def write_json_atomic(path: Path, data: dict) -> None:
     """Readers see the old file or the whole new one, even across a crash or two writers at once."""
     temporary = path.with_name(f"{path.name}.{os.getpid()}.{time.time_ns()}.tmp")
-    with temporary.open("w", encoding="utf-8") as handle:
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)  # never a planted link
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
         handle.write(json.dumps(data, indent=2))
         handle.flush()
         os.fsync(handle.fileno())
@@ -296,9 +302,14 @@ def run_pair(
         )
         if outcome.status == "failed":
             return outcome
+    return finish_pair(task, outcome)
+
+
+def finish_pair(task: str, outcome: PairOutcome) -> PairOutcome:
+    """The paper's post-run step of a pair whose ``lm_eval`` is done, unless that is done too."""
     step = post_run_of(task)
-    if step is not None and not is_complete(folder, POST_RUN_DONE):
-        return _run_post(step, task, folder, outcome)
+    if step is not None and not is_complete(outcome.folder, POST_RUN_DONE):
+        return _run_post(step, task, outcome.folder, outcome)
     return outcome
 
 
@@ -326,6 +337,11 @@ def settle_earlier_run(
                 f"{record.get('started', '?')}) and has not finished; this machine cannot see that process. "
                 f"Once it is over, delete {folder / RUN_FILE} and run the sweep again.",
             )
+        if running is False and not verifiable(record) and group_alive(record.get("process_group", record["pid"])):
+            say(
+                f"{folder / RUN_FILE} names the live pid {record['pid']} without its start time (start_ticks), "
+                "so it cannot be told from an unrelated process: treated as ended"
+            )
         if running:
             wait_until_gone(record, say)
         adopted = _adopt(options, setting, task, folder, record)
@@ -351,7 +367,7 @@ def _adopt(options: SweepOptions, setting: ModelSetting, task: str, folder: Path
         command = lm_eval_command(options, setting, task, folder)
     except FileNotFoundError:
         return None
-    if _comparable(record.get("command") or [], options) != _comparable(command, options):
+    if comparable(record.get("command") or [], options) != comparable(command, options):
         return None
     results = sorted(folder.rglob("results*.json"))
     try:
@@ -390,9 +406,12 @@ def _run_lm_eval(options: SweepOptions, setting: ModelSetting, task: str, folder
     log = folder / "lm_eval.log"
     before = set(folder.rglob("results*.json"))
     started = time.time()
-    code = run_child(command, log, record_in=folder)
+    try:
+        code = run_child(command, log, record_in=folder)
+    except DataError as error:  # the log is a link or no regular file: refused, never written through
+        return PairOutcome(setting.name, task, folder, "failed", str(error))
     new = sorted(set(folder.rglob("results*.json")) - before)
-    reason = _why_unfinished(code, new)
+    reason = why_unfinished(code, new)
     if reason:
         clear_record(folder)
         return PairOutcome(setting.name, task, folder, "failed", f"{reason}; log {log}:\n{_tail(log)}")
@@ -409,7 +428,7 @@ def _run_lm_eval(options: SweepOptions, setting: ModelSetting, task: str, folder
     return PairOutcome(setting.name, task, folder, "done", f"{time.time() - started:.0f} s")
 
 
-def _why_unfinished(code: int, new_results: list[Path]) -> str:
+def why_unfinished(code: int, new_results: list[Path]) -> str:
     """Empty when lm_eval exited 0 and every results file it wrote reads as a whole results file."""
     if code:
         return f"lm_eval exited {code}"
@@ -430,7 +449,7 @@ def skip_detail(options: SweepOptions, setting: ModelSetting, task: str, folder:
         current = lm_eval_command(options, setting, task, folder)
     except (OSError, ValueError):
         return "already complete"
-    if _comparable(done.get("command", []), options) == _comparable(current, options):
+    if comparable(done.get("command", []), options) == comparable(current, options):
         return "already complete"
     return (
         f"already complete, but made with other arguments ({shlex.join(done.get('command', []))}); "
@@ -438,7 +457,7 @@ def skip_detail(options: SweepOptions, setting: ModelSetting, task: str, folder:
     )
 
 
-def _comparable(command: list[str], options: SweepOptions) -> list[str]:
+def comparable(command: list[str], options: SweepOptions) -> list[str]:
     """A command without what legitimately differs between machines: the interpreter path and,
     unless the user chose one, the device picked where it ran (a cluster job's GPU, a login node's CPU)."""
     rest = list(command[1:])
@@ -461,7 +480,10 @@ def _run_post(step: PostRun, task: str, folder: Path, outcome: PairOutcome) -> P
         return failed(f"no samples_{task}_*.jsonl under {folder}")
     commands = step.commands(samples, folder)
     for command in commands:
-        code = run_child(command, log)
+        try:
+            code = run_child(command, log)
+        except DataError as error:
+            return failed(str(error))
         if code != 0:
             return failed(f"`{shlex.join(command)}` exited {code}; log {log}:\n{_tail(log)}")
     missing = [path for path in step.outputs(folder) if not path.is_file()]
@@ -473,20 +495,24 @@ def _run_post(step: PostRun, task: str, folder: Path, outcome: PairOutcome) -> P
 
 
 def run_sweep(options: SweepOptions) -> list[PairOutcome]:
-    """Every pair here, one after another, under the folder's lock (a second sweep into it waits)."""
-    pairs = [(setting, task) for setting in options.models for task in options.tasks]
+    """Every model here, one after another, each loaded once for all its pending tasks
+    (``batch.py``), under the folder's lock (a second sweep into it waits)."""
+    from custom_metrics.sweep.batch import run_model
+
+    count = len(options.models) * len(options.tasks)
     outcomes = []
     main_thread = threading.current_thread() is threading.main_thread()  # signal handlers live there only
     with (
         sweep_lock(options.out, _say, doing="running its pairs"),
         stopped_by_signals() if main_thread else nullcontext(),
     ):
-        for index, (setting, task) in enumerate(pairs, start=1):
-            where = f"[{index}/{len(pairs)}] {setting.name} x {task}"
-            print(f"{where} ...", flush=True)
-            outcome = run_pair(options, setting, task, lambda text, where=where: _say(f"{where}: {text}"))
-            print(f"{where}: {outcome.status} ({outcome.detail})", flush=True)
-            outcomes.append(outcome)
+        for number, setting in enumerate(options.models):
+            print(f"[{setting.name}] ...", flush=True)
+            by_task = run_model(options, setting, lambda text, name=setting.name: _say(f"[{name}] {text}"))
+            for index, task in enumerate(options.tasks, start=number * len(options.tasks) + 1):
+                outcome = by_task[task]
+                print(f"[{index}/{count}] {setting.name} x {task}: {outcome.status} ({outcome.detail})", flush=True)
+                outcomes.append(outcome)
     return outcomes
 
 

@@ -1,7 +1,7 @@
-"""Slurm for the cluster sweep: submission through submitit, job states from squeue, then sacct.
+"""Slurm for the cluster sweep: one job array through submitit, job states from squeue, then sacct.
 
-submitit writes the sbatch script, pickles the pair's function and runs it inside the
-job with the submitting machine's Python. Its own job states come from ``sacct`` alone,
+submitit writes the sbatch script (``--array``), pickles each model's function and runs it
+inside its array task with the submitting machine's Python. Its own job states come from ``sacct`` alone,
 which fails where a cluster keeps no accounting database and then leaves every job
 ``UNKNOWN`` (and ``job.result()`` of a cancelled job waiting forever). So states are read
 here: ``squeue`` (every queued or running job, and finished ones for ``MinJobAge``,
@@ -18,7 +18,7 @@ import subprocess
 from collections.abc import Sequence
 from typing import Any
 
-from custom_metrics.sweep.cluster import JobRequest, JobState, SchedulerUnavailable, SubmittedJob
+from custom_metrics.sweep.cluster import ArrayRequest, JobState, SchedulerUnavailable, SubmittedJob
 
 QUEUED = {"PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD", "SUSPENDED"}
 RUNNING = {"RUNNING", "COMPLETING", "STAGE_OUT", "SIGNALING", "STOPPED", "RESIZING"}
@@ -43,8 +43,8 @@ def parse_sacct(text: str, job_ids: Sequence[str]) -> dict[str, JobState]:
     return states
 
 
-def sbatch_parameters(request: JobRequest) -> dict[str, Any]:
-    """submitit ``SlurmExecutor`` parameters of one pair's job: one task on one node."""
+def sbatch_parameters(request: ArrayRequest) -> dict[str, Any]:
+    """submitit ``SlurmExecutor`` parameters of one array: each task one process on one node."""
     res = request.resources
     params: dict[str, Any] = {"job_name": request.name, "time": res.time_min, "nodes": 1, "ntasks_per_node": 1}
     optional = {
@@ -54,15 +54,16 @@ def sbatch_parameters(request: JobRequest) -> dict[str, Any]:
         "partition": res.partition,
         "account": res.account,
         "setup": list(res.setup) or None,
+        "additional_parameters": dict(res.sbatch) or None,
     }
     params.update({key: value for key, value in optional.items() if value is not None})
-    extra = dict(res.sbatch)
-    if request.after:
-        params["dependency"] = f"afterok:{request.after}"
-        extra["kill-on-invalid-dep"] = "yes"  # its source pair failed: cancel instead of pending forever
-    if extra:
-        params["additional_parameters"] = extra
     return params
+
+
+def array_index(job_id: str) -> int:
+    """The array index of ``12_3`` (3); a job submitted alone (``12``, an array of one) is index 0."""
+    _, _, index = job_id.partition("_")
+    return int(index) if index.isdigit() else 0
 
 
 class SlurmScheduler:
@@ -79,7 +80,7 @@ class SlurmScheduler:
             )
         self.user = user or pwd.getpwuid(os.getuid()).pw_name
 
-    def submit(self, request: JobRequest) -> SubmittedJob:
+    def submit_array(self, request: ArrayRequest) -> list[SubmittedJob]:
         try:
             import submitit
         except ImportError as error:
@@ -88,15 +89,19 @@ class SlurmScheduler:
             ) from error
         executor = submitit.SlurmExecutor(folder=request.folder)
         executor.update_parameters(**sbatch_parameters(request))
+        jobs = []
         try:
-            job = executor.submit(request.function, *request.args)
+            with executor.batch():  # one sbatch --array, one task per argument tuple
+                for args in request.args:
+                    jobs.append(executor.submit(request.function, *args))
         except submitit.core.utils.UncompletedJobError as error:  # sbatch exited non-zero; its stderr
-            raise RuntimeError(f"sbatch refused the job: {str(error).strip()}") from error
-        return SubmittedJob(job.job_id, job.paths.stdout, job.paths.stderr)
+            raise RuntimeError(f"sbatch refused the job array: {str(error).strip()}") from error
+        return [SubmittedJob(job.job_id, job.paths.stdout, job.paths.stderr) for job in jobs]
 
     def _squeue(self) -> list[tuple[str, str, str, str]]:
-        """(id, state, reason, name) of this user's jobs, finished ones included while Slurm keeps them."""
-        command = ["squeue", "--noheader", "--states=all", f"--user={self.user}", "--format=%i|%T|%r|%j"]
+        """(id, state, reason, name) of this user's jobs, finished ones included while Slurm keeps
+        them, array tasks one by one (``--array``: a queued array is otherwise one ``12_[0-9]`` line)."""
+        command = ["squeue", "--noheader", "--array", "--states=all", f"--user={self.user}", "--format=%i|%T|%r|%j"]
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
         except (OSError, subprocess.TimeoutExpired) as error:
@@ -130,5 +135,7 @@ class SlurmScheduler:
             states.update(self._sacct(missing))
         return states
 
-    def active_by_name(self) -> dict[str, str]:
-        return {name: job_id for job_id, state, _, name in self._squeue() if phase(state) != "ended"}
+    def active(self) -> dict[str, tuple[str, int]]:
+        return {
+            job_id: (name, array_index(job_id)) for job_id, state, _, name in self._squeue() if phase(state) != "ended"
+        }

@@ -1,8 +1,8 @@
 """submitit's LocalExecutor behind the cluster sweep's Scheduler protocol.
 
 Jobs are real processes started by submitit from pickled functions, as on Slurm; what a
-local machine lacks is a queue, so a job runs at once, and a dependency is honoured by
-waiting for the job it names before submitting. ``cancel``, ``forget_ended`` (a scheduler that
+local machine lacks is a queue and arrays, so each task of an array is a job of its own
+that runs at once (its id the process', its index kept here). ``cancel``, ``forget_ended`` (a scheduler that
 no longer remembers finished jobs, like Slurm after MinJobAge without accounting) and
 ``unreachable`` let tests reproduce what clusters do.
 """
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import submitit
 
-from custom_metrics.sweep.cluster import JobRequest, JobState, SchedulerUnavailable, SubmittedJob
+from custom_metrics.sweep.cluster import ArrayRequest, JobState, SchedulerUnavailable, SubmittedJob
 
 
 class LocalScheduler:
@@ -22,21 +22,22 @@ class LocalScheduler:
 
     def __init__(self) -> None:
         self.jobs: dict[str, submitit.LocalJob] = {}
-        self.names: dict[str, str] = {}
-        self.requests: list[JobRequest] = []
+        self.names: dict[str, tuple[str, int]] = {}
+        self.requests: list[ArrayRequest] = []
         self.unreachable = False
         self.forget_ended = False  # like Slurm after MinJobAge, with no accounting to ask
 
-    def submit(self, request: JobRequest) -> SubmittedJob:
-        if request.after:
-            self.wait(request.after)
+    def submit_array(self, request: ArrayRequest) -> list[SubmittedJob]:
         executor = submitit.LocalExecutor(folder=request.folder)
         executor.update_parameters(timeout_min=request.resources.time_min)
-        job = executor.submit(request.function, *request.args)
-        self.jobs[job.job_id] = job
-        self.names[job.job_id] = request.name
+        submitted = []
+        for index, args in enumerate(request.args):
+            job = executor.submit(request.function, *args)
+            self.jobs[job.job_id] = job
+            self.names[job.job_id] = (request.name, index)
+            submitted.append(SubmittedJob(job.job_id, job.paths.stdout, job.paths.stderr))
         self.requests.append(request)
-        return SubmittedJob(job.job_id, job.paths.stdout, job.paths.stderr)
+        return submitted
 
     def states(self, job_ids: Sequence[str]) -> dict[str, JobState]:
         if self.unreachable:
@@ -44,8 +45,8 @@ class LocalScheduler:
         states = {job_id: self._state(job_id) for job_id in job_ids if job_id in self.jobs}
         return {k: v for k, v in states.items() if not (self.forget_ended and v.phase == "ended")}
 
-    def active_by_name(self) -> dict[str, str]:
-        return {self.names[job_id]: job_id for job_id in self.jobs if self._state(job_id).phase != "ended"}
+    def active(self) -> dict[str, tuple[str, int]]:
+        return {job_id: self.names[job_id] for job_id in self.jobs if self._state(job_id).phase != "ended"}
 
     def _state(self, job_id: str) -> JobState:
         job = self.jobs[job_id]

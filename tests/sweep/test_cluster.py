@@ -21,7 +21,7 @@ from custom_metrics.common.errors import DataError
 from custom_metrics.sweep import cluster, runner
 from custom_metrics.sweep.resources import ResourcePlan, Resources, load_plan, parse_minutes
 from custom_metrics.sweep.runner import SweepOptions, parse_models
-from custom_metrics.sweep.slurm import parse_sacct, phase, sbatch_parameters
+from custom_metrics.sweep.slurm import array_index, parse_sacct, phase, sbatch_parameters
 from tests.sweep import fakes
 from tests.sweep.local_scheduler import LocalScheduler
 
@@ -35,7 +35,7 @@ def options(tmp_path: Path, tasks: list[str], models: str = "a::pretrained=x b::
 def sweep(opts: SweepOptions, scheduler: LocalScheduler, **kwargs) -> dict[tuple[str, str], object]:
     kwargs.setdefault("poll_s", POLL)
     outcomes = cluster.run_cluster_sweep(
-        opts, scheduler, ResourcePlan(), job=fakes.pair_job_with_fake_lm_eval, **kwargs
+        opts, scheduler, ResourcePlan(), job=fakes.model_job_with_fake_lm_eval, **kwargs
     )
     return {(o.model, o.task): o for o in outcomes}
 
@@ -124,7 +124,7 @@ def test_bad_flag_names_the_flag() -> None:
         load_plan(None, {"mem": "64"})
 
 
-def test_sbatch_script_of_a_pair(tmp_path: Path) -> None:
+def test_sbatch_script_of_an_array(tmp_path: Path) -> None:
     resources = Resources(
         gpus=4,
         cpus=16,
@@ -135,12 +135,12 @@ def test_sbatch_script_of_a_pair(tmp_path: Path) -> None:
         sbatch={"qos": "high"},
         setup=("module load cuda",),
     )
-    request = cluster.JobRequest("ee-big-rule-0123abcd", tmp_path, resources, print, (), after="12")
+    request = cluster.ArrayRequest("ee-sweep-0123abcd", tmp_path, resources, print, [(), ()])
     script = _make_sbatch_string(
-        command="python -m submitit.core._submit X", folder=tmp_path, **sbatch_parameters(request)
+        command="python -m submitit.core._submit X", folder=tmp_path, map_count=2, **sbatch_parameters(request)
     )
     for line in (
-        "--job-name=ee-big-rule-0123abcd",
+        "--job-name=ee-sweep-0123abcd",
         "--gpus-per-node=4",
         "--cpus-per-task=16",
         "--mem=320G",
@@ -150,15 +150,26 @@ def test_sbatch_script_of_a_pair(tmp_path: Path) -> None:
         "--qos=high",
         "--nodes=1",
         "--ntasks-per-node=1",
-        "--dependency=afterok:12",
-        "--kill-on-invalid-dep=yes",
+        "--array=0-1%2",
     ):
         assert f"#SBATCH {line}\n" in script
     assert "\nmodule load cuda\n" in script
     bare = _make_sbatch_string(
-        command="x", folder=tmp_path, **sbatch_parameters(cluster.JobRequest("n", tmp_path, Resources(), print, ()))
+        command="x", folder=tmp_path, **sbatch_parameters(cluster.ArrayRequest("n", tmp_path, Resources(), print, []))
     )
-    assert "--gpus" not in bare and "--mem" not in bare and "--dependency" not in bare and "--time=240" in bare
+    assert "--gpus" not in bare and "--mem" not in bare and "--time=240" in bare
+    assert [array_index(job_id) for job_id in ("12_3", "12", "12_10")] == [3, 0, 10]
+
+
+def test_a_models_array_task_asks_for_what_its_tasks_need_together() -> None:
+    plan = ResourcePlan(
+        defaults={"mem": "16G", "cpus": 4},
+        tasks={"rule": {"gpus": 2, "time": 120, "mem": "1T", "sbatch": {"qos": "long"}}, "geese": {"cpus": 8}},
+    )
+    both = cluster.model_resources(plan, "m", ["rule", "geese"])
+    assert (both.gpus, both.cpus, both.mem, both.time_min, both.sbatch) == (2, 8, "1T", 120 + 240, {"qos": "long"})
+    flagged = cluster.model_resources(ResourcePlan(flags={"time": 30}), "m", ["rule", "geese"])
+    assert flagged.time_min == 30  # --slurm-time is the job's
 
 
 def test_sacct_output_keeps_jobs_not_steps() -> None:
@@ -192,15 +203,15 @@ def test_slurm_options_need_the_slurm_launcher(tmp_path: Path, capsys) -> None:
     assert "--slurm-gpus only apply with --launcher slurm" in capsys.readouterr().err
 
 
-def test_dry_run_on_slurm_shows_each_pairs_resources(tmp_path: Path, capsys) -> None:
+def test_dry_run_on_slurm_shows_each_models_array_task(tmp_path: Path, capsys) -> None:
     config = tmp_path / "cluster.yaml"
     config.write_text("models:\n  big: {gpus: 4}\n")
     args = ["--models", "small::pretrained=/s big::pretrained=/b", "--tasks", "rule", "--out", str(tmp_path / "o")]
     args += ["--launcher", "slurm", "--job-launcher", "accelerate", "--slurm-config", str(config), "--slurm-time", "60"]
     assert sweep_command.main([*args, "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert "small x rule: pending; Slurm job ee-small-rule-" in out and "gpus=0 time=1:00:00" in out
-    assert "big x rule: pending; Slurm job ee-big-rule-" in out and "gpus=4 time=1:00:00" in out
+    assert "# small: 1 pending task(s) (rule), one load per command; Slurm array task: gpus=0 time=1:00:00" in out
+    assert "# big: 1 pending task(s) (rule), one load per command; Slurm array task: gpus=4 time=1:00:00" in out
     assert "accelerate.commands.launch --num_processes 4 -m lm_eval" in out  # one process per GPU of the job
 
 
@@ -208,7 +219,9 @@ def test_dry_run_on_slurm_shows_each_pairs_resources(tmp_path: Path, capsys) -> 
 
 
 @pytest.mark.slow
-def test_pairs_run_as_jobs_a_failed_one_reports_its_stderr_and_only_it_is_resubmitted(tmp_path: Path) -> None:
+def test_models_run_as_tasks_of_one_array_a_failed_pair_reports_its_stderr_and_only_it_is_resubmitted(
+    tmp_path: Path,
+) -> None:
     opts, scheduler = options(tmp_path, ["geese_noexp", "broken"]), LocalScheduler()
     outcomes = sweep(opts, scheduler)
     assert {key: o.status for key, o in outcomes.items()} == {
@@ -217,19 +230,23 @@ def test_pairs_run_as_jobs_a_failed_one_reports_its_stderr_and_only_it_is_resubm
         ("b", "geese_noexp"): "done",
         ("b", "broken"): "failed",
     }
+    (array,) = scheduler.requests  # one array, one task per model
+    assert [args[1].name for args in array.args] == ["a", "b"]
     failed = outcomes[("a", "broken")].detail
     first_job = record(opts, "a", "broken")["job_id"]
+    assert record(opts, "a", "geese_noexp")["job_id"] == first_job  # the model's task runs both pairs
     assert failed.startswith(f"job {first_job} FAILED; stderr ")
     assert "lm_eval exited 3" in failed and "fake lm_eval: no such task broken" in failed  # the job's stderr tail
     assert (opts.out / "a" / "geese_noexp" / "lm_eval.done").is_file()
     assert not (opts.out / "a" / "broken" / "lm_eval.done").exists()
-    assert sorted(fakes.ran(opts)) == [("a", "broken"), ("a", "geese_noexp"), ("b", "broken"), ("b", "geese_noexp")]
+    ran = sorted(fakes.ran(opts))  # the shared run failed: each task retried alone, in the same job
+    assert ran == sorted((m, t) for m in "ab" for t in ("geese_noexp,broken", "geese_noexp", "broken"))
 
     again = sweep(opts, scheduler)
     assert sorted(fakes.ran(opts)) == [("a", "broken"), ("b", "broken")]  # finished pairs never rerun
     assert [again[("a", "geese_noexp")].status, again[("b", "geese_noexp")].status] == ["skipped", "skipped"]
     assert record(opts, "a", "broken")["history"] == [first_job]
-    assert len(scheduler.requests) == 6
+    assert len(scheduler.requests) == 2
 
 
 def test_no_wait_then_reattach_never_submits_a_pair_twice(tmp_path: Path, capsys) -> None:
@@ -244,10 +261,10 @@ def test_no_wait_then_reattach_never_submits_a_pair_twice(tmp_path: Path, capsys
     assert [o.status for o in second.values()] == ["pending", "pending"]
     out = capsys.readouterr().out
     assert "a x slow: attached to job" in out and "b x slow: attached to job" in out and "another sweep" in out
-    assert len(scheduler.requests) == 2
+    assert len(scheduler.requests) == 1
     fakes.release(opts)
     third = sweep(opts, scheduler)
-    assert [o.status for o in third.values()] == ["done", "done"] and len(scheduler.requests) == 2
+    assert [o.status for o in third.values()] == ["done", "done"] and len(scheduler.requests) == 1
     assert sorted(fakes.ran(opts)) == [("a", "slow"), ("b", "slow")]
 
 
@@ -261,7 +278,8 @@ def test_cancelled_job_is_resubmitted_the_others_attached(tmp_path: Path, capsys
     outcomes = sweep(opts, scheduler)
     assert [o.status for o in outcomes.values()] == ["done", "done"]
     assert f"a x slow: resubmitted (job {cancelled} CANCELLED); submitted job" in capsys.readouterr().out
-    assert record(opts, "a", "slow")["history"] == [cancelled] and len(scheduler.requests) == 3
+    assert record(opts, "a", "slow")["history"] == [cancelled] and len(scheduler.requests) == 2
+    assert [args[1].name for args in scheduler.requests[-1].args] == ["a"]  # an array of the cancelled model only
 
 
 def test_job_the_scheduler_forgot_is_judged_by_its_markers(tmp_path: Path) -> None:
@@ -290,33 +308,30 @@ def test_unreachable_scheduler_stops_following_instead_of_hanging(tmp_path: Path
 
 
 @pytest.mark.slow
-def test_judge_pair_waits_for_its_generation_job(tmp_path: Path) -> None:
+def test_a_judge_runs_after_its_generation_in_the_models_array_task(tmp_path: Path) -> None:
     opts, scheduler = options(tmp_path, ["ibe_copa", "ibe_judge_copa"], models="a::pretrained=x"), LocalScheduler()
     outcomes = sweep(opts, scheduler)
     assert [o.status for o in outcomes.values()] == ["done", "done"]
-    generation, judge = scheduler.requests
-    assert generation.after is None and judge.after == record(opts, "a", "ibe_copa")["job_id"]
+    assert len(scheduler.requests) == 1 and record(opts, "a", "ibe_copa") == record(opts, "a", "ibe_judge_copa")
     assert (opts.out / "a" / "ibe_copa" / runner.POST_RUN_DONE).is_file()
     command = json.loads((opts.out / "a" / "ibe_judge_copa" / "lm_eval.done").read_text())["command"]
     explanations = json.loads(command[command.index("--metadata") + 1])["explanations"]
     assert Path(explanations).name.startswith("samples_ibe_copa_") and Path(explanations).is_file()
 
 
-def test_refused_submission_fails_its_pair_and_the_judge_of_it_the_others_run(tmp_path: Path) -> None:
+def test_refused_submission_fails_its_pairs_and_a_judge_without_samples_is_never_submitted(tmp_path: Path) -> None:
     class Refusing(LocalScheduler):
-        def submit(self, request: cluster.JobRequest) -> cluster.SubmittedJob:
-            if request.name.startswith("ee-a-ibe_copa-"):
-                raise RuntimeError("sbatch refused the job: invalid partition specified: gpu")
-            return super().submit(request)
+        def submit_array(self, request: cluster.ArrayRequest) -> list[cluster.SubmittedJob]:
+            raise RuntimeError("sbatch refused the job array: invalid partition specified: gpu")
 
-    opts = options(tmp_path, ["ibe_copa", "ibe_judge_copa", "geese_noexp"], models="a::pretrained=x")
+    opts = options(tmp_path, ["ibe_judge_copa", "geese_noexp"], models="a::pretrained=x")
     outcomes = sweep(opts, Refusing())
+    assert outcomes[("a", "ibe_judge_copa")].status == "failed"
+    assert "add ibe_copa to --tasks" in outcomes[("a", "ibe_judge_copa")].detail  # before any submission
     assert (
-        outcomes[("a", "ibe_copa")].detail
-        == "submission failed: sbatch refused the job: invalid partition specified: gpu"
+        outcomes[("a", "geese_noexp")].detail
+        == "submission failed: sbatch refused the job array: invalid partition specified: gpu"
     )
-    assert outcomes[("a", "ibe_judge_copa")].detail == "not submitted: the ibe_copa pair whose samples it reads failed"
-    assert outcomes[("a", "geese_noexp")].status == "done"
 
 
 def test_second_sweep_waits_for_the_first_to_finish_submitting(tmp_path: Path, capsys) -> None:

@@ -276,7 +276,7 @@ def test_dry_run_prints_pending_commands(tmp_path: Path, capsys) -> None:
     )
     assert code == 0
     out = capsys.readouterr().out
-    assert "m x geese_noexp: pending" in out and "accelerate.commands.launch -m lm_eval" in out
+    assert "# m: 1 pending task(s) (geese_noexp)" in out and "accelerate.commands.launch -m lm_eval" in out
 
 
 def _starts(log: Path) -> int:
@@ -352,3 +352,60 @@ def test_real_sweeps_started_twice_and_killed_run_each_pair_exactly_once(embedde
         assert results["config"]["limit"] == 1
     assert "adopted" in json.loads((pair_2 / "lm_eval.done").read_text())
     assert sweep.pair_complete(pair_1, "geese_noexp") and sweep.pair_complete(pair_2, "geese_noexp")  # skipped next
+
+
+def test_a_symlinked_sweep_lock_is_refused_and_its_target_kept(tmp_path: Path, fake_lm_eval, capsys) -> None:
+    """A ``.sweep.lock`` planted as a link to another file was opened and truncated through it."""
+    victim = tmp_path / "precious.txt"
+    victim.write_text("keep me\n")
+    out = tmp_path / "sweep"
+    out.mkdir()
+    (out / ".sweep.lock").symlink_to(victim)
+    argv = ["--models", f"m::pretrained={tmp_path}", "--tasks", "geese_noexp", "--out", str(out), "--no-leaderboard"]
+    assert sweep_command.main(argv) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and f"{out / '.sweep.lock'}: sweep lock is a symbolic link" in error
+    assert victim.read_text() == "keep me\n" and fake_lm_eval() == []
+    (out / ".sweep.lock").unlink()
+    os.link(victim, out / ".sweep.lock")  # a hard link is refused too
+    assert sweep_command.main(argv) == 2 and "has other hard links" in capsys.readouterr().err
+    assert victim.read_text() == "keep me\n" and fake_lm_eval() == []
+
+
+def test_a_symlinked_pair_log_is_refused_and_its_target_kept(tmp_path: Path, fake_lm_eval) -> None:
+    """``lm_eval.log`` planted as a link was appended to through it."""
+    victim = tmp_path / "precious.txt"
+    victim.write_text("keep me\n")
+    opts = options(tmp_path, ["geese_noexp"], models="a::pretrained=x")
+    folder = sweep.pair_folder(opts.out, opts.models[0], "geese_noexp")
+    folder.mkdir(parents=True)
+    (folder / "lm_eval.log").symlink_to(victim)
+    (outcome,) = sweep.run_sweep(opts)
+    assert outcome.status == "failed" and f"{folder / 'lm_eval.log'}: sweep log is a symbolic link" in outcome.detail
+    assert victim.read_text() == "keep me\n" and fake_lm_eval() == []
+
+
+def test_a_record_naming_a_live_unrelated_process_without_start_time_is_not_waited_for(tmp_path: Path) -> None:
+    """A run record without ``start_ticks`` naming a live process (here a ``sleep`` of the test's
+    own) made the sweep wait for that process for ever."""
+    opts = options(tmp_path, ["geese_noexp"], models="a::pretrained=x")
+    setting = opts.models[0]
+    folder = sweep.pair_folder(opts.out, setting, "geese_noexp")
+    folder.mkdir(parents=True)
+    unrelated = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    try:
+        record = {"pid": unrelated.pid, "host": os.uname().nodename, "started": "2026-12-01T10:00:00"}
+        (folder / child.RUN_FILE).write_text(json.dumps(record))
+        assert child.still_running(child.read_record(folder)) is False
+        told: list[str] = []
+
+        def say(text: str) -> None:
+            assert "still runs" not in text, "the sweep waits on an unrelated process"
+            told.append(text)
+
+        assert sweep.settle_earlier_run(opts, setting, "geese_noexp", folder, say) is None
+        assert len(told) == 1 and f"names the live pid {unrelated.pid} without its start time" in told[0]
+        assert not (folder / child.RUN_FILE).exists() and unrelated.poll() is None  # left alone
+    finally:
+        unrelated.kill()
+        unrelated.wait()
