@@ -1,7 +1,7 @@
 """docs/development.md's "Adding a paper", followed literally on a copy of the tree.
 
 The fixture paper (``tests/fixtures/fifth_paper/``, e-SNLI-style labels with explanations) is
-copied over a copy of the suite and the recipe's two edits are made; then, in that copy, the
+copied over a copy of the suite and the recipe's one edit is made; then, in that copy, the
 checks the recipe names pass, a real ``lm_eval`` run of the new task lands in its own
 leaderboard tab, and ``explain-eval download`` fetches its Hub-pinned file. Each mistake that
 once passed every check (the key left out of the registry, a headline, chart metric, label or
@@ -29,7 +29,6 @@ from tests.helpers import FIXTURES, REPO
 FIXTURE_PAPER = FIXTURES / "fifth_paper"
 TREE = ("custom_metrics", "ibe_postprocess", "lm_eval_tasks", "tests", "bench", "docs", "pyproject.toml")
 REGISTRY = "custom_metrics/leaderboard/registry.py"
-SUITE_TASKS = "tests/suite_tasks.py"
 BIN = Path(sys.executable).parent
 CHECKS = (
     "tests/test_layers.py",
@@ -64,13 +63,12 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
         else:
             shutil.copy2(source, root / name)
     shutil.copytree(FIXTURE_PAPER, root, dirs_exist_ok=True)  # steps 1-3 and 5: the paper's files
-    # Step 4, the two edits.
+    # Step 4, the one edit.
     _edit(
         root / REGISTRY,
         'PAPER_KEYS = ("geese", "rule", "reg", "ibe")',
         'PAPER_KEYS = ("geese", "rule", "reg", "ibe", "esnli")',
     )
-    _edit(root / SUITE_TASKS, '    "ibe_copa", "ibe_ecare",', '    "ibe_copa", "ibe_ecare", "esnli",')
     return root
 
 
@@ -94,8 +92,9 @@ def _spec_problems(root: Path) -> list[str]:
 
 def test_the_recipe_names_every_file_and_edit_the_test_makes() -> None:
     recipe = _recipe_section()
-    for named in ("PAPER_KEYS", REGISTRY, "EXPECTED_TASKS", SUITE_TASKS, "SUITE_KEYS", "custom_metrics/<key>/",
-                  "lm_eval_tasks/<key>/", "tests/fixtures/mirror/", "tests/<key>/", "`key` and `title`"):  # fmt: skip
+    for named in ("PAPER_KEYS", REGISTRY, "EXPECTED_TASKS", "`paper.py`", "METADATA_KEYS",
+                  "custom_metrics/<key>/", "lm_eval_tasks/<key>/", "tests/fixtures/mirror/", "tests/<key>/",
+                  "tests/fixtures/leaderboard/<key>/", "LEADERBOARD_RUNS", "`key` and `title`"):  # fmt: skip
         assert named in recipe, named
     for check in CHECKS[:-1]:
         assert check in recipe, check
