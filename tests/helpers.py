@@ -28,6 +28,13 @@ BALLOON = FIXTURES / "ibe" / "balloon.jsonl"  # the IBE paper's Figure 1 explana
 PAPER_KEYS = tuple(spec.key for spec in PAPERS)
 
 
+def checkout_files() -> list[str]:
+    """Tracked and not-ignored files of the checkout: what a clone of the pushed branch holds."""
+    command = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+    listed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=True).stdout
+    return [name for name in listed.split("\0") if name and (REPO / name).is_file()]
+
+
 def paper_tests(key: str) -> ModuleType:
     """What the shared tests need to know of one paper, from its own ``tests/<key>/paper.py``: the
     tasks that must load (``EXPECTED_TASKS``), its multiple-choice tasks' choices, its fixture runs
