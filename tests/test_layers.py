@@ -203,3 +203,19 @@ def test_every_module_is_named_in_the_architecture() -> None:
                 continue
             missing.append(str(path.relative_to(REPO)))
     assert missing == [], f"modules docs/architecture.md does not name: {missing}"
+
+
+def test_the_page_formats_numbers_through_one_module() -> None:
+    """The HTML modules take their number formatting from ``leaderboard/numbers.py``, not from the
+    markdown writer, and no other module defines a formatter of its own under the same name."""
+    numbers = REPO / "custom_metrics" / "leaderboard" / "numbers.py"
+    formatters = {node.name for node in ast.parse(numbers.read_text(encoding="utf-8")).body if hasattr(node, "name")}
+    for path in sorted((REPO / "custom_metrics" / "leaderboard").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "custom_metrics.leaderboard.render":
+                taken = {alias.name for alias in node.names} & formatters
+                assert not taken, f"{path.name} imports {sorted(taken)} from render.py: import it from numbers.py"
+        if path != numbers:
+            defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)} & formatters
+            assert not defined, f"{path.name} defines {sorted(defined)} again"
