@@ -56,6 +56,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "custom_metrics.pinned",
         "download and verify the pinned data files into the cache (login node, then offline runs)",
     ),
+    "check": (
+        "custom_metrics.leaderboard.spec_checks",
+        "check each paper's spec against its package and task folder (adding a paper: docs/development.md)",
+    ),
     "model-path": (
         "custom_metrics.common.embedded_model",
         "print the embedded model's checkpoint folder (creates it once)",
@@ -125,8 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"explain-eval: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
         return 2
     module, _, function = COMMANDS[name][0].partition(":")
-    command: Callable[[list[str]], int | None] = getattr(importlib.import_module(module), function or "main")
-    try:
+    try:  # a module may refuse to load (the registry checks the papers' specs): one message too
+        command: Callable[[list[str]], int | None] = getattr(importlib.import_module(module), function or "main")
         return command(rest) or 0
     except DataError as err:  # bad input: the message names file, line and field; no traceback
         print(f"explain-eval {name}: {err}", file=sys.stderr)

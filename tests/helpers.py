@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -9,6 +10,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -24,6 +26,28 @@ LEADERBOARD_FIXTURES = FIXTURES / "leaderboard"
 BALLOON = FIXTURES / "ibe" / "balloon.jsonl"  # the IBE paper's Figure 1 explanations
 # The suite's papers, from the one list (the registry): package, task folder and leaderboard tab.
 PAPER_KEYS = tuple(spec.key for spec in PAPERS)
+
+
+def checkout_files() -> list[str]:
+    """Tracked and not-ignored files of the checkout: what a clone of the pushed branch holds."""
+    command = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+    listed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=True).stdout
+    return [name for name in listed.split("\0") if name and (REPO / name).is_file()]
+
+
+def paper_tests(key: str) -> ModuleType:
+    """What the shared tests need to know of one paper, from its own ``tests/<key>/paper.py``: the
+    tasks that must load (``EXPECTED_TASKS``), its multiple-choice tasks' choices, its fixture runs
+    for the leaderboard. So a new paper brings these with its tests, and no shared test names it."""
+    try:
+        return importlib.import_module(f"tests.{key}.paper")
+    except ModuleNotFoundError as err:
+        if err.name not in (f"tests.{key}", f"tests.{key}.paper"):
+            raise
+        raise AssertionError(
+            f"tests/{key}/paper.py is missing: give it EXPECTED_TASKS and LEADERBOARD_RUNS "
+            '(docs/development.md, "Adding a paper", step 5)'
+        ) from None
 
 
 @contextmanager

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from lm_eval.tasks import TaskManager
 
-from tests.helpers import MIRROR, TASKS_DIR
+from tests.helpers import MIRROR, PAPER_KEYS, TASKS_DIR, paper_tests
 from tests.reg.judges import tiny_judge_metadata
 from tests.tiny_models import small_tokenizer
 
@@ -21,24 +21,8 @@ NEEDS_EXPLANATIONS = {
     **{f"ibe_judge_{d}{kind}": d for d in ("copa", "ecare") for kind in ("", "_chat", "_position")},
     "rule_cot_faithfulness": "rule",
 }
-EXPECTED_TASKS = {
-    *(f"geese_{s}" for s in ("noexp", "dummy", "human", "llama3", "llama3_whynot", "llama3_implicit", "selfexp")),
-    *(f"geese_{s}_only" for s in ("human", "llama3", "llama3_whynot", "llama3_implicit", "selfexp")),
-    *(f"geese_generate_{k}" for k in ("whyexp", "whynot", "implicit")),
-    "rule", "rule_main", "rule_sub", "rule_noctx", "rule_5shot_noctx", "rule_cot_faithfulness",
-    "rule_alignment", "rule_alignment_noinstr", "rule_5shot_alignment", "rule_5shot_alignment_noinstr",
-    *(
-        f"rule_{shots}shot{demos}_split{k}"
-        for shots in (1, 5)
-        for demos in ("", "_rule", "_cot", "_cot_complex", "_cot_incorrect")
-        for k in range(1, 6)
-    ),
-    *(f"rule_{shots}rationale_{s}" for shots in ("", "5shot_") for s in ("none", "selective", "eliminative", "both")),
-    "reg_chaos", "reg_chaos_thinking", "reg_chaos_served", "reg_chaos_thinking_served", "reg_chaos_reasoning_served",
-    "reg_judge_select", "reg_judge_select_loglik", "reg_judge_select_reasoning_served", "reg_judge_humans",
-    "ibe_copa", "ibe_ecare", "ibe_judge_copa", "ibe_judge_ecare", "ibe_judge_copa_chat", "ibe_judge_ecare_chat",
-    "ibe_judge_copa_position", "ibe_judge_ecare_position",
-}  # fmt: skip
+# Every task that must load: each paper's own list (tests/<key>/paper.py), for every registered paper.
+EXPECTED_TASKS = {task for key in PAPER_KEYS for task in paper_tests(key).EXPECTED_TASKS}
 # REG's variants read the model arguments (merged into the metadata): the model kind, the
 # thinking switch and the tokenizer that counts output tokens (custom_metrics/reg/generation.py).
 SERVED = {"base_url": "http://127.0.0.1:9/v1/chat/completions"}

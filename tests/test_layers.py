@@ -9,6 +9,7 @@ itself has no cycle, so no arrow can run back up.
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 from pathlib import Path
 
@@ -164,3 +165,57 @@ def test_a_wrong_import_is_caught(tmp_path: Path) -> None:
         "custom_metrics/sweep/bad.py:1: custom_metrics.sweep may not import custom_metrics.ibe.data",
         "ibe_postprocess/bad.py:2: ibe_postprocess may not import custom_metrics.ibe.leaderboard",
     ]
+
+
+def _rooms_in_architecture() -> dict[str, str]:
+    """docs/architecture.md's picture, by room: the text beside each ``folder/`` heading."""
+    picture = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8").split("```")[1]
+    rooms: dict[str, str] = {}
+    current = ""
+    for line in picture.splitlines():
+        head = re.match(r"(\S+/)\s", f"{line} ")
+        if head:
+            current = head.group(1)
+            rooms[current] = line[len(current) :]
+        elif current:
+            rooms[current] += f"\n{line}"
+    return rooms
+
+
+def test_every_module_is_named_in_the_architecture() -> None:
+    """Each module of custom_metrics/ and ibe_postprocess/ appears in docs/architecture.md: as
+    ``room/name`` or ``name.py``, or by its name beside its room's heading (a paper's module
+    beside ``custom_metrics/<paper>/``)."""
+    doc = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    rooms = _rooms_in_architecture()
+    missing = []
+    for top in ("custom_metrics", "ibe_postprocess"):
+        for path in sorted((REPO / top).rglob("*.py")):
+            if path.name == "__init__.py" or "__pycache__" in path.parts:
+                continue
+            parts = path.relative_to(REPO).with_suffix("").parts
+            name = parts[-1]
+            if re.search(rf"\b{re.escape(parts[-2])}/{name}\b|\b{name}\.py\b", doc):
+                continue
+            room = "custom_metrics/<paper>/" if len(parts) == 3 and parts[1] in PAPERS else "/".join(parts[:-1]) + "/"
+            in_room = len(parts) > 2 or top == "ibe_postprocess"  # the root package's modules: by file name
+            if in_room and re.search(rf"\b{name}\b", rooms.get(room, "")):
+                continue
+            missing.append(str(path.relative_to(REPO)))
+    assert missing == [], f"modules docs/architecture.md does not name: {missing}"
+
+
+def test_the_page_formats_numbers_through_one_module() -> None:
+    """The HTML modules take their number formatting from ``leaderboard/numbers.py``, not from the
+    markdown writer, and no other module defines a formatter of its own under the same name."""
+    numbers = REPO / "custom_metrics" / "leaderboard" / "numbers.py"
+    formatters = {node.name for node in ast.parse(numbers.read_text(encoding="utf-8")).body if hasattr(node, "name")}
+    for path in sorted((REPO / "custom_metrics" / "leaderboard").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "custom_metrics.leaderboard.render":
+                taken = {alias.name for alias in node.names} & formatters
+                assert not taken, f"{path.name} imports {sorted(taken)} from render.py: import it from numbers.py"
+        if path != numbers:
+            defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)} & formatters
+            assert not defined, f"{path.name} defines {sorted(defined)} again"

@@ -26,7 +26,7 @@ import pytest
 import custom_metrics
 from custom_metrics import cli
 from custom_metrics.common.task_folders import TASKS_PATH
-from tests.helpers import MIRROR, PAPER_KEYS, REPO
+from tests.helpers import MIRROR, PAPER_KEYS, REPO, checkout_files
 
 PAPERS = PAPER_KEYS
 
@@ -35,12 +35,6 @@ def _run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
     completed = subprocess.run(command, capture_output=True, text=True, **kwargs)
     assert completed.returncode == 0, f"{command} failed ({completed.returncode}):\n{completed.stderr[-4000:]}"
     return completed
-
-
-def _checkout_files() -> list[str]:
-    """Tracked and not-ignored files: what a clone of the pushed branch holds."""
-    listed = _run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO).stdout
-    return [name for name in listed.split("\0") if name and (REPO / name).is_file()]
 
 
 def _fresh_env(folder: Path) -> Path:
@@ -64,7 +58,7 @@ def _pip(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
 def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the checkout outside the repository (a build never writes into the repository)."""
     root = tmp_path_factory.mktemp("source") / "explain-eval"
-    for name in _checkout_files():
+    for name in checkout_files():
         target = root / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes((REPO / name).read_bytes())
@@ -113,7 +107,7 @@ def test_wheel_in_a_fresh_env_runs_the_tasks_from_any_folder(source: Path, tmp_p
     assert tasks.resolve().is_relative_to(env_root) and tasks.name == "lm_eval_tasks"
     shipped = {str(p.relative_to(tasks)) for p in tasks.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
     in_checkout = {
-        name.removeprefix("lm_eval_tasks/") for name in _checkout_files() if name.startswith("lm_eval_tasks/")
+        name.removeprefix("lm_eval_tasks/") for name in checkout_files() if name.startswith("lm_eval_tasks/")
     }
     assert shipped == in_checkout
 

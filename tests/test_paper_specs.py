@@ -1,4 +1,4 @@
-"""Each paper's ``PaperSpec`` matches its task folder (``tests/spec_checks.py``), and the checks bite.
+"""Each paper's ``PaperSpec`` matches its task folder (``leaderboard/spec_checks.py``), and the checks bite.
 
 The mistakes a contributor adding a paper makes without any other check noticing: the spec
 left out of the registry, a headline naming a metric no task reports, a typo in the task
@@ -8,16 +8,20 @@ the suite's own specs (``dataclasses.replace``) and must be named with its fix.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import replace
 
 import pytest
 
 from custom_metrics.common.download import GitHubFile
+from custom_metrics.common.errors import DataError
 from custom_metrics.common.leaderboard_types import Headline
 from custom_metrics.common.task_folders import TASKS_PATH
+from custom_metrics.leaderboard import registry
 from custom_metrics.leaderboard.registry import PAPERS
+from custom_metrics.leaderboard.spec_checks import load_problems, pin_faults, spec_problems
 from tests.helpers import REPO
-from tests.spec_checks import pin_faults, spec_problems
 
 SPECS = {spec.key: spec for spec in PAPERS}
 
@@ -73,3 +77,52 @@ def test_a_data_file_left_out_of_the_specs_datasets_is_caught() -> None:
 def test_a_placeholder_pin_is_caught(commit: str, sha256: str, size: int, fault: str) -> None:
     faults = pin_faults(GitHubFile("owner", "repo", commit, "data.jsonl", sha256, size))
     assert len(faults) == 1 and fault in faults[0]
+
+
+def _problems_of(key: str, **changes: object) -> list[str]:
+    spec = SPECS[key]
+    changed = replace(spec, **changes)
+    return spec_problems([changed if s is spec else s for s in PAPERS], TASKS_PATH, REPO, only=[key])
+
+
+def test_a_chart_metric_no_task_reports_is_caught() -> None:
+    problems = _problems_of("reg", chart_metrics=("sucess",))
+    assert problems == [
+        "reg: chart_metrics names 'sucess', which no task of lm_eval_tasks/reg/ reports: fix the name, or list a "
+        "derived metric in derived_metrics"
+    ]
+
+
+def test_labels_and_definitions_of_no_task_or_metric_are_caught() -> None:
+    rule = SPECS["rule"]
+    problems = _problems_of(
+        "rule",
+        task_labels={**rule.task_labels, "rule_mian": "Main"},
+        metric_labels={**rule.metric_labels, "mainq_ac": "MainQ"},
+        definitions={**rule.definitions, "rule_main/subq": "?"},
+    )
+    assert [problem.split(",")[0] for problem in problems] == [
+        "rule: task_labels names 'rule_mian'",
+        "rule: metric_labels names 'mainq_ac'",
+        "rule: definitions names 'rule_main/subq'",
+    ]
+
+
+def test_the_registry_refuses_a_spec_broken_on_its_own_when_it_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    reg = SPECS["reg"]
+    broken = replace(reg, headlines=(replace(reg.headlines[0], family="qualty"), *reg.headlines[1:]))
+    assert load_problems([broken]) == [
+        "reg: headline 'success' is of family 'qualty', which families does not define: add it to families= in "
+        "custom_metrics/reg/leaderboard.py"
+    ]
+    monkeypatch.setattr(registry, "load_problems", lambda specs: load_problems([broken]))
+    with pytest.raises(DataError, match=r"registry.py: the papers' specs have 1 problem\(s\):\nreg: headline"):
+        registry._checked(PAPERS)
+
+
+def test_explain_eval_check_passes_on_the_suite() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "custom_metrics.cli", "check", "rule"], capture_output=True, text=True, cwd=REPO
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "1 paper(s) checked (rule): no problem(s)"

@@ -10,20 +10,14 @@ fixture mirror and checks those invariants.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 
-from custom_metrics.geese.data import LABELS
-from custom_metrics.ibe.prompts import JUDGE_INSTRUCTION
-from custom_metrics.judge.prompt import LABEL_WORDS
 from custom_metrics.judge.spec import Sampling
+from custom_metrics.leaderboard.registry import paper_of
 from custom_metrics.reg.generation import MODES, REASONING, TASKS
-from tests.helpers import TASKS_DIR
+from tests.helpers import PAPER_KEYS, TASKS_DIR, paper_tests
 from tests.suite_tasks import EXPECTED_TASKS
-
-# The label words the scorers map back to labels (GEESE's metrics, the REG judge's parser).
-CHOICES_BY_PREFIX = {"geese_": list(LABELS), "reg_judge": list(LABEL_WORDS)}
 
 
 def test_every_task_is_indexed_and_loads(suite_tasks: dict) -> None:
@@ -34,10 +28,10 @@ def test_every_task_is_indexed_and_loads(suite_tasks: dict) -> None:
 
 
 def test_choices_are_what_the_scorers_read(suite_tasks: dict) -> None:
-    """Label words where a scorer maps them back; RULE's option digits in order (the prompt
-    ends at "Option" or "Rationale" and the label is the digit's index); IBE's judge choices
-    are the answers its instruction asks for."""
-    checked = set()
+    """Each multiple-choice task's choices are what its paper's scorers read back
+    (``expected_choices`` in tests/<key>/paper.py: label words, RULE's option digits in order,
+    the answers IBE's judge instruction asks for), and each paper has as many such tasks as it says."""
+    checked: dict[str, set[str]] = {key: set() for key in PAPER_KEYS}
     for name, task in suite_tasks.items():
         if task.config.output_type != "multiple_choice":
             continue
@@ -45,14 +39,13 @@ def test_choices_are_what_the_scorers_read(suite_tasks: dict) -> None:
         choices = task.doc_to_choice(doc)
         gold = task.doc_to_target(doc)
         assert (choices.index(gold) if isinstance(gold, str) else gold) in range(len(choices)), name
-        if name.startswith("rule"):
-            assert choices == [str(index) for index in range(len(choices))], name
-        elif name.startswith("ibe_judge"):
-            assert all(f'"{choice}"' in JUDGE_INSTRUCTION for choice in choices), name
-        else:
-            assert choices == CHOICES_BY_PREFIX[next(p for p in CHOICES_BY_PREFIX if name.startswith(p))], name
-        checked.add(name)
-    assert len(checked) == 7 + 5 + 38 + 2 + 4  # GEESE M2 and its explanation-only tasks, RULE, REG, IBE's judges
+        key = paper_of(name).key
+        paper = paper_tests(key)
+        assert hasattr(paper, "expected_choices"), f"{name}: tests/{key}/paper.py has no expected_choices()"
+        assert choices == paper.expected_choices(name, choices), name
+        checked[key].add(name)
+    counts = {key: len(names) for key, names in checked.items()}
+    assert counts == {key: getattr(paper_tests(key), "MULTIPLE_CHOICE", 0) for key in PAPER_KEYS}
 
 
 def test_reg_budgets_are_the_codes(suite_tasks: dict) -> None:
@@ -69,13 +62,14 @@ def test_reg_budgets_are_the_codes(suite_tasks: dict) -> None:
 
 
 def _fake_result(name: str, task, doc: dict) -> list:
+    """An output of the task's kind for ``process_results``; a paper's own (``fake_result`` in
+    tests/<key>/paper.py) where its filter hands over something else."""
+    own = getattr(paper_tests(paper_of(name).key), "fake_result", None)
+    made = own(name, doc) if own else None
+    if made is not None:
+        return made
     if task.config.output_type == "multiple_choice":
         return [(-float(i), False) for i in range(len(task.doc_to_choice(doc)))]
-    if name.startswith("reg_chaos"):
-        verdict = {"label": "contradiction", "probs": {"entailment": 0.1, "neutral": 0.1, "contradiction": 0.8}}
-        record = {"explanation": "e", "flag": "", "initial": verdict, "coherence": verdict, "effectiveness": verdict}
-        lengths = {"thinking_words": 0, "output_tokens": 3, "thinking_tokens": 0}
-        return [json.dumps({**record, **lengths})]
     return ["Step 1: IF a, THEN b.\nAssumption: c.\nTherefore, since a, b."]
 
 

@@ -52,7 +52,9 @@ def folder_tasks(folder: Path) -> set[str]:
 
 @pytest.mark.parametrize("paper", PAPERS)
 def test_readme_opens_in_the_harness_format(paper: str) -> None:
-    text = (TASKS_DIR / paper / "README.md").read_text(encoding="utf-8")
+    readme = TASKS_DIR / paper / "README.md"
+    assert readme.is_file(), f"lm_eval_tasks/{paper}/README.md is missing: write it in the harness' format"
+    text = readme.read_text(encoding="utf-8")
     found = headings(text)
     assert found[0].startswith("# "), f"{paper}: the README starts with its title"
     assert found[1 : 1 + len(HARNESS_HEADINGS)] == HARNESS_HEADINGS, f"{paper}: {found[:9]}"

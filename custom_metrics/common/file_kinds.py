@@ -1,6 +1,6 @@
 """Which kind of file a command was given: a results file, a samples file (and of which task),
-an IBE features file, ..., so a command handed the wrong one says so and names the file it
-needs and the command that makes it.
+a paper's own file (an IBE features file, ...), so a command handed the wrong one says so and
+names the file it needs and the command that makes it.
 
 Why: lm-eval writes a results file and a samples file side by side, and the suite's own
 commands write more beside them; pasting the neighbour's name is the common mistake. Read
@@ -11,14 +11,17 @@ of a results file's size when the first line opens one), never more.
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import JSONL_MAX_BYTES, RESULTS_MAX_BYTES, iter_regular_lines, read_regular_bytes
+from custom_metrics.common.task_folders import paper_folders
 
 # lm-eval's names: results_<stamp>.json and samples_<task>_<stamp>.jsonl, stamp 2025-01-31T12-00-00.123456
 _STAMP = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
@@ -26,14 +29,11 @@ _RESULTS_NAME = re.compile(rf"^results(?:_(?P<stamp>{_STAMP}))?.*\.json$")
 _SAMPLES_NAME = re.compile(rf"^samples_(?P<task>.+)_(?P<stamp>{_STAMP})\.jsonl$")
 _FIRST_LINE_BYTES = 1024 * 1024  # a samples line holds a whole prompt; beyond this, stop sniffing
 
-IBE_FEATURES_KEY = "ibe_features"  # the header key of IBE's features.jsonl (ibe_postprocess.features_file)
-IBE_REPORT_KEY = "ibe_report"  # the header key of IBE's report.json (ibe_postprocess.report_file)
-
 
 @dataclass(frozen=True)
 class FileKind:
-    """What a file is: ``kind`` one of results, samples, ibe_features, ibe_report, ibe_judge,
-    rule_summary, sweep_record, json_document, jsonl (rows of unknown origin), other."""
+    """What a file is: ``kind`` one of results, samples, sweep_record, json_document, jsonl (rows
+    of unknown origin), other, or a paper's own kind (``ibe_features``, ``rule_summary``, ...)."""
 
     kind: str
     what: str  # said to the user: "an lm-eval results file (results_*.json)"
@@ -41,15 +41,32 @@ class FileKind:
     stamp: str | None = None  # the run's timestamp, from the name
 
 
-# Files known by their name alone. IBE's folder names its own files (``ibe_postprocess.folder``,
-# passed in as ``named``), so no name is spelled twice.
+# Files known by their name alone: the sweep's; each paper adds its own (``paper_kinds``), and a
+# caller its folder's (IBE's ``ibe_postprocess.folder``, passed in as ``named``).
 _BY_NAME = {
-    "rule_protocol_summary.json": ("rule_summary", "the summary of `explain-eval rule-protocol`"),
-    "rule_protocol_args.json": ("rule_summary", "the settings record of `explain-eval rule-protocol`"),
     "sweep_pair.json": ("sweep_record", "a pair record of `explain-eval sweep` (sweep_pair.json)"),
     "lm_eval.done": ("sweep_record", "a marker of `explain-eval sweep` (lm_eval.done)"),
     "post_run.done": ("sweep_record", "a marker of `explain-eval sweep` (post_run.done)"),
 }
+
+
+@lru_cache(maxsize=1)
+def paper_kinds() -> tuple[dict[str, tuple[str, str]], dict[str, tuple[str, str]]]:
+    """The papers' own files, (by name, by header key: the key of a JSONL file's first row or of a
+    whole JSON document), each -> (kind, what it is): ``FILE_NAMES`` and ``FILE_HEADERS`` in each
+    paper package's ``__init__.py``, the papers being the suite's task folders, so none is named here."""
+    names: dict[str, tuple[str, str]] = {}
+    headers: dict[str, tuple[str, str]] = {}
+    for folder in paper_folders():
+        try:
+            package = importlib.import_module(f"custom_metrics.{folder.name}")
+        except ModuleNotFoundError as err:  # a folder of no paper: explain-eval check names it
+            if err.name != f"custom_metrics.{folder.name}":
+                raise
+            continue
+        names |= getattr(package, "FILE_NAMES", {})
+        headers |= getattr(package, "FILE_HEADERS", {})
+    return names, headers
 
 
 def samples_task(name: str) -> str | None:
@@ -70,21 +87,21 @@ def file_kind(path: Path, named: Mapping[str, tuple[str, str]] | None = None) ->
     if match:
         task = match.group("task")
         return FileKind("samples", f"the samples file of an lm-eval {task} run", task, match.group("stamp"))
-    by_name = {**_BY_NAME, **(named or {})}
+    names, headers = paper_kinds()
+    by_name = {**_BY_NAME, **names, **(named or {})}
     if name in by_name:
         return FileKind(*by_name[name])
     first = _first_line(path)
     if first is None:
         return FileKind("other", "a file")
     if first.strip() in (b"{", b"["):
-        return _whole_document(path)
+        return _whole_document(path, headers)
     try:
         row = json.loads(first)
     except ValueError:
         return FileKind("other", "a file")
-    if isinstance(row, dict) and IBE_FEATURES_KEY in row:
-        return FileKind("ibe_features", "an IBE features file, written by `explain-eval ibe score`")
-    return FileKind("jsonl", "a JSONL file")
+    header = next((key for key in headers if key in row), None) if isinstance(row, dict) else None
+    return FileKind(*headers[header]) if header else FileKind("jsonl", "a JSONL file")
 
 
 def _first_line(path: Path) -> bytes | None:
@@ -99,7 +116,7 @@ def _first_line(path: Path) -> bytes | None:
     return None
 
 
-def _whole_document(path: Path) -> FileKind:
+def _whole_document(path: Path, headers: Mapping[str, tuple[str, str]]) -> FileKind:
     """A file whose first line opens a pretty-printed JSON document: a results file when it
     holds lm-eval's "results" object, else some other whole JSON document (not JSONL)."""
     try:
@@ -108,8 +125,9 @@ def _whole_document(path: Path) -> FileKind:
         return FileKind("other", "a file")  # not JSON at all: the line reader names where
     if isinstance(data, dict) and isinstance(data.get("results"), dict):
         return FileKind("results", "an lm-eval results file (results_*.json)")
-    if isinstance(data, dict) and IBE_REPORT_KEY in data:
-        return FileKind("ibe_report", "an IBE report, written by `explain-eval ibe report`")
+    header = next((key for key in headers if key in data), None) if isinstance(data, dict) else None
+    if header:
+        return FileKind(*headers[header])
     return FileKind("json_document", "a whole JSON document, not JSONL (one object per line)")
 
 

@@ -5,21 +5,32 @@ kwargs can be passed to `--metadata` ..."), the loader every task of this suite 
 that it can read the local mirror and pass run settings in the docs. A run of the ``geese``
 group alone printed five; a user learns to skip warnings, and then misses the real ones.
 The notice is dropped for the suite's own tasks only (their READMEs document
-``--metadata``); every other harness warning, and this one for any other task, stays.
+``--metadata``): a task is the suite's when its name starts with the name of one of the
+suite's task folders (a paper's key), then ``_`` or the end, so a new paper's folder is
+covered without naming it here. Every other harness warning, and this one for any other
+task, stays.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from functools import lru_cache
+
+from custom_metrics.common.task_folders import paper_folders
 
 HARNESS_TASK_LOGGER = "lm_eval.api.task"
-_NOTICE = re.compile(r"^(geese|rule|reg|ibe)(_\w+)?: Custom kwargs can be passed to `--metadata`")
+
+
+@lru_cache(maxsize=1)
+def _notice() -> re.Pattern[str]:
+    keys = "|".join(re.escape(folder.name) for folder in paper_folders())
+    return re.compile(rf"^({keys})(_\w+)?: Custom kwargs can be passed to `--metadata`")
 
 
 class _CustomDatasetNotice(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        return not _NOTICE.match(str(record.msg))
+        return not _notice().match(str(record.msg))
 
 
 def quiet_custom_dataset_notice() -> None:

@@ -12,25 +12,31 @@ close to a key of the suite (``difflib``) is an error naming the key it resemble
 from __future__ import annotations
 
 import difflib
+import importlib
 from collections.abc import Iterable
+from functools import lru_cache
 
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.task_folders import paper_folders
 
-# Every key a loader or task of the suite reads from its metadata (tests check the loaders'
-# parameters against it).
-SUITE_KEYS = frozenset(
-    {
-        # GEESE
-        "hint", "explanations", "geese_source", "explanation_type",
-        # RULE
-        "variant", "split", "demos", "shots",
-        # REG
-        "judge", "judge_cache", "judge_check", "mode", "backend", "tokenizer", "agreement", "reasoning_effort",
-        "trace_markers",
-        # IBE
-        "dataset", "ecare_train_size", "ecare_test_size", "ecare_seed",
-    }
-)  # fmt: skip
+
+@lru_cache(maxsize=1)
+def suite_keys() -> frozenset[str]:
+    """Every key a loader or task of the suite reads from its metadata: each paper's own
+    ``METADATA_KEYS`` (in its package's ``__init__.py``), the papers being the suite's task
+    folders, so this module names none of them (tests check the loaders' parameters against it)."""
+    keys: set[str] = set()
+    for folder in paper_folders():
+        try:
+            package = importlib.import_module(f"custom_metrics.{folder.name}")
+        except ModuleNotFoundError as err:  # a folder of no paper: explain-eval check names it
+            if err.name != f"custom_metrics.{folder.name}":
+                raise
+            continue
+        keys |= set(getattr(package, "METADATA_KEYS", ()))
+    return frozenset(keys)
+
+
 # What lm-eval itself merges into the metadata: the YAML's own keys and the model arguments
 # of its model classes (hf, vllm, sglang, the API clients, ...). Generous on purpose: a
 # model argument must never be taken for a typo of a suite key (``model`` is close to ``mode``).
@@ -58,11 +64,11 @@ CUTOFF = 0.75  # "jugde" -> "judge" is 0.8; "seeds" -> "seed" 0.89; unrelated wo
 def check_metadata_keys(task: str, keys: Iterable[str]) -> None:
     """Refuse a key that looks like a misspelled suite key: ``did you mean 'judge'?``."""
     for key in keys:
-        if key in SUITE_KEYS or key in HARNESS_KEYS:
+        if key in suite_keys() or key in HARNESS_KEYS:
             continue
-        close = difflib.get_close_matches(key, sorted(SUITE_KEYS), n=1, cutoff=CUTOFF)
+        close = difflib.get_close_matches(key, sorted(suite_keys()), n=1, cutoff=CUTOFF)
         if close:
             raise DataError(
                 f"{task}: --metadata key {key!r} is read by no task of the suite: did you mean {close[0]!r}? "
-                f"(keys the suite reads: {', '.join(sorted(SUITE_KEYS))})"
+                f"(keys the suite reads: {', '.join(sorted(suite_keys()))})"
             )

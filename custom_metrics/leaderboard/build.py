@@ -27,9 +27,10 @@ from custom_metrics.common.leaderboard_types import Cell, Table
 from custom_metrics.common.results import Problem, load_runs, rename
 from custom_metrics.leaderboard.differences import Difference, paired_differences, row_label
 from custom_metrics.leaderboard.display import Paths, visible
+from custom_metrics.leaderboard.numbers import cell_text
 from custom_metrics.leaderboard.page import write_site
 from custom_metrics.leaderboard.registry import OTHER, PAPERS, paper_of
-from custom_metrics.leaderboard.render import cell_text, markdown, write_csv, write_differences_csv, write_json
+from custom_metrics.leaderboard.render import markdown, write_csv, write_differences_csv, write_json
 from custom_metrics.leaderboard.samples import LoggedTask, read_logged_tasks
 from custom_metrics.leaderboard.summary import Summary, build_summary
 from custom_metrics.leaderboard.tables import build_tables, newest_runs, task_values

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from custom_metrics.common.leaderboard_types import Headline, PaperSpec, Row
 from custom_metrics.leaderboard.differences import Difference, row_label
 from custom_metrics.leaderboard.display import Paths
-from custom_metrics.leaderboard.render import cell_text, format_number, interval_text, signed
+from custom_metrics.leaderboard.numbers import cell_text, format_number, interval_text, signed
 from custom_metrics.leaderboard.summary import Summary, SummaryRow
 from custom_metrics.leaderboard.versus_paper import model_key
 

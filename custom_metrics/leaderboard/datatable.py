@@ -27,7 +27,7 @@ from typing import Any
 import itables.options
 from itables.javascript import generate_init_offline_itables_html, html_table_from_template
 
-from custom_metrics.leaderboard.render import format_number
+from custom_metrics.leaderboard.numbers import format_number
 
 ASSET = "datatables.js"
 TEXT_RENDER = "explainEvalText"  # defined in assets/leaderboard.js

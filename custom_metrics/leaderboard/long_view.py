@@ -18,7 +18,7 @@ from custom_metrics.leaderboard import charts, datatable
 from custom_metrics.leaderboard.datatable import TableColumn, number_cell
 from custom_metrics.leaderboard.differences import Difference, row_label
 from custom_metrics.leaderboard.display import Paths
-from custom_metrics.leaderboard.render import cell_text, format_number, interval_text, signed
+from custom_metrics.leaderboard.numbers import cell_text, format_number, interval_text, signed
 from custom_metrics.leaderboard.samples import LoggedTask
 from custom_metrics.leaderboard.tables import task_values
 

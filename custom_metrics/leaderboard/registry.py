@@ -2,8 +2,9 @@
 
 The leaderboard, the sweep, ``explain-eval download`` (``custom_metrics.pinned``) and the
 tests read the papers from ``PAPERS``; a new paper adds its key to ``PAPER_KEYS`` and changes
-nothing else here (docs/development.md, "Adding a paper"). ``tests/test_paper_specs.py``
-fails, naming the fix, when a task folder has no key here or a spec does not match its folder.
+nothing else here (docs/development.md, "Adding a paper"). Loading the registry checks the
+specs themselves (``spec_checks.load_problems``: a broken spec stops every command, naming the
+fix); ``explain-eval check`` also reads each paper's package and task folder.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ import importlib
 import re
 from typing import Any
 
+from custom_metrics.common.errors import DataError
 from custom_metrics.common.leaderboard_types import PaperSpec, SampleView
+from custom_metrics.leaderboard.spec_checks import REGISTRY, load_problems
 
 # The papers, in the leaderboard's tab order: each key names the paper's package
 # (custom_metrics/<key>/, whose leaderboard.py defines SPEC) and its task folder (lm_eval_tasks/<key>/).
@@ -22,14 +25,22 @@ PAPER_KEYS = ("geese", "rule", "reg", "ibe")
 def _spec(key: str) -> PaperSpec:
     spec = importlib.import_module(f"custom_metrics.{key}.leaderboard").SPEC
     if spec.key != key:
-        raise ImportError(
+        raise DataError(
             f"custom_metrics/{key}/leaderboard.py: SPEC's key is {spec.key!r}, expected {key!r} (a paper's key names "
             "its package and its task folder)"
         )
     return spec
 
 
-PAPERS: tuple[PaperSpec, ...] = tuple(_spec(key) for key in PAPER_KEYS)
+def _checked(specs: tuple[PaperSpec, ...]) -> tuple[PaperSpec, ...]:
+    """The specs, once what they get wrong on their own is none: else every command stops here."""
+    problems = load_problems(specs)
+    if problems:
+        raise DataError("\n".join([f"{REGISTRY}: the papers' specs have {len(problems)} problem(s):", *problems]))
+    return specs
+
+
+PAPERS: tuple[PaperSpec, ...] = _checked(tuple(_spec(key) for key in PAPER_KEYS))
 # Per-document 0/1 outcomes any harness task may log, compared between runs of it.
 GENERIC_OUTCOMES = ("acc", "acc_norm", "exact_match")
 

@@ -1,5 +1,5 @@
-"""Writing leaderboard tables as markdown and CSV (they diff well in git), and the number
-formatting every output shares.
+"""Writing leaderboard tables as markdown and CSV (they diff well in git); the numbers in them
+are formatted by ``numbers``, as on the page.
 
 CSV cells hold each number exactly (``repr`` of the harness' float, the paper's digits
 for published rows) so a script can check them against the results files; markdown and
@@ -24,47 +24,10 @@ from custom_metrics.common.leaderboard_types import Cell, Column, Row, Table
 from custom_metrics.common.results import Problem
 from custom_metrics.leaderboard.differences import Difference, row_label
 from custom_metrics.leaderboard.display import Paths
+from custom_metrics.leaderboard.numbers import cell_text, interval_text, signed
 from custom_metrics.leaderboard.procedures import ALPHA
 from custom_metrics.leaderboard.summary import Summary, SummaryCell, SummaryRow
 from custom_metrics.leaderboard.versus_paper import PaperDelta
-
-
-def format_number(value: float | None, column_kind: str = "metric") -> str:
-    if value is None:
-        return ""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "∞" if value > 0 else "-∞"
-    if column_kind == "samples" or (value.is_integer() and abs(value) >= 100):
-        return f"{value:.0f}"
-    return f"{value:.1f}" if abs(value) >= 100 else f"{value:.4f}"
-
-
-def signed(value: float) -> str:
-    """A difference with its sign, four decimals; one that rounds to zero reads +0.0000, not -0.0000."""
-    return f"{value if round(value, 4) != 0 else 0.0:+.4f}"
-
-
-def cell_text(cell: Cell | None, column_kind: str = "metric") -> str:
-    """A cell as read: the paper's digits or the rounded value, with ± only where a spread
-    exists: a ± of 0 is 0 by construction here (the stderr of an all-right or all-wrong run,
-    the std of RULE's zero-shot main questions that the five splits share), so none shows."""
-    if cell is None:
-        return ""
-    text = _printed(cell.text) or format_number(cell.value, column_kind)
-    pm = (_printed(cell.pm_text) or format_number(cell.pm)) if cell.pm else ""
-    return f"{text} ± {pm}" if pm else text
-
-
-def _printed(text: str | None) -> str | None:
-    """A published number as printed, unless it carries more digits than anyone reads (a
-    stderr copied from a results file, 0.014564428416311686): then None, and it is rounded."""
-    if text is None:
-        return None
-    decimals = len(text.partition(".")[2])
-    return text if decimals <= 5 else None
-
 
 # Paired differences a markdown table lists at most (every pair of 100 runs is 4,950 lines per
 # task: the CSV holds them all).
@@ -78,19 +41,6 @@ def column_groups(table: Table) -> list[tuple[str, list[Column]]]:
     rest = [c for c in shown if c not in main]
     groups = [("Main columns", main), ("More metrics", rest)]
     return [(title, columns) for title, columns in groups if columns]
-
-
-def p_text(p_value: float) -> str:
-    """A p-value as read in a cell: two decimals, or "p < 0.001"."""
-    return "p < 0.001" if p_value < 0.001 else f"p = {p_value:.2f}" if p_value >= 0.01 else f"p = {p_value:.3f}"
-
-
-def interval_text(low: float | None, high: float | None, signed_values: bool = False) -> str:
-    """A 95% interval as read: ``[0.7500, 0.8100]``; "" when there is none."""
-    if low is None or high is None:
-        return ""
-    shown = signed if signed_values else format_number
-    return f"[{shown(low)}, {shown(high)}]"
 
 
 def data_text(row: Row, entry: SummaryRow | None) -> str:

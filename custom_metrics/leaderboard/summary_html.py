@@ -19,17 +19,9 @@ from pathlib import Path
 from custom_metrics.common.leaderboard_types import PaperSpec, Table
 from custom_metrics.leaderboard.differences import Difference
 from custom_metrics.leaderboard.display import Paths, hub_url
+from custom_metrics.leaderboard.numbers import cell_text, format_number, interval_text, p_text, signed
 from custom_metrics.leaderboard.procedures import ALPHA, BOOTSTRAP, EXACT_SHARE
-from custom_metrics.leaderboard.render import (
-    cell_text,
-    delta_words,
-    format_number,
-    interval_text,
-    p_text,
-    rank_text,
-    row_flags,
-    signed,
-)
+from custom_metrics.leaderboard.render import delta_words, rank_text, row_flags
 from custom_metrics.leaderboard.summary import LIMITED, RANKED, UNRANKED, Summary, SummaryCell, SummaryRow
 
 SHOWN_ON_PHONE = 2  # headline columns kept on a narrow screen; the rest collapse

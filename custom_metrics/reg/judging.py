@@ -57,9 +57,8 @@ ON_DEGENERATE = ("stop", "warn")
 # Seconds an endpoint judge has for all of the check's requests together (twelve pairs);
 # $EXPLAIN_EVAL_JUDGE_CHECK_DEADLINE changes it (a slow but healthy remote judge, say).
 CHECK_DEADLINE_S = 60.0
-# Judges checked in this process, by (canonical name, cache folder): the filter judges with
-# the object the task build checked, so the verdict cache is opened once per run.
-_PREPARED: dict[tuple[str, str], CachedJudge] = {}
+# The doc column saying the task build ran ``check_before_generation`` on the docs' judge.
+CHECKED_COLUMN = "judge_checked"
 
 
 def _verdict_record(verdict: Verdict | None) -> dict[str, Any] | None:
@@ -73,8 +72,8 @@ def _verdict_record(verdict: Verdict | None) -> dict[str, Any] | None:
 
 def check_judge(judge: NLIJudge, gold: Sequence[dict[str, Any]], warn: bool = True) -> dict[str, Any]:
     """The judge on gold (premise, hypothesis, majority label) items: accuracy, answers, degeneracy.
-    ``warn=False``: a degenerate judge was already announced in this process (the filter's check
-    after the task build's), so the banner is not printed twice."""
+    ``warn=False``: a degenerate judge was already announced (the filter's check after the task
+    build's, which the docs' ``judge_checked`` records), so the banner is not printed twice."""
     verdicts = judge.judge([(doc["premise"], doc["hypothesis"]) for doc in gold]) if gold else []
     outcomes = Counter(verdict.label for verdict in verdicts)
     top, top_count = outcomes.most_common(1)[0] if outcomes else ("", 0)
@@ -261,7 +260,6 @@ def check_before_generation(task: str, located: LocatedJudge, judge_check: str =
             'or --metadata \'{"judge_check": "warn"}\' to run with it anyway.'
         )
     release_backend(judge)
-    _PREPARED[(judge.name, str(located.cache_dir))] = judge
 
 
 def release_backend(judge: CachedJudge) -> None:
@@ -274,14 +272,14 @@ def release_backend(judge: CachedJudge) -> None:
 
 
 def judge_for_docs(docs: Sequence[dict[str, Any]]) -> CachedJudge:
-    """The judge named by the docs' ``judge``/``judge_cache`` columns: the one ``check_before_generation``
-    checked in this process, else built from its canonical name."""
+    """The judge named by the docs' ``judge``/``judge_cache`` columns, built from its canonical name
+    over that verdict cache: what the task build checked reaches the filter only through the docs
+    and the cache (its gold verdicts are there), never through an object kept in the process."""
     settings = {(doc["judge"], doc["judge_cache"]) for doc in docs}
     if len(settings) != 1:
         raise ValueError(f"reg_chaos docs name {len(settings)} judge settings; expected one: {sorted(settings)}")
     name, cache = settings.pop()
-    prepared = _PREPARED.get((name, cache))
-    return prepared if prepared is not None else build_judge(parse_spec(name), cache_dir=cache)
+    return build_judge(parse_spec(name), cache_dir=cache)
 
 
 class REGJudgeFilter(Filter):
@@ -296,7 +294,9 @@ class REGJudgeFilter(Filter):
         outputs = split_outputs(resps, docs)
         judge = judge_for_docs(docs)
         try:
-            check = check_judge(judge, judge_check_docs(load_items()), warn=judge not in _PREPARED.values())
+            # the build announced a degenerate judge already where it checked it (the docs say so)
+            warn = not all(doc.get(CHECKED_COLUMN) for doc in docs)
+            check = check_judge(judge, judge_check_docs(load_items()), warn=warn)
             records = judge_outputs(judge, docs, outputs, check)
         except Exception as err:  # any judge failure: the generations must survive it
             log.exception(JUDGE_FAILED, "!" * 100, judge.name, f"{type(err).__name__}: {err}", "!" * 100)

@@ -40,12 +40,13 @@ def load_reg(
         located = judging.locate_judge(task, judge, judge_cache)  # seconds: before anything loads
         settings = generation.generation_columns(mode, backend, run_args)
         judging.check_before_generation(task, located, judge_check)
-        spec, cache = located.spec, located.cache_dir
+        spec, cache, checked = located.spec, located.cache_dir, True
     else:
         settings = generation.generation_columns(mode, backend, run_args)
         spec, cache = judging.default_judge(task, judge_cache)
+        checked = False
     docs = data.with_judge(data.reg_docs(data.load_items()), spec, cache)
-    return {"test": to_dataset([{**doc, **settings} for doc in docs])}
+    return {"test": to_dataset([{**doc, **settings, judging.CHECKED_COLUMN: checked} for doc in docs])}
 
 
 @task_loader

@@ -40,11 +40,10 @@ from custom_metrics.common.file_kinds import samples_task
 from custom_metrics.common.harness_args import check_harness_args, check_tasks, options_given
 from custom_metrics.common.harness_outputs import IncompleteRun, finished_samples, set_aside
 from custom_metrics.common.task_folders import TASKS_PATH
+from custom_metrics.rule import ARGS_FILE, SUMMARY_FILE
 from custom_metrics.rule.data import DEMOS, SHOTS, SPLITS, demo_sets, demo_setting, fewshot_task, main_questions
 from custom_metrics.rule.metrics import MAIN, SUB_KINDS, TABLE2_METRICS, Outcome, groups, none_acc, subq_acc
 
-ARGS_FILE = "rule_protocol_args.json"
-SUMMARY_FILE = "rule_protocol_summary.json"
 POOLED_ONLY = ("consistency", "mainq_wise_subq_acc")  # single numbers in Table 2
 RESERVED = ("--tasks", "--output_path", "--log_samples", "--include_path", "--num_fewshot")
 

@@ -89,3 +89,16 @@ def test_the_right_kind_still_gets_past_the_check(command: str, tmp_path, capsys
         from custom_metrics.reg.analysis import parse_inputs
 
         assert parse_inputs([str(right), f"{renamed}=other"]) == [(right, RUN.name), (renamed, "other")]
+
+
+def test_the_papers_file_kinds_come_from_their_packages(tmp_path) -> None:
+    """``common`` names no paper: IBE's header keys and RULE's file names are the packages' own,
+    the same keys the IBE files are written with."""
+    from custom_metrics.common import file_kinds
+    from ibe_postprocess import features_file, report_file
+
+    names, headers = file_kinds.paper_kinds()
+    assert {features_file.HEADER_KEY, report_file.HEADER_KEY} <= set(headers)
+    assert file_kinds.file_kind(_features(tmp_path)).kind == "ibe_features"
+    assert file_kinds.file_kind(tmp_path / "rule_protocol_summary.json").kind == "rule_summary"
+    assert "rule_protocol_args.json" in names

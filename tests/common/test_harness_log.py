@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pytest
 
 import custom_metrics  # noqa: F401  (importing the suite installs the filter)
+from custom_metrics.common import harness_log
 from custom_metrics.common.harness_log import HARNESS_TASK_LOGGER, quiet_custom_dataset_notice
 
 NOTICE = "{}: Custom kwargs can be passed to `--metadata` in console (as json string) or to the TaskManager."
@@ -24,3 +26,20 @@ def test_notice_dropped_for_suite_tasks_only(caplog: pytest.LogCaptureFixture) -
         NOTICE.format("hellaswag"),
         "geese_noexp: a real problem",
     ]
+
+
+def test_a_new_papers_task_folder_is_covered_without_naming_it(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The suite's tasks are those of its task folders: a fifth folder's notice is dropped too."""
+    folders = [*harness_log.paper_folders(), Path("esnli")]
+    monkeypatch.setattr(harness_log, "paper_folders", lambda: folders)
+    harness_log._notice.cache_clear()
+    logger = logging.getLogger(HARNESS_TASK_LOGGER)
+    try:
+        with caplog.at_level(logging.WARNING, logger=HARNESS_TASK_LOGGER):
+            for task in ("esnli", "esnli_dev", "esnlix", "geese_noexp"):
+                logger.warning(NOTICE.format(task))
+    finally:
+        harness_log._notice.cache_clear()
+    assert [record.getMessage() for record in caplog.records] == [NOTICE.format("esnlix")]

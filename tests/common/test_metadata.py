@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.metadata import HARNESS_KEYS, SUITE_KEYS, check_metadata_keys
+from custom_metrics.common.metadata import HARNESS_KEYS, check_metadata_keys, suite_keys
 from tests.helpers import TASKS_DIR
 
 
@@ -24,7 +24,7 @@ def test_a_misspelled_suite_key_is_refused_naming_the_key_meant(key, meant):
 
 def test_model_arguments_other_tasks_keys_and_unrelated_keys_pass():
     # ``model`` is close to REG's ``mode`` and ``seed`` to nothing: model arguments are never typos
-    check_metadata_keys("reg_chaos", [*HARNESS_KEYS, *SUITE_KEYS, "my_note", "run_label"])
+    check_metadata_keys("reg_chaos", [*HARNESS_KEYS, *suite_keys(), "my_note", "run_label"])
 
 
 def _loaders() -> list:
@@ -54,11 +54,11 @@ def test_every_key_a_loader_reads_is_a_suite_key():
             for name, parameter in inspect.signature(loader).parameters.items()
             if parameter.kind is not inspect.Parameter.VAR_KEYWORD
         ]
-        assert set(named) <= SUITE_KEYS, (loader.__qualname__, set(named) - SUITE_KEYS)
+        assert set(named) <= suite_keys(), (loader.__qualname__, set(named) - suite_keys())
     for path in TASKS_DIR.rglob("*.yaml"):
         text = re.sub(r"!function \S+", "fn", path.read_text())
         kwargs = (yaml.safe_load(text) or {}).get("dataset_kwargs") or {}
-        assert set(kwargs) <= SUITE_KEYS, (path.name, set(kwargs) - SUITE_KEYS)
+        assert set(kwargs) <= suite_keys(), (path.name, set(kwargs) - suite_keys())
 
 
 @pytest.mark.parametrize(

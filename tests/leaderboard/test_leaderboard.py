@@ -21,7 +21,7 @@ from ibe_postprocess import features_file, report_file
 from ibe_postprocess.folder import FeaturesFolder
 from tests.geese.authors import AUTHORS_TASKS as AUTHORS_PROMPTS
 from tests.helpers import LEADERBOARD_FIXTURES as LB_FIXTURES
-from tests.helpers import PAPER_KEYS
+from tests.helpers import PAPER_KEYS, paper_tests
 
 OLD_03 = LB_FIXTURES / "harness-0.3"
 OLD_040 = LB_FIXTURES / "harness-0.4.0"
@@ -75,9 +75,11 @@ def test_early_04_layout_with_groups_and_na_stderr() -> None:
 
 @pytest.fixture(scope="module")
 def board(tmp_path_factory) -> tuple[list, Path]:
-    """The leaderboard of the hand-made fixtures (old layouts, an IBE report), built once."""
+    """The leaderboard of each paper's fixture runs (tests/<key>/paper.py: old layouts, an IBE
+    report, ...), built once."""
     out = tmp_path_factory.mktemp("board")
-    board = leaderboard.build_leaderboard([OLD_03, OLD_040, LB_FIXTURES / "ibe-report"], out)
+    inputs = dict.fromkeys(run for key in PAPER_KEYS for run in paper_tests(key).LEADERBOARD_RUNS)
+    board = leaderboard.build_leaderboard(list(inputs), out)
     assert board.problems == []
     return board.tables, out
 
@@ -114,6 +116,8 @@ def test_tables_old_layout_derived_and_published(board) -> None:
     other = read_csv(tmp_path / "other.csv")  # unknown tasks are kept, not dropped
     assert same(other["EleutherAI/pythia-160m"]["hellaswag acc_norm"], 0.3125)
     assert same(other["mistralai/Mistral-7B-v0.1"]["arc_easy acc"], 0.43)
+    without = set(PAPER_KEYS) - {t.key for t in tables}
+    assert not without, f"no table for {sorted(without)}: list a fixture run in tests/<key>/paper.py"
     assert {t.key for t in tables} == {*PAPER_KEYS, "other"}
 
 

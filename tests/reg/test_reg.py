@@ -305,3 +305,22 @@ def test_grpo_reward_function_batches_through_the_judge():
         reward(prompts=["x"], completions=["E0."])
     rows = training_rows([{"uid": "u", "premise": "P.", "hypothesis": "H."}])
     assert rows[0]["prompt"][0]["content"] == reg_prompts.generation_prompt({"premise": "P.", "hypothesis": "H."})
+
+
+def test_the_filter_learns_of_the_builds_check_from_the_docs_alone(monkeypatch, fixture_mirror, tmp_path):
+    """No object passes from the task build to the filter: it builds the judge the docs name over
+    their verdict cache, and says a degenerate judge again only where the docs say no build checked it."""
+    judge = TableJudge(_table(), default="neutral")
+    monkeypatch.setattr(reg_judging, "build_judge", lambda spec, cache_dir: judge)
+    warned = []
+    real_check = reg_judging.check_judge
+    monkeypatch.setattr(
+        reg_judging, "check_judge", lambda j, gold, warn=True: warned.append(warn) or real_check(j, gold, warn=False)
+    )
+    settings = {"mode": "non-thinking", "length_tokenizer": str(small_tokenizer(tmp_path / "tokenizer"))}
+    docs = [{**doc, **settings} for doc in reg_data.with_judge(DOCS, parse_spec("lm:x"), tmp_path / "c")]
+    for checked in (True, False):
+        marked = [{**doc, reg_judging.CHECKED_COLUMN: checked} for doc in docs]
+        reg_judging.REGJudgeFilter().apply([[e] for e in EXPLANATIONS], marked)
+    assert warned == [False, True]
+    assert not [name for name in vars(reg_judging) if name.isupper() and isinstance(vars(reg_judging)[name], dict)]
