@@ -1,6 +1,6 @@
 """RULE's chain-of-thought faithfulness tasks (``rule_cot_faithfulness``): a logged RULE CoT run
 (``rule_*cot*`` with ``--log_samples``) answered again, by log-likelihood of the option digit,
-with its CoT cut short or replaced by filler (``custom_metrics.faithfulness``, Lanham et al. 2023).
+with its CoT cut short or replaced by filler (``custom_metrics.common.faithfulness``, Lanham et al. 2023).
 
 Each generation of the CoT run gives one doc per fraction of its reasoning kept and one with
 filler; the context is the run's own prompt (as logged: demonstrations, chat template and
@@ -23,7 +23,7 @@ from custom_metrics.common.metadata import check_metadata_keys
 from custom_metrics.common.samples import logged_response, read_samples
 from custom_metrics.common.sources import to_dataset
 from custom_metrics.common.task_loading import task_loader
-from custom_metrics.faithfulness import (
+from custom_metrics.common.faithfulness import (
     EARLY,
     FILLER,
     FRACTIONS,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.faithfulness import EARLY, FILLER, Answer, area_over_curve, filler, sentence_ends, truncated
+from custom_metrics.common.faithfulness import EARLY, FILLER, Answer, area_over_curve, filler, sentence_ends, truncated
 from custom_metrics.rule.answers import answer_statement
 from custom_metrics.rule.faithfulness import (
     CUE,
