@@ -28,6 +28,7 @@ there), every judge the run was judged again by (this time or before), and the g
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -53,6 +54,8 @@ from custom_metrics.reg.outputs import Output
 
 REG_TASK_PREFIX = "reg_chaos"
 FILTER = "judged"
+# The numbers of a task's results entry that its judge's verdicts decide.
+JUDGED_METRICS = ("n", "coherence", "effectiveness", "success")
 # What a judge's record holds that another judge replaces; the rest (explanation, flag,
 # lengths) is the generation's.
 VERDICT_FIELDS = ("judge", "initial", "effectiveness", "coherence", "judge_check")
@@ -174,12 +177,17 @@ def _aggregations(task: str) -> dict[str, Any]:
     }
 
 
-def aggregate(task: str, per_sample: Sequence[dict[str, Any]], bootstrap_iters: int) -> dict[str, Any]:
-    """The task's results entry from its samples' metric values, as lm-eval aggregates them."""
+def aggregate(
+    task: str, per_sample: Sequence[dict[str, Any]], bootstrap_iters: int, metrics: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """The task's results entry from its samples' metric values, as lm-eval aggregates them
+    (``metrics``: only these, e.g. those a run logged before the task counted more)."""
     from lm_eval.api.metrics import stderr_for_metric
 
     entry: dict[str, Any] = {}
     for metric, function in _aggregations(task).items():
+        if metrics is not None and metric not in metrics:
+            continue
         items = [tuple(value) if isinstance(value, list) else value for value in (s[metric] for s in per_sample)]
         entry[f"{metric},{FILTER}"] = function(items)
         stderr = stderr_for_metric(metric=function, bootstrap_iters=bootstrap_iters) if bootstrap_iters > 0 else None
@@ -230,14 +238,45 @@ def _bootstrap_iters(results: dict[str, Any]) -> int:
     return int((results.get("config") or {}).get("bootstrap_iters", 100000) or 0)
 
 
+def _same(recorded: Any, counted: Any) -> bool:
+    """Whether a results file's number is the one its samples give (NaN is NaN)."""
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (recorded, counted)):
+        return recorded == counted
+    if math.isnan(recorded) or math.isnan(counted):
+        return math.isnan(recorded) and math.isnan(counted)
+    return math.isclose(recorded, counted, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _results_behind(entry: dict[str, Any], counted: dict[str, Any]) -> bool:
+    """Whether a task's results entry misses verdicts its samples hold: a completion stopped after
+    it rewrote the samples file and before the results file (each is replaced whole, the samples
+    first), so the judged numbers are still the failed run's NaN."""
+    return not all(_same(entry.get(key), counted[key]) for key in (f"{m},{FILTER}" for m in JUDGED_METRICS))
+
+
 def _complete(results_file: Path, results: dict[str, Any], request: RejudgeRequest) -> list[str]:
-    """Judge in place every task's samples whose judge failed after generation; the tasks completed."""
+    """Judge in place every task's samples whose judge failed after generation; the tasks completed.
+
+    Each task's samples file is replaced first, the results file last, from the samples: a
+    command stopped in between leaves samples holding verdicts beside results that do not count
+    them, and the next ``--complete`` counts them again (no judging) instead of finding nothing to do.
+    """
     done = []
     for task in _tasks(results):
         samples_path, samples = _read(results_file, task)
         unjudged = _unjudged(samples)
         if not unjudged:
-            print(f"{samples_path}: every sample holds its judge's verdicts; nothing to complete")
+            counted = aggregate(task, samples, 0, JUDGED_METRICS)
+            if _results_behind(results["results"][task], counted):
+                counted = aggregate(task, samples, _bootstrap_iters(results))  # the samples this command wrote
+                results["results"][task] = {**results["results"][task], **counted}
+                done.append(task)
+                print(
+                    f"{results_file}: {task}'s results did not count the verdicts its samples hold (a completion "
+                    f"stopped before writing them); counted again from {samples_path.name}, no judging"
+                )
+            else:
+                print(f"{samples_path}: every sample holds its judge's verdicts; nothing to complete")
             continue
         spec, cache = _completing_judge(samples, request)
         judge, check = _checked_judge(spec, cache, "warn")  # the run chose already what a degenerate judge does

@@ -1,0 +1,105 @@
+"""``explain-eval rejudge`` when things go wrong mid-way: a completion stopped between its two
+writes, a judge that fails part-way through, a run folder that cannot be written.
+
+The run is the demo's real REG run (``tests/fixtures/leaderboard/demo-generation``), copied and,
+for a completion, made into what ``reg_chaos`` logs when its judge dies after generation (every
+record without verdicts, the judged numbers NaN: ``judging.unjudged_record``, then the task's own
+per-sample metrics and aggregation). Judges are a tiny random classifier (loads in a second) and
+a scripted local endpoint (tests/judge/endpoint_server.py).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from custom_metrics.cli import main
+from custom_metrics.reg import rejudge as reg_rejudge
+from custom_metrics.reg.judging import read_record
+from custom_metrics.reg.metrics import process_results
+from tests.helpers import LEADERBOARD_FIXTURES
+from tests.reg.judges import tiny_judge_metadata
+
+
+@pytest.fixture()
+def demo_run(tmp_path: Path) -> Path:
+    shutil.copytree(LEADERBOARD_FIXTURES / "demo-generation", tmp_path / "run")
+    return tmp_path / "run"
+
+
+def _files(run: Path) -> tuple[Path, Path]:
+    (results,) = run.glob("*/results_*.json")
+    (samples,) = run.glob("*/samples_reg_chaos_*.jsonl")
+    return results, samples
+
+
+def unjudged(run: Path) -> Path:
+    """The run as ``reg_chaos`` logs it when its judge fails after generation; its results file."""
+    results_file, samples_file = _files(run)
+    samples = [json.loads(line) for line in samples_file.read_text().splitlines()]
+    for sample in samples:
+        record = read_record(sample["filtered_resps"][0])
+        kept = {key: value for key, value in record.items() if key not in reg_rejudge.VERDICT_FIELDS}
+        filtered = json.dumps({**kept, "judge": record["judge"], "judge_error": "ConnectionError: refused"})
+        sample.update(filtered_resps=[filtered], **process_results(sample["doc"], [filtered]))
+    samples_file.write_text("".join(json.dumps(sample) + "\n" for sample in samples))
+    results = json.loads(results_file.read_text())
+    results["results"]["reg_chaos"].update(reg_rejudge.aggregate("reg_chaos", samples, 0))
+    results_file.write_text(json.dumps(results))
+    assert math.isnan(results["results"]["reg_chaos"]["n,judged"])
+    return results_file
+
+
+JUDGED = ("n", "coherence", "effectiveness", "success")  # the numbers a judge's verdicts decide
+
+
+class Killed(BaseException):
+    """What a kill does to the command: it stops there, no handler runs."""
+
+
+def _judged(results_file: Path) -> dict[str, Any]:
+    """The judged numbers of a results file, as written (NaN compares equal to NaN)."""
+    entry = json.loads(results_file.read_text())["results"]["reg_chaos"]
+    return {key: str(value) for key, value in entry.items() if key.split(",")[0] in JUDGED}
+
+
+def test_a_completion_killed_between_its_two_writes_is_finished_by_the_rerun(
+    demo_run: Path, tmp_path: Path, fixture_mirror: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    judge = tiny_judge_metadata(tmp_path)["judge"]
+    complete = ["rejudge", "--complete", judge, "--judge-cache", str(tmp_path / "verdicts")]
+    # the same completion, never stopped: what the killed one must end as
+    reference = tmp_path / "reference"
+    shutil.copytree(demo_run, reference)
+    assert main([*complete, str(unjudged(reference))]) == 0
+    unjudged_results = unjudged(demo_run)
+    expected = _judged(next(reference.glob("*/results_*.json")))
+    assert expected["n,judged"] != "nan"
+
+    replace = os.replace
+
+    def killed_before_the_results_file(source, target, *args, **kwargs):
+        if Path(target) == unjudged_results:
+            raise Killed  # the samples file is replaced already; the results file never is
+        return replace(source, target, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", killed_before_the_results_file)
+    with pytest.raises(Killed):
+        main([*complete, str(unjudged_results)])
+    monkeypatch.setattr(os, "replace", replace)
+    assert _judged(unjudged_results)["n,judged"] == "nan"  # the state the kill left
+    assert not reg_rejudge._unjudged(reg_rejudge._read(unjudged_results, "reg_chaos")[1])
+    capsys.readouterr()
+
+    assert main([*complete, str(unjudged_results)]) == 0
+    out = capsys.readouterr().out
+    assert "did not count the verdicts its samples hold" in out and "nothing to complete" not in out
+    assert _judged(unjudged_results) == expected
+    assert main([*complete, str(unjudged_results)]) == 0  # and from then on, there is nothing to do
+    assert "nothing to complete" in capsys.readouterr().out
