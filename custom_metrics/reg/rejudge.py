@@ -43,11 +43,12 @@ from custom_metrics.common.samples import read_samples
 from custom_metrics.common.settings import judge_cache_dir
 from custom_metrics.judge.available import JudgeUnavailable, check_available
 from custom_metrics.judge.build import build_judge
-from custom_metrics.judge.cache import CachedJudge, VerdictCacheError
+from custom_metrics.judge.cache import VerdictCacheError
 from custom_metrics.judge.spec import JudgeSpec, parse_spec
 from custom_metrics.judge.types import NLI_LABELS, UNPARSED
 from custom_metrics.reg import rejudge_files
 from custom_metrics.reg.data import judge_check_docs, load_items, with_judge
+from custom_metrics.reg.judge_failure import Asked, stopped
 from custom_metrics.reg.judging import check_judge, judge_outputs, read_record, release_backend
 from custom_metrics.reg.metrics import process_results, record_scores, unparsed_count
 from custom_metrics.reg.outputs import Output
@@ -202,15 +203,28 @@ def _logged_output(sample: dict[str, Any], record: dict[str, Any]) -> Output:
 
 
 def _judged_samples(
-    samples: Sequence[dict[str, Any]], judge: CachedJudge, spec: JudgeSpec, cache: Path, check: dict[str, Any]
+    samples: Sequence[dict[str, Any]],
+    judge: Asked,
+    spec: JudgeSpec,
+    cache: Path,
+    check: dict[str, Any],
+    where: tuple[str, Path, str],
 ) -> list[dict[str, Any]]:
     """The samples as a run judged by ``judge`` would have logged them: the judge's verdicts in each
-    record (everything else as logged), the docs naming the judge, the per-sample metrics anew."""
+    record (everything else as logged), the docs naming the judge, the per-sample metrics anew.
+    ``where``: the task, its samples file and what a failure leaves written, for the one line it becomes."""
     records = [read_record(sample["filtered_resps"][0]) for sample in samples]
     docs = [{**sample["doc"], **with_judge([sample["doc"]], spec, cache)[0]} for sample in samples]
     outputs = [_logged_output(sample, record) for sample, record in zip(samples, records)]
+    task, samples_path, written = where
+    try:
+        records_new = judge_outputs(judge, docs, outputs, check)
+    except DataError:
+        raise
+    except Exception as error:  # a judge down or erring part-way: what stopped where, and what was kept
+        raise stopped(error, judge, task, docs, outputs, samples_path, written) from error
     judged = []
-    for sample, doc, record, new in zip(samples, docs, records, judge_outputs(judge, docs, outputs, check)):
+    for sample, doc, record, new in zip(samples, docs, records, records_new):
         merged = {key: value for key, value in record.items() if key != "judge_error"}
         merged.update({key: new[key] for key in VERDICT_FIELDS})
         filtered = json.dumps(merged)
@@ -218,13 +232,21 @@ def _judged_samples(
     return judged
 
 
-def _checked_judge(spec: JudgeSpec, cache: Path, judge_check: str) -> tuple[CachedJudge, dict[str, Any]]:
+def _checked_judge(spec: JudgeSpec, cache: Path, judge_check: str) -> tuple[Asked, dict[str, Any]]:
     """The judge built and checked on the gold items, as a run checks it before generation."""
+    gold = judge_check_docs(load_items())
     try:
-        judge = build_judge(spec, cache_dir=cache)
-        check = check_judge(judge, judge_check_docs(load_items()))
+        judge = Asked(build_judge(spec, cache_dir=cache))
     except VerdictCacheError as error:
         raise DataError(str(error)) from error
+    try:
+        check = check_judge(judge, gold)
+    except DataError:
+        raise
+    except Exception as error:  # the judge cannot judge: one line, before anything is judged or written
+        raise stopped(
+            error, judge, "the gold items of its check", written="nothing is judged or written yet"
+        ) from error
     if check["degenerate"] and judge_check == "stop":
         raise DataError(
             f"judge {judge.name} is degenerate on the gold items of its check (accuracy {check['acc']:.2f}, answers "
@@ -280,7 +302,8 @@ def _complete(results_file: Path, results: dict[str, Any], request: RejudgeReque
             continue
         spec, cache = _completing_judge(samples, request)
         judge, check = _checked_judge(spec, cache, "warn")  # the run chose already what a degenerate judge does
-        judged = _judged_samples(samples, judge, spec, cache, check)
+        unchanged = f"{samples_path.name} is unchanged"
+        judged = _judged_samples(samples, judge, spec, cache, check, (task, samples_path, unchanged))
         _write_samples(samples_path, judged)
         results["results"][task] = {**results["results"][task], **aggregate(task, judged, _bootstrap_iters(results))}
         done.append(task)
@@ -301,10 +324,11 @@ def _judge_again(results_file: Path, results: dict[str, Any], spec: JudgeSpec, r
     for task in tasks:
         samples_path, samples = _read(results_file, task)
         own.add(friendly_spec(_own_judge(samples)))
-        judged = _judged_samples(samples, judge, spec, cache, check)
+        unwritten = "no results of this judge are written until it has judged every task"
+        judged = _judged_samples(samples, judge, spec, cache, check, (task, samples_path, unwritten))
         _write_samples(folder / samples_path.name, judged)
         copy["results"][task].update(aggregate(task, judged, _bootstrap_iters(results)))
-    release_backend(judge)
+    release_backend(judge.cached)
     path = rejudge_files.rejudged_results_file(folder, results_file)
     rejudged = rejudge_files.Rejudged(path, spec.name, spec.display_name, results_file, tuple(sorted(own)))
     _write_json(rejudged.path, {**copy, rejudge_files.BLOCK: rejudged.block()})

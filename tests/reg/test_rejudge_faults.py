@@ -14,6 +14,9 @@ import json
 import math
 import os
 import shutil
+import subprocess
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +24,11 @@ import pytest
 
 from custom_metrics.cli import main
 from custom_metrics.reg import rejudge as reg_rejudge
+from custom_metrics.reg.data import judge_check_docs, load_items
 from custom_metrics.reg.judging import read_record
 from custom_metrics.reg.metrics import process_results
 from tests.helpers import LEADERBOARD_FIXTURES
+from tests.judge.endpoint_server import EndpointServer, Reply, completion
 from tests.reg.judges import tiny_judge_metadata
 
 
@@ -103,3 +108,45 @@ def test_a_completion_killed_between_its_two_writes_is_finished_by_the_rerun(
     assert _judged(unjudged_results) == expected
     assert main([*complete, str(unjudged_results)]) == 0  # and from then on, there is nothing to do
     assert "nothing to complete" in capsys.readouterr().out
+
+
+def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    command = [str(Path(sys.executable).with_name("explain-eval")), *args]
+    return subprocess.run(command, capture_output=True, text=True, env={**os.environ, **env}, timeout=300)
+
+
+def test_a_judge_failing_mid_way_is_one_line_and_the_rerun_resumes(
+    demo_run: Path, tmp_path: Path, fixture_mirror: Path
+) -> None:
+    # the judge check's gold items and call 1's two items are answered, call 2's first request too, then the
+    # server refuses every request (HTTP 400: not retried) until it is told to answer again
+    gold = len(judge_check_docs(load_items()))
+    answered = gold + 2 + 1
+    refusing = threading.Event()
+
+    def script(body: dict) -> Reply:
+        if server.requests > answered and not refusing.is_set():
+            return Reply(b'{"error": "model unloaded"}', status=400)
+        return Reply(completion("Contradiction"))
+
+    server = EndpointServer(script)
+    try:
+        judge = f"openai:scripted@{server.url}?concurrency=1"
+        command = ["rejudge", str(demo_run), "--judge", judge, "--judge-check", "warn"]
+        env = {"EXPLAIN_EVAL_DATA": str(fixture_mirror), "EXPLAIN_EVAL_JUDGE_CACHE": str(tmp_path / "verdicts")}
+        failed = _cli(*command, env=env)
+        assert failed.returncode != 0, failed.stdout + failed.stderr[-3000:]
+        assert "Traceback" not in failed.stderr, failed.stderr[-3000:]
+        line = failed.stderr.strip().splitlines()[-1]  # after the check's warning that the judge is degenerate
+        assert line.startswith("explain-eval rejudge: judge openai:scripted@") and server.url in line
+        assert "reg_chaos item 47639c" in line and "HTTP 400" in line  # the item it stopped at, and why
+        assert f"{gold + 2} of its verdicts are kept in the verdict cache" in line and "Rerun the same command" in line, line
+        assert not list(demo_run.rglob("rejudge/*/samples_*"))  # nothing half-judged beside the run
+
+        refusing.set()  # the judge answers again: the rerun asks only for what was not kept
+        before = server.requests
+        rerun = _cli(*command, env=env)
+        assert rerun.returncode == 0, rerun.stderr[-3000:]
+        assert server.requests - before == 4  # call 2's four verdicts; the check's and call 1's are cached
+    finally:
+        server.close()
