@@ -36,7 +36,7 @@ from typing import Any
 
 from custom_metrics.common.display_names import friendly_spec
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.files import atomic_write_bytes
+from custom_metrics.common.files import atomic_write_bytes, unwritable
 from custom_metrics.common.rejudging import AGAIN, GOLD, RUN_JUDGE, Rater, RejudgedTask, RejudgeRequest
 from custom_metrics.common.results import ResultsFileError, read_json_object
 from custom_metrics.common.samples import read_samples
@@ -123,13 +123,31 @@ def _unjudged(samples: Sequence[dict[str, Any]]) -> int:
 
 
 def check(results_file: Path, request: RejudgeRequest) -> None:
-    """Before any judging: every REG task's samples file there and readable, and the judge that
-    completes a run whose judge failed available."""
+    """Before any judging: the folders written writable, every REG task's samples file there and
+    readable, and the judge that completes a run whose judge failed available."""
+    _writable(results_file, request)
     results = _results(results_file)
     for task in _tasks(results):
         _, samples = _read(results_file, task)
         if request.complete and _unjudged(samples):
             _completing_judge(samples, request)
+
+
+def _writable(results_file: Path, request: RejudgeRequest) -> None:
+    """The run's ``rejudge/`` folder (each judge's verdicts, the agreement tables) and, to complete
+    a run, the run's own folder (its samples and results files are replaced there) writable: a
+    read-only copy of a run fails in a second, not after the judging."""
+    out = results_file.parent / rejudge_files.FOLDER
+    for folder, what in ((out, "each judge's verdicts and the agreement tables"), (results_file.parent, "")):
+        if not what and not request.complete:
+            continue
+        problem = unwritable(folder)
+        if problem:
+            written = what or "the completed samples and results files, in place"
+            raise DataError(
+                f"{problem}: rejudge writes {written} beside the run, in {folder} (it has no --out option); copy the "
+                "run's folder to a writable disk and pass the copy (the verdict cache's folder is --judge-cache)"
+            )
 
 
 def _completing_judge(samples: Sequence[dict[str, Any]], request: RejudgeRequest) -> tuple[JudgeSpec, Path]:
@@ -148,8 +166,9 @@ def _completing_judge(samples: Sequence[dict[str, Any]], request: RejudgeRequest
             raise DataError(f"{error}; pass --complete SPEC") from error
     cache = request.judge_cache or Path(docs[0].get("judge_cache") or judge_cache_dir()).expanduser().resolve()
     try:
+        build_judge(spec, cache_dir=cache).cache.check_writable()
         check_available(spec)
-    except JudgeUnavailable as error:
+    except (JudgeUnavailable, VerdictCacheError) as error:
         raise DataError(str(error)) from error
     return spec, cache
 

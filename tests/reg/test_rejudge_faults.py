@@ -14,9 +14,12 @@ import json
 import math
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -140,7 +143,8 @@ def test_a_judge_failing_mid_way_is_one_line_and_the_rerun_resumes(
         line = failed.stderr.strip().splitlines()[-1]  # after the check's warning that the judge is degenerate
         assert line.startswith("explain-eval rejudge: judge openai:scripted@") and server.url in line
         assert "reg_chaos item 47639c" in line and "HTTP 400" in line  # the item it stopped at, and why
-        assert f"{gold + 2} of its verdicts are kept in the verdict cache" in line and "Rerun the same command" in line, line
+        assert f"{gold + 2} of its verdicts are kept in the verdict cache" in line, line
+        assert "Rerun the same command" in line
         assert not list(demo_run.rglob("rejudge/*/samples_*"))  # nothing half-judged beside the run
 
         refusing.set()  # the judge answers again: the rerun asks only for what was not kept
@@ -150,3 +154,51 @@ def test_a_judge_failing_mid_way_is_one_line_and_the_rerun_resumes(
         assert server.requests - before == 4  # call 2's four verdicts; the check's and call 1's are cached
     finally:
         server.close()
+
+
+@contextmanager
+def read_only(folder: Path) -> Iterator[Path]:
+    """``folder`` made read-only: a read-only bind mount of it on itself where the tests run as root (root
+    writes through any permission bits), else its permission bits; skips, saying why, where neither works."""
+    if os.geteuid() != 0:
+        modes = {path: path.stat().st_mode for path in [folder, *folder.rglob("*")] if path.is_dir()}
+        for path in modes:
+            path.chmod(0o555)
+        try:
+            yield folder
+        finally:
+            for path, mode in modes.items():
+                path.chmod(mode)
+        return
+    bound = subprocess.run(["mount", "--bind", str(folder), str(folder)], capture_output=True, text=True)
+    if bound.returncode != 0:
+        pytest.skip(f"root, and no bind mount here to make a folder read-only ({bound.stderr.strip()})")
+    try:
+        made = subprocess.run(["mount", "-o", "remount,bind,ro", str(folder)], capture_output=True, text=True)
+        if made.returncode != 0:
+            pytest.skip(f"root, and the bind mount cannot be made read-only ({made.stderr.strip()})")
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=False)
+
+
+@pytest.mark.parametrize("mode", ["--judge", "--complete"])
+def test_a_read_only_run_is_named_before_any_judging(
+    demo_run: Path, tmp_path: Path, fixture_mirror: Path, mode: str, capsys
+) -> None:
+    judge = tiny_judge_metadata(tmp_path)["judge"]
+    results_file = unjudged(demo_run) if mode == "--complete" else _files(demo_run)[0]
+    before = {path: path.read_bytes() for path in demo_run.rglob("*") if path.is_file()}
+    cache = tmp_path / "verdicts"
+    capsys.readouterr()  # the judge's building
+    with read_only(demo_run):
+        code = main(["rejudge", str(demo_run), mode, judge, "--judge-cache", str(cache), "--judge-check", "warn"])
+    error = capsys.readouterr().err
+    assert code == 2 and len(error.strip().splitlines()) == 1, error
+    assert str(results_file.parent) in error and "it has no --out option" in error and "(--out)" not in error
+    assert "copy the run's folder to a writable disk and pass the copy" in error and "--judge-cache" in error
+    assert "read-only" in error or "permission denied" in error
+    assert {path: path.read_bytes() for path in demo_run.rglob("*") if path.is_file()} == before
+    verdicts = cache / "verdicts.sqlite"  # nothing judged: the judge check's gold items neither
+    count = "SELECT COUNT(*) FROM verdicts"
+    assert not verdicts.exists() or sqlite3.connect(verdicts).execute(count).fetchone() == (0,)
