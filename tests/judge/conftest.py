@@ -58,18 +58,13 @@ def tiny_chat_lm(tiny_lm: Path, tmp_path_factory) -> Path:
     return path
 
 
-def tiny_seqcls(path: Path, id2label: dict[int, str], seed: int = 1) -> Path:
-    from transformers import BertForSequenceClassification
+def tiny_seqcls(path: Path, id2label: dict[int, str], seed: int = 1, architecture: str = "Bert", **config) -> Path:
+    """A tiny ``<architecture>ForSequenceClassification`` (``config``: overrides, e.g. its positions)."""
+    import transformers
 
-    return tiny_model(
-        path,
-        BertForSequenceClassification,
-        _tokenizer(),
-        seed=seed,
-        num_attention_heads=4,
-        max_position_embeddings=512,
-        **nli_label_config(id2label),
-    )
+    settings = {"num_attention_heads": 4, "max_position_embeddings": 512, **config}
+    model_class = getattr(transformers, f"{architecture}ForSequenceClassification")
+    return tiny_model(path, model_class, _tokenizer(), seed=seed, **settings, **nli_label_config(id2label))
 
 
 def _tiny_gemma(path: Path, window: int) -> Path:
