@@ -57,26 +57,26 @@ def stopped(
     error: Exception,
     judge: Asked,
     where: str,
+    written: str,
     docs: Sequence[dict[str, Any]] | None = None,
     outputs: Sequence[Output] = (),
     samples: Path | None = None,
-    written: str = "nothing was written beside the run",
 ) -> DataError:
-    """One line for a judge that failed: which judge, where it stopped, why, what was kept."""
+    """One line for a judge that failed: which judge, where it stopped (the item, given the docs
+    and outputs it was judging), why, what the verdict cache kept and what ``written`` says."""
     if isinstance(error, VerdictCacheError):  # the cache's own message names its file and what to do
         return DataError(str(error))
     reason = str(error).removeprefix(f"judge {judge.name}: ") or type(error).__name__
     reason = " ".join(f"{type(error).__name__}: {reason}".split())  # one line, whatever the backend said
-    index = _item(judge.missing(), docs, outputs) if docs is not None else None
     place = where
-    if index is not None:
-        place += (
-            f" item {docs[index].get('uid', index)} (line {index + 1} of {samples.name if samples else 'the samples'})"
-        )
     try:
+        index = _item(judge.missing(), docs, outputs) if docs is not None else None
         kept = f"{judge.kept()} of its verdicts are kept in the verdict cache {judge.cached.cache.path}"
     except VerdictCacheError:
-        kept = "its verdict cache cannot be read to count what it kept"
+        index, kept = None, "its verdict cache cannot be read to count what it kept"
+    if docs is not None and index is not None:
+        named = samples.name if samples else "the samples"
+        place += f" item {docs[index].get('uid', index)} (line {index + 1} of {named})"
     return DataError(
         f"judge {judge.name} stopped at {place}: {reason}. {kept}; {written}. Rerun the same command when the judge "
         "answers again: it asks only for the verdicts not kept."

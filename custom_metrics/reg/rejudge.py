@@ -241,7 +241,7 @@ def _judged_samples(
     except DataError:
         raise
     except Exception as error:  # a judge down or erring part-way: what stopped where, and what was kept
-        raise stopped(error, judge, task, docs, outputs, samples_path, written) from error
+        raise stopped(error, judge, task, written, docs, outputs, samples_path) from error
     judged = []
     for sample, doc, record, new in zip(samples, docs, records, records_new):
         merged = {key: value for key, value in record.items() if key != "judge_error"}
@@ -264,7 +264,7 @@ def _checked_judge(spec: JudgeSpec, cache: Path, judge_check: str) -> tuple[Aske
         raise
     except Exception as error:  # the judge cannot judge: one line, before anything is judged or written
         raise stopped(
-            error, judge, "the gold items of its check", written="nothing is judged or written yet"
+            error, judge, "the gold items of its check", "nothing of this judge is judged or written yet"
         ) from error
     if check["degenerate"] and judge_check == "stop":
         raise DataError(

@@ -202,3 +202,16 @@ def test_a_read_only_run_is_named_before_any_judging(
     verdicts = cache / "verdicts.sqlite"  # nothing judged: the judge check's gold items neither
     count = "SELECT COUNT(*) FROM verdicts"
     assert not verdicts.exists() or sqlite3.connect(verdicts).execute(count).fetchone() == (0,)
+
+
+def test_a_judge_failing_on_its_check_is_one_line(demo_run: Path, tmp_path: Path, fixture_mirror: Path, capsys) -> None:
+    server = EndpointServer(lambda body: Reply(b'{"error": "no such model"}', status=404))
+    try:
+        judge = f"openai:scripted@{server.url}?concurrency=1"
+        code = main(["rejudge", str(demo_run), "--judge", judge, "--judge-cache", str(tmp_path / "verdicts")])
+    finally:
+        server.close()
+    error = capsys.readouterr().err.strip()
+    assert code == 2 and len(error.splitlines()) == 1, error
+    assert "stopped at the gold items of its check: EndpointError: HTTP 404" in error
+    assert "0 of its verdicts are kept" in error and "nothing of this judge is judged or written yet" in error
