@@ -97,8 +97,14 @@ _ADVICE = {
     errno.EISDIR: "a folder stands where a file is expected: check the path",
     errno.EIO: "the disk reported an input/output error: check it, or use another disk",
 }
-# Commands that write into the suite's cache, not into an --out folder of their own.
-_WRITES_TO = {"model-path": f"set {CACHE_ENV} to one", "download": f"set {CACHE_ENV} to one"}
+# Commands that write somewhere other than an --out folder of their own: what chooses where.
+_WRITES_TO = {
+    "model-path": f"set {CACHE_ENV} to one",
+    "download": f"set {CACHE_ENV} to one",
+    # rejudge writes beside the run it is given, and has no --out
+    "rejudge": "copy the run's folder there and pass the copy; the verdict cache: --judge-cache",
+    "reg-rejudge": "copy the run's folder there and pass the copy; the verdict cache: --judge-cache",
+}
 
 
 def os_error_line(err: OSError, args: Sequence[str] = (), out: str = "--out") -> str:

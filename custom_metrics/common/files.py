@@ -64,6 +64,29 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
+def unwritable(folder: Path) -> str | None:
+    """Why no file can be made in ``folder`` (or, where it is still to be made, in the nearest
+    folder above it that exists), or None. Asked before hours of work, not after them. The
+    permission bits are asked first, then a temporary file is made and removed: root passes
+    every permission check, and only a write says whether the disk takes one."""
+    target = Path(folder)
+    while not target.exists() and target != target.parent:
+        target = target.parent
+    if not target.is_dir():
+        return f"{target} is not a folder"
+    if os.statvfs(target).f_flag & os.ST_RDONLY:
+        return f"{target}: the file system is read-only"
+    if not os.access(target, os.W_OK | os.X_OK):
+        return f"{target}: permission denied"
+    try:
+        descriptor, temporary = tempfile.mkstemp(dir=target, prefix=".write-check.", suffix=".tmp")
+    except OSError as error:
+        return f"{target}: {error.strerror or error}"
+    os.close(descriptor)
+    os.unlink(temporary)
+    return None
+
+
 def regular_file_problem(path: Path, max_bytes: int) -> str | None:
     """Why ``path`` must not be opened (not a regular file after following links, or larger
     than ``max_bytes``), or None when it may be read. Checked without opening it: opening a

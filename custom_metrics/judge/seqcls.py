@@ -26,6 +26,32 @@ def label_order(id2label: dict[Any, str], model: str) -> list[int]:
     return [found[label] for label in NLI_LABELS]
 
 
+# Tokenizers saved without a length say "no limit" with a sentinel (transformers' VERY_LARGE_INTEGER, 1e30).
+NO_LIMIT = 1_000_000
+
+
+def input_limit(model: Any, tokenizer: Any) -> int | None:
+    """The most tokens one (premise, hypothesis) input may hold: the model's own position table,
+    less the positions it never gives a token (RoBERTa's count from ``padding_idx + 1``), and the
+    tokenizer's ``model_max_length`` where it names a smaller one. A tokenizer saved without a
+    length (the sentinel) would truncate nothing, and a longer input indexes past the position
+    table (index out of bounds); None: the model has no absolute positions to run out of."""
+    limits = []
+    stated = getattr(tokenizer, "model_max_length", None)
+    if isinstance(stated, int) and 0 < stated < NO_LIMIT:
+        limits.append(stated)
+    tables = (m for name, m in model.named_modules() if name.endswith("position_embeddings"))
+    table = next((m for m in tables if hasattr(m, "num_embeddings")), None)
+    if table is not None:
+        offset = table.padding_idx + 1 if table.padding_idx is not None else 0
+        limits.append(table.num_embeddings - offset)
+    else:
+        positions = getattr(model.config, "max_position_embeddings", None)
+        if isinstance(positions, int) and positions > 0:
+            limits.append(positions)
+    return min(limits) if limits else None
+
+
 class SeqClsJudge:
     """Sequence-classification NLI model (premise, hypothesis) -> softmax over its 3 classes."""
 
@@ -39,6 +65,7 @@ class SeqClsJudge:
         self.tokenizer = AutoTokenizer.from_pretrained(spec.model)
         self.model = AutoModelForSequenceClassification.from_pretrained(spec.model, dtype=dtype).to(self.device).eval()
         self.order = label_order(self.model.config.id2label, spec.model)
+        self.max_length = input_limit(self.model, self.tokenizer)
         self._torch = torch
 
     def judge(self, pairs: Sequence[Pair]) -> list[Verdict]:
@@ -47,7 +74,12 @@ class SeqClsJudge:
         for start in range(0, len(pairs), self.batch_size):
             batch = pairs[start : start + self.batch_size]
             encoded = self.tokenizer(
-                [p for p, _ in batch], [h for _, h in batch], padding=True, truncation=True, return_tensors="pt"
+                [p for p, _ in batch],
+                [h for _, h in batch],
+                padding=True,
+                truncation=self.max_length is not None,
+                max_length=self.max_length,
+                return_tensors="pt",
             ).to(self.device)
             with torch.inference_mode():
                 probs = torch.softmax(self.model(**encoded).logits.float(), dim=-1).cpu()

@@ -13,7 +13,13 @@ template's thinking switch off for the rollouts, the checkpoint saved to
 ``<out>/eps<e>-seed<s>/checkpoint``; then the harness' own MuSR tasks (``leaderboard_musr``,
 its three subsets) run on it through ``lm_eval`` in non-thinking mode, and the mean over
 seeds is printed per epsilon_high. True Detective has no harness task (the REG task README
-says what it needs). The run settings the paper leaves to TRL's defaults stay TRL's.
+says what it needs). The run settings the paper leaves to TRL's defaults stay TRL's; the number
+of epochs (TRL's 3) is passed explicitly, so the one stated is the one trained.
+
+Before the policy loads, the device and precision TRL would train with, the output folder and
+the reward's judge (REG's own check on the gold items) are checked (``dapo_checks``). A run
+stopped part-way resumes from the last ``checkpoint-<step>`` in its folder; a run whose
+checkpoint was saved whole (``trained.json``) is not trained again.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import statistics
 import subprocess
 import sys
@@ -31,6 +38,8 @@ from typing import Any
 
 from custom_metrics.common.arguments import positive_int
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.files import atomic_write_bytes
+from custom_metrics.reg.dapo_checks import DEFAULT_PRECISION, PRECISIONS, check_out, checked_judge, precision_settings
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +50,11 @@ ROLLOUTS = 8  # "sample 8 outputs from the model"
 EVAL_TASKS = "leaderboard_musr"  # the harness' MuSR: murder mysteries, object placements, team allocation
 EVAL_METRIC = "acc_norm"
 NON_THINKING = {"enable_thinking": False}
+# Section 7.1 trains "with the default hyperparameters" of TRL: GRPOConfig inherits
+# TrainingArguments' num_train_epochs, 3.0. Passed explicitly, so a TRL release that changes
+# its default changes no run of the recipe silently.
+EPOCHS = 3.0
+TRAINED = "trained.json"  # in a run's folder once its checkpoint is saved whole: a rerun skips its training
 
 
 @dataclass(frozen=True)
@@ -55,10 +69,21 @@ class Setting:
         return f"eps{self.epsilon_high:g}-seed{self.seed}"
 
 
+def positive_epochs(text: str) -> float:
+    """``--num-train-epochs``: a finite number above 0 (a fraction trains part of one epoch)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a number of epochs above 0, got {text!r}")
+    return value
+
+
 def dapo_config(output_dir: Path, setting: Setting, num_generations: int = ROLLOUTS, **overrides: Any) -> Any:
     """TRL's ``GRPOConfig`` for one run: DAPO's loss and clip-higher, the paper's rollouts,
-    non-thinking generation; ``overrides`` are any other ``GRPOConfig`` field (batch sizes,
-    steps, lengths), TRL's defaults otherwise."""
+    non-thinking generation, ``EPOCHS`` epochs; ``overrides`` are any other ``GRPOConfig`` field
+    (batch sizes, steps, lengths, the epochs), TRL's defaults otherwise."""
     import trl
 
     return trl.GRPOConfig(
@@ -68,7 +93,7 @@ def dapo_config(output_dir: Path, setting: Setting, num_generations: int = ROLLO
         num_generations=num_generations,
         seed=setting.seed,
         chat_template_kwargs=NON_THINKING,
-        **overrides,
+        **{"num_train_epochs": EPOCHS, **overrides},
     )
 
 
@@ -99,11 +124,24 @@ def train(
         train_dataset=to_dataset(training_rows(docs)),
         processing_class=processing_class,
     )
-    trainer.train()
+    last = last_checkpoint(output_dir)
+    if last is not None:
+        print(f"reg-dapo: resuming {output_dir.name} from {last.name} (step {last.name.rsplit('-', 1)[-1]})")
+    trainer.train(resume_from_checkpoint=str(last) if last is not None else None)
     checkpoint = output_dir / "checkpoint"
     trainer.save_model(str(checkpoint))
     trainer.processing_class.save_pretrained(str(checkpoint))
+    record = {"global_step": trainer.state.global_step, "epsilon_high": setting.epsilon_high, "seed": setting.seed}
+    atomic_write_bytes(output_dir / TRAINED, json.dumps(record).encode("utf-8"))
     return trainer
+
+
+def last_checkpoint(output_dir: Path) -> Path | None:
+    """The last ``checkpoint-<step>`` the trainer saved in ``output_dir`` (a run stopped part-way), if any."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    found = get_last_checkpoint(str(output_dir)) if output_dir.is_dir() else None
+    return Path(found) if found else None
 
 
 def evaluate_command(checkpoint: Path, out: Path, tasks: str = EVAL_TASKS, extra: Sequence[str] = ()) -> list[str]:
@@ -159,7 +197,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS), help="seeds per clip (the paper's three)")
     parser.add_argument("--num-generations", type=positive_int, default=ROLLOUTS, help="rollouts per pair")
-    parser.add_argument("--max-steps", type=positive_int, help="stop after this many steps (default: one epoch)")
+    parser.add_argument(
+        "--num-train-epochs",
+        type=positive_epochs,
+        default=EPOCHS,
+        help=f"epochs over the items (default: {EPOCHS:g}, TRL's GRPOConfig default, which section 7.1 uses)",
+    )
+    parser.add_argument("--max-steps", type=positive_int, help="stop after this many steps (else: the epochs)")
     parser.add_argument(
         "--per-device-train-batch-size", type=positive_int, default=ROLLOUTS, help="completions per device and step"
     )
@@ -167,28 +211,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--eval-tasks", default=EVAL_TASKS, help="harness tasks to evaluate each checkpoint on")
     parser.add_argument("--eval-args", default="", help="more lm_eval arguments, e.g. '--device cuda:0 --limit 10'")
     parser.add_argument("--no-eval", action="store_true", help="train only")
+    parser.add_argument("--use-cpu", action="store_true", help="train on the CPU (TRL's use_cpu; slow)")
+    parser.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default=DEFAULT_PRECISION,
+        help=f"training precision (default: {DEFAULT_PRECISION}, TRL's; checked against the device before training)",
+    )
+    parser.add_argument(
+        "--judge-cache", help="verdict cache folder (default: $EXPLAIN_EVAL_JUDGE_CACHE, else the suite's)"
+    )
+    parser.add_argument(
+        "--judge-check",
+        choices=("stop", "warn"),
+        default="stop",
+        help="a judge degenerate on the gold items of its check: stop (default), or train with it anyway",
+    )
     args = parser.parse_args(argv)
 
-    from custom_metrics.judge.spec import parse_spec
     from custom_metrics.reg.data import load_items, reg_docs
-    from custom_metrics.reg.judging import check_non_thinking
     from custom_metrics.reg.reward import REGReward
 
-    try:
-        spec = parse_spec(args.judge)
-    except ValueError as err:
-        raise DataError(f"reg-dapo: {err}") from err
-    check_non_thinking("reg-dapo", spec)  # the reward's judge is the evaluation's: non-thinking
-    overrides = {"per_device_train_batch_size": args.per_device_train_batch_size}
+    # Before the policy loads: the device and precision, the folder, the judge (REG's own check)
+    overrides = precision_settings(args.use_cpu, args.precision)
+    check_out(args.out)
+    reward = REGReward(checked_judge(args.judge, args.judge_cache, args.judge_check))
+    overrides |= {"per_device_train_batch_size": args.per_device_train_batch_size}
+    overrides |= {"num_train_epochs": args.num_train_epochs}
     overrides |= {key: value for key in ("max_steps", "max_completion_length") if (value := getattr(args, key))}
-    docs, reward = reg_docs(load_items()), REGReward(args.judge)
+    docs = reg_docs(load_items())
     scores: dict[Setting, float] = {}
     for epsilon_high in args.epsilon_high:
         for seed in args.seeds:
             setting = Setting(epsilon_high, seed)
             folder = args.out / setting.folder
-            print(f"reg-dapo: training {args.model} with epsilon_high={epsilon_high:g}, seed {seed} -> {folder}")
-            train(args.model, reward, docs, folder, setting, num_generations=args.num_generations, **overrides)
+            if (folder / TRAINED).is_file():
+                print(f"reg-dapo: {folder} is trained already ({TRAINED}); its checkpoint is kept")
+            else:
+                print(f"reg-dapo: training {args.model} with epsilon_high={epsilon_high:g}, seed {seed} -> {folder}")
+                train(args.model, reward, docs, folder, setting, num_generations=args.num_generations, **overrides)
             if not args.no_eval:
                 results = evaluate(folder / "checkpoint", folder / "eval", args.eval_tasks, args.eval_args.split())
                 scores[setting] = score(results, args.eval_tasks)

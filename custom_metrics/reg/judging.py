@@ -54,6 +54,9 @@ DEFAULT_JUDGE = "embedded"
 # --metadata judge_check: what a degenerate judge does to the run (a judge that cannot
 # answer at all always stops it).
 ON_DEGENERATE = ("stop", "warn")
+# How a command's user names another judge, and runs with a degenerate one anyway: lm_eval's
+# --metadata keys here; a command with options of its own (reg-dapo) names those.
+METADATA_OPTIONS = ('--metadata \'{"judge": "<spec>"}\'', '--metadata \'{"judge_check": "warn"}\'')
 # Seconds an endpoint judge has for all of the check's requests together (twelve pairs);
 # $EXPLAIN_EVAL_JUDGE_CHECK_DEADLINE changes it (a slow but healthy remote judge, say).
 CHECK_DEADLINE_S = 60.0
@@ -224,7 +227,9 @@ def default_judge(task: str, judge_cache: str | None) -> tuple[JudgeSpec, Path]:
     return spec, Path(judge_cache).expanduser().resolve() if judge_cache else judge_cache_dir()
 
 
-def check_before_generation(task: str, located: LocatedJudge, judge_check: str = "stop") -> None:
+def check_before_generation(
+    task: str, located: LocatedJudge, judge_check: str = "stop", options: tuple[str, str] = METADATA_OPTIONS
+) -> None:
     """Load the located judge and check it on the gold items, before any generation.
 
     An endpoint judge must answer the whole check within ``CHECK_DEADLINE_S`` (or
@@ -234,7 +239,8 @@ def check_before_generation(task: str, located: LocatedJudge, judge_check: str =
     A model that does not load or answer, and (unless ``judge_check=warn``) a judge that is
     degenerate on the gold items, stop the run with a ``DataError``. The gold verdicts stay in
     the cache; the model is released afterwards, so the generator has the memory to itself,
-    and the filter loads it again only for verdicts the cache does not hold.
+    and the filter loads it again only for verdicts the cache does not hold. ``options``: what
+    the messages tell the user to pass for another judge, and to go on with a degenerate one.
     """
     if judge_check not in ON_DEGENERATE:
         expected = " or ".join(ON_DEGENERATE)
@@ -248,16 +254,16 @@ def check_before_generation(task: str, located: LocatedJudge, judge_check: str =
     except Exception as err:  # whatever stops a model from loading or answering: one message, before generation
         raise DataError(
             f"{task}: judge {judge.name} could not judge the gold items of its check before generation "
-            f"({type(err).__name__}: {err}). Fix it, or pass another judge with --metadata "
-            '\'{"judge": "<spec>"}\' (task README, "Choosing the judge").'
+            f"({type(err).__name__}: {err}). Fix it, or pass another judge with {options[0]} (task README, "
+            '"Choosing the judge").'
         ) from err
     log.info("%s: judge %s loaded and checked in %.1f s", task, judge.name, time.monotonic() - started)
     if check["degenerate"] and judge_check == "stop":
         raise DataError(
             f"{task}: judge {judge.name} is degenerate on the gold items of its check (accuracy "
             f"{check['acc']:.2f}, answers {check['answers']}): its N would be nearly empty or arbitrary. Pass a "
-            'stronger judge with --metadata \'{"judge": "<spec>"}\' (measure candidates with reg_judge_select), '
-            'or --metadata \'{"judge_check": "warn"}\' to run with it anyway.'
+            f"stronger judge with {options[0]} (measure candidates with reg_judge_select), or {options[1]} to run "
+            "with it anyway."
         )
     release_backend(judge)
 

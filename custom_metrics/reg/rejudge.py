@@ -28,6 +28,7 @@ there), every judge the run was judged again by (this time or before), and the g
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,24 +36,27 @@ from typing import Any
 
 from custom_metrics.common.display_names import friendly_spec
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.files import atomic_write_bytes
+from custom_metrics.common.files import atomic_write_bytes, unwritable
 from custom_metrics.common.rejudging import AGAIN, GOLD, RUN_JUDGE, Rater, RejudgedTask, RejudgeRequest
 from custom_metrics.common.results import ResultsFileError, read_json_object
 from custom_metrics.common.samples import read_samples
 from custom_metrics.common.settings import judge_cache_dir
 from custom_metrics.judge.available import JudgeUnavailable, check_available
 from custom_metrics.judge.build import build_judge
-from custom_metrics.judge.cache import CachedJudge, VerdictCacheError
+from custom_metrics.judge.cache import VerdictCacheError
 from custom_metrics.judge.spec import JudgeSpec, parse_spec
 from custom_metrics.judge.types import NLI_LABELS, UNPARSED
 from custom_metrics.reg import rejudge_files
 from custom_metrics.reg.data import judge_check_docs, load_items, with_judge
+from custom_metrics.reg.judge_failure import Asked, stopped
 from custom_metrics.reg.judging import check_judge, judge_outputs, read_record, release_backend
 from custom_metrics.reg.metrics import process_results, record_scores, unparsed_count
 from custom_metrics.reg.outputs import Output
 
 REG_TASK_PREFIX = "reg_chaos"
 FILTER = "judged"
+# The numbers of a task's results entry that its judge's verdicts decide.
+JUDGED_METRICS = ("n", "coherence", "effectiveness", "success")
 # What a judge's record holds that another judge replaces; the rest (explanation, flag,
 # lengths) is the generation's.
 VERDICT_FIELDS = ("judge", "initial", "effectiveness", "coherence", "judge_check")
@@ -119,13 +123,31 @@ def _unjudged(samples: Sequence[dict[str, Any]]) -> int:
 
 
 def check(results_file: Path, request: RejudgeRequest) -> None:
-    """Before any judging: every REG task's samples file there and readable, and the judge that
-    completes a run whose judge failed available."""
+    """Before any judging: the folders written writable, every REG task's samples file there and
+    readable, and the judge that completes a run whose judge failed available."""
+    _writable(results_file, request)
     results = _results(results_file)
     for task in _tasks(results):
         _, samples = _read(results_file, task)
         if request.complete and _unjudged(samples):
             _completing_judge(samples, request)
+
+
+def _writable(results_file: Path, request: RejudgeRequest) -> None:
+    """The run's ``rejudge/`` folder (each judge's verdicts, the agreement tables) and, to complete
+    a run, the run's own folder (its samples and results files are replaced there) writable: a
+    read-only copy of a run fails in a second, not after the judging."""
+    out = results_file.parent / rejudge_files.FOLDER
+    for folder, what in ((out, "each judge's verdicts and the agreement tables"), (results_file.parent, "")):
+        if not what and not request.complete:
+            continue
+        problem = unwritable(folder)
+        if problem:
+            written = what or "the completed samples and results files, in place"
+            raise DataError(
+                f"{problem}: rejudge writes {written} beside the run, in {folder} (it has no --out option); copy the "
+                "run's folder to a writable disk and pass the copy (the verdict cache's folder is --judge-cache)"
+            )
 
 
 def _completing_judge(samples: Sequence[dict[str, Any]], request: RejudgeRequest) -> tuple[JudgeSpec, Path]:
@@ -144,8 +166,9 @@ def _completing_judge(samples: Sequence[dict[str, Any]], request: RejudgeRequest
             raise DataError(f"{error}; pass --complete SPEC") from error
     cache = request.judge_cache or Path(docs[0].get("judge_cache") or judge_cache_dir()).expanduser().resolve()
     try:
+        build_judge(spec, cache_dir=cache).cache.check_writable()
         check_available(spec)
-    except JudgeUnavailable as error:
+    except (JudgeUnavailable, VerdictCacheError) as error:
         raise DataError(str(error)) from error
     return spec, cache
 
@@ -174,12 +197,17 @@ def _aggregations(task: str) -> dict[str, Any]:
     }
 
 
-def aggregate(task: str, per_sample: Sequence[dict[str, Any]], bootstrap_iters: int) -> dict[str, Any]:
-    """The task's results entry from its samples' metric values, as lm-eval aggregates them."""
+def aggregate(
+    task: str, per_sample: Sequence[dict[str, Any]], bootstrap_iters: int, metrics: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """The task's results entry from its samples' metric values, as lm-eval aggregates them
+    (``metrics``: only these, e.g. those a run logged before the task counted more)."""
     from lm_eval.api.metrics import stderr_for_metric
 
     entry: dict[str, Any] = {}
     for metric, function in _aggregations(task).items():
+        if metrics is not None and metric not in metrics:
+            continue
         items = [tuple(value) if isinstance(value, list) else value for value in (s[metric] for s in per_sample)]
         entry[f"{metric},{FILTER}"] = function(items)
         stderr = stderr_for_metric(metric=function, bootstrap_iters=bootstrap_iters) if bootstrap_iters > 0 else None
@@ -194,15 +222,28 @@ def _logged_output(sample: dict[str, Any], record: dict[str, Any]) -> Output:
 
 
 def _judged_samples(
-    samples: Sequence[dict[str, Any]], judge: CachedJudge, spec: JudgeSpec, cache: Path, check: dict[str, Any]
+    samples: Sequence[dict[str, Any]],
+    judge: Asked,
+    spec: JudgeSpec,
+    cache: Path,
+    check: dict[str, Any],
+    where: tuple[str, Path, str],
 ) -> list[dict[str, Any]]:
     """The samples as a run judged by ``judge`` would have logged them: the judge's verdicts in each
-    record (everything else as logged), the docs naming the judge, the per-sample metrics anew."""
+    record (everything else as logged), the docs naming the judge, the per-sample metrics anew.
+    ``where``: the task, its samples file and what a failure leaves written, for the one line it becomes."""
     records = [read_record(sample["filtered_resps"][0]) for sample in samples]
     docs = [{**sample["doc"], **with_judge([sample["doc"]], spec, cache)[0]} for sample in samples]
     outputs = [_logged_output(sample, record) for sample, record in zip(samples, records)]
+    task, samples_path, written = where
+    try:
+        records_new = judge_outputs(judge, docs, outputs, check)
+    except DataError:
+        raise
+    except Exception as error:  # a judge down or erring part-way: what stopped where, and what was kept
+        raise stopped(error, judge, task, written, docs, outputs, samples_path) from error
     judged = []
-    for sample, doc, record, new in zip(samples, docs, records, judge_outputs(judge, docs, outputs, check)):
+    for sample, doc, record, new in zip(samples, docs, records, records_new):
         merged = {key: value for key, value in record.items() if key != "judge_error"}
         merged.update({key: new[key] for key in VERDICT_FIELDS})
         filtered = json.dumps(merged)
@@ -210,13 +251,21 @@ def _judged_samples(
     return judged
 
 
-def _checked_judge(spec: JudgeSpec, cache: Path, judge_check: str) -> tuple[CachedJudge, dict[str, Any]]:
+def _checked_judge(spec: JudgeSpec, cache: Path, judge_check: str) -> tuple[Asked, dict[str, Any]]:
     """The judge built and checked on the gold items, as a run checks it before generation."""
+    gold = judge_check_docs(load_items())
     try:
-        judge = build_judge(spec, cache_dir=cache)
-        check = check_judge(judge, judge_check_docs(load_items()))
+        judge = Asked(build_judge(spec, cache_dir=cache))
     except VerdictCacheError as error:
         raise DataError(str(error)) from error
+    try:
+        check = check_judge(judge, gold)
+    except DataError:
+        raise
+    except Exception as error:  # the judge cannot judge: one line, before anything is judged or written
+        raise stopped(
+            error, judge, "the gold items of its check", "nothing of this judge is judged or written yet"
+        ) from error
     if check["degenerate"] and judge_check == "stop":
         raise DataError(
             f"judge {judge.name} is degenerate on the gold items of its check (accuracy {check['acc']:.2f}, answers "
@@ -230,18 +279,50 @@ def _bootstrap_iters(results: dict[str, Any]) -> int:
     return int((results.get("config") or {}).get("bootstrap_iters", 100000) or 0)
 
 
+def _same(recorded: Any, counted: Any) -> bool:
+    """Whether a results file's number is the one its samples give (NaN is NaN)."""
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (recorded, counted)):
+        return recorded == counted
+    if math.isnan(recorded) or math.isnan(counted):
+        return math.isnan(recorded) and math.isnan(counted)
+    return math.isclose(recorded, counted, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _results_behind(entry: dict[str, Any], counted: dict[str, Any]) -> bool:
+    """Whether a task's results entry misses verdicts its samples hold: a completion stopped after
+    it rewrote the samples file and before the results file (each is replaced whole, the samples
+    first), so the judged numbers are still the failed run's NaN."""
+    return not all(_same(entry.get(key), counted[key]) for key in (f"{m},{FILTER}" for m in JUDGED_METRICS))
+
+
 def _complete(results_file: Path, results: dict[str, Any], request: RejudgeRequest) -> list[str]:
-    """Judge in place every task's samples whose judge failed after generation; the tasks completed."""
+    """Judge in place every task's samples whose judge failed after generation; the tasks completed.
+
+    Each task's samples file is replaced first, the results file last, from the samples: a
+    command stopped in between leaves samples holding verdicts beside results that do not count
+    them, and the next ``--complete`` counts them again (no judging) instead of finding nothing to do.
+    """
     done = []
     for task in _tasks(results):
         samples_path, samples = _read(results_file, task)
         unjudged = _unjudged(samples)
         if not unjudged:
-            print(f"{samples_path}: every sample holds its judge's verdicts; nothing to complete")
+            counted = aggregate(task, samples, 0, JUDGED_METRICS)
+            if _results_behind(results["results"][task], counted):
+                counted = aggregate(task, samples, _bootstrap_iters(results))  # the samples this command wrote
+                results["results"][task] = {**results["results"][task], **counted}
+                done.append(task)
+                print(
+                    f"{results_file}: {task}'s results did not count the verdicts its samples hold (a completion "
+                    f"stopped before writing them); counted again from {samples_path.name}, no judging"
+                )
+            else:
+                print(f"{samples_path}: every sample holds its judge's verdicts; nothing to complete")
             continue
         spec, cache = _completing_judge(samples, request)
         judge, check = _checked_judge(spec, cache, "warn")  # the run chose already what a degenerate judge does
-        judged = _judged_samples(samples, judge, spec, cache, check)
+        unchanged = f"{samples_path.name} is unchanged"
+        judged = _judged_samples(samples, judge, spec, cache, check, (task, samples_path, unchanged))
         _write_samples(samples_path, judged)
         results["results"][task] = {**results["results"][task], **aggregate(task, judged, _bootstrap_iters(results))}
         done.append(task)
@@ -262,10 +343,11 @@ def _judge_again(results_file: Path, results: dict[str, Any], spec: JudgeSpec, r
     for task in tasks:
         samples_path, samples = _read(results_file, task)
         own.add(friendly_spec(_own_judge(samples)))
-        judged = _judged_samples(samples, judge, spec, cache, check)
+        unwritten = "no results of this judge are written until it has judged every task"
+        judged = _judged_samples(samples, judge, spec, cache, check, (task, samples_path, unwritten))
         _write_samples(folder / samples_path.name, judged)
         copy["results"][task].update(aggregate(task, judged, _bootstrap_iters(results)))
-    release_backend(judge)
+    release_backend(judge.cached)
     path = rejudge_files.rejudged_results_file(folder, results_file)
     rejudged = rejudge_files.Rejudged(path, spec.name, spec.display_name, results_file, tuple(sorted(own)))
     _write_json(rejudged.path, {**copy, rejudge_files.BLOCK: rejudged.block()})

@@ -44,32 +44,34 @@ def tiny_lm(tmp_path_factory) -> Path:
     return tiny_llama(tmp_path_factory.mktemp("tiny-lm"))
 
 
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
+
+
+def with_chat_template(path: Path) -> Path:
+    """The tiny model saved in ``path`` given a plain chat template (its tokenizer saved again)."""
+    _tokenizer(CHAT_TEMPLATE).save_pretrained(path)
+    return path
+
+
 @pytest.fixture(scope="module")
 def tiny_chat_lm(tiny_lm: Path, tmp_path_factory) -> Path:
     import shutil
 
     path = tmp_path_factory.mktemp("tiny-chat-lm")
     shutil.copytree(tiny_lm, path, dirs_exist_ok=True)
-    template = (
-        "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
-        "{% if add_generation_prompt %}<|assistant|>{% endif %}"
-    )
-    _tokenizer(template).save_pretrained(path)
-    return path
+    return with_chat_template(path)
 
 
-def tiny_seqcls(path: Path, id2label: dict[int, str], seed: int = 1) -> Path:
-    from transformers import BertForSequenceClassification
+def tiny_seqcls(path: Path, id2label: dict[int, str], seed: int = 1, architecture: str = "Bert", **config) -> Path:
+    """A tiny ``<architecture>ForSequenceClassification`` (``config``: overrides, e.g. its positions)."""
+    import transformers
 
-    return tiny_model(
-        path,
-        BertForSequenceClassification,
-        _tokenizer(),
-        seed=seed,
-        num_attention_heads=4,
-        max_position_embeddings=512,
-        **nli_label_config(id2label),
-    )
+    settings = {"num_attention_heads": 4, "max_position_embeddings": 512, **config}
+    model_class = getattr(transformers, f"{architecture}ForSequenceClassification")
+    return tiny_model(path, model_class, _tokenizer(), seed=seed, **settings, **nli_label_config(id2label))
 
 
 def _tiny_gemma(path: Path, window: int) -> Path:

@@ -172,6 +172,24 @@ def test_seqcls_refuses_unnamed_labels(tmp_path):
         SeqClsJudge(parse_spec(f"seqcls:{path}"))
 
 
+@pytest.mark.parametrize(
+    "architecture, positions, limit",
+    [("Bert", 40, 40), ("Roberta", 42, 41)],  # RoBERTa numbers positions from padding_idx + 1 (its pad id: 0)
+)
+def test_seqcls_inputs_are_cut_to_the_models_own_positions(tmp_path, architecture, positions, limit):
+    labels = {0: "entailment", 1: "neutral", 2: "contradiction"}
+    settings = {"max_position_embeddings": positions, "pad_token_id": 0}  # the tokenizer's pad id
+    path = tiny_seqcls(tmp_path / "nli", labels, architecture=architecture, **settings)
+    judge = SeqClsJudge(parse_spec(f"seqcls:{path}"))
+    assert judge.tokenizer.model_max_length > 10**20  # saved without a length: it would cut nothing
+    premise, hypothesis = PAIRS[0]
+    long_pair = (" ".join([premise] * 20), hypothesis)  # far past the position table
+    assert len(judge.tokenizer(*long_pair)["input_ids"]) > positions
+    verdicts = judge.judge([long_pair, PAIRS[1]])  # an index out of bounds before
+    assert len(verdicts) == 2 and all(math.isclose(sum(v.probs.values()), 1.0, rel_tol=1e-5) for v in verdicts)
+    assert judge.max_length == limit
+
+
 # --- OpenAI-compatible backend ------------------------------------------------------------
 
 

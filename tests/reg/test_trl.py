@@ -124,3 +124,45 @@ def test_two_dapo_steps_on_the_embedded_model_then_the_harness_on_the_checkpoint
     assert 0 <= dapo.score(results, "reg_judge_select_loglik", "acc") <= 1
     config = json.loads(results.read_text())["config"]
     assert str(checkpoint) in str(config["model_args"])  # the trained weights, not the policy's
+
+
+class Stopped(BaseException):
+    """The run stopped there (killed, out of time), as far as the trainer can tell."""
+
+
+def test_a_stopped_training_resumes_from_its_last_checkpoint(tmp_path, fixture_mirror) -> None:
+    pytest.importorskip("trl", reason="the trl extra is not installed: pip install -e '.[trl]'")
+    from transformers import AutoTokenizer
+
+    from custom_metrics.judge.build import build_judge
+    from custom_metrics.judge.spec import parse_spec
+    from custom_metrics.reg.data import load_items, reg_docs
+    from tests.judge.conftest import tiny_llama, with_chat_template
+    from tests.reg.judges import tiny_judge_metadata
+
+    # a tiny random policy and judge: the trainer's checkpoints and resumption are what is tested
+    policy = with_chat_template(tiny_llama(tmp_path / "policy"))
+    judge = build_judge(parse_spec(tiny_judge_metadata(tmp_path)["judge"]), cache_dir=tmp_path / "verdicts")
+    setting, docs = dapo.Setting(epsilon_high=0.28, seed=0), reg_docs(load_items())[:2]
+    folder = tmp_path / setting.folder
+    settings = {
+        "processing_class": AutoTokenizer.from_pretrained(policy),
+        "num_generations": 2, "per_device_train_batch_size": 2, "max_completion_length": 4, "max_steps": 2,
+        "use_cpu": True, "bf16": False, "gradient_checkpointing": False, "save_steps": 1, "report_to": "none",
+    }  # fmt: skip
+
+    class StoppedInStep2(RecordingReward):
+        def __call__(self, *args: Any, **kwargs: Any) -> list[float]:
+            if self.returned:
+                raise Stopped
+            return super().__call__(*args, **kwargs)
+
+    with pytest.raises(Stopped):
+        dapo.train(str(policy), StoppedInStep2(judge), docs, folder, setting, **settings)
+    assert dapo.last_checkpoint(folder) == folder / "checkpoint-1" and not (folder / dapo.TRAINED).exists()
+
+    reward = RecordingReward(judge)
+    trainer = dapo.train(str(policy), reward, docs, folder, setting, **settings)
+    assert trainer.state.global_step == 2 and len(reward.returned) == 1  # step 2 alone: step 1 was resumed
+    assert json.loads((folder / dapo.TRAINED).read_text())["global_step"] == 2
+    assert (folder / "checkpoint" / "config.json").is_file()
