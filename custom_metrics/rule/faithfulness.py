@@ -19,10 +19,6 @@ import datasets
 
 from custom_metrics.common.classification import NO_PREDICTION, predicted_index
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.metadata import check_metadata_keys
-from custom_metrics.common.samples import logged_response, read_samples
-from custom_metrics.common.sources import to_dataset
-from custom_metrics.common.task_loading import task_loader
 from custom_metrics.common.faithfulness import (
     EARLY,
     FILLER,
@@ -34,6 +30,10 @@ from custom_metrics.common.faithfulness import (
     same_share,
     truncated,
 )
+from custom_metrics.common.metadata import check_metadata_keys
+from custom_metrics.common.samples import logged_response, read_samples
+from custom_metrics.common.sources import to_dataset
+from custom_metrics.common.task_loading import task_loader
 from custom_metrics.rule.answers import answer_statement, read_answer
 
 TASK = "rule_cot_faithfulness"
