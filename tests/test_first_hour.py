@@ -77,3 +77,30 @@ def test_rule_protocol_after_a_small_limit_says_how_many_splits_hold_each_metric
     single = [cell for cell in cells if "1 of 5 splits" in cell]
     assert single and all(cell.endswith("(1 of 5 splits, no spread)") and "±" not in cell for cell in single), table
     assert "some metrics rest on fewer than the 5 splits" in done.stdout and "--samples" in done.stdout
+
+
+# Libraries that take seconds to import: a command's --help must not wait for them.
+HEAVY = ("torch", "transformers", "datasets", "lm_eval", "spacy", "sklearn", "scipy", "pandas")
+# lm-eval's own CLI is lm-eval; reg-analysis reads REG records through the judging module.
+HELP_LIGHT = ("", "leaderboard", "rejudge", "reg-rejudge", "download", "sweep", "rule-protocol", "ibe", "tasks-path")
+
+
+def test_help_imports_no_heavy_library() -> None:
+    """Each command's --help in a fresh interpreter, one after the other: after each, no heavy
+    library is imported (``--help`` took 12-15 s when the leaderboard's imports pulled in
+    datasets, lm-eval, scipy and pandas; measured in seconds, not here: a timed test fails on a loaded machine)."""
+    script = (
+        "import contextlib, io, sys\n"
+        "from custom_metrics.cli import main\n"
+        f"for name in {HELP_LIGHT!r}:\n"
+        "    with contextlib.redirect_stdout(io.StringIO()):\n"
+        "        try:\n"
+        "            main([name, '--help'] if name else ['--help'])\n"
+        "        except SystemExit:\n"
+        "            pass\n"
+        f"    print(name or 'top-level', *[m for m in {HEAVY!r} if m in sys.modules])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(HELP_LIGHT) and all(len(line.split()) == 1 for line in lines), lines
