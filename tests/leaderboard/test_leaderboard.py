@@ -21,7 +21,7 @@ from ibe_postprocess import features_file, report_file
 from ibe_postprocess.folder import FeaturesFolder
 from tests.geese.authors import AUTHORS_TASKS as AUTHORS_PROMPTS
 from tests.helpers import LEADERBOARD_FIXTURES as LB_FIXTURES
-from tests.helpers import PAPER_KEYS
+from tests.helpers import PAPER_KEYS, REPO
 
 OLD_03 = LB_FIXTURES / "harness-0.3"
 OLD_040 = LB_FIXTURES / "harness-0.4.0"
@@ -436,3 +436,21 @@ def test_reg_row_says_why_its_scores_are_missing(tmp_path: Path, capsys) -> None
     # REG's only filter ("judged") names no column: the run lines up with the paper's rows.
     reg = read_csv(tmp_path / "board" / "reg.csv")
     assert reg["org/plain"]["reg_chaos coherence"] == "nan" and reg["Gemma-4-31B-it (thinking)"]["reg_chaos success"]
+
+
+def _make_variable(name: str) -> str:
+    """A one-line ``NAME := value`` of the Makefile."""
+    (line,) = [line for line in (REPO / "Makefile").read_text().splitlines() if line.startswith(f"{name} :=")]
+    return line.split(":=", 1)[1].strip()
+
+
+def test_the_demos_summary_has_a_line_for_every_generated_task(tmp_path: Path) -> None:
+    """``make demo``'s last stage prints one line per task: GEESE M1 and IBE's generation task
+    too, whose metrics are charted nowhere (their lines were missing)."""
+    board = leaderboard.build_leaderboard([LB_FIXTURES / "demo-generation"], tmp_path / "board")
+    lines = leaderboard.summary(board)
+    for task in _make_variable("DEMO_GENERATED_TASKS").split(","):
+        (line,) = [line for line in lines if f"| {task}: " in line]
+        assert "(⚠ " in line, line  # each says it ran on a few docs
+    (m1,) = [line for line in lines if "| geese_generate_whyexp: " in line]
+    assert "words 128.3" in m1 and "masked label words 1.0000" in m1
