@@ -11,16 +11,18 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from custom_metrics.cli import main as explain_eval
 from ibe_postprocess import features_file
 from ibe_postprocess.folder import FeaturesFolder
-from tests.helpers import FIXTURES, MIRROR, tmpfs
+from tests.helpers import FIXTURES, MIRROR, REPO, TASKS_DIR, tmpfs
 
 
 @pytest.fixture()
@@ -104,3 +106,68 @@ def test_help_imports_no_heavy_library() -> None:
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert len(lines) == len(HELP_LIGHT) and all(len(line.split()) == 1 for line in lines), lines
+
+
+def test_the_demo_says_what_it_costs_and_why_its_bar_stands_still() -> None:
+    """``make demo``'s recipe as make expands it: its memory stated, the embedded models' first
+    conversion shown (it prints what it does and its time on stderr, no longer discarded), and
+    stage 2's one batch explained with its real request count (the bar sat at 0/13 for minutes)."""
+    done = subprocess.run(
+        ["make", "-n", "demo", "DEVICE=cpu"], cwd=REPO, capture_output=True, text=True, timeout=60, check=True
+    )
+    recipe = done.stdout
+    assert "peak memory about 9 GB" in recipe
+    assert "model-path)" in recipe and "model-path 2>/dev/null" not in recipe
+    (count,) = [line.strip() for line in recipe.splitlines() if line.strip().startswith("requests=$(")]
+    script = count.removesuffix("\\").strip().removesuffix("&&") + ' && echo "$requests"'
+    counted = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True, cwd=REPO)
+    generated = json.loads(re.findall(r"--samples '([^']*)'", recipe)[1])  # stage 2's documents
+    assert int(counted.stdout) == sum(map(len, generated.values())) == 13  # one request per document
+    assert "run as one batch" in recipe and "stays at 0/$requests until the batch ends" in recipe
+
+
+def _smoke_test() -> tuple[str, list[str], dict[str, list[int]]]:
+    """The README's CPU smoke test: its section's text, the tasks its command runs (groups
+    expanded as their YAMLs list them) and its ``--samples``."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("**On a CPU first?**") : text.index("**Several GPUs**")]
+    command = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    groups = {}
+    for path in TASKS_DIR.glob("*/*.yaml"):
+        config = yaml.safe_load(path.read_text()) if "\ngroup:" in "\n" + path.read_text() else None
+        if config:
+            groups[config["group"]] = config["task"]
+    named = re.search(r"--tasks (\S+)", command).group(1).split(",")
+    tasks = [task for name in named for task in groups.get(name, [name])]
+    return section, tasks, json.loads(re.search(r"--samples '([^']*)'", command).group(1))
+
+
+def test_the_readme_smoke_test_states_the_offline_facts_and_picks_each_tasks_documents() -> None:
+    section, tasks, samples = _smoke_test()
+    assert "export EXPLAIN_EVAL_DATA=" in section and "HF_HUB_OFFLINE=1" in section
+    assert "1,300 s and 8.5 GB peak memory" in section and "--limit" not in section
+    assert sorted(samples) == sorted(tasks)  # a task missing from --samples would run all its documents
+
+
+@pytest.mark.fulldata
+def test_the_readme_smoke_test_shows_every_gold_label(full_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The smoke test's documents, as lm-eval indexes the real tasks: GEESE pairs of every gold
+    label in each setting (``--limit 4`` took only gold-YES pairs: an accuracy of 1.0 said
+    nothing), IBE training and test questions, each with its correct and its wrong option."""
+    from lm_eval.tasks import TaskManager
+
+    from custom_metrics.geese.data import LABELS
+
+    monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(full_data))
+    _, tasks, samples = _smoke_test()
+    names = [task for task in tasks if task.startswith(("geese_", "ibe_"))]
+    loaded = TaskManager(include_path=str(TASKS_DIR), include_defaults=False).load(names)["tasks"]
+    for name in names:
+        docs = list(loaded[name].test_docs())
+        picked = [docs[index] for index in samples[name]]
+        if name.startswith("geese_"):
+            assert {doc["label"] for doc in picked} == set(LABELS), name
+        else:
+            assert {(doc["split"], doc["correct"]) for doc in picked} == {
+                (split, correct) for split in ("train", "test") for correct in (0, 1)
+            }, name
