@@ -151,6 +151,9 @@ class SampleView:
     extras: SampleExtrasHook | None = None
     show_filtered: bool = True  # False where ``fields`` already shows what the filter made
     arrange: ArrangeHook | None = None  # rows that belong together (a question and its subquestions)
+    # Columns shown side by side, in this order, where the first of them present stands (IBE: an
+    # explanation's proof steps beside it, not after every feature column, off-screen).
+    together: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -444,13 +444,29 @@ def _make_variable(name: str) -> str:
     return line.split(":=", 1)[1].strip()
 
 
-def test_the_demos_summary_has_a_line_for_every_generated_task(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def demo_board(tmp_path_factory: pytest.TempPathFactory) -> leaderboard.Leaderboard:
+    """The leaderboard of the demo's real generation step (IBE scored: its proof steps too)."""
+    return leaderboard.build_leaderboard([LB_FIXTURES / "demo-generation"], tmp_path_factory.mktemp("demo-board"))
+
+
+def test_the_demos_summary_has_a_line_for_every_generated_task(demo_board: leaderboard.Leaderboard) -> None:
     """``make demo``'s last stage prints one line per task: GEESE M1 and IBE's generation task
     too, whose metrics are charted nowhere (their lines were missing)."""
-    board = leaderboard.build_leaderboard([LB_FIXTURES / "demo-generation"], tmp_path / "board")
-    lines = leaderboard.summary(board)
+    lines = leaderboard.summary(demo_board)
     for task in _make_variable("DEMO_GENERATED_TASKS").split(","):
         (line,) = [line for line in lines if f"| {task}: " in line]
         assert "(⚠ " in line, line  # each says it ran on a few docs
     (m1,) = [line for line in lines if "| geese_generate_whyexp: " in line]
     assert "words 128.3" in m1 and "masked label words 1.0000" in m1
+
+
+def test_ibe_proof_steps_stand_beside_the_explanation_in_the_sample_viewer(demo_board: leaderboard.Leaderboard) -> None:
+    """The viewer's IBE page: each explanation's proof steps and per-step coherence in the columns
+    right after it (they came after every feature column, off-screen to the right)."""
+    (page,) = [path for path in demo_board.written[1].parent.glob("ibe-*-ibe_copa.html")]
+    head = page.read_text(encoding="utf-8").split("<thead>", 1)[1].split("</thead>", 1)[0]
+    headers = re.findall(r"<th[^>]*>([^<]*)</th>", head)
+    at = headers.index("explanation")
+    assert headers[at : at + 3] == ["explanation", "proof steps", "coherence per step"], headers
+    assert headers.index("proof steps") < headers.index("IBE flag")  # before the feature columns
