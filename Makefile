@@ -115,6 +115,7 @@ demo: install
 	  requests=$$($(BIN)/python -c 'import json, sys; print(sum(map(len, json.loads(sys.argv[1]).values())))' '$(DEMO_GENERATED_DOCS)') && \
 	  echo "   the $$requests generation requests run as one batch (--batch_size 16): lm-eval's bar stays at 0/$$requests until the batch ends (minutes), then jumps; its ETA meanwhile means nothing" && \
 	  echo "   REG shows NaN here: its judge is the embedded gemma-3-270m, a base model that fails REG's judge check (warned below); pass a real NLI judge for REG numbers (README, One GPU)" && \
+	  echo "   no NLI judge that passes the check ships in a package, so none runs offline; with the Hub, the smallest: seqcls:cross-encoder/nli-distilroberta-base (docs/serving.md)" && \
 	  time $(OFFLINE) $(BIN)/lm_eval --model hf --model_args pretrained=$$writer,dtype=float32 --device $(DEVICE) \
 	    --batch_size 16 --apply_chat_template --gen_kwargs max_gen_toks=$(DEMO_GEN_TOKENS) \
 	    --tasks $(DEMO_GENERATED_TASKS) --samples '$(DEMO_GENERATED_DOCS)' --metadata '{"judge_check": "warn"}' \

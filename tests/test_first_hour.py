@@ -124,6 +124,10 @@ def test_the_demo_says_what_it_costs_and_why_its_bar_stands_still() -> None:
     generated = json.loads(re.findall(r"--samples '([^']*)'", recipe)[1])  # stage 2's documents
     assert int(counted.stdout) == sum(map(len, generated.values())) == 13  # one request per document
     assert "run as one batch" in recipe and "stays at 0/$requests until the batch ends" in recipe
+    # no NLI judge runs offline: the banner says so and names the smallest, which docs/serving.md explains
+    (judge,) = re.findall(r"smallest: seqcls:(\S+) \(docs/serving.md\)", recipe)
+    serving = (REPO / "docs" / "serving.md").read_text(encoding="utf-8")
+    assert "## A judge on a CPU, offline" in serving and f'"seqcls:{judge}"' in serving
 
 
 def _smoke_test() -> tuple[str, list[str], dict[str, list[int]]]:
