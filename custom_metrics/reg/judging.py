@@ -191,17 +191,19 @@ def locate_judge(task: str, judge: str | None, judge_cache: str | None) -> Locat
     return LocatedJudge(spec, cache, cached)
 
 
-def find_judge(task: str, judge: str | None) -> JudgeSpec:
-    """The run's judge parsed, checked non-thinking and found (its folder, Hub cache entry or
-    server), opening and loading nothing: ``locate_judge``'s first step, and what
-    ``explain-eval lm-eval`` checks before lm-eval loads the model under test."""
+def find_judge(task: str, judge: str | None, *, here: bool = True) -> JudgeSpec:
+    """The run's judge parsed, checked non-thinking and (``here``: the run is on this machine)
+    found (its folder, Hub cache entry or server), opening and loading nothing:
+    ``locate_judge``'s first step, and what ``explain-eval lm-eval`` and the sweep check before
+    lm-eval loads the model under test."""
     try:
         spec = resolve_judge(judge, judge_from_environment(), DEFAULT_JUDGE)
     except ValueError as err:
         raise DataError(f"{task}: {err}") from err
     check_non_thinking(task, spec)
     try:
-        check_available(spec)
+        if here:
+            check_available(spec)
     except JudgeUnavailable as err:
         raise DataError(f"{task}: {err}") from err
     return spec
@@ -228,11 +230,12 @@ def check_non_thinking(task: str, spec: JudgeSpec) -> None:
 JUDGED_TASK = re.compile(r"reg(_chaos\w*)?")
 
 
-def check_run_judge(tasks: Sequence[str], metadata: Mapping[str, Any]) -> None:
+def check_run_judge(tasks: Sequence[str], metadata: Mapping[str, Any], *, here: bool = True) -> None:
     """What a run's REG tasks check of their judge when the harness builds them (the
-    ``--metadata`` keys, ``judge_check``, the judge parsed and found), checked before the run:
-    lm-eval loads the model under test before it builds any task, so a wrong judge cost a
-    model load first. Nothing is loaded; the task still loads and checks the judge itself."""
+    ``--metadata`` keys, ``judge_check``, the judge parsed and, ``here``, found), checked before
+    the run: lm-eval loads the model under test before it builds any task, so a wrong judge
+    cost a model load first (on Slurm, a queue wait too). Nothing is loaded; the task still
+    loads and checks the judge itself."""
     named = next((task for task in tasks if JUDGED_TASK.fullmatch(task)), None)
     if named is None:
         return
@@ -241,7 +244,7 @@ def check_run_judge(tasks: Sequence[str], metadata: Mapping[str, Any]) -> None:
     check_judge_check(task, metadata.get("judge_check", "stop"))
     judge = metadata.get("judge")
     if judge_named(judge if isinstance(judge, str) else None):
-        find_judge(task, judge if isinstance(judge, str) else None)
+        find_judge(task, judge if isinstance(judge, str) else None, here=here)
 
 
 def judge_named(judge: str | None) -> bool:
