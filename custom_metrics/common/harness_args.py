@@ -201,8 +201,8 @@ def check_checkpoint(name: str, what: str, revision: Any = None) -> None:
 
 
 def resolved_against_cwd(path: str | Path) -> str:
-    """ " (relative: resolved against the current folder, i.e. /abs/path)" for a relative path, else "":
-    the same command typed in another folder finds another path."""
+    """For a relative path, a note naming the absolute path it stands for here ("" for an
+    absolute one): the same command typed in another folder finds another path."""
     path = Path(path).expanduser()
     return "" if path.is_absolute() else f" (a relative path is resolved against the current folder: {path.absolute()})"
 
@@ -215,9 +215,13 @@ def check_run(argv: Sequence[str], who: str) -> Any:
     lm-eval names a missing one before its model loads). Returns lm-eval's configuration."""
     config = check_harness_args(argv, who)
     if config.include_path is not None:
-        tasks = [name for task in config.tasks or [] for name in str(task).split(",") if name]
-        check_tasks(tasks, Path(config.include_path))
+        check_tasks(task_names(config), Path(config.include_path))
     return config
+
+
+def task_names(config: Any) -> list[str]:
+    """The task names of lm-eval's configuration, split at commas as ``lm_eval`` splits them."""
+    return [name for task in config.tasks or [] for name in str(task).split(",") if name]
 
 
 @functools.cache

@@ -131,13 +131,11 @@ def suite_models() -> str:
 def check_run_args(args: Sequence[str]) -> None:
     """What lm-eval would refuse only after loading the model (a REG judge: its tasks are built
     after the model) or with a traceback, refused first in one line (a ``DataError``)."""
-    from custom_metrics.common.harness_args import check_run
+    from custom_metrics.common.harness_args import check_run, task_names
     from custom_metrics.reg.judging import check_run_judge
 
-    run = list(args[1:] if args[0] == "run" else args)
-    config = check_run(run, "explain-eval lm-eval")
-    tasks = [name for task in config.tasks or [] for name in str(task).split(",") if name]
-    check_run_judge(tasks, config.metadata or {})
+    config = check_run(list(args[1:] if args[0] == "run" else args), "explain-eval lm-eval")
+    check_run_judge(task_names(config), config.metadata or {})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
