@@ -11,16 +11,18 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from custom_metrics.cli import main as explain_eval
 from ibe_postprocess import features_file
 from ibe_postprocess.folder import FeaturesFolder
-from tests.helpers import FIXTURES, MIRROR, tmpfs
+from tests.helpers import FIXTURES, MIRROR, REPO, TASKS_DIR, tmpfs
 
 
 @pytest.fixture()
@@ -77,3 +79,99 @@ def test_rule_protocol_after_a_small_limit_says_how_many_splits_hold_each_metric
     single = [cell for cell in cells if "1 of 5 splits" in cell]
     assert single and all(cell.endswith("(1 of 5 splits, no spread)") and "±" not in cell for cell in single), table
     assert "some metrics rest on fewer than the 5 splits" in done.stdout and "--samples" in done.stdout
+
+
+# Libraries that take seconds to import: a command's --help must not wait for them.
+HEAVY = ("torch", "transformers", "datasets", "lm_eval", "spacy", "sklearn", "scipy", "pandas")
+# lm-eval's own CLI is lm-eval; reg-analysis reads REG records through the judging module.
+HELP_LIGHT = ("", "leaderboard", "rejudge", "reg-rejudge", "download", "sweep", "rule-protocol", "ibe", "tasks-path")
+
+
+def test_help_imports_no_heavy_library() -> None:
+    """Each command's --help in a fresh interpreter, one after the other: after each, no heavy
+    library is imported (``--help`` took 12-15 s when the leaderboard's imports pulled in
+    datasets, lm-eval, scipy and pandas; measured in seconds, not here: a timed test fails on a loaded machine)."""
+    script = (
+        "import contextlib, io, sys\n"
+        "from custom_metrics.cli import main\n"
+        f"for name in {HELP_LIGHT!r}:\n"
+        "    with contextlib.redirect_stdout(io.StringIO()):\n"
+        "        try:\n"
+        "            main([name, '--help'] if name else ['--help'])\n"
+        "        except SystemExit:\n"
+        "            pass\n"
+        f"    print(name or 'top-level', *[m for m in {HEAVY!r} if m in sys.modules])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(HELP_LIGHT) and all(len(line.split()) == 1 for line in lines), lines
+
+
+def test_the_demo_says_what_it_costs_and_why_its_bar_stands_still() -> None:
+    """``make demo``'s recipe as make expands it: its memory stated, the embedded models' first
+    conversion shown (it prints what it does and its time on stderr, no longer discarded), and
+    stage 2's one batch explained with its real request count (the bar sat at 0/13 for minutes)."""
+    done = subprocess.run(
+        ["make", "-n", "demo", "DEVICE=cpu"], cwd=REPO, capture_output=True, text=True, timeout=60, check=True
+    )
+    recipe = done.stdout
+    assert "peak memory about 9 GB" in recipe
+    assert "model-path)" in recipe and "model-path 2>/dev/null" not in recipe
+    (count,) = [line.strip() for line in recipe.splitlines() if line.strip().startswith("requests=$(")]
+    script = count.removesuffix("\\").strip().removesuffix("&&") + ' && echo "$requests"'
+    counted = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True, cwd=REPO)
+    generated = json.loads(re.findall(r"--samples '([^']*)'", recipe)[1])  # stage 2's documents
+    assert int(counted.stdout) == sum(map(len, generated.values())) == 13  # one request per document
+    assert "run as one batch" in recipe and "stays at 0/$requests until the batch ends" in recipe
+    # no NLI judge runs offline: the banner says so and names the smallest, which docs/serving.md explains
+    (judge,) = re.findall(r"smallest: seqcls:(\S+) \(docs/serving.md\)", recipe)
+    serving = (REPO / "docs" / "serving.md").read_text(encoding="utf-8")
+    assert "## A judge on a CPU, offline" in serving and f'"seqcls:{judge}"' in serving
+
+
+def _smoke_test() -> tuple[str, list[str], dict[str, list[int]]]:
+    """The README's CPU smoke test: its section's text, the tasks its command runs (groups
+    expanded as their YAMLs list them) and its ``--samples``."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("**On a CPU first?**") : text.index("**Several GPUs**")]
+    command = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    groups = {}
+    for path in TASKS_DIR.glob("*/*.yaml"):
+        config = yaml.safe_load(path.read_text()) if "\ngroup:" in "\n" + path.read_text() else None
+        if config:
+            groups[config["group"]] = config["task"]
+    named = re.search(r"--tasks (\S+)", command).group(1).split(",")
+    tasks = [task for name in named for task in groups.get(name, [name])]
+    return section, tasks, json.loads(re.search(r"--samples '([^']*)'", command).group(1))
+
+
+def test_the_readme_smoke_test_states_the_offline_facts_and_picks_each_tasks_documents() -> None:
+    section, tasks, samples = _smoke_test()
+    assert "export EXPLAIN_EVAL_DATA=" in section and "HF_HUB_OFFLINE=1" in section
+    assert "1,300 s and 8.5 GB peak memory" in section and "--limit" not in section
+    assert sorted(samples) == sorted(tasks)  # a task missing from --samples would run all its documents
+
+
+@pytest.mark.fulldata
+def test_the_readme_smoke_test_shows_every_gold_label(full_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The smoke test's documents, as lm-eval indexes the real tasks: GEESE pairs of every gold
+    label in each setting (``--limit 4`` took only gold-YES pairs: an accuracy of 1.0 said
+    nothing), IBE training and test questions, each with its correct and its wrong option."""
+    from lm_eval.tasks import TaskManager
+
+    from custom_metrics.geese.data import LABELS
+
+    monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(full_data))
+    _, tasks, samples = _smoke_test()
+    names = [task for task in tasks if task.startswith(("geese_", "ibe_"))]
+    loaded = TaskManager(include_path=str(TASKS_DIR), include_defaults=False).load(names)["tasks"]
+    for name in names:
+        docs = list(loaded[name].test_docs())
+        picked = [docs[index] for index in samples[name]]
+        if name.startswith("geese_"):
+            assert {doc["label"] for doc in picked} == set(LABELS), name
+        else:
+            assert {(doc["split"], doc["correct"]) for doc in picked} == {
+                (split, correct) for split in ("train", "test") for correct in (0, 1)
+            }, name

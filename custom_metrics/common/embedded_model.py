@@ -22,6 +22,7 @@ import importlib.util
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,12 +64,18 @@ SMOLLM2 = EmbeddedModel(
 EMBEDDED_MODELS = {model.key: model for model in (GEMMA, SMOLLM2)}
 
 
+# What the first conversion costs: about a minute on an idle 2-core CPU (docs/demo.md); measured on a
+# loaded one: SmolLM2 172 s, gemma 100 s.
+CONVERSION_TIME = "about 1-3 min on a 2-core CPU"
+
+
 def checkpoint_dir(model: EmbeddedModel = GEMMA) -> Path:
     return cache_root() / model.folder
 
 
-def ensure_checkpoint(model: EmbeddedModel = GEMMA) -> Path:
-    """Return the checkpoint folder, converting the GGUF on first use (about a minute)."""
+def ensure_checkpoint(model: EmbeddedModel = GEMMA, announce: Callable[[str], None] | None = None) -> Path:
+    """Return the checkpoint folder, converting the GGUF on first use (about a minute;
+    ``announce`` is told so once the conversion starts, after the cache proved writable)."""
     target = checkpoint_dir(model)
     if (target / "config.json").is_file():
         return target
@@ -77,6 +84,8 @@ def ensure_checkpoint(model: EmbeddedModel = GEMMA) -> Path:
     # leave a half-written folder that later runs would take for a checkpoint. The scratch
     # folder comes first, so a cache that cannot be written fails in a second, not after torch loads.
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".convert-") as scratch:
+        if announce is not None:
+            announce(f"converting {model.display_name} from its GGUF into {target} (once; {CONVERSION_TIME})")
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -108,7 +117,17 @@ def main(argv: list[str] | None = None) -> int:
         help=f"which embedded model (default {GEMMA.key}, the base model the tests and demo score with)",
     )
     args = parser.parse_args(argv)
-    print(ensure_checkpoint(EMBEDDED_MODELS[args.model]), flush=True)
+    started = time.monotonic()
+    converting: list[str] = []
+
+    def announce(line: str) -> None:  # on stderr: stdout holds only the path, for $(...)
+        converting.append(line)
+        print(f"explain-eval model-path: {line}", file=sys.stderr, flush=True)
+
+    folder = ensure_checkpoint(EMBEDDED_MODELS[args.model], announce)
+    if converting:
+        print(f"explain-eval model-path: converted in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+    print(folder, flush=True)
     return 0
 
 

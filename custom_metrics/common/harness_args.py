@@ -178,7 +178,10 @@ def check_checkpoint(name: str, what: str, revision: Any = None) -> None:
     if path.exists():
         return
     if looks_local:
-        raise DataError(f"{what}={name}: no such folder; pass an existing model folder or a Hub id (org/name).")
+        raise DataError(
+            f"{what}={name}: no such folder{resolved_against_cwd(name)}; pass an existing model folder or a Hub id "
+            "(org/name)."
+        )
     if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() not in ("1", "true", "yes", "on"):
         return
     from huggingface_hub import try_to_load_from_cache
@@ -197,6 +200,30 @@ def check_checkpoint(name: str, what: str, revision: Any = None) -> None:
         )
 
 
+def resolved_against_cwd(path: str | Path) -> str:
+    """For a relative path, a note naming the absolute path it stands for here ("" for an
+    absolute one): the same command typed in another folder finds another path."""
+    path = Path(path).expanduser()
+    return "" if path.is_absolute() else f" (a relative path is resolved against the current folder: {path.absolute()})"
+
+
+def check_run(argv: Sequence[str], who: str) -> Any:
+    """One ``lm_eval run``'s arguments checked as the sweep checks each pair's, before anything
+    loads: lm-eval's parser and configuration, the model and its checkpoint
+    (``check_harness_args``) and, with ``--include_path``, every task name (``check_tasks``;
+    without it the tasks are lm-eval's own, whose index costs as long as a run's start, and
+    lm-eval names a missing one before its model loads). Returns lm-eval's configuration."""
+    config = check_harness_args(argv, who)
+    if config.include_path is not None:
+        check_tasks(task_names(config), Path(config.include_path))
+    return config
+
+
+def task_names(config: Any) -> list[str]:
+    """The task names of lm-eval's configuration, split at commas as ``lm_eval`` splits them."""
+    return [name for task in config.tasks or [] for name in str(task).split(",") if name]
+
+
 @functools.cache
 def _task_manager(include_path: str | None, *, defaults: bool) -> Any:
     """lm-eval's task index, built once per process for each folder (the full one takes a run's start)."""
@@ -212,7 +239,10 @@ def check_tasks(
     and those under ``include_path``), as ``lm_eval`` would resolve it; an unknown one is
     named with the closest known names."""
     if include_path is not None and not Path(include_path).is_dir():
-        raise DataError(f"{option} {include_path}: no such folder; pass the folder of the task YAMLs.")
+        raise DataError(
+            f"{option} {include_path}: no such folder{resolved_against_cwd(include_path)}; pass the folder of the "
+            'task YAMLs (--include_path "$(explain-eval tasks-path)" is the suite\'s).'
+        )
     # The suite's folder alone indexes in a fraction of a second; lm-eval's own ~14,000 task
     # files take as long as a run's start, so they are read only for a name not found there.
     path = str(include_path) if include_path is not None else None

@@ -122,6 +122,10 @@ RemarkHook = Callable[[str, Mapping[str, float | None]], str]
 # (column key, the run's values of that task by metric) -> the number of items a share in that
 # column is over (None: not a share of a count the results file records).
 ShareOfHook = Callable[[str, Mapping[str, float | None]], float | None]
+# (tasks of a run, its merged --metadata and model arguments, whether it runs on this machine)
+# -> None, or a DataError naming what its tasks would refuse only once lm-eval has loaded the
+# model (REG: its judge).
+RunCheckHook = Callable[[Sequence[str], Mapping[str, Any], bool], None]
 
 
 def default_doc_key(task: str, sample: dict[str, Any]) -> str:
@@ -151,6 +155,9 @@ class SampleView:
     extras: SampleExtrasHook | None = None
     show_filtered: bool = True  # False where ``fields`` already shows what the filter made
     arrange: ArrangeHook | None = None  # rows that belong together (a question and its subquestions)
+    # Columns shown side by side, in this order, where the first of them present stands (IBE: an
+    # explanation's proof steps beside it, not after every feature column, off-screen).
+    together: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -255,6 +262,8 @@ class PaperSpec:
     samples_input: SamplesInput | None = None  # e.g. IBE: a judge task reads its generation task's samples
     # What ``explain-eval rejudge`` asks other judges to decide again (REG: its judged explanations).
     rejudge: Rejudging | None = None
+    # What a sweep checks of a run before any pair loads a model (REG: its judge spec and folder).
+    check_run: RunCheckHook | None = None
 
     def __post_init__(self) -> None:
         if not self.pattern:

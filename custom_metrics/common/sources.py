@@ -17,9 +17,8 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import datasets
 import pyarrow as pa
 
 from custom_metrics.common.download import PinnedFile, fetch
@@ -27,6 +26,9 @@ from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import JSON_MAX_BYTES, read_regular_bytes
 from custom_metrics.common.jsonl import RowCheck, check_row, read_jsonl
 from custom_metrics.common.settings import CACHE_ENV, DATA_ENV, env_value, offline_variable
+
+if TYPE_CHECKING:  # ``datasets`` (seconds to import) loads where rows become a Dataset, not for --help
+    import datasets
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,8 @@ def load_rows(source: Source, required: Sequence[str] = (), check: RowCheck | No
 
 def read_arrow_rows(path: Path, dataset: str) -> list[dict[str, Any]]:
     """Rows of a ``datasets`` Arrow file (a ``save_to_disk`` shard), as plain dicts."""
+    import datasets
+
     try:
         rows = datasets.Dataset.from_file(str(path)).to_list()
     except (OSError, ValueError, pa.ArrowException) as err:
@@ -190,6 +194,8 @@ def load_hub_rows(
     alternative transport for the pinned rows, never a different dataset. ``switch_back``
     tells the user how to choose the pinned default again.
     """
+    import datasets
+
     try:
         dataset = datasets.load_dataset(hub.id, split=hub.split, revision=hub.revision)
     except Exception as err:  # network, auth, removed dataset, offline mode: all end the same way
@@ -219,4 +225,6 @@ def to_dataset(rows: list[dict[str, Any]]) -> datasets.Dataset:
     Arrow's own conversion is a third faster than ``from_list`` for the same result, and
     it runs once per task and run, before ``--limit`` applies.
     """
+    import datasets
+
     return datasets.Dataset(pa.Table.from_pylist(rows))

@@ -1,14 +1,13 @@
 """GEESE's anonymization (the authors' regex): label words and relation stems are masked so
 a hint cannot simply state the answer. The published ``anon_*`` fields were produced
-with exactly this pattern, so our M1 outputs are comparable with theirs.
+with exactly this pattern, so our M1 outputs are comparable with theirs. (The M1 task's
+filter is ``geese.filters``: this module imports no harness, so the leaderboard and
+``explain-eval download``, which read GEESE's data, start without lm-eval.)
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-
-from lm_eval.api.filter import Filter
 
 # Whole label words, then any word *starting* with these stems (the paper's list: entail,
 # contradict, neutr, impl, contradd); case-insensitive like the authors' code, so "no",
@@ -24,14 +23,3 @@ ANON_TOKEN = "XXX"
 def anonymize(text: str) -> str:
     """Mask label words and relation stems so a hint cannot simply state the answer."""
     return ANON_PATTERN.sub(ANON_TOKEN, text).strip()
-
-
-class AnonymizeFilter(Filter):
-    """Apply the paper's anonymization to every generated explanation (M1 output).
-
-    Runs as the task's filter, so the logged ``filtered_resps`` *is* the anonymized
-    explanation that ``geese_selfexp`` later feeds to M2.
-    """
-
-    def apply(self, resps: Iterable[list[str]], docs: list[dict]) -> Iterable[str]:
-        return [anonymize(responses[0]) for responses in resps]

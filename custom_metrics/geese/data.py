@@ -12,9 +12,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
-
-import datasets
+from typing import TYPE_CHECKING, Any
 
 from custom_metrics.common.download import GitHubFile
 from custom_metrics.common.errors import DataError
@@ -32,6 +30,9 @@ from custom_metrics.common.sources import (
 )
 from custom_metrics.common.task_loading import task_loader
 from custom_metrics.geese.anonymize import anonymize
+
+if TYPE_CHECKING:
+    import datasets
 
 LABELS = ("YES", "NO", "UNKNOWN")
 FIELDS = ("id", "text_t", "text_h", "label", "text_label", "anon_human", "anon_whyexp", "anon_whynot", "anon_implicit")

@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.jsonl import iter_jsonl
@@ -108,6 +107,8 @@ def sign_flip_p(leaking: Bin, nonleaking: Bin) -> float:
 
     In integers: LAS * 2 * n0 * n1 = n0 * (2 * B1 - m1) + n1 * (2 * B0 - m0), compared exactly.
     """
+    from scipy import stats  # seconds to import: only a leakage test needs it, never a command's --help
+
     n1, n0 = leaking.n, nonleaking.n
     m1, m0 = leaking.helped + leaking.hurt, nonleaking.helped + nonleaking.hurt
     observed = abs(n0 * (leaking.helped - leaking.hurt) + n1 * (nonleaking.helped - nonleaking.hurt))

@@ -18,9 +18,7 @@ import random
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-
-import datasets
+from typing import TYPE_CHECKING, Any
 
 from custom_metrics.common.download import GitHubFile
 from custom_metrics.common.errors import DataError
@@ -29,6 +27,9 @@ from custom_metrics.common.sources import Source, archive_member, load_rows, to_
 from custom_metrics.common.task_loading import task_loader
 from ibe_postprocess.inputs import read_inputs
 from ibe_postprocess.questions import question_id
+
+if TYPE_CHECKING:
+    import datasets
 
 COPA_COMMIT = "9af88e4a2447e59afb220ade82b4a355da8fa1d6"
 # Public COPA is one tarball holding both splits; the mirror holds the XML files themselves.

@@ -18,7 +18,7 @@ from custom_metrics.common.leaderboard_types import Family, Headline, PaperSpec,
 from custom_metrics.ibe import data as ibe_data
 from custom_metrics.ibe import post_run
 from custom_metrics.ibe.published import IBE_METHODS, judge_row, published_rows
-from custom_metrics.ibe.samples import doc_key, feature_rows, sample_fields, sample_outcomes
+from custom_metrics.ibe.samples import STEP_COLUMNS, doc_key, feature_rows, sample_fields, sample_outcomes
 from custom_metrics.ibe.selection import load_ibe_tables, note_scorers
 from ibe_postprocess.paper import PAPER_JUDGE
 
@@ -151,6 +151,7 @@ SPEC = PaperSpec(
         outcomes=sample_outcomes,
         doc_key=doc_key,
         extras=feature_rows,
+        together=("explanation", *STEP_COLUMNS),
     ),
     post_run=post_run.POST_RUN,
     samples_input=post_run.SAMPLES_INPUT,

@@ -17,6 +17,8 @@ LOG = logging.getLogger(__name__)
 # Columns of features.jsonl shown beside each logged explanation once `ibe score` ran.
 FEATURE_FIELDS = ("flag", "consistent", "depth", "drift", "coherence", "uncertainty", "proof_status")
 PROOF, STEP_COHERENCE = "proof steps", "coherence per step"
+# What an explanation's steps came to, shown beside it in the viewer (where the eye is).
+STEP_COLUMNS = (PROOF, STEP_COHERENCE)
 
 
 def sample_fields(task: str, sample: dict[str, Any]) -> dict[str, Any]:

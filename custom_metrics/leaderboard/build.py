@@ -148,8 +148,13 @@ def _is_site(folder: Path) -> bool:
     )
 
 
+# A task none of whose metrics is charted (GEESE M1's lengths, IBE's proof counts) shows its first few.
+UNCHARTED_SHOWN = 3
+
+
 def summary(board: Leaderboard, runs_only: bool = True) -> list[str]:
-    """One line per model setting and task with its headline numbers, and why any is missing."""
+    """One line per model setting and task with its headline numbers (a task with no charted
+    metric: its first ones), and why any is missing."""
     lines = []
     specs = {spec.key: spec for spec in (*PAPERS, OTHER)}
     for table in board.tables:
@@ -161,6 +166,8 @@ def summary(board: Leaderboard, runs_only: bool = True) -> list[str]:
             for task in dict.fromkeys(c.task for c in table.columns):
                 values = task_values(row, task)
                 shown = [c for c in charted if c.task == task and c.key in row.cells]
+                if not shown:
+                    shown = [c for c in table.columns if c.task == task and c.key in row.cells][:UNCHARTED_SHOWN]
                 if not shown:
                     continue
                 numbers = ", ".join(f"{spec.metric_label(c.metric)} {_shown(row.cells[c.key])}" for c in shown)

@@ -24,9 +24,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import itables.options
-from itables.javascript import generate_init_offline_itables_html, html_table_from_template
-
 from custom_metrics.leaderboard.numbers import format_number
 
 ASSET = "datatables.js"
@@ -45,6 +42,9 @@ class TableColumn:
 
 def loader_script() -> str:
     """itables' offline loader (the DataTables bundle, base64) as a classic script file."""
+    import itables.options  # itables imports pandas (a second or more): pages need it, a --help never
+    from itables.javascript import generate_init_offline_itables_html
+
     snippet = generate_init_offline_itables_html(itables.options.dt_bundle)
     start = snippet.index("<script>") + len("<script>")
     return snippet[start : snippet.index("</script>", start)]
@@ -141,6 +141,8 @@ def datatable(
         evaluated.append(["createdRow"])
     args["layout"] = layout
     args["keys_to_be_evaluated"] = evaluated
+    from itables.javascript import html_table_from_template
+
     return html_table_from_template(
         table_id=table_id, dt_url="", connected=False, display_logo_when_loading=False, kwargs=args
     )

@@ -31,9 +31,9 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
-from scipy import stats
 
 ALPHA = 0.05
 LEVEL = 1 - ALPHA
@@ -66,21 +66,29 @@ class Outcome:
     interval: Interval
 
 
+def _stats() -> Any:
+    """``scipy.stats``, imported on first use: it takes seconds to import, and a command's
+    ``--help`` or a page with no test never needs it."""
+    from scipy import stats
+
+    return stats
+
+
 @lru_cache(maxsize=65536)
 def share_interval(k: int, n: int) -> Interval:
     """Clopper-Pearson 95% interval of a share ``k`` of ``n``: the beta quantiles that scipy's
     ``binomtest(...).proportion_ci(method="exact")`` finds by root search (the same numbers,
     checked in the tests), read directly; the paper's rows repeat, so they are cached."""
-    low = float(stats.beta.ppf(ALPHA / 2, k, n - k + 1)) if k > 0 else 0.0
-    high = float(stats.beta.ppf(1 - ALPHA / 2, k + 1, n - k)) if k < n else 1.0
+    low = float(_stats().beta.ppf(ALPHA / 2, k, n - k + 1)) if k > 0 else 0.0
+    high = float(_stats().beta.ppf(1 - ALPHA / 2, k + 1, n - k)) if k < n else 1.0
     return Interval(low, high, CLOPPER_PEARSON)
 
 
 def central_p(k: np.ndarray | int, n: np.ndarray | int, p0: np.ndarray | float) -> np.ndarray:
     """Two-sided exact binomial p: twice the smaller one-sided p (the test Clopper-Pearson inverts)."""
     k, n, p0 = np.asarray(k, dtype=float), np.asarray(n, dtype=float), np.asarray(p0, dtype=float)
-    lower = stats.binom.cdf(k, n, p0)
-    upper = stats.binom.sf(k - 1, n, p0)
+    lower = _stats().binom.cdf(k, n, p0)
+    upper = _stats().binom.sf(k - 1, n, p0)
     return np.minimum(1.0, 2 * np.minimum(lower, upper))
 
 
@@ -113,8 +121,8 @@ def mcnemar(a_only: np.ndarray, b_only: np.ndarray, n: np.ndarray) -> tuple[np.n
     changed = a_only + b_only
     p_value = np.where(changed > 0, central_p(a_only, np.maximum(changed, 1), 0.5), 1.0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        low = np.where(a_only > 0, stats.beta.ppf(ALPHA / 2, a_only, changed - a_only + 1), 0.0)
-        high = np.where(a_only < changed, stats.beta.ppf(1 - ALPHA / 2, a_only + 1, changed - a_only), 1.0)
+        low = np.where(a_only > 0, _stats().beta.ppf(ALPHA / 2, a_only, changed - a_only + 1), 0.0)
+        high = np.where(a_only < changed, _stats().beta.ppf(1 - ALPHA / 2, a_only + 1, changed - a_only), 1.0)
         scale = np.where(n > 0, changed / np.maximum(n, 1), 0.0)
     low_d = np.where(changed > 0, scale * (2 * low - 1), 0.0)
     high_d = np.where(changed > 0, scale * (2 * high - 1), 0.0)
@@ -129,7 +137,7 @@ def bootstrap_means(values: np.ndarray) -> np.ndarray:
         # With a handful of items the resampled means take few values; scipy warns about
         # that, and the page says how many items each interval rests on.
         warnings.simplefilter("ignore")
-        result = stats.bootstrap(
+        result = _stats().bootstrap(
             (values,),
             np.mean,
             n_resamples=RESAMPLES,

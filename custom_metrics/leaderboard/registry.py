@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from custom_metrics.common.errors import DataError
@@ -61,6 +62,14 @@ OTHER = PaperSpec(
     metric_order=("acc", "acc_norm", "exact_match", "f1", "mcc", "bleu"),
     samples=SampleView(lambda task, sample: {}, outcomes=generic_outcomes),
 )
+
+
+def check_run(tasks: Sequence[str], metadata: Mapping[str, Any], *, here: bool = True) -> None:
+    """Every paper's own checks of a run before a model loads (``PaperSpec.check_run``;
+    ``here``: the run is on this machine, so what it needs on disk can be looked for)."""
+    for spec in PAPERS:
+        if spec.check_run is not None:
+            spec.check_run(tasks, metadata, here)
 
 
 def paper_of(task: str) -> PaperSpec:

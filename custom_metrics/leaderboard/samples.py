@@ -55,7 +55,15 @@ class LoggedTask:
 
     @property
     def columns(self) -> list[str]:
-        names = dict.fromkeys(name for row in self.rows for name in row)
+        """Every row's names in their first order, the view's ``together`` columns beside the
+        first of them, the prompt last (hidden by default)."""
+        names = list(dict.fromkeys(name for row in self.rows for name in row))
+        view = self.spec.samples
+        together = [name for name in (view.together if view else ()) if name in names]
+        if together:
+            at = names.index(together[0])
+            before, after = names[:at], names[at:]
+            names = [n for n in before if n not in together] + together + [n for n in after if n not in together]
         return [name for name in names if name != PROMPT] + ([PROMPT] if PROMPT in names else [])
 
     @property

@@ -20,10 +20,11 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import re
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from typing import Any
 from lm_eval.api.filter import Filter
 
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.metadata import check_metadata_keys
 from custom_metrics.common.settings import JUDGE_CHECK_DEADLINE_ENV, env_number, judge_cache_dir
 from custom_metrics.judge.available import JudgeUnavailable, check_available
 from custom_metrics.judge.build import build_judge
@@ -181,19 +183,32 @@ def locate_judge(task: str, judge: str | None, judge_cache: str | None) -> Locat
     The judge is ``--metadata judge``, else ``$EXPLAIN_EVAL_JUDGE``, else the embedded model.
     Every failure is a ``DataError`` naming the judge, what failed and what to pass.
     """
+    spec = find_judge(task, judge)
+    cache = Path(judge_cache).expanduser().resolve() if judge_cache else judge_cache_dir()
+    try:
+        cached = build_judge(spec, cache_dir=cache)
+        cached.cache.check_writable()
+    except VerdictCacheError as err:
+        raise DataError(f"{task}: {err}") from err
+    return LocatedJudge(spec, cache, cached)
+
+
+def find_judge(task: str, judge: str | None, *, here: bool = True) -> JudgeSpec:
+    """The run's judge parsed, checked non-thinking and (``here``: the run is on this machine)
+    found (its folder, Hub cache entry or server), opening and loading nothing:
+    ``locate_judge``'s first step, and what ``explain-eval lm-eval`` and the sweep check before
+    lm-eval loads the model under test."""
     try:
         spec = resolve_judge(judge, judge_from_environment(), DEFAULT_JUDGE)
     except ValueError as err:
         raise DataError(f"{task}: {err}") from err
     check_non_thinking(task, spec)
-    cache = Path(judge_cache).expanduser().resolve() if judge_cache else judge_cache_dir()
     try:
-        cached = build_judge(spec, cache_dir=cache)
-        cached.cache.check_writable()
-        check_available(spec)
-    except (VerdictCacheError, JudgeUnavailable) as err:
+        if here:
+            check_available(spec)
+    except JudgeUnavailable as err:
         raise DataError(f"{task}: {err}") from err
-    return LocatedJudge(spec, cache, cached)
+    return spec
 
 
 def check_non_thinking(task: str, spec: JudgeSpec) -> None:
@@ -213,6 +228,27 @@ def check_non_thinking(task: str, spec: JudgeSpec) -> None:
         )
 
 
+# The tasks that load a judge when the harness builds them: reg_chaos, its variants and the tag holding it.
+JUDGED_TASK = re.compile(r"reg(_chaos\w*)?")
+
+
+def check_run_judge(tasks: Sequence[str], metadata: Mapping[str, Any], *, here: bool = True) -> None:
+    """What a run's REG tasks check of their judge when the harness builds them (the
+    ``--metadata`` keys, ``judge_check``, the judge parsed and, ``here``, found), checked before
+    the run: lm-eval loads the model under test before it builds any task, so a wrong judge
+    cost a model load first (on Slurm, a queue wait too). Nothing is loaded; the task still
+    loads and checks the judge itself."""
+    named = next((task for task in tasks if JUDGED_TASK.fullmatch(task)), None)
+    if named is None:
+        return
+    task = "reg_chaos" if named == "reg" else named
+    check_metadata_keys(task, metadata)
+    check_judge_check(task, metadata.get("judge_check", "stop"))
+    judge = metadata.get("judge")
+    if judge_named(judge if isinstance(judge, str) else None):
+        find_judge(task, judge if isinstance(judge, str) else None, here=here)
+
+
 def judge_named(judge: str | None) -> bool:
     """Whether the run names its judge (``--metadata judge`` or ``$EXPLAIN_EVAL_JUDGE``)."""
     return bool((judge or "").strip() or (judge_from_environment() or "").strip())
@@ -225,6 +261,13 @@ def default_judge(task: str, judge_cache: str | None) -> tuple[JudgeSpec, Path]:
     except ValueError as err:
         raise DataError(f"{task}: {err}") from err
     return spec, Path(judge_cache).expanduser().resolve() if judge_cache else judge_cache_dir()
+
+
+def check_judge_check(task: str, judge_check: Any) -> None:
+    """``--metadata judge_check`` is one of ``ON_DEGENERATE``."""
+    if judge_check not in ON_DEGENERATE:
+        expected = " or ".join(ON_DEGENERATE)
+        raise DataError(f"{task}: --metadata judge_check is {judge_check!r}, expected {expected}")
 
 
 def check_before_generation(
@@ -242,9 +285,7 @@ def check_before_generation(
     and the filter loads it again only for verdicts the cache does not hold. ``options``: what
     the messages tell the user to pass for another judge, and to go on with a degenerate one.
     """
-    if judge_check not in ON_DEGENERATE:
-        expected = " or ".join(ON_DEGENERATE)
-        raise DataError(f"{task}: --metadata judge_check is {judge_check!r}, expected {expected}")
+    check_judge_check(task, judge_check)
     judge = located.judge
     started = time.monotonic()
     seconds = env_number(JUDGE_CHECK_DEADLINE_ENV, CHECK_DEADLINE_S, minimum=1)

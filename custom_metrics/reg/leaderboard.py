@@ -6,7 +6,7 @@ every number and the runs judged again: ``rejudged``)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -295,6 +295,14 @@ def paper_setting(setting: str) -> str:
     return "thinking" if setting.endswith(", thinking") or setting == "thinking" else "non-thinking"
 
 
+def check_run(tasks: Sequence[str], metadata: Mapping[str, Any], here: bool) -> None:
+    """REG's judge, checked before a sweep's pairs load their models (``judging.check_run_judge``;
+    imported here on use: the judging module loads lm-eval, which the leaderboard never needs)."""
+    from custom_metrics.reg.judging import check_run_judge
+
+    check_run_judge(tasks, metadata, here=here)
+
+
 SPEC = PaperSpec(
     key="reg",
     title="REG: reconciliatory explanations on ChaosNLI-MNLI contradictions",
@@ -328,4 +336,5 @@ SPEC = PaperSpec(
         module="custom_metrics.reg.rejudge",
     ),
     share_of=share_of,
+    check_run=check_run,
 )

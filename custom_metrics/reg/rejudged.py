@@ -129,8 +129,9 @@ def judge_of_each_number(columns: list[Column], rows: list[Row], runs: list[Task
                 if others:
                     values = [v for v in (_value(row, metric), *(v for _, v in others)) if v is not None]
                     listed = ", ".join(f"{j} {_shown(metric, v)}" for j, v in others)
-                    spread = f"; spread over {len(values)} judges {_shown(metric, max(values) - min(values))}"
-                    basis += f"; other judges of these generations: {listed}" + (spread if len(values) > 1 else "")
+                    basis += f"; other judges of these generations: {listed}"
+                    if len(values) > 1:  # a spread needs two numbers (a CPU judge may give none: all NaN)
+                        basis += f"; spread over {len(values)} judges {_shown(metric, max(values) - min(values))}"
                 row.cells[key] = replace(row.cells[key], basis=basis)
     if any(len(group) > 1 for group in groups.values()):
         notes.append(

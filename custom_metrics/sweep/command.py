@@ -19,6 +19,7 @@ from pathlib import Path
 from custom_metrics.common.arguments import OneLineParser, non_negative_int, positive_int
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.harness_args import check_batch_size, check_harness_args, check_limit, check_tasks
+from custom_metrics.leaderboard.registry import check_run
 from custom_metrics.sweep.resources import RESOURCE_KEYS, ResourcePlan, load_plan
 from custom_metrics.sweep.runner import (
     DEFAULT_INCLUDE,
@@ -148,7 +149,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def check_sweep(options: SweepOptions, poll_seconds: float, *, here: bool) -> None:
     """Every task name, count and model setting, before any pair runs or any job is
     submitted (on Slurm a typo otherwise costs a queue wait per pair): the tasks against the
-    harness' task list, the counts, each model's ``lm_eval`` arguments as lm-eval parses them."""
+    harness' task list, the counts, each model's ``lm_eval`` arguments as lm-eval parses them,
+    and what each paper checks of a run (REG: its judge spec and, here, its judge's folder)."""
     check_limit(options.limit, "--limit")
     check_batch_size(options.batch_size, "--batch-size")
     if not math.isfinite(poll_seconds) or poll_seconds <= 0:
@@ -160,7 +162,8 @@ def check_sweep(options: SweepOptions, poll_seconds: float, *, here: bool) -> No
                 command = lm_eval_command(options, setting, task, options.out / "check")
             except FileNotFoundError:
                 continue  # reads its source task's samples, not written yet: the next task shows the arguments
-            check_harness_args(command[command.index("lm_eval") + 1 :], f"model {setting.name}", here=here)
+            config = check_harness_args(command[command.index("lm_eval") + 1 :], f"model {setting.name}", here=here)
+            check_run(options.tasks, config.metadata or {}, here=here)  # the papers' own (REG: its judge)
             break
 
 

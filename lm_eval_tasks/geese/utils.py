@@ -1,8 +1,8 @@
 """Thin hooks for the GEESE task YAMLs; the logic lives in ``custom_metrics.geese``."""
 
 # Re-exported for `!function utils.<name>` in the YAMLs.
-from custom_metrics.geese.anonymize import AnonymizeFilter  # noqa: F401
 from custom_metrics.geese.data import load_m1, load_m2  # noqa: F401
+from custom_metrics.geese.filters import AnonymizeFilter  # noqa: F401
 from custom_metrics.geese.metrics import (  # noqa: F401
     acc_no,
     acc_unknown,

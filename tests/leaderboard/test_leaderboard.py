@@ -21,7 +21,7 @@ from ibe_postprocess import features_file, report_file
 from ibe_postprocess.folder import FeaturesFolder
 from tests.geese.authors import AUTHORS_TASKS as AUTHORS_PROMPTS
 from tests.helpers import LEADERBOARD_FIXTURES as LB_FIXTURES
-from tests.helpers import PAPER_KEYS, paper_tests
+from tests.helpers import PAPER_KEYS, REPO, paper_tests
 
 OLD_03 = LB_FIXTURES / "harness-0.3"
 OLD_040 = LB_FIXTURES / "harness-0.4.0"
@@ -440,3 +440,37 @@ def test_reg_row_says_why_its_scores_are_missing(tmp_path: Path, capsys) -> None
     # REG's only filter ("judged") names no column: the run lines up with the paper's rows.
     reg = read_csv(tmp_path / "board" / "reg.csv")
     assert reg["org/plain"]["reg_chaos coherence"] == "nan" and reg["Gemma-4-31B-it (thinking)"]["reg_chaos success"]
+
+
+def _make_variable(name: str) -> str:
+    """A one-line ``NAME := value`` of the Makefile."""
+    (line,) = [line for line in (REPO / "Makefile").read_text().splitlines() if line.startswith(f"{name} :=")]
+    return line.split(":=", 1)[1].strip()
+
+
+@pytest.fixture(scope="module")
+def demo_board(tmp_path_factory: pytest.TempPathFactory) -> leaderboard.Leaderboard:
+    """The leaderboard of the demo's real generation step (IBE scored: its proof steps too)."""
+    return leaderboard.build_leaderboard([LB_FIXTURES / "demo-generation"], tmp_path_factory.mktemp("demo-board"))
+
+
+def test_the_demos_summary_has_a_line_for_every_generated_task(demo_board: leaderboard.Leaderboard) -> None:
+    """``make demo``'s last stage prints one line per task: GEESE M1 and IBE's generation task
+    too, whose metrics are charted nowhere (their lines were missing)."""
+    lines = leaderboard.summary(demo_board)
+    for task in _make_variable("DEMO_GENERATED_TASKS").split(","):
+        (line,) = [line for line in lines if f"| {task}: " in line]
+        assert "(⚠ " in line, line  # each says it ran on a few docs
+    (m1,) = [line for line in lines if "| geese_generate_whyexp: " in line]
+    assert "words 128.3" in m1 and "masked label words 1.0000" in m1
+
+
+def test_ibe_proof_steps_stand_beside_the_explanation_in_the_sample_viewer(demo_board: leaderboard.Leaderboard) -> None:
+    """The viewer's IBE page: each explanation's proof steps and per-step coherence in the columns
+    right after it (they came after every feature column, off-screen to the right)."""
+    (page,) = [path for path in demo_board.written[1].parent.glob("ibe-*-ibe_copa.html")]
+    head = page.read_text(encoding="utf-8").split("<thead>", 1)[1].split("</thead>", 1)[0]
+    headers = re.findall(r"<th[^>]*>([^<]*)</th>", head)
+    at = headers.index("explanation")
+    assert headers[at : at + 3] == ["explanation", "proof steps", "coherence per step"], headers
+    assert headers.index("proof steps") < headers.index("IBE flag")  # before the feature columns

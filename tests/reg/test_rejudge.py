@@ -17,7 +17,8 @@ from custom_metrics.cli import main
 from custom_metrics.common.display_names import friendly_spec
 from custom_metrics.reg.judge_calls import calls_text
 from custom_metrics.reg.rejudge_files import Rejudged, labels
-from tests.helpers import LEADERBOARD_FIXTURES
+from tests.helpers import LEADERBOARD_FIXTURES, MIRROR
+from tests.reg.judges import tiny_judge_metadata
 
 
 @pytest.fixture(autouse=True)
@@ -124,3 +125,39 @@ def test_the_viewer_shows_why_a_call_was_not_made() -> None:
     assert calls_text(flagged, doc).endswith("call 2 not made: the output holds no explanation (cut_off)")
     assert "answer 'Contradiction.' · text" in calls_text(flagged, doc)
     assert calls_text({"judge_error": "ConnectionError: refused"}, doc).startswith("no verdicts: the judge failed")
+
+
+def _neutral_judge(folder: Path) -> str:
+    """A tiny real classifier whose bias makes every verdict neutral: what the CPU's embedded
+    judge did on the demo's items (no contradiction, so every judged number is NaN)."""
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    model_dir = Path(tiny_judge_metadata(folder)["judge"].removeprefix("seqcls:"))
+    model = AutoModelForSequenceClassification.from_pretrained(model_dir)
+    with torch.no_grad():
+        model.classifier.weight.zero_()
+        model.classifier.bias.copy_(torch.tensor([0.0, 10.0, 0.0]))  # entailment, neutral, contradiction
+    model.save_pretrained(model_dir)
+    return f"seqcls:{model_dir}"
+
+
+def test_a_run_judged_again_with_no_judged_number_builds_its_leaderboard(
+    demo_run: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(MIRROR))  # the judge check's gold items
+    # The offline CPU case: the run's own judge (the embedded model) and the judge asked again
+    # both call no item a contradiction, so neither has a coherence, effectiveness or success.
+    judge = _neutral_judge(tmp_path)
+    assert main(["rejudge", str(demo_run), "--judge", judge, "--judge-check", "warn"]) == 0
+    capsys.readouterr()
+    assert main(["leaderboard", str(demo_run), "--out", str(tmp_path / "board")]) == 0, capsys.readouterr().err
+    from custom_metrics.leaderboard.build import build_leaderboard
+
+    (table,) = [t for t in build_leaderboard([demo_run], tmp_path / "again").tables if t.key == "reg"]
+    rows = [row for row in table.rows if row.kind == "run"]
+    assert len(rows) == 2
+    for row in rows:
+        coherence = next(cell for key, cell in row.cells.items() if key.startswith("reg_chaos/coherence"))
+        assert "other judges of these generations: " in coherence.basis and "spread" not in coherence.basis
+        assert "NaN" in coherence.basis  # the other judge's number, shown as what it is

@@ -77,3 +77,17 @@ def test_a_bad_option_is_one_line_through_the_command(tmp_path) -> None:
         done = subprocess.run([*command, *wrong, "--out", str(tmp_path / "sweep")], capture_output=True, text=True)
         (line,) = done.stderr.splitlines()
         assert done.returncode == 2 and line.startswith("explain-eval sweep: error: ") and says in line, done.stderr
+
+
+@pytest.mark.parametrize("launcher", [[], ["--launcher", "slurm", "--slurm-gpus", "1"]])
+def test_a_wrong_reg_judge_is_refused_before_any_pair(tmp_path, capsys, nothing_may_start, launcher) -> None:
+    """Each pair's lm_eval would load its model before REG's task checks the judge (on Slurm, after
+    a queue wait): the spec is checked first; a judge folder that is not there, where it runs here."""
+    models = ["--models", f"m::pretrained={tmp_path}"]
+    judge = ["--lm-eval-args", '--metadata \'{"judge": "nli:some/model"}\'']
+    err = _refused([*models, "--tasks", "reg_chaos", *judge, *launcher], tmp_path, capsys)
+    assert "reg_chaos: judge spec 'nli:some/model' is not understood" in err
+    if not launcher:
+        missing = ["--lm-eval-args", f'--metadata \'{{"judge": "seqcls:{tmp_path / "no-judge"}"}}\'']
+        err = _refused([*models, "--tasks", "reg_chaos", *missing], tmp_path, capsys)
+        assert f"there is no folder {tmp_path / 'no-judge'}" in err
