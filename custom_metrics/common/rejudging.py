@@ -28,6 +28,9 @@ class Rater:
     # metric -> (count, out of): e.g. REG's success, k of the |N| items scored; "N": |N| of the docs
     metrics: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     path: Path | None = None  # the file holding its verdicts
+    # metric -> item id -> the item's outcome as the metric counts it (REG: success True/False for an
+    # item in N, a flagged output False); what a vote of judges and the runs' rankings are computed from
+    scores: Mapping[str, Mapping[str, bool]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,7 @@ class RejudgedTask:
     metrics: tuple[str, ...]
     label_order: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    headline: str = ""  # the metric runs of the task are ranked by (REG: success); "" for none
 
 
 @dataclass(frozen=True)
