@@ -9,12 +9,26 @@ verdicts are read from its logged samples and where each judge's verdicts are wr
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 RUN_JUDGE, AGAIN, GOLD = "the run's judge", "judged again", "gold"
+FOLDER = "rejudge"  # beside a run (or features folder): each judge's files, and the tables
+
+
+def digest(judge: str) -> str:
+    return hashlib.sha256(judge.encode("utf-8")).hexdigest()[:8]
+
+
+def judge_folder_name(judge: str, display: str) -> str:
+    """The folder of one judge's verdicts: its display name (readable) and a hash of its canonical
+    name (two judges that read alike, e.g. one model at two URLs, stay apart)."""
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", display).strip("_.")[:60] or "judge"
+    return f"{readable}-{digest(judge)}"
 
 
 @dataclass(frozen=True)

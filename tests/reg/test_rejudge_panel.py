@@ -37,7 +37,8 @@ def _initial(path: str) -> dict[str, str]:
 def test_the_judges_vote_and_two_runs_rankings_through_rejudge(tmp_path: Path, capsys) -> None:
     runs = tmp_path / "runs"
     for model in ("model-a", "model-b"):
-        shutil.copytree(LEADERBOARD_FIXTURES / "demo-generation", runs / model)
+        # the REG run only: the demo's IBE features folder is judged again in tests/ibe/test_rejudge_coherence.py
+        shutil.copytree(LEADERBOARD_FIXTURES / "demo-generation", runs / model, ignore=shutil.ignore_patterns("ibe"))
     judges = [tiny_judge_metadata(tmp_path, seed=seed)["judge"] for seed in (1, 4)]
     assert main(["rejudge", str(runs), *(a for j in judges for a in ("--judge", j)), "--judge-check", "warn"]) == 0
     out = capsys.readouterr().out
