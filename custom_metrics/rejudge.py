@@ -2,9 +2,9 @@
 other judges, their metrics side by side and how much they agree.
 
 A paper's numbers rest on its judge. This command takes any logged run of a task a judge
-decides (each paper says which, ``PaperSpec.rejudge``: REG's ``reg_chaos*``; GEESE and RULE
-score log-likelihoods against gold labels and have no judge; IBE's coherence judge is chosen
-in ``explain-eval ibe score --nli-judge``), has every judge named decide the same logged
+decides (each paper says which, ``PaperSpec.rejudge``: REG's ``reg_chaos*``, IBE's coherence
+in an ``ibe score`` folder; GEESE and RULE score log-likelihoods against gold labels and have
+no judge), has every judge named decide the same logged
 outputs again, and writes each judge's verdicts and metrics beside the run, never over it.
 Nothing is sent to the model under test: the outputs are the logged ones.
 
@@ -13,7 +13,9 @@ with every number, ``.md`` to read): each judge's metrics side by side with exac
 intervals and their spread over the judges, and, per decision and per pair of raters (every
 two judges, each judge and the gold labels where there are some), the items both decided,
 raw agreement, Cohen's kappa and MCC with their intervals (``judge.agreement`` says which) and
-the confusion matrix.
+the confusion matrix. With two or more judges their vote is one more rater (``judge.ensemble``);
+given several runs of one task, the rankings of the runs by each rater are compared (Kendall's
+tau-b, ``judge.rank_agreement``).
 
     explain-eval rejudge RUN... --judge SPEC [--judge SPEC ...] [--judge-cache DIR] [--judge-check warn]
     explain-eval rejudge RUN... --complete [SPEC]     # a run whose judge failed after generation
@@ -40,6 +42,10 @@ from custom_metrics.judge.agreement import RESAMPLES, SEED, Agreement, agreement
 from custom_metrics.judge.available import JudgeUnavailable, check_available
 from custom_metrics.judge.build import build_judge
 from custom_metrics.judge.cache import VerdictCacheError
+from custom_metrics.judge.ensemble import VOTE, Vote, with_vote
+from custom_metrics.judge.ensemble import markdown as vote_markdown
+from custom_metrics.judge.rank_agreement import rankings
+from custom_metrics.judge.rank_agreement import write as write_ranking
 from custom_metrics.judge.spec import JudgeSpec, parse_spec
 from custom_metrics.leaderboard.registry import PAPERS
 
@@ -134,7 +140,8 @@ def spreads(task: RejudgedTask) -> dict[str, float]:
     """Each metric's spread over the judges that report it: the largest share minus the smallest."""
     result = {}
     for metric in task.metrics:
-        values = [k / n for k, n in (r.metrics[metric] for r in task.raters if r.role != GOLD and metric in r.metrics)]
+        judges = [rater for rater in task.raters if rater.role not in (GOLD, VOTE)]  # the vote is no judge
+        values = [k / n for k, n in (r.metrics[metric] for r in judges if metric in r.metrics)]
         if len(values) > 1:
             result[metric] = max(values) - min(values)
     return result
@@ -203,11 +210,11 @@ def markdown(task: RejudgedTask, data: dict[str, Any], compared: Compared) -> st
     return "\n".join(lines)
 
 
-def write(task: RejudgedTask) -> tuple[Path, Path, str]:
+def write(task: RejudgedTask, vote: Vote | None = None) -> tuple[Path, Path, str]:
     """The task's tables, written beside the run: (JSON file, markdown file, the markdown)."""
     compared = agreements(task)
-    data = report(task, compared)
-    text = markdown(task, data, compared)
+    data = {**report(task, compared), "vote": vote.as_dict() if vote else None}
+    text = markdown(task, data, compared) + vote_markdown(vote)
     json_file = task.out / f"agreement_{task.source.stem}.json"
     atomic_write_bytes(json_file, json.dumps(data, indent=2, ensure_ascii=False).encode("utf-8"))
     markdown_file = json_file.with_suffix(".md")
@@ -247,11 +254,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     found = targets([path.expanduser().resolve() for path in args.runs])
     for path, rejudging in found:
         _hook(rejudging).check(path, request)
+    judged = []
     for path, rejudging in found:
         for task in _hook(rejudging).run(path, request):
-            json_file, markdown_file, text = write(task)
+            task, vote = with_vote(task)
+            json_file, markdown_file, text = write(task, vote)
             print(text)
             print(f"agreement tables: {markdown_file} (every number: {json_file})")
+            judged.append(task)
+    for ranking in rankings(judged):  # a task judged in several runs: do the raters rank them alike
+        markdown_file, text = write_ranking(ranking)
+        print(text)
+        print(f"rank agreement: {markdown_file} (every number: {markdown_file.with_suffix('.json')})")
     return 0
 
 

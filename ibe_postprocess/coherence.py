@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tqdm.auto import tqdm
 
@@ -30,6 +30,9 @@ from custom_metrics.common.errors import DataError
 from custom_metrics.common.fields import is_number
 from ibe_postprocess.cache import JsonlCache, key
 from ibe_postprocess.parsing import ParsedExplanation
+
+if TYPE_CHECKING:
+    from custom_metrics.judge.spec import JudgeSpec
 
 log = logging.getLogger(__name__)
 
@@ -43,12 +46,14 @@ StepVerdict = tuple[float, float, bool]  # P(entailment), P(contradiction), unpa
 class Coherence:
     """The coherence scorer; ``name`` is its judge (the cache key), ``source`` what rows record."""
 
-    def __init__(self, spec: str | None = None, cache_dir: Path | None = None):
+    def __init__(self, spec: str | JudgeSpec | None = None, cache_dir: Path | None = None):
         from custom_metrics.judge.build import build_judge
-        from custom_metrics.judge.spec import resolve_judge
+        from custom_metrics.judge.spec import JudgeSpec, resolve_judge
 
         # No environment: $EXPLAIN_EVAL_JUDGE picks REG's judge, a chat model; IBE's is a classifier.
-        self.judge = build_judge(resolve_judge(spec, None, PAPER_NLI_MODEL), cache_dir=cache_dir)
+        # A parsed spec (``explain-eval rejudge``) is used as parsed, its run options kept.
+        resolved = spec if isinstance(spec, JudgeSpec) else resolve_judge(spec, None, PAPER_NLI_MODEL)
+        self.judge = build_judge(resolved, cache_dir=cache_dir)
         self.source = self.judge.name
         if not spec:
             try:

@@ -9,12 +9,26 @@ verdicts are read from its logged samples and where each judge's verdicts are wr
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 RUN_JUDGE, AGAIN, GOLD = "the run's judge", "judged again", "gold"
+FOLDER = "rejudge"  # beside a run (or features folder): each judge's files, and the tables
+
+
+def digest(judge: str) -> str:
+    return hashlib.sha256(judge.encode("utf-8")).hexdigest()[:8]
+
+
+def judge_folder_name(judge: str, display: str) -> str:
+    """The folder of one judge's verdicts: its display name (readable) and a hash of its canonical
+    name (two judges that read alike, e.g. one model at two URLs, stay apart)."""
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", display).strip("_.")[:60] or "judge"
+    return f"{readable}-{digest(judge)}"
 
 
 @dataclass(frozen=True)
@@ -28,6 +42,9 @@ class Rater:
     # metric -> (count, out of): e.g. REG's success, k of the |N| items scored; "N": |N| of the docs
     metrics: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     path: Path | None = None  # the file holding its verdicts
+    # metric -> item id -> the item's outcome as the metric counts it (REG: success True/False for an
+    # item in N, a flagged output False); what a vote of judges and the runs' rankings are computed from
+    scores: Mapping[str, Mapping[str, bool]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -42,6 +59,7 @@ class RejudgedTask:
     metrics: tuple[str, ...]
     label_order: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    headline: str = ""  # the metric runs of the task are ranked by (REG: success); "" for none
 
 
 @dataclass(frozen=True)

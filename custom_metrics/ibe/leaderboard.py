@@ -15,6 +15,7 @@ named so.
 from __future__ import annotations
 
 from custom_metrics.common.leaderboard_types import Family, Headline, PaperSpec, SampleView
+from custom_metrics.common.rejudging import Rejudging
 from custom_metrics.ibe import data as ibe_data
 from custom_metrics.ibe import post_run
 from custom_metrics.ibe.published import IBE_METHODS, judge_row, published_rows
@@ -154,6 +155,11 @@ SPEC = PaperSpec(
         together=("explanation", *STEP_COLUMNS),
     ),
     post_run=post_run.POST_RUN,
+    rejudge=Rejudging(
+        what="the coherence feature of an `explain-eval ibe score` folder (features.jsonl: each IF-THEN step's "
+        "NLI verdict)",
+        module="ibe_postprocess.rejudge",
+    ),
     samples_input=post_run.SAMPLES_INPUT,
     headlines=HEADLINES,
     families=FAMILIES,

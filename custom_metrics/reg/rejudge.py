@@ -366,6 +366,7 @@ def rater(name: str, role: str, samples: Sequence[dict[str, Any]], path: Path) -
     decisions: dict[str, dict[str, str]] = {decision: {} for decision in DECISIONS}
     counts = {metric: [0, 0] for metric in METRICS}
     check: dict[str, Any] = {}
+    scores: dict[str, dict[str, bool]] = {metric: {} for metric in METRICS}
     for sample in samples:
         record = read_record(sample["filtered_resps"][0])
         if record.get("judge_error") or not isinstance(record.get("initial"), dict):
@@ -374,10 +375,12 @@ def rater(name: str, role: str, samples: Sequence[dict[str, Any]], path: Path) -
         decisions["J(p, h)"][uid] = record["initial"]["label"]
         counts["N"][0] += record["initial"]["label"] == "contradiction"
         counts["N"][1] += 1
+        scores["N"][uid] = record["initial"]["label"] == "contradiction"
         for metric, value in record_scores(record).items():
             if metric in counts and value is not None:
                 counts[metric][0] += int(value)
                 counts[metric][1] += 1
+                scores[metric][uid] = bool(value)
         effect, cohere = record.get("effectiveness"), record.get("coherence")
         if isinstance(effect, dict) and isinstance(cohere, dict):
             decisions["J(p;e, h)"][uid], decisions["J(p, e)"][uid] = effect["label"], cohere["label"]
@@ -393,7 +396,9 @@ def rater(name: str, role: str, samples: Sequence[dict[str, Any]], path: Path) -
     if check.get("items"):
         counts["judge check"] = [round(check["acc"] * check["items"]), check["items"]]
     metrics = {metric: (value[0], value[1]) for metric, value in counts.items() if value[1]}
-    return Rater(name, role, {d: v for d, v in decisions.items() if v}, metrics, path)
+    return Rater(
+        name, role, {d: v for d, v in decisions.items() if v}, metrics, path, {m: v for m, v in scores.items() if v}
+    )
 
 
 def _gold(samples: Sequence[dict[str, Any]]) -> Rater:
@@ -442,5 +447,7 @@ def run(results_file: Path, request: RejudgeRequest) -> list[RejudgedTask]:
                 raters.append(rater(labels[item.path], AGAIN, read_samples(path, _check_sample), path))
         raters.append(_gold(samples))
         out = results_file.parent / rejudge_files.FOLDER
-        judged.append(RejudgedTask(task, samples_path, out, tuple(raters), DECISIONS, METRICS, LABELS, tuple(notes)))
+        judged.append(
+            RejudgedTask(task, samples_path, out, tuple(raters), DECISIONS, METRICS, LABELS, tuple(notes), "success")
+        )
     return judged

@@ -13,31 +13,23 @@ judges go to ``<dir>/rejudge/`` too (``custom_metrics/rejudge.py`` names them).
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from custom_metrics.common.files import RESULTS_MAX_BYTES
+from custom_metrics.common.rejudging import FOLDER, digest, judge_folder_name
 from custom_metrics.common.results import Problem, ResultsFileError, find_named_files, read_json_object
 
-FOLDER = "rejudge"
 PREFIX = "rejudge_"
 GLOB = f"{PREFIX}results_*.json"
 BLOCK = "rejudge"  # the key of the rejudged results file that says what was judged again
 
 
 def judge_folder(results_file: Path, judge: str, display: str) -> Path:
-    """The folder of one judge's verdicts on a run: its display name (readable) and a hash of its
-    canonical name (two judges that read alike, e.g. one model at two URLs, stay apart)."""
-    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", display).strip("_.")[:60] or "judge"
-    return results_file.parent / FOLDER / f"{readable}-{digest(judge)}"
-
-
-def digest(judge: str) -> str:
-    return hashlib.sha256(judge.encode("utf-8")).hexdigest()[:8]
+    """The folder of one judge's verdicts on a run (``common.rejudging.judge_folder_name``)."""
+    return results_file.parent / FOLDER / judge_folder_name(judge, display)
 
 
 def rejudged_results_file(folder: Path, results_file: Path) -> Path:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import warnings
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -159,6 +160,15 @@ def test_kappa_and_mcc_are_scikit_learns_on_the_same_verdicts(rejudged_reg_run) 
     labels["gold"] = {
         "J(p, h)": {s["doc"]["uid"]: s["doc"]["majority_label"] for s in _samples(run.results_file.parent)}
     }
+    # the vote of the four judges, counted here: the most given label among the judges that decided an item
+    (vote,) = [rater["name"] for rater in report["raters"] if rater["role"] == "vote of the judges"]
+    labels[vote] = {decision: {} for decision in ("J(p, h)", "J(p;e, h)", "J(p, e)", "success")}
+    for decision, voted in labels[vote].items():
+        for item in {item for name in files for item in labels[name][decision]}:
+            given = Counter(labels[name][decision][item] for name in files if item in labels[name][decision])
+            ranked = given.most_common()
+            if sum(given.values()) > 1 and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]):
+                voted[item] = ranked[0][0]
     defined = 0
     for row in report["agreement"]:
         a, b = (labels["gold" if name.startswith("gold") else name] for name in (row["a"], row["b"]))
