@@ -5,7 +5,9 @@ logged explanations, the feature scoring, the selector and IBE's files are in
 ``ibe_postprocess``, whose light modules this package imports (never the reverse)."""
 
 # The --metadata keys its loaders and tasks read (custom_metrics.common.metadata: a misspelling is an error).
-METADATA_KEYS = frozenset({"dataset", "ecare_train_size", "ecare_test_size", "ecare_seed", "explanations", "both_orders"})
+METADATA_KEYS = frozenset(
+    {"dataset", "ecare_train_size", "ecare_test_size", "ecare_seed", "explanations", "both_orders"}
+)
 # Its files known by their header key (custom_metrics.common.file_kinds), the keys of
 # ibe_postprocess.features_file and report_file (tests/common/test_file_kinds.py holds them equal).
 FILE_HEADERS = {
