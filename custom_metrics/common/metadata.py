@@ -26,7 +26,7 @@ SUITE_KEYS = frozenset(
         "variant", "split", "demos", "shots",
         # REG
         "judge", "judge_cache", "judge_check", "mode", "backend", "tokenizer", "agreement", "reasoning_effort",
-        "trace_markers",
+        "trace_markers", "server",
         # IBE
         "dataset", "ecare_train_size", "ecare_test_size", "ecare_seed",
     }
