@@ -19,12 +19,14 @@ NEEDS_EXPLANATIONS = {
     "geese_selfexp": "geese",
     "geese_selfexp_only": "geese",
     **{f"ibe_judge_{d}{chat}": d for d in ("copa", "ecare") for chat in ("", "_chat")},
+    "rule_zeroshot_cot": "rule",
 }
 EXPECTED_TASKS = {
     *(f"geese_{s}" for s in ("noexp", "dummy", "human", "llama3", "llama3_whynot", "llama3_implicit", "selfexp")),
     *(f"geese_{s}_only" for s in ("human", "llama3", "llama3_whynot", "llama3_implicit", "selfexp")),
     *(f"geese_generate_{k}" for k in ("whyexp", "whynot", "implicit")),
     "rule", "rule_main", "rule_sub", "rule_noctx", "rule_5shot_noctx",
+    "rule_zeroshot_cot_reasoning", "rule_zeroshot_cot",
     "rule_alignment", "rule_alignment_noinstr", "rule_5shot_alignment", "rule_5shot_alignment_noinstr",
     *(
         f"rule_{shots}shot{demos}_split{k}"
@@ -55,10 +57,15 @@ def _explanation_files(folder: Path, ecare: dict[str, int]) -> dict[str, str]:
     """Samples files standing in for the M1 / explanation runs the reading tasks need."""
     from custom_metrics.geese.data import load_docs
     from custom_metrics.ibe import data
+    from custom_metrics.rule.variants import docs_for
 
     geese = folder / "samples_geese_generate_whyexp_x.jsonl"
     geese.write_text("".join(json.dumps({"doc": d, "filtered_resps": ["An explanation."]}) + "\n" for d in load_docs()))
     files = {"geese": str(geese)}
+    rule = folder / "samples_rule_zeroshot_cot_reasoning_x.jsonl"
+    reasoning = docs_for("zeroshot_cot_reasoning")
+    rule.write_text("".join(json.dumps({"doc": d, "filtered_resps": [" A reasoning."]}) + "\n" for d in reasoning))
+    files["rule"] = str(rule)
     for dataset in ("copa", "ecare"):
         sizes = [ecare[key] for key in ("ecare_train_size", "ecare_test_size", "ecare_seed") if key in ecare]
         docs = data.copa_docs() if dataset == "copa" else data.ecare_docs(*sizes)

@@ -19,13 +19,21 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from custom_metrics.common.leaderboard_types import Family, Headline, PaperSpec, SampleView, doc_field_key
+from custom_metrics.common.leaderboard_types import (
+    Family,
+    Headline,
+    PaperSpec,
+    SamplesInput,
+    SampleView,
+    doc_field_key,
+)
 from custom_metrics.common.published import PublishedCell, PublishedRow, cell, number, table_lines
 from custom_metrics.common.results import Score, TaskRun
 from custom_metrics.rule import data as rule_data
+from custom_metrics.rule import zeroshot_cot
 from custom_metrics.rule.answers import read_answer
 from custom_metrics.rule.data import DEMOS, demo_setting, fewshot_task
-from custom_metrics.rule.metrics import MAIN, SUB_KINDS, Group, Outcome, groups
+from custom_metrics.rule.metrics import MAIN, MAINQ_CORRECT, SUB_KINDS, Group, Outcome, groups
 
 # Table 2, in percent: model | # params | MainQ | SubQ | Selective SubQ | Eliminative SubQ
 # | Consistency | MainQ-wise SubQ. "±" is the standard deviation over the five test splits
@@ -197,8 +205,7 @@ METRICS = (
     "mainq_wise_subq_acc",
 )
 # Table 8's columns: the same main-question accuracy, the others among the correctly answered
-# main questions (metric names ending in MAINQ_CORRECT; no task of the suite computes them).
-MAINQ_CORRECT = "_mainq_correct"
+# main questions (``metrics.TABLE8_METRICS``, which every task scoring all of Table 2 reports).
 TABLE_8_METRICS = ("mainq_acc", *(f"{metric}{MAINQ_CORRECT}" for metric in METRICS[1:]))
 # "InstructGPT + CoT" is InstructGPT with chain-of-thought prompts: its own setting, so a CoT
 # run compares with it and a plain run with plain InstructGPT.
@@ -353,6 +360,7 @@ _SPLIT_TASK = re.compile(rf"rule_(?P<shots>[15])shot(?:_(?P<demos>{_DEMOS}))?_sp
 # Tasks that ask every question under each of the five published prompts (one run, five prompts).
 _FIVE_PROMPTS = re.compile(r"rule_5shot_(?:rationale_\w+|alignment(?:_noinstr)?|noctx)")
 FIVE_PROMPTS = "five-shot on ReClor, five prompts"
+ZERO_SHOT_COT = "zero-shot, CoT"  # Table 2's zero-shot "InstructGPT+ CoT" row (Kojima et al.'s two requests)
 
 
 def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
@@ -369,6 +377,9 @@ def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
             splits.setdefault(key, []).append(run)
         elif _FIVE_PROMPTS.fullmatch(run.task):
             plain.append(replace(run, setting=", ".join([FIVE_PROMPTS, *_extra(run.setting)])))
+        elif run.task == zeroshot_cot.ANSWER_TASK:  # Table 2's zero-shot "InstructGPT+ CoT" row
+            setting = ", ".join([ZERO_SHOT_COT, *_extra(run.setting)])
+            plain.append(replace(run, task="rule", setting=setting, source_task=run.task))
         else:
             plain.append(replace(run, setting=run.setting or "zero-shot"))
     for (model, setting, shots, demos), group in splits.items():
@@ -436,6 +447,8 @@ TASK_LABELS = {
     "rule_alignment_noinstr": "rationale alignment, no instruction, zero-shot (App. J; Table 7 is five-shot)",
     "rule_5shot_alignment": "rationale alignment, five-shot (App. J, Table 7)",
     "rule_5shot_alignment_noinstr": "rationale alignment, no instruction, five-shot (App. J, Table 7)",
+    zeroshot_cot.REASONING_TASK: "zero-shot chain of thought, request 1: the reasoning (Kojima et al.)",
+    zeroshot_cot.ANSWER_TASK: "zero-shot chain of thought, request 2: the answer (Table 2, Kojima et al.)",
     **{f"rule_rationale_{s}": f"{label}, zero-shot (Table 5 is five-shot)" for s, label in _RATIONALE_LABELS.items()},
     **{f"rule_5shot_rationale_{s}": f"{label}, five-shot (Table 5)" for s, label in _RATIONALE_LABELS.items()},
     **{
@@ -456,6 +469,8 @@ METRIC_LABELS = {
     "correct_option_acc": "correct-option alignment",
     "incorrect_option_acc": "incorrect-option alignment",
     "unparsed": "unread answers",
+    "words": "reasoning words",
+    "empty": "empty reasonings",
     **{
         f"{metric}{MAINQ_CORRECT}": f"{label}, correct MainQ only (Table 8)"
         for metric, label in (
@@ -483,10 +498,13 @@ DEFINITIONS = {
     "correct_option_acc": "Rationale alignment: accuracy on items built for the correct option.",
     "incorrect_option_acc": "Rationale alignment: accuracy on items built for an incorrect option.",
     "unparsed": "Chain of thought: share of generations naming no single 'the answer is Option<k>' (empty, none, "
-    "two different ones, a letter); each counts as wrong.",
+    "two different ones, a letter); zero-shot chain of thought: extracted answers naming no option label. Each "
+    "counts as wrong.",
+    "words": "Zero-shot chain of thought, request 1: mean words of the reasoning.",
+    "empty": "Zero-shot chain of thought, request 1: share of empty reasonings.",
     **{
         f"{metric}{MAINQ_CORRECT}": f"Table 8 (Appendix H): {what} over the main questions the model answered "
-        "correctly only; published rows only, no task of the suite computes it."
+        "correctly only (groups cut by --limit are left out of the consistency and MainQ-wise values)."
         for metric, what in (
             ("subq_acc", "SubQ accuracy"),
             ("selective_acc", "selective SubQ accuracy"),
@@ -600,6 +618,7 @@ def paper_setting(setting: str) -> str:
         ("one-shot on ReClor, CoT", "one-shot on ReClor, CoT"),
         ("one-shot on ReClor", "one-shot on ReClor"),
         ("one-shot on RULE", "one-shot on RULE, for reference"),
+        (ZERO_SHOT_COT, ZERO_SHOT_COT),
     ):
         if setting.startswith(prefix):
             return published
@@ -654,6 +673,9 @@ SPEC = PaperSpec(
     task_labels=TASK_LABELS,
     metric_labels=METRIC_LABELS,
     definitions=DEFINITIONS,
+    samples_input=SamplesInput(
+        lambda task: zeroshot_cot.REASONING_TASK if task == zeroshot_cot.ANSWER_TASK else None, "explanations"
+    ),
     samples=SampleView(
         sample_fields,
         facets=("kind", "correct", CONSISTENCY_FIELD, "answer read", "prediction"),
