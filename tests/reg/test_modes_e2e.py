@@ -56,7 +56,7 @@ def thinking_server(thinking_model: Path):
 def judge(thinking_server, thinking_model) -> str:
     """The server as REG's judge, in its default (the paper's) protocol; 4 answer tokens, not 16:
     a CPU server decodes every verdict, and a one-word label fits."""
-    return f"openai:{thinking_model}@{thinking_server.base_url}?max_tokens=4"
+    return f"openai:{thinking_model}@{thinking_server.base_url}?max_tokens=4&server=transformers"
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,8 @@
 """The ``_served`` tasks send the paper's whole sampling set (Qwen3.5's top_k 20 and min_p 0
-included, as vLLM takes them) in every generation request: the real ``lm_eval`` CLI against a
-local server that records every request (``ReasoningAPI`` of the reasoning-API test, which
-also answers the run's ``openai:`` judge); the length tokenizer is a small local one."""
+included, as vLLM takes them) in every generation request, and the run's ``openai:`` judge
+samples with the same top_k and min_p: the real ``lm_eval`` CLI against a local server that
+records every request (``ReasoningAPI`` of the reasoning-API test, which also answers the
+judge); the length tokenizer is a small local one."""
 
 from __future__ import annotations
 
@@ -49,3 +50,6 @@ def test_every_served_generation_request_carries_the_papers_sampling(tmp_path: P
             expected["presence_penalty"],
         )
     assert sorted(r["chat_template_kwargs"]["enable_thinking"] for r in generated) == [False] * 3 + [True] * 3
+    # the run's openai: judge (generate mode, its default) samples with the paper's set too
+    judged = [r for r in api.requests if r["model"] == JUDGE]
+    assert judged and all((r["top_k"], r["min_p"], r["temperature"], r["top_p"]) == (20, 0.0, 0.7, 0.8) for r in judged)
