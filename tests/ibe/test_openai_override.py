@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from custom_metrics.common.api_sampling import rewrites
+from custom_metrics.common.api_sampling import check_command_line, rewrites
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.harness_args import check_model
 from custom_metrics.ibe import data
@@ -37,6 +37,11 @@ def test_the_request_builders_rewrites_are_found_by_asking_it() -> None:
     assert rewrites(local_chat, "gpt-3.5-turbo") == [] and rewrites(get_model("hf"), "gpt-3.5-turbo") == []
     with pytest.raises(DataError, match=r"temperature forced to 1 and stop sequences dropped.*local-chat-completions"):
         check_model("openai-chat-completions", {"model": "gpt-3.5-turbo"})  # explain-eval sweep, rule-protocol
+    # the task loaders read the class from the lm_eval command line (explain-eval lm-eval's too, after "run")
+    for argv in (["run", "--model", "openai-chat-completions"], ["-M", "openai-chat-completions", "--tasks", "x"]):
+        with pytest.raises(DataError, match=r"--model openai-chat-completions with model=gpt-3.5-turbo"):
+            check_command_line(argv, {"model": "gpt-3.5-turbo"})
+    check_command_line(["run", "--model", "local-chat-completions"], {"model": "gpt-3.5-turbo"})
 
 
 def _lm_eval(model: str, base_url: str, explanations: Path, out: Path) -> subprocess.CompletedProcess:
