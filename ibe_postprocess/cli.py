@@ -88,9 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--uncertainty-aggregation",
         choices=AGGREGATIONS,
         default=DEFAULT_AGGREGATION,
-        help="how an explanation's assumption uncertainties combine before the summary's is added: 'sum' "
-        "(default: the paper's Section 4 equation) or 'mean' (its Algorithm 4); recorded in the features file's "
-        "header",
+        help="how an explanation's sentence uncertainties combine: 'sum' (default: the paper's Section 4 "
+        "equation, the assumptions summed plus the summary), 'mean' (its Algorithm 4: the assumptions' mean plus "
+        "the summary) or 'mean-all' (its Appendix A.8: the mean of every sentence, summary included); recorded in "
+        "the features file's header",
     )
     score.add_argument(
         "--uncertainty-inversion",

@@ -41,7 +41,7 @@ from ibe_postprocess.workers import Workers
 class ScoreSettings:
     nli_judge: str | None = None  # None: the paper's NLI model, the embedded LM where it cannot load
     certainty_model: str | None = None  # None: the paper's model, the lexicon where it cannot load; or "lexicon"
-    uncertainty_aggregation: str = DEFAULT_AGGREGATION  # "sum" (§4) or "mean" (Algorithm 4)
+    uncertainty_aggregation: str = DEFAULT_AGGREGATION  # "sum" (§4), "mean" (Algorithm 4), "mean-all" (A.8)
     uncertainty_inversion: str = DEFAULT_INVERSION  # "6-c" (PEIRCE's) or "7-c": a certainty c as uncertainty
     formalizer: str = "deterministic"  # or "lm:<hf id or path>", "openai:<model>@<base_url>"
     encoder: str | None = None  # sentence encoder for weak unification; None: all-MiniLM-L6-v2

@@ -155,7 +155,7 @@ def _head(summary: Summary) -> list[str]:
     aggregation = AGGREGATION_NAMES.get(settings.get("uncertainty_aggregation"), "mean (Algorithm 4; not recorded)")
     # Files written before the inversion was a setting were computed with 6 - c.
     inversion = INVERSION_NAMES.get(settings.get("uncertainty_inversion"), "6 − certainty (not recorded)")
-    lines += [f"Uncertainty over assumptions: {aggregation}; a sentence's uncertainty: {inversion}.", ""]
+    lines += [f"Uncertainty over sentences: {aggregation}; a sentence's uncertainty: {inversion}.", ""]
     reasons = summary.reasons
     lines += [
         f"Flagged explanations: {summary.flagged} of {len(rows)}."

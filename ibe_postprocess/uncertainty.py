@@ -5,11 +5,14 @@ A sentence's certainty c is the regression output (1-6) of Pei & Jurgens'
 says "we invert the scale", so the inversion is a setting: ``6-c`` (the default, 0-5, what
 the authors' PEIRCE code computes, "subtract the certainty score from the max score 6") or
 ``7-c`` (1-6, the scale reversed). An explanation's uncertainty is its assumptions'
-uncertainties aggregated, plus that of its summary. The paper gives two aggregations: §4's
+uncertainties aggregated, plus that of its summary. The paper gives three aggregations: §4's
 equation sums over the assumptions (``sum``, the default), Algorithm 4 averages them
-(``mean``); PEIRCE's halving is not used. The task's DETAILS.md sets the four readings
-against Figure 1. Inputs are encoded exactly as the authors' ``certainty-estimator`` package
-does (60 tokens, padded with the pad id, no attention mask), so scores match theirs.
+(``mean``), both then adding the summary's; Appendix A.8's prose averages every sentence,
+the summary among them ("compute the uncertainty for each assumption and the explanation
+summary and then average all the scores": ``mean-all``). PEIRCE's halving is not used.
+The task's DETAILS.md sets the readings against Figure 1. Inputs are encoded exactly as the
+authors' ``certainty-estimator`` package does (60 tokens, padded with the pad id, no
+attention mask), so scores match theirs.
 
 Where the model cannot be loaded (offline, no Hub) a lexicon estimate stands in: certainty
 = 6 - min(5, epistemic + doxastic + 0.5 * conditional hedge cues in the sentence), so a
@@ -35,10 +38,15 @@ log = logging.getLogger(__name__)
 PAPER_CERTAINTY_MODEL = "pedropei/sentence-level-certainty"
 MAX_TOKENS = 60  # certainty-estimator's max_length and padding length
 LEXICON_SOURCE = "lexicon"
-# How an explanation's assumption uncertainties combine: §4's equation (sum) or Algorithm 4 (mean).
-AGGREGATIONS = ("sum", "mean")
+# How an explanation's sentence uncertainties combine: §4's equation (sum over the assumptions,
+# plus the summary), Algorithm 4 (their mean, plus the summary) or A.8's prose (the mean of all).
+AGGREGATIONS = ("sum", "mean", "mean-all")
 DEFAULT_AGGREGATION = "sum"
-AGGREGATION_NAMES = {"sum": "sum (the paper's §4 equation)", "mean": "mean (the paper's Algorithm 4)"}
+AGGREGATION_NAMES = {
+    "sum": "sum (the paper's §4 equation)",
+    "mean": "mean (the paper's Algorithm 4)",
+    "mean-all": "mean over every sentence, summary included (the paper's Appendix A.8)",
+}
 # How a certainty c on the 1-6 scale becomes an uncertainty: c subtracted from this top.
 INVERSIONS = {"6-c": 6.0, "7-c": 7.0}
 DEFAULT_INVERSION = "6-c"
@@ -183,9 +191,13 @@ def overall_uncertainty(
     assumption_scores: Sequence[float], summary_score: float | None, aggregation: str = DEFAULT_AGGREGATION
 ) -> float | None:
     """UC(A) + UC(S): the assumptions' uncertainties summed (§4) or averaged (Algorithm 4), plus
-    the summary's; a missing part counts as absent, and None when both are."""
+    the summary's; or (A.8, ``mean-all``) the mean of the assumptions' and the summary's
+    together. A missing part counts as absent, and None when both are."""
     if aggregation not in AGGREGATIONS:
         raise ValueError(f"uncertainty aggregation must be one of {', '.join(AGGREGATIONS)}, got {aggregation!r}")
+    if aggregation == "mean-all":
+        scores = [*assumption_scores, *([summary_score] if summary_score is not None else [])]
+        return sum(scores) / len(scores) if scores else None
     parts: list[float] = []
     if assumption_scores:
         total = sum(assumption_scores)

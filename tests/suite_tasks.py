@@ -19,7 +19,8 @@ NEEDS_EXPLANATIONS = {
     "geese_selfexp": "geese",
     "geese_selfexp_only": "geese",
     **{f"ibe_judge_{d}{kind}": d for d in ("copa", "ecare") for kind in ("", "_chat", "_position")},
-    "rule_cot_faithfulness": "rule",
+    "rule_cot_faithfulness": "rule_cot",
+    "rule_zeroshot_cot": "rule",
 }
 # Every task that must load: each paper's own list (tests/<key>/paper.py), for every registered paper.
 EXPECTED_TASKS = {task for key in PAPER_KEYS for task in paper_tests(key).EXPECTED_TASKS}
@@ -46,6 +47,10 @@ def _explanation_files(folder: Path, ecare: dict[str, int]) -> dict[str, str]:
     geese = folder / "samples_geese_generate_whyexp_x.jsonl"
     geese.write_text("".join(json.dumps({"doc": d, "filtered_resps": ["An explanation."]}) + "\n" for d in load_docs()))
     files = {"geese": str(geese)}
+    rule = folder / "samples_rule_zeroshot_cot_reasoning_x.jsonl"
+    reasoning = docs_for("zeroshot_cot_reasoning")
+    rule.write_text("".join(json.dumps({"doc": d, "filtered_resps": [" A reasoning."]}) + "\n" for d in reasoning))
+    files["rule"] = str(rule)
     for dataset in ("copa", "ecare"):
         sizes = [ecare[key] for key in ("ecare_train_size", "ecare_test_size", "ecare_seed") if key in ecare]
         docs = data.copa_docs() if dataset == "copa" else data.ecare_docs(*sizes)
@@ -54,14 +59,14 @@ def _explanation_files(folder: Path, ecare: dict[str, int]) -> dict[str, str]:
             "".join(json.dumps({"doc": d, "filtered_resps": ["Step 1: IF a, THEN b."]}) + "\n" for d in docs)
         )
         files[dataset] = str(path)
-    rule = folder / "samples_rule_5shot_cot_split1_x.jsonl"
+    cot_run = folder / "samples_rule_5shot_cot_split1_x.jsonl"
     cot = "The context says so. The others do not follow. Therefore the answer is Option1."
     rows = [
         {"doc_id": i, "doc": d, "arguments": {"gen_args_0": {"arg_0": d["prompt"]}}, "filtered_resps": [cot]}
         for i, d in enumerate(docs_for("fewshot", 1, "cot"))
     ]
-    rule.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    files["rule"] = str(rule)
+    cot_run.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    files["rule_cot"] = str(cot_run)
     return files
 
 

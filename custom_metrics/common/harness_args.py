@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from custom_metrics.common.api_sampling import check_api_sampling
 from custom_metrics.common.errors import DataError
 
 # What the harness passes to a model class besides its --model_args (lm_eval.api.model).
@@ -61,6 +62,15 @@ def options_given(argv: Sequence[str]) -> set[str]:
     except _Refused:
         return set()  # check_harness_args names the problem
     return {f"--{name}" for name, value in given.items() if name not in empty or empty[name] != value}
+
+
+def model_option(argv: Sequence[str]) -> str | None:
+    """The ``--model`` an ``lm_eval`` command line names (lm-eval's default where it names none),
+    or None when lm-eval would refuse the line anyway."""
+    try:
+        return getattr(_run_parser().parse_known_args(list(argv))[0], "model", None)
+    except _Refused:
+        return None
 
 
 def close_names(name: str, known: Iterable[str], count: int = 3) -> str:
@@ -145,6 +155,7 @@ def check_model(model: str, model_args: dict[str, Any], *, here: bool = True) ->
         if not here:
             return  # e.g. vllm, installed where the jobs run only
         raise DataError(f"--model {model}: lm-eval cannot import it here ({err}); install what it needs.") from None
+    check_api_sampling(model, model_args)
     parameters = inspect.signature(model_class.__init__).parameters
     named = [p for p in parameters.values() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)][1:]
     supplied = set(model_args) | _HARNESS_SUPPLIED

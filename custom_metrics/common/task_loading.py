@@ -16,6 +16,10 @@ newcomer meet there:
   interpreter, so there it becomes its one line on stderr and exit status 2 (``SystemExit``,
   which lm-eval's own ``except Exception`` handlers let through); a Python caller
   (``simple_evaluate``) still gets the ``DataError`` to catch.
+- ``--model openai-chat-completions`` with a model name holding a "5" (``gpt-3.5-turbo``)
+  sends temperature 1 and no stop sequences, whatever the task asks (custom_metrics/common/
+  api_sampling.py). The model class is known only from the command line, so under the
+  ``lm_eval`` command the loader refuses it there, before the first request.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from custom_metrics.common.api_sampling import check_command_line
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.settings import TASK_COPY_ENV, env_value
 from custom_metrics.common.task_folders import TASKS_PATH
@@ -58,6 +63,8 @@ def task_loader(load: Callable[..., T]) -> Callable[..., T]:
             source = Path(str(run_args.get("config_source", "")))
             if source.suffix == ".yaml":  # lm-eval writes "inline" for a config given in Python
                 check_task_folder(source)
+            if under_lm_eval_command():  # the model class is named on its command line only
+                check_command_line(sys.argv[1:], run_args)
             return load(*args, **run_args)
         except DataError as error:
             if not under_lm_eval_command():

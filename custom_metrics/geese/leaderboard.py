@@ -69,6 +69,28 @@ geese_llama3_implicit | 0.58125 | 0.01745361947895465
 """
 AUTHORS_RUN_SETTING = "zero-shot, M2; authors' repository run, not Table 2"
 
+# CALAMITA's own GEESE tasks (CALAMITA-AILC/calamita-eval, tasks/geese: the Table 2 template, but
+# on azaninello/e-rte-3-it_4_calamita_v1.0, whose hints include ANITA-8B's explanations) and the
+# four models its results page reports (results/results.md at 54c1a80, two decimals, no stderr,
+# no document count): task | Minerva-7B | ANITA-8B | Llama-3.1-8B | Llama-3.1-70B, as printed.
+# The columns are CALAMITA's task names (its geese_noexp shares ours); n is not published.
+CALAMITA_COMMIT = "54c1a80f6e9114d284182365b96a05192107001d"
+CALAMITA_MODELS = (
+    "sapienzanlp/Minerva-7B-instruct-v1.0",
+    "swap-uniba/LLaMAntino-3-ANITA-8B-Inst-DPO-ITA",
+    "meta-llama/Llama-3.1-8B-Instruct",
+    "meta-llama/Llama-3.1-70B-Instruct",
+)
+CALAMITA_RESULTS = """
+geese_anon_anita | 0.57 | 0.83 | 0.66 | 0.89
+geese_anon_dummy | 0.49 | 0.54 | 0.49 | 0.61
+geese_anon_gold | 0.58 | 0.71 | 0.62 | 0.82
+geese_anon_llama | 0.57 | 0.79 | 0.60 | 0.86
+geese_noexp | 0.49 | 0.47 | 0.50 | 0.57
+"""
+CALAMITA_TASKS = tuple(row[0] for row in table_lines(CALAMITA_RESULTS) if row[0] != BASELINE)
+CALAMITA_SETTING = "zero-shot, M2; CALAMITA harness, not the paper"
+
 
 # The authors' M2 tasks (andreazaninello/calamita-geese, scripts/prediction-*.yaml) and ours
 # with the same hint and, since our 2.0, the same template: whyexp is the Llama-3 "why"
@@ -113,6 +135,27 @@ def _cells(block: str) -> dict[str, PublishedCell]:
     return cells | {f"{task}/n": PublishedCell(Decimal(800)) for task, _, _ in rows}
 
 
+def calamita_rows() -> list[PublishedRow]:
+    """One row per model of CALAMITA's results page, its GEESE cells as printed (no ±, no n)."""
+    source = (
+        f"CALAMITA harness results (CALAMITA-AILC/calamita-eval@{CALAMITA_COMMIT[:7]}, results/results.md, "
+        "GEESE rows; tasks/geese on azaninello/e-rte-3-it_4_calamita_v1.0): M2 = {model}, zero-shot; two decimals "
+        "as printed, no stderr; the number of documents is not published (the dataset is on the Hub only)"
+    )
+    lines = table_lines(CALAMITA_RESULTS)
+    return [
+        PublishedRow(
+            "geese",
+            model,
+            source.format(model=model),
+            {f"{task}/acc": PublishedCell(Decimal(values[index])) for task, *values in lines},
+            setting=CALAMITA_SETTING,
+            origin="CALAMITA harness",
+        )
+        for index, model in enumerate(CALAMITA_MODELS)
+    ]
+
+
 def published_rows() -> list[PublishedRow]:
     table_2 = f"{SOURCE}; M2 = Llama-3-8B, zero-shot, full test set; ± = stderr; {BATCH_NOTE}"
     authors = (
@@ -130,6 +173,7 @@ def published_rows() -> list[PublishedRow]:
             setting=AUTHORS_RUN_SETTING,
             origin="authors' repository run",
         ),
+        *calamita_rows(),
     ]
 
 
@@ -259,6 +303,10 @@ TASK_LABELS = {
     "geese_generate_whyexp": "M1: why the label is correct",
     "geese_generate_whynot": "M1: why the other labels are not",
     "geese_generate_implicit": "M1: the implicit link",
+    "geese_anon_anita": "CALAMITA's M2, ANITA-8B explanation (its dataset; no task of ours)",
+    "geese_anon_dummy": "CALAMITA's M2, dummy hint (its dataset)",
+    "geese_anon_gold": "CALAMITA's M2, gold (human) explanation (its dataset)",
+    "geese_anon_llama": "CALAMITA's M2, Llama explanation (its dataset)",
 }
 METRIC_LABELS = {
     "acc": "accuracy",
@@ -406,9 +454,14 @@ SPEC = PaperSpec(
     datasets={"geese": (geese_data.SOURCE,)},
     derived_metrics=("effectiveness", LAS),
     # The authors' tasks with no counterpart of ours keep their names (read_authors_task_names).
-    extra_tasks={"geese_prediction_obvious": ("acc",), "geese_obvious": ("acc",)},
+    # CALAMITA's tasks with no counterpart of ours keep their names too (calamita_rows).
+    extra_tasks={
+        "geese_prediction_obvious": ("acc",),
+        "geese_obvious": ("acc",),
+        **{task: ("acc",) for task in CALAMITA_TASKS},
+    },
     pm_note="± on the published rows: the stderr printed in GEESE Table 2, and in the authors' results file for "
-    f"their repository run. {BATCH_NOTE}.",
+    f"their repository run (CALAMITA's rows print none). {BATCH_NOTE}.",
     published=published_rows,
     adjust_runs=read_authors_task_names,
     derive=derive_columns,

@@ -16,7 +16,7 @@ from custom_metrics.judge.answer import cut_answer, parse_label
 from custom_metrics.judge.deadline import Deadline, current
 from custom_metrics.judge.http_client import JSONClient, Limits, body_bound
 from custom_metrics.judge.prompt import nli_prompt
-from custom_metrics.judge.spec import JudgeSpec
+from custom_metrics.judge.spec import SERVERS, JudgeSpec
 from custom_metrics.judge.types import NLI_LABELS, JudgeError, Pair, Verdict, answer_verdict, verdict_from_probs
 
 log = logging.getLogger(__name__)
@@ -29,7 +29,7 @@ class OpenAIJudge:
     """An OpenAI-compatible chat endpoint, in one of two modes.
 
     ``generate`` (the default; the paper's protocol): the answer is sampled with the
-    spec's temperature/top_p (and top_k, where given) and a seed per pair, and read by
+    spec's temperature/top_p, top_k and min_p (Qwen's 20 and 0 by default) and a seed per pair, read by
     ``answer.parse_label`` (method ``generated``). An API reasoning model
     (``reasoning_effort=...``) is sent its effort and ``max_completion_tokens`` instead of
     any sampling field or thinking switch, which such APIs refuse.
@@ -53,7 +53,7 @@ class OpenAIJudge:
         self.url = f"{spec.base_url}/chat/completions"
         self.mode = spec.mode
         self.sampling = spec.sampling
-        self.sampling_options = {key: spec.options[key] for key in ("top_k",) if key in spec.options}
+        self.server = spec.options.get("server", SERVERS[0])
         self.concurrency = int(spec.options.get("concurrency", "8"))
         self.top_logprobs = int(spec.options.get("top_logprobs", "20"))
         self.key_env = spec.options.get("key_env", "OPENAI_API_KEY")
@@ -80,7 +80,7 @@ class OpenAIJudge:
                 "seed": self.sampling.pair_seed(premise, hypothesis),
                 "max_tokens": self.sampling.max_tokens,
             }
-            payload |= {key: int(value) for key, value in self.sampling_options.items()}
+            payload |= self._top_k_fields()
         else:
             payload |= {
                 "temperature": 0,
@@ -91,6 +91,17 @@ class OpenAIJudge:
         if self.thinking not in (None, "unset"):  # the chat template's switch; a server that ignores it: task README
             payload["chat_template_kwargs"] = {"enable_thinking": self.thinking == "on"}
         return payload
+
+    def _top_k_fields(self) -> dict[str, Any]:
+        """top_k and min_p 0 (Qwen's), none when top_k is 0: as fields, or for ``transformers
+        serve`` (HTTP 422 on them) in its ``generation_config`` field, with do_sample, which it
+        otherwise takes from the served folder."""
+        if self.sampling.top_k <= 0:
+            return {}
+        fields = {"top_k": self.sampling.top_k, "min_p": 0.0}
+        if self.server == "transformers":
+            return {"generation_config": json.dumps({"do_sample": True, **fields}, sort_keys=True)}
+        return fields
 
     def _post(self, payload: dict[str, Any], deadline: Deadline | None = None) -> dict[str, Any]:
         headers = {}

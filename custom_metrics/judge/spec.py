@@ -31,18 +31,21 @@ DEFAULT_MODE = {"lm": "loglik", "openai": "generate"}
 
 # An API reasoning model's effort (OpenAI's names): sent instead of every sampling field.
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
-# Qwen3.5's non-thinking top_k, the default where the backend takes it: in process (``lm:``);
-# an endpoint may be the OpenAI API or ``transformers serve``, which refuse the field (HTTP
-# 422), so ``openai:`` judges send it only when asked (``top_k=20``: vLLM, SGLang).
-DEFAULT_TOP_K = {"lm": 20, "openai": 0}
+# Qwen3.5's non-thinking top_k (with min_p 0), the paper's sampling for every model, judge
+# included: in process (``lm:``) and on the paper's backend, vLLM (``openai:``, as request
+# fields; SGLang takes them too). ``transformers serve`` answers HTTP 422 to them as fields
+# and reads them from its ``generation_config`` field (``server=transformers``); the OpenAI
+# API refuses them (``top_k=0`` sends neither).
+DEFAULT_TOP_K = {"lm": 20, "openai": 20}
+SERVERS = ("vllm", "transformers")
 
 
 @dataclass(frozen=True)
 class Sampling:
     """The generated mode's decoding. Defaults: the paper samples every model, judge
     included, with Qwen's recommended non-thinking parameters (section 4.4; Qwen3.5:
-    temperature 0.7, top_p 0.8, top_k 20). top_k is off here and on for ``lm:`` judges
-    (``DEFAULT_TOP_K``): the OpenAI API and ``transformers serve`` reject it."""
+    temperature 0.7, top_p 0.8, top_k 20, min_p 0). top_k is off here and on by default for
+    ``lm:`` and ``openai:`` judges (``DEFAULT_TOP_K``); min_p 0 is sent with it."""
 
     temperature: float = 0.7
     top_p: float = 0.8
@@ -119,6 +122,9 @@ OPTIONS: dict[str, dict[str, tuple[Callable[[str], bool], str]]] = {
         "reasoning_effort": _choice(*REASONING_EFFORTS),
         # Seconds for one request, every attempt and wait included (custom_metrics/judge/http_client.py).
         "timeout": _number(1, 86400),
+        # Where top_k and min_p go: request fields (vLLM, SGLang) or transformers serve's
+        # generation_config field; the same sampling either way, so not in the name.
+        "server": _choice(*SERVERS),
         **_GENERATION,
     },
 }

@@ -24,7 +24,8 @@ argument and a served one through each request's ``chat_template_kwargs``,
 so each mode has a task for in-process models (``reg_chaos``, ``reg_chaos_thinking``: top_k
 and min_p in the request, the switch in the model arguments, checked here) and one for
 OpenAI-compatible chat endpoints (``reg_chaos_served``, ``reg_chaos_thinking_served``: the
-switch in the request, the OpenAI sampling fields only). The task README gives the exact
+switch in the request, top_k and min_p as vLLM takes them or, for ``transformers serve``, in
+its ``generation_config`` request field: ``served_sampling``). The task README gives the exact
 command per backend.
 
 Output lengths are counted in the generator's tokens (Table 3 reports "mean output tokens
@@ -83,21 +84,50 @@ class Mode:
     def generation_kwargs(self, backend: str, reasoning_effort: str = PAPER_REASONING_EFFORT) -> dict[str, Any]:
         """The task's ``generation_kwargs`` (less ``until``) for a backend: what it accepts.
 
-        In process, transformers has no presence penalty; a served model gets Qwen's
-        presence_penalty (vLLM applies it, ``transformers serve`` ignores it) but not top_k
-        and min_p, which OpenAI-schema servers refuse; an API reasoning model gets only its
-        reasoning effort and budget (such APIs refuse every sampling field)."""
+        In process, transformers has no presence penalty; a served model gets all of Qwen's
+        set, top_k and min_p as vLLM and SGLang take them (``served_sampling`` moves them into
+        ``transformers serve``'s own field) and presence_penalty (vLLM applies it,
+        ``transformers serve`` ignores it); an API reasoning model gets only its reasoning
+        effort and budget (such APIs refuse every sampling field)."""
         if backend == REASONING:
             return {"reasoning_effort": reasoning_effort, "max_gen_toks": self.max_gen_toks}
         kwargs: dict[str, Any] = {"do_sample": True, "temperature": self.temperature, "top_p": self.top_p}
-        if backend == IN_PROCESS:
-            kwargs |= {"top_k": self.top_k, "min_p": self.min_p}
-        else:
+        kwargs |= {"top_k": self.top_k, "min_p": self.min_p}
+        if backend == SERVED:
             kwargs |= {
                 "presence_penalty": self.presence_penalty,
                 "chat_template_kwargs": {"enable_thinking": self.thinking},
             }
         return kwargs | {"max_gen_toks": self.max_gen_toks}
+
+
+# The servers a _served task can address: vLLM (and SGLang) take top_k and min_p as request
+# fields; ``transformers serve`` answers HTTP 422 ("Unexpected fields in the request") to them
+# but reads a request's ``generation_config`` (a GenerationConfig as JSON, the fields it leaves
+# unset taken from the served model's), so there they travel in that field, with do_sample,
+# which it otherwise takes from the served folder only.
+SERVERS = ("vllm", "transformers")
+DEFAULT_SERVER = "vllm"
+_SERVER_FIELDS = ("top_k", "min_p")
+
+
+def served_sampling(task: str, kwargs: Mapping[str, Any], run_args: Mapping[str, Any]) -> dict[str, Any]:
+    """A served task's request fields for the server ``--metadata server`` names (vLLM by
+    default): unchanged for vLLM; for ``transformers serve``, top_k, min_p and do_sample in its
+    ``generation_config`` field instead, so every request still carries the paper's values."""
+    value = run_args.get("server")
+    server = DEFAULT_SERVER if value in (None, "") else str(value).strip().lower()
+    if server not in SERVERS:
+        raise DataError(
+            f"{task}: --metadata server is {value!r}, expected one of {', '.join(SERVERS)} (vllm, the default, "
+            "also for SGLang: top_k and min_p as request fields; transformers: `transformers serve`, which takes "
+            "them in its generation_config field)"
+        )
+    if server == DEFAULT_SERVER:
+        return dict(kwargs)
+    moved = {"do_sample": bool(kwargs.get("do_sample", True))} | {k: kwargs[k] for k in _SERVER_FIELDS if k in kwargs}
+    rest = {key: value for key, value in kwargs.items() if key not in _SERVER_FIELDS}
+    return rest | {"generation_config": json.dumps(moved, sort_keys=True)}
 
 
 # Budgets: the single sentence the prompt asks for fits many times in 2,048 tokens; the

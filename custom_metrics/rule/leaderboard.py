@@ -1,7 +1,7 @@
-"""RULE on the leaderboard: the published rows of Tables 2, 5, 6, 7 and 9, the few-shot
+"""RULE on the leaderboard: the published rows of Tables 2, 3, 5, 6, 7, 8 and 9, the few-shot
 setting rows, and how the page shows RULE (column words and definitions, logged samples).
 
-± on published rows is the std over the five test splits printed in Tables 2 and 6; the
+± on published rows is the std over the five test splits printed in Tables 2, 6 and 8; the
 paper also prints ±0.00 for its single-run settings (fine-tuned models, humans), which is
 no spread at all, and for the zero-shot main questions, which the five splits share (0 by
 construction), so those cells carry no ±.
@@ -19,13 +19,21 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from custom_metrics.common.leaderboard_types import Family, Headline, PaperSpec, SampleView, doc_field_key
+from custom_metrics.common.leaderboard_types import (
+    Family,
+    Headline,
+    PaperSpec,
+    SamplesInput,
+    SampleView,
+    doc_field_key,
+)
 from custom_metrics.common.published import PublishedCell, PublishedRow, cell, number, table_lines
 from custom_metrics.common.results import Score, TaskRun
 from custom_metrics.rule import data as rule_data
+from custom_metrics.rule import zeroshot_cot
 from custom_metrics.rule.answers import read_answer
 from custom_metrics.rule.data import DEMOS, demo_setting, fewshot_task
-from custom_metrics.rule.metrics import MAIN, SUB_KINDS, Group, Outcome, groups
+from custom_metrics.rule.metrics import MAIN, MAINQ_CORRECT, SUB_KINDS, Group, Outcome, groups
 
 # Table 2, in percent: model | # params | MainQ | SubQ | Selective SubQ | Eliminative SubQ
 # | Consistency | MainQ-wise SubQ. "±" is the standard deviation over the five test splits
@@ -127,6 +135,64 @@ LLaMA2 7B | 7B | 32.3±0.00 | 35.9±3.9 | 66.4±4.7 | 25.1±3.4 | 2.5 | 36.3
 ## majority vote of three annotators
 Human | - | 91.5±0.00 | 82.6±0.00 | 93.0±0.00 | 78.9±0.00 | 52.9 | 81.5
 """
+# Table 8 (Appendix H): Table 2's layout over the main questions the model answered correctly:
+# the subquestion columns, consistency and MainQ-wise SubQ accuracy among those main questions
+# only (MainQ accuracy as in Table 2). Its sections are Table 2's (its Human row closes the
+# zero-shot section); like Table 6 it gives the five-shot-on-RULE "InstructGPT + CoT" row the
+# numbers of its five-shot-on-ReClor one (kept as printed).
+RULE_TABLE_8 = """
+## fully finetuned on ReClor
+DeBERTa-v3-Large | 304M | 66.0±0.00 | 33.1±0.00 | 60.4±0.00 | 22.5±0.00 | 3.7 | 32.2
+UnifiedQA-v2-Base | 220M | 40.5±0.00 | 25.8±0.00 | 19.7±0.00 | 26.7±0.00 | 1.8 | 25.0
+UnifiedQA-v2-Large | 770M | 57.7±0.00 | 25.0±0.00 | 17.3±0.00 | 27.7±0.00 | 2.4 | 24.6
+UnifiedQA-v2-3B | 3B | 66.8±0.00 | 25.3±0.00 | 19.9±0.00 | 25.7±0.00 | 2.1 | 24.1
+## five-shot on ReClor
+Flan-UL2 | 20B | 58.5±0.3 | 66.3±6.3 | 89.6±4.6 | 57.2±5.1 | 28.8 | 65.1
+LLaMA 7B | 7B | 25.8±1.6 | 28.5±7.5 | 34.3±12.2 | 24.2±5.7 | 3.4 | 27.2
+LLaMA 13B | 13B | 38.7±2.7 | 37.0±4.0 | 65.0±6.7 | 25.9±3.8 | 7.4 | 37.2
+LLaMA 33B | 33B | 58.5±1.2 | 47.7±4.2 | 77.5±6.3 | 38.3±5.8 | 10.6 | 47.3
+LLaMA 65B | 65B | 69.1±0.9 | 54.4±1.7 | 85.5±2.8 | 46.9±5.6 | 16.0 | 54.1
+Vicuna 7B | 7B | 33.4±2.6 | 40.0±5.1 | 62.7±6.9 | 30.0±3.0 | 8.5 | 39.7
+Vicuna 13B | 13B | 46.2±0.7 | 48.5±6.1 | 76.0±8.8 | 42.2±5.4 | 12.1 | 48.1
+InstructGPT | N/A | 71.8±1.0 | 64.1±3.5 | 89.2±3.8 | 60.7±6.1 | 25.1 | 62.8
+InstructGPT + CoT | N/A | 67.8±0.5 | 62.9±3.1 | 89.5±4.2 | 55.8±3.6 | 24.9 | 61.5
+LLaMA2 13B | 13B | 48.5±2.5 | 45.8±4.2 | 79.1±4.0 | 33.1±5.2 | 11.1 | 45.8
+LLaMA2 70B | 70B | 80.3±0.4 | 59.9±2.5 | 90.7±1.9 | 50.5±7.2 | 21.8 | 59.4
+Mistral 7B | 7B | 59.9±0.9 | 54.7±4.4 | 84.5±2.8 | 46.8±2.8 | 15.0 | 53.7
+## five-shot on RULE, for reference
+Flan-UL2 | 20B | 57.9±0.2 | 67.2±6.2 | 89.4±4.4 | 57.1±3.6 | 30.9 | 66.2
+LLaMA 7B | 7B | 29.1±2.3 | 34.6±3.2 | 66.2±8.0 | 23.7±1.3 | 5.4 | 34.9
+LLaMA 13B | 13B | 36.8±3.5 | 35.1±3.2 | 67.4±5.3 | 24.4±2.6 | 6.6 | 35.0
+LLaMA 33B | 33B | 53.6±0.4 | 48.5±6.0 | 78.5±5.9 | 36.8±5.4 | 10.6 | 47.6
+LLaMA 65B | 65B | 66.2±0.7 | 57.2±5.1 | 86.4±3.1 | 53.7±10.3 | 18.3 | 56.0
+Vicuna 7B | 7B | 35.0±1.1 | 40.3±3.1 | 61.4±8.8 | 32.4±4.8 | 9.5 | 40.8
+Vicuna 13B | 13B | 43.9±1.3 | 43.9±2.6 | 73.0±3.1 | 34.2±3.7 | 9.4 | 43.4
+InstructGPT | N/A | 70.2±0.4 | 70.2±3.5 | 91.0±4.6 | 64.3±2.4 | 32.7 | 69.3
+InstructGPT + CoT | N/A | 67.8±0.5 | 62.9±3.1 | 89.5±4.2 | 55.8±3.6 | 24.9 | 61.5
+LLaMA2 13B | 13B | 47.7±3.0 | 46.9±4.7 | 79.4±6.3 | 33.6±4.6 | 11.0 | 47.0
+LLaMA2 70B | 70B | 78.9±0.6 | 63.7±4.2 | 90.8±2.5 | 55.2±9.2 | 26.5 | 63.0
+Mistral 7B | 7B | 58.2±1.6 | 56.2±5.1 | 88.0±3.6 | 49.4±7.9 | 16.3 | 55.6
+## zero-shot
+UnifiedQA-v2-Base | 220M | 30.4±0.00 | 43.0±2.9 | 51.0±7.5 | 39.8±1.7 | 8.7 | 43.4
+UnifiedQA-v2-Large | 770M | 41.4±0.00 | 43.9±4.1 | 59.9±7.6 | 39.0±2.7 | 7.9 | 42.5
+UnifiedQA-v2-3B | 3B | 45.5±0.00 | 49.3±2.4 | 75.4±4.1 | 38.9±3.1 | 12.6 | 49.5
+UnifiedQA-v2-11B | 11B | 55.2±0.00 | 56.8±2.9 | 77.6±7.1 | 53.0±3.8 | 17.5 | 55.9
+Flan-T5-XXL | 11B | 60.0±0.00 | 63.2±3.4 | 87.3±4.8 | 59.2±4.6 | 24.6 | 62.7
+Flan-UL2 | 20B | 56.2±0.00 | 65.3±5.9 | 86.0±4.8 | 60.5±4.7 | 26.2 | 63.7
+LLaMA 7B | 7B | 27.7±0.00 | 27.0±4.5 | 37.5±2.8 | 23.6±3.9 | 3.1 | 26.9
+LLaMA 13B | 13B | 31.7±0.00 | 35.5±3.0 | 55.9±4.0 | 27.5±3.8 | 4.3 | 35.9
+LLaMA 33B | 33B | 54.5±0.00 | 50.2±4.6 | 81.8±4.3 | 41.4±5.5 | 12.5 | 50.2
+LLaMA 65B | 65B | 52.1±0.00 | 47.5±2.2 | 80.1±2.5 | 38.0±5.4 | 10.4 | 46.6
+Vicuna 7B | 7B | 36.7±0.00 | 40.8±2.8 | 77.5±2.8 | 29.4±2.8 | 6.6 | 40.3
+Vicuna 13B | 13B | 44.2±0.00 | 48.9±4.8 | 76.9±3.4 | 40.4±1.8 | 13.9 | 48.2
+InstructGPT | N/A | 64.1±0.00 | 61.9±2.9 | 89.8±2.9 | 55.8±3.6 | 24.2 | 60.8
+InstructGPT + CoT | N/A | 63.8±0.00 | 60.9±1.4 | 89.1±2.4 | 55.9±3.2 | 22.3 | 59.7
+LLaMA2 13B | 13B | 43.8±0.00 | 45.5±3.7 | 77.6±5.3 | 33.3±3.0 | 10.7 | 45.4
+LLaMA2 70B | 70B | 70.8±0.00 | 57.2±4.0 | 88.2±3.2 | 49.9±5.4 | 19.9 | 56.3
+Mistral 7B | 7B | 54.0±0.00 | 54.7±3.4 | 85.1±5.5 | 47.1±4.3 | 15.9 | 53.3
+## majority vote of three annotators
+Human | - | 91.5±0.00 | 82.9±0.00 | 92.8±0.00 | 79.3±0.00 | 57.8 | 81.6
+"""
 # Settings the paper ran once: their "±0.00" is no std at all.
 SINGLE_RUN_SETTINGS = ("fully finetuned on ReClor", "majority vote of three annotators")
 ZERO_SHOT = "zero-shot"
@@ -138,6 +204,9 @@ METRICS = (
     "consistency",
     "mainq_wise_subq_acc",
 )
+# Table 8's columns: the same main-question accuracy, the others among the correctly answered
+# main questions (``metrics.TABLE8_METRICS``, which every task scoring all of Table 2 reports).
+TABLE_8_METRICS = ("mainq_acc", *(f"{metric}{MAINQ_CORRECT}" for metric in METRICS[1:]))
 # "InstructGPT + CoT" is InstructGPT with chain-of-thought prompts: its own setting, so a CoT
 # run compares with it and a plain run with plain InstructGPT.
 _COT_MODEL = re.compile(r"^(?P<model>.+?)\s*\+\s*CoT$")
@@ -149,9 +218,16 @@ MAIN_QUESTIONS_NOTE = (
 )
 
 
-def _table_rows(table: str, name: str, skip: frozenset[tuple[str, str]] = frozenset()) -> list[PublishedRow]:
-    """Rows of a transcribed table in Table 2's layout; lines in ``skip`` (rows another table
-    already holds) are left out."""
+def _table_rows(
+    table: str,
+    name: str,
+    skip: frozenset[tuple[str, str]] = frozenset(),
+    metrics: tuple[str, ...] = METRICS,
+    suffix: str = "",
+) -> list[PublishedRow]:
+    """Rows of a transcribed table in Table 2's layout, its columns keyed by ``metrics``, each
+    row's setting followed by ``suffix``; lines in ``skip`` (rows another table already holds)
+    are left out."""
     rows, setting = [], ""
     for line in table.strip().splitlines():
         if line.startswith("## "):
@@ -160,13 +236,13 @@ def _table_rows(table: str, name: str, skip: frozenset[tuple[str, str]] = frozen
         if (setting, line) in skip:
             continue
         model, params, *values = (cell.strip() for cell in line.split("|"))
-        cells = {f"rule/{metric}": cell(text, percent=True) for metric, text in zip(METRICS, values)}
+        cells = {f"rule/{metric}": cell(text, percent=True) for metric, text in zip(metrics, values, strict=True)}
         if setting in SINGLE_RUN_SETTINGS:
             cells = {key: PublishedCell(value.value) for key, value in cells.items()}
         elif setting == ZERO_SHOT:  # the five splits share the main questions: their std is 0 by construction
             cells["rule/mainq_acc"] = PublishedCell(cells["rule/mainq_acc"].value)
         cot = _COT_MODEL.match(model)
-        row_setting = f"{setting}, CoT" if cot else setting
+        row_setting = (f"{setting}, CoT" if cot else setting) + suffix
         source = f"RULE (Kawabata & Sugawara, EMNLP 2023) {name}, {setting}; model printed as {model!r}; # params "
         source += f"{params}; ± = std over the 5 test splits"
         if setting.startswith(("five-shot", "one-shot")):
@@ -186,8 +262,19 @@ def _lines(table: str) -> frozenset[tuple[str, str]]:
     return frozenset(found)
 
 
-# Tables 5, 7 and 9 (InstructGPT, text-davinci-003), as printed, cells joined by "|": Table 7's
-# counts of items in parentheses, Table 9's gap to the full input after "_".
+# Tables 3, 5, 7 and 9 (InstructGPT, text-davinci-003), as printed, cells joined by "|": Table
+# 7's counts of items in parentheses, Table 9's gap to the full input after "_". Table 3 is
+# five-shot on RULE per batch (split): subquestion accuracy, "None" demonstrations in the
+# prompt (a count, kept in the row's source) and None accuracy; its "Avg." None Acc. pools the
+# splits' subquestions (71 of 222), the suite's split row averages the five values instead.
+RULE_TABLE_3 = """
+#1 | 70.1 | 0 | 10.3
+#2 | 69.7 | 0 | 25.9
+#3 | 72.9 | 0 | 0.0
+#4 | 71.3 | 1 | 43.8
+#5 | 66.0 | 1 | 40.6
+Avg. | 70.1 | 0.4 | 32.0
+"""
 RULE_TABLE_5 = """
 Context | 72.2
 + Selective Rationale | 91.4
@@ -202,9 +289,14 @@ RULE_TABLE_9 = """
 0-shot | 41.0_-23.0 | 58.8_-4.2 | 86.4_-3.7 | 53.4_-4.3
 5-shot | 42.5_-29.7 | 70.5_+0.0 | 86.9_-3.1 | 64.7_+1.7
 """
-# Each printed row -> (the row's setting, the keys of its cells in order). Table 5's rows
-# are one row of ours (one model and setting, four tasks), Table 7's too.
+# Each printed row -> (the row's setting, the keys of its cells in order; None: a count, not a
+# score, named in the row's source). Table 5's rows are one row of ours (one model and setting,
+# four tasks), Table 7's too; Table 3's are a row per split and the average.
+_TABLE_3_KEYS = ("rule/subq_acc", None, "rule/none_acc")
+NOTE_COLUMNS = {"Table 3": "# None in shot"}
 ANALYSIS_ROWS = {
+    **{("Table 3", f"#{k}"): (f"five-shot on RULE, split {k} (Table 3)", _TABLE_3_KEYS) for k in range(1, 6)},
+    ("Table 3", "Avg."): ("five-shot on RULE, 5 splits (Table 3)", _TABLE_3_KEYS),
     ("Table 5", "Context"): ("five-shot (Table 5)", ("rule_5shot_rationale_none/mainq_acc",)),
     ("Table 5", "+ Selective Rationale"): ("five-shot (Table 5)", ("rule_5shot_rationale_selective/mainq_acc",)),
     ("Table 5", "+ Eliminative Rationale"): ("five-shot (Table 5)", ("rule_5shot_rationale_eliminative/mainq_acc",)),
@@ -229,6 +321,7 @@ ANALYSIS_ROWS = {
     },
 }
 ANALYSIS_TABLES = {
+    "Table 3": (RULE_TABLE_3, "subquestion accuracy and None accuracy (gold 'None of the above choices') per split"),
     "Table 5": (RULE_TABLE_5, "MainQ accuracy with rationales in the input"),
     "Table 7": (RULE_TABLE_7, "rationale alignment with (Yes) and without (No) the task instruction; (n) items"),
     "Table 9": (RULE_TABLE_9, "context-ablated accuracy; _gap to the full input"),
@@ -236,23 +329,28 @@ ANALYSIS_TABLES = {
 
 
 def _analysis_rows() -> list[PublishedRow]:
-    """One InstructGPT row per setting of Tables 5, 7 and 9; a cell is the printed number
+    """One InstructGPT row per setting of Tables 3, 5, 7 and 9; a cell is the printed number
     before its count or gap."""
     rows: dict[str, PublishedRow] = {}
     for name, (table, what) in ANALYSIS_TABLES.items():
         for printed, *values in table_lines(table):
             setting, keys = ANALYSIS_ROWS[name, printed]
             source = f"RULE (Kawabata & Sugawara, EMNLP 2023) {name}: {what}; InstructGPT (text-davinci-003)"
+            notes = [f"{NOTE_COLUMNS[name]}: {text}" for key, text in zip(keys, values, strict=True) if key is None]
+            source += "".join(f"; {note}" for note in notes)
             row = rows.setdefault(setting, PublishedRow("rule", "InstructGPT", source, {}, setting=setting))
             for key, text in zip(keys, values, strict=True):
-                row.cells[key] = PublishedCell(number(re.split(r"[ _]", text)[0], percent=True))
+                if key is not None:
+                    row.cells[key] = PublishedCell(number(re.split(r"[ _]", text)[0], percent=True))
     return list(rows.values())
 
 
 def published_rows() -> list[PublishedRow]:
-    """Table 2, Table 6 (less the rows Table 2 already has) and the InstructGPT rows of Tables 5, 7 and 9."""
+    """Table 2, Table 6 (less the rows Table 2 already has), Table 8 (its own settings) and the
+    InstructGPT rows of Tables 3, 5, 7 and 9: every table of the paper that prints scores."""
     table_2 = _table_rows(RULE_TABLE_2, "Table 2")
-    return [*table_2, *_table_rows(RULE_TABLE_6, "Table 6", skip=_lines(RULE_TABLE_2)), *_analysis_rows()]
+    table_8 = _table_rows(RULE_TABLE_8, "Table 8", metrics=TABLE_8_METRICS, suffix=" (Table 8)")
+    return [*table_2, *_table_rows(RULE_TABLE_6, "Table 6", skip=_lines(RULE_TABLE_2)), *table_8, *_analysis_rows()]
 
 
 # Few-shot split tasks -> the paper's setting: ``rule_<shots>shot[_<demos>]_split<k>``
@@ -262,6 +360,7 @@ _SPLIT_TASK = re.compile(rf"rule_(?P<shots>[15])shot(?:_(?P<demos>{_DEMOS}))?_sp
 # Tasks that ask every question under each of the five published prompts (one run, five prompts).
 _FIVE_PROMPTS = re.compile(r"rule_5shot_(?:rationale_\w+|alignment(?:_noinstr)?|noctx)")
 FIVE_PROMPTS = "five-shot on ReClor, five prompts"
+ZERO_SHOT_COT = "zero-shot, CoT"  # Table 2's zero-shot "InstructGPT+ CoT" row (Kojima et al.'s two requests)
 
 
 def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
@@ -278,6 +377,9 @@ def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
             splits.setdefault(key, []).append(run)
         elif _FIVE_PROMPTS.fullmatch(run.task):
             plain.append(replace(run, setting=", ".join([FIVE_PROMPTS, *_extra(run.setting)])))
+        elif run.task == zeroshot_cot.ANSWER_TASK:  # Table 2's zero-shot "InstructGPT+ CoT" row
+            setting = ", ".join([ZERO_SHOT_COT, *_extra(run.setting)])
+            plain.append(replace(run, task="rule", setting=setting, source_task=run.task))
         else:
             plain.append(replace(run, setting=run.setting or "zero-shot"))
     for (model, setting, shots, demos), group in splits.items():
@@ -346,6 +448,8 @@ TASK_LABELS = {
     "rule_5shot_alignment": "rationale alignment, five-shot (App. J, Table 7)",
     "rule_5shot_alignment_noinstr": "rationale alignment, no instruction, five-shot (App. J, Table 7)",
     "rule_cot_faithfulness": "chain-of-thought faithfulness: early answering and filler (Lanham et al. 2023)",
+    zeroshot_cot.REASONING_TASK: "zero-shot chain of thought, request 1: the reasoning (Kojima et al.)",
+    zeroshot_cot.ANSWER_TASK: "zero-shot chain of thought, request 2: the answer (Table 2, Kojima et al.)",
     **{f"rule_rationale_{s}": f"{label}, zero-shot (Table 5 is five-shot)" for s, label in _RATIONALE_LABELS.items()},
     **{f"rule_5shot_rationale_{s}": f"{label}, five-shot (Table 5)" for s, label in _RATIONALE_LABELS.items()},
     **{
@@ -372,6 +476,18 @@ METRIC_LABELS = {
     "filler_acc": "accuracy, filler CoT",
     "no_cot_acc": "accuracy, no CoT",
     "original_unread": "original answer unread",
+    "words": "reasoning words",
+    "empty": "empty reasonings",
+    **{
+        f"{metric}{MAINQ_CORRECT}": f"{label}, correct MainQ only (Table 8)"
+        for metric, label in (
+            ("subq_acc", "SubQ accuracy"),
+            ("selective_acc", "selective SubQ accuracy"),
+            ("eliminative_acc", "eliminative SubQ accuracy"),
+            ("consistency", "consistency"),
+            ("mainq_wise_subq_acc", "MainQ-wise SubQ accuracy"),
+        )
+    },
 }
 # From lm_eval_tasks/rule/README.md (Section 4 of the paper).
 DEFINITIONS = {
@@ -389,7 +505,8 @@ DEFINITIONS = {
     "correct_option_acc": "Rationale alignment: accuracy on items built for the correct option.",
     "incorrect_option_acc": "Rationale alignment: accuracy on items built for an incorrect option.",
     "unparsed": "Chain of thought: share of generations naming no single 'the answer is Option<k>' (empty, none, "
-    "two different ones, a letter); each counts as wrong.",
+    "two different ones, a letter); zero-shot chain of thought: extracted answers naming no option label. Each "
+    "counts as wrong.",
     **{
         f"same_at_{p}": f"Faithfulness, early answering: share of a CoT run's answers unchanged when the model answers "
         f"again after only the first {p}% of the CoT's sentences (Lanham et al. 2023)."
@@ -402,6 +519,19 @@ DEFINITIONS = {
     "filler_acc": "Accuracy when the CoT is replaced by filler.",
     "no_cot_acc": "Accuracy when the model answers with none of its CoT.",
     "original_unread": "Share of the CoT run's generations whose answer could not be read (left out of the rest).",
+    "words": "Zero-shot chain of thought, request 1: mean words of the reasoning.",
+    "empty": "Zero-shot chain of thought, request 1: share of empty reasonings.",
+    **{
+        f"{metric}{MAINQ_CORRECT}": f"Table 8 (Appendix H): {what} over the main questions the model answered "
+        "correctly only (groups cut by --limit are left out of the consistency and MainQ-wise values)."
+        for metric, what in (
+            ("subq_acc", "SubQ accuracy"),
+            ("selective_acc", "selective SubQ accuracy"),
+            ("eliminative_acc", "eliminative SubQ accuracy"),
+            ("consistency", "the share with all subquestions right"),
+            ("mainq_wise_subq_acc", "MainQ-wise SubQ accuracy"),
+        )
+    },
 }
 
 
@@ -528,6 +658,7 @@ def paper_setting(setting: str) -> str:
         ("one-shot on ReClor, CoT", "one-shot on ReClor, CoT"),
         ("one-shot on ReClor", "one-shot on ReClor"),
         ("one-shot on RULE", "one-shot on RULE, for reference"),
+        (ZERO_SHOT_COT, ZERO_SHOT_COT),
     ):
         if setting.startswith(prefix):
             return published
@@ -582,6 +713,9 @@ SPEC = PaperSpec(
     task_labels=TASK_LABELS,
     metric_labels=METRIC_LABELS,
     definitions=DEFINITIONS,
+    samples_input=SamplesInput(
+        lambda task: zeroshot_cot.REASONING_TASK if task == zeroshot_cot.ANSWER_TASK else None, "explanations"
+    ),
     samples=SampleView(
         sample_fields,
         facets=("kind", "correct", CONSISTENCY_FIELD, "answer read", "prediction"),

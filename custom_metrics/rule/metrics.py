@@ -147,6 +147,42 @@ def mainq_wise_subq_acc(outcomes: Sequence[Outcome]) -> float:
     return sum(sum(s.correct for s in g.subs) / len(g.subs) for g in complete) / len(complete)
 
 
+def _main_correct(outcomes: Sequence[Outcome]) -> list[Group]:
+    """Table 8's groups: the main questions the model answered correctly, with their subquestions."""
+    return [g for g in groups(outcomes).values() if g.main is not None and g.main.correct]
+
+
+def subq_acc_mainq_correct(outcomes: Sequence[Outcome]) -> float:
+    """Table 8: SubQ accuracy over the subquestions of correctly answered main questions."""
+    return _accuracy(s for g in _main_correct(outcomes) for s in g.subs)
+
+
+def selective_acc_mainq_correct(outcomes: Sequence[Outcome]) -> float:
+    return _accuracy(s for g in _main_correct(outcomes) for s in g.subs if s.kind == SELECTIVE)
+
+
+def eliminative_acc_mainq_correct(outcomes: Sequence[Outcome]) -> float:
+    return _accuracy(s for g in _main_correct(outcomes) for s in g.subs if s.kind == ELIMINATIVE)
+
+
+def consistency_mainq_correct(outcomes: Sequence[Outcome]) -> float:
+    """Table 8: the share of correctly answered main questions whose subquestions are all right."""
+    scored = [g for g in _main_correct(outcomes) if g.size > 0]
+    complete = [g for g in scored if g.complete]
+    _warn_incomplete("consistency_mainq_correct", len(complete), len(scored) - len(complete))
+    return sum(g.consistent for g in complete) / len(complete) if complete else math.nan
+
+
+def mainq_wise_subq_acc_mainq_correct(outcomes: Sequence[Outcome]) -> float:
+    """Table 8: MainQ-wise SubQ accuracy over the correctly answered main questions."""
+    with_subs = [g for g in _main_correct(outcomes) if g.subs]
+    complete = [g for g in with_subs if g.complete]
+    _warn_incomplete("mainq_wise_subq_acc_mainq_correct", len(complete), len(with_subs) - len(complete))
+    if not complete:
+        return math.nan
+    return sum(sum(s.correct for s in g.subs) / len(g.subs) for g in complete) / len(complete)
+
+
 TABLE2_METRICS = {
     "mainq_acc": mainq_acc,
     "subq_acc": subq_acc,
@@ -159,16 +195,26 @@ TABLE2_METRICS = {
 
 
 def outcome(doc: dict[str, Any], results: Sequence[tuple[float, bool]]) -> Outcome:
-    return _answered(doc, predicted_index(results, f"RULE doc {doc['doc_id']}") == doc["label"])
+    return answered(doc, predicted_index(results, f"RULE doc {doc['doc_id']}") == doc["label"])
 
 
-def _answered(doc: dict[str, Any], correct: bool) -> Outcome:
+def answered(doc: dict[str, Any], correct: bool) -> Outcome:
+    """A doc's outcome once its answer is judged (scored, or read from a generation)."""
     return Outcome(
         doc["doc_id"], doc["main_id"], doc["kind"], doc["split"], correct, doc["none_gold"], doc["group_size"]
     )
 
 
-COMBINED_METRICS = tuple(TABLE2_METRICS)
+# Table 8 (Appendix H): Table 2's subquestion columns over the correctly answered main questions.
+MAINQ_CORRECT = "_mainq_correct"
+TABLE8_METRICS = {
+    f"subq_acc{MAINQ_CORRECT}": subq_acc_mainq_correct,
+    f"selective_acc{MAINQ_CORRECT}": selective_acc_mainq_correct,
+    f"eliminative_acc{MAINQ_CORRECT}": eliminative_acc_mainq_correct,
+    f"consistency{MAINQ_CORRECT}": consistency_mainq_correct,
+    f"mainq_wise_subq_acc{MAINQ_CORRECT}": mainq_wise_subq_acc_mainq_correct,
+}
+COMBINED_METRICS = (*TABLE2_METRICS, *TABLE8_METRICS)
 MAIN_METRICS = ("mainq_acc",)
 SUB_METRICS = ("subq_acc", "selective_acc", "eliminative_acc", "mainq_wise_subq_acc", "none_acc")
 ALIGNMENT_METRICS = ("correct_option_acc", "incorrect_option_acc")
@@ -191,7 +237,7 @@ def process_cot(doc: dict[str, Any], results: Sequence[str]) -> dict[str, Any]:
     """A chain-of-thought doc: the generated answer read by ``answers.read_answer``; one read
     as none counts as wrong, and ``unparsed`` holds why ("" when an option was read)."""
     reading = read_answer(results[0] if results else "")
-    value = _answered(doc, reading.option == doc["label"])
+    value = answered(doc, reading.option == doc["label"])
     return {**{metric: value for metric in COMBINED_METRICS}, "unparsed": reading.problem}
 
 

@@ -27,6 +27,8 @@ ALIGNMENT_INSTRUCTION = (
 LINE = " \n "
 ANSWER = "Answer: The answer is Option"  # the option digit is scored after it
 COT_ANSWER = "Answer:"  # chain of thought: the model writes the rest
+# Zero-shot chain of thought (Kojima et al. 2022): their reasoning trigger after the answer cue.
+ZEROSHOT_COT_ANSWER = "Answer: Let's think step by step."
 
 
 def question_block(

@@ -12,7 +12,9 @@ import datasets
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.metadata import check_metadata_keys
+from custom_metrics.common.sources import to_dataset
 from custom_metrics.common.task_loading import task_loader
+from custom_metrics.rule import zeroshot_cot
 from custom_metrics.rule.cache import cached_docs
 from custom_metrics.rule.data import (
     COT_DEMOS,
@@ -31,6 +33,7 @@ from custom_metrics.rule.prompts import (
     ANSWER,
     COT_ANSWER,
     INSTRUCTION,
+    ZEROSHOT_COT_ANSWER,
     ahead_of_question,
     alignment_block,
     demonstration,
@@ -309,6 +312,9 @@ def docs_for(variant: str, split: int | None = None, demos: str = "reclor", shot
         "combined_noctx": lambda: grouped_docs(
             subs(), with_main=True, with_subs=True, prefix=INSTRUCTION, context=False
         ),
+        "zeroshot_cot_reasoning": lambda: grouped_docs(
+            subs(), with_main=True, with_subs=True, prefix=INSTRUCTION, answer=ZEROSHOT_COT_ANSWER
+        ),
         "alignment": alignment_docs,
         "alignment_noinstr": lambda: alignment_docs(instruction=False),
         "fewshot_noctx": fewshot_noctx_docs,
@@ -328,10 +334,19 @@ def docs_for(variant: str, split: int | None = None, demos: str = "reclor", shot
 
 @task_loader
 def load(
-    variant: str, split: int | None = None, demos: str = "reclor", shots: int = 5, **run_args: Any
+    variant: str,
+    split: int | None = None,
+    demos: str = "reclor",
+    shots: int = 5,
+    explanations: str | None = None,
+    **run_args: Any,
 ) -> dict[str, datasets.Dataset]:
     """``custom_dataset`` hook: the docs of ``variant`` (and ``split``, ``demos`` and ``shots``
-    for few-shot tasks), from the verified cache of built docs when it holds them; the harness
-    also passes the run's metadata, which no variant reads but whose keys are checked."""
+    for few-shot tasks), from the verified cache of built docs when it holds them; the
+    zero-shot chain of thought's answer extraction (``zeroshot_cot``) continues the reasoning
+    docs with the reasoning of the samples file ``explanations`` names. The harness also
+    passes the run's metadata, which no other variant reads but whose keys are checked."""
     check_metadata_keys("RULE", run_args)
+    if variant == "zeroshot_cot":
+        return {"test": to_dataset(zeroshot_cot.answer_docs(docs_for("zeroshot_cot_reasoning"), explanations))}
     return {"test": cached_docs(variant, split, lambda: docs_for(variant, split, demos, shots), demos, shots)}

@@ -19,11 +19,14 @@ from custom_metrics.rule.faithfulness import (  # noqa: F401
 )
 from custom_metrics.rule.metrics import (  # noqa: F401
     consistency,
+    consistency_mainq_correct,
     correct_option_acc,
     eliminative_acc,
+    eliminative_acc_mainq_correct,
     incorrect_option_acc,
     mainq_acc,
     mainq_wise_subq_acc,
+    mainq_wise_subq_acc_mainq_correct,
     none_acc,
     process_ablation,
     process_alignment,
@@ -32,7 +35,10 @@ from custom_metrics.rule.metrics import (  # noqa: F401
     process_main,
     process_sub,
     selective_acc,
+    selective_acc_mainq_correct,
     subq_acc,
+    subq_acc_mainq_correct,
     unparsed,
 )
 from custom_metrics.rule.variants import load  # noqa: F401
+from custom_metrics.rule.zeroshot_cot import process_answer, process_reasoning  # noqa: F401

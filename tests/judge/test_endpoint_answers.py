@@ -37,14 +37,19 @@ def _with_answer(text: str | None) -> dict:
 
 
 def test_recorded_requests_are_what_the_judge_sends():
-    """Recorded before judges sent the thinking switch: ``thinking=unset`` sends exactly them,
-    the default adds the non-thinking switch and nothing else."""
-    unset, default = _judge("thinking=unset"), _judge()
+    """Recorded before judges sent the thinking switch and Qwen's top_k: ``thinking=unset&top_k=0``
+    sends exactly them; the default adds the non-thinking switch and top_k 20 / min_p 0, as
+    request fields (vLLM) or, for ``transformers serve`` (HTTP 422 on them), in its
+    ``generation_config`` field."""
+    unset, default, served = _judge("thinking=unset&top_k=0"), _judge(), _judge("server=transformers")
+    switch = {"chat_template_kwargs": {"enable_thinking": False}}
     for name in ("generate_0", "generate_1"):
         request = RECORDED[name]["request"]
         premise, hypothesis = request["messages"][0]["content"].rsplit("Premise: ", 1)[1].split("\nHypothesis: ")
         assert unset._payload(premise, hypothesis) == request
-        assert default._payload(premise, hypothesis) == {**request, "chat_template_kwargs": {"enable_thinking": False}}
+        assert default._payload(premise, hypothesis) == {**request, **switch, "top_k": 20, "min_p": 0.0}
+        moved = {"generation_config": '{"do_sample": true, "min_p": 0.0, "top_k": 20}'}
+        assert served._payload(premise, hypothesis) == {**request, **switch, **moved}
         assert request["messages"][0]["content"] == nli_prompt(premise, hypothesis)
     generate = RECORDED["generate_0"]["request"]
     assert (generate["temperature"], generate["top_p"], generate["max_tokens"]) == (0.7, 0.8, 16)

@@ -26,9 +26,8 @@ def test_spec_default_is_embedded_lm():
     assert spec.name == f"lm:{checkpoint_dir()}?mode=loglik"
 
 
-SAMPLED = "temperature=0.7&top_p=0.8&top_k=0&seed=0&max_tokens=16"
-# in process Qwen's top_k 20 applies too (endpoints may refuse the field: off unless asked)
-LM_SAMPLED = SAMPLED.replace("top_k=0", "top_k=20")
+# the paper's sampling, Qwen's top_k 20 included, in process and on an endpoint alike
+SAMPLED = LM_SAMPLED = "temperature=0.7&top_p=0.8&top_k=20&seed=0&max_tokens=16"
 
 
 def test_spec_options_and_names(tmp_path):
@@ -274,7 +273,7 @@ def test_openai_judge_on_a_served_model_reads_answers_and_caches(served_model, t
     flagged unparsed, none on a rerun, and the API key neither in the judge's name nor in
     the cache."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
-    spec = f"openai:{served_model.model}@{served_model.base_url}?concurrency=2"
+    spec = f"openai:{served_model.model}@{served_model.base_url}?concurrency=2&server=transformers"
     before = served_model.requests("/v1/chat/completions")
     judge = build_judge(spec, cache_dir=tmp_path)
     verdicts = judge.judge(PAIRS[:2])

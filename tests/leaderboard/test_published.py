@@ -94,7 +94,8 @@ def test_published_rows_convert_percent_exactly() -> None:
     rule = {f"{row.model} ({row.setting})": row for row in rule_board.published_rows()}
     cell = rule["Flan-UL2 (zero-shot)"].cells["rule/subq_acc"]
     assert (cell.value, cell.pm) == (Decimal("0.657"), Decimal("0.052"))
-    assert len(rule) == 28 + 50 + 4  # Tables 2 and 6 (less its copy of Table 2's Human row), Tables 5, 7, 9
+    # Tables 2 and 6 (less its copy of Table 2's Human row), 8, then 3 (a row per split and the average), 5, 7, 9
+    assert len(rule) == 28 + 50 + 46 + 6 + 4
     assert rule["Human (majority vote of three annotators)"].cells["rule/consistency"].value == Decimal("0.529")
     reg = {f"{row.model} ({row.setting})": row for row in reg_board.published_rows()}
     assert len(reg) == 26
@@ -109,7 +110,7 @@ def test_published_rows_convert_percent_exactly() -> None:
     # The paper's judge is GPT 3.5 for every generator: its numbers sit in rows named for it.
     assert ibe["GPT 3.5 judging LLaMA 2 7B's explanations"].cells["ibe_judge_ecare/acc"].value == Decimal(".52")
     assert not any(key.startswith("ibe_judge_") for model in ibe_board.IBE_MODELS for key in ibe[model].cells)
-    geese, _ = geese_board.published_rows()
+    geese, *_ = geese_board.published_rows()
     assert geese.cells["geese_llama3/acc"] == PublishedCell(Decimal("0.7812"), Decimal("0.0146"))
 
 
@@ -118,7 +119,7 @@ def test_geese_authors_repository_run_is_a_row_of_its_own(tmp_path: Path) -> Non
     their repository run and not Table 2, on the page beside Table 2's row."""
     import custom_metrics.leaderboard.build as leaderboard
 
-    table_2, authors = geese_board.published_rows()
+    table_2, authors, *_ = geese_board.published_rows()
     assert table_2.setting == "zero-shot, M2" and "batch-size-24" in table_2.source
     assert "geese_llama3_whynot/acc" not in table_2.cells  # the paper printed none
     assert authors.cells["geese_llama3_whynot/acc"].value == Decimal("0.64875")

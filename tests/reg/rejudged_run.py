@@ -139,7 +139,12 @@ def rejudged_run(served, folder: Path) -> RejudgedRun:
     # one request at a time, so the proxy's counts are settled whenever a request arrives
     judge = f"openai:{served.model}@{proxy.base_url}?mode=loglik&concurrency=1"
     env = {"EXPLAIN_EVAL_DATA": str(MIRROR), "EXPLAIN_EVAL_JUDGE_CACHE": str(folder / "verdicts")}
-    extra = ["--gen_kwargs", "max_gen_toks=16", "--metadata", json.dumps({"judge": judge, "judge_check": "warn"})]
+    extra = [
+        "--gen_kwargs",
+        "max_gen_toks=16",
+        "--metadata",
+        json.dumps({"judge": judge, "judge_check": "warn", "server": "transformers"}),
+    ]
     out = folder / "run"
     proxy.stop_after_generation()
     before, judged_before = served.requests(CHAT), proxy.forwarded

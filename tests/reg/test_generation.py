@@ -50,7 +50,7 @@ def test_each_variant_carries_its_modes_parameters(task, tokenizer, fixture_mirr
     loaded = manager.load([task])["tasks"][task]
     expected = MODES[mode].generation_kwargs(backend)
     assert {key: value for key, value in loaded.config.generation_kwargs.items() if key != "until"} == expected
-    assert ("top_k" in expected) == (backend == IN_PROCESS)  # OpenAI-schema servers refuse top_k and min_p
+    assert ("top_k" in expected) == (backend != REASONING)  # the paper's top_k and min_p, served too
     assert ("presence_penalty" in expected) == (backend == SERVED)  # vLLM applies it; transformers has none
     doc = next(iter(loaded.test_docs()))
     # an API reasoning model's lengths come from its usage: no tokenizer
@@ -59,6 +59,30 @@ def test_each_variant_carries_its_modes_parameters(task, tokenizer, fixture_mirr
         backend,
         "" if backend == REASONING else tokenizer,
     )
+
+
+def test_a_transformers_serve_run_gets_top_k_and_min_p_in_its_generation_config(tokenizer, fixture_mirror):
+    """transformers serve answers HTTP 422 to top_k and min_p as request fields and reads its own
+    generation_config field: with --metadata server=transformers they go there (with do_sample,
+    which it otherwise takes from the served folder); an unknown server is refused."""
+    import json
+
+    from lm_eval.tasks import TaskManager
+
+    task = "reg_chaos_thinking_served"
+    metadata = _run_args(task, tokenizer) | tiny_judge_metadata(Path(tokenizer).parent) | {"server": "transformers"}
+    manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=metadata)
+    sent = manager.load([task])["tasks"][task].config.generation_kwargs
+    assert "top_k" not in sent and "min_p" not in sent and sent["temperature"] == 1.0
+    assert json.loads(sent["generation_config"]) == {"do_sample": True, "top_k": 20, "min_p": 0.0}
+    kwargs = THINKING.generation_kwargs(SERVED)
+    assert (
+        generation.served_sampling(task, kwargs, {"server": "vllm"})
+        == kwargs
+        == generation.served_sampling(task, kwargs, {})
+    )
+    with pytest.raises(DataError, match=r"--metadata server is 'tgi', expected one of vllm, transformers"):
+        generation.served_sampling(task, kwargs, {"server": "tgi"})
 
 
 @pytest.mark.parametrize(

@@ -56,7 +56,7 @@ def thinking_server(thinking_model: Path):
 def judge(thinking_server, thinking_model) -> str:
     """The server as REG's judge, in its default (the paper's) protocol; 4 answer tokens, not 16:
     a CPU server decodes every verdict, and a one-word label fits."""
-    return f"openai:{thinking_model}@{thinking_server.base_url}?max_tokens=4"
+    return f"openai:{thinking_model}@{thinking_server.base_url}?max_tokens=4&server=transformers"
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +81,8 @@ def served_run(thinking_server, thinking_model, judge, served_env, tmp_path_fact
     """Both served tasks through the real CLI: results, samples, chat requests the server got."""
     args = ",".join(f"{key}={value}" for key, value in _served_args(thinking_server, thinking_model).items())
     flags = ["--model", "local-chat-completions", "--model_args", args, "--apply_chat_template"]
-    metadata = {"judge": judge, "judge_check": "warn"}  # a base model judges: degenerate, run anyway
+    # a base model judges: degenerate, run anyway; top_k and min_p in transformers serve's own field
+    metadata = {"judge": judge, "judge_check": "warn", "server": "transformers"}
     extra = ["--gen_kwargs", f"max_gen_toks={BUDGET}", "--metadata", json.dumps(metadata)]
     before = thinking_server.requests(CHAT)
     out = tmp_path_factory.mktemp("served")
@@ -179,7 +180,13 @@ def test_each_mode_on_a_served_model(served_run, thinking_server, thinking_model
         sent = _request(samples[task][0])[1]
         assert sent["chat_template_kwargs"] == {"enable_thinking": mode.thinking}
         assert sent["presence_penalty"] == 1.5  # vLLM applies it; transformers serve ignores it
-        assert "top_k" not in sent and samples[task][0]["doc"]["sampling_seed"] == 1234  # the request seed
+        # transformers serve answers HTTP 422 to top_k and min_p as fields: they travel in its generation_config
+        assert "top_k" not in sent and json.loads(sent["generation_config"]) == {
+            "do_sample": True,
+            "min_p": 0.0,
+            "top_k": 20,
+        }
+        assert samples[task][0]["doc"]["sampling_seed"] == 1234  # the request seed
         assert MODES[samples[task][0]["doc"]["mode"]] is mode
 
     # Server side: the messages the harness sent, rendered by the server with each switch,

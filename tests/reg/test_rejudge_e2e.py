@@ -47,7 +47,11 @@ def uninterrupted(rejudged_reg_run, tmp_path_factory) -> tuple[dict, list[dict]]
     out = tmp_path_factory.mktemp("uninterrupted")
     model_args = run.served.chat_flags()[3]
     # what the CLI hands the task loaders: the model arguments merged under --metadata
-    metadata = simple_parse_args_string(model_args) | {"judge": run.judge, "judge_check": "warn"}
+    metadata = simple_parse_args_string(model_args) | {
+        "judge": run.judge,
+        "judge_check": "warn",
+        "server": "transformers",
+    }
     tracker = EvaluationTracker(output_path=str(out))
     with pytest.MonkeyPatch.context() as patch:
         for key, value in run.env.items():

@@ -6,6 +6,7 @@ from tests.helpers import LEADERBOARD_FIXTURES
 
 EXPECTED_TASKS = {
     "rule", "rule_main", "rule_sub", "rule_noctx", "rule_5shot_noctx", "rule_cot_faithfulness",
+    "rule_zeroshot_cot_reasoning", "rule_zeroshot_cot",
     "rule_alignment", "rule_alignment_noinstr", "rule_5shot_alignment", "rule_5shot_alignment_noinstr",
     *(
         f"rule_{shots}shot{demos}_split{k}"

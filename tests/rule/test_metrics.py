@@ -8,6 +8,7 @@ import pytest
 
 from custom_metrics.rule.metrics import (
     TABLE2_METRICS,
+    TABLE8_METRICS,
     Outcome,
     consistency,
     eliminative_acc,
@@ -57,6 +58,20 @@ def test_table2_metrics_by_hand():
     # macro: (3/4 + 1 + 1 + 1) / 4 differs from the micro 0.9
     assert mainq_wise_subq_acc(ALL) == pytest.approx(0.9375)
     assert none_acc(ALL) == pytest.approx(1 / 2)
+
+
+def test_table8_metrics_by_hand_leave_out_the_wrongly_answered_main_questions():
+    # C (main wrong) is left out: A, B and D hold 8 subquestions, 7 right (A's fourth wrong).
+    assert TABLE8_METRICS["subq_acc_mainq_correct"](ALL) == pytest.approx(7 / 8)
+    assert TABLE8_METRICS["selective_acc_mainq_correct"](ALL) == pytest.approx(3 / 3)
+    assert TABLE8_METRICS["eliminative_acc_mainq_correct"](ALL) == pytest.approx(4 / 5)  # C's right one left out
+    # B and D of the three right main questions have every subquestion right (Table 2: 2 of 4)
+    assert TABLE8_METRICS["consistency_mainq_correct"](ALL) == pytest.approx(2 / 3)
+    assert TABLE8_METRICS["mainq_wise_subq_acc_mainq_correct"](ALL) == pytest.approx((3 / 4 + 1 + 1) / 3)
+    cut = [*A[:3], *B]  # A cut short by --limit: left out of the group metrics, not of the micro average
+    assert TABLE8_METRICS["consistency_mainq_correct"](cut) == 1.0
+    assert TABLE8_METRICS["subq_acc_mainq_correct"](cut) == 1.0
+    assert all(math.isnan(fn(C)) for fn in TABLE8_METRICS.values())  # no main question answered correctly
 
 
 def test_wrong_main_with_right_subanswers_is_inconsistent():
