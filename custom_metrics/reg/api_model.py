@@ -114,7 +114,8 @@ class ReasoningChatCompletions(LocalChatCompletion):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """lm-eval's own CLI, with the suite's model classes registered first."""
+    """lm-eval's own CLI with this class registered (``explain-eval lm-eval`` registers every
+    model class of the suite: ``custom_metrics.lm_eval_cli``)."""
     from lm_eval.__main__ import cli_evaluate
 
     sys.argv = ["lm_eval", *(sys.argv[1:] if argv is None else argv)]
