@@ -15,9 +15,10 @@ speed-up, and tokens: the floor (each distinct context once plus each continuati
 what ``HFLM`` runs (each sequence its one-token logits cache leaves, context included) and
 what ``hf-prefix`` runs (real tokens, and positions with the left padding between contexts
 of one batch); outputs must be equal (|Δ loglik| <= 1e-4, same ``is_greedy``, same choice).
-RULE's and GEESE's options are mostly one token, which HFLM's own logits cache already runs
-once per context: there the saving is the vocabulary projection of every context position
-(262k words on gemma), which HFLM computes and discards. The batch size is 2 by default:
+RULE's digits, GEESE's " YES" / " NO" and ``ibe_judge``'s two answers differ in their last
+token only, which HFLM's own logits cache already runs once per context (GEESE's " UNKNOWN"
+makes it run a context twice): there the saving is the vocabulary projection of every
+context position (262k words on gemma), which HFLM computes and discards. The batch size is 2 by default:
 HFLM's float32 log-softmax over a RULE five-shot batch of 8 would hold ~22 GB.
 """
 

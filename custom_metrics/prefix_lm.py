@@ -68,7 +68,7 @@ class Group:
 @dataclass
 class TokenCounts:
     """Tokens run through the model: ``contexts`` (each distinct context once), ``continuations``
-    (each continuation's tokens after the first) and ``positions`` (padding included)."""
+    (each continuation's tokens but its last, which nothing reads) and ``positions`` (padding included)."""
 
     contexts: int = 0
     continuations: int = 0
@@ -125,7 +125,6 @@ class PrefixHFLM(HFLM):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.token_counts = TokenCounts()
-        self._auto_batch_size: int | None = None
         if self.backend == "causal":
             self._check_cache()
 
@@ -154,7 +153,7 @@ class PrefixHFLM(HFLM):
             progress = tqdm(
                 total=len(shared), disable=disable_tqdm or self.rank != 0, desc="Running loglikelihood requests"
             )
-            size = self._contexts_per_batch(override_bs)
+            size = self._contexts_per_batch(override_bs, [requests[i] for i in shared])
             for batch in batches(groups, size):
                 for index, answer in self._score_batch(batch, size):
                     results[index] = answer
@@ -163,15 +162,16 @@ class PrefixHFLM(HFLM):
             progress.close()
         return [answer for answer in results if answer is not None]
 
-    def _contexts_per_batch(self, override_bs: int | None) -> int:
-        """``--batch_size``: distinct contexts per forward pass (``auto``: HFLM's detection, once)."""
+    def _contexts_per_batch(self, override_bs: int | None, requests: list[Request]) -> int:
+        """``--batch_size``: distinct contexts per forward pass. ``auto``: HFLM's detection on the
+        longest request, which holds HFLM's logits for every position of a batch of them (more
+        than a batch of contexts here needs), so the size it finds fits."""
         if self.batch_size != "auto":
             return int(self.batch_size)
         if override_bs:
             return override_bs
-        if self._auto_batch_size is None:
-            self._auto_batch_size = self._detect_batch_size()
-        return self._auto_batch_size
+        longest = max(range(len(requests)), key=lambda i: len(requests[i][1]) + len(requests[i][2]))
+        return self._detect_batch_size(requests, longest)
 
     def _forward(self, **inputs: Any) -> Any:
         """One model call under HFLM's no-grad and mixed-precision settings."""

@@ -7,6 +7,9 @@ harness builds them on the fixture mirror, must give the same log-likelihoods (|
 the same ``is_greedy`` and the same chosen option, while each distinct context runs once.
 Left truncation, empty contexts and rolling log-likelihoods are checked on the same load, and
 one real ``explain-eval lm-eval --model hf-prefix`` run proves the CLI registers the class.
+Tiny random models (a Llama, a Gemma 3 whose 24-token window is shorter than every prompt)
+check the same in seconds on multi-token options that share some of their tokens, with
+``--batch_size auto``.
 """
 
 from __future__ import annotations
@@ -20,11 +23,12 @@ from lm_eval.api.instance import Instance
 from lm_eval.models.huggingface import HFLM
 from lm_eval.tasks import TaskManager
 
+from custom_metrics.judge.prompt import LABEL_WORDS, nli_prompt
 from custom_metrics.prefix_lm import MODEL_NAME, PrefixHFLM, group_by_context
 from tests.helpers import MIRROR, TASKS_DIR, run_lm_eval
+from tests.judge.conftest import PAIRS, _tiny_gemma, tiny_llama
 from tests.suite_tasks import SMALL_ECARE, _explanation_files
 
-pytestmark = pytest.mark.slow
 TOLERANCE = 1e-4
 # task -> documents: RULE's five-shot prompts are ~600 tokens on the fixture mirror
 TASKS = {"rule_5shot_split1": 2, "rule_sub": 2, "geese_noexp": 2, "ibe_judge_copa": 2}
@@ -86,6 +90,7 @@ def assert_equal(ours: list[tuple[float, bool]], theirs: list[tuple[float, bool]
         assert greedy == ref_greedy
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", list(TASKS))
 def test_each_task_kind_equals_hflm_with_each_context_once(models, requests, answers, task: str) -> None:
     prefix, _ = models
@@ -99,6 +104,7 @@ def test_each_task_kind_equals_hflm_with_each_context_once(models, requests, ans
     assert context_tokens == sum(len(group.context) for group in groups)
 
 
+@pytest.mark.slow
 def test_left_truncated_requests_equal_hflm(models, requests) -> None:
     """Contexts longer than max_length are cut from the left as HFLM cuts them; requests whose
     continuations differ in length then feed different contexts and must not share a cache."""
@@ -109,6 +115,7 @@ def test_left_truncated_requests_equal_hflm(models, requests) -> None:
     assert_equal(prefix.loglikelihood(instances), reference.loglikelihood(instances))
 
 
+@pytest.mark.slow
 def test_empty_contexts_and_rolling_loglikelihoods_take_hflms_path(models, requests) -> None:
     prefix, reference = models
     text = "The cat sat on the mat because it was warm."
@@ -120,6 +127,7 @@ def test_empty_contexts_and_rolling_loglikelihoods_take_hflms_path(models, reque
     assert prefix.loglikelihood_rolling(rolling) == pytest.approx(expected, abs=TOLERANCE)
 
 
+@pytest.mark.slow
 def test_the_cli_registers_hf_prefix(answers, requests, embedded_model: Path, tmp_path: Path) -> None:
     """A real ``explain-eval lm-eval --model hf-prefix`` run: its logged answers are HFLM's on the same requests."""
     flags = ["--model", MODEL_NAME, "--model_args", f"pretrained={embedded_model},dtype=float32"]
@@ -138,3 +146,20 @@ def test_the_cli_registers_hf_prefix(answers, requests, embedded_model: Path, tm
     assert logged_args == [instance.args for instance in requests["geese_noexp"]]
     logged = [(float(resp[0][0]), str(resp[0][1]) == "True") for row in rows for resp in row["resps"]]
     assert_equal(logged, answers["geese_noexp"][1])
+
+
+@pytest.mark.parametrize("build", [tiny_llama, lambda path: _tiny_gemma(path, 24)], ids=["llama", "gemma-window-24"])
+def test_tiny_models_with_multi_token_options_equal_hflm(build, tmp_path: Path) -> None:
+    """Every prompt with every label word (several tokens each under the tiny tokenizer, some
+    shared), a context with a trailing space, and HFLM's own batch-size detection."""
+    path = build(tmp_path / "model")
+    prefix = PrefixHFLM(pretrained=str(path), dtype="float32", device="cpu", batch_size="auto", max_batch_size=4)
+    reference = HFLM(pretrained=prefix.model, tokenizer=prefix.tokenizer, device="cpu", batch_size=3)
+    contexts = [nli_prompt(p, h) for p, h in PAIRS] + [nli_prompt(*PAIRS[0]) + " "]
+    options = [f"{word}{tail}" for word in LABEL_WORDS for tail in ("", " is the label", ".")]
+    arguments = [(c, f" {option}") for c in contexts[:3] for option in options]
+    arguments += [(contexts[3], option) for option in options]
+    assert max(len(prefix.tok_encode(c)) for c in contexts) > 24 and prefix.tok_encode(contexts[0])
+    assert len({len(prefix._encode_pair(*a)[1]) for a in arguments}) > 1  # options of several lengths
+    instances = [Instance("loglikelihood", {}, a, idx=i) for i, a in enumerate(arguments)]
+    assert_equal(prefix.loglikelihood(instances), reference.loglikelihood(instances))
