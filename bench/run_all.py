@@ -24,6 +24,7 @@ from bench.common import REPO, RESULTS, WORK
 FULL = {
     "suite_overhead": ["--limit", "8"],
     "judge_sharing": ["--pairs", "100"],
+    "prefix_lm": [],
     "ibe_throughput": ["--size", "1000", "--coherence-subset", "16", "--swipl-subset", "100"],
     "ibe_scaling": ["--sizes", "100,1000,5000"],
     "task_cost": ["--requests", "32"],
@@ -33,6 +34,7 @@ FULL = {
 QUICK = {
     "suite_overhead": ["--limit", "1"],
     "judge_sharing": ["--pairs", "3"],
+    "prefix_lm": ["--docs", "rule_5shot_split1=1,rule_sub=1,geese_noexp=2,ibe_judge_copa=1"],
     "ibe_throughput": ["--size", "40", "--coherence-subset", "1", "--swipl-subset", "5"],
     "ibe_scaling": ["--sizes", "20,40,80"],
     "task_cost": ["--requests", "2"],

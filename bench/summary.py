@@ -18,7 +18,15 @@ from bench.common import REPO, RESULTS, table, verdict
 
 README = REPO / "bench" / "README.md"
 START, END = "<!-- figures:start -->", "<!-- figures:end -->"
-ORDER = ("suite_overhead", "judge_sharing", "ibe_throughput", "ibe_scaling", "task_cost", "leaderboard_scale")
+ORDER = (
+    "suite_overhead",
+    "judge_sharing",
+    "prefix_lm",
+    "ibe_throughput",
+    "ibe_scaling",
+    "task_cost",
+    "leaderboard_scale",
+)
 
 
 def rows(results: dict) -> list[list[str]]:

@@ -40,8 +40,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "judge a REG run whose judge failed after generation, in place (= rejudge OUT --complete)",
     ),
     "lm-eval": (
-        "custom_metrics.reg.api_model",
-        "lm_eval's own CLI with the suite's model class for API reasoning models registered",
+        "custom_metrics.lm_eval_cli",
+        "lm_eval's own CLI with the suite's model classes registered (API reasoning models, hf-prefix)",
     ),
     "judge-humans": (
         "custom_metrics.reg.judge_humans",

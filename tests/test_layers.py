@@ -32,6 +32,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "custom_metrics.leaderboard": BASE | {f"custom_metrics.{paper}" for paper in PAPERS},
     "custom_metrics.pinned": BASE | {"custom_metrics.leaderboard"} | {f"custom_metrics.{paper}" for paper in PAPERS},
     "custom_metrics.sweep": BASE | {"custom_metrics.leaderboard"},
+    # the hf-prefix model class (the judge's KV-cache helpers) and lm-eval's CLI registering it
+    "custom_metrics.prefix_lm": BASE | {"custom_metrics.judge"},
+    "custom_metrics.lm_eval_cli": BASE,
     # `explain-eval rejudge`: the judges, and the papers' rejudge hooks through the registry
     "custom_metrics.rejudge": BASE | {"custom_metrics.judge", "custom_metrics.leaderboard"},
     # a task folder's utils.py re-exports its own paper's hooks
@@ -54,6 +57,7 @@ ONLY = {
     },
     ("custom_metrics.pinned", "custom_metrics.leaderboard"): {"custom_metrics.leaderboard.registry"},
     ("custom_metrics.rejudge", "custom_metrics.leaderboard"): {"custom_metrics.leaderboard.registry"},
+    ("custom_metrics.prefix_lm", "custom_metrics.judge"): {"custom_metrics.judge.shared_kv"},
     # IBE's room imports the engine's light modules, never the scorer
     ("custom_metrics.ibe", "ibe_postprocess"): {
         "ibe_postprocess.parsing",

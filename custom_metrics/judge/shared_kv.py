@@ -33,13 +33,38 @@ Encoded = tuple[list[int], list[list[int]]]
 Chooser = Callable[[int, Any], "tuple[int | None, bool]"]
 
 
-def _cache_of(output: Any) -> Any:
+def cache_of(output: Any) -> Any:
     """The KV cache of a model output (``cache`` since transformers 5, ``past_key_values`` before)."""
     for name in ("cache", "past_key_values"):
         value = output.get(name) if hasattr(output, "get") else getattr(output, name, None)
         if value is not None:
             return value
     return None
+
+
+def forward_options(model: Any) -> tuple[bool, str]:
+    """Whether ``model.forward`` takes ``logits_to_keep``, and the name of its cache argument
+    (``cache`` since transformers 5, ``past_key_values`` before)."""
+    parameters = inspect.signature(model.forward).parameters
+    return "logits_to_keep" in parameters, "cache" if "cache" in parameters else "past_key_values"
+
+
+def copy_cache(cache: Any) -> Any:
+    """A copy of a KV cache that a forward pass or a batch resize may change, leaving ``cache`` as it is.
+
+    Dynamic layers replace their tensors when they grow (``torch.cat``) and when they are
+    repeated or selected along the batch, so a copy of each layer object sharing the
+    tensors is enough; other cache layouts may write in place and get a deep copy.
+    """
+    from transformers.cache_utils import DynamicCache, DynamicLayer, DynamicSlidingWindowLayer
+
+    layers = getattr(cache, "layers", None)
+    dynamic = (DynamicLayer, DynamicSlidingWindowLayer)
+    if type(cache) is DynamicCache and layers and all(type(layer) in dynamic for layer in layers):
+        copied = copy.copy(cache)
+        copied.layers = [copy.copy(layer) for layer in layers]
+        return copied
+    return copy.deepcopy(cache)
 
 
 def common_prefix_length(sequences: Sequence[Sequence[int]]) -> int:
@@ -89,12 +114,10 @@ class SharedKV:
         self.max_length = max_length
         window = getattr(model.config, "sliding_window", None)
         self.window = window if isinstance(window, int) and window > 0 else None
-        parameters = inspect.signature(model.forward).parameters
-        self.slices_logits = "logits_to_keep" in parameters
-        self.cache_arg = "cache" if "cache" in parameters else "past_key_values"  # renamed in transformers 5
+        self.slices_logits, self.cache_arg = forward_options(model)
         with torch.inference_mode():
             out = model(input_ids=torch.tensor([self.prefix], device=device), use_cache=True)
-        cache = _cache_of(out)
+        cache = cache_of(out)
         if cache is None or not hasattr(cache, "batch_repeat_interleave"):
             raise ValueError(f"{type(model).__name__} returns no batch-repeatable KV cache")
         self._prefix_cache = cache
@@ -126,25 +149,11 @@ class SharedKV:
             **{self.cache_arg: cache},
             **extra,
         )
-        return out.logits[:, -keep:].float(), _cache_of(out)
+        return out.logits[:, -keep:].float(), cache_of(out)
 
     def _prefix_cache_for(self, rows: int) -> Any:
-        """A cache of ``rows`` copies of the prefix for one batch; the prefix's own cache stays as it is.
-
-        Dynamic layers replace their tensors when they grow (``torch.cat``) and when they are
-        repeated, so a copy of each layer object sharing the prefix's tensors is enough;
-        other cache layouts may write in place and get a deep copy.
-        """
-        from transformers.cache_utils import DynamicCache, DynamicLayer, DynamicSlidingWindowLayer
-
-        cache = self._prefix_cache
-        layers = getattr(cache, "layers", None)
-        dynamic = (DynamicLayer, DynamicSlidingWindowLayer)
-        if type(cache) is DynamicCache and layers and all(type(layer) in dynamic for layer in layers):
-            cache = copy.copy(cache)
-            cache.layers = [copy.copy(layer) for layer in layers]
-        else:
-            cache = copy.deepcopy(cache)
+        """A cache of ``rows`` copies of the prefix for one batch; the prefix's own cache stays as it is."""
+        cache = copy_cache(self._prefix_cache)
         cache.batch_repeat_interleave(rows)
         return cache
 

@@ -177,41 +177,12 @@ class ReasoningChatCompletions(LocalChatCompletion):
         return answers
 
 
-# lm-eval's subcommands other than ``run``; any other first argument is a run (lm-eval inserts ``run``).
-_NOT_RUNS = ("ls", "validate")
-
-
-def suite_models() -> str:
-    """The line ``explain-eval lm-eval --help`` adds above lm-eval's own help."""
-    return (
-        "explain-eval lm-eval: lm_eval's own CLI (same arguments) with the suite's model class registered: "
-        f"--model {MODEL_NAME} (API reasoning models such as OpenAI's: keeps each response's token usage, "
-        "sends only what such APIs take; REG's reg_chaos_reasoning_served). Before the model loads, a run's "
-        "arguments, model path, --include_path, task names and REG judge are checked as explain-eval sweep checks "
-        "them.\n"
-    )
-
-
-def check_run_args(args: Sequence[str]) -> None:
-    """What lm-eval would refuse only after loading the model (a REG judge: its tasks are built
-    after the model) or with a traceback, refused first in one line (a ``DataError``)."""
-    from custom_metrics.common.harness_args import check_run, task_names
-    from custom_metrics.reg.judging import check_run_judge
-
-    config = check_run(list(args[1:] if args[0] == "run" else args), "explain-eval lm-eval")
-    check_run_judge(task_names(config), config.metadata or {})
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    """lm-eval's own CLI, with the suite's model classes registered first and a run's arguments checked."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    if "-h" in args or "--help" in args:
-        print(suite_models())
-    elif len(args) > 1 and args[0] not in _NOT_RUNS:
-        check_run_args(args)
+    """lm-eval's own CLI with this class registered (``explain-eval lm-eval`` registers every
+    model class of the suite: ``custom_metrics.lm_eval_cli``)."""
     from lm_eval.__main__ import cli_evaluate
 
-    sys.argv = ["lm_eval", *args]
+    sys.argv = ["lm_eval", *(sys.argv[1:] if argv is None else argv)]
     cli_evaluate()
     return 0
 

@@ -1,0 +1,75 @@
+"""``explain-eval lm-eval``: lm-eval's own CLI, unchanged, with the suite's model classes registered.
+
+The harness looks a ``--model`` name up in its registry before it loads any task, so a
+class defined outside lm-eval must be registered by the process that parses the command
+line. Each is registered by name and import path, as lm-eval registers its own: the class's
+module (and torch, for ``hf-prefix``) is imported only when a run chooses it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+# --model name -> "module:class"
+MODELS = {
+    "reasoning-chat-completions": "custom_metrics.reg.api_model:ReasoningChatCompletions",
+    "hf-prefix": "custom_metrics.prefix_lm:PrefixHFLM",
+}
+
+
+def register_models() -> None:
+    """Register the suite's model classes beside the harness' own (whose names must come first:
+    the registry fills itself with them only while it is empty). A class already registered
+    by its module (imported, or run as ``__main__``) stays as it is."""
+    import lm_eval.models  # noqa: F401
+    from lm_eval.api.registry import model_registry
+
+    for name, target in MODELS.items():
+        if name not in model_registry:
+            model_registry.register(name, target=target)
+
+
+# lm-eval's subcommands other than ``run``; any other first argument is a run (lm-eval inserts ``run``).
+_NOT_RUNS = ("ls", "validate")
+
+
+def suite_models() -> str:
+    """The line ``explain-eval lm-eval --help`` adds above lm-eval's own help."""
+    return (
+        "explain-eval lm-eval: lm_eval's own CLI (same arguments) with the suite's model classes registered: "
+        "--model reasoning-chat-completions (API reasoning models such as OpenAI's: keeps each response's token "
+        "usage, sends only what such APIs take; REG's reg_chaos_reasoning_served) and --model hf-prefix (HFLM's "
+        "arguments; each distinct log-likelihood context run once, its KV cache reused). Before the model loads, "
+        "a run's arguments, model path, --include_path, task names and REG judge are checked as explain-eval sweep "
+        "checks them.\n"
+    )
+
+
+def check_run_args(args: Sequence[str]) -> None:
+    """What lm-eval would refuse only after loading the model (a REG judge: its tasks are built
+    after the model) or with a traceback, refused first in one line (a ``DataError``)."""
+    from custom_metrics.common.harness_args import check_run, task_names
+    from custom_metrics.reg.judging import check_run_judge
+
+    config = check_run(list(args[1:] if args[0] == "run" else args), "explain-eval lm-eval")
+    check_run_judge(task_names(config), config.metadata or {})
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """lm-eval's own CLI, with the suite's model classes registered first and a run's arguments checked."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "-h" in args or "--help" in args:
+        print(suite_models())
+    elif len(args) > 1 and args[0] not in _NOT_RUNS:
+        check_run_args(args)
+    from lm_eval.__main__ import cli_evaluate
+
+    register_models()
+    sys.argv = ["lm_eval", *args]
+    cli_evaluate()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,249 @@
+"""``hf-prefix``: lm-eval's HF model (``HFLM``) with each distinct context of a log-likelihood run computed once.
+
+``HFLM`` scores every (context, continuation) request as its own sequence (only one-token
+continuations of a context share one, through its logits cache), so a question with
+multi-token options runs its context once per option, and every sequence's logits over the
+vocabulary are computed at every context position although only the continuation's are read.
+This class, a subclass taking ``HFLM``'s arguments (dtype, device, batch size, ``accelerate launch`` data parallel, all
+``HFLM``'s own), groups the requests of a run by the context tokens ``HFLM`` would feed and:
+
+1. runs a batch of distinct contexts once (left-padded, one position's logits: the one that
+   scores each continuation's first token), keeping their KV cache;
+2. runs every continuation of those contexts, minus its last token (``HFLM`` feeds
+   context + continuation[:-1]), in one batched pass on that cache, expanded along the batch
+   dimension to one row per continuation.
+
+Tokens, positions and truncation are ``HFLM``'s: the requests arrive tokenized by its own
+``_encode_pair`` (a context's trailing spaces move to the continuation; the continuation is
+the whole text's tokens after the context's), and the context of a request is what is left
+of ``(context + continuation)[-(max_length + 1):][:-1]`` before its continuation, so a
+left-truncated request shares its cache only with requests truncated alike. The log-softmax,
+the greedy check, the mixed-precision autocast and the harness' cache hook are ``HFLM``'s;
+results equal its own to float rounding (tests pin |Δ| <= 1e-4 in float32 on every
+log-likelihood task kind of the suite, with the same ``is_greedy`` and choices).
+
+Where it helps: options behind a shared, long context. With multi-token options (GEESE's
+" UNKNOWN", ``ibe_judge_*``'s " explanation 1" / " explanation 2") ``HFLM`` runs the context
+once per option; here it runs once. With one-token options (RULE's digits: the five-shot
+tasks' ~1,250-token contexts, ``rule_sub``; GEESE's " YES" / " NO") ``HFLM``'s own one-token
+logits cache already runs the context once, and what is saved is the vocabulary projection
+and log-softmax of every context position, which ``HFLM`` computes and discards: most of a
+forward pass for a small model with a large vocabulary (gemma's 262k words), a small share for
+a large model. Where it does not: requests whose contexts all differ, rolling log-likelihoods
+(perplexity: each window is its own context) and empty contexts, which go to ``HFLM``
+unchanged, as do seq2seq models; generation (``generate_until``) is ``HFLM``'s.
+
+Registered, like the suite's other model classes, by its entry to lm-eval's CLI:
+``explain-eval lm-eval --model hf-prefix --model_args pretrained=...``; from Python, pass
+``PrefixHFLM(pretrained=...)`` to ``simple_evaluate``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from lm_eval.api.registry import register_model
+from lm_eval.models.huggingface import HFLM
+from tqdm import tqdm
+
+from custom_metrics.judge.shared_kv import cache_of, copy_cache, forward_options
+
+MODEL_NAME = "hf-prefix"
+# A request as HFLM._loglikelihood_tokens takes it: ((context, continuation) or None, context ids, continuation ids).
+Request = tuple[Any, list[int], list[int]]
+
+
+@dataclass
+class Group:
+    """The requests that feed one context: its tokens and (request index, continuation ids) per request."""
+
+    context: list[int]
+    members: list[tuple[int, list[int]]] = field(default_factory=list)
+
+
+@dataclass
+class TokenCounts:
+    """Tokens run through the model: ``contexts`` (each distinct context once), ``continuations``
+    (each continuation's tokens but its last, which nothing reads) and ``positions`` (padding included)."""
+
+    contexts: int = 0
+    continuations: int = 0
+    positions: int = 0
+
+
+def shares_context(request: Request) -> bool:
+    """Whether a request has a context of its own text (not a rolling window, not an empty context)."""
+    strings = request[0]
+    return strings is not None and strings[0] != ""
+
+
+def group_by_context(requests: Sequence[Request], indices: Sequence[int], max_length: int) -> list[Group]:
+    """The distinct contexts ``HFLM`` would feed, in first-seen order, each with its requests.
+
+    ``HFLM`` feeds ``(context + continuation)[-(max_length + 1):][:-1]`` and scores the last
+    ``len(continuation)`` positions, so the context a request's cache holds is that input
+    without ``continuation[:-1]``.
+    """
+    groups: dict[tuple[int, ...], Group] = {}
+    for index in indices:
+        _, context, continuation = requests[index]
+        assert len(context) > 0 and len(continuation) > 0 and len(continuation) <= max_length  # HFLM's checks
+        fed = (context + continuation)[-(max_length + 1) :][:-1]
+        key = tuple(fed[: len(fed) - len(continuation) + 1])
+        groups.setdefault(key, Group(list(key))).members.append((index, continuation))
+    return list(groups.values())
+
+
+def batches(groups: Sequence[Group], size: int) -> Iterator[list[Group]]:
+    """Groups longest context first (as HFLM orders requests: a memory error shows at once), ``size`` at a time."""
+    ordered = sorted(groups, key=lambda group: -len(group.context))
+    for start in range(0, len(ordered), size):
+        yield ordered[start : start + size]
+
+
+def chunks(rows: list[tuple[int, int, list[int]]], budget: int) -> Iterator[list[tuple[int, int, list[int]]]]:
+    """Continuation rows (slot, request, ids), longest first, in passes of at most ``budget`` positions
+    (the batch's contexts' width times the batch size: what HFLM's own batch of them computes at least)."""
+    chunk: list[tuple[int, int, list[int]]] = []
+    for row in sorted(rows, key=lambda row: -len(row[2])):
+        if chunk and (len(chunk) + 1) * (len(chunk[0][2]) - 1) > budget:
+            yield chunk
+            chunk = []
+        chunk.append(row)
+    if chunk:
+        yield chunk
+
+
+@register_model(MODEL_NAME)
+class PrefixHFLM(HFLM):
+    """``HFLM`` whose log-likelihood requests run each distinct context once (module docstring)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.token_counts = TokenCounts()
+        if self.backend == "causal":
+            self._check_cache()
+
+    def _check_cache(self) -> None:
+        """Refuse, before any request, a model whose KV cache cannot be expanded along the batch."""
+        cache = cache_of(self._forward(input_ids=torch.tensor([[self._pad_id()]])))
+        if not hasattr(cache, "batch_select_indices"):
+            raise ValueError(
+                f"{MODEL_NAME}: {type(self.model).__name__} returns no KV cache that can be expanded along the "
+                f"batch ({type(cache).__name__}); run it with --model hf"
+            )
+
+    def _loglikelihood_tokens(
+        self, requests: list[Request], disable_tqdm: bool = False, override_bs: int | None = None
+    ) -> list[tuple[float, bool]]:
+        causal = self.backend == "causal"
+        shared = [i for i, request in enumerate(requests) if causal and shares_context(request)]
+        rest = sorted(set(range(len(requests))) - set(shared))
+        results: list[tuple[float, bool] | None] = [None] * len(requests)
+        if rest:  # rolling windows, empty contexts, seq2seq: HFLM's own path
+            answers = super()._loglikelihood_tokens([requests[i] for i in rest], disable_tqdm, override_bs)
+            for index, answer in zip(rest, answers, strict=True):
+                results[index] = answer
+        if shared:
+            groups = group_by_context(requests, shared, self.max_length)
+            progress = tqdm(
+                total=len(shared), disable=disable_tqdm or self.rank != 0, desc="Running loglikelihood requests"
+            )
+            size = self._contexts_per_batch(override_bs, [requests[i] for i in shared])
+            for batch in batches(groups, size):
+                for index, answer in self._score_batch(batch, size):
+                    results[index] = answer
+                    self.cache_hook.add_partial("loglikelihood", requests[index][0], answer)
+                    progress.update(1)
+            progress.close()
+        return [answer for answer in results if answer is not None]
+
+    def _contexts_per_batch(self, override_bs: int | None, requests: list[Request]) -> int:
+        """``--batch_size``: distinct contexts per forward pass. ``auto``: HFLM's detection on the
+        longest request, which holds HFLM's logits for every position of a batch of them (more
+        than a batch of contexts here needs), so the size it finds fits."""
+        if self.batch_size != "auto":
+            return int(self.batch_size)
+        if override_bs:
+            return override_bs
+        longest = max(range(len(requests)), key=lambda i: len(requests[i][1]) + len(requests[i][2]))
+        return self._detect_batch_size(requests, longest)
+
+    def _forward(self, **inputs: Any) -> Any:
+        """One model call under HFLM's no-grad and mixed-precision settings."""
+        with (
+            torch.no_grad(),
+            torch.autocast(
+                device_type=self.device.type,
+                dtype=self.mixed_precision_dtype,
+                enabled=self.mixed_precision_dtype is not None,
+            ),
+        ):
+            moved = {key: value.to(self.device) if torch.is_tensor(value) else value for key, value in inputs.items()}
+            return self.model(**moved, use_cache=True)
+
+    def _score_batch(self, batch: Sequence[Group], size: int) -> Iterator[tuple[int, tuple[float, bool]]]:
+        """Each context once (left-padded), then every continuation of the batch on its cache."""
+        slices_logits, cache_arg = forward_options(self.model)
+        width = max(len(group.context) for group in batch)
+        ids = torch.full((len(batch), width), self._pad_id(), dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for row, group in enumerate(batch):
+            ids[row, width - len(group.context) :] = torch.tensor(group.context)
+            mask[row, width - len(group.context) :] = 1
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        out = self._forward(
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=positions,
+            **({"logits_to_keep": 1} if slices_logits else {}),
+        )
+        first = F.log_softmax(out.logits[:, -1], dim=-1, dtype=self.softmax_dtype)  # scores each first token
+        cache = cache_of(out)
+        self.token_counts.contexts += int(mask.sum())
+        self.token_counts.positions += ids.numel()
+        rows = [(slot, index, cont) for slot, group in enumerate(batch) for index, cont in group.members]
+        for chunk in chunks(rows, size * width):
+            yield from self._score_continuations(chunk, first, cache, mask, cache_arg)
+
+    def _score_continuations(
+        self, chunk: list[tuple[int, int, list[int]]], first: Any, cache: Any, context_mask: Any, cache_arg: str
+    ) -> Iterator[tuple[int, tuple[float, bool]]]:
+        """(request index, (sum of log-probs, greedy)) for each continuation, ``HFLM``'s arithmetic."""
+        slots = torch.tensor([slot for slot, _, _ in chunk])
+        span = max(len(cont) for _, _, cont in chunk) - 1
+        rest = None
+        if span > 0:
+            ids = torch.full((len(chunk), span), self._pad_id(), dtype=torch.long)
+            own = torch.zeros((len(chunk), span), dtype=torch.long)
+            for row, (_, _, cont) in enumerate(chunk):
+                ids[row, : len(cont) - 1] = torch.tensor(cont[:-1])
+                own[row, : len(cont) - 1] = 1
+            rows_cache = copy_cache(cache)
+            rows_cache.batch_select_indices(slots.to(self.device))
+            starts = context_mask[slots].sum(-1, keepdim=True)
+            out = self._forward(
+                input_ids=ids,
+                attention_mask=torch.cat([context_mask[slots], own], dim=1),
+                position_ids=starts + torch.arange(span),
+                **{cache_arg: rows_cache},
+            )
+            rest = F.log_softmax(out.logits, dim=-1, dtype=self.softmax_dtype)
+            self.token_counts.continuations += int(own.sum())
+            self.token_counts.positions += ids.numel()
+        for row, (slot, index, cont) in enumerate(chunk):
+            logprobs = first[slot : slot + 1]
+            if len(cont) > 1:
+                logprobs = torch.cat([logprobs, rest[row, : len(cont) - 1]])
+            tokens = torch.tensor(cont, device=logprobs.device)
+            greedy = bool((logprobs.argmax(dim=-1) == tokens).all())
+            yield index, (float(logprobs.gather(1, tokens[:, None]).sum()), greedy)
+
+    def _pad_id(self) -> int:
+        """Padding ids are masked out; any valid id does."""
+        pad = self.tokenizer.pad_token_id
+        return int(pad if pad is not None else self.eot_token_id)
