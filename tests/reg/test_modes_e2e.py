@@ -239,7 +239,7 @@ def test_a_served_judge_is_asked_each_pair_once_and_a_rerun_asks_it_nothing(
         "local-chat-completions",
         _served_args(thinking_server, thinking_model),
         SERVED_TASKS,
-        {"judge": judge, "judge_check": "warn"},
+        {"judge": judge, "judge_check": "warn", "server": "transformers"},
         served_env,
         monkeypatch,
     )
