@@ -34,7 +34,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "custom_metrics.sweep": BASE | {"custom_metrics.leaderboard"},
     # the hf-prefix model class (the judge's KV-cache helpers) and lm-eval's CLI registering it
     "custom_metrics.prefix_lm": BASE | {"custom_metrics.judge"},
-    "custom_metrics.lm_eval_cli": BASE,
+    # the suite's entry to lm-eval's CLI: the sweep's checks of a run, REG's judge among them
+    "custom_metrics.lm_eval_cli": BASE | {"custom_metrics.reg"},
     # `explain-eval rejudge`: the judges, and the papers' rejudge hooks through the registry
     "custom_metrics.rejudge": BASE | {"custom_metrics.judge", "custom_metrics.leaderboard"},
     # a task folder's utils.py re-exports its own paper's hooks
@@ -58,6 +59,7 @@ ONLY = {
     ("custom_metrics.pinned", "custom_metrics.leaderboard"): {"custom_metrics.leaderboard.registry"},
     ("custom_metrics.rejudge", "custom_metrics.leaderboard"): {"custom_metrics.leaderboard.registry"},
     ("custom_metrics.prefix_lm", "custom_metrics.judge"): {"custom_metrics.judge.shared_kv"},
+    ("custom_metrics.lm_eval_cli", "custom_metrics.reg"): {"custom_metrics.reg.judging"},
     # IBE's room imports the engine's light modules, never the scorer
     ("custom_metrics.ibe", "ibe_postprocess"): {
         "ibe_postprocess.parsing",
