@@ -211,7 +211,10 @@ def _hover(cell, paths: Paths) -> str:
     if cell.delta is not None:
         delta = cell.delta
         versus = "paper" if delta.same_model else "reference line"
-        tested = f", {_label(delta.test)}, p = {delta.p_value:.3g}" if delta.tested else f" ({_label(delta.test)})"
+        holm = f", Holm {delta.p_adjusted:.3g}" if delta.p_adjusted is not None else ""
+        tested = (
+            f", {_label(delta.test)}, p = {delta.p_value:.3g}{holm}" if delta.tested else f" ({_label(delta.test)})"
+        )
         lines.append(f"Δ vs {_label(delta.paper.model)} ({versus}): {signed(delta.difference)}{tested}")
     if cell.limited:
         lines.append(f"⚠ {_label(cell.limited)}")

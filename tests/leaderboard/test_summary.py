@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from scipy import stats
+from scipy.stats.contingency import odds_ratio
 
 from custom_metrics.common.display_names import friendly_spec
 from custom_metrics.common.leaderboard_types import Cell, Row
@@ -21,7 +22,7 @@ from custom_metrics.ibe.selection import FULL_TEST_QUESTIONS, load_ibe_tables, n
 from custom_metrics.leaderboard import charts
 from custom_metrics.leaderboard.display import Paths, hub_id, hub_url
 from custom_metrics.leaderboard.evidence import run_evidence
-from custom_metrics.leaderboard.procedures import EXACT_SHARE, share_interval
+from custom_metrics.leaderboard.procedures import FISHER, share_interval
 from custom_metrics.leaderboard.registry import OTHER
 from custom_metrics.leaderboard.render import cell_text, signed
 from custom_metrics.leaderboard.summary import LIMITED, RANKED, UNRANKED, build_summary
@@ -70,22 +71,24 @@ def test_authors_full_run_ranks_with_the_paper_and_their_24_doc_runs_apart() -> 
     assert full.rank == 1 and by_group[RANKED][1].cells[-1].rank is None
 
 
-def test_delta_vs_paper_for_llama_3_8b_is_an_exact_binomial_test() -> None:
+def test_delta_vs_paper_for_llama_3_8b_is_fishers_exact_test() -> None:
     geese = tables_of(AUTHORS)["geese"]
     summary = build_summary(geese, GEESE)
     early = next(e for e in summary.rows if e.group == LIMITED)
-    delta = early.cells[0].delta  # geese_llama3 acc 15 of 24 docs vs Table 2's 0.7812
-    assert delta.same_model and delta.paper.model == "Llama-3-8B" and delta.test == EXACT_SHARE
-    assert delta.difference == pytest.approx(0.625 - 0.7812)
-    lower = stats.binomtest(15, 24, 0.7812, alternative="less").pvalue
+    delta = early.cells[0].delta  # geese_llama3 acc 15 of 24 docs vs Table 2's 0.7812 of 800 (625)
+    assert delta.same_model and delta.paper.model == "Llama-3-8B" and delta.test == FISHER
+    assert delta.difference == pytest.approx(0.625 - 0.7812) and delta.paper_items == 800
+    table = [[15, 9], [625, 175]]
+    lower = stats.fisher_exact(table, alternative="less").pvalue
     assert delta.p_value == pytest.approx(min(1, 2 * lower))  # twice the smaller one-sided p
-    ci = stats.binomtest(15, 24).proportion_ci(method="exact")
-    assert (delta.low, delta.high) == pytest.approx((ci.low - 0.7812, ci.high - 0.7812))
-    assert not delta.significant and delta.low < 0 < delta.high  # 24 docs cannot tell 0.625 from 0.78
+    ci = odds_ratio(table, kind="conditional").confidence_interval()
+    assert (delta.low, delta.high) == pytest.approx((ci.low, ci.high)) and delta.interval_of == "odds ratio"
+    assert not delta.significant and delta.low < 1 < delta.high  # 24 docs cannot tell 0.625 from 0.78
     effectiveness = next(c for c in early.cells if c.key == "geese_llama3/effectiveness")
     assert effectiveness.delta.p_value is None and "needs both tasks' logged samples" in effectiveness.delta.test
-    # Holm over the tab's tests: the adjusted p is never below the raw one, and the family is counted
-    assert delta.p_adjusted >= delta.p_value and delta.family == summary.tests > 1
+    # Holm within the row's own tests: the adjusted p is never below the raw one, the family is named
+    assert delta.p_adjusted >= delta.p_value and 1 < delta.family < summary.tests
+    assert delta.family_name == "Δ vs paper of meta-llama/Meta-Llama-3-8B · zero-shot"
 
 
 def test_a_model_the_paper_lacks_is_a_reference_line_never_tested(tmp_path: Path) -> None:
