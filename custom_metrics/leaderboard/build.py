@@ -33,7 +33,7 @@ from custom_metrics.leaderboard.registry import OTHER, PAPERS, paper_of
 from custom_metrics.leaderboard.render import cell_text, markdown, write_csv, write_differences_csv, write_json
 from custom_metrics.leaderboard.samples import LoggedTask, read_logged_tasks
 from custom_metrics.leaderboard.summary import Summary, build_summary
-from custom_metrics.leaderboard.tables import build_tables, newest_runs, task_values
+from custom_metrics.leaderboard.tables import build_tables, newest_runs, separate_batches, task_values
 
 # Written into every site: ``--out`` is replaced whole only when it holds one (or nothing).
 SITE_MARKER = ".explain-eval-leaderboard"
@@ -88,6 +88,7 @@ def build_leaderboard(
         runs = [
             replace(run, model=visible(run.model), setting=visible(run.setting)) for run in rename(runs, names or {})
         ]
+        runs = separate_batches(runs)
         tables = build_tables(runs, papers)
         specs = {spec.key: spec for spec in (*PAPERS, OTHER)}
         chosen = newest_runs(runs).runs

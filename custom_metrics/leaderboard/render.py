@@ -116,7 +116,7 @@ def row_flags(row: Row) -> list[str]:
     if row.mixed:
         flags.append("⚑ built from results files that differ: " + "; ".join(row.mixed))
     if row.passed_over:
-        flags.append("newer run used; passed over: " + ", ".join(row.passed_over))
+        flags.append("newer run used; passed over: " + ", ".join(dict.fromkeys(row.passed_over)))
     return flags
 
 

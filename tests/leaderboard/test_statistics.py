@@ -326,3 +326,29 @@ def test_each_procedure_against_scipy_and_statsmodels() -> None:
     for family in set(families):
         mine = [i for i, f in enumerate(families) if f == family]
         assert adjusted[mine] == pytest.approx(multipletests(p[mine], method="holm")[1])
+
+
+def test_runs_of_one_model_made_differently_stay_separate_rows(tmp_path: Path) -> None:
+    """Our 800-document run of Llama-3-8B beside the GEESE authors' early 24-document files of the
+    same model name (another template, no harness version): two rows, each named by how it was
+    made, each with its own documents behind every number (one row used to show "--limit 24"
+    while its headline numbers rested on 800 documents, effectiveness across the two)."""
+    runs = tmp_path / "runs"
+    llama = "meta-llama/Meta-Llama-3-8B"
+    write_run(runs / "ours" / "llama3", llama, "geese_llama3", [1] * 610 + [0] * 190)
+    write_run(runs / "ours" / "noexp", llama, "geese_noexp", [1] * 430 + [0] * 370)
+    shutil.copytree(LEADERBOARD_FIXTURES / "geese-authors" / "output", runs / "authors-early")
+    geese = board(tmp_path)["geese"]
+    mine = {row["model"]: row for row in geese["rows"] if row["row"] == "run" and row["model"].startswith(llama)}
+    assert len(mine) == 2, list(mine)
+    (full,) = (row for name, row in mine.items() if "full data" in name)
+    (early,) = (row for name, row in mine.items() if "--limit 24" in name)
+    assert early["model"] == f"{llama} [--limit 24; harness version not recorded]"
+    assert full["model"] == f"{llama} [full data; harness 0.4.13]"
+    assert any("not this suite's task config" in flag for flag in early["flags"])  # the template, on its tasks
+    assert full["data"] == "full data" and early["data"].startswith("⚠ part of the data: --limit 24")
+    assert full["headlines"]["geese_llama3/acc"]["items"] == 800 == full["headlines"]["geese_noexp/acc"]["items"]
+    assert early["headlines"]["geese_llama3/acc"]["items"] == 24
+    assert full["headlines"]["geese_llama3/acc"]["vs"] == "Llama-3-8B · zero-shot, M2"  # still its model's row
+    assert full["headlines"]["geese_llama3/effectiveness"]["items"] == 800  # from its own two runs only
+    assert not any("passed over" in flag for row in mine.values() for flag in row["flags"])

@@ -24,7 +24,7 @@ from custom_metrics.leaderboard.display import Paths, hub_id, hub_url
 from custom_metrics.leaderboard.evidence import run_evidence
 from custom_metrics.leaderboard.procedures import FISHER, share_interval
 from custom_metrics.leaderboard.registry import OTHER
-from custom_metrics.leaderboard.render import cell_text, signed
+from custom_metrics.leaderboard.render import cell_text, row_flags, signed
 from custom_metrics.leaderboard.summary import LIMITED, RANKED, UNRANKED, build_summary
 from custom_metrics.leaderboard.tables import build_tables
 from custom_metrics.leaderboard.task_configs import config_difference, suite_configs
@@ -316,3 +316,8 @@ def test_other_tasks_get_a_summary_too(tmp_path: Path) -> None:
     summary = build_summary(other, OTHER)
     assert [h.keys for h in summary.headlines] == [("arc_easy/acc",)]
     assert summary.rows[0].rank == 1
+
+
+def test_a_file_passed_over_for_several_tasks_is_named_once() -> None:
+    row = Row("m", "run", [], passed_over=["runs/a.json", "runs/a.json", "runs/b.json", "runs/a.json"])
+    assert row_flags(row) == ["newer run used; passed over: runs/a.json, runs/b.json"]
