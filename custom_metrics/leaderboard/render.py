@@ -171,6 +171,17 @@ def rank_text(cell: SummaryCell | None, entry: SummaryRow | None) -> str:
     return f"{cell.rank}{'=' if cell.tied else ''}"
 
 
+def row_rank_text(entry: SummaryRow | None, summary: Summary) -> str:
+    """A row's rank: on the main metric, else on the headline it is ranked on, named."""
+    if entry is None or entry.rank_index is None:
+        return ""
+    text = rank_text(entry.cells[entry.rank_index], entry)
+    main = summary.headlines.index(summary.main) if summary.main else None
+    if text and text != "ref" and entry.rank_index != main:
+        text += f" ({summary.headlines[entry.rank_index].label})"
+    return text
+
+
 def markdown(
     table: Table,
     summary: Summary,
@@ -190,11 +201,10 @@ def markdown(
         heads = " | ".join(_md(h.label) for h in summary.headlines)
         lines.append(f"| rank | model | setting | row | data | {heads} | flags |")
         lines.append("|---:|---|---|---|---|" + "---:|" * len(summary.headlines) + "---|")
-        main = summary.headlines.index(summary.main) if summary.main else None
         for entry in summary.rows:
             row = entry.row
             cells = " | ".join(_md(_summary_cell(c)) for c in entry.cells)
-            rank = rank_text(entry.cells[main], entry) if main is not None else ""
+            rank = row_rank_text(entry, summary)
             flags = "; ".join(paths.text(flag) for flag in row_flags(row))
             lines.append(
                 f"| {rank} | {_md(row.model)} | {_md(row.setting)} | {row.kind} | {_md(data_text(row, entry))} "
@@ -405,12 +415,11 @@ def write_csv(table: Table, summary: Summary, path: Path, paths: Paths) -> None:
         if column.key in with_pm:
             header.append(f"{column.label} ±")
     header.append("sources")
-    main = summary.headlines.index(summary.main) if summary.main else None
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(map(csv_cell, header))
         for row, entry in summary_order(table, summary):
-            rank = rank_text(entry.cells[main], entry) if entry is not None and main is not None else ""
+            rank = row_rank_text(entry, summary)
             flags = "; ".join(paths.text(flag) for flag in row_flags(row))
             line: list[object] = [rank, row.model, row.setting, row.kind, data_text(row, entry), flags]
             for index in range(len(summary.headlines)):
@@ -432,12 +441,11 @@ def write_csv(table: Table, summary: Summary, path: Path, paths: Paths) -> None:
 def write_json(table: Table, summary: Summary, differences: Sequence[Difference], path: Path, paths: Paths) -> None:
     """The same table as the CSV, for scripts: rows in rank order, each headline with its
     interval, rank and test, every metric's exact value; the tests' counts and correction."""
-    main = summary.headlines.index(summary.main) if summary.main else None
     rows = []
     for row, entry in summary_order(table, summary):
         rows.append(
             {
-                "rank": rank_text(entry.cells[main], entry) if entry is not None and main is not None else "",
+                "rank": row_rank_text(entry, summary),
                 "model": row.model,
                 "setting": row.setting,
                 "row": row.kind,

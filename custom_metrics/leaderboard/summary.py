@@ -14,7 +14,8 @@ rows of its group significantly better than it (Holm-adjusted p < 0.05 within th
 family, ``ranks``): by the paired test on the documents both logged where the pair has one,
 else by Fisher's exact test of their two counts. Rows no test separates share a rank (1, 1,
 3); a row no test compares with any other is not ranked. The rank of a row is its rank on
-the paper's main metric (the first headline that is not a sanity check). The paper's rows
+the paper's main metric (the first headline that is not a sanity check), or, for a row without
+it, on the first headline it is ranked on, named beside the rank. The paper's rows
 are references, not contenders, unless asked for (``rank_published``); sanity checks
 (GEESE's hint = gold label) are never ranked on.
 Rows are ordered by the main metric (rows without it after, by name); the page re-sorts.
@@ -71,7 +72,8 @@ class SummaryRow:
     row: Row
     cells: list[SummaryCell]
     group: str = UNRANKED
-    rank: int | None = None  # the rank on the main metric
+    rank: int | None = None  # the rank on the main metric, else on the first headline ranked
+    rank_index: int | None = None  # the headline that rank is on
     contender: bool = True  # False: a reference row (the paper's), shown but not ranked
 
     @property
@@ -199,8 +201,12 @@ def _rank(summary: Summary, differences: Sequence[Difference]) -> None:
             [[e.cells[i] for i in columns] for e in members],
             differences,
         )
-    for entry in summary.rows:
-        entry.rank = entry.cells[main_index].rank if main_index is not None else None
+    order = [i for i, h in enumerate(summary.headlines) if not h.sanity]
+    if main_index is not None:
+        order = [main_index] + [i for i in order if i != main_index]
+    for entry in summary.rows:  # a row without the main metric (REG's without success) on what it has
+        entry.rank_index = next((i for i in order if entry.cells[i].rank is not None), main_index)
+        entry.rank = entry.cells[entry.rank_index].rank if entry.rank_index is not None else None
 
     def main_value(entry: SummaryRow) -> float:
         value = entry.cells[main_index].value if main_index is not None else None

@@ -75,6 +75,7 @@ def lead(spec: PaperSpec, summary: Summary) -> str:
         return "No summary: this table has no headline metric."
     index = summary.headlines.index(main)
     ranked = [r for r in summary.rows if r.group == RANKED and r.contender and r.rank is not None]
+    ranked = [r for r in ranked if r.rank_index == index]
     runs = [r for r in summary.rows if r.row.kind == "run"]
     text = []
     if ranked:
@@ -207,9 +208,12 @@ def _row(
         classes.append("limited")
     if entry.config_differences:
         classes.append("other-config")
-    main = entry.cells[main_index] if main_index >= 0 else None
+    main = entry.cells[entry.rank_index] if entry.rank_index is not None else None
     rank = rank_text(main, entry)
-    sort = "" if main is None or main.rank is None or not entry.contender else str(main.rank)
+    own = entry.rank_index != main_index  # ranked on another column: sorts after the ranked rows
+    if rank and rank != "ref" and own:
+        rank += f" ({main.headline.label})"
+    sort = "" if main is None or main.rank is None or not entry.contender or own else str(main.rank)
     title = _rank_title(main, entry)
     cells = [
         f'<td class="rank" data-sort="{sort}"{f" title={_quoted(title)}" if title else ""}>{_e(rank) or "–"}</td>',

@@ -352,3 +352,14 @@ def test_runs_of_one_model_made_differently_stay_separate_rows(tmp_path: Path) -
     assert full["headlines"]["geese_llama3/acc"]["vs"] == "Llama-3-8B · zero-shot, M2"  # still its model's row
     assert full["headlines"]["geese_llama3/effectiveness"]["items"] == 800  # from its own two runs only
     assert not any("passed over" in flag for row in mine.values() for flag in row["flags"])
+
+
+def test_reg_rows_without_success_are_ranked_on_what_they_have(tmp_path: Path) -> None:
+    """Two REG runs of the judge task alone (no success): ranked on it, the column named, not
+    left blank below every paper row."""
+    runs = tmp_path / "runs"
+    write_run(runs / "a", "org/a", "reg_judge_select", [1] * 280 + [0] * 9)
+    write_run(runs / "b", "org/b", "reg_judge_select", [1] * 200 + [0] * 89)
+    reg = board(tmp_path)["reg"]
+    ranks = {row["model"]: row["rank"] for row in reg["rows"] if row["row"] == "run"}
+    assert ranks == {"org/a": "1 (as NLI judge)", "org/b": "2 (as NLI judge)"}

@@ -299,10 +299,18 @@ def test_charts_keep_a_paper_row_and_mark_missing_values(tmp_path: Path) -> None
     assert len(papers) == 5 and "Gemma-4-31B-it · non-thinking (paper)" in papers
     run = next(trace for trace in figure["data"] if trace["name"].startswith("org/x"))
     assert run["text"][0] == "n/a" and run["marker"]["pattern"]["shape"] == "/"  # NaN, on part of the data
+    assert run["y"][0] is None  # drawn as missing: no bar, not one of height 0
     # A row's colour is a function of its names alone (its place on the chart, the other rows: nothing).
     paper = reg.rows[1]
     assert charts.colour(Row(paper.model, "published", [], setting=paper.setting)) == charts.colour(paper)
     assert charts.colour(paper).startswith("hsl(215, 8%")  # the paper's rows: greys
+    # Models on one page get distinct hues of the palette, 30° apart, even where names collide.
+    names = [f"org/model-{i}" for i in range(12)]
+    hues = charts.model_hues(names)
+    assert sorted(hues.values()) == list(charts.HUES)
+    assert len({charts._hash(name) % len(charts.HUES) for name in names}) < 12  # some names wanted one slot
+    alone = charts.model_hues(["org/model-0"])["org/model-0"]
+    assert alone == charts.HUES[charts._hash("org/model-0") % 12]
     run_colour = charts.colour(Row("org/x", "run", [], setting="zero-shot"))
     assert run_colour == charts.colour(Row("org/x", "run", ["other"], setting="zero-shot"))
     assert run_colour.split(",")[0] == charts.colour(Row("org/x", "run", [], setting="five-shot")).split(",")[0]
