@@ -45,74 +45,79 @@ def count_family(a: str, b: str) -> str:
 
 def rank_group(labels: Sequence[str], cells: Sequence[Sequence[Any]], differences: Sequence[Difference]) -> None:
     """Rank every cell of a group in place: ``cells[row][column]`` are summary cells (their
-    ``key``, ``value``, ``evidence``; ``rank``, ``tied``, ``compared``, ``unranked`` are set)."""
+    ``key``, ``value``, ``evidence``; ``rank``, ``tied``, ``compared``, ``unranked`` are set).
+    Vectorised over the pairs of a column: 300 rows are 45,000 pairs per column."""
     if not cells:
         return
-    paired = _paired_index(differences)
-    verdicts: list[tuple[int, int, int, int]] = []  # (column, i, j, +1: i better, -1: j better, 0: neither)
-    counts: list[tuple[int, int, int, int, int, int, int]] = []  # (column, i, j, k_i, n_i, k_j, n_j)
-    compared = np.zeros((len(cells), len(cells[0])), dtype=int)
-    tested = np.zeros_like(compared, dtype=bool)  # by a paired test, or countable for Fisher's
-    for column in range(len(cells[0])):
-        present = [i for i, row in enumerate(cells) if _finite(row[column].value)]
-        for x, i in enumerate(present):
-            left = cells[i][column]
-            for j in present[x + 1 :]:
-                right = cells[j][column]
-                found = (
-                    paired.get((left.task, _metric(left.key), labels[i], labels[j]))
-                    if left.task == right.task
-                    else None
-                )
-                if found is not None:
-                    p_adjusted, difference = found
-                    verdicts.append((column, i, j, _direction(p_adjusted, difference)))
-                    tested[i, column] = tested[j, column] = True
-                elif _counted(left) and _counted(right):
-                    a, b = left.evidence, right.evidence
-                    counts.append((column, i, j, a.k, a.n, b.k, b.n))
-                else:
-                    continue
-                compared[i, column] += 1
-                compared[j, column] += 1
-    if counts:
-        table = np.array(counts, dtype=float)
-        raw = procedures.fisher_p(table[:, 3], table[:, 4], table[:, 5], table[:, 6])
-        adjusted = procedures.holm_groups(raw, [(i, j) for _, i, j, *_ in counts])
-        for (column, i, j, k_i, n_i, k_j, n_j), p in zip(counts, adjusted):
-            verdicts.append((column, i, j, _direction(float(p), k_i / n_i - k_j / n_j)))
-    beaten = np.zeros_like(compared)
-    for column, i, j, direction in verdicts:
-        if direction > 0:
-            beaten[j, column] += 1
-        elif direction < 0:
-            beaten[i, column] += 1
-    for column in range(len(cells[0])):
-        present = [i for i, row in enumerate(cells) if _finite(row[column].value)]
-        for i in present:
-            cell = cells[i][column]
-            cell.compared = int(compared[i, column])
-            if not (tested[i, column] or _counted(cell)):
+    rows, columns = len(cells), len(cells[0])
+    paired = _paired_by_outcome(labels, differences)
+    beaten = np.zeros((rows, columns), dtype=int)
+    compared = np.zeros((rows, columns), dtype=int)
+    tested = np.zeros((rows, columns), dtype=bool)  # by a paired test
+    first, second = np.triu_indices(rows, k=1)
+    found: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []  # (column, i, j, [k_i, n_i, k_j, n_j])
+    for column in range(columns):
+        col = [row[column] for row in cells]
+        present = np.array([_finite(cell.value) for cell in col])
+        counted = present & np.array([_counted(cell) for cell in col])
+        tasks = [cell.task for cell in col]
+        by_test = np.zeros((rows, rows), dtype=bool)
+        for task, metric in {(cell.task, _metric(cell.key)) for cell, shown in zip(col, present) if shown}:
+            for i, j, p_adjusted, difference in paired.get((task, metric), ()):
+                if present[i] and present[j] and tasks[i] == task == tasks[j]:
+                    by_test[i, j] = by_test[j, i] = True
+                    tested[[i, j], column] = True
+                    compared[[i, j], column] += 1
+                    direction = _direction(p_adjusted, difference)
+                    if direction:
+                        beaten[j if direction > 0 else i, column] += 1
+        keep = counted[first] & counted[second] & ~by_test[first, second]
+        i, j = first[keep], second[keep]
+        np.add.at(compared[:, column], i, 1)
+        np.add.at(compared[:, column], j, 1)
+        k = np.array([cell.evidence.k if ok else 0 for cell, ok in zip(col, counted)], dtype=np.int64)
+        n = np.array([cell.evidence.n if ok else 1 for cell, ok in zip(col, counted)], dtype=np.int64)
+        if len(i):
+            found.append((column, i, j, np.stack([k[i], n[i], k[j], n[j]])))
+    if found:
+        counts = np.concatenate([c for *_, c in found], axis=1)
+        i = np.concatenate([x for _, x, _, _ in found])
+        j = np.concatenate([x for _, _, x, _ in found])
+        column = np.concatenate([np.full(len(x), c) for c, x, _, _ in found])
+        adjusted = procedures.holm_groups(procedures.fisher_p(*counts), i * rows + j)  # a family per pair
+        difference = counts[0] / counts[1] - counts[2] / counts[3]
+        better, worse = (adjusted < ALPHA) & (difference > 0), (adjusted < ALPHA) & (difference < 0)
+        np.add.at(beaten, (j[better], column[better]), 1)
+        np.add.at(beaten, (i[worse], column[worse]), 1)
+    for column in range(columns):
+        present = [x for x, row in enumerate(cells) if _finite(row[column].value)]
+        for x in present:
+            cell = cells[x][column]
+            cell.compared = int(compared[x, column])
+            if not (tested[x, column] or _counted(cell)):
                 cell.rank, cell.unranked = None, NO_TEST
             else:
-                cell.rank = 1 + int(beaten[i, column])
-        ranks = [cells[i][column].rank for i in present if cells[i][column].rank is not None]
-        for i in present:
-            cell = cells[i][column]
+                cell.rank = 1 + int(beaten[x, column])
+        ranks = [cells[x][column].rank for x in present if cells[x][column].rank is not None]
+        for x in present:
+            cell = cells[x][column]
             cell.tied = ranks.count(cell.rank) - 1 if cell.rank is not None else 0
 
 
-def _paired_index(differences: Sequence[Difference]) -> dict[tuple[str, str, str, str], tuple[float, float]]:
-    """(task, metric, A, B) -> (pair-family adjusted p, A − B), both orders."""
-    index: dict[tuple[str, str, str, str], tuple[float, float]] = {}
+def _paired_by_outcome(
+    labels: Sequence[str], differences: Sequence[Difference]
+) -> dict[tuple[str, str], list[tuple[int, int, float, float]]]:
+    """(task, metric) -> the group's paired tests between runs: (row i, row j, the pair
+    family's adjusted p, mean of i − j)."""
+    position = {label: index for index, label in enumerate(labels)}
+    found: dict[tuple[str, str], list[tuple[int, int, float, float]]] = {}
     for d in differences:
-        if d.kind != "two runs":
+        if d.kind != "two runs" or d.a not in position or d.b not in position:
             continue
         r = d.result
         p = r.p_adjusted if r.p_adjusted is not None else r.p_value
-        index[(d.task, d.metric, d.a, d.b)] = (p, r.difference)
-        index[(d.task, d.metric, d.b, d.a)] = (p, -r.difference)
-    return index
+        found.setdefault((d.task, d.metric), []).append((position[d.a], position[d.b], p, r.difference))
+    return found
 
 
 def _direction(p_value: float, difference: float) -> int:

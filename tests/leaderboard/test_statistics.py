@@ -309,12 +309,16 @@ def test_each_procedure_against_scipy_and_statsmodels() -> None:
     from custom_metrics.leaderboard import procedures
 
     rng = np.random.default_rng(3)
+    tables = []
     for _ in range(40):
         n1, n2 = int(rng.integers(1, 60)), int(rng.integers(1, 900))
         k1, k2 = int(rng.integers(0, n1 + 1)), int(rng.integers(0, n2 + 1))
         outcome = procedures.fisher_test(k1, n1, k2, n2)
         assert outcome.p_value == pytest.approx(central_fisher(k1, n1, k2, n2))
         assert (outcome.p_value < 0.05) == (not outcome.interval.contains(1.0)), (k1, n1, k2, n2)
+        tables.append((k1, n1, k2, n2))
+    every = procedures.fisher_p(*np.array(tables + tables[:5]).T)  # many tables at once, margins shared
+    assert list(every) == pytest.approx([central_fisher(*table) for table in tables + tables[:5]])
     for k1, n1, k2, n2 in ((599, 800, 625, 800), (0, 8, 0, 289), (8, 8, 273, 289), (3, 30, 29, 30)):
         found = procedures.equivalence(k1, n1, k2, n2, 0.05)
         low, high = confint_proportions_2indep(k1, n1, k2, n2, method="newcomb", alpha=0.1)
