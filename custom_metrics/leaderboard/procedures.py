@@ -43,7 +43,6 @@ The pairwise procedures take arrays, so every pair of 100 runs is one vectorised
 
 from __future__ import annotations
 
-import gc
 import math
 import warnings
 from collections.abc import Sequence
@@ -296,18 +295,3 @@ def holm_groups(p_values: Sequence[float] | np.ndarray, groups: Sequence[object]
     adjusted = np.empty_like(p)
     adjusted[order] = scaled.groupby(sorted_codes).cummax().to_numpy()
     return adjusted
-
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values, in the given order."""
-    if not p_values:
-        return []
-    from statsmodels.stats.multitest import multipletests  # only a page with tests needs it
-
-    # statsmodels' Holm ends with a full gc.collect(), which walks every object of a build of
-    # a hundred runs (seconds): the objects are frozen out of the collector around it.
-    gc.freeze()
-    try:
-        return [float(p) for p in multipletests(list(p_values), alpha=ALPHA, method="holm")[1]]
-    finally:
-        gc.unfreeze()

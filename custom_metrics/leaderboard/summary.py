@@ -13,7 +13,7 @@ Ranks come from the tests the page shows: per column, a row's rank is 1 + the nu
 rows of its group significantly better than it (Holm-adjusted p < 0.05 within the pair's
 family, ``ranks``): by the paired test on the documents both logged where the pair has one,
 else by Fisher's exact test of their two counts. Rows no test separates share a rank (1, 1,
-3); a row no test compares with any other is not ranked. The rank of a row is its rank on
+3); a number no test can take (a derived one with no count of items) is not ranked. The rank of a row is its rank on
 the paper's main metric (the first headline that is not a sanity check), or, for a row without
 it, on the first headline it is ranked on, named beside the rank. The paper's rows
 are references, not contenders, unless asked for (``rank_published``); sanity checks
