@@ -11,13 +11,16 @@ and samples files under N model names, each run's per-document 0/1 outcomes flip
 rate of its own (seeded, so every size holds the same runs) and its accuracies recomputed
 from them, so rows, intervals, ranks and every paired test differ as real runs do.
 
-For each N, one fresh ``explain-eval leaderboard`` process builds the site (wall time), then
-the sizes of ``index.html`` and of the whole site are read, and headless Chromium (the
+For each N, one fresh ``explain-eval leaderboard`` process builds the site (wall time and its
+peak resident memory), then the sizes of ``index.html``, of the whole site and of its largest
+file are read, and headless Chromium (the
 system one, as the browser tests) opens the index from disk ``--repeats`` times: first
 contentful paint, median. Targets, all measured in this one run: the 100-run build <= 12x
 the 10-run build (linear: the pairwise tests are one matrix product per task, and their
 tables are in files loaded on demand), index.html <= 2 MB at 100 runs, first paint <= 1 s at
-100 runs. Writes the ``leaderboard_scale`` section of bench/results.json.
+100 runs; with 100 and 300 among the sizes, the 300-run site <= 3.6x the 100-run site, no
+file over 10 MB and a build peak under 1 GB at 300 runs. Writes the ``leaderboard_scale``
+section of bench/results.json.
 """
 
 from __future__ import annotations
@@ -103,13 +106,24 @@ def synthesize(source: Path, out: Path, count: int) -> None:
         (folder / f"results_{STAMP}.json").write_text(json.dumps(data), encoding="utf-8")
 
 
-def build(runs: Path, site: Path) -> float:
-    """Wall seconds of one fresh ``explain-eval leaderboard`` process."""
-    command = [sys.executable, "-m", "custom_metrics.cli", "leaderboard", str(runs), "--out", str(site)]
+# The command in a fresh process that reports its own peak resident memory at exit.
+_PEAK = (
+    "import resource, sys\n"
+    "from custom_metrics.cli import main\n"
+    "code = main(sys.argv[1:])\n"
+    "print('peak-rss-kb', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+    "sys.exit(code)\n"
+)
+
+
+def build(runs: Path, site: Path) -> tuple[float, float]:
+    """Wall seconds and peak resident memory (MB) of one fresh ``explain-eval leaderboard`` process."""
+    command = [sys.executable, "-c", _PEAK, "leaderboard", str(runs), "--out", str(site)]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     with timed() as took:
-        subprocess.run(command, check=True, capture_output=True, text=True, env=env, cwd=REPO)
-    return took["s"]
+        done = subprocess.run(command, check=True, capture_output=True, text=True, env=env, cwd=REPO)
+    peak = next(line.split()[1] for line in done.stderr.splitlines() if line.startswith("peak-rss-kb "))
+    return took["s"], int(peak) / 1024
 
 
 def size_mb(path: Path) -> float:
@@ -155,12 +169,16 @@ def main() -> int:
             if folder.exists():
                 shutil.rmtree(folder)
         synthesize(source, runs, size)
-        seconds = build(runs, site)
+        seconds, peak = build(runs, site)
+        largest = max((p for p in site.rglob("*") if p.is_file()), key=lambda p: p.stat().st_size)
         measured[size] = {
             "build_s": seconds,
+            "build_peak_mb": peak,
             "index_mb": size_mb(site / "index.html"),
             "site_mb": size_mb(site),
             "largest_panel_mb": max(size_mb(p) for p in (site / "panels").glob("*.js")),
+            "largest_file_mb": size_mb(largest),
+            "largest_file": str(largest.relative_to(site)),
         }
         print(f"{size} runs: built in {seconds:.1f} s, index {measured[size]['index_mb']:.2f} MB", flush=True)
     pages = [work / f"site-{size}" / "index.html" for size in sizes]
@@ -171,11 +189,31 @@ def main() -> int:
         m = measured[size]
         per_run = m["build_s"] / size
         paint = "n/a" if m["fcp_ms"] is None else m["fcp_ms"]
-        rows.append([size, m["build_s"], per_run, m["index_mb"], m["site_mb"], m["largest_panel_mb"], paint])
+        rows.append(
+            [
+                size,
+                m["build_s"],
+                per_run,
+                m["build_peak_mb"],
+                m["index_mb"],
+                m["site_mb"],
+                f"{m['largest_file_mb']:.1f} ({m['largest_file']})",
+                paint,
+            ]
+        )
     print(
         table(
             rows,
-            ["runs", "build (s)", "s per run", "index.html (MB)", "site (MB)", "largest panel file (MB)", "FCP (ms)"],
+            [
+                "runs",
+                "build (s)",
+                "s per run",
+                "build peak (MB)",
+                "index.html (MB)",
+                "site (MB)",
+                "largest file (MB)",
+                "FCP (ms)",
+            ],
         )
     )
     command = f"python -m bench.leaderboard_scale --sizes {args.sizes} --limit {args.limit} --repeats {args.repeats}"
@@ -205,6 +243,36 @@ def main() -> int:
                 "<= 1 s",
                 f"{m['fcp_ms']:.0f} ms" if painted else f"not measured: no Chromium at {CHROMIUM}",
                 m["fcp_ms"] <= 1000 if painted else None,
+                command,
+            )
+        )
+    if 100 in measured and 300 in measured:
+        small, large = measured[100], measured[300]
+        ratio = large["site_mb"] / small["site_mb"]
+        figures.append(
+            figure(
+                "leaderboard site, 300 runs / 100 runs",
+                "<= 3.6x",
+                f"{ratio:.1f}x ({small['site_mb']:.0f} MB -> {large['site_mb']:.0f} MB)",
+                ratio <= 3.6,
+                command,
+            )
+        )
+        figures.append(
+            figure(
+                "leaderboard largest file at 300 runs",
+                "<= 10 MB",
+                f"{large['largest_file_mb']:.1f} MB ({large['largest_file']})",
+                large["largest_file_mb"] <= 10,
+                command,
+            )
+        )
+        figures.append(
+            figure(
+                "leaderboard build peak memory at 300 runs",
+                "< 1 GB",
+                f"{large['build_peak_mb']:.0f} MB",
+                large["build_peak_mb"] < 1024,
                 command,
             )
         )

@@ -29,11 +29,12 @@ from custom_metrics.leaderboard.differences import Difference, paired_difference
 from custom_metrics.leaderboard.display import Paths, visible
 from custom_metrics.leaderboard.numbers import cell_text
 from custom_metrics.leaderboard.page import write_site
+from custom_metrics.leaderboard.procedures import EQUIVALENCE_MARGIN
 from custom_metrics.leaderboard.registry import OTHER, PAPERS, paper_of
 from custom_metrics.leaderboard.render import markdown, write_csv, write_differences_csv, write_json
 from custom_metrics.leaderboard.samples import LoggedTask, read_logged_tasks
 from custom_metrics.leaderboard.summary import Summary, build_summary
-from custom_metrics.leaderboard.tables import build_tables, newest_runs, task_values
+from custom_metrics.leaderboard.tables import build_tables, newest_runs, separate_batches, task_values
 
 # Written into every site: ``--out`` is replaced whole only when it holds one (or nothing).
 SITE_MARKER = ".explain-eval-leaderboard"
@@ -63,11 +64,13 @@ def build_leaderboard(
     names: Mapping[str, str] | None = None,
     papers: Sequence[str] = (),
     rank_published: bool = False,
+    margin: float = EQUIVALENCE_MARGIN,
 ) -> Leaderboard:
     """Read every run under ``inputs`` and write the leaderboard folder ``out``: a tab per paper
     with a run, and per paper of ``papers`` (its published rows) even without one.
 
-    ``rank_published`` ranks the papers' rows with the runs (by default they are references).
+    ``rank_published`` ranks the papers' rows with the runs (by default they are references);
+    ``margin`` is the δ of the reproduction verdict (a run within ±δ of the paper's share).
     The site is written into a fresh folder that then takes the place of ``out`` whole: two
     runs on one ``out`` at once, or a run killed half-way, never leave a site mixed from two
     runs. ``out`` must be new, empty or a leaderboard folder (checked before any reading).
@@ -86,6 +89,7 @@ def build_leaderboard(
         runs = [
             replace(run, model=visible(run.model), setting=visible(run.setting)) for run in rename(runs, names or {})
         ]
+        runs = separate_batches(runs)
         tables = build_tables(runs, papers)
         specs = {spec.key: spec for spec in (*PAPERS, OTHER)}
         chosen = newest_runs(runs).runs
@@ -93,7 +97,10 @@ def build_leaderboard(
         logged = read_logged_tasks(chosen, [paper_of(run.task) for run in chosen], roots)
         differences = {table.key: paired_differences(specs[table.key], logged) for table in tables}
         outcomes = {task.path: task.outcomes for task in logged}
-        summaries = [build_summary(table, specs[table.key], outcomes, rank_published) for table in tables]
+        summaries = [
+            build_summary(table, specs[table.key], outcomes, rank_published, differences[table.key], margin)
+            for table in tables
+        ]
         paths = Paths(inputs)
         pages = write_site(
             stage, tables, [specs[t.key] for t in tables], summaries, problems, logged, differences, inputs
@@ -201,6 +208,17 @@ def parse_names(items: Sequence[str]) -> dict[str, str]:
     return names
 
 
+def _margin(text: str) -> float:
+    """A margin δ: a share difference strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a share difference between 0 and 1, e.g. 0.03")
+    return value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="explain-eval leaderboard",
@@ -227,6 +245,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="rank the papers' published rows with the runs (by default they are references beside them)",
     )
+    parser.add_argument(
+        "--equivalence-margin",
+        type=_margin,
+        default=EQUIVALENCE_MARGIN,
+        metavar="DELTA",
+        help="δ of the reproduction verdict: a run's share is 'reproduced' when the 90%% interval of its "
+        f"difference from the paper's lies inside ±DELTA (default {EQUIVALENCE_MARGIN:g})",
+    )
     parser.add_argument("--strict", action="store_true", help="exit 1 when a file had to be skipped")
     args = parser.parse_args(argv)
     try:
@@ -242,7 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     try:
-        board = build_leaderboard(args.runs, args.out, names, args.paper, args.rank_published)
+        board = build_leaderboard(args.runs, args.out, names, args.paper, args.rank_published, args.equivalence_margin)
     except NoResults as error:
         for problem in error.problems:
             print(f"skipped {problem.path}: {problem.reason}", file=sys.stderr)

@@ -11,12 +11,14 @@ What a chart shows, so that it always compares a run with the paper:
 - the paper's rows: all of them when few, else the paper's best ``BEST_PAPER_ROWS`` by
   the family's first column plus every paper row of a run's model and every row a Δ was
   computed against (the paper's reference model);
-- a missing or NaN value as an "n/a" label at zero, a zero as "0" (a bar of height zero
-  draws nothing);
+- a missing or NaN value as no bar at all (plotly's null: the gap is the run's slot), never a
+  bar of height zero; a zero as a "0" label (a bar of height zero draws nothing);
 - each bar's 95% interval (``evidence``) as its error bar, the same interval as the table's;
-- one colour per model, a function of its name alone (the same on every page and every
-  build, whatever else is drawn): runs in a hue from the name's hash, the paper's rows in
-  greys; a setting shifts the lightness, so two settings of one model stay apart. Runs on
+- one colour per model: runs in a hue of a 12-hue qualitative palette picked by the name's
+  hash (the same on every page and every build), moved to the next free hue only where two
+  models on one page want the same one (``model_hues``), so no two models drawn together are
+  within 30° while the palette lasts; the paper's rows in greys; a setting shifts the
+  lightness, so two settings of one model stay apart. Runs on
   part of the data are hatched *over* their model's colour, so they stay told apart;
 - the title is the figure's caption (HTML, so it wraps on a phone), the legend below the
   plot; on a narrow screen ``assets/leaderboard.js`` turns the bars horizontal (labels one
@@ -50,8 +52,9 @@ LAYOUT = {
 AXIS = {"gridcolor": "#e5e8ef", "zerolinecolor": "#888", "automargin": True}
 BEST_PAPER_ROWS = 4
 ALL_PAPER_ROWS = 6  # up to this many, a chart shows every paper row
-# Runs: a hue from the model's name at a fixed saturation, lightness from the setting;
-# the paper's rows: greys, lightness from the name.
+# Runs: a hue of a qualitative palette (30° apart) picked by the model's name, at a fixed
+# saturation, lightness from the setting; the paper's rows: greys, lightness from the name.
+HUES = tuple(range(0, 360, 30))
 RUN_SATURATION = 62
 RUN_LIGHTNESS = (36, 44, 52)
 PAPER_LIGHTNESS = (38, 48, 58, 68)
@@ -79,12 +82,32 @@ def _hash(text: str) -> int:
     return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:4], "big")
 
 
-def colour(row: Row) -> str:
-    """A row's colour, from its names alone: a model keeps it on every page and in every build."""
+def model_hues(models: Sequence[str]) -> dict[str, int]:
+    """The hue of each model drawn on one page: its name's slot of ``HUES``, or, where two names
+    want one slot, the next free one (names in order of their hash, so the first keeps its
+    own), so no two models on a page share a hue or sit within 30° while slots remain."""
+    hues: dict[str, int] = {}
+    free = list(HUES)
+    for model in sorted(set(models), key=lambda name: (_hash(name), name)):
+        wanted = _hash(model) % len(HUES)
+        if not free:  # more models than slots: a hue from the name alone
+            hues[model] = _hash(model) % 360
+            continue
+        slot = next(
+            HUES[(wanted + step) % len(HUES)] for step in range(len(HUES)) if HUES[(wanted + step) % len(HUES)] in free
+        )
+        free.remove(slot)
+        hues[model] = slot
+    return hues
+
+
+def colour(row: Row, hues: dict[str, int] | None = None) -> str:
+    """A row's colour, from its names alone (a model keeps its hue on every page and in every
+    build unless another model on the page wants the same slot: ``model_hues``)."""
     if row.kind == "published":
         lightness = PAPER_LIGHTNESS[_hash(row_label(row.model, row.setting)) % len(PAPER_LIGHTNESS)]
         return f"hsl(215, 8%, {lightness}%)"
-    hue = _hash(row.model) % 360
+    hue = (hues or {}).get(row.model, HUES[_hash(row.model) % len(HUES)])
     lightness = RUN_LIGHTNESS[_hash(row.setting) % len(RUN_LIGHTNESS)] if row.setting else RUN_LIGHTNESS[1]
     return f"hsl({hue}, {RUN_SATURATION}%, {lightness}%)"
 
@@ -138,9 +161,10 @@ def _family_figure(summary: Summary, spec: PaperSpec, columns: Sequence[Headline
     if not any(_finite(entry.cells[i].value) for entry in rows for i in positions):
         return None
     categories = [_wrap(h.label) for h in columns]
+    hues = model_hues([entry.row.model for entry in summary.rows if entry.row.kind == "run"])
     data = []
     for entry in rows:
-        fill = colour(entry.row)
+        fill = colour(entry.row, hues)
         cells = [entry.cells[i] for i in positions]
         values = [cell.value if _finite(cell.value) else None for cell in cells]
         limited = entry.limited
@@ -154,7 +178,7 @@ def _family_figure(summary: Summary, spec: PaperSpec, columns: Sequence[Headline
                 "type": "bar",
                 "name": name,
                 "x": categories,
-                "y": [value if value is not None else 0.0 for value in values],
+                "y": values,  # a missing value is no bar (None), never a bar of height 0
                 "text": ["n/a" if value is None else "0" if value == 0 else "" for value in values],
                 "textposition": "outside",
                 "cliponaxis": False,
@@ -211,7 +235,10 @@ def _hover(cell, paths: Paths) -> str:
     if cell.delta is not None:
         delta = cell.delta
         versus = "paper" if delta.same_model else "reference line"
-        tested = f", {_label(delta.test)}, p = {delta.p_value:.3g}" if delta.tested else f" ({_label(delta.test)})"
+        holm = f", Holm {delta.p_adjusted:.3g}" if delta.p_adjusted is not None else ""
+        tested = (
+            f", {_label(delta.test)}, p = {delta.p_value:.3g}{holm}" if delta.tested else f" ({_label(delta.test)})"
+        )
         lines.append(f"Δ vs {_label(delta.paper.model)} ({versus}): {signed(delta.difference)}{tested}")
     if cell.limited:
         lines.append(f"⚠ {_label(cell.limited)}")

@@ -6,8 +6,10 @@
 - Between runs: every two model/setting rows that logged the same task, on each
   per-document outcome the paper defines (``SampleView.outcomes``), over the documents
   both logged (all pairs of a task at once: ``paired.paired_matrix``).
-The statistics are in ``paired``; the p-values are Holm-adjusted over every difference of
-the paper's tab (one family), which the page and the exports say.
+The statistics are in ``paired``. The p-values are Holm-adjusted within families that each
+answer one question: every difference between the same two rows (across tasks and outcomes)
+is one family, a run's comparisons within itself another, so a pair's verdict never depends
+on which other runs sit on the page; the page and the exports name each difference's family.
 """
 
 from __future__ import annotations
@@ -37,12 +39,26 @@ def row_label(model: str, setting: str) -> str:
     return f"{model} · {setting}" if setting else model
 
 
+def family_of(difference: Difference) -> str:
+    """The family a difference is Holm-adjusted in, in words: its pair of rows, or its run."""
+    if difference.kind == "same run":
+        return f"within {difference.a}"
+    return f"{difference.a} vs {difference.b}"
+
+
 def paired_differences(spec: PaperSpec, logged: Sequence[LoggedTask]) -> list[Difference]:
-    """Every paired difference of the paper's tab, its p-values Holm-adjusted over all of them."""
+    """Every paired difference of the paper's tab, its p-values Holm-adjusted within its family."""
     mine = [task for task in logged if task.spec is spec]
     found = _within_runs(spec, mine) + _between_runs(spec, mine)
-    adjusted = procedures.holm([d.result.p_value for d in found])
-    return [replace(d, result=replace(d.result, p_adjusted=p, family=len(found))) for d, p in zip(found, adjusted)]
+    families = [family_of(d) for d in found]
+    adjusted = procedures.holm_groups([d.result.p_value for d in found], families)
+    sizes: dict[str, int] = {}
+    for name in families:
+        sizes[name] = sizes.get(name, 0) + 1
+    return [
+        replace(d, result=replace(d.result, p_adjusted=float(p), family=sizes[name], family_name=name))
+        for d, p, name in zip(found, adjusted, families)
+    ]
 
 
 def _within_runs(spec: PaperSpec, mine: Sequence[LoggedTask]) -> list[Difference]:

@@ -114,8 +114,9 @@ def differences_block(key: str, spec: PaperSpec, differences: list[Difference], 
         "<h3>Paired differences</h3><p>Where two runs, or two settings of one run, logged samples of the "
         "same documents: the difference A − B over those documents, McNemar's exact test for 0/1 outcomes "
         "(its 95% interval: the conditional Clopper-Pearson one), else a paired bootstrap over documents; "
-        "p &lt; 0.05 exactly when the interval excludes 0. Significant: Holm-adjusted p &lt; 0.05 over the "
-        f"{len(differences)} test(s) of this tab.</p>"
+        "p &lt; 0.05 exactly when the interval excludes 0. Significant: Holm-adjusted p &lt; 0.05 within the "
+        "test's family (every test of the same two rows, or of one run within itself; named in the Family "
+        f"column), never over the {len(differences)} test(s) of the tab together.</p>"
     )
     if not differences:
         return intro + "<p><em>None here: no two runs or settings logged samples of the same documents.</em></p>"
@@ -132,7 +133,8 @@ def differences_block(key: str, spec: PaperSpec, differences: list[Difference], 
         TableColumn("95% CI", "From the test's own procedure: it excludes 0 exactly when p < 0.05."),
         TableColumn("Test", "McNemar (exact) for 0/1 outcomes, else the paired bootstrap."),
         TableColumn("p", "The test's two-sided p-value.", kind="number"),
-        TableColumn("p (Holm)", "Holm-adjusted over every paired test of this tab.", kind="number"),
+        TableColumn("p (Holm)", "Holm-adjusted within the test's family.", kind="number"),
+        TableColumn("Family", "The tests adjusted together: the same two rows, or one run within itself."),
         TableColumn("Significant", "Holm-adjusted p < 0.05."),
     ]
     lines = []
@@ -153,6 +155,7 @@ def differences_block(key: str, spec: PaperSpec, differences: list[Difference], 
                 result.test,
                 number_cell(result.p_value, f"{result.p_value:.3g}"),
                 number_cell(result.p_adjusted, f"{result.p_adjusted:.3g}" if result.p_adjusted is not None else ""),
+                f"{result.family_name} ({result.family})",
                 "yes ✱" if result.significant else "no",
             ]
         )

@@ -186,8 +186,9 @@ def _panel(
     )
     write_script_data(out / PANELS / f"{key}.long.js", f"long:{key}", long_html)
     tests = (
-        f"This tab tests {summary.tests} Δ vs paper (Holm-adjusted together) and {len(differences)} paired "
-        "difference(s) (Holm-adjusted together); ✱ marks an adjusted p &lt; 0.05."
+        f"This tab tests {summary.tests} Δ vs paper (Holm-adjusted within each run row's own tests) and "
+        f"{len(differences)} paired difference(s) (Holm-adjusted within each pair of rows); ✱ marks an adjusted "
+        "p &lt; 0.05."
     )
     parts = [
         f'<section class="panel{hidden}" id="panel-{key}" aria-labelledby="title-{key}" data-key="{key}">',

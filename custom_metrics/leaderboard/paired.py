@@ -10,7 +10,7 @@ actually changed. The leaderboard computes the right test from the logged sample
   the documents that changed and its conditional Clopper-Pearson interval;
 - for other outcomes a paired bootstrap over the documents (fixed seed: reproducible pages);
 - in both, p < 0.05 exactly when the 95% interval excludes 0 (``procedures``). The page's
-  stars are Holm-adjusted over every paired test of the tab (``differences``).
+  stars are Holm-adjusted within the pair's family (``differences``).
 
 ``paired_matrix`` does every pair of many runs of one task at once (a matrix product per
 outcome), so a page of 100 runs costs milliseconds per task, not a test per pair in Python.
@@ -39,8 +39,9 @@ class PairedResult:
     p_value: float
     a_only: int | None = None  # documents right in A and wrong in B (0/1 outcomes)
     b_only: int | None = None
-    p_adjusted: float | None = None  # Holm over the tab's paired tests
+    p_adjusted: float | None = None  # Holm within its family (``differences.family_of``)
     family: int = 0  # how many tests that adjustment was over
+    family_name: str = ""  # which family, in words
 
     @property
     def significant(self) -> bool:

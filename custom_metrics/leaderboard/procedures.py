@@ -2,13 +2,29 @@
 
 The numbers the papers report are shares of items (documents, questions, the judge's |N|),
 so the procedures are exact binomial ones, valid at any n, and need no standard error (an
-all-right run of 8 documents has a stderr of 0 and is still testable):
+all-right run of 8 documents has a stderr of 0 and is still testable). Every two-sided p
+here is **central**: twice the smaller one-sided p, the p that the printed 95% interval
+inverts (scipy's ``binomtest`` and ``fisher_exact`` default to the "minlike" p instead,
+which sums every outcome no likelier than the observed one and can be smaller: 599 of 800
+against 0.7812 is 0.0316 central, 0.0291 minlike; the central one is printed so p < 0.05
+exactly when the interval excludes the null):
 
-- **a share against a fixed number** (a run's accuracy against the paper's): the exact
-  binomial test, two-sided as twice the smaller one-sided p (scipy ``binomtest``), whose
-  inversion is the Clopper-Pearson interval: p < 0.05 exactly when the fixed number lies
-  outside the 95% interval. A run of ``n`` items whose most extreme outcome could not reach
-  p < 0.05 is too small to test, and is said to be;
+- **a share against a paper's share on its own n items** (a run's accuracy against the
+  paper's, which is itself an estimate from the paper's test set): Fisher's exact test of the
+  2x2 table (run right/wrong, paper right/wrong), central, and the conditional exact 95%
+  interval of the odds ratio that inverts it (scipy ``odds_ratio(kind="conditional")``).
+  Chosen over Barnard's and Boschloo's exact unconditional tests, which are more powerful
+  but take seconds per 800-by-800 table (a page holds thousands) and come with no interval
+  from the same procedure in scipy; Fisher's is conservative (it never says "significant"
+  more often than it should);
+- **a share against a fixed number** (where the paper states no n): the exact binomial test,
+  central, whose inversion is the Clopper-Pearson interval. A run of ``n`` items whose most
+  extreme outcome could not reach p < 0.05 is too small to test, and is said to be;
+- **a reproduction verdict**: equivalence within ±δ of the paper's share (two one-sided
+  tests, TOST, by the inclusion principle: equivalent at level 0.05 exactly when the 90%
+  interval of the difference lies inside ±δ), the interval being Newcombe's hybrid score
+  interval of a difference of two independent shares (closed form from the two Wilson
+  intervals, defined at 0 of n and n of n; asymptotic, not exact);
 - **two shares on the same items** (two runs, or two tasks of one run, per document):
   McNemar's exact test (the binomial test of the changed items) and its conditional
   Clopper-Pearson interval, scaled to a difference over all items: p < 0.05 exactly when the
@@ -17,15 +33,16 @@ all-right run of 8 documents has a stderr of 0 and is still testable):
   (GEESE's effectiveness against the paper's): a paired bootstrap over items (scipy
   ``bootstrap``, fixed seed); its interval is read from the resampled means' order statistics
   and its p counts them, so again p < 0.05 exactly when the number is outside the interval;
-- **many tests on one page**: Holm's step-down adjustment (statsmodels ``multipletests``),
-  per family of tests on a tab; a star means the adjusted p is below 0.05.
+- **many tests**: Holm's step-down adjustment within each family of tests that answers one
+  question (``holm_groups``: a run's tests against the paper, a pair of rows' tests), never
+  over the whole tab, so a verdict never moves when unrelated runs join the page; a star
+  means the adjusted p is below 0.05.
 
 The pairwise procedures take arrays, so every pair of 100 runs is one vectorised call.
 """
 
 from __future__ import annotations
 
-import gc
 import math
 import warnings
 from collections.abc import Sequence
@@ -39,10 +56,18 @@ ALPHA = 0.05
 LEVEL = 1 - ALPHA
 RESAMPLES = 9999
 SEED = 0
-EXACT_SHARE = "exact binomial test (Clopper-Pearson interval)"
+EXACT_SHARE = "exact binomial test, central (Clopper-Pearson interval): the paper's number taken as fixed"
+FISHER = "Fisher's exact test, central (conditional exact interval of the odds ratio)"
+EQUIVALENCE = "TOST within ±δ by the inclusion principle (Newcombe's hybrid score 90% interval)"
+# The default δ: within 5 points of the paper's share. An 800-document rerun against a paper's
+# 800 items has a 90% interval of Δ about ±0.035 wide even when both shares are equal, so a
+# margin of 0.03 could never be shown there; 0.05 can, and is a gap the papers' tables resolve.
+EQUIVALENCE_MARGIN = 0.05
 MCNEMAR = "McNemar's exact test (conditional Clopper-Pearson interval)"
 BOOTSTRAP = "paired bootstrap (percentile interval)"
 CLOPPER_PEARSON = "Clopper-Pearson"
+ODDS_RATIO = "conditional exact, odds ratio run/paper"
+NEWCOMBE = "Newcombe hybrid score, 90%"
 NORMAL = "normal, from the printed standard error"
 
 
@@ -129,6 +154,97 @@ def mcnemar(a_only: np.ndarray, b_only: np.ndarray, n: np.ndarray) -> tuple[np.n
     return p_value, low_d, high_d
 
 
+def fisher_p(k1: np.ndarray | int, n1: np.ndarray | int, k2: np.ndarray | int, n2: np.ndarray | int) -> np.ndarray:
+    """Fisher's exact test of ``k1`` of ``n1`` against ``k2`` of ``n2``, central (twice the
+    smaller one-sided p, as ``fisher_exact(alternative="less"/"greater")``), vectorised: the
+    hypergeometric law of the first sample's successes given both margins. The tables of a
+    page share few margins (every full run has the same n), so each margin's law is computed
+    once and every test of it is a lookup: 45,000 pairs of runs in well under a second."""
+    k1, n1, k2, n2 = np.broadcast_arrays(*(np.asarray(x, dtype=np.int64) for x in (k1, n1, k2, n2)))
+    shape = k1.shape
+    k1, n1, k2, n2 = (x.ravel() for x in (k1, n1, k2, n2))
+    margins, which = np.unique(np.stack([n1, n2, k1 + k2]), axis=1, return_inverse=True)
+    order = np.argsort(which.ravel(), kind="stable")
+    bounds = np.searchsorted(which.ravel()[order], np.arange(margins.shape[1] + 1))
+    found = np.empty(len(k1))
+    for index, (first, second, right) in enumerate(margins.T):
+        mine = order[bounds[index] : bounds[index + 1]]
+        lower, upper = _hypergeometric_tails(int(first), int(second), int(right))
+        x = k1[mine] - max(0, int(right) - int(second))
+        found[mine] = np.minimum(1.0, 2 * np.minimum(lower[x], upper[x]))
+    return found.reshape(shape)
+
+
+@lru_cache(maxsize=4096)
+def _hypergeometric_tails(first: int, second: int, right: int) -> tuple[np.ndarray, np.ndarray]:
+    """P(X <= x) and P(X >= x) over the support of X, the first sample's successes when
+    ``right`` of ``first + second`` items are right (each tail summed from its small end)."""
+    from scipy.special import gammaln  # scipy's hypergeom.pmf takes ~40 ms per margin here
+
+    support = np.arange(max(0, right - second), min(first, right) + 1, dtype=float)
+    wrong = first + second - right
+
+    def log_choose(n: float, k: np.ndarray | float) -> np.ndarray:
+        return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
+
+    log_pmf = log_choose(right, support) + log_choose(wrong, first - support) - log_choose(first + second, first)
+    pmf = np.exp(log_pmf)
+    return np.cumsum(pmf), np.cumsum(pmf[::-1])[::-1]
+
+
+@lru_cache(maxsize=65536)
+def fisher_test(k1: int, n1: int, k2: int, n2: int) -> Outcome:
+    """A run's ``k1`` of ``n1`` against the paper's ``k2`` of ``n2``: Fisher's central p and the
+    conditional exact 95% interval of the odds ratio (run over paper) that inverts it, so
+    p < 0.05 exactly when the interval excludes 1."""
+    from scipy.stats.contingency import odds_ratio
+
+    found = odds_ratio([[k1, n1 - k1], [k2, n2 - k2]], kind="conditional").confidence_interval(LEVEL)
+    return Outcome(float(fisher_p(k1, n1, k2, n2)), Interval(float(found.low), float(found.high), ODDS_RATIO))
+
+
+def fisher_smallest_p(n1: int, k2: int, n2: int) -> float:
+    """The smallest p Fisher's test of ``n1`` items against ``k2`` of ``n2`` can reach (all right or all wrong)."""
+    return float(min(fisher_p(0, n1, k2, n2), fisher_p(n1, n1, k2, n2)))
+
+
+def wilson(k: float, n: float, z: float) -> tuple[float, float]:
+    """Wilson's score interval of ``k`` of ``n`` at normal quantile ``z``."""
+    share = k / n
+    centre = (share + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n))
+    return centre - half, centre + half
+
+
+@dataclass(frozen=True)
+class Equivalence:
+    """Whether a run's share is within ±``margin`` of the paper's (TOST at level 0.05)."""
+
+    margin: float
+    low: float  # 90% interval of run − paper (Newcombe)
+    high: float
+    equivalent: bool
+
+    @property
+    def verdict(self) -> str:
+        inside = f"90% interval of Δ [{self.low:+.4f}, {self.high:+.4f}]"
+        if self.equivalent:
+            return f"reproduced: within ±{self.margin:g} of the paper ({inside} inside ±{self.margin:g})"
+        return f"not shown within ±{self.margin:g} of the paper ({inside} not inside ±{self.margin:g})"
+
+
+def equivalence(k1: int, n1: int, k2: int, n2: int, margin: float = EQUIVALENCE_MARGIN) -> Equivalence:
+    """TOST of |p1 − p2| < ``margin`` by the inclusion principle: the two one-sided tests at
+    level 0.05 both reject exactly when the 90% interval of p1 − p2 lies inside ±margin.
+    Newcombe's hybrid score interval (his method 10, statsmodels ``method="newcomb"``)."""
+    z = float(_stats().norm.ppf(1 - ALPHA))
+    (l1, u1), (l2, u2) = wilson(k1, n1, z), wilson(k2, n2, z)
+    p1, p2 = k1 / n1, k2 / n2
+    low = p1 - p2 - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
+    high = p1 - p2 + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+    return Equivalence(margin, low, high, -margin < low and high < margin)
+
+
 def bootstrap_means(values: np.ndarray) -> np.ndarray:
     """The resampled means of ``values`` (scipy ``bootstrap``, seed 0), sorted."""
     if np.ptp(values) == 0:  # every resample has the same mean
@@ -164,16 +280,26 @@ def bootstrap_outcome(means: np.ndarray, null: float) -> Outcome:
     return Outcome(min(1.0, 2 * min(below, above) / len(means)), interval)
 
 
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values, in the given order."""
-    if not p_values:
-        return []
-    from statsmodels.stats.multitest import multipletests  # only a page with tests needs it
+def holm_groups(p_values: Sequence[float] | np.ndarray, groups: Sequence[object]) -> np.ndarray:
+    """Holm's step-down adjusted p-values within each group (a family), in the given order:
+    in a family of m tests the i-th smallest p (from 0) is multiplied by m − i, the running
+    maximum taken and capped at 1 (statsmodels ``multipletests(method="holm")`` per family,
+    vectorised: a page of 300 runs has 45,000 pair families)."""
+    p = np.asarray(p_values, dtype=float)
+    if p.size == 0:
+        return p
+    import pandas as pd  # a dependency of statsmodels; its grouped running maximum is exact
 
-    # statsmodels' Holm ends with a full gc.collect(), which walks every object of a build of
-    # a hundred runs (seconds): the objects are frozen out of the collector around it.
-    gc.freeze()
-    try:
-        return [float(p) for p in multipletests(list(p_values), alpha=ALPHA, method="holm")[1]]
-    finally:
-        gc.unfreeze()
+    given = np.asarray(groups) if isinstance(groups, np.ndarray) else None
+    if given is not None and given.dtype.kind in "iu":  # family codes already
+        codes = pd.factorize(given)[0]
+    else:
+        codes = pd.factorize(pd.Series([str(g) for g in groups]))[0]
+    order = np.lexsort((p, codes))
+    sorted_codes = codes[order]
+    position = pd.Series(sorted_codes).groupby(sorted_codes).cumcount().to_numpy()
+    size = np.bincount(sorted_codes)[sorted_codes]
+    scaled = pd.Series(np.minimum(1.0, (size - position) * p[order]))
+    adjusted = np.empty_like(p)
+    adjusted[order] = scaled.groupby(sorted_codes).cummax().to_numpy()
+    return adjusted

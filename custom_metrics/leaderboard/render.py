@@ -66,24 +66,42 @@ def row_flags(row: Row) -> list[str]:
     if row.mixed:
         flags.append("⚑ built from results files that differ: " + "; ".join(row.mixed))
     if row.passed_over:
-        flags.append("newer run used; passed over: " + ", ".join(row.passed_over))
+        flags.append("newer run used; passed over: " + ", ".join(dict.fromkeys(row.passed_over)))
     return flags
 
 
+def versus_text(delta: PaperDelta) -> str:
+    """The paper row a Δ is against, and the items behind its number where the test used them."""
+    text = f"{delta.paper.model} · {delta.paper.setting}" + ("" if delta.same_model else " (reference)")
+    return text + (f", {delta.paper_items} items" if delta.paper_items else "")
+
+
+def delta_interval_text(delta: PaperDelta) -> str:
+    """The 95% interval a Δ test inverts, named by what it is of."""
+    if delta.low is None or delta.high is None:
+        return ""
+    if delta.interval_of == "odds ratio":
+        return f"95% interval of the odds ratio run/paper [{delta.low:.3f}, {delta.high:.3f}] (1: no difference)"
+    return f"95% interval of Δ {interval_text(delta.low, delta.high, signed_values=True)}"
+
+
 def delta_words(delta: PaperDelta) -> str:
-    """A Δ vs paper as one line of text: the difference, what it is against, the test and its verdict."""
-    versus = delta.paper.model + ("" if delta.same_model else " (reference)")
-    text = f"Δ {signed(delta.difference)} vs {versus} · {delta.paper.setting}"
+    """A Δ vs paper as one line of text: the difference, what it is against, the test, its
+    family's adjusted p, its verdict and the reproduction verdict."""
+    text = f"Δ {signed(delta.difference)} vs {versus_text(delta)}"
+    reproduced = f"; {delta.equivalence.verdict}" if delta.equivalence is not None else ""
     if not delta.tested:
-        return f"{text}; {delta.test}"
-    interval = interval_text(delta.low, delta.high, signed_values=True)
+        return f"{text}; {delta.test}{reproduced}"
     holm = (
-        f", Holm-adjusted p = {delta.p_adjusted:.3g} over {delta.family} test(s)"
+        f", Holm-adjusted p = {delta.p_adjusted:.3g} within {delta.family_name} ({delta.family} test(s))"
         if delta.p_adjusted is not None
         else ""
     )
     verdict = "significant" if delta.significant else "not significant"
-    return f"{text}; {delta.test}: 95% interval of Δ {interval}, p = {delta.p_value:.3g}{holm}: {verdict}"
+    return (
+        f"{text}; {delta.test}: {delta_interval_text(delta)}, p = {delta.p_value:.3g} (twice the smaller "
+        f"one-sided p){holm}: {verdict}{reproduced}"
+    )
 
 
 def summary_order(table: Table, summary: Summary) -> list[tuple[Row, SummaryRow | None]]:
@@ -101,6 +119,17 @@ def rank_text(cell: SummaryCell | None, entry: SummaryRow | None) -> str:
     if cell.rank is None:
         return ""
     return f"{cell.rank}{'=' if cell.tied else ''}"
+
+
+def row_rank_text(entry: SummaryRow | None, summary: Summary) -> str:
+    """A row's rank: on the main metric, else on the headline it is ranked on, named."""
+    if entry is None or entry.rank_index is None:
+        return ""
+    text = rank_text(entry.cells[entry.rank_index], entry)
+    main = summary.headlines.index(summary.main) if summary.main else None
+    if text and text != "ref" and entry.rank_index != main:
+        text += f" ({summary.headlines[entry.rank_index].label})"
+    return text
 
 
 def markdown(
@@ -122,11 +151,10 @@ def markdown(
         heads = " | ".join(_md(h.label) for h in summary.headlines)
         lines.append(f"| rank | model | setting | row | data | {heads} | flags |")
         lines.append("|---:|---|---|---|---|" + "---:|" * len(summary.headlines) + "---|")
-        main = summary.headlines.index(summary.main) if summary.main else None
         for entry in summary.rows:
             row = entry.row
             cells = " | ".join(_md(_summary_cell(c)) for c in entry.cells)
-            rank = rank_text(entry.cells[main], entry) if main is not None else ""
+            rank = row_rank_text(entry, summary)
             flags = "; ".join(paths.text(flag) for flag in row_flags(row))
             lines.append(
                 f"| {rank} | {_md(row.model)} | {_md(row.setting)} | {row.kind} | {_md(data_text(row, entry))} "
@@ -135,18 +163,22 @@ def markdown(
         deltas = [(entry, c) for entry in summary.rows for c in entry.cells if c.delta is not None]
         if deltas:
             lines += ["", "### Δ vs paper", ""]
-            lines.append("| model | column | Δ | vs | test | 95% interval of Δ | p | p (Holm) | significant |")
-            lines.append("|---|---|---:|---|---|---|---:|---:|---|")
+            lines.append(
+                "| model | column | Δ | vs | test | 95% interval | p | p (Holm, family) | significant | "
+                "reproduced (TOST) |"
+            )
+            lines.append("|---|---|---:|---|---|---|---:|---:|---|---|")
             for entry, c in deltas:
                 d = c.delta
-                versus = f"{d.paper.model} · {d.paper.setting}" + ("" if d.same_model else " (reference)")
                 p_value = f"{d.p_value:.3g}" if d.p_value is not None else ""
-                p_holm = f"{d.p_adjusted:.3g}" if d.p_adjusted is not None else ""
+                p_holm = f"{d.p_adjusted:.3g} ({d.family_name}, {d.family})" if d.p_adjusted is not None else ""
                 significant = ("yes" if d.significant else "no") if d.tested else ""
+                reproduced = d.equivalence.verdict if d.equivalence is not None else ""
                 lines.append(
                     f"| {_md(row_label(entry.row.model, entry.row.setting))} | {_md(c.headline.label)} | "
-                    f"{signed(d.difference)} | {_md(versus)} | {_md(d.test)} | "
-                    f"{interval_text(d.low, d.high, signed_values=True)} | {p_value} | {p_holm} | {significant} |"
+                    f"{signed(d.difference)} | {_md(versus_text(d))} | {_md(d.test)} | "
+                    f"{_md(delta_interval_text(d))} | {p_value} | {_md(p_holm)} | {significant} | "
+                    f"{_md(reproduced)} |"
                 )
     for title, columns in column_groups(table):
         lines += ["", f"### {title}", ""]
@@ -162,15 +194,16 @@ def markdown(
         lines += ["", "### Paired differences (A − B over the same documents)", ""]
         lines.append(
             f"{len(differences)} paired test(s); 95% intervals from each test's own procedure (p < 0.05 exactly "
-            "when it excludes 0); significant: Holm-adjusted p < 0.05 over all of them. Below: the comparisons "
+            "when it excludes 0); significant: Holm-adjusted p < 0.05 within the test's family (every test of the "
+            "same two rows, or of one run within itself). Below: the comparisons "
             f"within a run and the significant ones ({len(shown)} shown); every one is in the paired "
             "differences CSV."
         )
-        lines += ["", "| comparison | metric | docs | A − B | 95% CI | test | p | p (Holm) | significant |"]
+        lines += ["", "| comparison | metric | docs | A − B | 95% CI | test | p | p (Holm, family) | significant |"]
         lines.append("|---|---|---:|---:|---|---|---:|---:|---|")
         for d in shown:
             r = d.result
-            p_holm = f"{r.p_adjusted:.3g}" if r.p_adjusted is not None else ""
+            p_holm = _md(f"{r.p_adjusted:.3g} ({r.family_name}, {r.family})") if r.p_adjusted is not None else ""
             lines.append(
                 f"| {_md(d.label)} | {_md(d.metric)} | {r.n} | {r.difference:+.4f} | "
                 f"{interval_text(r.low, r.high, signed_values=True)} | {r.test} | {r.p_value:.3g} | {p_holm} | "
@@ -194,9 +227,10 @@ def markdown(
 def _summary_legend(summary: Summary, differences: Sequence[Difference]) -> str:
     return (
         "Each number with its 95% interval and its rank on that column among the rows of its group "
-        "(1 + the rows whose interval lies wholly above; `=` a tie; `ref`: the paper's rows, references, "
-        f"not ranked). {summary.tests} Δ-vs-paper test(s), Holm-adjusted together"
-        + (f"; {len(differences)} paired test(s), Holm-adjusted together." if differences else ".")
+        f"({RANK_RULE}; `=` a tie; `ref`: the paper's rows, references, not ranked). "
+        f"{summary.tests} Δ-vs-paper test(s), Holm-adjusted within each run row's own family; reproduced: the "
+        f"90% interval of Δ inside ±{summary.margin:g}"
+        + (f"; {len(differences)} paired test(s), Holm-adjusted within each pair of rows." if differences else ".")
     )
 
 
@@ -212,6 +246,14 @@ def _summary_cell(cell: SummaryCell) -> str:
     if cell.rank is not None:
         text += f" #{cell.rank}{'=' if cell.tied else ''}"
     return text
+
+
+# How a rank is read, in the words every output uses.
+RANK_RULE = (
+    "1 + the rows of its group significantly better on that column: by their paired test on the same "
+    "documents where both logged samples, else Fisher's exact test of the two counts, Holm-adjusted within "
+    "the pair's family"
+)
 
 
 # What a markdown renderer acts on in running text: raw HTML and autolinks (<), links and
@@ -251,9 +293,19 @@ HEADLINE_FIELDS = (
     "delta",
     "vs",
     "test",
+    "paper_items",
     "p",
     "p_holm",
+    "family",
+    "family_size",
     "significant",
+    "interval_of",
+    "test_low",
+    "test_high",
+    "reproduced",
+    "tost_low",
+    "tost_high",
+    "margin",
 )
 
 
@@ -274,9 +326,28 @@ def headline_fields(cell: SummaryCell, entry: SummaryRow) -> dict[str, object]:
         if delta is None
         else f"{delta.paper.model} · {delta.paper.setting}" + ("" if delta.same_model else " (reference)"),
         "test": "" if delta is None else delta.test,
+        "paper_items": "" if delta is None or delta.paper_items is None else delta.paper_items,
         "p": "" if delta is None or delta.p_value is None else repr(delta.p_value),
         "p_holm": "" if delta is None or delta.p_adjusted is None else repr(delta.p_adjusted),
+        "family": "" if delta is None or delta.p_adjusted is None else delta.family_name,
+        "family_size": "" if delta is None or delta.p_adjusted is None else delta.family,
         "significant": "" if delta is None or not delta.tested else delta.significant,
+        "interval_of": "" if delta is None or delta.low is None else delta.interval_of,
+        "test_low": "" if delta is None or delta.low is None else repr(delta.low),
+        "test_high": "" if delta is None or delta.high is None else repr(delta.high),
+        **_equivalence_fields(delta),
+    }
+
+
+def _equivalence_fields(delta: PaperDelta | None) -> dict[str, object]:
+    found = delta.equivalence if delta is not None else None
+    if found is None:
+        return {"reproduced": "", "tost_low": "", "tost_high": "", "margin": ""}
+    return {
+        "reproduced": found.equivalent,
+        "tost_low": repr(found.low),
+        "tost_high": repr(found.high),
+        "margin": found.margin,
     }
 
 
@@ -294,12 +365,11 @@ def write_csv(table: Table, summary: Summary, path: Path, paths: Paths) -> None:
         if column.key in with_pm:
             header.append(f"{column.label} ±")
     header.append("sources")
-    main = summary.headlines.index(summary.main) if summary.main else None
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(map(csv_cell, header))
         for row, entry in summary_order(table, summary):
-            rank = rank_text(entry.cells[main], entry) if entry is not None and main is not None else ""
+            rank = row_rank_text(entry, summary)
             flags = "; ".join(paths.text(flag) for flag in row_flags(row))
             line: list[object] = [rank, row.model, row.setting, row.kind, data_text(row, entry), flags]
             for index in range(len(summary.headlines)):
@@ -321,12 +391,11 @@ def write_csv(table: Table, summary: Summary, path: Path, paths: Paths) -> None:
 def write_json(table: Table, summary: Summary, differences: Sequence[Difference], path: Path, paths: Paths) -> None:
     """The same table as the CSV, for scripts: rows in rank order, each headline with its
     interval, rank and test, every metric's exact value; the tests' counts and correction."""
-    main = summary.headlines.index(summary.main) if summary.main else None
     rows = []
     for row, entry in summary_order(table, summary):
         rows.append(
             {
-                "rank": rank_text(entry.cells[main], entry) if entry is not None and main is not None else "",
+                "rank": row_rank_text(entry, summary),
                 "model": row.model,
                 "setting": row.setting,
                 "row": row.kind,
@@ -347,8 +416,21 @@ def write_json(table: Table, summary: Summary, differences: Sequence[Difference]
         "title": table.title,
         "main": summary.main.keys[0] if summary.main else None,
         "tests": {
-            "versus_paper": {"count": summary.tests, "correction": "holm", "alpha": ALPHA},
-            "paired": {"count": len(differences), "correction": "holm", "alpha": ALPHA},
+            "versus_paper": {
+                "count": summary.tests,
+                "correction": "holm",
+                "family": "each run row: its own tests against the paper",
+                "alpha": ALPHA,
+                "p": "central: twice the smaller one-sided p",
+                "reproduced": f"TOST: the 90% interval of Δ inside ±{summary.margin:g}",
+            },
+            "paired": {
+                "count": len(differences),
+                "correction": "holm",
+                "family": "each pair of rows (every test of those two), or one run's tests within itself",
+                "alpha": ALPHA,
+            },
+            "rank": RANK_RULE,
         },
         "rows": rows,
         "notes": [paths.text(note) for note in table.notes],
@@ -376,6 +458,8 @@ DIFFERENCE_COLUMNS = (
     "test",
     "p_value",
     "p_holm",
+    "family",
+    "family_size",
     "significant",
     "samples_a",
     "samples_b",
@@ -407,6 +491,8 @@ def write_differences_csv(differences: Sequence[Difference], path: Path, paths: 
                     r.test,
                     repr(r.p_value),
                     "" if r.p_adjusted is None else repr(r.p_adjusted),
+                    r.family_name,
+                    r.family,
                     r.significant,
                     *(paths.show(source) for source in d.sources),
                 ]

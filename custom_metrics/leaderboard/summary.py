@@ -9,25 +9,30 @@ and, on run rows, its Δ vs paper (``versus_paper``). Rows fall in groups:
   run, e.g. an IBE selector fitted on a ``--samples`` run), ranked among themselves;
 - **unranked**: rows with no finite headline number (NaN), by name.
 
-Ranks, as LMSYS Chatbot Arena ranks: per column, a row's rank is 1 + the number of rows of
-its group whose 95% interval lies wholly above its own, so rows whose intervals overlap share
-a rank (1, 1, 3), and every row gets a rank on each column it has a number and an interval
-for. The rank of a row is its rank on the paper's main metric (the first headline that is not
-a sanity check). The paper's rows are references, not contenders, unless asked for
-(``rank_published``); sanity checks (GEESE's hint = gold label) are never ranked on.
+Ranks come from the tests the page shows: per column, a row's rank is 1 + the number of
+rows of its group significantly better than it (Holm-adjusted p < 0.05 within the pair's
+family, ``ranks``): by the paired test on the documents both logged where the pair has one,
+else by Fisher's exact test of their two counts. Rows no test separates share a rank (1, 1,
+3); a number no test can take (a derived one with no count of items) is not ranked. The rank of a row is its rank on
+the paper's main metric (the first headline that is not a sanity check), or, for a row without
+it, on the first headline it is ranked on, named beside the rank. The paper's rows
+are references, not contenders, unless asked for (``rank_published``); sanity checks
+(GEESE's hint = gold label) are never ranked on.
 Rows are ordered by the main metric (rows without it after, by name); the page re-sorts.
 """
 
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from custom_metrics.common.leaderboard_types import Cell, Family, Headline, PaperSpec, Row, Table
+from custom_metrics.leaderboard import procedures
+from custom_metrics.leaderboard.differences import Difference, row_label
 from custom_metrics.leaderboard.evidence import Evidence, Outcomes, paper_evidence, run_evidence
+from custom_metrics.leaderboard.ranks import rank_group
 from custom_metrics.leaderboard.versus_paper import PaperDelta, adjust, paper_delta
 
 RANKED, LIMITED, UNRANKED = "ranked", "limited", "unranked"
@@ -46,6 +51,8 @@ class SummaryCell:
     evidence: Evidence | None = None  # its items and 95% interval
     rank: int | None = None  # its rank on this column within the row's group (None: not ranked)
     tied: int = 0  # how many other rows share that rank
+    compared: int = 0  # rows of its group a test compared it with on this column
+    unranked: str = ""  # why it has no rank, where it has a number
 
     @property
     def task(self) -> str | None:
@@ -65,7 +72,8 @@ class SummaryRow:
     row: Row
     cells: list[SummaryCell]
     group: str = UNRANKED
-    rank: int | None = None  # the rank on the main metric
+    rank: int | None = None  # the rank on the main metric, else on the first headline ranked
+    rank_index: int | None = None  # the headline that rank is on
     contender: bool = True  # False: a reference row (the paper's), shown but not ranked
 
     @property
@@ -84,6 +92,7 @@ class Summary:
     families: Mapping[str, Family]
     rows: list[SummaryRow] = field(default_factory=list)
     rank_published: bool = False
+    margin: float = procedures.EQUIVALENCE_MARGIN  # δ of the reproduction verdict
 
     @property
     def full_runs(self) -> bool:
@@ -96,14 +105,21 @@ class Summary:
 
     @property
     def tests(self) -> int:
-        """How many Δ-vs-paper tests the summary shows (the family Holm adjusts over)."""
+        """How many Δ-vs-paper tests the summary shows (in families of one run row each)."""
         return sum(delta.tested for delta in self.deltas)
 
 
 def build_summary(
-    table: Table, spec: PaperSpec, outcomes: Outcomes | None = None, rank_published: bool = False
+    table: Table,
+    spec: PaperSpec,
+    outcomes: Outcomes | None = None,
+    rank_published: bool = False,
+    differences: Sequence[Difference] = (),
+    margin: float = procedures.EQUIVALENCE_MARGIN,
 ) -> Summary:
-    """The summary of one paper's table; ``outcomes`` are the logged per-document outcomes by samples file."""
+    """The summary of one paper's table; ``outcomes`` are the logged per-document outcomes by
+    samples file, ``differences`` the tab's paired tests (their pair families' adjusted p
+    rank the rows), ``margin`` the δ of the reproduction verdict."""
     published = [row for row in table.rows if row.kind == "published"]
     headlines, families = spec.headlines, spec.families
     if not headlines:  # tasks of no paper: each task's first charted metric
@@ -115,17 +131,21 @@ def build_summary(
         if any(k in row.cells and row.cells[k].value is not None for row in table.rows for k in h.keys)
     ]
     main = next((h for h in present if not h.sanity), None) if not spec.headlines else spec.main
-    summary = Summary(tuple(present), main if main in present else None, families, rank_published=rank_published)
+    summary = Summary(
+        tuple(present), main if main in present else None, families, rank_published=rank_published, margin=margin
+    )
     for row in table.rows:
-        cells = [_cell(spec, headline, row, published, outcomes or {}) for headline in summary.headlines]
+        cells = [_cell(spec, headline, row, published, outcomes or {}, margin) for headline in summary.headlines]
         if any(cell.key for cell in cells):
             summary.rows.append(SummaryRow(row, cells, contender=row.kind == "run" or rank_published))
     _adjust(summary)
-    _rank(summary)
+    _rank(summary, differences)
     return summary
 
 
-def _cell(spec: PaperSpec, headline: Headline, row: Row, published: Sequence[Row], outcomes: Outcomes) -> SummaryCell:
+def _cell(
+    spec: PaperSpec, headline: Headline, row: Row, published: Sequence[Row], outcomes: Outcomes, margin: float
+) -> SummaryCell:
     key = next((key for key in headline.keys if key in row.cells and row.cells[key].value is not None), None)
     if key is None:
         return SummaryCell(headline, None, None)
@@ -133,7 +153,7 @@ def _cell(spec: PaperSpec, headline: Headline, row: Row, published: Sequence[Row
     cell = row.cells[key]
     if row.kind == "run":
         evidence = run_evidence(spec, row, key, cell, outcomes)
-        delta = paper_delta(spec, headline, row, key, published, evidence)
+        delta = paper_delta(spec, headline, row, key, published, evidence, margin)
     else:
         evidence, delta = paper_evidence(spec, row, key, cell), None
     return SummaryCell(
@@ -148,18 +168,25 @@ def _cell(spec: PaperSpec, headline: Headline, row: Row, published: Sequence[Row
     )
 
 
+def family_name(row: Row) -> str:
+    """The family of a run row's Δ-vs-paper tests, in words."""
+    return f"Δ vs paper of {row_label(row.model, row.setting)}"
+
+
 def _adjust(summary: Summary) -> None:
-    """Holm over every Δ-vs-paper test of the tab: one family."""
-    cells = [cell for entry in summary.rows for cell in entry.cells if cell.delta is not None]
-    for cell, delta in zip(cells, adjust([cell.delta for cell in cells])):
-        cell.delta = delta
+    """Holm within each run row's tests against the paper: one family per row, so a row's
+    stars depend on its own numbers only."""
+    for entry in summary.rows:
+        cells = [cell for cell in entry.cells if cell.delta is not None]
+        for cell, delta in zip(cells, adjust([cell.delta for cell in cells], family_name(entry.row))):
+            cell.delta = delta
 
 
 def _finite(value: float | None) -> bool:
     return value is not None and math.isfinite(value)
 
 
-def _rank(summary: Summary) -> None:
+def _rank(summary: Summary, differences: Sequence[Difference]) -> None:
     main_index = summary.headlines.index(summary.main) if summary.main else None
     for entry in summary.rows:
         main = entry.cells[main_index] if main_index is not None else None
@@ -167,12 +194,19 @@ def _rank(summary: Summary) -> None:
         limited = main.limited if main is not None and main.key else any(cell.limited for cell in entry.cells)
         entry.group = LIMITED if limited else RANKED if has_value else UNRANKED
     for group in (RANKED, LIMITED):
-        members = [e for e in summary.rows if e.group == group]
-        for index, headline in enumerate(summary.headlines):
-            if not headline.sanity:
-                _rank_column([e.cells[index] for e in members if e.contender])
-    for entry in summary.rows:
-        entry.rank = entry.cells[main_index].rank if main_index is not None else None
+        members = [e for e in summary.rows if e.group == group and e.contender]
+        columns = [i for i, headline in enumerate(summary.headlines) if not headline.sanity]
+        rank_group(
+            [row_label(e.row.model, e.row.setting) for e in members],
+            [[e.cells[i] for i in columns] for e in members],
+            differences,
+        )
+    order = [i for i, h in enumerate(summary.headlines) if not h.sanity]
+    if main_index is not None:
+        order = [main_index] + [i for i in order if i != main_index]
+    for entry in summary.rows:  # a row without the main metric (REG's without success) on what it has
+        entry.rank_index = next((i for i in order if entry.cells[i].rank is not None), main_index)
+        entry.rank = entry.cells[entry.rank_index].rank if entry.rank_index is not None else None
 
     def main_value(entry: SummaryRow) -> float:
         value = entry.cells[main_index].value if main_index is not None else None
@@ -182,17 +216,3 @@ def _rank(summary: Summary) -> None:
     summary.rows.sort(
         key=lambda e: (order[e.group], -main_value(e), e.row.kind != "run", e.row.model.lower(), e.row.setting)
     )
-
-
-def _rank_column(cells: list[SummaryCell]) -> None:
-    """Arena ranks on one column: 1 + the cells whose interval lies wholly above this one's."""
-    ranked = [cell for cell in cells if _finite(cell.value) and cell.interval is not None]
-    lows = sorted(cell.interval.low for cell in ranked)
-    for cell in ranked:
-        above = len(lows) - bisect_right(lows, cell.interval.high)  # lows above this high
-        cell.rank = 1 + above
-    counts: dict[int, int] = {}
-    for cell in ranked:
-        counts[cell.rank] = counts.get(cell.rank, 0) + 1
-    for cell in ranked:
-        cell.tied = counts[cell.rank] - 1

@@ -20,13 +20,13 @@ from custom_metrics.common.leaderboard_types import PaperSpec, Table
 from custom_metrics.leaderboard.differences import Difference
 from custom_metrics.leaderboard.display import Paths, hub_url
 from custom_metrics.leaderboard.numbers import cell_text, format_number, interval_text, p_text, signed
-from custom_metrics.leaderboard.procedures import ALPHA, BOOTSTRAP, EXACT_SHARE
-from custom_metrics.leaderboard.render import delta_words, rank_text, row_flags
+from custom_metrics.leaderboard.procedures import ALPHA, BOOTSTRAP, EXACT_SHARE, FISHER
+from custom_metrics.leaderboard.render import RANK_RULE, delta_words, rank_text, row_flags
 from custom_metrics.leaderboard.summary import LIMITED, RANKED, UNRANKED, Summary, SummaryCell, SummaryRow
 
 SHOWN_ON_PHONE = 2  # headline columns kept on a narrow screen; the rest collapse
 VERDICTS_SHOWN = 8
-SHORT_TESTS = {EXACT_SHARE: "binomial", BOOTSTRAP: "bootstrap"}
+SHORT_TESTS = {FISHER: "Fisher", EXACT_SHARE: "binomial", BOOTSTRAP: "bootstrap"}
 GROUP_TITLES = {
     RANKED: "Full runs, ranked, with the paper's rows as references",
     LIMITED: "Runs on part of the data (--limit, --samples), ranked apart: not comparable with the rows above",
@@ -66,6 +66,7 @@ def lead(spec: PaperSpec, summary: Summary) -> str:
         return "No summary: this table has no headline metric."
     index = summary.headlines.index(main)
     ranked = [r for r in summary.rows if r.group == RANKED and r.contender and r.rank is not None]
+    ranked = [r for r in ranked if r.rank_index == index]
     runs = [r for r in summary.rows if r.row.kind == "run"]
     text = []
     if ranked:
@@ -125,9 +126,10 @@ def _table(key: str, spec: PaperSpec, summary: Summary, context: SummaryContext)
     caption = (
         f"{spec.key.upper()} summary: one row per model and setting, ranked by {main.label}"
         f"{f' — {unit}' if unit else ''}. Each number with its 95% interval and its rank (#) on that "
-        "column: 1 + the rows whose interval lies wholly above it, so rows whose intervals overlap share a rank "
-        "(=). The paper's rows are references (ref). Δ: your number − the same model's in the paper, with the test "
-        f"it used; ✱ significant at p < {ALPHA:g} after Holm's correction over the tab's {summary.tests} test(s)."
+        f"column: {RANK_RULE}; rows no test separates share a rank (=). The paper's rows are references (ref). "
+        "Δ: your number − the same model's in the paper, with the test it used (p: twice the smaller one-sided p) "
+        f"and Holm's p within the run row's own tests; ✱ significant at p < {ALPHA:g} after that correction; "
+        f"✓ reproduced: the 90% interval of Δ inside ±{summary.margin:g}."
         if main
         else f"{spec.key.upper()} summary"
     )
@@ -197,9 +199,12 @@ def _row(
         classes.append("limited")
     if entry.config_differences:
         classes.append("other-config")
-    main = entry.cells[main_index] if main_index >= 0 else None
+    main = entry.cells[entry.rank_index] if entry.rank_index is not None else None
     rank = rank_text(main, entry)
-    sort = "" if main is None or main.rank is None or not entry.contender else str(main.rank)
+    own = entry.rank_index != main_index  # ranked on another column: sorts after the ranked rows
+    if rank and rank != "ref" and own:
+        rank += f" ({main.headline.label})"
+    sort = "" if main is None or main.rank is None or not entry.contender or own else str(main.rank)
     title = _rank_title(main, entry)
     cells = [
         f'<td class="rank" data-sort="{sort}"{f" title={_quoted(title)}" if title else ""}>{_e(rank) or "–"}</td>',
@@ -231,11 +236,13 @@ def _rank_title(cell: SummaryCell | None, entry: SummaryRow) -> str:
     if not entry.contender:
         return "a reference row (the paper's), not ranked; --rank-published ranks it"
     if cell.rank is None:
-        reason = cell.evidence.reason if cell.evidence is not None else ""
-        return f"not ranked: no 95% interval ({reason})" if reason else "not ranked"
+        return cell.unranked or "not ranked"
     above = cell.rank - 1
     tie = f"; tied with {cell.tied} other row(s)" if cell.tied else ""
-    return f"{above} row(s) of this group have a 95% interval wholly above this one{tie}"
+    return (
+        f"{above} row(s) of this group significantly better on this column, of {cell.compared} a test "
+        f"compared it with (paired test, else Fisher's on the counts; Holm within each pair){tie}"
+    )
 
 
 def _model_cell(entry: SummaryRow, paths: Paths) -> str:
@@ -277,7 +284,8 @@ def _score(cell: SummaryCell, entry: SummaryRow, context: SummaryContext) -> str
         parts.append(f'<span class="ci" title="{_e(title)}">{_e(interval_text(interval.low, interval.high))}</span>')
     ranked = rank_text(cell, entry)
     if ranked and ranked != "ref" and not cell.headline.sanity:
-        parts.append(f'<span class="col-rank" title="its rank on this column">#{_e(ranked)}</span>')
+        title = f"its rank on this column: {_rank_title(cell, entry)}"
+        parts.append(f'<span class="col-rank" title="{_e(title)}">#{_e(ranked)}</span>')
     if cell.delta is not None:
         parts.append(_delta(cell, context))
     return "".join(parts)
@@ -290,19 +298,26 @@ def _delta(cell: SummaryCell, context: SummaryContext) -> str:
     if context.first_paper_setting.get(delta.paper.model, delta.paper.setting) != delta.paper.setting:
         versus += f" ({delta.paper.setting})"
     if delta.tested:
+        holm = f", Holm {p_text(delta.p_adjusted)[2:]}" if delta.p_adjusted is not None and delta.family > 1 else ""
         verdict = (
-            f"{SHORT_TESTS.get(delta.test, delta.test)} {p_text(delta.p_value)}{' ✱' if delta.significant else ''}"
+            f"{SHORT_TESTS.get(delta.test, delta.test)} {p_text(delta.p_value)}{holm}"
+            f"{' ✱' if delta.significant else ''}"
         )
     elif delta.same_model:
         verdict = "no test"
     else:
         verdict = "reference line, not tested"
     title = f"{delta_words(delta)} (the paper's number: {delta.paper.cells[delta.key].text})"
+    reproduced = ""
+    if delta.equivalence is not None:
+        within = f"within ±{delta.equivalence.margin:g}"
+        mark = f"✓ {within}" if delta.equivalence.equivalent else f"not shown {within}"
+        reproduced = f'<span class="reproduced">{_e(mark)}</span>'
     return (
         f'<span class="delta{" sig" if delta.significant else ""}{"" if delta.same_model else " reference"}" '
         f'title="{_e(title)}">'
         f'Δ {signed(delta.difference)}<span class="versus"> vs {_e(versus)}</span>'
-        f'<span class="test">{_e(verdict)}</span></span>'
+        f'<span class="test">{_e(verdict)}</span>{reproduced}</span>'
     )
 
 
@@ -351,15 +366,22 @@ def _definitions(key: str, spec: PaperSpec, summary: Summary) -> str:
         "Clopper-Pearson interval of its k of n items, n counted from the logged samples or the results file; of "
         "a difference of two tasks on the same documents (effectiveness): a paired bootstrap over the documents. "
         "The paper's rows: from the items the paper states. None where neither is known.</dd>"
-        "<dt>Rank</dt><dd>Per column, as Chatbot Arena ranks: 1 + the rows of the group whose 95% interval lies "
-        "wholly above this row's; rows whose intervals overlap share a rank (=). Runs on part of the data are "
-        "ranked apart; the paper's rows are references (ref) unless the page was built with --rank-published.</dd>"
-        "<dt>Δ</dt><dd>Your number minus the paper's. Tested only against the same model's row: the exact "
-        "binomial test of your k of n items against the paper's number (its interval is your share's "
-        "Clopper-Pearson interval, so p &lt; 0.05 exactly when the paper's number lies outside it); a difference "
-        "of two tasks by the paired bootstrap. A run whose n could not reach p &lt; 0.05, or whose items are "
-        "unknown, says “no test” and why. Another model's row (the paper's reference model) is a reference line, "
-        f"never tested. ✱: significant after Holm's correction over the {summary.tests} test(s) of this tab.</dd>"
+        f"<dt>Rank</dt><dd>Per column: {_e(RANK_RULE)}. Rows no test separates share a rank (=); a row no test "
+        "compares with another is not ranked. Runs on part of the data are ranked apart; the paper's rows are "
+        "references (ref) unless the page was built with --rank-published.</dd>"
+        "<dt>Δ</dt><dd>Your number minus the paper's. Tested only against the same model's row, the paper's "
+        "number being an estimate from the items it states: Fisher's exact test of your k of n against the "
+        "paper's k of n, with the conditional exact 95% interval of their odds ratio (p &lt; 0.05 exactly when "
+        "it excludes 1); where the paper states no n, the exact binomial test against its number taken as "
+        "fixed; a difference of two tasks by the paired bootstrap. Every p is central: twice the smaller "
+        "one-sided p (scipy's default two-sided p, “minlike”, can be smaller). A run whose n could not reach "
+        "p &lt; 0.05, or whose items are unknown, says “no test” and why. Another model's row (the paper's "
+        "reference model) is a reference line, never tested. ✱: significant after Holm's correction within "
+        "the run row's own tests against the paper (its family), so other runs on the page never move it.</dd>"
+        f"<dt>Reproduced (✓)</dt><dd>Equivalence within ±{summary.margin:g} of the paper's share "
+        "(--equivalence-margin): two one-sided tests at level 0.05, read as the 90% interval of the difference "
+        "(Newcombe's hybrid score interval) lying inside ±δ. “Not shown within” is no evidence of a "
+        "difference: the run or the paper may have too few items.</dd>"
         "</dl></details>"
     )
 
@@ -373,7 +395,11 @@ def verdicts(differences: Sequence[Difference], spec: PaperSpec) -> str:
     for difference in ordered[:VERDICTS_SHOWN]:
         result = difference.result
         interval = interval_text(result.low, result.high, signed_values=True)
-        holm = f", Holm {result.p_adjusted:.3g}" if result.p_adjusted is not None else ""
+        holm = (
+            f", Holm {result.p_adjusted:.3g} within {result.family_name} ({result.family})"
+            if result.p_adjusted is not None
+            else ""
+        )
         mark = "✱ significant" if result.significant else "not significant"
         items.append(
             f'<li class="{"sig" if result.significant else ""}"><strong>{_e(mark)}</strong>: '
@@ -388,6 +414,7 @@ def verdicts(differences: Sequence[Difference], spec: PaperSpec) -> str:
         f"<p>{len(differences)} test(s): two runs (or two settings of one run) that logged the same documents, "
         "compared document by document: McNemar's exact test for 0/1 outcomes, else a paired bootstrap; each 95% "
         "interval comes from its test's own procedure (p &lt; 0.05 exactly when it excludes 0). Significant: "
-        f"Holm-adjusted p &lt; 0.05 over all {len(differences)}.</p>"
+        "Holm-adjusted p &lt; 0.05 within the test's family: every test of the same two rows, or of one run "
+        "within itself.</p>"
         f"<ul>{''.join(items)}</ul>{tail}</section>"
     )

@@ -6,6 +6,11 @@ Choices a reader must know about, stated in every rendered table's notes:
   an IBE report) joins its model's row when that model has one setting;
 - when a model has several runs of a task in one setting, the newest is used and the
   others are listed;
+- runs of one model and setting made differently (full data or cut short, harness version
+  recorded or which) that would meet in one row (a task
+  run both ways, or the two tasks of a paper's comparison such as GEESE's effectiveness) are
+  kept apart, each batch a row of its own named by how it differs (``separate_batches``), so
+  no row's numbers, or a difference derived from two of them, mix documents or harnesses;
 - ± on run rows is the harness' stderr; on published rows it is what the paper printed;
 - runs cut short with ``--limit`` or ``--samples`` are flagged: they are not comparable
   with full-data rows.
@@ -18,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from custom_metrics.common.leaderboard_types import Cell, Column, PaperSpec, Row, Table
 from custom_metrics.common.published import PublishedRow, plain
@@ -37,6 +42,71 @@ class Chosen:
     runs: list[TaskRun]
     notes: dict[str, list[str]]  # task -> notes naming the files passed over
     passed: dict[tuple[str, str], list[str]]  # (results file, task in it) of a chosen run -> older files
+
+
+def _batch(run: TaskRun) -> tuple[str, str]:
+    """How a run was made, as far as its numbers can differ by it: its documents (all, or cut
+    short how) and its harness. A task config that is not the suite's is a task's own, flagged
+    on it (``config_differences``), not a batch's."""
+    if run.subset is None:
+        documents = "full data"
+    else:
+        documents = f"--limit {run.limit:g}" if run.limit is not None else "part of the data"
+    return documents, f"harness {run.harness_version}" if run.harness_version else "harness version not recorded"
+
+
+def separate_batches(runs: Sequence[TaskRun]) -> list[TaskRun]:
+    """Runs of one model and setting made differently, renamed apart where they would meet in
+    one row: each batch's model name gets how it differs from the others (``org/m [--limit 24;
+    harness version not recorded]``); ``model_id`` keeps the model, so each batch still meets
+    the paper's row of its model."""
+    shown = [_as_shown(run) for run in runs]
+    settings: dict[str, set[str]] = {}
+    for run in shown:
+        if run.setting:
+            settings.setdefault(run.model, set()).add(run.setting)
+    groups: dict[tuple[str, str], list[tuple[TaskRun, str]]] = {}
+    for original, run in zip(runs, shown):  # as ``run_rows`` makes rows: no setting joins the model's only one
+        known = settings.get(run.model, set())
+        setting = run.setting or (next(iter(known)) if len(known) == 1 else "")
+        groups.setdefault((run.model, setting), []).append((original, run.task))
+    renamed: dict[int, TaskRun] = {}
+    for group in groups.values():
+        batches: dict[tuple[str, str], set[str]] = {}
+        for run, task in group:
+            batches.setdefault(_batch(run), set()).add(task)
+        if len(batches) < 2 or not _would_meet(list(batches.values())):
+            continue
+        differing = [i for i in range(2) if len({key[i] for key in batches}) > 1]
+        for run, _ in group:
+            words = "; ".join(part for i, part in enumerate(_batch(run)) if i in differing)
+            renamed[id(run)] = replace(run, model=f"{run.model} [{words}]", model_id=run.model_id or run.model)
+    return [renamed.get(id(run), run) for run in runs]
+
+
+def _as_shown(run: TaskRun) -> TaskRun:
+    """The run as its paper's ``adjust_runs`` hook shows it (REG's mode in the setting, the GEESE
+    authors' task names read as ours): the row and task it will land in."""
+    spec = paper_of(run.task)
+    if spec.adjust_runs is None:
+        return run
+    found = spec.adjust_runs([run], [])
+    return found[0] if found else run
+
+
+def _would_meet(batches: list[set[str]]) -> bool:
+    """Whether tasks of different batches would share a row's numbers: one task in two batches,
+    or a paper comparison's two tasks (GEESE effectiveness) in two."""
+    for i, first in enumerate(batches):
+        for second in batches[i + 1 :]:
+            if first & second:
+                return True
+            for task in first | second:
+                for comparison in paper_of(task).comparisons:
+                    pair = {comparison.task, comparison.baseline}
+                    if pair & first and pair & second and pair <= first | second:
+                        return True
+    return False
 
 
 def newest_runs(runs: Sequence[TaskRun]) -> Chosen:

@@ -8,19 +8,22 @@ the page.
 
 Only the same model's row is tested: a different model's number is a reference line, its
 Δ shown with no test (a test would ask whether two models differ, which no row here can
-answer). The test treats the paper's number as fixed, the full test set's value, and the
-run's items as a sample of them (``procedures``):
+answer). The paper's number is an estimate too, from the items the paper states
+(``evidence.paper_evidence``), so (``procedures``):
 
-- a share (accuracy, consistency, REG's success of |N|): the exact binomial test of the
-  run's k of n against the paper's number, with the Clopper-Pearson interval of the run's
-  share, moved by the paper's number: the interval of Δ. A run too small for any outcome to
-  reach p < 0.05 says so instead of a p;
+- a share (accuracy, consistency, REG's success of |N|) whose paper n is known: Fisher's
+  exact test of the run's k of n against the paper's k of n, with the conditional exact
+  interval of their odds ratio, and the reproduction verdict: TOST equivalence within ±δ
+  (``--equivalence-margin``) by the 90% interval of the difference. Where the paper states
+  no n, the exact binomial test against the paper's number taken as fixed, said so. A run
+  too small for any outcome to reach p < 0.05 says so instead of a p;
 - a difference of two tasks on the same documents (GEESE's effectiveness): the paired
-  bootstrap of the per-document differences against the paper's difference;
+  bootstrap of the per-document differences against the paper's difference (taken as fixed);
 - anything else (no count of items, a mean over split runs): "no test", saying why.
 
-Every p and interval come from one procedure, named in the cell; the stars are Holm-adjusted
-over the tab's tests (``adjust``).
+Every p and interval come from one procedure, named in the cell. The stars are Holm-adjusted
+within the run row's own family, its tests against the paper (``adjust``), so another run on
+the page never moves them.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from dataclasses import dataclass, replace
 
 from custom_metrics.common.leaderboard_types import Cell, Headline, PaperSpec, Row
 from custom_metrics.leaderboard import procedures
-from custom_metrics.leaderboard.evidence import Evidence
+from custom_metrics.leaderboard.evidence import Evidence, paper_evidence
 from custom_metrics.leaderboard.procedures import ALPHA
 
 REFERENCE = "no test: another model's number, a reference line"
@@ -44,13 +47,17 @@ class PaperDelta:
     key: str  # its column
     same_model: bool  # False: the paper's reference model (the run's model is not in the paper)
     difference: float  # run - paper
-    test: str  # the procedure (procedures.EXACT_SHARE, BOOTSTRAP), or "no test: why"
+    test: str  # the procedure (procedures.FISHER, EXACT_SHARE, BOOTSTRAP), or "no test: why"
     p_value: float | None
-    low: float | None = None  # 95% interval of the difference, from the same procedure
+    low: float | None = None  # 95% interval of ``interval_of``, from the same procedure
     high: float | None = None
     items: int | None = None  # the run's items the test rests on
-    p_adjusted: float | None = None  # Holm over the tab's tests (``adjust``)
+    p_adjusted: float | None = None  # Holm within the run row's family (``adjust``)
     family: int = 0  # how many tests that adjustment was over
+    family_name: str = ""  # which family, in words
+    interval_of: str = "Δ"  # "Δ", or "odds ratio" (Fisher's interval)
+    paper_items: int | None = None  # the paper's n the test took its number from (None: taken as fixed)
+    equivalence: procedures.Equivalence | None = None  # the reproduction verdict (TOST within ±δ)
 
     @property
     def tested(self) -> bool:
@@ -95,7 +102,13 @@ def paper_row(spec: PaperSpec, headline: Headline, run: Row, published: Sequence
 
 
 def paper_delta(
-    spec: PaperSpec, headline: Headline, run: Row, key: str, published: Sequence[Row], evidence: Evidence
+    spec: PaperSpec,
+    headline: Headline,
+    run: Row,
+    key: str,
+    published: Sequence[Row],
+    evidence: Evidence,
+    margin: float = procedures.EQUIVALENCE_MARGIN,
 ) -> PaperDelta | None:
     """Δ of the run's ``key`` cell against its paper row; tested only against the same model."""
     cell = run.cells.get(key)
@@ -113,6 +126,9 @@ def paper_delta(
     if evidence.k is not None and evidence.n is not None:
         if not 0 <= theirs <= 1:
             return replace(base, test="no test: the paper's number is not a share")
+        stated = paper_evidence(spec, paper, paper_key, paper.cells[paper_key])
+        if stated.k is not None and stated.n is not None:
+            return _two_sample(base, theirs, (evidence.k, evidence.n), (stated.k, stated.n), margin)
         if not procedures.testable(evidence.n, theirs):
             smallest = procedures.smallest_p(evidence.n, theirs)
             return replace(
@@ -139,13 +155,44 @@ def paper_delta(
     )
 
 
-def adjust(deltas: Sequence[PaperDelta]) -> list[PaperDelta]:
-    """The deltas with their Holm-adjusted p over every tested one (untested ones unchanged)."""
+def _two_sample(
+    base: PaperDelta, theirs: float, run: tuple[int, int], paper: tuple[int, int], margin: float
+) -> PaperDelta:
+    """The run's k of n against the paper's k of n (its printed number ``theirs``): Fisher's
+    test and the TOST verdict."""
+    (k, n), (k_paper, n_paper) = run, paper
+    if procedures.fisher_smallest_p(n, k_paper, n_paper) >= ALPHA:
+        smallest = procedures.fisher_smallest_p(n, k_paper, n_paper)
+        return replace(
+            base,
+            test=f"no test: {n} item(s) are too few to test against {theirs:g} on the paper's {n_paper} "
+            f"(the smallest p any outcome could reach is {smallest:.2g})",
+            items=n,
+            paper_items=n_paper,
+            equivalence=procedures.equivalence(k, n, k_paper, n_paper, margin),
+        )
+    outcome = procedures.fisher_test(k, n, k_paper, n_paper)
+    return replace(
+        base,
+        test=procedures.FISHER,
+        p_value=outcome.p_value,
+        low=outcome.interval.low,
+        high=outcome.interval.high,
+        items=n,
+        interval_of="odds ratio",
+        paper_items=n_paper,
+        equivalence=procedures.equivalence(k, n, k_paper, n_paper, margin),
+    )
+
+
+def adjust(deltas: Sequence[PaperDelta], family_name: str) -> list[PaperDelta]:
+    """One family's deltas (a run row's tests against the paper) with their Holm-adjusted p
+    over its tested ones (untested ones unchanged)."""
     tested = [i for i, delta in enumerate(deltas) if delta.tested]
-    adjusted = procedures.holm([deltas[i].p_value for i in tested])
+    adjusted = procedures.holm_groups([deltas[i].p_value for i in tested], [0] * len(tested))
     found = list(deltas)
     for i, p in zip(tested, adjusted):
-        found[i] = replace(deltas[i], p_adjusted=p, family=len(tested))
+        found[i] = replace(deltas[i], p_adjusted=float(p), family=len(tested), family_name=family_name)
     return found
 
 

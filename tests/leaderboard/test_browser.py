@@ -235,7 +235,8 @@ def test_summary_ranks_rows_and_keeps_limited_runs_apart(open_page) -> None:
     # references the authors' repository run (named so, never "paper") and Table 2; then the
     # hostile run, which has no Llama-3 explanation number (ranked on the columns it has).
     expect(ranked).to_have_count(4)
-    assert ranked.locator("td.rank").all_inner_texts() == ["ref", "1", "ref", "–"]
+    texts = ranked.locator("td.rank").all_inner_texts()
+    assert texts[:3] == ["ref", "1", "ref"] and re.fullmatch(r"1=? \(no hint\)", texts[3]), texts
     expect(ranked.nth(3).locator("td.h1 .col-rank")).to_have_text(re.compile(r"^#1=?$"))
     expect(ranked.nth(0).locator("th.model")).to_contain_text("authors' repository run")
     expect(ranked.nth(0).locator(".badge.origin")).to_have_text("authors' repository run")
@@ -277,12 +278,12 @@ def test_delta_vs_paper_says_its_test_and_another_models_row_is_a_reference(open
     page = index(open_page, "geese&limited=shown")
     full = summary_rows(page, "geese", "ranked").filter(has_text=AUTHORS_FULL)
     delta = full.locator("td.main .delta")
-    expect(delta.locator(".test")).to_have_text("binomial p = 1.00")  # their file's 625/800 vs the printed 0.7812
+    expect(delta.locator(".test")).to_contain_text("Fisher p = 1.00")  # their file's 625/800 vs the paper's 625/800
     expect(delta).to_contain_text("Δ +0.0000 vs paper")
-    assert "exact binomial test (Clopper-Pearson interval)" in delta.get_attribute("title")
+    assert "Fisher's exact test, central (conditional exact interval of the odds ratio)" in delta.get_attribute("title")
     early = summary_rows(page, "geese", "limited").filter(has_text="--limit 24")
     expect(early.locator("td.main .delta")).to_contain_text("Δ -0.1562 vs paper")
-    expect(early.locator("td.main .delta .test")).to_have_text("binomial p = 0.12")  # 15 of 24 vs 0.7812
+    expect(early.locator("td.main .delta .test")).to_contain_text("Fisher p = 0.13")  # 15 of 24 vs 625 of 800
     # A model the paper lacks: a reference line against the reference model, named; never tested.
     hostile = page.locator("#summary-geese tbody tr").filter(has_text="alert('name')")
     line = hostile.locator("td.h1 .delta.reference")  # its no-hint accuracy
@@ -290,7 +291,7 @@ def test_delta_vs_paper_says_its_test_and_another_models_row_is_a_reference(open
     expect(line.locator(".test")).to_have_text("reference line, not tested")
     assert hostile.locator(".delta.sig, td.significant").count() == 0
     # The tab says how many tests it shows; the paired verdicts sit under the summary.
-    expect(page.locator("#panel-geese p.meta")).to_contain_text("Δ vs paper (Holm-adjusted together)")
+    expect(page.locator("#panel-geese p.meta")).to_contain_text("Δ vs paper (Holm-adjusted within each run row's")
     verdicts = page.locator("#panel-geese .view-summary .verdicts")
     expect(verdicts).to_be_visible()
     expect(verdicts).to_contain_text("McNemar's exact test")
@@ -389,7 +390,7 @@ def test_column_picker_and_definitions_by_keyboard(open_page) -> None:
     expect(define).to_have_attribute("aria-expanded", "true")
     page.locator("#panel-geese details.definitions summary").focus()
     page.keyboard.press("Enter")
-    expect(page.locator("#panel-geese details.definitions dl")).to_contain_text("exact binomial test")
+    expect(page.locator("#panel-geese details.definitions dl")).to_contain_text("Fisher's exact test")
     # The picked columns are in the URL, and opening it restores them.
     assert "cols=h2" in page.evaluate("location.hash")
     again = index(open_page, page.evaluate("location.hash")[1:])

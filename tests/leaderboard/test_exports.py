@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from custom_metrics.cli import main as explain_eval
+from custom_metrics.leaderboard.procedures import FISHER
 from custom_metrics.leaderboard.sample_pages import ROWS_PER_PAGE
 from tests.leaderboard.test_statistics import write_run
 
@@ -45,10 +46,11 @@ def test_exports_are_leaderboards_in_rank_order_with_relative_paths(tmp_path: Pa
     assert full["geese_llama3/acc rank"] == "1" and float(full["geese_llama3/acc ci_low"]) < 0.775 < float(
         full["geese_llama3/acc ci_high"]
     )
-    assert full["geese_llama3/acc test"] == "exact binomial test (Clopper-Pearson interval)"
+    assert full["geese_llama3/acc test"] == FISHER and full["geese_llama3/acc paper_items"] == "800"
     assert float(full["geese_llama3/acc delta"]) == 0.775 - 0.7812 and full["geese_llama3/acc p"]
     assert full["geese_llama3/acc vs"] == "Llama-3-8B · zero-shot, M2"
     assert full["geese_llama3/acc significant"] == "False" and full["geese_llama3/acc p_holm"]
+    assert full["geese_llama3/acc family"] == f"Δ vs paper of {llama}" and full["geese_llama3/acc reproduced"]
     cut = runs_only[-1]
     assert cut["data"] == "⚠ part of the data: --limit 4, 4 docs" and cut["rank"] == "1"
     # the published rows holding the ranked column are references; CALAMITA's (other columns) have no rank
@@ -71,13 +73,14 @@ def test_exports_are_leaderboards_in_rank_order_with_relative_paths(tmp_path: Pa
     cut_line = next(line for line in lines if "org/cut" in line)
     assert "⚠ part of the data: --limit 4, 4 docs" in cut_line  # on the row, not in a footnote
     assert "| 1 |" in cut_line
-    assert "exact binomial test (Clopper-Pearson interval)" in markdown.split("### Δ vs paper", 1)[1]
+    assert FISHER in markdown.split("### Δ vs paper", 1)[1]
 
     with (out / "geese_differences.csv").open(newline="", encoding="utf-8") as handle:
         differences = list(csv.DictReader(handle))
     pair = next(row for row in differences if row["a"] == "org/pair")
     assert pair["samples_a"] == "runs/other/a/samples_geese_noexp_2026-01-02T03-04-05.000000.jsonl"
     assert all(row["samples_a"].startswith("runs/") and row["p_holm"] for row in differences)
+    assert all(row["family"] in (f"{row['a']} vs {row['b']}", f"within {row['a']}") for row in differences)
     for path in out.rglob("*"):
         if path.is_file() and path.suffix in (".csv", ".md", ".json", ".html", ".js"):
             text = path.read_text(encoding="utf-8")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from scipy import stats
+from scipy.stats.contingency import odds_ratio
 
 from custom_metrics.common.display_names import friendly_spec
 from custom_metrics.common.leaderboard_types import Cell, Row
@@ -21,9 +22,9 @@ from custom_metrics.ibe.selection import FULL_TEST_QUESTIONS, load_ibe_tables, n
 from custom_metrics.leaderboard import charts
 from custom_metrics.leaderboard.display import Paths, hub_id, hub_url
 from custom_metrics.leaderboard.evidence import run_evidence
-from custom_metrics.leaderboard.procedures import EXACT_SHARE, share_interval
+from custom_metrics.leaderboard.procedures import FISHER, share_interval
 from custom_metrics.leaderboard.registry import OTHER
-from custom_metrics.leaderboard.render import cell_text, signed
+from custom_metrics.leaderboard.render import cell_text, row_flags, signed
 from custom_metrics.leaderboard.summary import LIMITED, RANKED, UNRANKED, build_summary
 from custom_metrics.leaderboard.tables import build_tables
 from custom_metrics.leaderboard.task_configs import config_difference, suite_configs
@@ -72,22 +73,24 @@ def test_authors_full_run_ranks_with_the_paper_and_their_24_doc_runs_apart() -> 
     assert full.rank == 1 and by_group[RANKED][1].cells[-1].rank is None
 
 
-def test_delta_vs_paper_for_llama_3_8b_is_an_exact_binomial_test() -> None:
+def test_delta_vs_paper_for_llama_3_8b_is_fishers_exact_test() -> None:
     geese = tables_of(AUTHORS)["geese"]
     summary = build_summary(geese, GEESE)
     early = next(e for e in summary.rows if e.group == LIMITED)
-    delta = early.cells[0].delta  # geese_llama3 acc 15 of 24 docs vs Table 2's 0.7812
-    assert delta.same_model and delta.paper.model == "Llama-3-8B" and delta.test == EXACT_SHARE
-    assert delta.difference == pytest.approx(0.625 - 0.7812)
-    lower = stats.binomtest(15, 24, 0.7812, alternative="less").pvalue
+    delta = early.cells[0].delta  # geese_llama3 acc 15 of 24 docs vs Table 2's 0.7812 of 800 (625)
+    assert delta.same_model and delta.paper.model == "Llama-3-8B" and delta.test == FISHER
+    assert delta.difference == pytest.approx(0.625 - 0.7812) and delta.paper_items == 800
+    table = [[15, 9], [625, 175]]
+    lower = stats.fisher_exact(table, alternative="less").pvalue
     assert delta.p_value == pytest.approx(min(1, 2 * lower))  # twice the smaller one-sided p
-    ci = stats.binomtest(15, 24).proportion_ci(method="exact")
-    assert (delta.low, delta.high) == pytest.approx((ci.low - 0.7812, ci.high - 0.7812))
-    assert not delta.significant and delta.low < 0 < delta.high  # 24 docs cannot tell 0.625 from 0.78
+    ci = odds_ratio(table, kind="conditional").confidence_interval()
+    assert (delta.low, delta.high) == pytest.approx((ci.low, ci.high)) and delta.interval_of == "odds ratio"
+    assert not delta.significant and delta.low < 1 < delta.high  # 24 docs cannot tell 0.625 from 0.78
     effectiveness = next(c for c in early.cells if c.key == "geese_llama3/effectiveness")
     assert effectiveness.delta.p_value is None and "needs both tasks' logged samples" in effectiveness.delta.test
-    # Holm over the tab's tests: the adjusted p is never below the raw one, and the family is counted
-    assert delta.p_adjusted >= delta.p_value and delta.family == summary.tests > 1
+    # Holm within the row's own tests: the adjusted p is never below the raw one, the family is named
+    assert delta.p_adjusted >= delta.p_value and 1 < delta.family < summary.tests
+    assert delta.family_name == "Δ vs paper of meta-llama/Meta-Llama-3-8B · zero-shot"
 
 
 def test_a_model_the_paper_lacks_is_a_reference_line_never_tested(tmp_path: Path) -> None:
@@ -298,10 +301,18 @@ def test_charts_keep_a_paper_row_and_mark_missing_values(tmp_path: Path) -> None
     assert len(papers) == 5 and "Gemma-4-31B-it · non-thinking (paper)" in papers
     run = next(trace for trace in figure["data"] if trace["name"].startswith("org/x"))
     assert run["text"][0] == "n/a" and run["marker"]["pattern"]["shape"] == "/"  # NaN, on part of the data
+    assert run["y"][0] is None  # drawn as missing: no bar, not one of height 0
     # A row's colour is a function of its names alone (its place on the chart, the other rows: nothing).
     paper = reg.rows[1]
     assert charts.colour(Row(paper.model, "published", [], setting=paper.setting)) == charts.colour(paper)
     assert charts.colour(paper).startswith("hsl(215, 8%")  # the paper's rows: greys
+    # Models on one page get distinct hues of the palette, 30° apart, even where names collide.
+    names = [f"org/model-{i}" for i in range(12)]
+    hues = charts.model_hues(names)
+    assert sorted(hues.values()) == list(charts.HUES)
+    assert len({charts._hash(name) % len(charts.HUES) for name in names}) < 12  # some names wanted one slot
+    alone = charts.model_hues(["org/model-0"])["org/model-0"]
+    assert alone == charts.HUES[charts._hash("org/model-0") % 12]
     run_colour = charts.colour(Row("org/x", "run", [], setting="zero-shot"))
     assert run_colour == charts.colour(Row("org/x", "run", ["other"], setting="zero-shot"))
     assert run_colour.split(",")[0] == charts.colour(Row("org/x", "run", [], setting="five-shot")).split(",")[0]
@@ -315,3 +326,8 @@ def test_other_tasks_get_a_summary_too(tmp_path: Path) -> None:
     summary = build_summary(other, OTHER)
     assert [h.keys for h in summary.headlines] == [("arc_easy/acc",)]
     assert summary.rows[0].rank == 1
+
+
+def test_a_file_passed_over_for_several_tasks_is_named_once() -> None:
+    row = Row("m", "run", [], passed_over=["runs/a.json", "runs/a.json", "runs/b.json", "runs/a.json"])
+    assert row_flags(row) == ["newer run used; passed over: runs/a.json, runs/b.json"]

@@ -160,8 +160,11 @@ const explainEval = {
         const source = ranked ? row.querySelector(`td.${ranked}`) : null;
         const cell = row.querySelector("td.rank");
         if (source && cell) {
-          cell.textContent = source.dataset.rank || "–";
-          cell.dataset.sort = source.dataset.rankSort || "";
+          // A row without the main metric keeps its own rank (on the column it has, named).
+          if (cell.dataset.own === undefined) cell.dataset.own = cell.textContent;
+          const own = ranked === table.querySelector("thead th.main")?.dataset.col && !source.dataset.rank;
+          cell.textContent = own ? cell.dataset.own : source.dataset.rank || "–";
+          cell.dataset.sort = own ? "" : source.dataset.rankSort || "";
         }
       });
       const key = (row) => {
