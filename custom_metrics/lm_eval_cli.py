@@ -66,8 +66,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from lm_eval.__main__ import cli_evaluate
 
     register_models()
-    sys.argv = ["lm_eval", *args]
-    cli_evaluate()
+    saved, sys.argv = sys.argv, ["lm_eval", *args]
+    try:  # lm-eval's CLI reads sys.argv; an in-process caller gets its own back
+        cli_evaluate()
+    finally:
+        sys.argv = saved
     return 0
 
 

@@ -50,12 +50,13 @@ from custom_metrics.common.rejudging import (
     RejudgeRequest,
     judge_folder_name,
 )
+from ibe_postprocess.folder import CACHE_FILES
 
 DECISIONS = ("step", "coherence pick", "selector pick")
 METRICS = ("steps entailed", "unparsed", "coherence picks correct", "selector correct")
 HEADLINE = "selector correct"
 LABELS = ("entailment", "neutral", "contradiction", "unparsed", "tie")
-FILE = "coherence.jsonl"
+FILE = CACHE_FILES["coherence"]  # named as the folder's coherence cache: the same rows, one judge
 HEADER_KEY = "ibe_rejudge"
 Verdicts = list[list[tuple[float, float, bool]]]  # per row, per step: P(entailment), P(contradiction), unparsed
 

@@ -21,6 +21,7 @@ from custom_metrics.ibe import post_run
 from custom_metrics.ibe.published import IBE_METHODS, judge_row, published_rows
 from custom_metrics.ibe.samples import STEP_COLUMNS, doc_key, feature_rows, sample_fields, sample_outcomes
 from custom_metrics.ibe.selection import load_ibe_tables, note_scorers
+from ibe_postprocess.folder import FEATURES
 from ibe_postprocess.paper import PAPER_JUDGE
 
 TASK_LABELS = {
@@ -156,7 +157,7 @@ SPEC = PaperSpec(
     ),
     post_run=post_run.POST_RUN,
     rejudge=Rejudging(
-        what="the coherence feature of an `explain-eval ibe score` folder (features.jsonl: each IF-THEN step's "
+        what=f"the coherence feature of an `explain-eval ibe score` folder ({FEATURES}: each IF-THEN step's "
         "NLI verdict)",
         module="ibe_postprocess.rejudge",
     ),

@@ -182,8 +182,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     model class of the suite: ``custom_metrics.lm_eval_cli``)."""
     from lm_eval.__main__ import cli_evaluate
 
-    sys.argv = ["lm_eval", *(sys.argv[1:] if argv is None else argv)]
-    cli_evaluate()
+    saved, sys.argv = sys.argv, ["lm_eval", *(sys.argv[1:] if argv is None else argv)]
+    try:  # lm-eval's CLI reads sys.argv; an in-process caller gets its own back
+        cli_evaluate()
+    finally:
+        sys.argv = saved
     return 0
 
 
