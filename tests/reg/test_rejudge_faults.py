@@ -135,7 +135,8 @@ def test_a_judge_failing_mid_way_is_one_line_and_the_rerun_resumes(
     server = EndpointServer(script)
     try:
         judge = f"openai:scripted@{server.url}?concurrency=1"
-        command = ["rejudge", str(demo_run), "--judge", judge, "--judge-check", "warn"]
+        # the REG run's results file: its folder also holds an IBE score folder, which this judge would judge too
+        command = ["rejudge", str(_files(demo_run)[0]), "--judge", judge, "--judge-check", "warn"]
         env = {"EXPLAIN_EVAL_DATA": str(fixture_mirror), "EXPLAIN_EVAL_JUDGE_CACHE": str(tmp_path / "verdicts")}
         failed = _cli(*command, env=env)
         assert failed.returncode != 0, failed.stdout + failed.stderr[-3000:]
