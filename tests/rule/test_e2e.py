@@ -106,6 +106,33 @@ def test_chain_of_thought_answers_are_read_from_the_logged_generation(embedded):
         assert set(results["results"][task]) >= {"mainq_acc,none", "consistency,none", "unparsed,none"}
 
 
+def test_the_faithfulness_task_answers_the_logged_cot_again(embedded, embedded_model, tmp_path):
+    """rule_cot_faithfulness over the CoT run's own samples file (no CoT generated again): six docs
+    per generation, each the logged prompt, a cut of the logged reasoning and the answer cue, and
+    metrics that are the logged log-likelihoods' answers compared with the CoT run's."""
+    _, samples = embedded
+    (original,) = samples["rule_1shot_cot_split2"]
+    cot_file = tmp_path / "samples_rule_1shot_cot_split2_2026-12-02T00-00-00.jsonl"  # the run's one line, as logged
+    cot_file.write_text(json.dumps(original) + "\n")
+    extra = ["--metadata", json.dumps({"explanations": str(cot_file)}), "--batch_size", "2"]
+    again, logged = run_lm_eval(
+        embedded_model, "rule_cot_faithfulness", tmp_path / "out", limit=None, extra=extra, env=ENV
+    )
+    rows = logged["rule_cot_faithfulness"]
+    prompt = original["arguments"]["gen_args_0"]["arg_0"]
+    assert len(rows) == 6 and all(row["doc"]["context"].startswith(prompt) for row in rows)
+    assert all(row["doc"]["context"].endswith("Therefore the answer is Option") for row in rows)
+    read = read_answer(original["filtered_resps"][0]).option
+    answers = {(row["doc"]["condition"], row["doc"]["fraction"]): predicted(row) for row in rows}
+    scores = again["results"]["rule_cot_faithfulness"]
+    if read is None:
+        assert scores["original_unread,none"] == 1.0
+    else:
+        assert scores["same_at_0,none"] == float(answers[("early", 0.0)] == read)
+        assert scores["filler_same,none"] == float(answers[("filler", 1.0)] == read)
+    assert scores["no_cot_acc,none"] == float(answers[("early", 0.0)] == original["doc"]["label"])
+
+
 def test_one_shot_and_alignment_tasks_score_the_option_digit(embedded):
     results, samples = embedded
     metrics = {"rule_1shot_split2": "mainq_acc", "rule_alignment_noinstr": "incorrect_option_acc"}
