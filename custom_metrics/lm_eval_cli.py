@@ -59,13 +59,13 @@ def check_run_args(args: Sequence[str]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """lm-eval's own CLI, with the suite's model classes registered first and a run's arguments checked."""
     args = list(sys.argv[1:] if argv is None else argv)
+    register_models()  # first: the checks look a --model name up in lm-eval's registry
     if "-h" in args or "--help" in args:
         print(suite_models())
     elif len(args) > 1 and args[0] not in _NOT_RUNS:
         check_run_args(args)
     from lm_eval.__main__ import cli_evaluate
 
-    register_models()
     saved, sys.argv = sys.argv, ["lm_eval", *args]
     try:  # lm-eval's CLI reads sys.argv; an in-process caller gets its own back
         cli_evaluate()

@@ -113,7 +113,12 @@ def test_the_demo_says_what_it_costs_and_why_its_bar_stands_still() -> None:
     conversion shown (it prints what it does and its time on stderr, no longer discarded), and
     stage 2's one batch explained with its real request count (the bar sat at 0/13 for minutes)."""
     done = subprocess.run(
-        ["make", "-n", "demo", "DEVICE=cpu"], cwd=REPO, capture_output=True, text=True, timeout=60, check=True
+        ["make", "-n", "demo", "DEVICE=cpu", f"VENV={sys.prefix}"],  # this interpreter's venv, wherever the tree is
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     )
     recipe = done.stdout
     assert "peak memory about 9 GB" in recipe

@@ -233,10 +233,14 @@ def test_summary_ranks_rows_and_keeps_limited_runs_apart(open_page) -> None:
     ranked = summary_rows(page, "geese", "ranked")
     # The full rows: their 800-doc results file read as a run, the one contender; beside it as
     # references the authors' repository run (named so, never "paper") and Table 2; then the
-    # hostile run, which has no Llama-3 explanation number (ranked on the columns it has).
-    expect(ranked).to_have_count(4)
+    # hostile run, which has no Llama-3 explanation number (ranked on the columns it has); last
+    # CALAMITA's four harness rows, which publish no document count: shown, never ranked.
+    expect(ranked).to_have_count(8)
     texts = ranked.locator("td.rank").all_inner_texts()
     assert texts[:3] == ["ref", "1", "ref"] and re.fullmatch(r"1=? \(no hint\)", texts[3]), texts
+    assert texts[4:] == ["–"] * 4, texts
+    for calamita in range(4, 8):
+        expect(ranked.nth(calamita).locator("th.model")).to_contain_text("CALAMITA harness")
     expect(ranked.nth(3).locator("td.h1 .col-rank")).to_have_text(re.compile(r"^#1=?$"))
     expect(ranked.nth(0).locator("th.model")).to_contain_text("authors' repository run")
     expect(ranked.nth(0).locator(".badge.origin")).to_have_text("authors' repository run")
@@ -494,7 +498,8 @@ def test_long_table_loads_on_demand_sorts_and_filters(open_page) -> None:
     box = page.locator("#table-geese tfoot input[placeholder=Row]")
     box.fill("published")
     box.press("End")  # itables' filter boxes react to keyup
-    expect(rows(page, "table-geese")).to_have_count(10)  # Table 2: four hints; the authors' repository run: six
+    # Table 2: four hints; the authors' repository run: six; CALAMITA's harness: four models x five tasks
+    expect(rows(page, "table-geese")).to_have_count(30)
     assert set(column(page, "table-geese", "Row")) == {"published"}
     page.locator("#table-geese_wrapper .dt-search input").fill("no such model")
     expect(page.locator("#table-geese td.dt-empty")).to_be_visible()

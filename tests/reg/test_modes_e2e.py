@@ -227,6 +227,7 @@ def test_a_served_judge_is_asked_each_pair_once_and_a_rerun_asks_it_nothing(
     name = parse_spec(judge).name
     records = [read_record(s["filtered_resps"][0]) for task in SERVED_TASKS for s in samples[task]]
     assert {r["judge"] for r in records} == {name}
+    assert not [r.get("judge_error") for r in records if r.get("judge_error")], [r.get("judge_error") for r in records]
     # the paper's protocol by default: a generated one-word label, parsed or flagged unparsed
     assert all(r["initial"]["method"] in ("generated", "unparsed") for r in records)
     db = sqlite3.connect(Path(served_env["EXPLAIN_EVAL_JUDGE_CACHE"]) / "verdicts.sqlite")
