@@ -187,6 +187,15 @@ class JudgeSpec:
         return f"{self.kind}:{target}" + ("?" + "&".join(kept) if kept else "")
 
     @property
+    def spec(self) -> str:
+        """The whole spec as given: ``name`` keeps only what changes verdicts, this every option
+        (the transport's too: ``server``, ``timeout``, ``key_env``, ...), so a judge rebuilt from
+        it (REG's filter, from the docs) sends what the checked one sent."""
+        target = f"{self.model}@{self.base_url}" if self.kind == "openai" else self.model
+        options = "&".join(f"{key}={value}" for key, value in sorted(self.options.items()))
+        return f"{self.kind}:{target}" + (f"?{options}" if options else "")
+
+    @property
     def display_name(self) -> str:
         """The name for people: ``name`` with machine paths replaced by what they point at
         (the embedded checkpoint reads ``gemma-3-270m (embedded)``)."""

@@ -98,8 +98,13 @@ def judge_select_docs(items: Sequence[dict[str, Any]], threshold: float = AGREEM
 
 def with_judge(docs: Sequence[dict[str, Any]], judge: JudgeSpec, judge_cache: Path) -> list[dict[str, Any]]:
     """Docs carrying the judge (``reg.judging.locate_judge`` found it, ``check_before_generation`` checked it) by its
-    canonical name, its display name and the verdict cache folder."""
-    columns = {"judge": judge.name, "judge_display": judge.display_name, "judge_cache": str(judge_cache)}
+    canonical name, its whole spec (what the filter builds it from), its display name and the verdict cache folder."""
+    columns = {
+        "judge": judge.name,
+        "judge_spec": judge.spec,
+        "judge_display": judge.display_name,
+        "judge_cache": str(judge_cache),
+    }
     return [{**doc, **columns} for doc in docs]
 
 

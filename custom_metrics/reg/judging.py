@@ -319,14 +319,14 @@ def release_backend(judge: CachedJudge) -> None:
 
 
 def judge_for_docs(docs: Sequence[dict[str, Any]]) -> CachedJudge:
-    """The judge named by the docs' ``judge``/``judge_cache`` columns, built from its canonical name
+    """The judge named by the docs' ``judge_spec``/``judge_cache`` columns, built from its whole spec
     over that verdict cache: what the task build checked reaches the filter only through the docs
     and the cache (its gold verdicts are there), never through an object kept in the process."""
-    settings = {(doc["judge"], doc["judge_cache"]) for doc in docs}
+    settings = {(doc.get("judge_spec") or doc["judge"], doc["judge_cache"]) for doc in docs}  # older docs: the name
     if len(settings) != 1:
         raise ValueError(f"reg_chaos docs name {len(settings)} judge settings; expected one: {sorted(settings)}")
-    name, cache = settings.pop()
-    return build_judge(parse_spec(name), cache_dir=cache)
+    spec, cache = settings.pop()
+    return build_judge(parse_spec(spec), cache_dir=cache)
 
 
 class REGJudgeFilter(Filter):

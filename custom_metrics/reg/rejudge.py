@@ -155,7 +155,7 @@ def _completing_judge(samples: Sequence[dict[str, Any]], request: RejudgeRequest
     if request.complete_judge is not None:
         spec = request.complete_judge
     else:
-        names = {doc.get("judge") for doc in docs}
+        names = {doc.get("judge_spec") or doc.get("judge") for doc in docs}  # the whole spec, else the name
         if len(names) != 1:
             raise DataError(
                 f"the samples name {len(names)} judges ({', '.join(map(str, names))}); pass --complete SPEC"

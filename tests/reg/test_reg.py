@@ -324,3 +324,24 @@ def test_the_filter_learns_of_the_builds_check_from_the_docs_alone(monkeypatch, 
         reg_judging.REGJudgeFilter().apply([[e] for e in EXPLANATIONS], marked)
     assert warned == [False, True]
     assert not [name for name in vars(reg_judging) if name.isupper() and isinstance(vars(reg_judging)[name], dict)]
+
+
+def test_the_filter_rebuilds_the_judge_with_every_option_the_build_checked(tmp_path):
+    """The docs carry the judge's whole spec, transport options included (``server`` decides where
+    top_k goes; ``key_env``, ``timeout``): a judge rebuilt from the canonical name alone sent top_k as
+    fields to ``transformers serve``, which answers HTTP 422."""
+    from custom_metrics.judge.spec import parse_spec
+    from custom_metrics.reg.judging import judge_for_docs
+
+    given = "openai:m@http://127.0.0.1:9/v1?server=transformers&key_env=MY_KEY&timeout=30&max_tokens=4"
+    spec = parse_spec(given)
+    assert "server" not in spec.name and parse_spec(spec.spec) == spec
+    docs = reg_data.with_judge([{"uid": "a"}, {"uid": "b"}], spec, tmp_path)
+    assert {doc["judge_spec"] for doc in docs} == {spec.spec}
+    rebuilt = judge_for_docs(docs)
+    assert rebuilt.name == spec.name
+    assert (rebuilt.backend.server, rebuilt.backend.key_env, rebuilt.backend.client.limits.timeout_s) == (
+        "transformers",
+        "MY_KEY",
+        30,
+    )
