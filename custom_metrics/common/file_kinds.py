@@ -11,7 +11,6 @@ of a results file's size when the first line opens one), never more.
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 from collections.abc import Collection, Mapping
@@ -21,7 +20,7 @@ from pathlib import Path
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import JSONL_MAX_BYTES, RESULTS_MAX_BYTES, iter_regular_lines, read_regular_bytes
-from custom_metrics.common.task_folders import paper_folders
+from custom_metrics.common.task_folders import paper_packages
 
 # lm-eval's names: results_<stamp>.json and samples_<task>_<stamp>.jsonl, stamp 2025-01-31T12-00-00.123456
 _STAMP = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
@@ -57,13 +56,7 @@ def paper_kinds() -> tuple[dict[str, tuple[str, str]], dict[str, tuple[str, str]
     paper package's ``__init__.py``, the papers being the suite's task folders, so none is named here."""
     names: dict[str, tuple[str, str]] = {}
     headers: dict[str, tuple[str, str]] = {}
-    for folder in paper_folders():
-        try:
-            package = importlib.import_module(f"custom_metrics.{folder.name}")
-        except ModuleNotFoundError as err:  # a folder of no paper: explain-eval check names it
-            if err.name != f"custom_metrics.{folder.name}":
-                raise
-            continue
+    for package in paper_packages():
         names |= getattr(package, "FILE_NAMES", {})
         headers |= getattr(package, "FILE_HEADERS", {})
     return names, headers

@@ -12,12 +12,11 @@ close to a key of the suite (``difflib``) is an error naming the key it resemble
 from __future__ import annotations
 
 import difflib
-import importlib
 from collections.abc import Iterable
 from functools import lru_cache
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.task_folders import paper_folders
+from custom_metrics.common.task_folders import paper_packages
 
 
 @lru_cache(maxsize=1)
@@ -25,16 +24,7 @@ def suite_keys() -> frozenset[str]:
     """Every key a loader or task of the suite reads from its metadata: each paper's own
     ``METADATA_KEYS`` (in its package's ``__init__.py``), the papers being the suite's task
     folders, so this module names none of them (tests check the loaders' parameters against it)."""
-    keys: set[str] = set()
-    for folder in paper_folders():
-        try:
-            package = importlib.import_module(f"custom_metrics.{folder.name}")
-        except ModuleNotFoundError as err:  # a folder of no paper: explain-eval check names it
-            if err.name != f"custom_metrics.{folder.name}":
-                raise
-            continue
-        keys |= set(getattr(package, "METADATA_KEYS", ()))
-    return frozenset(keys)
+    return frozenset(key for package in paper_packages() for key in getattr(package, "METADATA_KEYS", ()))
 
 
 # What lm-eval itself merges into the metadata: the YAML's own keys and the model arguments

@@ -10,9 +10,11 @@ may ask for it and no import runs back up from the papers to their task folders.
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 
 
 def _tasks_path() -> Path:
@@ -30,6 +32,20 @@ TASKS_PATH = _tasks_path()
 def paper_folders() -> list[Path]:
     """One folder per paper: the task folders that hold a task YAML."""
     return sorted(path for path in TASKS_PATH.iterdir() if path.is_dir() and any(path.glob("*.yaml")))
+
+
+def paper_packages() -> list[ModuleType]:
+    """Each paper's package (``custom_metrics.<folder>``), imported: where it declares, as data, what
+    ``common`` must know of it (``METADATA_KEYS``, ``FILE_NAMES``, ``FILE_HEADERS``). A task folder of
+    no package is left out here; ``explain-eval check`` names it."""
+    packages = []
+    for folder in paper_folders():
+        try:
+            packages.append(importlib.import_module(f"custom_metrics.{folder.name}"))
+        except ModuleNotFoundError as err:
+            if err.name != f"custom_metrics.{folder.name}":
+                raise
+    return packages
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -20,8 +20,8 @@ body is read no further than a bound from its token budget, and ``max_retries`` 
 attempts; a request that still fails stops the run with one line naming the URL.
 
 The harness registers models before it loads any task, so the class is registered by the
-suite's own entry to lm-eval's CLI, ``explain-eval lm-eval``
-(or ``python -m custom_metrics.reg.api_model``), which takes lm-eval's arguments unchanged;
+suite's own entry to lm-eval's CLI, ``explain-eval lm-eval`` (``custom_metrics.lm_eval_cli``),
+which takes lm-eval's arguments unchanged;
 from Python, import this module and pass ``ReasoningChatCompletions(...)`` to
 ``simple_evaluate``.
 """
@@ -30,9 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import sys
 import threading
-from collections.abc import Sequence
 from typing import Any
 
 from lm_eval.api.registry import register_model
@@ -175,20 +173,3 @@ class ReasoningChatCompletions(LocalChatCompletion):
                     )
                 )
         return answers
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """lm-eval's own CLI with this class registered (``explain-eval lm-eval`` registers every
-    model class of the suite: ``custom_metrics.lm_eval_cli``)."""
-    from lm_eval.__main__ import cli_evaluate
-
-    saved, sys.argv = sys.argv, ["lm_eval", *(sys.argv[1:] if argv is None else argv)]
-    try:  # lm-eval's CLI reads sys.argv; an in-process caller gets its own back
-        cli_evaluate()
-    finally:
-        sys.argv = saved
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
