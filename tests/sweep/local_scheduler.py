@@ -16,6 +16,8 @@ import submitit
 
 from custom_metrics.sweep.cluster import ArrayRequest, JobState, SchedulerUnavailable, SubmittedJob
 
+KILL_WAIT_S = 10.0  # Slurm's KillWait is 30 s by default
+
 
 class LocalScheduler:
     name = "local"
@@ -75,5 +77,9 @@ class LocalScheduler:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"local job {job_id} did not start within {timeout_s} s")
             time.sleep(0.1)
-        job.cancel()
-        self.wait(job_id)
+        job.cancel()  # SIGINT; then, as scancel after its KillWait, SIGKILL (a signal that arrived
+        try:  # while submitit was still starting the function can be lost on a loaded machine)
+            self.wait(job_id, KILL_WAIT_S)
+        except TimeoutError:
+            job._process.kill()
+            self.wait(job_id)
