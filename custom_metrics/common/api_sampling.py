@@ -18,6 +18,8 @@ from typing import Any
 
 from custom_metrics.common.errors import DataError
 
+# lm-eval's base of request-building API classes, as its registry names classes.
+API_CLASS = "lm_eval.models.api_models:TemplateAPI"
 OPENAI_CHAT_URL = "https://api.openai.com/v1/chat/completions"
 # A request as the suite's greedy tasks ask for it: what a faithful class sends back unchanged.
 _TEMPERATURE = 0.0

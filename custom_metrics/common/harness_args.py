@@ -25,8 +25,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from custom_metrics.common.api_sampling import check_api_sampling
+from custom_metrics.common.api_sampling import API_CLASS, check_api_sampling
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.model_signature import read_constructor
 
 # What the harness passes to a model class besides its --model_args (lm_eval.api.model).
 _HARNESS_SUPPLIED = {"batch_size", "max_batch_size", "device"}
@@ -141,7 +142,7 @@ def check_model(model: str, model_args: dict[str, Any], *, here: bool = True) ->
     class requires (and, where it takes no others, only arguments it knows); the checkpoint
     it names can be found (see ``check_harness_args`` for ``here``)."""
     import lm_eval.models  # noqa: F401  (registers every model name, importing none)
-    from lm_eval.api.registry import get_model, model_registry
+    from lm_eval.api.registry import model_registry
 
     known = list(model_registry.keys())
     if model not in known:
@@ -149,15 +150,10 @@ def check_model(model: str, model_args: dict[str, Any], *, here: bool = True) ->
             f"--model {model}: not a model lm-eval knows{close_names(model, known)}; "
             "e.g. hf (in process), vllm, local-completions or local-chat-completions (an endpoint)."
         )
-    try:
-        model_class = get_model(model)
-    except ImportError as err:
-        if not here:
-            return  # e.g. vllm, installed where the jobs run only
-        raise DataError(f"--model {model}: lm-eval cannot import it here ({err}); install what it needs.") from None
-    check_api_sampling(model, model_args)
-    parameters = inspect.signature(model_class.__init__).parameters
-    named = [p for p in parameters.values() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)][1:]
+    parameters = _constructor(model, model_args, here=here)
+    if parameters is None:
+        return
+    named = [p for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     supplied = set(model_args) | _HARNESS_SUPPLIED
     missing = [p.name for p in named if p.default is p.empty and p.name not in supplied]
     given = sorted(model_args)
@@ -169,7 +165,7 @@ def check_model(model: str, model_args: dict[str, Any], *, here: bool = True) ->
             f"--model {model} needs {', '.join(repr(m) for m in missing)} in --model_args{hints}: "
             f"pass --model_args {example}{embedded}."
         )
-    if not any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+    if not any(p.kind is p.VAR_KEYWORD for p in parameters):
         names = [p.name for p in named]
         unknown = [key for key in given if key not in names]
         if unknown:
@@ -179,6 +175,34 @@ def check_model(model: str, model_args: dict[str, Any], *, here: bool = True) ->
     takes_checkpoint = "pretrained" in [p.name for p in named] and "gguf_file" not in model_args
     if here and takes_checkpoint and isinstance(pretrained, str):
         check_checkpoint(pretrained, "--model_args pretrained", model_args.get("revision"))
+
+
+def _constructor(model: str, model_args: dict[str, Any], *, here: bool) -> list[inspect.Parameter] | None:
+    """The constructor parameters (``self`` dropped) of the class lm-eval registers as ``model``,
+    read from its source where it says them (``model_signature``: the ``hf`` class without
+    importing torch), else from the imported class; None when it cannot be imported and the run
+    is elsewhere (``here`` False). An API class is imported: its request builder is probed
+    (``check_api_sampling``)."""
+    from lm_eval.api.registry import get_model, model_registry
+
+    placeholder = dict(model_registry.items()).get(model)
+    target = placeholder if isinstance(placeholder, str) else getattr(placeholder, "value", None)
+    constructor = read_constructor(target.replace(" ", "")) if isinstance(target, str) else None
+    if constructor is not None and API_CLASS not in constructor.classes:
+        if constructor.missing and here:
+            raise DataError(
+                f"--model {model}: lm-eval cannot import it here (No module named {constructor.missing[0]!r}); "
+                "install what it needs."
+            )
+        return None if constructor.missing else list(constructor.parameters)
+    try:
+        model_class = get_model(model)
+    except ImportError as err:
+        if not here:
+            return None  # e.g. vllm, installed where the jobs run only
+        raise DataError(f"--model {model}: lm-eval cannot import it here ({err}); install what it needs.") from None
+    check_api_sampling(model, model_args)
+    return list(inspect.signature(model_class.__init__).parameters.values())[1:]
 
 
 def check_checkpoint(name: str, what: str, revision: Any = None) -> None:
