@@ -101,21 +101,3 @@ def softmax(logliks: Sequence[float]) -> dict[str, float]:
     values = np.asarray(logliks, dtype=float)
     shifted = np.exp(values - values.max())
     return dict(zip(NLI_LABELS, (shifted / shifted.sum()).tolist(), strict=True))
-
-
-# ChaosNLI-MNLI (1,599 items), the authors' model predictions scored by their script
-# (easonnie/ChaosNLI README, "How to reproduce the results"): JSD, KL, accuracy against the
-# new (100-annotator) majority. Fine-tuned classifiers, not judges prompted zero-shot.
-REFERENCE_N = 1599
-REFERENCE_SOURCE = "Nie et al. (2020), ChaosNLI-MNLI; easonnie/ChaosNLI model_pref.py"
-REFERENCE_ROWS: dict[str, tuple[float, float, float]] = {
-    "BERT-base": (0.3055, 0.7204, 0.5591),
-    "XLNet-base": (0.3069, 0.7927, 0.5891),
-    "RoBERTa-base": (0.3073, 0.7807, 0.5922),
-    "BERT-large": (0.3152, 0.8449, 0.5691),
-    "XLNet-large": (0.3116, 0.8818, 0.6185),
-    "RoBERTa-large": (0.3112, 0.8701, 0.6354),
-    "BART-large": (0.3165, 0.8845, 0.5922),
-    "ALBERT-xxlarge": (0.3159, 0.8620, 0.5897),
-    "DistilBERT": (0.3133, 0.6652, 0.5103),
-}

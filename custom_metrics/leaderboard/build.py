@@ -65,12 +65,16 @@ def build_leaderboard(
     papers: Sequence[str] = (),
     rank_published: bool = False,
     margin: float = EQUIVALENCE_MARGIN,
+    all_pairs: bool = False,
 ) -> Leaderboard:
     """Read every run under ``inputs`` and write the leaderboard folder ``out``: a tab per paper
     with a run, and per paper of ``papers`` (its published rows) even without one.
 
     ``rank_published`` ranks the papers' rows with the runs (by default they are references);
-    ``margin`` is the δ of the reproduction verdict (a run within ±δ of the paper's share).
+    ``margin`` is the δ of the reproduction verdict (a run within ±δ of the paper's share);
+    ``all_pairs`` writes every test between two runs into ``<paper>_differences.csv`` too (by
+    default it holds each run's tests within itself: the pairs grow with the square of the
+    runs, and the page loads them per pair, ``pair_shards``).
     The site is written into a fresh folder that then takes the place of ``out`` whole: two
     runs on one ``out`` at once, or a run killed half-way, never leave a site mixed from two
     runs. ``out`` must be new, empty or a leaderboard folder (checked before any reading).
@@ -106,7 +110,7 @@ def build_leaderboard(
             stage, tables, [specs[t.key] for t in tables], summaries, problems, logged, differences, inputs
         )
         for table, summary in zip(tables, summaries):
-            write_tables(table, summary, stage, problems, differences[table.key], paths)
+            write_tables(table, summary, stage, problems, differences[table.key], paths, all_pairs)
         index_md = "\n\n".join(
             markdown(table, summary, problems if i == 0 else (), differences[table.key], paths)
             for i, (table, summary) in enumerate(zip(tables, summaries))
@@ -135,6 +139,7 @@ def write_tables(
     problems: Sequence[Problem],
     differences: list[Difference],
     paths: Paths,
+    all_pairs: bool = False,
 ) -> None:
     """A paper's markdown table, CSV and JSON (its paired differences' CSV when there are any),
     in rank order, every file named as the page names it."""
@@ -142,7 +147,8 @@ def write_tables(
     write_csv(table, summary, folder / f"{table.key}.csv", paths)
     write_json(table, summary, differences, folder / f"{table.key}.json", paths)
     if differences:
-        write_differences_csv(differences, folder / f"{table.key}_differences.csv", paths)
+        listed = differences if all_pairs else [d for d in differences if d.kind == "same run"]
+        write_differences_csv(listed, folder / f"{table.key}_differences.csv", paths)
 
 
 def _is_site(folder: Path) -> bool:
@@ -253,6 +259,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="δ of the reproduction verdict: a run's share is 'reproduced' when the 90%% interval of its "
         f"difference from the paper's lies inside ±DELTA (default {EQUIVALENCE_MARGIN:g})",
     )
+    parser.add_argument(
+        "--all-pairs",
+        action="store_true",
+        help="list every test between two runs in <paper>_differences.csv too (by default each run's tests within "
+        "itself; the page shows any pair's tests on demand: their number grows with the square of the runs)",
+    )
     parser.add_argument("--strict", action="store_true", help="exit 1 when a file had to be skipped")
     args = parser.parse_args(argv)
     try:
@@ -268,7 +280,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     try:
-        board = build_leaderboard(args.runs, args.out, names, args.paper, args.rank_published, args.equivalence_margin)
+        board = build_leaderboard(
+            args.runs, args.out, names, args.paper, args.rank_published, args.equivalence_margin, args.all_pairs
+        )
     except NoResults as error:
         for problem in error.problems:
             print(f"skipped {problem.path}: {problem.reason}", file=sys.stderr)

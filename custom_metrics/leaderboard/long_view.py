@@ -18,7 +18,8 @@ from custom_metrics.leaderboard import charts, datatable
 from custom_metrics.leaderboard.datatable import TableColumn, number_cell
 from custom_metrics.leaderboard.differences import Difference, row_label
 from custom_metrics.leaderboard.display import Paths
-from custom_metrics.leaderboard.numbers import cell_text, format_number, interval_text, signed
+from custom_metrics.leaderboard.numbers import cell_text, format_number, interval_text, p_digits, signed
+from custom_metrics.leaderboard.pair_shards import FOLDER
 from custom_metrics.leaderboard.samples import LoggedTask
 from custom_metrics.leaderboard.tables import task_values
 
@@ -109,7 +110,14 @@ def _note(spec: PaperSpec, row, task: str, values: dict, paths: Paths) -> str:
     return paths.text("; ".join(note for note in dict.fromkeys(notes) if note))
 
 
-def differences_block(key: str, spec: PaperSpec, differences: list[Difference], paths: Paths) -> str:
+def differences_block(
+    key: str, spec: PaperSpec, differences: list[Difference], pair_rows: Sequence[str], paths: Paths
+) -> str:
+    """The paired tests: a run's comparisons within itself as a table, the tests between two
+    runs through a picker of two rows (``pair_shards``: one file per row, loaded when picked),
+    and the forest chart of the smallest p."""
+    within = [d for d in differences if d.kind == "same run"]
+    between = len(differences) - len(within)
     intro = (
         "<h3>Paired differences</h3><p>Where two runs, or two settings of one run, logged samples of the "
         "same documents: the difference A − B over those documents, McNemar's exact test for 0/1 outcomes "
@@ -120,12 +128,22 @@ def differences_block(key: str, spec: PaperSpec, differences: list[Difference], 
     )
     if not differences:
         return intro + "<p><em>None here: no two runs or settings logged samples of the same documents.</em></p>"
+    parts = [intro, _within_table(key, spec, within), _pair_picker(key, between, pair_rows)]
+    figure = charts.difference_chart(differences, spec, paths)
+    shown = min(len(differences), charts.FOREST_SHOWN)
+    title = f"Paired differences A − B with their 95% intervals ({shown} of {len(differences)}, smallest p first)"
+    return "".join(parts) + chart_block(f"forest-{key}", title, figure)
+
+
+def _within_table(key: str, spec: PaperSpec, within: Sequence[Difference]) -> str:
+    """Each run's comparisons within itself (the paper's own, e.g. GEESE's effectiveness): a
+    few per run, so the table grows with the runs."""
+    if not within:
+        return "<h4>Within a run</h4><p><em>None: no run logged both tasks of one of the paper's comparisons.</em></p>"
     columns = [
-        TableColumn("Comparison", "What is compared (A − B), naming the model(s)."),
+        TableColumn("Comparison", "What is compared (A − B), naming the model."),
         TableColumn("Task"),
         TableColumn("Metric", "The per-document outcome compared."),
-        TableColumn("A", "The left side."),
-        TableColumn("B", "The right side."),
         TableColumn("docs", "Documents both sides logged (matched by document id).", kind="number"),
         TableColumn("mean A", kind="number"),
         TableColumn("mean B", kind="number"),
@@ -133,38 +151,50 @@ def differences_block(key: str, spec: PaperSpec, differences: list[Difference], 
         TableColumn("95% CI", "From the test's own procedure: it excludes 0 exactly when p < 0.05."),
         TableColumn("Test", "McNemar (exact) for 0/1 outcomes, else the paired bootstrap."),
         TableColumn("p", "The test's two-sided p-value.", kind="number"),
-        TableColumn("p (Holm)", "Holm-adjusted within the test's family.", kind="number"),
-        TableColumn("Family", "The tests adjusted together: the same two rows, or one run within itself."),
+        TableColumn("p (Holm)", "Holm-adjusted within the run's own comparisons.", kind="number"),
+        TableColumn("Family", "The tests adjusted together: one run's comparisons within itself."),
         TableColumn("Significant", "Holm-adjusted p < 0.05."),
     ]
     lines = []
-    for difference in differences:
+    for difference in within:
         result = difference.result
         lines.append(
             [
                 difference.label,
                 spec.task_label(difference.task),
                 spec.metric_label(difference.metric),
-                difference.a,
-                difference.b,
                 result.n,
                 number_cell(result.mean_a),
                 number_cell(result.mean_b),
                 number_cell(result.difference, signed(result.difference)),
                 interval_text(result.low, result.high, signed_values=True),
                 result.test,
-                number_cell(result.p_value, f"{result.p_value:.3g}"),
-                number_cell(result.p_adjusted, f"{result.p_adjusted:.3g}" if result.p_adjusted is not None else ""),
+                number_cell(result.p_value, p_digits(result.p_value)),
+                number_cell(result.p_adjusted, p_digits(result.p_adjusted)),
                 f"{result.family_name} ({result.family})",
                 "yes ✱" if result.significant else "no",
             ]
         )
-    classes = ["significant" if d.result.significant else "" for d in differences]
+    classes = ["significant" if d.result.significant else "" for d in within]
     table = datatable.datatable(f"differences-{key}", columns, lines, page_length=25, row_classes=classes)
-    figure = charts.difference_chart(differences, spec, paths)
-    shown = min(len(differences), charts.FOREST_SHOWN)
-    title = f"Paired differences A − B with their 95% intervals ({shown} of {len(differences)}, smallest p first)"
-    return intro + table + chart_block(f"forest-{key}", title, figure)
+    return "<h4>Within a run</h4>" + table
+
+
+def _pair_picker(key: str, count: int, rows: Sequence[str]) -> str:
+    """Two row menus; the tests of the picked pair are drawn from the earlier row's file."""
+    if not rows:
+        return "<h4>Two runs</h4><p><em>None: no two rows logged samples of the same documents.</em></p>"
+    options = "".join(f'<option value="{i}">{html.escape(label)}</option>' for i, label in enumerate(rows))
+    return (
+        f"<h4>Two runs</h4><p>{count} test(s) between {len(rows)} rows, each pair of rows its own Holm family. "
+        "Pick two rows: their tests on every task and outcome both logged (A − B; picking them the other way "
+        f"round swaps the sides). The differences CSV lists them all when built with --all-pairs.</p>"
+        f'<div class="pair-picker" data-key="{html.escape(key)}" '
+        f'data-src="panels/{html.escape(FOLDER.format(key=key))}/">'
+        f'<label>A <select class="pair-a">{options}</select></label> '
+        f'<label>B <select class="pair-b">{options}</select></label>'
+        '<div class="pair-table" aria-live="polite"></div></div>'
+    )
 
 
 def sample_links(logged: Sequence[LoggedTask], pages: dict[LoggedTask, str]) -> str:

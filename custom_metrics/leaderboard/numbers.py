@@ -47,6 +47,11 @@ def _printed(text: str | None) -> str | None:
     return text if decimals <= 5 else None
 
 
+def p_digits(p_value: float | None) -> str:
+    """A p-value in a table of tests: three significant digits ("" for none)."""
+    return "" if p_value is None else f"{p_value:.3g}"
+
+
 def p_text(p_value: float) -> str:
     """A p-value as read in a cell: two decimals, or "p < 0.001"."""
     return "p < 0.001" if p_value < 0.001 else f"p = {p_value:.2f}" if p_value >= 0.01 else f"p = {p_value:.3f}"

@@ -5,16 +5,18 @@
     index.html            one tab per paper: the summary (ranked rows with intervals, Δ vs paper,
                           paired verdicts), its charts and "All metrics" one click away
     panels/<paper>.charts.js  a tab's charts, loaded when the tab first shows
-    panels/<paper>.long.js    a tab's long view (every metric, every paired difference, sample
-                          links, notes), loaded when it is opened
+    panels/<paper>.long.js    a tab's long view (every metric, each run's tests within itself, a
+                          picker of two rows, sample links, notes), loaded when it is opened
+    panels/<paper>.pairs/<i>.js  row i's tests against every later row, loaded when picked
     samples/index.html    every run and task whose samples were logged
     samples/<run-task>.html  the logged samples of one task of one run (paged: ….page2.html ...)
     samples/document.html, samples/docs/  one document across every run that logged it
     assets/               DataTables (itables' offline bundle), plotly.js (basic bundle), the page's CSS/JS
 
-What grows with the runs squared (every pair's paired test) is never in the index: it is
-in the tab's long view file, loaded on demand; the index holds the summary table, whose size
-grows with the runs (``bench/leaderboard_scale.py`` measures it at 10 to 200 runs).
+What grows with the runs squared (every pair's paired test) is in no page: it is in one file
+per row (``pair_shards``), each growing with the runs and loaded when its row is picked; the
+index holds the summary table and the long view a row per run and task, both growing with
+the runs (``bench/leaderboard_scale.py`` measures them at 10 to 300 runs).
 
 Every text that comes from a file (model names, paths, generations) is HTML-escaped
 here or drawn as text by the tables; the tests open the pages in Chromium with hostile
@@ -35,6 +37,7 @@ from custom_metrics.common.results import Problem
 from custom_metrics.leaderboard import charts, datatable, long_view, sample_pages, summary_html
 from custom_metrics.leaderboard.differences import Difference
 from custom_metrics.leaderboard.display import Paths
+from custom_metrics.leaderboard.pair_shards import write_pair_shards
 from custom_metrics.leaderboard.samples import LoggedTask
 from custom_metrics.leaderboard.script_data import write_script_data
 from custom_metrics.leaderboard.summary import Summary
@@ -84,16 +87,15 @@ def write_site(
 
 
 def _head(title: str, prefix: str, charts_too: bool = False, style: str = "") -> str:
-    """The page head: every script deferred (the first paint waits for none), ours last."""
-    scripts = [f"{prefix}assets/{datatable.ASSET}"]
-    if charts_too:
-        scripts.append(f"{prefix}assets/{charts.ASSET}")
-    scripts.append(f"{prefix}assets/leaderboard.js")
+    """The page head: every script deferred (the first paint waits for none), ours last; plotly.js
+    is named, not loaded: ``leaderboard.js`` adds it after the load event, when it draws."""
+    scripts = [f"{prefix}assets/{datatable.ASSET}", f"{prefix}assets/leaderboard.js"]
+    plotly = f'<meta name="explain-eval-plotly" content="{prefix}assets/{charts.ASSET}">' if charts_too else ""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{html.escape(title)}</title>"
-        f'<link rel="stylesheet" href="{prefix}assets/leaderboard.css">'
+        f'<link rel="stylesheet" href="{prefix}assets/leaderboard.css">{plotly}'
         + (f"<style>{style}</style>" if style else "")
         + "".join(f'<script defer src="{src}"></script>' for src in scripts)
         + "</head>"
@@ -176,10 +178,11 @@ def _panel(
     hidden = " limited-hidden" if summary.full_runs and any(entry.limited for entry in summary.rows) else ""
     figures = charts.family_charts(summary, spec, paths, f"chart-{key}")
     write_script_data(out / PANELS / f"{key}.charts.js", f"charts:{key}", {div: fig for div, _, fig in figures})
+    pair_rows = write_pair_shards(key, spec, differences, out / PANELS)
     long_html = "\n".join(
         [
             long_view.score_table(table, spec, paths, by_file),
-            long_view.differences_block(key, spec, differences, paths),
+            long_view.differences_block(key, spec, differences, pair_rows, paths),
             long_view.sample_links(logged, pages),
             long_view.notes_and_sources(table, paths),
         ]

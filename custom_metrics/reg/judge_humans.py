@@ -25,16 +25,10 @@ from custom_metrics.common.files import atomic_write_bytes
 from custom_metrics.common.settings import judge_cache_dir
 from custom_metrics.judge.available import JudgeUnavailable, check_available
 from custom_metrics.judge.build import build_judge
-from custom_metrics.judge.human_agreement import (
-    REFERENCE_N,
-    REFERENCE_ROWS,
-    REFERENCE_SOURCE,
-    Agreement,
-    item_agreement,
-    summarize,
-)
+from custom_metrics.judge.human_agreement import Agreement, item_agreement, summarize
 from custom_metrics.judge.spec import JudgeSpec, parse_spec
 from custom_metrics.reg.data import load_items
+from custom_metrics.reg.leaderboard import CHAOSNLI_N, CHAOSNLI_SOURCE, chaosnli_rows
 
 COLUMNS = "| judge | n | JSD | KL | accuracy | unparsed | verdicts |"
 
@@ -71,14 +65,14 @@ def markdown(results: dict[str, tuple[Agreement, dict[str, int]]]) -> str:
     lines = [COLUMNS, "|---|---|---|---|---|---|---|"]
     for name, (result, methods) in results.items():
         lines.append(_row(name, result, ", ".join(f"{count} {method}" for method, count in sorted(methods.items()))))
-    for name, (jsd, kl, acc) in REFERENCE_ROWS.items():
-        lines.append(f"| {name} (published) | {REFERENCE_N:,} | {jsd:.4f} | {kl:.4f} | {acc:.4f} | - | fine-tuned |")
+    for name, (jsd, kl, acc) in chaosnli_rows().items():
+        lines.append(f"| {name} (published) | {CHAOSNLI_N:,} | {jsd:.4f} | {kl:.4f} | {acc:.4f} | - | fine-tuned |")
     lines += [
         "",
         "JSD: Jensen-Shannon distance (natural log) between the judge's and the humans' label distributions; KL: "
         "KL(humans || judge), the judge's probabilities floored at 1e-15; accuracy: against the 100-annotator "
         "majority. "
-        f"Published rows: {REFERENCE_SOURCE}, all {REFERENCE_N:,} items; they compare with a run on all items only.",
+        f"Published rows: {CHAOSNLI_SOURCE}, all {CHAOSNLI_N:,} items; they compare with a run on all items only.",
     ]
     return "\n".join(lines)
 
@@ -102,9 +96,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "items": len(items),
             "judges": {name: {**result.as_dict(), "verdicts": methods} for name, (result, methods) in results.items()},
             "published": {
-                "source": REFERENCE_SOURCE,
-                "n": REFERENCE_N,
-                "rows": {name: dict(zip(("jsd", "kl", "acc"), row)) for name, row in REFERENCE_ROWS.items()},
+                "source": CHAOSNLI_SOURCE,
+                "n": CHAOSNLI_N,
+                "rows": {name: dict(zip(("jsd", "kl", "acc"), row)) for name, row in chaosnli_rows().items()},
             },
         }
         atomic_write_bytes(args.out, json.dumps(data, indent=2).encode("utf-8"))

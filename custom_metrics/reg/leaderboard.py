@@ -39,6 +39,32 @@ gpt-5.6-luna | 91.70
 gpt-5.6-terra | 93.08
 gpt-5.6-sol | 92.39
 """
+# ChaosNLI's own model rows (Nie et al., EMNLP 2020; all 1,599 ChaosNLI-MNLI items), the
+# authors' predictions scored by their script (easonnie/ChaosNLI README, "How to reproduce the
+# results"): model | JSD | KL | accuracy against the 100-annotator majority. Fine-tuned MNLI
+# classifiers, not prompted judges: references beside reg_judge_humans, never REG's numbers.
+CHAOSNLI_TABLE = """
+BERT-base | 0.3055 | 0.7204 | 0.5591
+XLNet-base | 0.3069 | 0.7927 | 0.5891
+RoBERTa-base | 0.3073 | 0.7807 | 0.5922
+BERT-large | 0.3152 | 0.8449 | 0.5691
+XLNet-large | 0.3116 | 0.8818 | 0.6185
+RoBERTa-large | 0.3112 | 0.8701 | 0.6354
+BART-large | 0.3165 | 0.8845 | 0.5922
+ALBERT-xxlarge | 0.3159 | 0.8620 | 0.5897
+DistilBERT | 0.3133 | 0.6652 | 0.5103
+"""
+CHAOSNLI_N = 1599
+CHAOSNLI_SOURCE = "Nie et al. (2020), ChaosNLI-MNLI; easonnie/ChaosNLI model_pref.py"
+CHAOSNLI_ORIGIN = "ChaosNLI (Nie et al., 2020)"
+CHAOSNLI_KEYS = ("reg_judge_humans/jsd", "reg_judge_humans/kl", "reg_judge_humans/acc")
+
+
+def chaosnli_rows() -> dict[str, tuple[float, float, float]]:
+    """ChaosNLI's model rows: model -> (JSD, KL, accuracy)."""
+    return {model: (float(jsd), float(kl), float(acc)) for model, jsd, kl, acc in table_lines(CHAOSNLI_TABLE)}
+
+
 # Table 2, in percent, judge Gemma-4-31B-it: model | coherence non-thinking | thinking |
 # effectiveness non-thinking | thinking | success non-thinking | thinking.
 REG_TABLE_2 = """
@@ -97,6 +123,11 @@ def published_rows() -> list[PublishedRow]:
                 cells |= {key: cell(value, percent=False) for key, value in lengths[model].items()}
             source = f"{SOURCE}, {mode}; judge Gemma-4-31B-it"
             rows.append(PublishedRow("reg", model, source, cells, setting=mode))
+    for model, *values in table_lines(CHAOSNLI_TABLE):
+        cells = {key: cell(value, percent=False) for key, value in zip(CHAOSNLI_KEYS, values, strict=True)}
+        setting = "fine-tuned on MNLI; ChaosNLI's paper, not REG's"
+        source = f"{CHAOSNLI_SOURCE}, all {CHAOSNLI_N:,} items"
+        rows.append(PublishedRow("reg", model, source, cells, setting=setting, origin=CHAOSNLI_ORIGIN))
     return rows
 
 
@@ -234,7 +265,7 @@ FAMILIES = {
 }
 # Every Table 2 percentage is k/195 and every Table 1 one k/289: the paper's |N| (items its
 # judge called contradictions) and judge items, the documents behind each number.
-_PUBLISHED_N = {"reg_chaos": 195, "reg_judge_select": 289}
+_PUBLISHED_N = {"reg_chaos": 195, "reg_judge_select": 289, "reg_judge_humans": CHAOSNLI_N}
 
 
 # Each REG task's paper setting: the mode its explanations are generated in (in-process and

@@ -112,7 +112,10 @@ def board(board_inputs: list[Path], tmp_path_factory: pytest.TempPathFactory) ->
     return out
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: Playwright's sync API keeps its event loop marked as running in this
+# thread while it is open, so every later test in the worker that calls asyncio.run (lm-eval's API
+# models do) would fail with "cannot be called from a running event loop".
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     if not Path(CHROMIUM).exists():
         pytest.skip(f"Chromium is not installed at {CHROMIUM} (make install runs apt-get install chromium as root)")
@@ -462,7 +465,11 @@ def test_axe_finds_no_serious_issue_on_the_index_and_a_sample_page(open_page, bo
 
 def test_no_machine_path_on_any_page(board: Path, board_inputs: list[Path]) -> None:
     """Pages, the files they load, and the downloads (CSV, markdown, JSON) alike."""
-    files = [board / "index.html", *sorted((board / "samples").rglob("*.html")), *sorted((board / "panels").glob("*"))]
+    files = [
+        board / "index.html",
+        *sorted((board / "samples").rglob("*.html")),
+        *sorted(p for p in (board / "panels").rglob("*") if p.is_file()),
+    ]
     files += [*sorted((board / "samples" / "docs").glob("*.js")), *sorted(board.glob("*.csv")), *board.glob("*.md")]
     files += sorted(board.glob("*.json"))
     forbidden = [str(Path(p).resolve().parent) for p in board_inputs] + [str(Path.home()) + "/", "/tmp/"]
@@ -554,6 +561,43 @@ def test_paired_difference_of_the_real_run(open_page) -> None:
     expect(differences.first).to_contain_text("effectiveness")
     expect(differences.first).to_contain_text("McNemar's exact test")
     page.wait_for_selector("#forest-geese .main-svg")
+
+
+def _negated(signed: str) -> str:
+    """A difference as ``numbers.signed`` prints it, of the opposite sign (zero reads +0.0000)."""
+    return signed if signed == "+0.0000" else ("-" if signed[0] == "+" else "+") + signed[1:]
+
+
+def test_the_pair_picker_shows_two_runs_tests_either_way_round(open_page, board: Path) -> None:
+    """The tests between the embedded run and its copy come from the earlier row's file; picked
+    the other way round, mean A and mean B swap and the difference and interval change sign."""
+    page = index(open_page, "geese&view=long")
+    picker = page.locator("#panel-geese .pair-picker")
+    labels = picker.locator(".pair-a option").all_text_contents()
+    gemma = next(i for i, label in enumerate(labels) if label.startswith("gemma-3-270m (embedded)"))
+    copy = next(i for i, label in enumerate(labels) if label.startswith(COPY))
+    first, second = sorted((gemma, copy))
+    text = (board / "panels" / "geese.pairs" / f"{first}.js").read_text(encoding="utf-8")
+    shard = json.loads(text.split(", ", 1)[1].rsplit(");", 1)[0])
+    stored = shard["pairs"][str(second)]
+    assert stored, "the two runs logged the same documents"
+
+    def shown(a: int, b: int) -> list[list[str]]:
+        picker.locator(".pair-a").select_option(str(a))
+        picker.locator(".pair-b").select_option(str(b))
+        expect(picker.locator(".pair-table tbody tr")).to_have_count(len(stored))
+        return [row.locator("td").all_inner_texts() for row in picker.locator(".pair-table tbody tr").all()]
+
+    forward, backward = shown(first, second), shown(second, first)
+    for test, ahead, behind in zip(stored, forward, backward, strict=True):
+        _, docs, mean_a, mean_b, difference, interval, _, p_value, p_holm, *_ = test
+        assert ahead[2:7] == [str(docs), mean_a, mean_b, difference, interval] and ahead[8:10] == [p_value, p_holm]
+        assert behind[3:5] == [mean_b, mean_a] and behind[8:10] == [p_value, p_holm]
+        low, high = interval[1:-1].split(", ")
+        assert behind[5] == _negated(difference) and behind[6] == f"[{_negated(high)}, {_negated(low)}]"
+    picker.locator(".pair-b").select_option(str(second))  # A is the second row now: the same row twice
+    expect(picker.locator(".pair-table")).to_have_text("Pick two different rows.")
+    page.recorder.assert_clean()
 
 
 def sample_page(open_page, board: Path, model: str, task: str):

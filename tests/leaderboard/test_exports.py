@@ -20,8 +20,8 @@ BIDI = "model\u202egnp.exe"  # displays as "modelexe.png" when written raw
 NUL = "nul\x00name\u200b"
 
 
-def build(runs: Path, out: Path) -> None:
-    assert explain_eval(["leaderboard", str(runs), "--out", str(out)]) == 0
+def build(runs: Path, out: Path, *extra: str) -> None:
+    assert explain_eval(["leaderboard", str(runs), "--out", str(out), *extra]) == 0
 
 
 def test_exports_are_leaderboards_in_rank_order_with_relative_paths(tmp_path: Path) -> None:
@@ -33,7 +33,7 @@ def test_exports_are_leaderboards_in_rank_order_with_relative_paths(tmp_path: Pa
     write_run(runs / "other" / "a", "org/pair", "geese_noexp", [1, 0] * 20)
     write_run(runs / "other" / "b", "org/pair2", "geese_noexp", [0, 1] * 20)
     out = tmp_path / "board"
-    build(runs, out)
+    build(runs, out, "--all-pairs")
 
     with (out / "geese.csv").open(newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
@@ -85,6 +85,62 @@ def test_exports_are_leaderboards_in_rank_order_with_relative_paths(tmp_path: Pa
         if path.is_file() and path.suffix in (".csv", ".md", ".json", ".html", ".js"):
             text = path.read_text(encoding="utf-8")
             assert str(tmp_path) not in text, path.name
+
+
+def _script_value(path: Path) -> tuple[str, object]:
+    """The name and value a data script hands to ``explainEval.loaded``."""
+    match = re.fullmatch(r"explainEval\.loaded\((\"[^\"]*\"), (.*)\);\n", path.read_text(encoding="utf-8"), re.S)
+    assert match is not None, path
+    return json.loads(match.group(1)), json.loads(match.group(2))
+
+
+def test_pairs_of_runs_are_in_files_per_row_and_in_the_csv_on_request(tmp_path: Path) -> None:
+    """The tests between two runs grow with the square of the runs: each row's file holds its
+    tests against every later row, as printed, and the differences CSV lists them only with
+    --all-pairs (by default it holds each run's tests within itself)."""
+    from custom_metrics.leaderboard.numbers import format_number, interval_text, p_digits, signed
+
+    runs = tmp_path / "runs"
+    for name, outcomes in (("org/a", [1, 0] * 20), ("org/b", [1] * 30 + [0] * 10), ("org/c", [0, 1] * 20)):
+        write_run(runs / name.replace("/", "_"), name, "geese_noexp", outcomes)
+    write_run(runs / "a_human", "org/a", "geese_human", [1] * 40)
+    build(runs, tmp_path / "default")
+    with (tmp_path / "default" / "geese_differences.csv").open(newline="", encoding="utf-8") as handle:
+        default = list(csv.DictReader(handle))
+    assert default and {row["kind"] for row in default} == {"same run"}  # org/a's effectiveness only
+    build(runs, tmp_path / "all", "--all-pairs")
+    with (tmp_path / "all" / "geese_differences.csv").open(newline="", encoding="utf-8") as handle:
+        between = {(r["a"], r["b"]): r for r in csv.DictReader(handle) if r["kind"] == "two runs"}
+    assert set(between) == {("org/a", "org/b"), ("org/a", "org/c"), ("org/b", "org/c")}
+    folder = tmp_path / "default" / "panels" / "geese.pairs"
+    assert sorted(p.name for p in folder.iterdir()) == ["0.js", "1.js", "2.js"]
+    shards = [_script_value(folder / f"{i}.js") for i in range(3)]
+    assert [name for name, _ in shards] == ["pairs:geese:0", "pairs:geese:1", "pairs:geese:2"]
+    rows = ["org/a", "org/b", "org/c"]
+    assert shards[2][1]["pairs"] == {}  # the last row's pairs are in the earlier rows' files
+    for i, (_, shard) in enumerate(shards):
+        for j, tests in shard["pairs"].items():
+            (stored,) = tests
+            row = between[(rows[i], rows[int(j)])]
+            task, metric = shard["outcomes"][stored[0]]
+            assert (task, metric) == ("M2 no explanation", "Accuracy") or row["task"] == "geese_noexp"
+            assert stored[1:6] == [
+                int(row["docs"]),
+                format_number(float(row["mean_a"])),
+                format_number(float(row["mean_b"])),
+                signed(float(row["difference"])),
+                interval_text(float(row["ci_low"]), float(row["ci_high"]), signed_values=True),
+            ]
+            assert shard["tests"][stored[6]] == row["test"]
+            assert stored[7:] == [
+                p_digits(float(row["p_value"])),
+                p_digits(float(row["p_holm"])),
+                int(row["family_size"]),
+                int(row["significant"] == "True"),
+            ]
+    long_view = (tmp_path / "default" / "panels" / "geese.long.js").read_text(encoding="utf-8")
+    tables, forest = long_view.split("forest-geese", 1)  # the forest chart names its 40 smallest p
+    assert 'class=\\"pair-picker\\"' in tables and "org/a − org/b" not in tables and "org/a − org/b" in forest
 
 
 def test_control_and_bidi_characters_in_names_are_visible_everywhere(tmp_path: Path, capsys) -> None:

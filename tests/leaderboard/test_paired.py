@@ -93,7 +93,7 @@ def test_effectiveness_and_two_runs_get_paired_differences(tmp_path: Path) -> No
         _geese_samples(folder, "geese_noexp", noexp[shift:] + noexp[:shift])
         _geese_samples(folder, "geese_human", human)
     out = tmp_path / "board"
-    board = leaderboard.build_leaderboard([tmp_path / "runs"], out, {})
+    board = leaderboard.build_leaderboard([tmp_path / "runs"], out, {}, all_pairs=True)
     with (out / "geese_differences.csv").open(newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     effectiveness = [r for r in rows if r["kind"] == "same run" and r["a"] == "org/a"]

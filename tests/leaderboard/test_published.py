@@ -98,7 +98,10 @@ def test_published_rows_convert_percent_exactly() -> None:
     assert len(rule) == 28 + 50 + 46 + 6 + 4
     assert rule["Human (majority vote of three annotators)"].cells["rule/consistency"].value == Decimal("0.529")
     reg = {f"{row.model} ({row.setting})": row for row in reg_board.published_rows()}
-    assert len(reg) == 26
+    assert len(reg) == 26 + 9  # Tables 1-3 in both modes, and ChaosNLI's own model rows (reg_judge_humans)
+    assert (
+        reg["RoBERTa-large (fine-tuned on MNLI; ChaosNLI's paper, not REG's)"].origin == "ChaosNLI (Nie et al., 2020)"
+    )
     assert reg["gpt-5.6-sol (thinking)"].cells["reg_chaos/effectiveness"].value == Decimal("0.7949")
     assert "reg_judge_select/acc" not in reg["gpt-5.6-sol (thinking)"].cells
     # Table 3: token counts as printed (no percent), thinking rows only

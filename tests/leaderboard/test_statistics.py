@@ -54,9 +54,10 @@ def write_run(
 
 
 def board(tmp_path: Path, *extra: str) -> dict[str, dict]:
-    """The real command on ``tmp_path/runs``; its JSON exports by paper."""
+    """The real command on ``tmp_path/runs`` (every pair's tests in the differences CSV); its JSON
+    exports by paper."""
     out = tmp_path / "board"
-    assert explain_eval(["leaderboard", str(tmp_path / "runs"), "--out", str(out), *extra]) == 0
+    assert explain_eval(["leaderboard", str(tmp_path / "runs"), "--out", str(out), "--all-pairs", *extra]) == 0
     return {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in out.glob("*.json")}
 
 
@@ -191,7 +192,9 @@ def test_ranks_carry_their_intervals_and_ties_are_ties(tmp_path: Path) -> None:
     a = rows_of(reg, "org/a")[0]["headlines"]["reg_chaos/success"]
     ci = stats.binomtest(90, 195).proportion_ci(method="exact")
     assert (float(a["ci_low"]), float(a["ci_high"]), a["items"]) == pytest.approx((ci.low, ci.high, 195))
-    assert {row["rank"] for row in reg["rows"] if row["row"] == "published"} == {"ref"}
+    assert {row["rank"] for row in reg["rows"] if row["row"] == "published" and row["origin"] == "paper"} == {"ref"}
+    chaosnli = [row for row in reg["rows"] if row["origin"] == "ChaosNLI (Nie et al., 2020)"]
+    assert len(chaosnli) == 9 and {row["rank"] for row in chaosnli} == {""}  # other columns: no rank
     # asked for, the paper's rows contend: Gemma-4-31B-it's 45.64% (89 of 195) ties with them
     ranked = board(tmp_path, "--rank-published")["reg"]
     assert next(r for r in ranked["rows"] if r["model"] == "Gemma-4-31B-it")["rank"] != "ref"

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from custom_metrics.judge.human_agreement import REFERENCE_ROWS, item_agreement, summarize
+from custom_metrics.judge.human_agreement import item_agreement, summarize
 from custom_metrics.judge.types import NLI_LABELS
 from custom_metrics.reg.metrics import judge_humans_results, mean_comparable
 from tests.reg.judges import tiny_judge_metadata
@@ -82,10 +82,24 @@ def test_the_task_scores_the_softmax_of_the_label_words() -> None:
 
 
 def test_the_published_rows_are_chaosnli_mnli() -> None:
-    """Transcribed from the ChaosNLI authors' script output (README, ChaosNLI-MNLI block)."""
-    assert REFERENCE_ROWS["RoBERTa-large"] == (0.3112, 0.8701, 0.6354)
-    assert REFERENCE_ROWS["BERT-base"] == (0.3055, 0.7204, 0.5591)
-    assert len(REFERENCE_ROWS) == 9
+    """Transcribed from the ChaosNLI authors' script output (README, ChaosNLI-MNLI block), and on
+    the leaderboard as references beside reg_judge_humans: ChaosNLI's rows, not REG's, each on
+    all 1,599 items."""
+    from custom_metrics.reg.leaderboard import CHAOSNLI_ORIGIN, SPEC, chaosnli_rows, published_rows
+
+    rows = chaosnli_rows()
+    assert rows["RoBERTa-large"] == (0.3112, 0.8701, 0.6354)
+    assert rows["BERT-base"] == (0.3055, 0.7204, 0.5591)
+    assert len(rows) == 9
+    shown = [row for row in published_rows() if row.origin == CHAOSNLI_ORIGIN]
+    assert {row.model for row in shown} == set(rows) and all("not REG's" in row.setting for row in shown)
+    roberta = next(row for row in shown if row.model == "RoBERTa-large")
+    assert {key: float(value.value) for key, value in roberta.cells.items()} == {
+        "reg_judge_humans/jsd": 0.3112,
+        "reg_judge_humans/kl": 0.8701,
+        "reg_judge_humans/acc": 0.6354,
+    }
+    assert {SPEC.published_n(row.setting, "reg_judge_humans/acc") for row in shown} == {1599}
 
 
 def test_the_command_measures_a_real_judge(fixture_mirror: Path, tmp_path: Path, capsys) -> None:

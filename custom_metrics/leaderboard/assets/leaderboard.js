@@ -290,9 +290,56 @@ const explainEval = {
         this.labelInputs(place);
         this.drawCharts(panel);
         this.watchLongSort(panel);
+        place.querySelectorAll(".pair-picker").forEach((picker) => this.watchPairPicker(picker));
       });
     }
     return place.loading;
+  },
+
+  // The tests between two picked rows, from the earlier row's file (pair_shards.py), where
+  // each is stored as earlier − later: picked the other way round, the sides are swapped.
+  watchPairPicker(picker) {
+    const a = picker.querySelector(".pair-a");
+    const b = picker.querySelector(".pair-b");
+    if (a.options.length > 1 && a.selectedIndex === b.selectedIndex) b.selectedIndex = 1;
+    const show = () => {
+      const [i, j] = [Number(a.value), Number(b.value)];
+      const out = picker.querySelector(".pair-table");
+      if (i === j) {
+        out.textContent = "Pick two different rows.";
+        return;
+      }
+      const [first, second] = [Math.min(i, j), Math.max(i, j)];
+      const name = `pairs:${picker.dataset.key}:${first}`;
+      this.require(name, `${picker.dataset.src}${first}.js`).then((shard) => {
+        if (Number(a.value) !== i || Number(b.value) !== j) return; // picked again meanwhile
+        out.innerHTML = this.pairTable(shard, shard.pairs[String(second)] || [], i > j);
+      }, (error) => { out.textContent = String(error.message); });
+    };
+    a.addEventListener("change", show);
+    b.addEventListener("change", show);
+    show();
+  },
+
+  pairTable(shard, tests, swapped) {
+    if (!tests.length) return "<p><em>These two rows logged no documents in common.</em></p>";
+    const flip = (text) => (text === "+0.0000" || /nan/i.test(text) ? text : (text[0] === "+" ? "-" : "+") + text.slice(1));
+    const interval = (text) => {
+      const [low, high] = text.slice(1, -1).split(", ");
+      return `[${flip(high)}, ${flip(low)}]`;
+    };
+    const head = ["Task", "Metric", "docs", "mean A", "mean B", "A − B", "95% CI", "Test", "p", "p (Holm)", "Family", "Significant"];
+    const rows = tests.map(([outcome, docs, meanA, meanB, difference, ci, test, p, holm, family, significant]) => {
+      const [task, metric] = shard.outcomes[outcome];
+      const cells = swapped
+        ? [task, metric, docs, meanB, meanA, flip(difference), ci ? interval(ci) : "", shard.tests[test], p, holm]
+        : [task, metric, docs, meanA, meanB, difference, ci, shard.tests[test], p, holm];
+      cells.push(`this pair (${family})`, significant ? "yes ✱" : "no");
+      const cls = significant ? ' class="significant"' : "";
+      return `<tr${cls}>${cells.map((cell) => `<td>${explainEvalEscape(cell)}</td>`).join("")}</tr>`;
+    });
+    const header = head.map((title) => `<th scope="col">${title}</th>`).join("");
+    return `<table class="pair-tests"><thead><tr>${header}</tr></thead><tbody>${rows.join("")}</tbody></table>`;
   },
 
   // The long table's sort in the URL (lsort=COLUMN:asc|desc), and restored from it.
@@ -348,16 +395,23 @@ const explainEval = {
   },
 
   // --- charts --------------------------------------------------------------------------
+  // Drawn after the page's load event, a chart per task, plotly.js itself loaded then (its 1.2 MB
+  // take a few hundred ms to compile): plotly lays out a 300-run chart in seconds, and the
+  // tables, tabs and links are usable meanwhile.
   drawCharts(panel) {
-    if (!panel || !window.Plotly) return;
+    if (!panel) return;
+    if (document.readyState !== "complete") {
+      window.addEventListener("load", () => setTimeout(() => this.drawCharts(panel)), { once: true });
+      return;
+    }
     const pending = Array.from(panel.querySelectorAll(".plot")).filter((target) => !target.dataset.drawn && target.offsetParent !== null);
     if (!pending.length) return;
     const key = panel.dataset.key;
     const inline = (target) => panel.querySelector(`script.chart-data[data-for="${target.id}"]`);
     const fromFile = pending.some((target) => target.dataset.chart && !inline(target));
     const ready = fromFile ? this.require(`charts:${key}`, `panels/${key}.charts.js`) : Promise.resolve({});
-    ready.then((figures) => {
-      pending.forEach((target) => {
+    Promise.all([ready, this.plotly()]).then(([figures]) => {
+      pending.forEach((target) => setTimeout(() => {
         // Hidden again while the charts loaded (a view switched): drawn when it next shows.
         if (target.dataset.drawn || target.offsetParent === null || !target.clientWidth) return;
         const script = inline(target);
@@ -367,8 +421,25 @@ const explainEval = {
         const narrow = target.clientWidth < NARROW;
         const shown = narrow ? this.narrowFigure(figure) : figure;
         Plotly.newPlot(target, shown.data, shown.layout, shown.config);
-      });
+      }));
     });
+  },
+
+  // plotly.js, from the page's <meta name="explain-eval-plotly">, added once when a chart is first drawn.
+  plotly() {
+    if (window.Plotly) return Promise.resolve(window.Plotly);
+    if (!this.plotlyLoading) {
+      const meta = document.querySelector('meta[name="explain-eval-plotly"]');
+      this.plotlyLoading = new Promise((resolve, reject) => {
+        if (!meta) return reject(new Error("this page draws no charts"));
+        const script = document.createElement("script");
+        script.src = meta.content;
+        script.onload = () => resolve(window.Plotly);
+        script.onerror = () => reject(new Error(`could not load ${meta.content}`));
+        document.head.appendChild(script);
+      });
+    }
+    return this.plotlyLoading;
   },
 
   // Bars on a phone: horizontal (labels one per line on the left, never overlapping), the
