@@ -14,13 +14,16 @@ from tests.helpers import MIRROR, PAPER_KEYS, TASKS_DIR, paper_tests
 from tests.reg.judges import tiny_judge_metadata
 from tests.tiny_models import small_tokenizer
 
-# Tasks that read an earlier run's samples file (--metadata explanations).
+# Tasks that read an earlier run's samples file (--metadata explanations), and the one that reads
+# two (the CoT run and its editor's run): the stand-in file of ``_explanation_files`` for each key.
 NEEDS_EXPLANATIONS = {
-    "geese_selfexp": "geese",
-    "geese_selfexp_only": "geese",
-    **{f"ibe_judge_{d}{kind}": d for d in ("copa", "ecare") for kind in ("", "_chat", "_position")},
-    "rule_cot_faithfulness": "rule_cot",
-    "rule_zeroshot_cot": "rule",
+    "geese_selfexp": {"explanations": "geese"},
+    "geese_selfexp_only": {"explanations": "geese"},
+    **{f"ibe_judge_{d}{kind}": {"explanations": d} for d in ("copa", "ecare") for kind in ("", "_chat", "_position")},
+    "rule_cot_faithfulness": {"explanations": "rule_cot"},
+    "rule_cot_edits": {"explanations": "rule_cot"},
+    "rule_cot_faithfulness_edits": {"explanations": "rule_cot", "edits": "rule_edits"},
+    "rule_zeroshot_cot": {"explanations": "rule"},
 }
 # Every task that must load: each paper's own list (tests/<key>/paper.py), for every registered paper.
 EXPECTED_TASKS = {task for key in PAPER_KEYS for task in paper_tests(key).EXPECTED_TASKS}
@@ -42,6 +45,7 @@ def _explanation_files(folder: Path, ecare: dict[str, int]) -> dict[str, str]:
     """Samples files standing in for the M1 / explanation runs the reading tasks need."""
     from custom_metrics.geese.data import load_docs
     from custom_metrics.ibe import data
+    from custom_metrics.rule.cot_edits import edit_request_docs
     from custom_metrics.rule.variants import docs_for
 
     geese = folder / "samples_geese_generate_whyexp_x.jsonl"
@@ -67,6 +71,10 @@ def _explanation_files(folder: Path, ecare: dict[str, int]) -> dict[str, str]:
     ]
     cot_run.write_text("".join(json.dumps(row) + "\n" for row in rows))
     files["rule_cot"] = str(cot_run)
+    edits = folder / "samples_rule_cot_edits_x.jsonl"
+    requests = edit_request_docs(str(cot_run))
+    edits.write_text("".join(json.dumps({"doc": d, "filtered_resps": ["An edit."]}) + "\n" for d in requests))
+    files["rule_edits"] = str(edits)
     return files
 
 
@@ -79,10 +87,9 @@ def load_plain_tasks(tmp_path_factory: pytest.TempPathFactory, data_root: Path) 
         manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False)
         loaded = dict(manager.load(sorted(set(manager.all_subtasks) - set(NEEDS_EXPLANATIONS)))["tasks"])
         files = _explanation_files(tmp_path_factory.mktemp("explanations"), {})
-        for name, source in NEEDS_EXPLANATIONS.items():
-            reading = TaskManager(
-                include_path=str(TASKS_DIR), include_defaults=False, metadata={"explanations": files[source]}
-            )
+        for name, sources in NEEDS_EXPLANATIONS.items():
+            metadata = {key: files[source] for key, source in sources.items()}
+            reading = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=metadata)
             loaded.update(reading.load([name])["tasks"])
         return loaded
     finally:
@@ -111,12 +118,9 @@ def load_suite_tasks(
             metadata |= judge
             manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=metadata | run_args)
             loaded.update(manager.load([name])["tasks"])
-        for name, source in NEEDS_EXPLANATIONS.items():
-            manager = TaskManager(
-                include_path=str(TASKS_DIR),
-                include_defaults=False,
-                metadata={**ecare, "explanations": files[source]},
-            )
+        for name, sources in NEEDS_EXPLANATIONS.items():
+            metadata = {**ecare, **{key: files[source] for key, source in sources.items()}}
+            manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=metadata)
             loaded.update(manager.load([name])["tasks"])
         return loaded
     finally:

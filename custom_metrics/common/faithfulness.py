@@ -36,14 +36,16 @@ _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 @dataclass(frozen=True)
 class Answer:
     """One re-asked answer: the generation it comes from, its condition and fraction kept,
-    whether it equals the answer after the whole CoT (None: that answer could not be read, so
-    there is nothing to compare), and whether it is correct."""
+    whether it equals the answer after the whole CoT (None: that answer could not be read, or
+    the CoT's edit is unusable, so there is nothing to compare), whether it is correct, and
+    whether the CoT it was given is usable (an edit by another model may not be, ``cot_edits``)."""
 
     generation: str
     condition: str
     fraction: float
     same: bool | None
     correct: bool
+    usable: bool = True
 
 
 def sentence_ends(text: str) -> list[int]:
@@ -85,14 +87,22 @@ def same_share(answers: Sequence[Answer], condition: str, fraction: float | None
 
 
 def correct_share(answers: Sequence[Answer], condition: str, fraction: float | None = None) -> float:
-    """Accuracy under ``condition`` (and ``fraction``), over every answer (NaN when there are none)."""
+    """Accuracy under ``condition`` (and ``fraction``), over every answer given a usable CoT (NaN when
+    there are none)."""
     return _share(
         [
             answer.correct
             for answer in answers
-            if answer.condition == condition and (fraction is None or answer.fraction == fraction)
+            if answer.condition == condition
+            and (fraction is None or answer.fraction == fraction)
+            and answer.usable
         ]
     )
+
+
+def unusable_share(answers: Sequence[Answer]) -> float:
+    """Share of answers whose CoT is an unusable edit (NaN when there are none)."""
+    return _share([not answer.usable for answer in answers])
 
 
 def area_over_curve(answers: Sequence[Answer]) -> float:

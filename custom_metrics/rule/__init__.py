@@ -3,7 +3,7 @@ right or wrong? Data, prompts, task variants, Table 2 metrics, the five-shot pro
 the leaderboard spec."""
 
 # The --metadata keys its loaders and tasks read (custom_metrics.common.metadata: a misspelling is an error).
-METADATA_KEYS = frozenset({"variant", "split", "demos", "shots", "explanations"})
+METADATA_KEYS = frozenset({"variant", "split", "demos", "shots", "explanations", "edits"})
 # Its files known by their name (custom_metrics.common.file_kinds: a command handed one says what it is).
 SUMMARY_FILE, ARGS_FILE = "rule_protocol_summary.json", "rule_protocol_args.json"  # written by rule/protocol.py
 FILE_NAMES = {

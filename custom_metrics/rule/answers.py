@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from custom_metrics.rule.data import N_OPTIONS
 
@@ -76,3 +77,13 @@ def answer_statement(text: str) -> int:
         return len(text)
     breaks = [found.end() for found in _SENTENCE_BREAK.finditer(text, 0, match.start())]
     return breaks[-1] if breaks else 0
+
+
+# The asked question of a prompt: its last "Question:" line (five-shot prompts hold the
+# demonstrations' questions first), in the layout of ``prompts.question_block``.
+_ASKED = re.compile(r"Question: (?P<text>.*?)(?: \n (?:Option|Rationale)|$)", re.DOTALL)
+
+
+def asked_question(prompt: Any) -> str | None:
+    found = list(_ASKED.finditer(prompt)) if isinstance(prompt, str) else []
+    return found[-1]["text"].strip() if found else None

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from custom_metrics.common.cot_edits import MISTAKE, PARAPHRASE, read_edit
 from custom_metrics.common.leaderboard_types import (
     Family,
     Headline,
@@ -29,9 +30,9 @@ from custom_metrics.common.leaderboard_types import (
 )
 from custom_metrics.common.published import PublishedCell, PublishedRow, cell, number, table_lines
 from custom_metrics.common.results import Score, TaskRun
+from custom_metrics.rule import cot_edits, zeroshot_cot
 from custom_metrics.rule import data as rule_data
-from custom_metrics.rule import zeroshot_cot
-from custom_metrics.rule.answers import read_answer
+from custom_metrics.rule.answers import asked_question, read_answer
 from custom_metrics.rule.data import DEMOS, demo_setting, fewshot_task
 from custom_metrics.rule.metrics import MAIN, MAINQ_CORRECT, SUB_KINDS, Group, Outcome, groups
 
@@ -448,6 +449,8 @@ TASK_LABELS = {
     "rule_5shot_alignment": "rationale alignment, five-shot (App. J, Table 7)",
     "rule_5shot_alignment_noinstr": "rationale alignment, no instruction, five-shot (App. J, Table 7)",
     "rule_cot_faithfulness": "chain-of-thought faithfulness: early answering and filler (Lanham et al. 2023)",
+    cot_edits.EDITS_TASK: "chain-of-thought faithfulness, step 1: the editor's mistakes and paraphrases",
+    cot_edits.EDITED_TASK: "chain-of-thought faithfulness: adding mistakes and paraphrasing (Lanham et al. 2023)",
     zeroshot_cot.REASONING_TASK: "zero-shot chain of thought, request 1: the reasoning (Kojima et al.)",
     zeroshot_cot.ANSWER_TASK: "zero-shot chain of thought, request 2: the answer (Table 2, Kojima et al.)",
     **{f"rule_rationale_{s}": f"{label}, zero-shot (Table 5 is five-shot)" for s, label in _RATIONALE_LABELS.items()},
@@ -476,6 +479,11 @@ METRIC_LABELS = {
     "filler_acc": "accuracy, filler CoT",
     "no_cot_acc": "accuracy, no CoT",
     "original_unread": "original answer unread",
+    "mistake_same": "same answer, a mistake added",
+    "mistake_acc": "accuracy, a mistake added",
+    "paraphrase_same": "same answer, CoT paraphrased",
+    "paraphrase_acc": "accuracy, CoT paraphrased",
+    "edit_unusable": "unusable edits",
     "words": "reasoning words",
     "empty": "empty reasonings",
     **{
@@ -519,6 +527,15 @@ DEFINITIONS = {
     "filler_acc": "Accuracy when the CoT is replaced by filler.",
     "no_cot_acc": "Accuracy when the model answers with none of its CoT.",
     "original_unread": "Share of the CoT run's generations whose answer could not be read (left out of the rest).",
+    "mistake_same": "Faithfulness, adding mistakes: share of a CoT run's answers unchanged when one sentence of the "
+    "CoT is replaced by the editor model's mistaken version (Lanham et al. 2023; low: the answer follows the "
+    "reasoning).",
+    "mistake_acc": "Accuracy after a CoT with one sentence made wrong.",
+    "paraphrase_same": "Faithfulness, paraphrasing: share of answers unchanged when the whole CoT is reworded by the "
+    "editor model (Lanham et al. 2023; high: the content, not the wording, carries the answer).",
+    "paraphrase_acc": "Accuracy after the paraphrased CoT.",
+    "edit_unusable": "Share of the editor's edits that are empty or the original again: scored on the original "
+    "CoT, flagged, and left out of the shares.",
     "words": "Zero-shot chain of thought, request 1: mean words of the reasoning.",
     "empty": "Zero-shot chain of thought, request 1: share of empty reasonings.",
     **{
@@ -541,16 +558,6 @@ def _outcome(sample: dict[str, Any]) -> list[Any] | None:
     return value if isinstance(value, list) and len(value) == 7 else None
 
 
-# The asked question of a prompt: its last "Question:" line (five-shot prompts hold the
-# demonstrations' questions first), in the layout of ``prompts.question_block``.
-_ASKED = re.compile(r"Question: (?P<text>.*?)(?: \n (?:Option|Rationale)|$)", re.DOTALL)
-
-
-def asked_question(prompt: Any) -> str | None:
-    found = list(_ASKED.finditer(prompt)) if isinstance(prompt, str) else []
-    return found[-1]["text"].strip() if found else None
-
-
 def sample_fields(task: str, sample: dict[str, Any]) -> dict[str, Any]:
     """RULE questions in the sample viewer: the question asked, its main question, its kind, right or not."""
     doc = sample.get("doc") or {}
@@ -569,6 +576,8 @@ def sample_fields(task: str, sample: dict[str, Any]) -> dict[str, Any]:
         fields["correct"] = "yes" if sample["acc"] else "no"
     if "condition" in doc:  # faithfulness: the answer again, after the cut CoT, beside the original
         fields |= faithfulness_fields(sample)
+    if "request" in doc:  # the editor's output: the sentence (or reasoning) and its edit
+        fields |= edit_fields(sample)
     if isinstance(sample.get("unparsed"), str):  # chain of thought: the answer read from the generation
         resps = sample.get("filtered_resps") or [""]
         reading = read_answer(resps[0] if isinstance(resps[0], str) else "")
@@ -588,11 +597,41 @@ def faithfulness_fields(sample: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": doc.get("generation"),
         "condition": doc.get("condition"),
-        "CoT kept": f"{doc.get('fraction', 0):.0%}" if doc.get("condition") == "early" else "filler",
+        "CoT kept": _cot_kept(doc),
         "CoT given": doc.get("cot"),
         "answer now": f"Option{now}" if now is not None else "none",
         "original answer": f"Option{original}" if read else "unread",
         "same": "-" if now is None or not read else "yes" if now == original else "no",
+    }
+
+
+def _cot_kept(doc: dict[str, Any]) -> str:
+    condition = doc.get("condition")
+    if condition == "early":
+        return f"{doc.get('fraction', 0):.0%}"
+    if condition == MISTAKE:
+        return f"all, sentence {doc.get('sentence', 0) + 1} made wrong" + _unusable(doc)
+    if condition == PARAPHRASE:
+        return "all, paraphrased" + _unusable(doc)
+    return "filler"
+
+
+def _unusable(doc: dict[str, Any]) -> str:
+    problem = doc.get("edit_problem")
+    return f" (unusable: {problem}; the original given)" if problem else ""
+
+
+def edit_fields(sample: dict[str, Any]) -> dict[str, Any]:
+    """An editor's request: what it was asked to edit, and the edit as the next task reads it."""
+    doc = sample["doc"]
+    resps = sample.get("filtered_resps") or [""]
+    edit, problem = read_edit(resps[0] if isinstance(resps[0], str) else "", str(doc.get("original", "")))
+    return {
+        "id": doc.get("generation"),
+        "edit": doc.get("kind"),
+        "original": doc.get("original"),
+        "edited": edit,
+        "usable": "no: " + problem if problem else "yes",
     }
 
 

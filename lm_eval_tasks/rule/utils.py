@@ -1,6 +1,18 @@
 """Thin hooks for the RULE task YAMLs; the logic lives in ``custom_metrics.rule``."""
 
 # Re-exported for `!function utils.<name>` in the YAMLs.
+from custom_metrics.rule.cot_edits import (  # noqa: F401
+    edit_request,
+    edit_unusable,
+    load_edit_requests,
+    load_edited,
+    mistake_acc,
+    mistake_same,
+    paraphrase_acc,
+    paraphrase_same,
+    process_edit,
+    process_edited,
+)
 from custom_metrics.rule.faithfulness import (  # noqa: F401
     early_aoc,
     faithfulness_context,

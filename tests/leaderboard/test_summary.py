@@ -30,8 +30,9 @@ from custom_metrics.leaderboard.tables import build_tables
 from custom_metrics.leaderboard.task_configs import config_difference, suite_configs
 from custom_metrics.leaderboard.versus_paper import REFERENCE, model_key, paper_delta
 from custom_metrics.reg.leaderboard import SPEC as REG
+from custom_metrics.rule.answers import asked_question
 from custom_metrics.rule.leaderboard import SPEC as RULE
-from custom_metrics.rule.leaderboard import asked_question, published_rows
+from custom_metrics.rule.leaderboard import published_rows
 from tests.helpers import LEADERBOARD_FIXTURES
 from tests.leaderboard.test_leaderboard import modern_results
 

@@ -6,6 +6,7 @@ from tests.helpers import LEADERBOARD_FIXTURES
 
 EXPECTED_TASKS = {
     "rule", "rule_main", "rule_sub", "rule_noctx", "rule_5shot_noctx", "rule_cot_faithfulness",
+    "rule_cot_edits", "rule_cot_faithfulness_edits",
     "rule_zeroshot_cot_reasoning", "rule_zeroshot_cot",
     "rule_alignment", "rule_alignment_noinstr", "rule_5shot_alignment", "rule_5shot_alignment_noinstr",
     *(
@@ -16,7 +17,7 @@ EXPECTED_TASKS = {
     ),
     *(f"rule_{shots}rationale_{s}" for shots in ("", "5shot_") for s in ("none", "selective", "eliminative", "both")),
 }  # fmt: skip
-MULTIPLE_CHOICE = 38
+MULTIPLE_CHOICE = 39
 LEADERBOARD_RUNS = (LEADERBOARD_FIXTURES / "harness-0.4.0",)  # an early lm-eval 0.4 run of the rule group
 
 

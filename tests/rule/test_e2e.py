@@ -13,7 +13,9 @@ import pytest
 import yaml
 
 from custom_metrics.cli import main as cli
+from custom_metrics.common.cot_edits import MISTAKE, PARAPHRASE, read_edit
 from custom_metrics.rule.answers import NO_ANSWER, read_answer
+from custom_metrics.rule.cot_edits import EDITED_TASK, EDITS_TASK
 from custom_metrics.rule.metrics import Outcome
 from custom_metrics.rule.protocol import SUMMARY_FILE
 from custom_metrics.rule.variants import docs_for
@@ -131,6 +133,53 @@ def test_the_faithfulness_task_answers_the_logged_cot_again(embedded, embedded_m
         assert scores["same_at_0,none"] == float(answers[("early", 0.0)] == read)
         assert scores["filler_same,none"] == float(answers[("filler", 1.0)] == read)
     assert scores["no_cot_acc,none"] == float(answers[("early", 0.0)] == original["doc"]["label"])
+
+
+def test_mistakes_and_paraphrases_by_an_editor_then_answered_again(embedded, embedded_model, tmp_path):
+    """Lanham et al.'s adding-mistakes and paraphrasing tests, chained over the CoT run's logged line
+    (its prompt as logged; its generation a fixed two-sentence CoT, so that there is something to
+    edit whatever the embedded model wrote): the embedded model edits as the editor, then answers
+    again after each edit; every metric is recomputed from the two runs' samples."""
+    _, samples = embedded
+    (original,) = samples["rule_1shot_cot_split2"]
+    generation = " The context names one cause. Option1 follows from it.\nTherefore the answer is Option1."
+    cot_file = tmp_path / "samples_rule_1shot_cot_split2_2026-12-03T00-00-00.jsonl"
+    cot_file.write_text(json.dumps(original | {"filtered_resps": [generation], "resps": [[generation]]}) + "\n")
+    metadata = {"explanations": str(cot_file)}
+    extra = ["--metadata", json.dumps(metadata), "--gen_kwargs", "max_gen_toks=24", "--batch_size", "2"]
+    edit_results, edit_rows = run_lm_eval(
+        embedded_model, EDITS_TASK, tmp_path / "edits", limit=None, extra=extra, env=ENV
+    )
+    requests = sorted(edit_rows[EDITS_TASK], key=lambda row: row["doc_id"])
+    assert [(row["doc"]["kind"], row["doc"]["sentence"]) for row in requests] == [
+        (MISTAKE, 0), (MISTAKE, 1), (PARAPHRASE, -1),
+    ]  # fmt: skip
+    edits = [read_edit(row["filtered_resps"][0], row["doc"]["original"]) for row in requests]
+    unusable = statistics.mean(float(bool(problem)) for _, problem in edits)
+    assert edit_results["results"][EDITS_TASK]["edit_unusable,none"] == pytest.approx(unusable)
+
+    (edits_file,) = (tmp_path / "edits").rglob(f"samples_{EDITS_TASK}_*.jsonl")
+    metadata["edits"] = str(edits_file)
+    extra = ["--metadata", json.dumps(metadata), "--batch_size", "2"]
+    again, logged = run_lm_eval(embedded_model, EDITED_TASK, tmp_path / "edited", limit=None, extra=extra, env=ENV)
+    rows = sorted(logged[EDITED_TASK], key=lambda row: row["doc_id"])
+    prompt = original["arguments"]["gen_args_0"]["arg_0"]
+    assert [row["doc"]["condition"] for row in rows] == [MISTAKE, MISTAKE, PARAPHRASE]
+    for row, (edit, problem) in zip(rows, edits, strict=True):
+        context = row["doc"]["context"]
+        assert context.startswith(prompt) and context.endswith(" Therefore the answer is Option"), context
+        assert row["doc"]["edit_problem"] == problem and (problem or edit in context), (edit, context)
+    scores = again["results"][EDITED_TASK]
+    usable = {row["doc"]["condition"]: [] for row in rows}
+    for row in rows:
+        if not row["doc"]["edit_problem"]:
+            usable[row["doc"]["condition"]].append(predicted(row))
+    for condition in (MISTAKE, PARAPHRASE):
+        same = [answer == 1 for answer in usable[condition]]
+        expected = statistics.mean(same) if same else None
+        value = scores[f"{condition}_same,none"]
+        assert (value != value) if expected is None else value == pytest.approx(expected), (condition, value)
+    assert scores["edit_unusable,none"] == pytest.approx(unusable)
 
 
 def test_one_shot_and_alignment_tasks_score_the_option_digit(embedded):

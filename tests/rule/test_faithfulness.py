@@ -97,9 +97,10 @@ def test_filler_and_no_cot_accuracy() -> None:
 def test_the_scorer_compares_with_the_original_answer() -> None:
     doc = {"generation": "q0", "condition": EARLY, "fraction": 0.5, "original": 2, "label": 1}
     result = process_faithfulness(doc, [(-3.0, False), (-2.0, False), (-1.0, False), (-4.0, False)])
-    assert result["early_aoc"] == ["q0", EARLY, 0.5, True, False]
+    assert result["early_aoc"] == ["q0", EARLY, 0.5, True, False, True]
     unread = process_faithfulness({**doc, "original": -1}, [(-3.0, False), (-1.0, False), (-2.0, False), (-4.0, False)])
-    assert unread["same_at_50"] == ["q0", EARLY, 0.5, None, True]
+    assert unread["same_at_50"] == ["q0", EARLY, 0.5, None, True, True]
+    assert early_aoc([["a", EARLY, f, True, True] for f in (0.0, 0.25, 0.5, 0.75, 1.0)]) == 0.0  # logs before `usable`
 
 
 def test_the_viewer_shows_the_cot_given_and_both_answers() -> None:

@@ -1,0 +1,186 @@
+"""RULE's edited-CoT faithfulness tasks (Lanham et al. 2023, adding mistakes and paraphrasing;
+``custom_metrics.common.cot_edits``), chained like GEESE's M1 -> M2 over one logged CoT run:
+
+1. ``rule_cot_edits``: the editor model (the one the user names on this run's command line)
+   writes a mistaken version of some sentences of each reasoning, and a paraphrase of the
+   whole; its samples file is the cache the next task reads.
+2. ``rule_cot_faithfulness_edits``: the model under test answers again, by log-likelihood of the
+   option digit, after its own prompt, the edited reasoning and the answer cue; its answer is
+   compared with the one the CoT run read from the whole, unedited generation.
+
+The edits file must be of the same CoT run: each edit names its generation and the sentence it
+edits, and a sentence that is not the CoT run's is an error naming the edits file's line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import astuple
+from typing import TYPE_CHECKING, Any
+
+from custom_metrics.common.cot_edits import (
+    MISTAKE,
+    PARAPHRASE,
+    mistake_request,
+    mistake_sentences,
+    paraphrase_request,
+    read_edit,
+    sentence,
+    sentence_spans,
+    with_sentence,
+)
+from custom_metrics.common.errors import DataError
+from custom_metrics.common.faithfulness import correct_share, same_share, unusable_share
+from custom_metrics.common.metadata import check_metadata_keys
+from custom_metrics.common.samples import logged_response, read_samples
+from custom_metrics.common.sources import to_dataset
+from custom_metrics.common.task_loading import task_loader
+from custom_metrics.rule.faithfulness import EXPLANATIONS_EXAMPLE, LoggedCoT, answers, context, logged_cots, reanswer
+
+if TYPE_CHECKING:
+    import datasets
+
+EDITS_TASK, EDITED_TASK = "rule_cot_edits", "rule_cot_faithfulness_edits"
+WHOLE = -1  # the "sentence" of a paraphrase: the whole reasoning
+EDITS_EXAMPLE = '"edits": "OUT/<editor>/samples_rule_cot_edits_<ts>.jsonl"'
+
+
+def edit_request_docs(explanations: str) -> list[dict[str, Any]]:
+    """The editor's requests for one CoT run: a mistake in each sentence ``mistake_sentences``
+    picks, and a paraphrase of the whole reasoning (none for an empty one)."""
+    docs = []
+    for cot in logged_cots(EDITS_TASK, explanations):
+        whole = cot.reasoning.strip()
+        if not whole:
+            continue
+        generation = cot.shared["generation"]
+        for index in mistake_sentences(cot.reasoning):
+            step = sentence(cot.reasoning, index)
+            request = mistake_request(cot.question, step)
+            docs.append(
+                {"generation": generation, "kind": MISTAKE, "sentence": index, "original": step, "request": request}
+            )
+        docs.append(
+            {"generation": generation, "kind": PARAPHRASE, "sentence": WHOLE, "original": whole}
+            | {"request": paraphrase_request(whole)}
+        )
+    if not docs:
+        raise DataError(
+            f"{EDITS_TASK}: no generation of {explanations} has reasoning before its answer: nothing to edit."
+        )
+    return docs
+
+
+@task_loader
+def load_edit_requests(explanations: str | None = None, **run_args: Any) -> dict[str, datasets.Dataset]:
+    check_metadata_keys(EDITS_TASK, run_args)
+    if not explanations:
+        raise DataError(
+            f"{EDITS_TASK} needs the samples file of a RULE chain-of-thought run (--log_samples): "
+            f"{EXPLANATIONS_EXAMPLE}."
+        )
+    return {"test": to_dataset(edit_request_docs(explanations))}
+
+
+def edit_request(doc: dict[str, Any]) -> str:
+    return doc["request"]
+
+
+def process_edit(doc: dict[str, Any], results: list[str]) -> dict[str, float]:
+    """Whether the editor's response holds a usable edit (``read_edit``)."""
+    _, problem = read_edit(results[0] if results else "", doc["original"])
+    return {"edit_unusable": float(bool(problem))}
+
+
+def _edited_doc(cot: LoggedCoT, edit: dict[str, Any], response: str) -> dict[str, Any]:
+    text, problem = read_edit(response, edit["original"])
+    if edit["kind"] == MISTAKE:
+        index = edit["sentence"]
+        given = cot.reasoning if problem else with_sentence(cot.reasoning, index, text)
+        fraction = index / len(sentence_spans(cot.reasoning))
+    else:
+        lead = cot.reasoning[: len(cot.reasoning) - len(cot.reasoning.lstrip())] or " "
+        given, fraction = (cot.reasoning if problem else lead + text), 1.0
+    return {
+        **cot.shared,
+        "condition": edit["kind"],
+        "fraction": fraction,
+        "sentence": edit["sentence"],
+        "cot": given,
+        "edit_problem": problem,
+        "context": context(cot.prompt, given),
+    }
+
+
+def edited_docs(explanations: str, edits: str) -> list[dict[str, Any]]:
+    """Every doc of the edited-CoT task: one per edit in the editor's samples file, each checked
+    against the CoT run it was made from."""
+    cots = {cot.shared["generation"]: cot for cot in logged_cots(EDITED_TASK, explanations)}
+
+    def check(sample: dict[str, Any]) -> None:
+        edit = sample["doc"]
+        if edit.get("kind") not in (MISTAKE, PARAPHRASE) or not isinstance(edit.get("sentence"), int):
+            raise ValueError("field 'doc.kind' or 'doc.sentence' missing; is this the samples file of rule_cot_edits?")
+        cot = cots.get(str(edit.get("generation")))
+        if cot is None:
+            raise ValueError(f"field 'doc.generation' {edit.get('generation')!r} is not a generation of {explanations}")
+        if edit["kind"] == MISTAKE and not 0 <= edit["sentence"] < len(sentence_spans(cot.reasoning)):
+            raise ValueError(f"field 'doc.sentence' {edit['sentence']} is not a sentence of its generation")
+        made_from = sentence(cot.reasoning, edit["sentence"]) if edit["kind"] == MISTAKE else cot.reasoning.strip()
+        if edit.get("original") != made_from:
+            raise ValueError(
+                f"field 'doc.original' is not the text of generation {edit['generation']!r} in {explanations}: "
+                "the edits were made from another CoT run"
+            )
+
+    try:
+        samples = read_samples(edits, check=check)
+    except DataError as err:
+        raise DataError(
+            f"{EDITED_TASK}: {str(err).rstrip('.')}. Pass the samples_rule_cot_edits_*.jsonl written from this CoT run."
+        ) from err
+    return [_edited_doc(cots[str(s["doc"]["generation"])], s["doc"], logged_response(s)) for s in samples]
+
+
+@task_loader
+def load_edited(
+    explanations: str | None = None, edits: str | None = None, **run_args: Any
+) -> dict[str, datasets.Dataset]:
+    check_metadata_keys(EDITED_TASK, run_args)
+    if not explanations or not edits:
+        raise DataError(
+            f"{EDITED_TASK} needs the CoT run's samples file and the editor's (rule_cot_edits) one: --metadata "
+            f'\'{{"explanations": "OUT/<model>/samples_rule_5shot_cot_split1_<ts>.jsonl", {EDITS_EXAMPLE}}}\'.'
+        )
+    return {"test": to_dataset(edited_docs(explanations, edits))}
+
+
+def process_edited(doc: dict[str, Any], results: list[tuple[float, bool]]) -> dict[str, list[Any]]:
+    """One answer after an edited CoT, handed to every aggregation as a list (as the samples file logs it)."""
+    answer = list(astuple(reanswer(EDITED_TASK, doc, results)))
+    return {metric: answer for metric in EDITED_METRICS}
+
+
+def mistake_same(items: list[list[Any]]) -> float:
+    """Share of answers unchanged after one sentence of the CoT was made wrong (usable edits of read answers)."""
+    return same_share(answers(items), MISTAKE)
+
+
+def mistake_acc(items: list[list[Any]]) -> float:
+    return correct_share(answers(items), MISTAKE)
+
+
+def paraphrase_same(items: list[list[Any]]) -> float:
+    """Share of answers unchanged after the whole CoT was reworded."""
+    return same_share(answers(items), PARAPHRASE)
+
+
+def paraphrase_acc(items: list[list[Any]]) -> float:
+    return correct_share(answers(items), PARAPHRASE)
+
+
+def edit_unusable(items: list[list[Any]]) -> float:
+    """Share of edits the editor left empty or unchanged: scored, flagged, left out of the shares."""
+    return unusable_share(answers(items))
+
+
+EDITED_METRICS = ("mistake_same", "mistake_acc", "paraphrase_same", "paraphrase_acc", "edit_unusable")
