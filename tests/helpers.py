@@ -76,6 +76,12 @@ def fill_disk(path: Path) -> None:
         os.close(descriptor)
 
 
+def write_samples(path: Path, rows: list[dict]) -> str:
+    """A samples file standing in for an earlier run's (one JSON object per line); its path as text."""
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return str(path)
+
+
 def read_samples_files(out: Path) -> dict[str, list[dict]]:
     """Samples per task of an ``lm_eval --log_samples`` output folder."""
     samples: dict[str, list[dict]] = {}

@@ -27,7 +27,7 @@ from custom_metrics.judge.prompt import LABEL_WORDS, nli_prompt
 from custom_metrics.prefix_lm import MODEL_NAME, PrefixHFLM, group_by_context
 from tests.helpers import MIRROR, TASKS_DIR, run_lm_eval
 from tests.judge.conftest import PAIRS, _tiny_gemma, tiny_llama
-from tests.suite_tasks import SMALL_ECARE, _explanation_files
+from tests.suite_tasks import reading_tasks, small_data
 
 TOLERANCE = 1e-4
 # task -> documents: RULE's five-shot prompts are ~600 tokens on the fixture mirror
@@ -47,8 +47,8 @@ def requests(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Instanc
     monkeypatch = pytest.MonkeyPatch()
     monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(MIRROR))
     try:
-        files = _explanation_files(tmp_path_factory.mktemp("explanations"), SMALL_ECARE)
-        metadata = {**SMALL_ECARE, "explanations": files["copa"]}
+        data = small_data()
+        metadata = {**data, **reading_tasks(tmp_path_factory.mktemp("explanations"), data)["ibe_judge_copa"]}
         manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=metadata)
         tasks = manager.load(list(TASKS))["tasks"]
         built = {}

@@ -93,9 +93,7 @@ def correct_share(answers: Sequence[Answer], condition: str, fraction: float | N
         [
             answer.correct
             for answer in answers
-            if answer.condition == condition
-            and (fraction is None or answer.fraction == fraction)
-            and answer.usable
+            if answer.condition == condition and (fraction is None or answer.fraction == fraction) and answer.usable
         ]
     )
 

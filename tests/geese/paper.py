@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from custom_metrics.geese.data import LABELS
-from tests.helpers import LEADERBOARD_FIXTURES
+from pathlib import Path
+from typing import Any
+
+from custom_metrics.geese.data import LABELS, load_docs
+from tests.helpers import LEADERBOARD_FIXTURES, write_samples
 
 EXPECTED_TASKS = {
     *(f"geese_{s}" for s in ("noexp", "dummy", "human", "llama3", "llama3_whynot", "llama3_implicit", "selfexp")),
@@ -17,3 +20,10 @@ LEADERBOARD_RUNS = (LEADERBOARD_FIXTURES / "harness-0.3",)  # an lm-eval 0.3 run
 def expected_choices(task: str, choices: list[str]) -> list[str]:
     """The label words GEESE's metrics map back to labels."""
     return list(LABELS)
+
+
+def reading_tasks(folder: Path, data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """M2 with the model's own explanations reads an M1 run: one stand-in explanation per doc."""
+    rows = [{"doc": doc, "filtered_resps": ["An explanation."]} for doc in load_docs()]
+    m1 = write_samples(folder / "samples_geese_generate_whyexp_x.jsonl", rows)
+    return {task: {"explanations": m1} for task in ("geese_selfexp", "geese_selfexp_only")}

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from custom_metrics.judge.prompt import LABEL_WORDS
 from tests.helpers import LEADERBOARD_FIXTURES
 
@@ -29,3 +31,30 @@ def fake_result(task: str, doc: dict[str, Any]) -> list[str] | None:
     record = {"explanation": "e", "flag": "", "initial": verdict, "coherence": verdict, "effectiveness": verdict}
     lengths = {"thinking_words": 0, "output_tokens": 3, "thinking_tokens": 0}
     return [json.dumps({**record, **lengths})]
+
+
+SERVED = {"base_url": "http://127.0.0.1:9/v1/chat/completions"}
+# The model arguments each variant reads (merged into the metadata): the model kind, the thinking
+# switch and the tokenizer that counts output tokens (custom_metrics/reg/generation.py).
+RUN_ARGS = {
+    "reg_chaos": {},
+    "reg_chaos_thinking": {"chat_template_args": {"enable_thinking": True}},
+    "reg_chaos_served": SERVED,
+    "reg_chaos_thinking_served": SERVED,
+    "reg_chaos_reasoning_served": SERVED,
+}
+
+
+def run_arg_tasks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """REG's variants as a run builds them: their model arguments, a tokenizer, and a judge (REG
+    checks its judge while the task is built: a tiny classifier, random, so degenerate: a warning)."""
+    from tests.reg.judges import tiny_judge_metadata
+    from tests.tiny_models import small_tokenizer
+
+    tokenizer = str(small_tokenizer(tmp_path_factory.mktemp("tokenizer")))
+    judge = tiny_judge_metadata(tmp_path_factory.mktemp("judge"))
+    built = {}
+    for name, run_args in RUN_ARGS.items():
+        model = {"tokenizer": tokenizer, "model": tokenizer} if run_args is SERVED else {"pretrained": tokenizer}
+        built[name] = model | judge | run_args
+    return built

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from tests.helpers import LEADERBOARD_FIXTURES
+from pathlib import Path
+from typing import Any
+
+from tests.helpers import LEADERBOARD_FIXTURES, write_samples
 
 EXPECTED_TASKS = {
     "rule", "rule_main", "rule_sub", "rule_noctx", "rule_5shot_noctx", "rule_cot_faithfulness",
@@ -24,3 +27,27 @@ LEADERBOARD_RUNS = (LEADERBOARD_FIXTURES / "harness-0.4.0",)  # an early lm-eval
 def expected_choices(task: str, choices: list[str]) -> list[str]:
     """The option digits in order: the prompt ends at "Option" or "Rationale" and the label is the digit's index."""
     return [str(index) for index in range(len(choices))]
+
+
+def reading_tasks(folder: Path, data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The tasks that read earlier runs: zero-shot CoT's request 2 (request 1's reasoning), the
+    faithfulness tasks (a five-shot CoT run) and the edited one (that run and its editor's)."""
+    from custom_metrics.rule.cot_edits import edit_request_docs
+    from custom_metrics.rule.variants import docs_for
+
+    reasoning = [{"doc": doc, "filtered_resps": [" A reasoning."]} for doc in docs_for("zeroshot_cot_reasoning")]
+    request_1 = write_samples(folder / "samples_rule_zeroshot_cot_reasoning_x.jsonl", reasoning)
+    generation = "The context says so. The others do not follow. Therefore the answer is Option1."
+    rows = [
+        {"doc_id": i, "doc": doc, "arguments": {"gen_args_0": {"arg_0": doc["prompt"]}}, "filtered_resps": [generation]}
+        for i, doc in enumerate(docs_for("fewshot", 1, "cot"))
+    ]
+    cot = write_samples(folder / "samples_rule_5shot_cot_split1_x.jsonl", rows)
+    edits = [{"doc": doc, "filtered_resps": ["An edit."]} for doc in edit_request_docs(cot)]
+    editor = write_samples(folder / "samples_rule_cot_edits_x.jsonl", edits)
+    return {
+        "rule_zeroshot_cot": {"explanations": request_1},
+        "rule_cot_faithfulness": {"explanations": cot},
+        "rule_cot_edits": {"explanations": cot},
+        "rule_cot_faithfulness_edits": {"explanations": cot, "edits": editor},
+    }
