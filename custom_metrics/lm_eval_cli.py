@@ -41,19 +41,20 @@ def suite_models() -> str:
         "--model reasoning-chat-completions (API reasoning models such as OpenAI's: keeps each response's token "
         "usage, sends only what such APIs take; REG's reg_chaos_reasoning_served) and --model hf-prefix (HFLM's "
         "arguments; each distinct log-likelihood context run once, its KV cache reused). Before the model loads, "
-        "a run's arguments, model path, --include_path, task names and REG judge are checked as explain-eval sweep "
-        "checks them.\n"
+        "a run's arguments, model path, --include_path, task names, --metadata keys and REG judge are checked as "
+        "explain-eval sweep checks them.\n"
     )
 
 
 def check_run_args(args: Sequence[str]) -> None:
-    """What lm-eval would refuse only after loading the model (a REG judge: its tasks are built
-    after the model) or with a traceback, refused first in one line (a ``DataError``)."""
+    """What lm-eval would refuse only after loading the model (a misspelled --metadata key, a REG
+    judge: tasks are built after the model) or with a traceback, refused first in one line (a
+    ``DataError``)."""
     from custom_metrics.common.harness_args import check_run, task_names
-    from custom_metrics.reg.judging import check_run_judge
+    from custom_metrics.leaderboard import registry
 
     config = check_run(list(args[1:] if args[0] == "run" else args), "explain-eval lm-eval")
-    check_run_judge(task_names(config), config.metadata or {})
+    registry.check_run(task_names(config), config.metadata or {})  # the papers' own checks, as the sweep's
 
 
 def main(argv: Sequence[str] | None = None) -> int:

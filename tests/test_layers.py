@@ -34,8 +34,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "custom_metrics.sweep": BASE | {"custom_metrics.leaderboard"},
     # the hf-prefix model class (the judge's KV-cache helpers) and lm-eval's CLI registering it
     "custom_metrics.prefix_lm": BASE | {"custom_metrics.judge"},
-    # the suite's entry to lm-eval's CLI: the sweep's checks of a run, REG's judge among them
-    "custom_metrics.lm_eval_cli": BASE | {"custom_metrics.reg"},
+    # the suite's entry to lm-eval's CLI: the sweep's checks of a run, the papers' own through the registry
+    "custom_metrics.lm_eval_cli": BASE | {"custom_metrics.leaderboard"},
     # `explain-eval rejudge`: the judges, and the papers' rejudge hooks through the registry
     "custom_metrics.rejudge": BASE | {"custom_metrics.judge", "custom_metrics.leaderboard"},
     # a task folder's utils.py re-exports its own paper's hooks
@@ -59,7 +59,7 @@ ONLY = {
     ("custom_metrics.pinned", "custom_metrics.leaderboard"): {"custom_metrics.leaderboard.registry"},
     ("custom_metrics.rejudge", "custom_metrics.leaderboard"): {"custom_metrics.leaderboard.registry"},
     ("custom_metrics.prefix_lm", "custom_metrics.judge"): {"custom_metrics.judge.shared_kv"},
-    ("custom_metrics.lm_eval_cli", "custom_metrics.reg"): {"custom_metrics.reg.judging"},
+    ("custom_metrics.lm_eval_cli", "custom_metrics.leaderboard"): {"custom_metrics.leaderboard.registry"},
     # IBE's room imports the engine's light modules, never the scorer
     ("custom_metrics.ibe", "ibe_postprocess"): {
         "ibe_postprocess.parsing",

@@ -57,6 +57,7 @@ def test_a_wrong_judge_is_one_line_before_the_model_loads(unloadable: Path) -> N
         "relative include path",
         "missing model folder",
         "judge_check",
+        "misspelled metadata key",
     ],
 )
 def test_each_mistake_is_one_line_with_the_fix(
@@ -87,6 +88,14 @@ def test_each_mistake_is_one_line_with_the_fix(
         "judge_check": (
             _run(unloadable, "reg", TASKS_DIR, "--metadata", json.dumps({"judge_check": "ignore"})),
             ["reg_chaos: --metadata judge_check is 'ignore', expected stop or warn"],
+        ),
+        # any paper's task, not only REG's: lm-eval builds tasks (and their loaders check) after the model
+        "misspelled metadata key": (
+            _run(unloadable, "rule_cot_faithfulness_edits", TASKS_DIR, "--metadata", json.dumps({"edit": "x.jsonl"})),
+            [
+                "rule_cot_faithfulness_edits: --metadata key 'edit' is read by no task of the suite: "
+                "did you mean 'edits'?"
+            ],
         ),
     }[case]
     assert explain_eval(argv) == 2

@@ -16,6 +16,7 @@ from typing import Any
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.leaderboard_types import PaperSpec, SampleView
+from custom_metrics.common.metadata import check_metadata_keys
 from custom_metrics.leaderboard.spec_checks import REGISTRY, load_problems
 
 # The papers, in the leaderboard's tab order: each key names the paper's package
@@ -66,7 +67,11 @@ OTHER = PaperSpec(
 
 def check_run(tasks: Sequence[str], metadata: Mapping[str, Any], *, here: bool = True) -> None:
     """Every paper's own checks of a run before a model loads (``PaperSpec.check_run``;
-    ``here``: the run is on this machine, so what it needs on disk can be looked for)."""
+    ``here``: the run is on this machine, so what it needs on disk can be looked for), after
+    the one check every paper shares: a ``--metadata`` key that looks like a misspelled suite key."""
+    suite_task = next((task for task in tasks if paper_of(task) is not OTHER), None)
+    if suite_task is not None:
+        check_metadata_keys(suite_task, metadata)
     for spec in PAPERS:
         if spec.check_run is not None:
             spec.check_run(tasks, metadata, here)

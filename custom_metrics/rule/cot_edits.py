@@ -34,7 +34,7 @@ from custom_metrics.common.metadata import check_metadata_keys
 from custom_metrics.common.samples import logged_response, read_samples
 from custom_metrics.common.sources import to_dataset
 from custom_metrics.common.task_loading import task_loader
-from custom_metrics.rule.faithfulness import EXPLANATIONS_EXAMPLE, LoggedCoT, answers, context, logged_cots, reanswer
+from custom_metrics.rule.faithfulness import LoggedCoT, answers, context, cot_run_dataset, logged_cots, reanswer
 
 if TYPE_CHECKING:
     import datasets
@@ -72,13 +72,7 @@ def edit_request_docs(explanations: str) -> list[dict[str, Any]]:
 
 @task_loader
 def load_edit_requests(explanations: str | None = None, **run_args: Any) -> dict[str, datasets.Dataset]:
-    check_metadata_keys(EDITS_TASK, run_args)
-    if not explanations:
-        raise DataError(
-            f"{EDITS_TASK} needs the samples file of a RULE chain-of-thought run (--log_samples): "
-            f"{EXPLANATIONS_EXAMPLE}."
-        )
-    return {"test": to_dataset(edit_request_docs(explanations))}
+    return cot_run_dataset(EDITS_TASK, edit_request_docs, explanations, run_args)
 
 
 def edit_request(doc: dict[str, Any]) -> str:

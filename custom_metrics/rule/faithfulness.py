@@ -12,6 +12,7 @@ generation (``answers.read_answer``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import astuple, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -109,14 +110,21 @@ def faithfulness_docs(explanations: str) -> list[dict[str, Any]]:
     return docs
 
 
-@task_loader
-def load_faithfulness(explanations: str | None = None, **run_args: Any) -> dict[str, datasets.Dataset]:
-    check_metadata_keys(TASK, run_args)
+def cot_run_dataset(
+    task: str, docs_of: Callable[[str], list[dict[str, Any]]], explanations: str | None, run_args: dict[str, Any]
+) -> dict[str, datasets.Dataset]:
+    """The test split of a task over one CoT run (``docs_of`` its samples file), which it needs."""
+    check_metadata_keys(task, run_args)
     if not explanations:
         raise DataError(
-            f"{TASK} needs the samples file of a RULE chain-of-thought run (--log_samples): {EXPLANATIONS_EXAMPLE}."
+            f"{task} needs the samples file of a RULE chain-of-thought run (--log_samples): {EXPLANATIONS_EXAMPLE}."
         )
-    return {"test": to_dataset(faithfulness_docs(explanations))}
+    return {"test": to_dataset(docs_of(explanations))}
+
+
+@task_loader
+def load_faithfulness(explanations: str | None = None, **run_args: Any) -> dict[str, datasets.Dataset]:
+    return cot_run_dataset(TASK, faithfulness_docs, explanations, run_args)
 
 
 def faithfulness_context(doc: dict[str, Any]) -> str:
