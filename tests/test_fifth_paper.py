@@ -175,6 +175,7 @@ def test_a_real_run_of_the_new_task_gets_its_own_tab_and_its_file_downloads(tree
 
 LEADERBOARD = "custom_metrics/esnli/leaderboard.py"
 SPEC_LINE = '    key="esnli",\n'
+BOARD_LINE = "    board=Board(\n"
 
 
 @pytest.mark.slow
@@ -193,15 +194,15 @@ MISTAKES = [
     ("a data file left out of the spec", LEADERBOARD, '    datasets={"esnli": (data.SOURCE,)},\n', "",
      "esnli: custom_metrics/esnli/data.py: SOURCE defines the data file 'e-SNLI fixture', which the spec's "
      "datasets leave out"),
-    ("a chart metric that does not exist", LEADERBOARD, SPEC_LINE,
-     f'{SPEC_LINE}    chart_metrics=("label_accuracy",),\n',
+    ("a chart metric that does not exist", LEADERBOARD, BOARD_LINE,
+     f'{BOARD_LINE}        chart_metrics=("label_accuracy",),\n',
      "esnli: chart_metrics names 'label_accuracy', which no task of lm_eval_tasks/esnli/ reports: fix the name"),
-    ("a label for a task that does not exist", LEADERBOARD, SPEC_LINE,
-     f'{SPEC_LINE}    task_labels={{"esnil": "e-SNLI"}},\n',
+    ("a label for a task that does not exist", LEADERBOARD, BOARD_LINE,
+     f'{BOARD_LINE}        task_labels={{"esnil": "e-SNLI"}},\n',
      "esnli: task_labels names 'esnil', which is no task of lm_eval_tasks/esnli/: fix it in "
      "custom_metrics/esnli/leaderboard.py"),
-    ("a definition of a metric that does not exist", LEADERBOARD, SPEC_LINE,
-     f'{SPEC_LINE}    definitions={{"label_accuracy": "share of right labels"}},\n',
+    ("a definition of a metric that does not exist", LEADERBOARD, BOARD_LINE,
+     f'{BOARD_LINE}        definitions={{"label_accuracy": "share of right labels"}},\n',
      "esnli: definitions names 'label_accuracy', which is no metric (or task/metric) of lm_eval_tasks/esnli/"),
     ("a group name differing from the key", "lm_eval_tasks/esnli/snli.yaml", None, "group: snli\ntask:\n  - esnli\n",
      "esnli: group 'snli' (lm_eval_tasks/esnli/) does not match the spec's pattern 'esnli(_|$)': name it 'esnli'"),

@@ -212,8 +212,9 @@ def test_every_module_is_named_in_the_architecture() -> None:
 
 
 def test_the_page_formats_numbers_through_one_module() -> None:
-    """The HTML modules take their number formatting from ``leaderboard/numbers.py``, not from the
-    markdown writer, and no other module defines a formatter of its own under the same name."""
+    """The HTML modules take their number formatting from ``leaderboard/numbers.py`` and their
+    words from ``wording.py``, nothing from the markdown writer (only ``build`` calls it), and no
+    other module defines a formatter of its own under the same name or formats a p-value itself."""
     numbers = REPO / "custom_metrics" / "leaderboard" / "numbers.py"
     formatters = {node.name for node in ast.parse(numbers.read_text(encoding="utf-8")).body if hasattr(node, "name")}
     for path in sorted((REPO / "custom_metrics" / "leaderboard").glob("*.py")):
@@ -222,6 +223,9 @@ def test_the_page_formats_numbers_through_one_module() -> None:
             if isinstance(node, ast.ImportFrom) and node.module == "custom_metrics.leaderboard.render":
                 taken = {alias.name for alias in node.names} & formatters
                 assert not taken, f"{path.name} imports {sorted(taken)} from render.py: import it from numbers.py"
+                assert path.name == "build.py", f"{path.name} imports from render.py: the words are in wording.py"
         if path != numbers:
             defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)} & formatters
             assert not defined, f"{path.name} defines {sorted(defined)} again"
+            formats_p = re.search(r"p_(value|adjusted):\.\d", path.read_text(encoding="utf-8"))
+            assert not formats_p, f"{path.name} formats a p-value: use numbers.p_digits"

@@ -40,7 +40,8 @@ def test_a_task_folder_without_a_registered_spec_is_named_with_the_fix() -> None
 
 def test_a_headline_naming_a_metric_no_task_reports_is_caught() -> None:
     reg = SPECS["reg"]
-    typo = replace(reg, headlines=(Headline(("reg_chaos/sucess",), "success", "quality"), *reg.headlines[1:]))
+    headlines = (Headline(("reg_chaos/sucess",), "success", "quality"), *reg.board.headlines[1:])
+    typo = replace(reg, board=replace(reg.board, headlines=headlines))
     problems = spec_problems([typo if spec is reg else spec for spec in PAPERS], TASKS_PATH, REPO)
     assert len(problems) == 1 and problems[0].startswith(
         "reg: headline 'success' names reg_chaos/sucess, but reg_chaos's metric_list has no 'sucess'"
@@ -81,7 +82,7 @@ def test_a_placeholder_pin_is_caught(commit: str, sha256: str, size: int, fault:
 
 def _problems_of(key: str, **changes: object) -> list[str]:
     spec = SPECS[key]
-    changed = replace(spec, **changes)
+    changed = replace(spec, board=replace(spec.board, **changes))
     return spec_problems([changed if s is spec else s for s in PAPERS], TASKS_PATH, REPO, only=[key])
 
 
@@ -97,9 +98,9 @@ def test_labels_and_definitions_of_no_task_or_metric_are_caught() -> None:
     rule = SPECS["rule"]
     problems = _problems_of(
         "rule",
-        task_labels={**rule.task_labels, "rule_mian": "Main"},
-        metric_labels={**rule.metric_labels, "mainq_ac": "MainQ"},
-        definitions={**rule.definitions, "rule_main/subq": "?"},
+        task_labels={**rule.board.task_labels, "rule_mian": "Main"},
+        metric_labels={**rule.board.metric_labels, "mainq_ac": "MainQ"},
+        definitions={**rule.board.definitions, "rule_main/subq": "?"},
     )
     assert [problem.split(",")[0] for problem in problems] == [
         "rule: task_labels names 'rule_mian'",
@@ -110,7 +111,8 @@ def test_labels_and_definitions_of_no_task_or_metric_are_caught() -> None:
 
 def test_the_registry_refuses_a_spec_broken_on_its_own_when_it_loads(monkeypatch: pytest.MonkeyPatch) -> None:
     reg = SPECS["reg"]
-    broken = replace(reg, headlines=(replace(reg.headlines[0], family="qualty"), *reg.headlines[1:]))
+    headlines = (replace(reg.board.headlines[0], family="qualty"), *reg.board.headlines[1:])
+    broken = replace(reg, board=replace(reg.board, headlines=headlines))
     assert load_problems([broken]) == [
         "reg: headline 'success' is of family 'qualty', which families does not define: add it to families= in "
         "custom_metrics/reg/leaderboard.py"

@@ -1,26 +1,22 @@
-"""What a paper tells the leaderboard and the sweep: its ``PaperSpec``, and the table types its hooks fill.
+"""What a paper tells the leaderboard: its ``Board`` (``PaperSpec.board``), and the table types its hooks fill.
 
 The generic leaderboard (``custom_metrics.leaderboard``) reads results files and builds
-one table per paper from these specs; each paper's ``leaderboard.py`` owns what is
-particular to it (published rows, derived columns, extra result sources, the words and
-definitions shown in column headers, how its logged samples read), so no shared module
-branches on a paper's name.
+one table per paper from these; each paper's ``leaderboard.py`` owns what is particular to
+it (published rows, derived columns, extra result sources, the words and definitions shown
+in column headers, how its logged samples read), so no shared module branches on a paper's
+name. What the sweep and rejudge need of a paper is elsewhere (``paper_spec.RunSteps``,
+``rejudging.Rejudging``): the leaderboard reads none of it.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from custom_metrics.common.published import PublishedRow
-from custom_metrics.common.rejudging import Rejudging
 from custom_metrics.common.results import Problem, TaskRun
-
-if TYPE_CHECKING:  # the sources module loads datasets and pyarrow; a spec only names its files
-    from custom_metrics.common.sources import Source
 
 
 @dataclass(frozen=True)
@@ -87,7 +83,7 @@ class Headline:
 
     keys: tuple[str, ...]
     label: str  # the column header, short
-    family: str  # a key of ``PaperSpec.families``: columns of one family share a chart and unit
+    family: str  # a key of ``Board.families``: columns of one family share a chart and unit
     sanity: bool = False  # a check meant to be (near) perfect, e.g. GEESE's hint = gold label: never ranks
     reference: str = ""  # the published row compared with when the paper lacks the run's model
 
@@ -122,10 +118,6 @@ RemarkHook = Callable[[str, Mapping[str, float | None]], str]
 # (column key, the run's values of that task by metric) -> the number of items a share in that
 # column is over (None: not a share of a count the results file records).
 ShareOfHook = Callable[[str, Mapping[str, float | None]], float | None]
-# (tasks of a run, its merged --metadata and model arguments, whether it runs on this machine)
-# -> None, or a DataError naming what its tasks would refuse only once lm-eval has loaded the
-# model (REG: its judge).
-RunCheckHook = Callable[[Sequence[str], Mapping[str, Any], bool], None]
 
 
 def default_doc_key(task: str, sample: dict[str, Any]) -> str:
@@ -171,52 +163,20 @@ class Comparison:
     label: str
 
 
-@dataclass(frozen=True)
-class PostRun:
-    """A step that a sweep runs in a finished pair's folder after ``lm_eval``, for some of a
-    paper's tasks (e.g. scoring the logged explanations), marked done only when the commands
-    exit 0 and leave their outputs."""
-
-    name: str  # in the sweep's messages
-    tasks: tuple[str, ...]
-    # (the pair's newest samples file, the pair folder) -> command lines, run in order
-    commands: Callable[[Path, Path], list[list[str]]]
-    outputs: Callable[[Path], list[Path]]  # the pair folder -> files the commands must leave
-
-
-@dataclass(frozen=True)
-class SamplesInput:
-    """Tasks that read the logged samples of another task of the same model (e.g. a judge of
-    its explanations): a sweep runs them after that task and passes its samples file as
-    ``--metadata {metadata_key: path}``."""
-
-    source: Callable[[str], str | None]  # task -> the task whose samples it reads, or None
-    metadata_key: str
-
-
 @dataclass(frozen=True, kw_only=True)
-class PaperSpec:
-    """Everything the leaderboard and the sweep know of one paper, in its ``leaderboard.py``.
+class Board:
+    """What the leaderboard shows of one paper (``PaperSpec.board``), in its ``leaderboard.py``.
 
-    Keyword-only, and only ``key`` and ``title`` are required: what the task YAMLs already
-    say (the task names, their metric lists) is read from ``lm_eval_tasks/<key>/`` by the
-    leaderboard, not restated here. ``key`` names the paper's package
-    (``custom_metrics/<key>/``) and its task folder (``lm_eval_tasks/<key>/``);
-    ``tests/test_paper_specs.py`` ties the two together.
+    Keyword-only, and all optional: what the task YAMLs already say (the task names, their
+    metric lists) is read from ``lm_eval_tasks/<key>/`` by the leaderboard, not restated here.
     """
 
-    key: str
-    title: str
-    # Regex of the paper's task names; default: the key, then "_" or the end (``reg`` -> reg, reg_chaos).
-    pattern: str = ""
     # Column order by task and by metric. Default: the folder's tasks and their YAMLs'
     # ``metric_list`` order (then ``derived_metrics`` and ``extra_tasks``' metrics).
     task_order: tuple[str, ...] = ()
     metric_order: tuple[str, ...] = ()
     # The metrics charted in the long view; default: the headlines' metrics.
     chart_metrics: tuple[str, ...] = ()
-    # The pinned public data files, by the dataset name ``explain-eval download NAME`` takes.
-    datasets: Mapping[str, tuple[Source, ...]] = field(default_factory=dict)
     # Columns no task YAML reports: metrics ``derive`` adds to the paper's tasks (GEESE's
     # effectiveness), and tasks whose numbers come from elsewhere (``read_extra``, another
     # tool's task names), each with its metrics.
@@ -257,17 +217,8 @@ class PaperSpec:
     # spelling (the authors' hint field where the suite writes {{hint}}).
     suite_datasets: tuple[str, ...] = ()
     normalize_template: Callable[[str, str], str] | None = None
-    # What a sweep does for the paper beyond lm_eval (the sweep itself names no paper).
-    post_run: PostRun | None = None  # e.g. IBE: score the explanations and write the report
-    samples_input: SamplesInput | None = None  # e.g. IBE: a judge task reads its generation task's samples
-    # What ``explain-eval rejudge`` asks other judges to decide again (REG: its judged explanations).
-    rejudge: Rejudging | None = None
-    # What a sweep checks of a run before any pair loads a model (REG: its judge spec and folder).
-    check_run: RunCheckHook | None = None
 
     def __post_init__(self) -> None:
-        if not self.pattern:
-            object.__setattr__(self, "pattern", rf"{re.escape(self.key)}(_|$)")
         if not self.chart_metrics:
             metrics = (key.split("/", 1)[1] for headline in self.headlines for key in headline.keys)
             object.__setattr__(self, "chart_metrics", tuple(dict.fromkeys(metrics)))

@@ -21,16 +21,17 @@ from typing import Any
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.leaderboard_types import (
+    Board,
     Cell,
     Column,
     Comparison,
     Family,
     Headline,
-    PaperSpec,
     Row,
     SampleView,
     doc_field_key,
 )
+from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.common.published import PublishedCell, PublishedRow, plain, table_lines
 from custom_metrics.common.results import TaskRun
 from custom_metrics.common.samples import logged_response
@@ -442,44 +443,46 @@ FAMILIES = {
 SPEC = PaperSpec(
     key="geese",
     title="GEESE: explanation effectiveness on e-RTE-3-it",
-    task_order=(
-        BASELINE,
-        "geese_dummy",
-        *(name for task in EXPLANATION_TASKS for name in (task, task + ALONE)),
-        "geese",
-        "geese_generate_whyexp",
-        "geese_generate_whynot",
-        "geese_generate_implicit",
-    ),
     datasets={"geese": (geese_data.SOURCE,)},
-    derived_metrics=("effectiveness", LAS),
-    # The authors' tasks with no counterpart of ours keep their names (read_authors_task_names).
-    # CALAMITA's tasks with no counterpart of ours keep their names too (calamita_rows).
-    extra_tasks={
-        "geese_prediction_obvious": ("acc",),
-        "geese_obvious": ("acc",),
-        **{task: ("acc",) for task in CALAMITA_TASKS},
-    },
-    pm_note="± on the published rows: the stderr printed in GEESE Table 2, and in the authors' results file for "
-    f"their repository run (CALAMITA's rows print none). {BATCH_NOTE}.",
-    published=published_rows,
-    adjust_runs=read_authors_task_names,
-    derive=derive_columns,
-    task_labels=TASK_LABELS,
-    metric_labels=METRIC_LABELS,
-    definitions=DEFINITIONS,
-    samples=SampleView(
-        sample_fields,
-        facets=("gold", "prediction", "correct"),
-        outcomes=sample_outcomes,
-        doc_key=doc_field_key("id"),
+    board=Board(
+        task_order=(
+            BASELINE,
+            "geese_dummy",
+            *(name for task in EXPLANATION_TASKS for name in (task, task + ALONE)),
+            "geese",
+            "geese_generate_whyexp",
+            "geese_generate_whynot",
+            "geese_generate_implicit",
+        ),
+        derived_metrics=("effectiveness", LAS),
+        # The authors' tasks with no counterpart of ours keep their names (read_authors_task_names).
+        # CALAMITA's tasks with no counterpart of ours keep their names too (calamita_rows).
+        extra_tasks={
+            "geese_prediction_obvious": ("acc",),
+            "geese_obvious": ("acc",),
+            **{task: ("acc",) for task in CALAMITA_TASKS},
+        },
+        pm_note="± on the published rows: the stderr printed in GEESE Table 2, and in the authors' results file for "
+        f"their repository run (CALAMITA's rows print none). {BATCH_NOTE}.",
+        published=published_rows,
+        adjust_runs=read_authors_task_names,
+        derive=derive_columns,
+        task_labels=TASK_LABELS,
+        metric_labels=METRIC_LABELS,
+        definitions=DEFINITIONS,
+        samples=SampleView(
+            sample_fields,
+            facets=("gold", "prediction", "correct"),
+            outcomes=sample_outcomes,
+            doc_key=doc_field_key("id"),
+        ),
+        comparisons=tuple(Comparison(task, BASELINE, "acc", "effectiveness") for task in HINT_TASKS),
+        remark=remark,
+        headlines=HEADLINES,
+        families=FAMILIES,
+        reference_model="Llama-3-8B",
+        published_pm_is_se=True,
+        suite_datasets=(AUTHORS_DATASET,),
+        normalize_template=authors_template,
     ),
-    comparisons=tuple(Comparison(task, BASELINE, "acc", "effectiveness") for task in HINT_TASKS),
-    remark=remark,
-    headlines=HEADLINES,
-    families=FAMILIES,
-    reference_model="Llama-3-8B",
-    published_pm_is_se=True,
-    suite_datasets=(AUTHORS_DATASET,),
-    normalize_template=authors_template,
 )

@@ -14,7 +14,8 @@ named so.
 
 from __future__ import annotations
 
-from custom_metrics.common.leaderboard_types import Family, Headline, PaperSpec, SampleView
+from custom_metrics.common.leaderboard_types import Board, Family, Headline, SampleView
+from custom_metrics.common.paper_spec import PaperSpec, RunSteps
 from custom_metrics.common.rejudging import Rejudging
 from custom_metrics.ibe import data as ibe_data
 from custom_metrics.ibe import post_run
@@ -118,53 +119,57 @@ FAMILIES = {
 SPEC = PaperSpec(
     key="ibe",
     title="IBE-Eval: selecting the best explanation (COPA, e-CARE)",
-    task_order=(
-        "ibe_judge_copa",
-        "ibe_judge_copa_chat",
-        "ibe_judge_copa_position",
-        "ibe_copa_selection",
-        "ibe_copa",
-        "ibe_judge_ecare",
-        "ibe_judge_ecare_chat",
-        "ibe_judge_ecare_position",
-        "ibe_ecare_selection",
-        "ibe_ecare",
-    ),
     datasets={"copa": tuple(ibe_data.COPA_SOURCES.values()), "ecare": tuple(ibe_data.ECARE_SOURCES.values())},
-    # Table 1's columns, from `explain-eval ibe report` (read_extra), in the row of the model that explained.
-    extra_tasks={f"ibe_{dataset}_selection": tuple(IBE_METHODS.values()) for dataset in ("copa", "ecare")},
-    pm_note="Published rows print no ±. ibe_judge_* columns hold the accuracy of the row's model as judge: the "
-    f"paper's judge is always {PAPER_JUDGE}, so its judge numbers are in the rows '{PAPER_JUDGE} judging "
-    "<generator>'s explanations'. ibe_*_selection columns come from `explain-eval ibe report` and sit in "
-    "the row of the model that wrote the explanations; cum_uncertainty = all five criteria = IBE-Eval.",
-    metric_names={
-        **{key: name for name, key in IBE_METHODS.items()},
-        "cum_uncertainty": "+ Linguistic Uncertainty = IBE-Eval",
-    },
-    published=published_rows,
-    adjust_runs=note_scorers,
-    read_extra=load_ibe_tables,
-    task_labels=TASK_LABELS,
-    metric_labels=METRIC_LABELS,
-    definitions=DEFINITIONS,
-    samples=SampleView(
-        sample_fields,
-        facets=("split", "correct option", "well formed", "flagged", "consistent", "judge right"),
-        outcomes=sample_outcomes,
-        doc_key=doc_key,
-        extras=feature_rows,
-        together=("explanation", *STEP_COLUMNS),
+    board=Board(
+        task_order=(
+            "ibe_judge_copa",
+            "ibe_judge_copa_chat",
+            "ibe_judge_copa_position",
+            "ibe_copa_selection",
+            "ibe_copa",
+            "ibe_judge_ecare",
+            "ibe_judge_ecare_chat",
+            "ibe_judge_ecare_position",
+            "ibe_ecare_selection",
+            "ibe_ecare",
+        ),
+        # Table 1's columns, from `explain-eval ibe report` (read_extra), in the row of the model that explained.
+        extra_tasks={f"ibe_{dataset}_selection": tuple(IBE_METHODS.values()) for dataset in ("copa", "ecare")},
+        pm_note="Published rows print no ±. ibe_judge_* columns hold the accuracy of the row's model as judge: the "
+        f"paper's judge is always {PAPER_JUDGE}, so its judge numbers are in the rows '{PAPER_JUDGE} judging "
+        "<generator>'s explanations'. ibe_*_selection columns come from `explain-eval ibe report` and sit in "
+        "the row of the model that wrote the explanations; cum_uncertainty = all five criteria = IBE-Eval.",
+        metric_names={
+            **{key: name for name, key in IBE_METHODS.items()},
+            "cum_uncertainty": "+ Linguistic Uncertainty = IBE-Eval",
+        },
+        published=published_rows,
+        adjust_runs=note_scorers,
+        read_extra=load_ibe_tables,
+        task_labels=TASK_LABELS,
+        metric_labels=METRIC_LABELS,
+        definitions=DEFINITIONS,
+        samples=SampleView(
+            sample_fields,
+            facets=("split", "correct option", "well formed", "flagged", "consistent", "judge right"),
+            outcomes=sample_outcomes,
+            doc_key=doc_key,
+            extras=feature_rows,
+            together=("explanation", *STEP_COLUMNS),
+        ),
+        headlines=HEADLINES,
+        families=FAMILIES,
+        reference_model="GPT 3.5",
+        # Table 1's accuracies are over the 500 test questions of each dataset.
+        published_n=lambda setting, key: 500,
     ),
-    post_run=post_run.POST_RUN,
+    runs=RunSteps(
+        post_run=post_run.POST_RUN,
+        samples_input=post_run.SAMPLES_INPUT,
+    ),
     rejudge=Rejudging(
         what=f"the coherence feature of an `explain-eval ibe score` folder ({FEATURES}: each IF-THEN step's "
         "NLI verdict)",
         module="ibe_postprocess.rejudge",
     ),
-    samples_input=post_run.SAMPLES_INPUT,
-    headlines=HEADLINES,
-    families=FAMILIES,
-    reference_model="GPT 3.5",
-    # Table 1's accuracies are over the 500 test questions of each dataset.
-    published_n=lambda setting, key: 500,
 )

@@ -12,7 +12,7 @@ import re
 import sys
 from pathlib import Path
 
-from custom_metrics.common.leaderboard_types import PostRun, SamplesInput
+from custom_metrics.common.paper_spec import PostRun, SamplesInput
 from ibe_postprocess.folder import PAIR_SUBFOLDER, FeaturesFolder
 
 GENERATION_TASKS = ("ibe_copa", "ibe_ecare")

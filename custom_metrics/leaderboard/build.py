@@ -83,8 +83,8 @@ def build_leaderboard(
     with replaced_folder(out, _is_site, "leaderboard folder") as stage:
         runs, problems = load_runs(inputs)
         for spec in PAPERS:
-            if spec.read_extra is not None:
-                extra_runs, extra_problems = spec.read_extra(inputs)
+            if spec.board.read_extra is not None:
+                extra_runs, extra_problems = spec.board.read_extra(inputs)
                 runs += extra_runs
                 problems += extra_problems
         if not runs and not papers:
@@ -183,13 +183,13 @@ def summary(board: Leaderboard, runs_only: bool = True) -> list[str]:
                     shown = [c for c in table.columns if c.task == task and c.key in row.cells][:UNCHARTED_SHOWN]
                 if not shown:
                     continue
-                numbers = ", ".join(f"{spec.metric_label(c.metric)} {_shown(row.cells[c.key])}" for c in shown)
+                numbers = ", ".join(f"{spec.board.metric_label(c.metric)} {_shown(row.cells[c.key])}" for c in shown)
                 docs = values.get("#samples")
                 subset = row.subsets.get(task)
                 extra = f" (⚠ {subset})" if subset else f" ({docs.value:.0f} docs)" if docs else ""
                 if row.config_differences.get(task):
                     extra += f" (⚑ not this suite's task config: {row.config_differences[task]})"
-                remark = spec.remark(task, {k: c.value for k, c in values.items()}) if spec.remark else ""
+                remark = spec.board.remark(task, {k: c.value for k, c in values.items()}) if spec.board.remark else ""
                 label = row_label(row.model, row.setting)
                 lines.append(
                     f"{table.key.upper():6} {label} | {task}: {numbers}{extra}" + (f" — {remark}" if remark else "")

@@ -34,10 +34,11 @@ import html
 import math
 from collections.abc import Sequence
 
-from custom_metrics.common.leaderboard_types import Headline, PaperSpec, Row
+from custom_metrics.common.leaderboard_types import Headline, Row
+from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.leaderboard.differences import Difference, row_label
 from custom_metrics.leaderboard.display import Paths
-from custom_metrics.leaderboard.numbers import cell_text, format_number, interval_text, signed
+from custom_metrics.leaderboard.numbers import cell_text, format_number, interval_text, p_digits, signed
 from custom_metrics.leaderboard.summary import Summary, SummaryRow
 from custom_metrics.leaderboard.versus_paper import model_key
 
@@ -142,8 +143,8 @@ def _chosen_rows(summary: Summary, spec: PaperSpec, columns: Sequence[Headline])
         keep = {id(e) for e in by_value[:BEST_PAPER_ROWS]}
         run_models = {model_key(e.row.model_id or e.row.model) for e in runs}
         compared = {id(cell.delta.paper) for e in runs for cell in e.cells if cell.delta is not None}
-        references = {h.reference or spec.reference_model for h in columns}
-        wanted = {spec.paper_setting(e.row.setting) if spec.paper_setting else None for e in runs}
+        references = {h.reference or spec.board.reference_model for h in columns}
+        wanted = {spec.board.paper_setting(e.row.setting) if spec.board.paper_setting else None for e in runs}
         keep |= {
             id(e)
             for e in papers
@@ -235,9 +236,11 @@ def _hover(cell, paths: Paths) -> str:
     if cell.delta is not None:
         delta = cell.delta
         versus = "paper" if delta.same_model else "reference line"
-        holm = f", Holm {delta.p_adjusted:.3g}" if delta.p_adjusted is not None else ""
+        holm = f", Holm {p_digits(delta.p_adjusted)}" if delta.p_adjusted is not None else ""
         tested = (
-            f", {_label(delta.test)}, p = {delta.p_value:.3g}{holm}" if delta.tested else f" ({_label(delta.test)})"
+            f", {_label(delta.test)}, p = {p_digits(delta.p_value)}{holm}"
+            if delta.tested
+            else f" ({_label(delta.test)})"
         )
         lines.append(f"Δ vs {_label(delta.paper.model)} ({versus}): {signed(delta.difference)}{tested}")
     if cell.limited:
@@ -258,7 +261,7 @@ def difference_chart(differences: Sequence[Difference], spec: PaperSpec, paths: 
     shown = sorted(finite, key=lambda d: (not d.result.significant, d.result.p_value))[:FOREST_SHOWN]
     if not shown:
         return None
-    labels = [_label(f"{d.label} · {spec.metric_label(d.metric)} ({i + 1})") for i, d in enumerate(shown)]
+    labels = [_label(f"{d.label} · {spec.board.metric_label(d.metric)} ({i + 1})") for i, d in enumerate(shown)]
     data = []
     for significant in (True, False):
         subset = [(label, d) for label, d in zip(labels, shown) if d.result.significant is significant]
@@ -296,8 +299,8 @@ def difference_chart(differences: Sequence[Difference], spec: PaperSpec, paths: 
 def _difference_hover(difference: Difference, paths: Paths) -> str:
     result = difference.result
     interval = interval_text(result.low, result.high, signed_values=True)
-    p_value = f", p = {result.p_value:.3g}" + (
-        f", Holm {result.p_adjusted:.3g}" if result.p_adjusted is not None else ""
+    p_value = f", p = {p_digits(result.p_value)}" + (
+        f", Holm {p_digits(result.p_adjusted)}" if result.p_adjusted is not None else ""
     )
     lines = [
         f"difference {signed(result.difference)}, 95% CI {interval}",

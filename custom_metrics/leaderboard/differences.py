@@ -1,7 +1,7 @@
 """Which paired differences a paper's page shows, computed from the logged samples.
 
 - Within one run (same model and setting): the paper's own comparisons of two tasks
-  over the same documents (``PaperSpec.comparisons``), e.g. GEESE's effectiveness =
+  over the same documents (``Board.comparisons``), e.g. GEESE's effectiveness =
   accuracy with a hint - accuracy without; each line names its model.
 - Between runs: every two model/setting rows that logged the same task, on each
   per-document outcome the paper defines (``SampleView.outcomes``), over the documents
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from custom_metrics.common.leaderboard_types import PaperSpec
+from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.leaderboard import procedures
 from custom_metrics.leaderboard.paired import PairedResult, paired_difference, paired_matrix
 from custom_metrics.leaderboard.samples import LoggedTask
@@ -67,7 +67,7 @@ def _within_runs(spec: PaperSpec, mine: Sequence[LoggedTask]) -> list[Difference
         by_row.setdefault((task.run.model, task.run.setting), {})[task.run.task] = task
     found = []
     for (model, setting), tasks in sorted(by_row.items()):
-        for comparison in spec.comparisons:
+        for comparison in spec.board.comparisons:
             left, right = tasks.get(comparison.task), tasks.get(comparison.baseline)
             if left is None or right is None:
                 continue
@@ -80,8 +80,8 @@ def _within_runs(spec: PaperSpec, mine: Sequence[LoggedTask]) -> list[Difference
             found.append(
                 Difference(
                     "same run",
-                    f"{who}: {comparison.label}, {spec.task_label(comparison.task)} − "
-                    f"{spec.task_label(comparison.baseline)}",
+                    f"{who}: {comparison.label}, {spec.board.task_label(comparison.task)} − "
+                    f"{spec.board.task_label(comparison.baseline)}",
                     who,
                     who,
                     comparison.task,
@@ -110,7 +110,7 @@ def _between_runs(spec: PaperSpec, mine: Sequence[LoggedTask]) -> list[Differenc
                 found.append(
                     Difference(
                         "two runs",
-                        f"{spec.task_label(task_name)}: {a} − {b}",
+                        f"{spec.board.task_label(task_name)}: {a} − {b}",
                         a,
                         b,
                         task_name,

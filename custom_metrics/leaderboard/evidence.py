@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from custom_metrics.common.leaderboard_types import Cell, PaperSpec, Row
+from custom_metrics.common.leaderboard_types import Cell, Row
+from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.leaderboard import procedures
 from custom_metrics.leaderboard.procedures import Interval
 from custom_metrics.leaderboard.registry import GENERIC_OUTCOMES, OTHER
@@ -94,7 +95,7 @@ def paper_evidence(spec: PaperSpec, row: Row, key: str, cell: Cell) -> Evidence:
     task, metric = key.split("/", 1)
     if _is_comparison(spec, task, metric):
         return Evidence(None, reason="a difference of two of the paper's numbers: the paper gives no interval")
-    n = spec.published_n(row.setting, key) if spec.published_n else None
+    n = spec.board.published_n(row.setting, key) if spec.board.published_n else None
     docs = row.cells.get(f"{task}/#samples")
     if n is None and docs is not None and docs.value and 0 <= value <= 1:
         n = int(docs.value)
@@ -117,13 +118,13 @@ def _binary(values: np.ndarray) -> bool:
 
 
 def _is_comparison(spec: PaperSpec, task: str, metric: str) -> bool:
-    return any(c.task == task and c.label == metric for c in spec.comparisons)
+    return any(c.task == task and c.label == metric for c in spec.board.comparisons)
 
 
 def _paired(spec: PaperSpec, row: Row, task: str, metric: str, outcomes: Outcomes) -> np.ndarray | None:
     """Per-document differences of a paper comparison's two tasks (``task`` − its baseline),
     over the documents both logged; the comparison is named by its label (GEESE's effectiveness)."""
-    comparison = next((c for c in spec.comparisons if c.task == task and c.label == metric), None)
+    comparison = next((c for c in spec.board.comparisons if c.task == task and c.label == metric), None)
     if comparison is None:
         return None
     paths = row.samples.get(comparison.task), row.samples.get(comparison.baseline)
@@ -138,8 +139,8 @@ def _paired(spec: PaperSpec, row: Row, task: str, metric: str, outcomes: Outcome
 
 def _count(spec: PaperSpec, row: Row, task: str, key: str, metric: str) -> float | None:
     values = {name: cell.value for name, cell in task_values(row, task).items()}
-    if spec.share_of is not None:
-        return spec.share_of(key, values)
+    if spec.board.share_of is not None:
+        return spec.board.share_of(key, values)
     if spec is OTHER and metric not in GENERIC_OUTCOMES:
         return None  # another harness task's f1 or bleu is no share of its documents
     return values.get("#samples")

@@ -13,7 +13,8 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
-from custom_metrics.common.leaderboard_types import Column, PaperSpec, Table
+from custom_metrics.common.leaderboard_types import Column, Table
+from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.leaderboard import charts, datatable
 from custom_metrics.leaderboard.datatable import TableColumn, number_cell
 from custom_metrics.leaderboard.differences import Difference, row_label
@@ -69,8 +70,10 @@ def score_table(table: Table, spec: PaperSpec, paths: Paths, sample_pages: dict[
     ]
     for key, group in metrics:
         metric, _, suffix = key.partition("[")
-        title = spec.metric_label(metric) + (f" [{suffix}" if suffix else "")
-        tooltip = next((spec.definition(c.task, metric) for c in group if spec.definition(c.task, metric)), "")
+        title = spec.board.metric_label(metric) + (f" [{suffix}" if suffix else "")
+        tooltip = next(
+            (spec.board.definition(c.task, metric) for c in group if spec.board.definition(c.task, metric)), ""
+        )
         columns.append(TableColumn(title, tooltip or f"{metric} as the harness reports it.", kind="number"))
     columns.append(TableColumn("docs", DOCS_TOOLTIP, kind="number"))
     columns.append(TableColumn("Samples", "The logged samples behind this line.", kind="link"))
@@ -83,7 +86,7 @@ def score_table(table: Table, spec: PaperSpec, paths: Paths, sample_pages: dict[
                 continue
             subset = row.subsets.get(task)
             data = "published" if row.kind == "published" else f"⚠ {subset}" if subset else "all docs"
-            line: list = [row.model, row.setting, spec.task_label(task), row.kind, data]
+            line: list = [row.model, row.setting, spec.board.task_label(task), row.kind, data]
             for key, _ in metrics:
                 cell = values.get(key)
                 line.append(number_cell(None) if cell is None else number_cell(cell.value, cell_text(cell)))
@@ -103,7 +106,7 @@ def score_table(table: Table, spec: PaperSpec, paths: Paths, sample_pages: dict[
 
 def _note(spec: PaperSpec, row, task: str, values: dict, paths: Paths) -> str:
     named = {name: cell.value for name, cell in task_values(row, task).items()}
-    notes = [spec.remark(task, named) if spec.remark else ""]
+    notes = [spec.board.remark(task, named) if spec.board.remark else ""]
     notes += [f"{name}: {cell.basis}" for name, cell in values.items() if cell.basis]
     if row.config_differences.get(task):
         notes.append(f"⚑ not this suite's task config: {row.config_differences[task]}")
@@ -161,8 +164,8 @@ def _within_table(key: str, spec: PaperSpec, within: Sequence[Difference]) -> st
         lines.append(
             [
                 difference.label,
-                spec.task_label(difference.task),
-                spec.metric_label(difference.metric),
+                spec.board.task_label(difference.task),
+                spec.board.metric_label(difference.metric),
                 result.n,
                 number_cell(result.mean_a),
                 number_cell(result.mean_b),
@@ -206,7 +209,7 @@ def sample_links(logged: Sequence[LoggedTask], pages: dict[LoggedTask, str]) -> 
         problems = f", {task.problems} unreadable" if task.problems else ""
         parts.append(
             f"<li>{html.escape(row_label(task.run.model, task.run.setting))}: "
-            f'<a href="samples/{pages[task]}">{html.escape(task.spec.task_label(task.run.task))}</a> '
+            f'<a href="samples/{pages[task]}">{html.escape(task.spec.board.task_label(task.run.task))}</a> '
             f"({len(task.rows)} doc{'' if len(task.rows) == 1 else 's'}{problems})</li>"
         )
     parts.append("</ul>")

@@ -32,7 +32,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from custom_metrics.common.leaderboard_types import PaperSpec, Table
+from custom_metrics.common.leaderboard_types import Table
+from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.common.results import Problem
 from custom_metrics.leaderboard import charts, datatable, long_view, sample_pages, summary_html
 from custom_metrics.leaderboard.differences import Difference
@@ -69,7 +70,7 @@ def write_site(
     pages = sample_pages.page_names(logged)
     written = []
     for task, task_pages in pages.items():
-        head = _head(f"Samples: {task.spec.task_label(task.run.task)}", "../")
+        head = _head(f"Samples: {task.spec.board.task_label(task.run.task)}", "../")
         for name, text in sample_pages.sample_pages(task, task_pages, head, paths):
             (samples_dir / name).write_text(text, encoding="utf-8")
             written.append(samples_dir / name)

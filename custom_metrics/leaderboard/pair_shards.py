@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from custom_metrics.common.leaderboard_types import PaperSpec
+from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.leaderboard.differences import Difference
 from custom_metrics.leaderboard.numbers import format_number, interval_text, p_digits, signed
 from custom_metrics.leaderboard.script_data import write_script_data
@@ -43,7 +43,7 @@ def write_pair_shards(key: str, spec: PaperSpec, differences: Sequence[Differenc
         first, second = sorted((index[d.a], index[d.b]))
         flipped = index[d.a] != first  # stored as the earlier row − the later one
         r = d.result
-        outcome = outcomes.setdefault((spec.task_label(d.task), spec.metric_label(d.metric)), len(outcomes))
+        outcome = outcomes.setdefault((spec.board.task_label(d.task), spec.board.metric_label(d.metric)), len(outcomes))
         test = tests.setdefault(r.test, len(tests))
         mean_a, mean_b = (r.mean_b, r.mean_a) if flipped else (r.mean_a, r.mean_b)
         low, high = (-r.high, -r.low) if flipped else (r.low, r.high)

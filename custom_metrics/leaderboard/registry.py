@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.leaderboard_types import PaperSpec, SampleView
+from custom_metrics.common.leaderboard_types import Board, SampleView
 from custom_metrics.common.metadata import check_metadata_keys
+from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.leaderboard.spec_checks import REGISTRY, load_problems
 
 # The papers, in the leaderboard's tab order: each key names the paper's package
@@ -60,21 +61,23 @@ OTHER = PaperSpec(
     key="other",
     title="Other tasks",
     pattern=r".*",
-    metric_order=("acc", "acc_norm", "exact_match", "f1", "mcc", "bleu"),
-    samples=SampleView(lambda task, sample: {}, outcomes=generic_outcomes),
+    board=Board(
+        metric_order=("acc", "acc_norm", "exact_match", "f1", "mcc", "bleu"),
+        samples=SampleView(lambda task, sample: {}, outcomes=generic_outcomes),
+    ),
 )
 
 
 def check_run(tasks: Sequence[str], metadata: Mapping[str, Any], *, here: bool = True) -> None:
-    """Every paper's own checks of a run before a model loads (``PaperSpec.check_run``;
+    """Every paper's own checks of a run before a model loads (``RunSteps.check_run``;
     ``here``: the run is on this machine, so what it needs on disk can be looked for), after
     the one check every paper shares: a ``--metadata`` key that looks like a misspelled suite key."""
     suite_task = next((task for task in tasks if paper_of(task) is not OTHER), None)
     if suite_task is not None:
         check_metadata_keys(suite_task, metadata)
     for spec in PAPERS:
-        if spec.check_run is not None:
-            spec.check_run(tasks, metadata, here)
+        if spec.runs.check_run is not None:
+            spec.runs.check_run(tasks, metadata, here)
 
 
 def paper_of(task: str) -> PaperSpec:

@@ -1,5 +1,5 @@
-"""Writing leaderboard tables as markdown and CSV (they diff well in git); the numbers in them
-are formatted by ``numbers``, as on the page.
+"""Writing leaderboard tables as markdown and CSV (they diff well in git); the numbers and words
+in them come from ``numbers`` and ``wording``, as on the page.
 
 CSV cells hold each number exactly (``repr`` of the harness' float, the paper's digits
 for published rows) so a script can check them against the results files; markdown and
@@ -20,14 +20,24 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from custom_metrics.common.leaderboard_types import Cell, Column, Row, Table
+from custom_metrics.common.leaderboard_types import Cell, Column, Table
 from custom_metrics.common.results import Problem
 from custom_metrics.leaderboard.differences import Difference, row_label
 from custom_metrics.leaderboard.display import Paths
-from custom_metrics.leaderboard.numbers import cell_text, interval_text, signed
+from custom_metrics.leaderboard.numbers import cell_text, interval_text, p_digits, signed
 from custom_metrics.leaderboard.procedures import ALPHA
 from custom_metrics.leaderboard.summary import Summary, SummaryCell, SummaryRow
 from custom_metrics.leaderboard.versus_paper import PaperDelta
+from custom_metrics.leaderboard.wording import (
+    RANK_RULE,
+    data_text,
+    delta_interval_text,
+    rank_text,
+    row_flags,
+    row_rank_text,
+    summary_order,
+    versus_text,
+)
 
 # Paired differences a markdown table lists at most (every pair of 100 runs is 4,950 lines per
 # task: the CSV holds them all).
@@ -41,95 +51,6 @@ def column_groups(table: Table) -> list[tuple[str, list[Column]]]:
     rest = [c for c in shown if c not in main]
     groups = [("Main columns", main), ("More metrics", rest)]
     return [(title, columns) for title, columns in groups if columns]
-
-
-def data_text(row: Row, entry: SummaryRow | None) -> str:
-    """ "full data", or how the row's numbers were cut short (``⚠ part of the data: --limit 8, 8 docs``)."""
-    if row.kind == "published":
-        return "published" if row.origin == "paper" else row.origin
-    cells = [c for c in (entry.cells if entry else ()) if c.limited]
-    cut = {c.task: c.limited for c in cells} or dict(sorted(row.subsets.items()))
-    if not cut:
-        return "full data"
-    if len(set(cut.values())) == 1:
-        return f"⚠ part of the data: {next(iter(cut.values()))}"
-    return "⚠ part of the data: " + "; ".join(f"{task}: {subset}" for task, subset in sorted(cut.items()))
-
-
-def row_flags(row: Row) -> list[str]:
-    """What a reader must know about how a row was built: foreign task configs, mixed files,
-    files passed over for newer ones."""
-    flags = [
-        f"⚑ {task}: not this suite's task config: {difference}"
-        for task, difference in sorted(row.config_differences.items())
-    ]
-    if row.mixed:
-        flags.append("⚑ built from results files that differ: " + "; ".join(row.mixed))
-    if row.passed_over:
-        flags.append("newer run used; passed over: " + ", ".join(dict.fromkeys(row.passed_over)))
-    return flags
-
-
-def versus_text(delta: PaperDelta) -> str:
-    """The paper row a Δ is against, and the items behind its number where the test used them."""
-    text = f"{delta.paper.model} · {delta.paper.setting}" + ("" if delta.same_model else " (reference)")
-    return text + (f", {delta.paper_items} items" if delta.paper_items else "")
-
-
-def delta_interval_text(delta: PaperDelta) -> str:
-    """The 95% interval a Δ test inverts, named by what it is of."""
-    if delta.low is None or delta.high is None:
-        return ""
-    if delta.interval_of == "odds ratio":
-        return f"95% interval of the odds ratio run/paper [{delta.low:.3f}, {delta.high:.3f}] (1: no difference)"
-    return f"95% interval of Δ {interval_text(delta.low, delta.high, signed_values=True)}"
-
-
-def delta_words(delta: PaperDelta) -> str:
-    """A Δ vs paper as one line of text: the difference, what it is against, the test, its
-    family's adjusted p, its verdict and the reproduction verdict."""
-    text = f"Δ {signed(delta.difference)} vs {versus_text(delta)}"
-    reproduced = f"; {delta.equivalence.verdict}" if delta.equivalence is not None else ""
-    if not delta.tested:
-        return f"{text}; {delta.test}{reproduced}"
-    holm = (
-        f", Holm-adjusted p = {delta.p_adjusted:.3g} within {delta.family_name} ({delta.family} test(s))"
-        if delta.p_adjusted is not None
-        else ""
-    )
-    verdict = "significant" if delta.significant else "not significant"
-    return (
-        f"{text}; {delta.test}: {delta_interval_text(delta)}, p = {delta.p_value:.3g} (twice the smaller "
-        f"one-sided p){holm}: {verdict}{reproduced}"
-    )
-
-
-def summary_order(table: Table, summary: Summary) -> list[tuple[Row, SummaryRow | None]]:
-    """Every row of the table in the summary's order (rank groups, best first), then the rest."""
-    ordered = [(entry.row, entry) for entry in summary.rows]
-    seen = {id(entry.row) for entry in summary.rows}
-    return ordered + [(row, None) for row in table.rows if id(row) not in seen]
-
-
-def rank_text(cell: SummaryCell | None, entry: SummaryRow | None) -> str:
-    if entry is None or cell is None or cell.key is None:
-        return ""
-    if not entry.contender:
-        return "ref"
-    if cell.rank is None:
-        return ""
-    return f"{cell.rank}{'=' if cell.tied else ''}"
-
-
-def row_rank_text(entry: SummaryRow | None, summary: Summary) -> str:
-    """A row's rank: on the main metric, else on the headline it is ranked on, named."""
-    if entry is None or entry.rank_index is None:
-        return ""
-    text = rank_text(entry.cells[entry.rank_index], entry)
-    main = summary.headlines.index(summary.main) if summary.main else None
-    if text and text != "ref" and entry.rank_index != main:
-        text += f" ({summary.headlines[entry.rank_index].label})"
-    return text
 
 
 def markdown(
@@ -170,8 +91,8 @@ def markdown(
             lines.append("|---|---|---:|---|---|---|---:|---:|---|---|")
             for entry, c in deltas:
                 d = c.delta
-                p_value = f"{d.p_value:.3g}" if d.p_value is not None else ""
-                p_holm = f"{d.p_adjusted:.3g} ({d.family_name}, {d.family})" if d.p_adjusted is not None else ""
+                p_value = p_digits(d.p_value)
+                p_holm = f"{p_digits(d.p_adjusted)} ({d.family_name}, {d.family})" if d.p_adjusted is not None else ""
                 significant = ("yes" if d.significant else "no") if d.tested else ""
                 reproduced = d.equivalence.verdict if d.equivalence is not None else ""
                 lines.append(
@@ -203,10 +124,10 @@ def markdown(
         lines.append("|---|---|---:|---:|---|---|---:|---:|---|")
         for d in shown:
             r = d.result
-            p_holm = _md(f"{r.p_adjusted:.3g} ({r.family_name}, {r.family})") if r.p_adjusted is not None else ""
+            p_holm = _md(f"{p_digits(r.p_adjusted)} ({r.family_name}, {r.family})") if r.p_adjusted is not None else ""
             lines.append(
                 f"| {_md(d.label)} | {_md(d.metric)} | {r.n} | {r.difference:+.4f} | "
-                f"{interval_text(r.low, r.high, signed_values=True)} | {r.test} | {r.p_value:.3g} | {p_holm} | "
+                f"{interval_text(r.low, r.high, signed_values=True)} | {r.test} | {p_digits(r.p_value)} | {p_holm} | "
                 f"{'yes' if r.significant else 'no'} |"
             )
     lines += ["", "Sources:", ""]
@@ -246,14 +167,6 @@ def _summary_cell(cell: SummaryCell) -> str:
     if cell.rank is not None:
         text += f" #{cell.rank}{'=' if cell.tied else ''}"
     return text
-
-
-# How a rank is read, in the words every output uses.
-RANK_RULE = (
-    "1 + the rows of its group significantly better on that column: by their paired test on the same "
-    "documents where both logged samples, else Fisher's exact test of the two counts, Holm-adjusted within "
-    "the pair's family"
-)
 
 
 # What a markdown renderer acts on in running text: raw HTML and autolinks (<), links and

@@ -91,7 +91,7 @@ def document_slug(task: LoggedTask) -> str:
 def sample_pages(task: LoggedTask, pages: Pages, head: str, paths: Paths) -> list[tuple[str, str]]:
     """(file name, HTML) of each page of one task run's samples."""
     run = task.run
-    title = f"{task.spec.task_label(run.task)} — {row_label(run.model, run.setting)}"
+    title = f"{task.spec.board.task_label(run.task)} — {row_label(run.model, run.setting)}"
     names = task.columns
     kinds = {name: _kind([row.get(name) for row in task.rows]) for name in names}
     columns = [
@@ -202,7 +202,7 @@ def samples_index(logged: Sequence[LoggedTask], pages: dict[LoggedTask, Pages], 
         parts.append(
             f"<tr><td>{html.escape(task.spec.key.upper())}</td>"
             f"<td>{html.escape(row_label(task.run.model, task.run.setting))}</td>"
-            f'<td><a href="{pages[task].first}">{html.escape(task.spec.task_label(task.run.task))}</a> '
+            f'<td><a href="{pages[task].first}">{html.escape(task.spec.board.task_label(task.run.task))}</a> '
             f"<code>{html.escape(task.run.task)}</code></td><td>{len(task.rows):,}</td>"
             f"<td>{len(pages[task].names)}</td>"
             f"<td>{html.escape('⚠ ' + task.run.subset if task.run.subset else 'all docs')}</td></tr>"
@@ -243,7 +243,7 @@ def write_document_data(folder: Path, logged: Sequence[LoggedTask], pages: dict[
         files = [keys[i : i + DOCS_PER_FILE] for i in range(0, len(keys), DOCS_PER_FILE)]
         first = tasks[0]
         index = {
-            "title": f"{first.spec.task_label(first.run.task)} ({first.run.task}, {first.spec.key.upper()})",
+            "title": f"{first.spec.board.task_label(first.run.task)} ({first.run.task}, {first.spec.key.upper()})",
             "runs": [{"label": row_label(t.run.model, t.run.setting), "limited": t.run.subset or ""} for t in tasks],
             "docs": {key: number for number, chunk in enumerate(files) for key in chunk},
             "order": keys,

@@ -23,7 +23,8 @@ from custom_metrics.common.classification import predicted_index
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import JSONL_MAX_BYTES, iter_regular_lines
 from custom_metrics.common.jsonl import loads_strict
-from custom_metrics.common.leaderboard_types import PaperSpec, SampleView, default_doc_key
+from custom_metrics.common.leaderboard_types import SampleView, default_doc_key
+from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.common.results import TaskRun
 
 PROBLEM = "problem"
@@ -48,7 +49,7 @@ class LoggedTask:
 
     @property
     def facets(self) -> list[str]:
-        view = self.spec.samples
+        view = self.spec.board.samples
         present = {name for row in self.rows for name in row}
         wanted = [*(view.facets if view else ()), PROBLEM]
         return [name for name in wanted if name in present]
@@ -58,7 +59,7 @@ class LoggedTask:
         """Every row's names in their first order, the view's ``together`` columns beside the
         first of them, the prompt last (hidden by default)."""
         names = list(dict.fromkeys(name for row in self.rows for name in row))
-        view = self.spec.samples
+        view = self.spec.board.samples
         together = [name for name in (view.together if view else ()) if name in names]
         if together:
             at = names.index(together[0])
@@ -79,7 +80,7 @@ def read_logged_tasks(runs: Sequence[TaskRun], specs: Sequence[PaperSpec], roots
         path = run.samples_file
         if path is None:
             continue
-        view = spec.samples
+        view = spec.board.samples
         extras: dict[tuple[str, int], dict[str, Any]] = {}
         if view is not None and view.extras is not None:
             if id(view) not in extras_cache:
@@ -103,7 +104,7 @@ def read_logged_task(
     except DataError as error:
         logged.rows.append({"#": None, PROBLEM: str(error)})
         logged.keys.append(None)
-    view = spec.samples
+    view = spec.board.samples
     if view is not None and view.arrange is not None:
         key_of = {id(row): key for row, key in zip(logged.rows, logged.keys)}  # arrange moves the rows themselves
         try:
@@ -118,7 +119,7 @@ def read_logged_task(
 
 def _row(logged: LoggedTask, line: str, number: int, extra: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     """One viewer row of a samples line, and its document's key (shared by every run of the task)."""
-    task, view = logged.run.task, logged.spec.samples
+    task, view = logged.run.task, logged.spec.board.samples
     try:
         sample = loads_strict(line)
     except (ValueError, RecursionError) as error:

@@ -24,7 +24,7 @@ from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
-from custom_metrics.common.leaderboard_types import PaperSpec
+from custom_metrics.common.paper_spec import PaperSpec
 
 REGISTRY = "custom_metrics/leaderboard/registry.py"
 RECIPE = 'docs/development.md, "Adding a paper"'
@@ -36,8 +36,8 @@ def load_problems(specs: Sequence[PaperSpec]) -> list[str]:
     problems: list[str] = []
     seen: dict[str, str] = {}
     for spec in specs:
-        for headline in spec.headlines:
-            if headline.family not in spec.families:
+        for headline in spec.board.headlines:
+            if headline.family not in spec.board.families:
                 problems.append(
                     f"{spec.key}: headline {headline.label!r} is of family {headline.family!r}, which families does "
                     f"not define: add it to families= in custom_metrics/{spec.key}/leaderboard.py"
@@ -129,7 +129,7 @@ def _folder_problems(spec: PaperSpec, specs: Sequence[PaperSpec], folder: Path) 
     known = _known(spec)
     problems += [
         f"{spec.key}: task_order names {task}, which is no task of lm_eval_tasks/{spec.key}/ nor of extra_tasks"
-        for task in spec.task_order
+        for task in spec.board.task_order
         if task not in known
     ]
     return problems
@@ -138,7 +138,7 @@ def _folder_problems(spec: PaperSpec, specs: Sequence[PaperSpec], folder: Path) 
 def _column_problems(spec: PaperSpec) -> list[str]:
     """Headlines, comparisons, charts and published rows name columns that some run or the paper fills."""
     known = _known(spec)
-    derived = set(spec.derived_metrics)
+    derived = set(spec.board.derived_metrics)
     every_metric = {metric for metrics in known.values() for metric in metrics} | derived
 
     def missing(key: str, where: str) -> str | None:
@@ -154,18 +154,20 @@ def _column_problems(spec: PaperSpec) -> list[str]:
             )
         return None
 
-    found = [missing(key, f"headline {headline.label!r}") for headline in spec.headlines for key in headline.keys]
-    for comparison in spec.comparisons:
+    found = [missing(key, f"headline {headline.label!r}") for headline in spec.board.headlines for key in headline.keys]
+    for comparison in spec.board.comparisons:
         for task in (comparison.task, comparison.baseline):
             found.append(missing(f"{task}/{comparison.metric}", f"comparison {comparison.label!r}"))
-    for row in spec.published():
+    for row in spec.board.published():
         found += [missing(key, f"published row {row.model!r}") for key in row.cells if not key.endswith("/n")]
-    from_headlines = tuple(dict.fromkeys(key.split("/", 1)[1] for h in spec.headlines for key in h.keys if "/" in key))
+    from_headlines = tuple(
+        dict.fromkeys(key.split("/", 1)[1] for h in spec.board.headlines for key in h.keys if "/" in key)
+    )
     found += [
         f"{spec.key}: chart_metrics names {metric!r}, which no task of lm_eval_tasks/{spec.key}/ reports: fix the "
         "name, or list a derived metric in derived_metrics"
-        for metric in spec.chart_metrics
-        if metric not in every_metric and spec.chart_metrics != from_headlines  # the default: named above
+        for metric in spec.board.chart_metrics
+        if metric not in every_metric and spec.board.chart_metrics != from_headlines  # the default: named above
     ]
     return [problem for problem in found if problem]
 
@@ -173,23 +175,23 @@ def _column_problems(spec: PaperSpec) -> list[str]:
 def _word_problems(spec: PaperSpec) -> list[str]:
     """Labels and definitions are for tasks and metrics that exist (a typo shows the bare name)."""
     known = _known(spec)
-    metrics = {metric for listed in known.values() for metric in listed} | set(spec.derived_metrics)
+    metrics = {metric for listed in known.values() for metric in listed} | set(spec.board.derived_metrics)
     where = f"custom_metrics/{spec.key}/leaderboard.py"
     problems = [
         f"{spec.key}: task_labels names {task!r}, which is no task of lm_eval_tasks/{spec.key}/: fix it in {where}"
-        for task in spec.task_labels
+        for task in spec.board.task_labels
         if task not in known
     ]
-    for hook, names in (("metric_labels", spec.metric_labels), ("metric_names", spec.metric_names)):
+    for hook, names in (("metric_labels", spec.board.metric_labels), ("metric_names", spec.board.metric_names)):
         problems += [
             f"{spec.key}: {hook} names {metric!r}, which no task of lm_eval_tasks/{spec.key}/ reports: fix it in "
             f"{where}"
             for metric in names
             if metric not in metrics
         ]
-    for key in spec.definitions:
+    for key in spec.board.definitions:
         task, _, metric = key.rpartition("/")
-        if (task and (task not in known or metric not in {*known[task], *spec.derived_metrics})) or (
+        if (task and (task not in known or metric not in {*known[task], *spec.board.derived_metrics})) or (
             not task and metric not in metrics
         ):
             problems.append(

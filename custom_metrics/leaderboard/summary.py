@@ -1,7 +1,7 @@
 """The summary view of a paper: who is best, how far from the paper, is it significant.
 
 One row per model and setting (runs and the paper's rows), one column per task's
-headline metric (``PaperSpec.headlines``), each number with its 95% interval (``evidence``)
+headline metric (``Board.headlines``), each number with its 95% interval (``evidence``)
 and, on run rows, its Δ vs paper (``versus_paper``). Rows fall in groups:
 
 - **ranked**: full-data runs, with the paper's rows beside them as references;
@@ -28,7 +28,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from custom_metrics.common.leaderboard_types import Cell, Family, Headline, PaperSpec, Row, Table
+from custom_metrics.common.leaderboard_types import Cell, Family, Headline, Row, Table
+from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.leaderboard import procedures
 from custom_metrics.leaderboard.differences import Difference, row_label
 from custom_metrics.leaderboard.evidence import Evidence, Outcomes, paper_evidence, run_evidence
@@ -121,7 +122,7 @@ def build_summary(
     samples file, ``differences`` the tab's paired tests (their pair families' adjusted p
     rank the rows), ``margin`` the δ of the reproduction verdict."""
     published = [row for row in table.rows if row.kind == "published"]
-    headlines, families = spec.headlines, spec.families
+    headlines, families = spec.board.headlines, spec.board.families
     if not headlines:  # tasks of no paper: each task's first charted metric
         headlines = tuple(Headline((key,), key.replace("/", " "), OTHER_FAMILY) for key in table.chart_keys)
         families = {OTHER_FAMILY: Family("Scores", "score as the harness reports it", None, None)}
@@ -130,7 +131,7 @@ def build_summary(
         for h in headlines
         if any(k in row.cells and row.cells[k].value is not None for row in table.rows for k in h.keys)
     ]
-    main = next((h for h in present if not h.sanity), None) if not spec.headlines else spec.main
+    main = next((h for h in present if not h.sanity), None) if not spec.board.headlines else spec.board.main
     summary = Summary(
         tuple(present), main if main in present else None, families, rank_published=rank_published, margin=margin
     )

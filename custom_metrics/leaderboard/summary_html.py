@@ -16,13 +16,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from custom_metrics.common.leaderboard_types import PaperSpec, Table
+from custom_metrics.common.leaderboard_types import Table
+from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.leaderboard.differences import Difference
 from custom_metrics.leaderboard.display import Paths, hub_url
-from custom_metrics.leaderboard.numbers import cell_text, format_number, interval_text, p_text, signed
+from custom_metrics.leaderboard.numbers import cell_text, format_number, interval_text, p_digits, p_text, signed
 from custom_metrics.leaderboard.procedures import ALPHA, BOOTSTRAP, EXACT_SHARE, FISHER
-from custom_metrics.leaderboard.render import RANK_RULE, delta_words, rank_text, row_flags
 from custom_metrics.leaderboard.summary import LIMITED, RANKED, UNRANKED, Summary, SummaryCell, SummaryRow
+from custom_metrics.leaderboard.wording import RANK_RULE, delta_words, rank_text, row_flags
 
 SHOWN_ON_PHONE = 2  # headline columns kept on a narrow screen; the rest collapse
 VERDICTS_SHOWN = 8
@@ -187,7 +188,7 @@ def _quoted(text: str) -> str:
 
 def _definition(spec: PaperSpec, headline) -> str:
     task, metric = headline.keys[0].split("/", 1)
-    return spec.definition(task, metric)
+    return spec.board.definition(task, metric)
 
 
 def _row(
@@ -396,15 +397,15 @@ def verdicts(differences: Sequence[Difference], spec: PaperSpec) -> str:
         result = difference.result
         interval = interval_text(result.low, result.high, signed_values=True)
         holm = (
-            f", Holm {result.p_adjusted:.3g} within {result.family_name} ({result.family})"
+            f", Holm {p_digits(result.p_adjusted)} within {result.family_name} ({result.family})"
             if result.p_adjusted is not None
             else ""
         )
         mark = "✱ significant" if result.significant else "not significant"
         items.append(
             f'<li class="{"sig" if result.significant else ""}"><strong>{_e(mark)}</strong>: '
-            f"{_e(difference.label)} · {_e(spec.metric_label(difference.metric))}: "
-            f"{signed(result.difference)}, 95% CI {_e(interval)} ({_e(result.test)}, p = {result.p_value:.3g}"
+            f"{_e(difference.label)} · {_e(spec.board.metric_label(difference.metric))}: "
+            f"{signed(result.difference)}, 95% CI {_e(interval)} ({_e(result.test)}, p = {p_digits(result.p_value)}"
             f"{_e(holm)}, {result.n} docs)</li>"
         )
     more = len(ordered) - VERDICTS_SHOWN

@@ -25,7 +25,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from custom_metrics.common.leaderboard_types import Cell, Column, PaperSpec, Row, Table
+from custom_metrics.common.leaderboard_types import Cell, Column, Row, Table
+from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.common.published import PublishedRow, plain
 from custom_metrics.common.results import TaskRun
 from custom_metrics.leaderboard.registry import OTHER, PAPERS, paper_of
@@ -88,9 +89,9 @@ def _as_shown(run: TaskRun) -> TaskRun:
     """The run as its paper's ``adjust_runs`` hook shows it (REG's mode in the setting, the GEESE
     authors' task names read as ours): the row and task it will land in."""
     spec = paper_of(run.task)
-    if spec.adjust_runs is None:
+    if spec.board.adjust_runs is None:
         return run
-    found = spec.adjust_runs([run], [])
+    found = spec.board.adjust_runs([run], [])
     return found[0] if found else run
 
 
@@ -102,7 +103,7 @@ def _would_meet(batches: list[set[str]]) -> bool:
             if first & second:
                 return True
             for task in first | second:
-                for comparison in paper_of(task).comparisons:
+                for comparison in paper_of(task).board.comparisons:
                     pair = {comparison.task, comparison.baseline}
                     if pair & first and pair & second and pair <= first | second:
                         return True
@@ -156,19 +157,21 @@ def build_tables(runs: Sequence[TaskRun], papers: Sequence[str] = ()) -> list[Ta
 def build_table(
     spec: PaperSpec, runs: list[TaskRun], notes: list[str], passed: dict[tuple[str, str], list[str]] | None = None
 ) -> Table:
-    published = spec.published()
-    if spec.adjust_runs is not None:
-        runs = spec.adjust_runs(runs, notes)
-    rows = run_rows(runs, spec, passed or {}) + [_published_row(row, spec.published_pm_is_se) for row in published]
+    published = spec.board.published()
+    if spec.board.adjust_runs is not None:
+        runs = spec.board.adjust_runs(runs, notes)
+    rows = run_rows(runs, spec, passed or {}) + [
+        _published_row(row, spec.board.published_pm_is_se) for row in published
+    ]
     columns = _columns(spec, runs, published)
-    if spec.derive is not None:
-        columns = spec.derive(columns, rows, runs, notes)
-    chart_keys = [c.key for c in columns if c.metric in spec.chart_metrics and c.kind != "samples"]
+    if spec.board.derive is not None:
+        columns = spec.board.derive(columns, rows, runs, notes)
+    chart_keys = [c.key for c in columns if c.metric in spec.board.chart_metrics and c.kind != "samples"]
     if spec is OTHER:
         chart_keys = _first_metric_per_task(columns)
     notes += _subset_notes(runs)
-    if spec.pm_note:
-        notes.append(spec.pm_note)
+    if spec.board.pm_note:
+        notes.append(spec.board.pm_note)
     if runs:
         notes.append("± on run rows: the harness' stderr, where it reports one (none where it is 0 by construction).")
     notes += _config_notes(rows)
@@ -274,7 +277,7 @@ def _columns(spec: PaperSpec, runs: list[TaskRun], published: list[PublishedRow]
         key = f"{task}/#samples"
         found[key] = Column(key, f"{task} #samples", task, "#samples", "samples")
 
-    task_order, metric_order = column_order(spec) if spec is not OTHER else ((), spec.metric_order)
+    task_order, metric_order = column_order(spec) if spec is not OTHER else ((), spec.board.metric_order)
 
     def rank(column: Column) -> tuple:
         task_rank = task_order.index(column.task) if column.task in task_order else len(task_order)
@@ -291,7 +294,7 @@ def _columns(spec: PaperSpec, runs: list[TaskRun], published: list[PublishedRow]
 
 
 def _label(spec: PaperSpec, task: str, metric: str) -> str:
-    name = spec.metric_names.get(metric)
+    name = spec.board.metric_names.get(metric)
     return f"{task} {metric} ({name})" if name and metric != "acc" else f"{task} {metric}"
 
 

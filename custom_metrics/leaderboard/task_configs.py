@@ -13,7 +13,7 @@ Compared, each named when it differs:
   ``normalize_template`` (the GEESE authors write their hint's field where we write
   ``{{hint}}``); where ours is a function, the logged one must be that function;
 - **dataset**: where ours is a ``custom_dataset`` loader, a logged ``dataset_path`` must be
-  one the paper's loader reads the same rows of (``PaperSpec.suite_datasets``), and the
+  one the paper's loader reads the same rows of (``Board.suite_datasets``), and the
   loader's ``dataset_kwargs`` must match; else ``dataset_path``/``dataset_name``;
 - **version**: when both are numbers.
 A run that logged no config (older harness layouts) is not checked.
@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from custom_metrics.common.leaderboard_types import PaperSpec
+from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.common.task_folders import TASKS_PATH  # the installed task folders (explain-eval tasks-path)
 
 SHOWN = 48  # characters of each template shown where they differ
@@ -110,15 +110,15 @@ def paper_metrics(spec: PaperSpec) -> dict[str, list[str]]:
     spec adds, with the metrics it reports."""
     folder = TASKS_PATH / spec.key
     tasks = {task: metric_names(config) for task, config in folder_configs(folder).items()}
-    return tasks | folder_groups(folder) | {task: list(metrics) for task, metrics in spec.extra_tasks.items()}
+    return tasks | folder_groups(folder) | {task: list(metrics) for task, metrics in spec.board.extra_tasks.items()}
 
 
 def column_order(spec: PaperSpec) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The order of a paper's columns by task and by metric: the spec's where it gives one, else
     what its YAMLs say (tasks in file order, metrics in ``metric_list`` order, then the derived)."""
     tasks = paper_metrics(spec)
-    metrics = [*(m for listed in tasks.values() for m in listed), *spec.derived_metrics]
-    return (spec.task_order or tuple(tasks), spec.metric_order or tuple(dict.fromkeys(metrics)))
+    metrics = [*(m for listed in tasks.values() for m in listed), *spec.board.derived_metrics]
+    return (spec.board.task_order or tuple(tasks), spec.board.metric_order or tuple(dict.fromkeys(metrics)))
 
 
 def config_difference(spec: PaperSpec, task: str, logged: Mapping[str, Any] | None, version: Any) -> str:
@@ -141,7 +141,7 @@ def _prompt(spec: PaperSpec, task: str, ours: Any, theirs: Any) -> str:
         return f"prompt: not the suite's {ours.name}()"
     if not isinstance(theirs, str):
         return "prompt: not a template"
-    normalized = spec.normalize_template(task, theirs) if spec.normalize_template else theirs
+    normalized = spec.board.normalize_template(task, theirs) if spec.board.normalize_template else theirs
     if normalized == ours:
         return ""
     return f'prompt template "{_start_of_difference(theirs, ours)}" (the suite: "{_start_of_difference(ours, theirs)}")'
@@ -159,9 +159,9 @@ def _dataset(spec: PaperSpec, ours: Mapping[str, Any], theirs: Mapping[str, Any]
     path, name = theirs.get("dataset_path"), theirs.get("dataset_name")
     if isinstance(ours.get("custom_dataset"), FunctionRef):
         if isinstance(path, str) and path:
-            if path in spec.suite_datasets:
+            if path in spec.board.suite_datasets:
                 return ""
-            known = f" (the suite reads {', '.join(spec.suite_datasets)})" if spec.suite_datasets else ""
+            known = f" (the suite reads {', '.join(spec.board.suite_datasets)})" if spec.board.suite_datasets else ""
             return f"dataset {path}{known}"
         if "dataset_kwargs" not in theirs:
             return ""  # not logged: nothing to compare

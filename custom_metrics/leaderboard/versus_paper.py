@@ -33,7 +33,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from custom_metrics.common.leaderboard_types import Cell, Headline, PaperSpec, Row
+from custom_metrics.common.leaderboard_types import Cell, Headline, Row
+from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.leaderboard import procedures
 from custom_metrics.leaderboard.evidence import Evidence, paper_evidence
 from custom_metrics.leaderboard.procedures import ALPHA
@@ -82,7 +83,7 @@ def model_key(name: str) -> str:
 def paper_row(spec: PaperSpec, headline: Headline, run: Row, published: Sequence[Row]) -> tuple[Row, str, bool] | None:
     """The published row (with its key) a run's ``headline`` number compares with, and whether
     it is the same model."""
-    wanted = spec.paper_setting(run.setting) if spec.paper_setting else None
+    wanted = spec.board.paper_setting(run.setting) if spec.board.paper_setting else None
     candidates = [(row, key) for row in published for key in headline.keys[:1] if _finite(row.cells.get(key))]
     if not candidates:
         return None
@@ -96,7 +97,7 @@ def paper_row(spec: PaperSpec, headline: Headline, run: Row, published: Sequence
     same = pick(lambda row: model_key(row.model) == mine)
     if same is not None:
         return (*same, True)
-    reference = headline.reference or spec.reference_model
+    reference = headline.reference or spec.board.reference_model
     found = pick(lambda row: row.model == reference)
     return (*found, False) if found is not None else None
 

@@ -11,7 +11,8 @@ from dataclasses import replace
 from typing import Any
 
 from custom_metrics.common.display_names import friendly_spec
-from custom_metrics.common.leaderboard_types import Family, Headline, PaperSpec, SampleView, doc_field_key
+from custom_metrics.common.leaderboard_types import Board, Family, Headline, SampleView, doc_field_key
+from custom_metrics.common.paper_spec import PaperSpec, RunSteps
 from custom_metrics.common.published import PublishedRow, cell, table_lines
 from custom_metrics.common.rejudging import Rejudging
 from custom_metrics.common.results import TaskRun
@@ -337,35 +338,39 @@ def check_run(tasks: Sequence[str], metadata: Mapping[str, Any], here: bool) -> 
 SPEC = PaperSpec(
     key="reg",
     title="REG: reconciliatory explanations on ChaosNLI-MNLI contradictions",
-    task_order=("reg_chaos", "reg_judge_select"),
     datasets={"chaosnli": (reg_data.SOURCE,)},
-    pm_note="Published rows print no ± (the paper's bootstrap intervals are in its Appendix J). "
-    "Published reg_judge_select acc is REG Table 1 (judge accuracy, non-thinking mode).",
-    published=published_rows,
-    adjust_runs=mode_rows,
-    derive=judge_of_each_number,
-    read_extra=rejudged_runs,
-    task_labels=TASK_LABELS,
-    metric_labels=METRIC_LABELS,
-    definitions=DEFINITIONS,
-    samples=SampleView(
-        sample_fields,
-        facets=("in N", "coherent", "effective", "success", "flag", "J(p, h)", "gold", "prediction", "correct"),
-        outcomes=sample_outcomes,
-        doc_key=doc_field_key("uid"),
-        extras=judge_calls,
-        show_filtered=False,
+    board=Board(
+        task_order=("reg_chaos", "reg_judge_select"),
+        pm_note="Published rows print no ± (the paper's bootstrap intervals are in its Appendix J). "
+        "Published reg_judge_select acc is REG Table 1 (judge accuracy, non-thinking mode).",
+        published=published_rows,
+        adjust_runs=mode_rows,
+        derive=judge_of_each_number,
+        read_extra=rejudged_runs,
+        task_labels=TASK_LABELS,
+        metric_labels=METRIC_LABELS,
+        definitions=DEFINITIONS,
+        samples=SampleView(
+            sample_fields,
+            facets=("in N", "coherent", "effective", "success", "flag", "J(p, h)", "gold", "prediction", "correct"),
+            outcomes=sample_outcomes,
+            doc_key=doc_field_key("uid"),
+            extras=judge_calls,
+            show_filtered=False,
+        ),
+        remark=remark,
+        headlines=HEADLINES,
+        families=FAMILIES,
+        reference_model="Gemma-4-31B-it",
+        paper_setting=paper_setting,
+        published_n=lambda setting, key: None if key in TABLE_3_KEYS else _PUBLISHED_N.get(key.split("/", 1)[0]),
+        share_of=share_of,
     ),
-    remark=remark,
-    headlines=HEADLINES,
-    families=FAMILIES,
-    reference_model="Gemma-4-31B-it",
-    paper_setting=paper_setting,
-    published_n=lambda setting, key: None if key in TABLE_3_KEYS else _PUBLISHED_N.get(key.split("/", 1)[0]),
+    runs=RunSteps(
+        check_run=check_run,
+    ),
     rejudge=Rejudging(
         what="reg_chaos* explanations, judged twice by an NLI judge (J(p, h); then J(p;e, h) and J(p, e))",
         module="custom_metrics.reg.rejudge",
     ),
-    share_of=share_of,
-    check_run=check_run,
 )

@@ -20,14 +20,8 @@ from dataclasses import replace
 from typing import Any
 
 from custom_metrics.common.cot_edits import MISTAKE, PARAPHRASE, read_edit
-from custom_metrics.common.leaderboard_types import (
-    Family,
-    Headline,
-    PaperSpec,
-    SamplesInput,
-    SampleView,
-    doc_field_key,
-)
+from custom_metrics.common.leaderboard_types import Board, Family, Headline, SampleView, doc_field_key
+from custom_metrics.common.paper_spec import PaperSpec, RunSteps, SamplesInput
 from custom_metrics.common.published import PublishedCell, PublishedRow, cell, number, table_lines
 from custom_metrics.common.results import Score, TaskRun
 from custom_metrics.rule import cot_edits, zeroshot_cot
@@ -743,29 +737,33 @@ FAMILIES = {
 SPEC = PaperSpec(
     key="rule",
     title="RULE: rationale understanding (ReClor main questions and subquestions)",
-    task_order=("rule", "rule_main", "rule_sub"),
     datasets={"rule": (rule_data.MAIN_SOURCE, *rule_data.SUB_SOURCES.values(), rule_data.PROMPTS_SOURCE)},
-    pm_note="± on published rows: the std over the five test splits printed in RULE Table 2 (0.00 where the paper "
-    "ran once).",
-    published=published_rows,
-    adjust_runs=rule_settings,
-    task_labels=TASK_LABELS,
-    metric_labels=METRIC_LABELS,
-    definitions=DEFINITIONS,
-    samples_input=SamplesInput(
-        lambda task: zeroshot_cot.REASONING_TASK if task == zeroshot_cot.ANSWER_TASK else None, "explanations"
+    board=Board(
+        task_order=("rule", "rule_main", "rule_sub"),
+        pm_note="± on published rows: the std over the five test splits printed in RULE Table 2 (0.00 where the paper "
+        "ran once).",
+        published=published_rows,
+        adjust_runs=rule_settings,
+        task_labels=TASK_LABELS,
+        metric_labels=METRIC_LABELS,
+        definitions=DEFINITIONS,
+        samples=SampleView(
+            sample_fields,
+            facets=("kind", "correct", CONSISTENCY_FIELD, "answer read", "prediction"),
+            outcomes=sample_outcomes,
+            doc_key=doc_field_key("doc_id"),
+            arrange=group_questions,
+        ),
+        headlines=HEADLINES,
+        families=FAMILIES,
+        reference_model="InstructGPT",
+        paper_setting=paper_setting,
+        published_n=published_n,
+        share_of=share_of,
     ),
-    samples=SampleView(
-        sample_fields,
-        facets=("kind", "correct", CONSISTENCY_FIELD, "answer read", "prediction"),
-        outcomes=sample_outcomes,
-        doc_key=doc_field_key("doc_id"),
-        arrange=group_questions,
+    runs=RunSteps(
+        samples_input=SamplesInput(
+            lambda task: zeroshot_cot.REASONING_TASK if task == zeroshot_cot.ANSWER_TASK else None, "explanations"
+        ),
     ),
-    headlines=HEADLINES,
-    families=FAMILIES,
-    reference_model="InstructGPT",
-    paper_setting=paper_setting,
-    published_n=published_n,
-    share_of=share_of,
 )

@@ -45,7 +45,7 @@ from pathlib import Path
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.harness_outputs import IncompleteRun, check_finished, set_aside
-from custom_metrics.common.leaderboard_types import PaperSpec, PostRun, SamplesInput
+from custom_metrics.common.paper_spec import PaperSpec, PostRun, SamplesInput
 from custom_metrics.common.results import PAIR_FILE, ResultsFileError, parse_model_args, read_results_file
 from custom_metrics.common.task_folders import TASKS_PATH
 from custom_metrics.sweep.child import (
@@ -148,7 +148,7 @@ def _paper(task: str) -> PaperSpec:
 
 
 def samples_input(task: str) -> SamplesInput | None:
-    return _paper(task).samples_input
+    return _paper(task).runs.samples_input
 
 
 def source_task(task: str) -> str | None:
@@ -159,7 +159,7 @@ def source_task(task: str) -> str | None:
 
 def post_run_of(task: str) -> PostRun | None:
     """The step the task's paper runs after ``lm_eval`` on its pairs, if any."""
-    step = _paper(task).post_run
+    step = _paper(task).runs.post_run
     return step if step is not None and task in step.tasks else None
 
 

@@ -22,13 +22,14 @@ from custom_metrics.ibe.selection import FULL_TEST_QUESTIONS, load_ibe_tables, n
 from custom_metrics.leaderboard import charts
 from custom_metrics.leaderboard.display import Paths, hub_id, hub_url
 from custom_metrics.leaderboard.evidence import run_evidence
+from custom_metrics.leaderboard.numbers import cell_text, signed
 from custom_metrics.leaderboard.procedures import FISHER, share_interval
 from custom_metrics.leaderboard.registry import OTHER
-from custom_metrics.leaderboard.render import cell_text, row_flags, signed
 from custom_metrics.leaderboard.summary import LIMITED, RANKED, UNRANKED, build_summary
 from custom_metrics.leaderboard.tables import build_tables
 from custom_metrics.leaderboard.task_configs import config_difference, suite_configs
 from custom_metrics.leaderboard.versus_paper import REFERENCE, model_key, paper_delta
+from custom_metrics.leaderboard.wording import row_flags
 from custom_metrics.reg.leaderboard import SPEC as REG
 from custom_metrics.rule.answers import asked_question
 from custom_metrics.rule.leaderboard import SPEC as RULE
@@ -155,7 +156,7 @@ def test_the_count_comes_from_the_logged_outcomes(tmp_path: Path) -> None:
     # without samples, REG's share_of names |N| (the run's n), not its 275 documents
     evidence = run_evidence(REG, run, "reg_chaos/success", run.cells["reg_chaos/success"], {})
     assert (evidence.k, evidence.n, evidence.basis) == (2, 4, "results file")
-    delta = paper_delta(REG, REG.headlines[0], run, "reg_chaos/success", reg.rows[1:], evidence)
+    delta = paper_delta(REG, REG.board.headlines[0], run, "reg_chaos/success", reg.rows[1:], evidence)
     assert delta.same_model and delta.test.startswith("no test: 4 item(s) are too few")  # vs 0.4564
 
 
@@ -210,7 +211,7 @@ def test_config_differences_name_prompt_dataset_and_version(tmp_path: Path) -> N
     )
     # their 800-doc files: the template is ours once their hint field reads {{hint}}, the data ours
     assert rows["meta-llama/Meta-Llama-3-8B (authors' GEESE tasks)"].config_differences == {}
-    assert GEESE.suite_datasets == (geese_data.HUB_ID,)
+    assert GEESE.board.suite_datasets == (geese_data.HUB_ID,)
     assert any("not this suite's task config" in note for note in geese.notes)
     ours = dict(suite_configs()["geese_noexp"])
     logged = {**ours, "custom_dataset": "def load_m2(...)", "doc_to_text": ours["doc_to_text"]}

@@ -99,7 +99,7 @@ def test_the_published_rows_are_chaosnli_mnli() -> None:
         "reg_judge_humans/kl": 0.8701,
         "reg_judge_humans/acc": 0.6354,
     }
-    assert {SPEC.published_n(row.setting, "reg_judge_humans/acc") for row in shown} == {1599}
+    assert {SPEC.board.published_n(row.setting, "reg_judge_humans/acc") for row in shown} == {1599}
 
 
 def test_the_command_measures_a_real_judge(fixture_mirror: Path, tmp_path: Path, capsys) -> None:

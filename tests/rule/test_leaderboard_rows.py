@@ -60,7 +60,7 @@ def test_one_shot_and_cot_splits_are_rows_of_their_settings(tmp_path: Path) -> N
         (cot, "one-shot on ReClor, CoT"),
         (rows["org/model", "one-shot on ReClor (2 of 5 splits)"], "one-shot on ReClor"),
     ):
-        found, key, same_model = paper_row(spec, spec.headlines[1], row, published)
+        found, key, same_model = paper_row(spec, spec.board.headlines[1], row, published)
         assert (found.model, found.setting, key, same_model) == ("InstructGPT", setting, "rule/mainq_acc", False)
     paper_cot = rows["InstructGPT", "one-shot on ReClor, CoT"].cells["rule/mainq_acc"]
     assert (paper_cot.text, paper_cot.pm_text) == ("0.643", "0.025")

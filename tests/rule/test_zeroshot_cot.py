@@ -76,7 +76,7 @@ def test_the_answer_docs_continue_the_logged_reasoning(tmp_path: Path, monkeypat
 
 def test_the_sweep_runs_the_reasoning_first_and_the_board_puts_the_answer_beside_table_2(tmp_path: Path) -> None:
     assert parse_tasks(f"{ANSWER_TASK},rule,{REASONING_TASK}") == ["rule", REASONING_TASK, ANSWER_TASK]
-    assert rule_board.SPEC.samples_input.metadata_key == "explanations"
+    assert rule_board.SPEC.runs.samples_input.metadata_key == "explanations"
     results_file(tmp_path, "1", {ANSWER_TASK: {"mainq_acc": 0.5, "unparsed": 0.25}, "rule": {"mainq_acc": 0.4}}, 1.0)
     table = rule_table(tmp_path)
     rows = {(row.model, row.setting): row for row in table.rows}
@@ -84,7 +84,7 @@ def test_the_sweep_runs_the_reasoning_first_and_the_board_puts_the_answer_beside
     assert (cot.cells["rule/mainq_acc"].value, cot.cells["rule/unparsed"].value) == (0.5, 0.25)
     assert rows["org/model", "zero-shot"].cells["rule/mainq_acc"].value == 0.4
     published = [row for row in table.rows if row.kind == "published"]
-    found, key, _ = paper_row(rule_board.SPEC, rule_board.SPEC.headlines[1], cot, published)
+    found, key, _ = paper_row(rule_board.SPEC, rule_board.SPEC.board.headlines[1], cot, published)
     assert (found.model, found.setting, key) == ("InstructGPT", "zero-shot, CoT", "rule/mainq_acc")
     assert found.cells["rule/mainq_acc"].value == 0.638  # Table 2: InstructGPT+ CoT, zero-shot, 63.8
 

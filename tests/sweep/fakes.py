@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import custom_metrics.sweep.runner as runner
-from custom_metrics.common.leaderboard_types import PostRun
+from custom_metrics.common.paper_spec import PostRun
 from custom_metrics.sweep.cluster import run_model_job
 from custom_metrics.sweep.runner import ModelSetting, SweepOptions
 
