@@ -4,7 +4,10 @@ The fixture paper (``tests/fixtures/fifth_paper/``, e-SNLI-style labels with exp
 copied over a copy of the suite and the recipe's one edit is made; then, in that copy, the
 whole fast suite passes (not a subset), a real ``lm_eval`` run of the new task prints nothing
 that runs of the four papers' tasks do not and lands in its own leaderboard tab, and
-``explain-eval download`` fetches its Hub-pinned file. Each mistake that
+``explain-eval download`` fetches its Hub-pinned file. A sixth paper of another shape
+(``tests/fixtures/sixth_paper/``: CoS-E-style choices scored by log-likelihood, two tasks in a
+group compared pairwise, a GitHub-pinned file) is added beside it the same way and passes the
+same suite, run and download. Each mistake that
 once passed every check (the key left out of the registry, a headline, chart metric, label or
 definition naming nothing, a typo in the task pattern or the group's name, a data file left out
 of the spec however it was built, logic in the folder's ``utils.py``, no README) makes
@@ -29,6 +32,9 @@ from tests.common.raw_github import RawGitHub
 from tests.helpers import FIXTURES, REPO, checkout_files
 
 FIXTURE_PAPER = FIXTURES / "fifth_paper"
+# A paper of another shape, added beside it: choices scored by log-likelihood, two tasks in a
+# group compared pairwise, its file pinned on GitHub rather than the Hub.
+SIXTH_PAPER = FIXTURES / "sixth_paper"
 REGISTRY = "custom_metrics/leaderboard/registry.py"
 BIN = Path(sys.executable).parent
 CHECKS = (
@@ -60,12 +66,13 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in checkout_files():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / name, root / name)
-    shutil.copytree(FIXTURE_PAPER, root, dirs_exist_ok=True)  # steps 1-3 and 5: the paper's files
-    # Step 4, the one edit.
+    for paper in (FIXTURE_PAPER, SIXTH_PAPER):
+        shutil.copytree(paper, root, dirs_exist_ok=True)  # steps 1-3 and 5: the paper's files
+    # Step 4, the one edit (once for both papers).
     _edit(
         root / REGISTRY,
         'PAPER_KEYS = ("geese", "rule", "reg", "ibe")',
-        'PAPER_KEYS = ("geese", "rule", "reg", "ibe", "esnli")',
+        'PAPER_KEYS = ("geese", "rule", "reg", "ibe", "esnli", "cose")',
     )
     subprocess.run(["git", "init", "-q", str(root)], check=True)  # a contributor's clone: the tests list its files
     return root
@@ -99,8 +106,9 @@ def test_the_recipe_names_every_file_and_edit_the_test_makes() -> None:
         assert named in recipe, named
     for check in CHECKS[:-1]:
         assert check in recipe, check
-    added = sorted(path.relative_to(FIXTURE_PAPER).parts[0] for path in FIXTURE_PAPER.rglob("*") if path.is_file())
-    assert set(added) == {"custom_metrics", "lm_eval_tasks", "tests"}
+    for paper in (FIXTURE_PAPER, SIXTH_PAPER):
+        added = {path.relative_to(paper).parts[0] for path in paper.rglob("*") if path.is_file()}
+        assert added == {"custom_metrics", "lm_eval_tasks", "tests"}, paper
 
 
 FAST = "not e2e and not fulldata and not slow"  # make test-fast's selection
@@ -130,45 +138,63 @@ def _warnings(log: str, tasks: Sequence[str]) -> set[str]:
     return found
 
 
+def _pinned(tree: Path, module: str, fields: str) -> list:
+    """A fixture paper's pin, read in the copy (the test's own process has no such package)."""
+    code = f"import json; from {module} import SOURCE as s; r = s.remote; print(json.dumps([{fields}]))"
+    return json.loads(_run(tree, [sys.executable, "-c", code]).stdout)
+
+
 @pytest.mark.e2e
-def test_a_real_run_of_the_new_task_gets_its_own_tab_and_its_file_downloads(tree: Path, tmp_path: Path) -> None:
+def test_real_runs_of_the_new_tasks_get_their_own_tabs_and_their_files_download(tree: Path, tmp_path: Path) -> None:
     out = tmp_path / "runs"
     tasks = str(tree / "lm_eval_tasks")
-    command = ["--model", "dummy", "--tasks", "esnli", "--include_path", tasks, "--limit", "4", "--log_samples"]
+    ours = ("esnli", "cose")  # a generation task; a group of two choice tasks
+    command = ["--model", "dummy", "--tasks", ",".join(ours), "--include_path", tasks, "--limit", "4", "--log_samples"]
     done = _run(tree, [str(BIN / "lm_eval"), *command, "--output_path", str(out)])
     assert done.returncode == 0, done.stderr[-4000:]
-    # It prints nothing that runs of the four papers' tasks (a choice task, a generation task) do not.
+    # They print nothing that runs of the four papers' tasks (a choice task, a generation task) do not.
     others = ("geese_noexp", "ibe_copa")
     command = ["--model", "dummy", "--tasks", ",".join(others), "--include_path", tasks, "--limit", "2"]
     theirs = _run(tree, [str(BIN / "lm_eval"), *command, "--output_path", str(tmp_path / "theirs")])
     assert theirs.returncode == 0, theirs.stderr[-4000:]
-    extra = _warnings(done.stdout + done.stderr, ["esnli"]) - _warnings(theirs.stdout + theirs.stderr, others)
+    names = ["esnli", "cose_answer", "cose_explained", "cose"]
+    extra = _warnings(done.stdout + done.stderr, names) - _warnings(theirs.stdout + theirs.stderr, others)
     assert extra == set(), extra
     board = _run(tree, [str(BIN / "explain-eval"), "leaderboard", str(out), "--out", str(tmp_path / "board")])
     assert board.returncode == 0, board.stderr[-3000:]
     assert (tmp_path / "board" / "esnli.csv").is_file() and not (tmp_path / "board" / "other.csv").exists()
     rows = list(csv.DictReader((tmp_path / "board" / "esnli.csv").open(encoding="utf-8")))
     assert [float(row["esnli malformed"]) for row in rows] == [1.0]  # the dummy model's "lol": flagged, one row
-    assert 'id="tab-esnli"' in (tmp_path / "board" / "index.html").read_text(encoding="utf-8")
-    # No other paper has a run: no other tab.
-    assert 'id="tab-geese"' not in (tmp_path / "board" / "index.html").read_text(encoding="utf-8")
+    # The choice tasks: one row with both accuracies, and their paired difference tested on the 4 questions.
+    rows = list(csv.DictReader((tmp_path / "board" / "cose.csv").open(encoding="utf-8")))
+    assert len(rows) == 1 and {"cose_answer/acc value", "cose_explained/acc value"} <= rows[0].keys()
+    differences = list(csv.DictReader((tmp_path / "board" / "cose_differences.csv").open(encoding="utf-8")))
+    assert [(row["kind"], row["task"], row["metric"], row["docs"]) for row in differences] == [
+        ("same run", "cose_explained", "acc", "4")
+    ], differences
+    assert differences[0]["comparison"].endswith("explanation effect, cose_explained − cose_answer")
+    page = (tmp_path / "board" / "index.html").read_text(encoding="utf-8")
+    assert 'id="tab-esnli"' in page and 'id="tab-cose"' in page
+    assert 'id="tab-geese"' not in page  # no other paper has a run: no other tab
 
     server = RawGitHub()
     try:
-        from custom_metrics.common.download import HubFile
+        from custom_metrics.common.download import GitHubFile, HubFile
 
-        fixture = FIXTURE_PAPER / "tests/fixtures/mirror/esnli/test.jsonl"
-        source = json.loads(_run(tree, [sys.executable, "-c", "import json; from custom_metrics.esnli.data import "
-                                        "SOURCE as s; r = s.remote; print(json.dumps([r.repo, r.revision, r.path, "
-                                        "r.sha256, r.size]))"]).stdout)  # fmt: skip
-        server.serve_hub(HubFile(*source), fixture.read_bytes())
-        env = _env(tree, HF_ENDPOINT=server.url, EXPLAIN_EVAL_CACHE=str(tmp_path / "cache"))
+        hub = _pinned(tree, "custom_metrics.esnli.data", "r.repo, r.revision, r.path, r.sha256, r.size")
+        server.serve_hub(HubFile(*hub), (FIXTURE_PAPER / "tests/fixtures/mirror/esnli/test.jsonl").read_bytes())
+        github = _pinned(tree, "custom_metrics.cose.data", "r.owner, r.repo, r.commit, r.path, r.sha256, r.size")
+        server.serve(GitHubFile(*github), (SIXTH_PAPER / "tests/fixtures/mirror/cose/dev.jsonl").read_bytes())
+        env = _env(tree, HF_ENDPOINT=server.url, EXPLAIN_EVAL_GITHUB_RAW=server.url,
+                   EXPLAIN_EVAL_CACHE=str(tmp_path / "cache"))  # fmt: skip
         del env["EXPLAIN_EVAL_DATA"]
-        fetched = _run(tree, [str(BIN / "explain-eval"), "download", "esnli"], env)
-        assert fetched.returncode == 0, fetched.stderr
-        assert "1 of 1 pinned file(s) verified" in fetched.stdout and "downloaded e-SNLI fixture" in fetched.stdout
+        for key, name in (("esnli", "e-SNLI fixture"), ("cose", "CoS-E fixture")):
+            fetched = _run(tree, [str(BIN / "explain-eval"), "download", key], env)
+            assert fetched.returncode == 0, fetched.stderr
+            assert "1 of 1 pinned file(s) verified" in fetched.stdout and f"downloaded {name}" in fetched.stdout
         listed = _run(tree, [str(BIN / "explain-eval"), "download", "--list"], env).stdout
         assert f"{server.url}/datasets/explain-eval/esnli-fixture/resolve/" in listed
+        assert f"{server.url}/explain-eval/cose-fixture/" in listed
     finally:
         server.close()
 
@@ -179,13 +205,15 @@ BOARD_LINE = "    board=Board(\n"
 
 
 @pytest.mark.slow
-def test_the_fifth_paper_passes_explain_eval_check(tree: Path) -> None:
+def test_both_new_papers_pass_explain_eval_check(tree: Path) -> None:
     assert _spec_problems(tree) == []
+    done = _run(tree, [*CHECK[:-1], "cose"])
+    assert done.returncode == 0 and "1 paper(s) checked (cose): no problem(s)" in done.stdout, done.stdout + done.stderr
 
 
 # (mistake, file, text replaced (None: the file is new), its replacement (None: the file is removed), the message)
 MISTAKES = [
-    ("the key left out of the registry", REGISTRY, '"ibe", "esnli")', '"ibe")',
+    ("the key left out of the registry", REGISTRY, '"ibe", "esnli", "cose")', '"ibe", "cose")',
      "lm_eval_tasks/esnli/ has no spec in custom_metrics/leaderboard/registry.py: add 'esnli' to PAPER_KEYS"),
     ("a headline naming no metric", LEADERBOARD, '"esnli/label_acc"', '"esnli/label_accuracy"',
      "esnli: headline 'label accuracy' names esnli/label_accuracy, but esnli's metric_list has no 'label_accuracy'"),

@@ -90,7 +90,7 @@ def test_a_chart_metric_no_task_reports_is_caught() -> None:
     problems = _problems_of("reg", chart_metrics=("sucess",))
     assert problems == [
         "reg: chart_metrics names 'sucess', which no task of lm_eval_tasks/reg/ reports: fix the name, or list a "
-        "derived metric in derived_metrics"
+        "derived metric in the board's derived_metrics"
     ]
 
 
@@ -114,8 +114,8 @@ def test_the_registry_refuses_a_spec_broken_on_its_own_when_it_loads(monkeypatch
     headlines = (replace(reg.board.headlines[0], family="qualty"), *reg.board.headlines[1:])
     broken = replace(reg, board=replace(reg.board, headlines=headlines))
     assert load_problems([broken]) == [
-        "reg: headline 'success' is of family 'qualty', which families does not define: add it to families= in "
-        "custom_metrics/reg/leaderboard.py"
+        "reg: headline 'success' is of family 'qualty', which families does not define: add it to "
+        "board=Board(families=...) in custom_metrics/reg/leaderboard.py"
     ]
     monkeypatch.setattr(registry, "load_problems", lambda specs: load_problems([broken]))
     with pytest.raises(DataError, match=r"registry.py: the papers' specs have 1 problem\(s\):\nreg: headline"):
@@ -128,3 +128,14 @@ def test_explain_eval_check_passes_on_the_suite() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1] == "1 paper(s) checked (rule): no problem(s)"
+
+
+def test_comparisons_without_per_document_outcomes_are_refused_when_the_registry_loads() -> None:
+    """A paired comparison is tested on the samples' outcomes: without the hook it would never be
+    tested, and the page would say nothing of it."""
+    geese = SPECS["geese"]
+    blind = replace(geese, board=replace(geese.board, samples=replace(geese.board.samples, outcomes=None)))
+    assert load_problems([blind]) == [
+        "geese: comparisons are tested on per-document outcomes, which the spec does not read: give "
+        "board=Board(samples=SampleView(..., outcomes=...)) in custom_metrics/geese/leaderboard.py"
+    ]

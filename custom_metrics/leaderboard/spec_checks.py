@@ -40,13 +40,18 @@ def load_problems(specs: Sequence[PaperSpec]) -> list[str]:
             if headline.family not in spec.board.families:
                 problems.append(
                     f"{spec.key}: headline {headline.label!r} is of family {headline.family!r}, which families does "
-                    f"not define: add it to families= in custom_metrics/{spec.key}/leaderboard.py"
+                    f"not define: add it to board=Board(families=...) in custom_metrics/{spec.key}/leaderboard.py"
                 )
             problems += [
                 f"{spec.key}: headline {headline.label!r} names {key!r}: write it as 'task/metric'"
                 for key in headline.keys
                 if "/" not in key
             ]
+        if spec.board.comparisons and (spec.board.samples is None or spec.board.samples.outcomes is None):
+            problems.append(
+                f"{spec.key}: comparisons are tested on per-document outcomes, which the spec does not read: give "
+                f"board=Board(samples=SampleView(..., outcomes=...)) in custom_metrics/{spec.key}/leaderboard.py"
+            )
         for name, sources in spec.datasets.items():
             if name in seen:
                 problems.append(f"dataset {name!r} is named by both {seen[name]} and {spec.key}: rename one")
@@ -165,7 +170,7 @@ def _column_problems(spec: PaperSpec) -> list[str]:
     )
     found += [
         f"{spec.key}: chart_metrics names {metric!r}, which no task of lm_eval_tasks/{spec.key}/ reports: fix the "
-        "name, or list a derived metric in derived_metrics"
+        "name, or list a derived metric in the board's derived_metrics"
         for metric in spec.board.chart_metrics
         if metric not in every_metric and spec.board.chart_metrics != from_headlines  # the default: named above
     ]
