@@ -176,7 +176,7 @@ def names_a_model(run_args: Mapping[str, Any]) -> bool:
     return any(run_args.get(key) not in (None, "") for key in MODEL_KEYS)
 
 
-def _is_served(run_args: Mapping[str, Any]) -> bool:
+def is_served(run_args: Mapping[str, Any]) -> bool:
     """An OpenAI-compatible client (lm-eval's API models name a ``base_url`` or a ``model``);
     in-process models name ``pretrained``."""
     return "base_url" in run_args or ("model" in run_args and "pretrained" not in run_args)
@@ -320,7 +320,7 @@ def keep_special_tokens(run_args: Mapping[str, Any]) -> bool:
     """Whether a served task must ask for the special tokens it decodes (``skip_special_tokens:
     false``, a vLLM request field): the generator's tokenizer writes its trace markers as
     special tokens. Read when the task is built, like the tokenizer itself."""
-    if not names_a_model(run_args) or not _is_served(run_args):
+    if not names_a_model(run_args) or not is_served(run_args):
         return False
     return bool(special_trace_markers(tokenizer_name("reg_chaos_served", run_args)))  # loaded by the task's loader
 
@@ -367,7 +367,7 @@ def generation_columns(mode: str, backend: str, run_args: Mapping[str, Any]) -> 
         raise DataError(f"reg_chaos: dataset_kwargs mode is {mode!r}, expected one of {sorted(MODES)}")
     if backend not in BACKENDS:
         raise DataError(f"reg_chaos: dataset_kwargs backend is {backend!r}, expected one of {', '.join(BACKENDS)}")
-    task, chosen, served = TASKS[(mode, backend)], run_mode(mode, backend, run_args), _is_served(run_args)
+    task, chosen, served = TASKS[(mode, backend)], run_mode(mode, backend, run_args), is_served(run_args)
     columns = {"mode": chosen.name, "backend": backend, "length_tokenizer": ""}
     if not names_a_model(run_args):
         log.info(

@@ -228,8 +228,9 @@ def check_non_thinking(task: str, spec: JudgeSpec) -> None:
         )
 
 
-# The tasks that load a judge when the harness builds them: reg_chaos, its variants and the tag holding it.
-JUDGED_TASK = re.compile(r"reg(_chaos\w*)?")
+# The tasks that load a judge when the harness builds them: reg_chaos, its variants and the tag
+# holding it, and reg_cot_faithfulness (its own judge's spec is in the run it reads).
+JUDGED_TASK = re.compile(r"reg(_chaos\w*|_cot_faithfulness)?")
 
 
 def check_run_judge(tasks: Sequence[str], metadata: Mapping[str, Any], *, here: bool = True) -> None:
@@ -254,10 +255,10 @@ def judge_named(judge: str | None) -> bool:
     return bool((judge or "").strip() or (judge_from_environment() or "").strip())
 
 
-def default_judge(task: str, judge_cache: str | None) -> tuple[JudgeSpec, Path]:
-    """The default judge's spec and the cache folder, parsed only (nothing opened or loaded)."""
+def default_judge(task: str, judge_cache: str | None, default: str = DEFAULT_JUDGE) -> tuple[JudgeSpec, Path]:
+    """The default judge's spec (``default``) and the cache folder, parsed only (nothing opened or loaded)."""
     try:
-        spec = resolve_judge(None, None, DEFAULT_JUDGE)
+        spec = resolve_judge(None, None, default)
     except ValueError as err:
         raise DataError(f"{task}: {err}") from err
     return spec, Path(judge_cache).expanduser().resolve() if judge_cache else judge_cache_dir()

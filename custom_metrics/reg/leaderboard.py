@@ -136,6 +136,7 @@ TASK_LABELS = {
     "reg_chaos": "reconciling explanations",
     "reg_judge_select": "the model as NLI judge (Table 1)",
     "reg_judge_humans": "the model as NLI judge against ChaosNLI's humans",
+    "reg_cot_faithfulness": "thinking-trace faithfulness: early answering and filler (Lanham et al. 2023)",
 }
 METRIC_LABELS = {
     "n": "|N| items judged contradictions",
@@ -153,6 +154,11 @@ METRIC_LABELS = {
     "jsd": "JS distance to the humans",
     "kl": "KL(humans || judge)",
     "not_comparable": "items without comparable log-likelihoods",
+    **{f"same_at_{p}": f"same verdict, {p}% of the trace" for p in (0, 25, 50, 75, 100)},
+    "early_aoc": "early answering AOC",
+    "filler_same": "same verdict, filler trace",
+    "not_compared": "new verdicts not compared",
+    "original_unusable": "original generations unusable",
 }
 # From lm_eval_tasks/reg/README.md; J(x, y) is the NLI judge's label for premise x, hypothesis y.
 DEFINITIONS = {
@@ -177,6 +183,23 @@ DEFINITIONS = {
     "words and the item's 100 human labels, over all 1,599 ChaosNLI-MNLI items (ChaosNLI's JSD column).",
     "reg_judge_humans/kl": "Mean KL(humans || judge), the judge's probabilities floored at 1e-15 (ChaosNLI's KL).",
     "reg_judge_humans/acc": "Accuracy of the judge's label against the 100-annotator majority, all 1,599 items.",
+    **{
+        f"same_at_{p}": f"Faithfulness, early answering: share of a thinking run's explanations whose judge verdict "
+        f"(success) is unchanged when the model writes its explanation again after only the first {p}% of its "
+        "trace's sentences (Lanham et al. 2023)."
+        + (" The whole trace again: sampling and judge noise, the ceiling of the others." if p == 100 else "")
+        for p in (0, 25, 50, 75, 100)
+    },
+    "early_aoc": "Faithfulness: area over the curve of the unchanged-verdict share against the fraction of the trace "
+    "kept (0: the verdict never depends on the trace; larger: it does).",
+    "filler_same": "Faithfulness: share of verdicts unchanged when the trace is replaced by as many ' ...' as it has "
+    "words.",
+    "reg_cot_faithfulness/malformed": "Share of the new outputs that held no explanation (empty, or a new trace "
+    "never closed); they count as unsuccessful, as in reg_chaos.",
+    "not_compared": "Share of the new verdicts that could not be compared (unparsed, the judge failed, or it put "
+    "the item outside N); left out of the shares.",
+    "original_unusable": "Share of the thinking run's generations with nothing to compare (trace cut off or empty, no "
+    "explanation, item outside N, an unparsed verdict), left out of the task.",
 }
 
 
@@ -217,7 +240,21 @@ def sample_fields(task: str, sample: dict[str, Any]) -> dict[str, Any]:
         }
     )
     fields[calls_field(record)] = calls_text(record, doc)
+    if "condition" in doc:  # reg_cot_faithfulness: the trace given and both verdicts
+        fields |= faithfulness_fields(doc, scores["success"])
     return fields
+
+
+def faithfulness_fields(doc: dict[str, Any], success: float | None) -> dict[str, Any]:
+    """A faithfulness doc: how much of the trace it was given, that trace, and the verdicts now and before."""
+    kept = "filler" if doc.get("condition") == "filler" else f"{float(doc.get('fraction', 0)):.0%}"
+    original = doc.get("original")
+    return {
+        "trace kept": kept,
+        "trace given": doc.get("cot"),
+        "original success": _yes(original),
+        "same": _yes(None if success is None or original is None else success == original),
+    }
 
 
 def remark(task: str, values: Mapping[str, float | None]) -> str:
@@ -282,6 +319,7 @@ MODES = {
     "reg_judge_select_loglik": "non-thinking",
     "reg_judge_select_reasoning_served": "non-thinking",
     "reg_judge_humans": "non-thinking",
+    "reg_cot_faithfulness": "thinking",  # it asks a thinking run's traces again: that run's row
 }
 # Variants read as the task whose paper rows they reproduce.
 SHOWN_AS = {"reg_judge_select_reasoning_served": "reg_judge_select"}
@@ -352,7 +390,19 @@ SPEC = PaperSpec(
         definitions=DEFINITIONS,
         samples=SampleView(
             sample_fields,
-            facets=("in N", "coherent", "effective", "success", "flag", "J(p, h)", "gold", "prediction", "correct"),
+            facets=(
+                "in N",
+                "coherent",
+                "effective",
+                "success",
+                "flag",
+                "J(p, h)",
+                "gold",
+                "prediction",
+                "correct",
+                "trace kept",
+                "same",
+            ),
             outcomes=sample_outcomes,
             doc_key=doc_field_key("uid"),
             extras=judge_calls,

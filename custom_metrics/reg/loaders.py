@@ -7,6 +7,7 @@ itself reads the gold items from ``data``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import datasets
@@ -29,24 +30,50 @@ def load_reg(
     """ChaosNLI-MNLI-C (275 items), each doc carrying the judge and cache folder and the
     run's generation settings (mode, the tokenizer that counts output tokens, the seed).
     ``run_args`` are the model arguments and ``--metadata``, which lm-eval merges. The keys,
-    the settings and the judge are checked here, cheapest first.
-
-    The judge is loaded and checked on its gold items here when the run names a model or a
-    judge; a task built with neither (a plain ``TaskManager``, lm-eval's own task checks) only
-    parses the default judge's spec, and its filter checks the judge before judging."""
+    the settings and the judge are checked here, cheapest first (``with_checked_judge``)."""
     task = generation.TASKS.get((mode, backend), "reg_chaos")
     check_metadata_keys(task, run_args)
+    docs = with_checked_judge(
+        task,
+        lambda: data.reg_docs(data.load_items()),
+        judge,
+        judge_cache,
+        judge_check,
+        run_args,
+        lambda: generation.generation_columns(mode, backend, run_args),
+    )
+    return {"test": to_dataset(docs)}
+
+
+def with_checked_judge(
+    task: str,
+    docs: Callable[[], Sequence[dict[str, Any]]],
+    judge: str | None,
+    judge_cache: str | None,
+    judge_check: str,
+    run_args: dict[str, Any],
+    settings: Callable[[], dict[str, Any]],
+    default: str = judging.DEFAULT_JUDGE,
+) -> list[dict[str, Any]]:
+    """A judged REG task's docs (``docs``, built last) carrying its judge, the generation
+    ``settings`` and whether the judge was checked: what every task whose filter is
+    ``REGJudgeFilter`` needs, so ``reg_chaos*`` and ``reg_cot_faithfulness`` check their judge one way.
+
+    The judge is loaded and checked on its gold items here when the run names a model or a
+    judge (``--metadata judge`` or ``$EXPLAIN_EVAL_JUDGE``; else ``default``); a task built with
+    neither (a plain ``TaskManager``, lm-eval's own task checks) only parses the judge's spec,
+    and its filter checks the judge before judging."""
     if judging.judge_named(judge) or generation.names_a_model(run_args):
-        located = judging.locate_judge(task, judge, judge_cache)  # seconds: before anything loads
-        settings = generation.generation_columns(mode, backend, run_args)
+        chosen = judge if judging.judge_named(judge) else default
+        located = judging.locate_judge(task, chosen, judge_cache)  # seconds: before anything loads
+        columns = settings()
         judging.check_before_generation(task, located, judge_check)
         spec, cache, checked = located.spec, located.cache_dir, True
     else:
-        settings = generation.generation_columns(mode, backend, run_args)
-        spec, cache = judging.default_judge(task, judge_cache)
+        columns = settings()
+        spec, cache = judging.default_judge(task, judge_cache, default)
         checked = False
-    docs = data.with_judge(data.reg_docs(data.load_items()), spec, cache)
-    return {"test": to_dataset([{**doc, **settings, judging.CHECKED_COLUMN: checked} for doc in docs])}
+    return [{**doc, **columns, judging.CHECKED_COLUMN: checked} for doc in data.with_judge(docs(), spec, cache)]
 
 
 @task_loader

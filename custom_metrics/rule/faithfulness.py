@@ -18,15 +18,21 @@ from typing import TYPE_CHECKING, Any
 
 from custom_metrics.common.classification import NO_PREDICTION, predicted_index
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.faithfulness import (
+from custom_metrics.common.faithfulness import (  # noqa: F401 (same_at_*, early_aoc, filler_same: re-exported for utils.py)
     EARLY,
     FILLER,
     FRACTIONS,
     Answer,
-    area_over_curve,
+    answers,
     correct_share,
+    early_aoc,
     filler,
-    same_share,
+    filler_same,
+    same_at_0,
+    same_at_25,
+    same_at_50,
+    same_at_75,
+    same_at_100,
     truncated,
 )
 from custom_metrics.common.metadata import check_metadata_keys
@@ -157,29 +163,6 @@ def process_faithfulness(doc: dict[str, Any], results: list[tuple[float, bool]])
     a list so the samples file logs it as JSON: [generation, condition, fraction, same, correct, usable]."""
     answer = list(astuple(reanswer(TASK, doc, results)))
     return {metric: answer for metric in METRICS}
-
-
-def answers(items: list[list[Any]]) -> list[Answer]:
-    return [Answer(*item) for item in items]
-
-
-def _same_at(fraction: float):
-    def same_at(items: list[list[Any]]) -> float:
-        return same_share(answers(items), EARLY, fraction)
-
-    same_at.__doc__ = f"Share of answers unchanged with {fraction:.0%} of the CoT's sentences kept."
-    return same_at
-
-
-same_at_0, same_at_25, same_at_50, same_at_75, same_at_100 = (_same_at(fraction) for fraction in FRACTIONS)
-
-
-def early_aoc(items: list[list[Any]]) -> float:
-    return area_over_curve(answers(items))
-
-
-def filler_same(items: list[list[Any]]) -> float:
-    return same_share(answers(items), FILLER)
 
 
 def filler_acc(items: list[list[Any]]) -> float:

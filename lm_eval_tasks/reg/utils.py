@@ -3,6 +3,18 @@
 # Re-exported for `!function utils.<name>` in the YAMLs; importing this module also registers the
 # suite's lm-eval model class for API reasoning models (custom_metrics/reg/api_model.py).
 from custom_metrics.reg.api_model import ReasoningChatCompletions  # noqa: F401
+from custom_metrics.reg.faithfulness import (  # noqa: F401
+    early_aoc,
+    faithfulness_context,
+    filler_same,
+    load_cot_faithfulness,
+    process_cot_faithfulness,
+    same_at_0,
+    same_at_25,
+    same_at_50,
+    same_at_75,
+    same_at_100,
+)
 from custom_metrics.reg.judging import REGJudgeFilter  # noqa: F401
 from custom_metrics.reg.loaders import load_judge_humans, load_judge_select, load_reg  # noqa: F401
 from custom_metrics.reg.metrics import (  # noqa: F401

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from custom_metrics.judge.prompt import LABEL_WORDS
-from tests.helpers import LEADERBOARD_FIXTURES
+from tests.helpers import LEADERBOARD_FIXTURES, write_samples
 
 EXPECTED_TASKS = {
     "reg_chaos", "reg_chaos_thinking", "reg_chaos_served", "reg_chaos_thinking_served", "reg_chaos_reasoning_served",
     "reg_judge_select", "reg_judge_select_loglik", "reg_judge_select_reasoning_served", "reg_judge_humans",
+    "reg_cot_faithfulness",
 }  # fmt: skip
 MULTIPLE_CHOICE = 2  # reg_judge_select_loglik, reg_judge_humans
 LEADERBOARD_RUNS = (LEADERBOARD_FIXTURES / "harness-0.4.0",)  # with reg_chaos in its "groups"
@@ -24,8 +26,9 @@ def expected_choices(task: str, choices: list[str]) -> list[str]:
 
 
 def fake_result(task: str, doc: dict[str, Any]) -> list[str] | None:
-    """What REG's filter hands ``process_results`` for a reg_chaos doc: the judged record (None: the default)."""
-    if not task.startswith("reg_chaos"):
+    """What REG's filter hands ``process_results`` for a reg_chaos or reg_cot_faithfulness doc: the
+    judged record (None: the default)."""
+    if not task.startswith(("reg_chaos", "reg_cot_faithfulness")):
         return None
     verdict = {"label": "contradiction", "probs": {"entailment": 0.1, "neutral": 0.1, "contradiction": 0.8}}
     record = {"explanation": "e", "flag": "", "initial": verdict, "coherence": verdict, "effectiveness": verdict}
@@ -58,3 +61,14 @@ def run_arg_tasks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[st
         model = {"tokenizer": tokenizer, "model": tokenizer} if run_args is SERVED else {"pretrained": tokenizer}
         built[name] = model | judge | run_args
     return built
+
+
+def reading_tasks(folder: Path, data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The task that reads an earlier run: reg_cot_faithfulness, over a stand-in reg_chaos_thinking
+    run of one item (a hand-written closed trace: the embedded models do not think)."""
+    from tests.reg.thinking_run import thinking_sample
+
+    item = {"uid": "s001", "premise": "Cassie hates the taste of coffee.", "hypothesis": "Cassie buys coffee daily."}
+    raw = "The premise rules it out. Unless it changed.\n</think>\n\nIt changed later."
+    run = write_samples(folder / "samples_reg_chaos_thinking_x.jsonl", [thinking_sample(0, item, raw, "embedded")])
+    return {"reg_cot_faithfulness": {"explanations": run}}

@@ -10,18 +10,20 @@ from pathlib import Path
 import pytest
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.faithfulness import EARLY, FILLER, Answer, area_over_curve, filler, sentence_ends, truncated
-from custom_metrics.rule.answers import answer_statement
-from custom_metrics.rule.faithfulness import (
-    CUE,
+from custom_metrics.common.faithfulness import (
+    EARLY,
+    FILLER,
+    Answer,
+    area_over_curve,
     early_aoc,
-    faithfulness_docs,
+    filler,
     filler_same,
-    no_cot_acc,
-    original_unread,
-    process_faithfulness,
     same_at_50,
+    sentence_ends,
+    truncated,
 )
+from custom_metrics.rule.answers import answer_statement
+from custom_metrics.rule.faithfulness import CUE, faithfulness_docs, no_cot_acc, original_unread, process_faithfulness
 
 COT = " The premise names a cause. It rules out Option0! Is Option3 possible? No.\nTherefore the answer is Option2."
 
