@@ -23,7 +23,7 @@ from tests.suite_tasks import EXPECTED_TASKS
 def test_every_task_is_indexed_and_loads(suite_tasks: dict) -> None:
     assert set(suite_tasks) == EXPECTED_TASKS
     for name, task in suite_tasks.items():
-        assert list(task.test_docs()), f"{name} has no docs on the fixture mirror"
+        assert list(task.eval_docs), f"{name} has no docs on the fixture mirror"
         assert task.config.metadata.get("version") is not None, f"{name} has no metadata.version"
 
 
@@ -35,7 +35,7 @@ def test_choices_are_what_the_scorers_read(suite_tasks: dict) -> None:
     for name, task in suite_tasks.items():
         if task.config.output_type != "multiple_choice":
             continue
-        doc = next(iter(task.test_docs()))
+        doc = next(iter(task.eval_docs))
         choices = task.doc_to_choice(doc)
         gold = task.doc_to_target(doc)
         assert (choices.index(gold) if isinstance(gold, str) else gold) in range(len(choices)), name
@@ -75,7 +75,7 @@ def _fake_result(name: str, task, doc: dict) -> list:
 
 def test_process_results_keys_equal_metric_list(suite_tasks: dict) -> None:
     for name, task in suite_tasks.items():
-        doc = next(iter(task.test_docs()))
+        doc = next(iter(task.eval_docs))
         listed = {entry["metric"] for entry in task.config.metric_list}
         if task.config.process_results is None:
             assert listed == {"acc"}, name  # the harness' own multiple-choice scoring
