@@ -65,10 +65,18 @@ def run_arg_tasks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[st
 
 def reading_tasks(folder: Path, data: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The task that reads an earlier run: reg_cot_faithfulness, over a stand-in reg_chaos_thinking
-    run of one item (a hand-written closed trace: the embedded models do not think)."""
+    run of two items (hand-written closed traces: the embedded models do not think), six docs each:
+    more than the harness checks' ten."""
     from tests.reg.thinking_run import thinking_sample
 
-    item = {"uid": "s001", "premise": "Cassie hates the taste of coffee.", "hypothesis": "Cassie buys coffee daily."}
-    raw = "The premise rules it out. Unless it changed.\n</think>\n\nIt changed later."
-    run = write_samples(folder / "samples_reg_chaos_thinking_x.jsonl", [thinking_sample(0, item, raw, "embedded")])
+    items = [
+        {"uid": "s001", "premise": "Cassie hates the taste of coffee.", "hypothesis": "Cassie buys coffee daily."},
+        {"uid": "s002", "premise": "The shop is closed on Sundays.", "hypothesis": "I bought bread there on Sunday."},
+    ]
+    raws = [
+        "The premise rules it out. Unless it changed.\n</think>\n\nIt changed later.",
+        "Closed means no sales. A special opening would allow it.\n</think>\n\nIt opened for a holiday.",
+    ]
+    samples = [thinking_sample(i, item, raw, "embedded") for i, (item, raw) in enumerate(zip(items, raws, strict=True))]
+    run = write_samples(folder / "samples_reg_chaos_thinking_x.jsonl", samples)
     return {"reg_cot_faithfulness": {"explanations": run}}
