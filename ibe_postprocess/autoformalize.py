@@ -12,7 +12,8 @@ then the explanation). Two kinds of formalizer fill the role, both greedy and ba
   new tokens; its whole answer is read (``program_from_answer``: a reasoning trace, code
   fences, markdown around the section labels and prose around the program are dropped).
   Options after ``?``: ``max_tokens``, ``concurrency`` (requests in flight, default 8),
-  ``timeout`` (seconds for each whole request, retries included, default 300) and
+  ``timeout`` (seconds for each batch of ``--batch-size`` requests together, every retry and
+  wait included, default 300) and
   ``key_env`` (the variable holding the API key, default ``OPENAI_API_KEY``; the key is read
   at call time and never stored). The server is asked for its model list before the first
   request, so one that is down stops ``ibe score`` in seconds. Requests go through the
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -36,6 +38,7 @@ from dataclasses import dataclass
 from custom_metrics.common.errors import DataError
 from custom_metrics.judge.answer import cut_answer
 from custom_metrics.judge.available import MODEL_LIST_MAX_BYTES
+from custom_metrics.judge.deadline import Deadline
 from custom_metrics.judge.http_client import EndpointError, JSONClient, Limits, body_bound
 from ibe_postprocess.formalize import Program
 from ibe_postprocess.parsing import ParsedExplanation
@@ -63,7 +66,7 @@ EXAMPLE = (
     "has_high_blood_sugar(X) :- reduced_insulin_production(X).\n"
 )
 MAX_NEW_TOKENS = 256
-REQUEST_TIMEOUT_S = 300  # one whole request, every attempt and wait included (?timeout=)
+REQUEST_TIMEOUT_S = 300  # one batch's requests together, every attempt and wait included (?timeout=)
 
 
 def formalization_prompt(premise: str, conclusion: str, parsed: ParsedExplanation) -> str:
@@ -173,10 +176,10 @@ def parse_endpoint(spec: str) -> EndpointSpec:
 
 class EndpointFormalizer:
     """An OpenAI-compatible chat endpoint that writes the Prolog program, through the suite's one
-    bounded client (``judge.http_client``): a deadline for each whole request (``timeout``,
-    retries and waits included), a body bound a few times what ``max_tokens`` can take, bounded
-    retries on 429 and 5xx; the answer is cut (``judge.answer.cut_answer``) before it is cached.
-    The key is read from the environment at each request and never stored."""
+    bounded client (``judge.http_client``): a deadline for each batch's requests together
+    (``timeout``, retries and waits included), a body bound a few times what ``max_tokens`` can
+    take, bounded retries on 429 and 5xx; the answer is cut (``judge.answer.cut_answer``) before
+    it is cached. The key is read from the environment at each request and never stored."""
 
     def __init__(self, spec: EndpointSpec):
         self.spec = spec
@@ -211,7 +214,7 @@ class EndpointFormalizer:
         finally:
             client.close()
 
-    def _answer(self, prompt: str) -> str:
+    def _answer(self, prompt: str, deadline: Deadline) -> str:
         payload = {
             "model": self.spec.model,
             "messages": [{"role": "user", "content": prompt}],
@@ -219,7 +222,7 @@ class EndpointFormalizer:
             "max_tokens": self.spec.max_tokens,
         }
         try:
-            response = self.client.post(self.url, payload, self._headers())
+            response = self.client.post(self.url, payload, self._headers(), deadline)
         except EndpointError as err:
             raise DataError(
                 f"{err}; the answers of finished batches are cached, so a rerun resumes where this one stopped."
@@ -232,8 +235,13 @@ class EndpointFormalizer:
         return cut_answer(content, self.spec.max_tokens) if isinstance(content, str) else ""
 
     def generate(self, prompts: Sequence[str]) -> list[str]:
+        """One batch's answers, all by one deadline (``timeout``). A deadline per request let a
+        server that trickles each answer just within it hold ``ibe score`` for as many timeouts
+        as the batch has rounds of ``concurrency`` requests (past 420 s at a byte a second)."""
+        what = f"its timeout of {self.spec.timeout:g} s for a batch of {len(prompts)} request(s) (?timeout=)"
+        deadline = Deadline(time.monotonic() + self.spec.timeout, what)
         with ThreadPoolExecutor(max_workers=self.spec.concurrency) as pool:
-            return list(pool.map(self._answer, prompts))
+            return list(pool.map(lambda prompt: self._answer(prompt, deadline), prompts))
 
 
 class LMFormalizer:

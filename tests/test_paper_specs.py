@@ -8,9 +8,12 @@ the suite's own specs (``dataclasses.replace``) and must be named with its fix.
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -21,7 +24,7 @@ from custom_metrics.common.task_folders import TASKS_PATH
 from custom_metrics.leaderboard import registry
 from custom_metrics.leaderboard.registry import PAPERS
 from custom_metrics.leaderboard.spec_checks import load_problems, pin_faults, spec_problems
-from tests.helpers import REPO
+from tests.helpers import REPO, checkout_files
 
 SPECS = {spec.key: spec for spec in PAPERS}
 
@@ -139,3 +142,61 @@ def test_comparisons_without_per_document_outcomes_are_refused_when_the_registry
         "geese: comparisons are tested on per-document outcomes, which the spec does not read: give "
         "board=Board(samples=SampleView(..., outcomes=...)) in custom_metrics/geese/leaderboard.py"
     ]
+
+
+def _tree_with(tmp_path: Path, path: str, old: str, new: str) -> Path:
+    """The suite's packages and task folders copied, with one edit a contributor makes."""
+    root = tmp_path / "suite"
+    for name in checkout_files():
+        if name.split("/")[0] in ("custom_metrics", "ibe_postprocess", "lm_eval_tasks"):
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, root / name)
+    text = (root / path).read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{path}: {old!r}"
+    (root / path).write_text(text.replace(old, new), encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize(
+    "path, old, new, says",
+    [
+        (
+            "custom_metrics/leaderboard/registry.py",
+            '"reg", "ibe")',
+            '"reg", "ibe", "esnli")',
+            "custom_metrics/leaderboard/registry.py: PAPER_KEYS names 'esnli', which has no package "
+            "custom_metrics/esnli/ with a leaderboard.py defining SPEC",
+        ),
+        (
+            "custom_metrics/rule/leaderboard.py",
+            '    key="rule",\n',
+            '    key="rule",\n    pattern=r"rule(_|$",\n',
+            "rule: pattern 'rule(_|$' is no regular expression (missing ), unterminated subpattern at position 4)",
+        ),
+    ],
+    ids=["a registry key with no package", "a task pattern that does not compile"],
+)
+def test_explain_eval_check_names_a_registry_key_with_no_package_and_a_bad_pattern(
+    tmp_path: Path, path: str, old: str, new: str, says: str
+) -> None:
+    """Both ended in a traceback (ModuleNotFoundError, re.error)."""
+    root = _tree_with(tmp_path, path, old, new)
+    done = subprocess.run(
+        [sys.executable, "-m", "custom_metrics.cli", "check"],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith("explain-eval check: custom_metrics/leaderboard/registry.py: "), done.stderr
+    # the problem in one line (a spec broken on its own stops every command: under the registry's heading)
+    assert [line for line in done.stderr.splitlines() if says in line], done.stderr
+    assert len(done.stderr.splitlines()) == (1 if "PAPER_KEYS" in says else 2), done.stderr
+
+
+def test_a_pattern_that_does_not_compile_is_one_problem_of_the_full_check() -> None:
+    rule = SPECS["rule"]
+    broken = replace(rule, pattern=r"rule(_|$")
+    problems = spec_problems([broken if spec is rule else spec for spec in PAPERS], TASKS_PATH, REPO, only=["rule"])
+    assert len(problems) == 1 and problems[0].startswith("rule: pattern 'rule(_|$' is no regular expression")

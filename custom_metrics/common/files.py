@@ -269,6 +269,29 @@ def _locked(folder: Path) -> Iterator[None]:
         os.close(descriptor)
 
 
+def refuse_linked_folders(root: Path, folder: Path, what: str) -> None:
+    """A DataError naming the first symbolic link among the folders from ``root`` (excluded: the
+    user chose it) down to ``folder``, or among the folders under ``folder``; parts not made yet pass.
+
+    Why: ``O_NOFOLLOW`` guards a path's last component only. A folder under ``root`` planted as
+    a link to someone else's folder had a command rename that folder's files and write its own
+    there. ``what``: the command, as the message names it."""
+    root, folder = Path(root), Path(folder)
+    parts = folder.relative_to(root).parts
+    on_the_way = (root.joinpath(*parts[:depth]) for depth in range(1, len(parts) + 1))
+    link = next((path for path in on_the_way if path.is_symlink()), None)
+    if link is None and folder.is_dir():  # os.walk lists a linked folder without entering it
+        walked = (Path(parent, name) for parent, names, _ in os.walk(folder) for name in sorted(names))
+        link = next((path for path in walked if path.is_symlink()), None)
+    if link is not None:
+        raise _refused(
+            link,
+            "",
+            f"is a symbolic link; {what} walks, renames and writes nothing through a linked folder under {root} "
+            "(remove the link)",
+        )
+
+
 def open_unlinked(path: Path, flags: int, what: str = "file") -> int:
     """A descriptor of ``path`` opened with ``flags`` plus ``O_NOFOLLOW``, refused (a
     DataError naming the path) when it is a symbolic link, a hard link, or not a regular file.

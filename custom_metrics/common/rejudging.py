@@ -24,6 +24,12 @@ def digest(judge: str) -> str:
     return hashlib.sha256(judge.encode("utf-8")).hexdigest()[:8]
 
 
+def told_apart(display: str, judge: str) -> str:
+    """A judge's display name where another judge's reads the same (two local checkpoints both
+    called ``final``): a hash of its canonical name added, so no table row or key is shared."""
+    return f"{display} #{digest(judge)}"
+
+
 def judge_folder_name(judge: str, display: str) -> str:
     """The folder of one judge's verdicts: its display name (readable) and a hash of its canonical
     name (two judges that read alike, e.g. one model at two URLs, stay apart)."""

@@ -66,6 +66,11 @@ class EndpointError(JudgeError):
         self.reason = reason or message
 
 
+class AnswerTooLarge(EndpointError):
+    """The body is over its bound: this answer is refused, which another request need not be (a
+    caller that answers many requests can flag this one and go on)."""
+
+
 class _Retryable(Exception):
     """An attempt failed in a way another attempt may not (the message says how)."""
 
@@ -186,7 +191,7 @@ class JSONClient:
         bound = self.limits.max_bytes
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > bound:
-            raise EndpointError(
+            raise AnswerTooLarge(
                 f"{self.who}: {url} announced a body of {_size(int(declared))}, above the bound of "
                 f"{_size(bound)} for this answer; not read"
             )
@@ -194,7 +199,7 @@ class JSONClient:
         for chunk in response.iter_bytes():
             size += len(chunk)
             if size > bound:
-                raise EndpointError(
+                raise AnswerTooLarge(
                     f"{self.who}: {url} sent more than {_size(bound)}, the bound for this answer "
                     "(does the server ignore max_tokens?); stopped reading"
                 )

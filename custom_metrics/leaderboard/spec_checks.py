@@ -24,6 +24,7 @@ from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
+from custom_metrics.common.errors import DataError
 from custom_metrics.common.paper_spec import PaperSpec
 
 REGISTRY = "custom_metrics/leaderboard/registry.py"
@@ -36,6 +37,12 @@ def load_problems(specs: Sequence[PaperSpec]) -> list[str]:
     problems: list[str] = []
     seen: dict[str, str] = {}
     for spec in specs:
+        fault = regex_fault(spec.pattern)
+        if fault:
+            problems.append(
+                f"{spec.key}: pattern {spec.pattern!r} is no regular expression ({fault}): fix it in custom_metrics/"
+                f"{spec.key}/leaderboard.py (or leave it out: the default is the key, then '_' or the end)"
+            )
         for headline in spec.board.headlines:
             if headline.family not in spec.board.families:
                 problems.append(
@@ -63,6 +70,15 @@ def load_problems(specs: Sequence[PaperSpec]) -> list[str]:
                     continue
                 problems += [f"{spec.key}: data file {source.name!r}: {fault}" for fault in pin_faults(remote)]
     return problems
+
+
+def regex_fault(pattern: str) -> str:
+    """Why ``pattern`` does not compile ("" when it does): every command matches task names with it."""
+    try:
+        re.compile(pattern)
+    except re.error as err:
+        return str(err)
+    return ""
 
 
 def pin_faults(remote: Any) -> list[str]:
@@ -115,6 +131,8 @@ def _known(spec: PaperSpec) -> dict[str, list[str]]:
 def _folder_problems(spec: PaperSpec, specs: Sequence[PaperSpec], folder: Path) -> list[str]:
     from custom_metrics.leaderboard.task_configs import folder_configs, folder_groups
 
+    if regex_fault(spec.pattern):
+        return []  # named by load_problems
     problems = []
     for task in folder_configs(folder):
         if not re.match(spec.pattern, task):
@@ -123,7 +141,7 @@ def _folder_problems(spec: PaperSpec, specs: Sequence[PaperSpec], folder: Path) 
                 f"{spec.pattern!r}: fix the pattern (or leave it out: the default is the key, then '_' or the end)"
             )
         for other in specs:
-            if other is not spec and re.match(other.pattern, task):
+            if other is not spec and not regex_fault(other.pattern) and re.match(other.pattern, task):
                 problems.append(f"{spec.key}: task {task} also matches {other.key}'s pattern {other.pattern!r}")
     problems += [
         f"{spec.key}: group {group!r} (lm_eval_tasks/{spec.key}/) does not match the spec's pattern "
@@ -304,7 +322,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("papers", nargs="*", help="paper keys whose package and folder are read (default: all)")
     args = parser.parse_args(argv)
     from custom_metrics.common.task_folders import TASKS_PATH
-    from custom_metrics.leaderboard.registry import PAPERS
+
+    try:
+        from custom_metrics.leaderboard.registry import PAPERS
+    except ModuleNotFoundError as err:  # a key of PAPER_KEYS whose package or spec module is not there
+        key = re.fullmatch(r"custom_metrics\.(\w+)(\.leaderboard)?", err.name or "")
+        if key is None:
+            raise
+        raise DataError(
+            f"{REGISTRY}: PAPER_KEYS names {key[1]!r}, which has no package custom_metrics/{key[1]}/ with a "
+            f"leaderboard.py defining SPEC: add them ({RECIPE}), or drop the key"
+        ) from err
 
     # a key with a task folder but no spec is checked: the check names the missing registry line
     unknown = sorted(key for key in set(args.papers) - {spec.key for spec in PAPERS} if not (TASKS_PATH / key).is_dir())

@@ -17,7 +17,9 @@ first request, naming the field. Requests go through the suite's one bounded cli
 (``judge.http_client``), not lm-eval's own (a per-read timeout, bodies read whole): each
 whole request ends by ``timeout`` (the model argument, retries and waits included), its
 body is read no further than a bound from its token budget, and ``max_retries`` bounds the
-attempts; a request that still fails stops the run with one line naming the URL.
+attempts; a request that still fails stops the run with one line naming the URL. An answer
+over its bound fails its own document only (``RefusedAnswer``: flagged ``no_explanation``, the
+reason in its record's ``generation_error``), so the generations already made are kept.
 
 The harness registers models before it loads any task, so the class is registered by the
 suite's own entry to lm-eval's CLI, ``explain-eval lm-eval`` (``custom_metrics.lm_eval_cli``),
@@ -30,14 +32,18 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 from lm_eval.api.registry import register_model
 from lm_eval.models.openai_completions import LocalChatCompletion
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.judge.http_client import EndpointError, JSONClient, Limits, body_bound
+from custom_metrics.judge.http_client import AnswerTooLarge, EndpointError, JSONClient, Limits, body_bound
+
+log = logging.getLogger(__name__)
 
 MODEL_NAME = "reasoning-chat-completions"
 OPENAI_CHAT_URL = "https://api.openai.com/v1/chat/completions"
@@ -49,16 +55,27 @@ SENT = ("reasoning_effort",)
 
 
 class APIAnswer(str):
-    """An answer's text, with its response's token ``usage`` and ``finish_reason``."""
+    """An answer's text, with its response's token ``usage`` and ``finish_reason``; ``failure``:
+    why there is no answer (it was refused, e.g. over its size bound), else empty."""
 
     usage: dict[str, Any] | None
     finish_reason: str | None
+    failure: str
 
-    def __new__(cls, text: str, usage: Any = None, finish_reason: Any = None) -> APIAnswer:
+    def __new__(cls, text: str, usage: Any = None, finish_reason: Any = None, failure: str = "") -> APIAnswer:
         answer = super().__new__(cls, text)
         answer.usage = usage if isinstance(usage, dict) else None
         answer.finish_reason = finish_reason if isinstance(finish_reason, str) else None
+        answer.failure = failure
         return answer
+
+
+@dataclass(frozen=True)
+class RefusedAnswer:
+    """A response refused for what it is (over its size bound): its document's generation fails
+    and is flagged, and the run goes on. It ended the run, losing the generations already made."""
+
+    reason: str
 
 
 def check_generation_kwargs(gen_kwargs: dict[str, Any]) -> None:
@@ -97,6 +114,9 @@ class ReasoningChatCompletions(LocalChatCompletion):
         try:
             headers = {key: value for key, value in self.header.items() if value.strip() != "Bearer"}  # no key
             return self._client(payload["max_completion_tokens"]).post(self.base_url, payload, headers)
+        except AnswerTooLarge as err:  # this answer only: the server answers, and the other documents are kept
+            log.warning("%s; its document's generation is flagged as failed (no_explanation) and the run goes on", err)
+            return RefusedAnswer(str(err))
         except EndpointError as err:
             raise DataError(f"{err}; check the server, or raise --model_args timeout=/max_retries=") from err
 
@@ -160,6 +180,9 @@ class ReasoningChatCompletions(LocalChatCompletion):
     def parse_generations(self, outputs: dict | list[dict], **kwargs: Any) -> list[str]:
         answers: list[str] = []
         for output in outputs if isinstance(outputs, list) else [outputs]:
+            if isinstance(output, RefusedAnswer):
+                answers.append(APIAnswer("", failure=output.reason))
+                continue
             choices = output.get("choices") if isinstance(output, dict) else None
             if not isinstance(choices, list) or not choices:
                 answers.append(APIAnswer("", output.get("usage") if isinstance(output, dict) else None))

@@ -16,8 +16,9 @@ seeds is printed per epsilon_high. True Detective has no harness task (the REG t
 says what it needs). The run settings the paper leaves to TRL's defaults stay TRL's; the number
 of epochs (TRL's 3) is passed explicitly, so the one stated is the one trained.
 
-Before the policy loads, the device and precision TRL would train with, the output folder and
-the reward's judge (REG's own check on the gold items) are checked (``dapo_checks``). A run
+Before the policy loads, the device and precision TRL would train with, the output folder, the
+policy's chat template and the reward's judge (REG's own check on the gold items) are checked
+(``dapo_checks``). A run
 stopped part-way resumes from the last ``checkpoint-<step>`` in its folder; a run whose
 checkpoint was saved whole (``trained.json``) is not trained again.
 """
@@ -39,7 +40,14 @@ from typing import Any
 from custom_metrics.common.arguments import positive_int
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import atomic_write_bytes
-from custom_metrics.reg.dapo_checks import DEFAULT_PRECISION, PRECISIONS, check_out, checked_judge, precision_settings
+from custom_metrics.reg.dapo_checks import (
+    DEFAULT_PRECISION,
+    PRECISIONS,
+    check_out,
+    check_policy,
+    checked_judge,
+    precision_settings,
+)
 
 log = logging.getLogger(__name__)
 
@@ -232,9 +240,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from custom_metrics.reg.data import load_items, reg_docs
     from custom_metrics.reg.reward import REGReward
 
-    # Before the policy loads: the device and precision, the folder, the judge (REG's own check)
+    # Before the policy loads: the device and precision, the folder, its chat template, the judge (REG's own check)
     overrides = precision_settings(args.use_cpu, args.precision)
     check_out(args.out)
+    check_policy(args.model)
     reward = REGReward(checked_judge(args.judge, args.judge_cache, args.judge_check))
     overrides |= {"per_device_train_batch_size": args.per_device_train_batch_size}
     overrides |= {"num_train_epochs": args.num_train_epochs}

@@ -1,6 +1,6 @@
 """What ``explain-eval reg-dapo`` checks before the policy loads: the device and precision TRL
-will train with, the output folder, and the reward's judge (found and checked on the gold
-items exactly as a ``reg_chaos`` run checks it).
+will train with, the output folder, the policy's chat template, and the reward's judge (found
+and checked on the gold items exactly as a ``reg_chaos`` run checks it).
 
 Why: TRL's ``GRPOConfig`` trains in bf16 by default and ``TrainingArguments`` refuses bf16
 without a GPU unless told ``use_cpu``: on a CPU the recipe ended in a traceback from inside
@@ -51,6 +51,24 @@ def check_out(out: Path) -> None:
     problem = unwritable(out)
     if problem:
         raise DataError(f"{problem}: the checkpoints are saved under --out; pass a writable folder")
+
+
+def check_policy(model: str) -> None:
+    """The policy's tokenizer loads and has a chat template: the rollouts are chat turns
+    (``reward.training_rows``) that TRL renders with it. Without one TRL stopped in a traceback,
+    after the judge had loaded and been checked."""
+    from transformers import AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(model)
+    except (OSError, ValueError) as err:
+        reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        raise DataError(f"--model {model}: its tokenizer cannot be loaded ({reason}); pass a folder or Hub id") from err
+    if not getattr(tokenizer, "chat_template", None):
+        raise DataError(
+            f"--model {model}: its tokenizer has no chat template, and the rollouts are chat turns (TRL renders "
+            "them with it): pass a chat model, or add a chat_template to its tokenizer_config.json"
+        )
 
 
 def checked_judge(judge: str, judge_cache: str | None, judge_check: str) -> Any:

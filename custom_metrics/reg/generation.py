@@ -475,6 +475,7 @@ def _usage_lengths(output: Output, response: Any, budget: int) -> Output:
         output_tokens=completion if _whole(completion) and not problem else None,
         thinking_tokens=reasoning if _whole(reasoning) and not problem else None,
         usage_problem=problem,
+        generation_error=getattr(response, "failure", "") or "",  # api_model.APIAnswer: refused, so empty and flagged
     )
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import atomic_write_bytes
+from custom_metrics.common.rejudging import told_apart
 from custom_metrics.common.settings import judge_cache_dir
 from custom_metrics.judge.available import JudgeUnavailable, check_available
 from custom_metrics.judge.build import build_judge
@@ -40,6 +41,18 @@ def _spec(text: str) -> JudgeSpec:
     except (ValueError, JudgeUnavailable) as error:
         raise DataError(f"--judge {text}: {error}") from error
     return spec
+
+
+def judge_names(specs: Sequence[JudgeSpec]) -> dict[str, JudgeSpec]:
+    """Each judge by the name its row and JSON key show: its display name, told apart where another
+    judge's reads the same (two checkpoints in folders both called ``final``), as ``rejudge`` names
+    judges; a judge given twice is measured once. One name for two judges kept the last one's numbers."""
+    judges = list({spec.name: spec for spec in specs}.values())
+    shown = Counter(spec.display_name for spec in judges)
+    return {
+        spec.display_name if shown[spec.display_name] == 1 else told_apart(spec.display_name, spec.name): spec
+        for spec in judges
+    }
 
 
 def measure(spec: JudgeSpec, items: Sequence[dict[str, Any]], cache: Path) -> tuple[Agreement, dict[str, int]]:
@@ -89,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     specs = [_spec(text) for text in args.judge]  # every judge found before the first verdict
     items = load_items()[: args.limit]
     cache = (args.judge_cache or judge_cache_dir()).expanduser().resolve()
-    results = {spec.display_name: measure(spec, items, cache) for spec in specs}
+    results = {name: measure(spec, items, cache) for name, spec in judge_names(specs).items()}
     print(markdown(results))
     if args.out:
         data = {

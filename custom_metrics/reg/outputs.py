@@ -34,10 +34,13 @@ class Output:
     # Why an API's reported token counts cannot be (``generation.usage_problem``): the lengths
     # are then left empty and out of the run's means, and the samples file says why.
     usage_problem: str = ""
+    # Why an API refused to give this output (an answer over its size bound): the generation
+    # failed, so the output is empty and flagged ``no_explanation``, and the run goes on.
+    generation_error: str = ""
 
     def length_fields(self) -> dict[str, Any]:
-        """What the judged record logs about the output: the mode and its lengths (tokens
-        are those of the tokenizer named by the run, ``generation.count_tokens``)."""
+        """What the judged record logs about the output: the mode, its lengths (tokens are those
+        of the tokenizer named by the run, ``generation.count_tokens``) and why it failed, if it did."""
         return {
             "mode": "thinking" if self.thinking_mode else "non-thinking",
             "output_chars": len(self.raw),
@@ -47,6 +50,7 @@ class Output:
             "thinking_words": len(self.thinking.split()),
             "thinking_tokens": self.thinking_tokens,
             "usage_problem": self.usage_problem,
+            "generation_error": self.generation_error,
         }
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from custom_metrics.common.files import RESULTS_MAX_BYTES
-from custom_metrics.common.rejudging import FOLDER, digest, judge_folder_name
+from custom_metrics.common.rejudging import FOLDER, judge_folder_name, told_apart
 from custom_metrics.common.results import Problem, ResultsFileError, find_named_files, read_json_object
 
 PREFIX = "rejudge_"
@@ -85,7 +85,7 @@ def labels(items: Sequence[Rejudged]) -> dict[Path, str]:
     return {
         item.path: item.display
         if len(judges[item.original, item.display]) == 1
-        else f"{item.display} #{digest(item.judge)}"
+        else told_apart(item.display, item.judge)
         for item in items
     }
 

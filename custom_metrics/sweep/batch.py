@@ -30,7 +30,13 @@ from pathlib import Path
 
 import custom_metrics.sweep.runner as runner
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.files import RESULTS_MAX_BYTES, atomic_write_bytes, open_unlinked, read_regular_bytes
+from custom_metrics.common.files import (
+    RESULTS_MAX_BYTES,
+    atomic_write_bytes,
+    open_unlinked,
+    read_regular_bytes,
+    refuse_linked_folders,
+)
 from custom_metrics.common.harness_outputs import IncompleteRun, check_finished, set_aside
 from custom_metrics.common.results import PAIR_FILE, ResultsFileError, read_results_file
 from custom_metrics.sweep.child import clear_record, read_record, run_child, still_running, wait_until_gone
@@ -89,7 +95,11 @@ def run_model(options: SweepOptions, setting: ModelSetting, say: Say) -> dict[st
         if task in outcomes:
             continue
         folder = runner.pair_folder(options.out, setting, task)
-        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            runner.checked_folder(options.out, folder)
+        except DataError as error:
+            outcomes[task] = PairOutcome(setting.name, task, folder, "failed", str(error))
+            continue
         settled = runner.settle_earlier_run(options, setting, task, folder, say)
         if settled is None:
             shared.append(task)
@@ -111,7 +121,12 @@ def _settle_shared_run(options: SweepOptions, setting: ModelSetting, say: Say) -
     lives here, moved into the pair folders when it finished with this sweep's arguments,
     else its files set aside. Returns the outcomes of the pairs it settled."""
     folder = batch_folder(options.out, setting)
-    record = read_record(folder) if folder.is_dir() else None
+    try:
+        refuse_linked_folders(options.out, folder, "the sweep")
+        record = read_record(folder) if folder.is_dir() else None
+    except DataError as error:  # a linked folder, a record edited by hand: each task runs alone
+        say(f"{setting.name}: {error}; each task runs alone")
+        return {}
     outcomes: dict[str, PairOutcome] = {}
     if record is not None:
         running = still_running(record)
@@ -155,12 +170,12 @@ def _tasks_in(results: Path, tasks: list[str]) -> list[str]:
 def _run_shared(options: SweepOptions, setting: ModelSetting, tasks: list[str], say: Say) -> dict[str, PairOutcome]:
     """The shared ``lm_eval``; the outcomes of the pairs it completed (none when it failed)."""
     folder = batch_folder(options.out, setting)
-    folder.mkdir(parents=True, exist_ok=True)
     command = shared_command(options, setting, tasks)
     log = folder / "lm_eval.log"
-    say(f"{setting.name}: {len(tasks)} tasks in one lm_eval (the model loads once; log {log})")
     started = time.time()
     try:
+        runner.checked_folder(options.out, folder)
+        say(f"{setting.name}: {len(tasks)} tasks in one lm_eval (the model loads once; log {log})")
         code = run_child(command, log, record_in=folder)
     except DataError as error:
         say(f"{setting.name}: {error}; each task runs alone")
@@ -224,6 +239,10 @@ def distribute(
     for task in tasks:
         folder = runner.pair_folder(options.out, setting, task)
         names = members(data, task)
+        try:
+            runner.checked_folder(options.out, folder)
+        except DataError:
+            continue  # a linked pair folder: the task is retried alone, which names the link
         if task not in (data.get("results") or {}):
             continue
         target = folder / results.parent.relative_to(results.parent.parent) / results.name

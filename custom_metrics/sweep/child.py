@@ -33,11 +33,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import atomic_write_bytes, open_unlinked
 
 RUN_FILE = "lm_eval.run.json"
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 STOP_GRACE_S = 10.0  # after SIGTERM, the time a stopped group has to exit before SIGKILL
+PID_MAX = 4_194_304  # Linux's largest pid_max (2**22): no process or group id lies above it
 POLL_S = 1.0  # how often a process group of an earlier sweep is looked at while waiting for it
 _LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
 
@@ -143,13 +145,28 @@ def write_record(folder: Path, pid: int, command: list[str]) -> None:
 
 
 def read_record(folder: Path) -> dict[str, Any] | None:
-    """The run record of the pair's last child, or None (none, or unreadable: then nothing is known)."""
+    """The run record of the pair's last child, its ``process_group`` filled in, or None (none, or
+    unreadable: then nothing is known). A pid or process group that no process can have is a
+    DataError naming the file and the field: a record edited by hand once gave a traceback
+    (2**70, a string), the wrong cause (-7: "Invalid argument") or an endless wait (0 is the
+    sweep's own group)."""
+    path = folder / RUN_FILE
     try:
-        record = json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
+        record = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(record, dict) or not isinstance(record.get("pid"), int) or isinstance(record["pid"], bool):
+    if not isinstance(record, dict):
         return None
+    if "pid" in record:
+        record.setdefault("process_group", record["pid"])
+    for field in ("pid", "process_group"):
+        value = record.get(field)
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= PID_MAX:
+            found = f"is {value!r}" if field in record else "is missing"
+            raise DataError(
+                f"{path}: {field} {found}, not a process id (a whole number from 1 to {PID_MAX:,}); this record "
+                "was not written by the sweep: delete it once no lm_eval of this pair runs, and run the sweep again"
+            )
     return record
 
 
@@ -196,8 +213,8 @@ def still_running(record: dict[str, Any]) -> bool | None:
         return None
     if record.get("boot") and record["boot"] != _boot_id():
         return False
-    group = record.get("process_group", record["pid"])
-    if not isinstance(group, int) or isinstance(group, bool) or not group_alive(group):
+    group = record["process_group"]
+    if not group_alive(group):
         return False
     if not verifiable(record):
         return False  # a live pid it cannot be told from: waiting on it could last forever
@@ -214,7 +231,7 @@ def verifiable(record: dict[str, Any]) -> bool:
 
 def wait_until_gone(record: dict[str, Any], say: Callable[[str], None]) -> None:
     """Wait while an earlier sweep's child still runs (it may be writing its results)."""
-    group = record.get("process_group", record["pid"])
+    group = record["process_group"]
     say(
         f"lm_eval of an earlier sweep still runs (pid {record['pid']}, started {record.get('started', '?')} by sweep "
         f"pid {record.get('sweep_pid', '?')}); waiting for it to end (`kill -- -{group}` stops it)"

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.files import MARKER_MAX_BYTES, read_regular_bytes
+from custom_metrics.common.files import MARKER_MAX_BYTES, read_regular_bytes, refuse_linked_folders
 from custom_metrics.sweep.lock import sweep_lock
 from custom_metrics.sweep.resources import ResourcePlan, Resources
 from custom_metrics.sweep.runner import (
@@ -232,6 +232,12 @@ def _submit_pending(
     job: Callable[..., Any],
     say: Callable[[_Pair, str], None],
 ) -> None:
+    for pair in pairs:
+        try:
+            refuse_linked_folders(options.out, pair.folder, "the sweep")
+        except DataError as error:
+            pair.outcome_as("failed", str(error))
+    pairs = [pair for pair in pairs if pair.outcome is None]
     records = {pair.index: read_job_record(pair.folder) for pair in pairs}
     recorded = sorted({record["job_id"] for record in records.values() if record})
     known = scheduler.states(recorded) if recorded else {}
@@ -306,10 +312,11 @@ def _submit_array(
     resources = group[0][2]
     arguments = [(job_options(options, resources), setting) for setting, _, _ in group]
     try:
+        refuse_linked_folders(options.out, folder, "the sweep")
         folder.mkdir(parents=True, exist_ok=True)
         write_json_atomic(folder / f"{name}.json", {"models": models})
         jobs = scheduler.submit_array(ArrayRequest(name, folder, resources, job, arguments))
-    except (SchedulerUnavailable, RuntimeError, OSError) as error:
+    except (SchedulerUnavailable, RuntimeError, OSError) as error:  # a linked _jobs folder: a DataError, a RuntimeError
         for _, pending, _ in group:
             for pair in pending:
                 say(pair, f"failed to submit: {error}")

@@ -13,7 +13,8 @@ pair that is not done but has such a record is settled first (``settle_earlier_r
 sweep waits while the recorded run still lives, adopts it when it finished (the sweep was
 killed between its end and the marker), and otherwise sets the unfinished run's files aside
 (``*.incomplete``, read by nothing) before running the pair, so a pair folder never holds two
-runs' results.
+runs' results. A folder under OUT that is a symbolic link (planted in a shared folder, it made
+the sweep rename and write another folder's files) fails its pair, named (``checked_folder``).
 
 The sweep names no paper: what a paper needs beyond ``lm_eval`` comes from its
 ``PaperSpec``. A ``post_run`` step (e.g. scoring logged explanations into a report) runs in
@@ -44,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.files import atomic_write_bytes, refuse_linked_folders
 from custom_metrics.common.harness_outputs import IncompleteRun, check_finished, set_aside
 from custom_metrics.common.paper_spec import PaperSpec, PostRun, SamplesInput
 from custom_metrics.common.results import PAIR_FILE, ResultsFileError, parse_model_args, read_results_file
@@ -203,7 +205,9 @@ def task_arguments(options: SweepOptions, setting: ModelSetting, task: str) -> l
         return extra  # key=value metadata: the user's to complete
     if not isinstance(metadata, dict) or reads.metadata_key in metadata:
         return extra
-    samples = newest_samples(pair_folder(options.out, setting, source), source)
+    source_folder = pair_folder(options.out, setting, source)
+    refuse_linked_folders(options.out, source_folder, "the sweep")
+    samples = newest_samples(source_folder, source)
     if samples is None:
         raise FileNotFoundError(
             f"{task} reads the samples of this model's {source} run, and there is none: "
@@ -272,14 +276,17 @@ def is_complete(folder: Path, marker: str = DONE_FILE) -> bool:
 
 
 def write_json_atomic(path: Path, data: dict) -> None:
-    """Readers see the old file or the whole new one, even across a crash or two writers at once."""
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.{time.time_ns()}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)  # never a planted link
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(data, indent=2))
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
+    """Readers see the old file or the whole new one, even across a crash or two writers at once;
+    a failed write (a full disk) leaves no temporary file (``files.atomic_write_bytes``)."""
+    atomic_write_bytes(path, json.dumps(data, indent=2).encode("utf-8"))
+
+
+def checked_folder(out: Path, folder: Path) -> Path:
+    """``folder`` under ``out``, made if missing, once no folder on the way to it or under it is a
+    symbolic link (else a DataError naming the link): the sweep renames and writes only inside ``out``."""
+    refuse_linked_folders(out, folder, "the sweep")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def _tail(log: Path, lines: int = 15) -> str:
@@ -293,7 +300,10 @@ def run_pair(
     options: SweepOptions, setting: ModelSetting, task: str, say: Callable[[str], None] = print
 ) -> PairOutcome:
     folder = pair_folder(options.out, setting, task)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        checked_folder(options.out, folder)
+    except DataError as error:
+        return PairOutcome(setting.name, task, folder, "failed", str(error))
     if is_complete(folder):
         outcome = PairOutcome(setting.name, task, folder, "skipped", skip_detail(options, setting, task, folder))
     else:
@@ -324,7 +334,10 @@ def settle_earlier_run(
     another host cannot be judged here and fails the pair, saying what to check, except inside
     a cluster job (the cluster sweep submits a pair only once its earlier job has ended).
     """
-    record = read_record(folder)
+    try:
+        record = read_record(folder)
+    except DataError as error:
+        return PairOutcome(setting.name, task, folder, "failed", str(error))
     if record is not None:
         running = still_running(record)
         if running is None and not os.environ.get("SLURM_JOB_ID"):
@@ -337,7 +350,7 @@ def settle_earlier_run(
                 f"{record.get('started', '?')}) and has not finished; this machine cannot see that process. "
                 f"Once it is over, delete {folder / RUN_FILE} and run the sweep again.",
             )
-        if running is False and not verifiable(record) and group_alive(record.get("process_group", record["pid"])):
+        if running is False and not verifiable(record) and group_alive(record["process_group"]):
             say(
                 f"{folder / RUN_FILE} names the live pid {record['pid']} without its start time (start_ticks), "
                 "so it cannot be told from an unrelated process: treated as ended"
@@ -365,7 +378,7 @@ def _adopt(options: SweepOptions, setting: ModelSetting, task: str, folder: Path
     """The marker for a recorded run that finished after its sweep stopped, if it did finish."""
     try:
         command = lm_eval_command(options, setting, task, folder)
-    except FileNotFoundError:
+    except (FileNotFoundError, DataError):
         return None
     if comparable(record.get("command") or [], options) != comparable(command, options):
         return None
@@ -401,7 +414,7 @@ def _run_lm_eval(options: SweepOptions, setting: ModelSetting, task: str, folder
     )
     try:
         command = lm_eval_command(options, setting, task, folder)
-    except FileNotFoundError as error:
+    except (FileNotFoundError, DataError) as error:  # no source samples, or a linked source folder
         return PairOutcome(setting.name, task, folder, "failed", str(error))
     log = folder / "lm_eval.log"
     before = set(folder.rglob("results*.json"))
@@ -447,7 +460,7 @@ def skip_detail(options: SweepOptions, setting: ModelSetting, task: str, folder:
     try:
         done = json.loads((folder / DONE_FILE).read_text(encoding="utf-8"))
         current = lm_eval_command(options, setting, task, folder)
-    except (OSError, ValueError):
+    except (OSError, ValueError, DataError):
         return "already complete"
     if comparable(done.get("command", []), options) == comparable(current, options):
         return "already complete"

@@ -83,7 +83,7 @@ def test_a_100_mb_answer_is_not_read_whole(server, chunked: bool) -> None:
 def test_a_trickled_or_silent_answer_ends_at_the_whole_request_deadline(server, reply: Reply) -> None:
     server.script = lambda body: reply
     message, took, _ = _fails(_formalizer(server, "timeout=3"))
-    assert "no whole answer within its request timeout of 3 s (?timeout=)" in message, message
+    assert "no whole answer within its timeout of 3 s for a batch of 1 request(s) (?timeout=)" in message, message
     assert server.sent <= 3 + 2 and took < 3 + MARGIN_S  # a byte a second, stopped at the deadline
 
 
@@ -96,3 +96,29 @@ def test_a_long_answer_within_the_bound_is_cut_before_it_is_cached(server) -> No
         f"[cut: {len(long):,} characters, asked for max_tokens=16]"
     )
     assert len(answer) < kept + 80
+
+
+def test_a_batch_trickled_within_each_requests_time_ends_at_its_timeout(
+    server, tmp_path: Path, tiny_nli: Path, capsys
+) -> None:
+    """Each answer trickled slowly enough to end within the timeout (a byte a second and a short
+    answer: 280 s of 300), so a deadline per request never came and ``ibe score`` was held one
+    timeout per round of ``concurrency`` requests (past 420 s). The timeout bounds the batch."""
+    first: list[float] = []
+
+    def trickle(body: dict) -> Reply:
+        first.append(time.monotonic())
+        return Reply(completion(PROGRAM), trickle_s=0.01)  # about 3 s an answer
+
+    server.script = trickle
+    inputs = tmp_path / "in.jsonl"
+    rows = BALLOON.read_text().splitlines()
+    inputs.write_text("".join(row.replace('"balloon"', f'"q{k}"') + "\n" for k in range(4) for row in rows))
+    timeout = 8  # four rounds of two requests: about 12 s
+    formalizer = f"openai:scripted@{server.url}?timeout={timeout}&concurrency=2"
+    options = ["--certainty-model", "lexicon", "--processes", "1", "--nli-judge", f"seqcls:{tiny_nli}"]
+    assert ibe(["score", str(inputs), "--out", str(tmp_path / "out"), "--formalizer", formalizer, *options]) == 2
+    took = time.monotonic() - first[0]
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert f"no whole answer within its timeout of {timeout} s for a batch of 8 request(s) (?timeout=)" in last, last
+    assert took < timeout + 3, took

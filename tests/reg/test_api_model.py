@@ -15,7 +15,7 @@ from custom_metrics.common.errors import DataError
 from custom_metrics.judge.http_client import body_bound
 from custom_metrics.reg.api_model import MODEL_NAME, APIAnswer, ReasoningChatCompletions
 from custom_metrics.reg.generation import REASONING, THINKING, split_outputs
-from custom_metrics.reg.judging import unjudged_record
+from custom_metrics.reg.judging import read_record, unjudged_record
 from custom_metrics.reg.metrics import process_results
 from custom_metrics.reg.outputs import CUT_OFF
 from tests.judge.endpoint_server import EndpointServer, Reply, completion
@@ -68,17 +68,20 @@ def test_requests_go_through_the_bounded_client(concurrent: int) -> None:
     try:
         answers = _generate(server, num_concurrent=concurrent)
         assert answers == ["An answer."] * 2 and all(answer.usage == usage for answer in answers)
-        for reply, says in [
-            (Reply(b'{"choices": [' + b" " * 1024, endless=True), f"sent more than {body_bound(16) // 1024} KiB"),
-            (Reply(completion("An answer."), trickle_s=1.0), "no whole answer within its request timeout of 2 s"),
-        ]:
-            server.script, server.requests = (lambda body, reply=reply: reply), 0
-            started = time.monotonic()
-            with pytest.raises(DataError) as caught:
-                _generate(server, num_concurrent=concurrent, timeout=2, max_retries=2)
-            message = str(caught.value)
-            assert says in message and f"{server.url}/chat/completions" in message and "\n" not in message, message
-            assert server.requests <= 2 * 2 and time.monotonic() - started < 2 * 2 + 30  # bounded, by the deadline
+        # an endless answer: read to its bound, then that document's generation fails alone (no retry)
+        server.script, server.requests = (lambda body: Reply(b'{"choices": [' + b" " * 1024, endless=True)), 0
+        refused = _generate(server, num_concurrent=concurrent, timeout=30, max_retries=2)
+        says = f"{server.url}/chat/completions sent more than {body_bound(16) // 1024} KiB"
+        assert refused == ["", ""] and all(says in answer.failure for answer in refused) and server.requests == 2
+        # a trickled answer: the whole-request deadline, then the run stops in one line
+        server.script, server.requests = (lambda body: Reply(completion("An answer."), trickle_s=1.0)), 0
+        started = time.monotonic()
+        with pytest.raises(DataError) as caught:
+            _generate(server, num_concurrent=concurrent, timeout=2, max_retries=2)
+        message = str(caught.value)
+        assert "no whole answer within its request timeout of 2 s" in message, message
+        assert f"{server.url}/chat/completions" in message and "\n" not in message, message
+        assert server.requests <= 2 * 2 and time.monotonic() - started < 2 * 2 + 30  # bounded, by the deadline
     finally:
         server.close()
 
@@ -131,3 +134,54 @@ def test_api_usage_that_cannot_be_is_flagged_and_left_out_of_the_means(caplog) -
     metrics = [process_results({}, [json.dumps(unjudged_record("judge", out, "not judged"))]) for out in outputs]
     lengths = [row["output_tokens"] for row in metrics if "output_tokens" in row]
     assert lengths == [120, 32768]  # the run's mean is (120 + 32768) / 2, never 1.4e17
+
+
+@pytest.mark.e2e
+def test_an_answer_over_its_bound_is_a_flagged_row_and_the_run_keeps_the_others(tmp_path) -> None:
+    """One 10 MB answer (above the 8.1 MiB bound of a 32,768-token budget) ended the whole run with
+    no samples file, losing the generations already made. Through the real ``explain-eval
+    lm-eval``: its document's generation is marked failed (``no_explanation``, the reason in its
+    record), the other documents are judged as usual."""
+    import sys
+    from pathlib import Path
+
+    from custom_metrics.reg.outputs import NO_EXPLANATION
+    from tests.helpers import MIRROR, run_lm_eval
+    from tests.reg.judges import tiny_judge_metadata
+
+    huge = "Cassie hates the taste of coffee."
+    usage = {"completion_tokens": 9, "completion_tokens_details": {"reasoning_tokens": 4}}
+
+    def reply(body: dict) -> Reply:
+        if huge in str(body["messages"]):
+            return Reply(completion("x" * 10_000_000))
+        return Reply(_answer(usage))
+
+    server = EndpointServer(reply)
+    try:
+        args = f"model=gpt-x,base_url={server.url}/chat/completions,num_concurrent=1,max_retries=1"
+        flags = ["--model", MODEL_NAME, "--model_args", args, "--apply_chat_template"]
+        metadata = json.dumps(tiny_judge_metadata(tmp_path))  # a tiny local judge, checked with judge_check=warn
+        results, samples = run_lm_eval(
+            flags,
+            "reg_chaos_reasoning_served",
+            tmp_path / "run",
+            limit=3,
+            extra=["--metadata", metadata],
+            env={"EXPLAIN_EVAL_DATA": str(MIRROR), "EXPLAIN_EVAL_JUDGE_CACHE": str(tmp_path / "verdicts")},
+            entry=[str(Path(sys.executable).with_name("explain-eval")), "lm-eval"],
+        )
+    finally:
+        server.close()
+    records = {s["doc"]["premise"]: read_record(s["filtered_resps"][0]) for s in samples["reg_chaos_reasoning_served"]}
+    assert len(records) == 3 and server.requests == 3  # a bound is no retry
+    failed = records.pop(huge)
+    assert failed["flag"] == NO_EXPLANATION and failed["explanation"] == ""
+    assert f"above the bound of {body_bound(32768) / 1024 / 1024:.1f} MiB" in failed["generation_error"], failed
+    assert all(r["explanation"] == "An explanation." and not r["generation_error"] for r in records.values())
+    assert results["results"]["reg_chaos_reasoning_served"]["no_explanation,judged"] == pytest.approx(1 / 3)
+
+
+def _answer(usage: dict) -> bytes:
+    choice = {"index": 0, "message": {"content": "An explanation."}, "finish_reason": "stop"}
+    return json.dumps({"choices": [choice], "usage": usage}).encode()

@@ -50,7 +50,10 @@ def test_a_device_or_precision_trl_cannot_train_with_is_one_line(
 def test_a_judge_that_cannot_work_stops_before_training(
     tmp_path: Path, fixture_mirror: Path, no_training: None, capsys
 ) -> None:
+    from tests.judge.conftest import tiny_llama, with_chat_template
+
     base = ["--out", str(tmp_path / "out"), "--use-cpu", "--precision", "fp32", "--judge-cache", str(tmp_path / "v")]
+    base += ["--model", str(with_chat_template(tiny_llama(tmp_path / "policy")))]  # a policy that passes its check
     missing = _one_line([*base, "--judge", f"lm:{tmp_path / 'no-such-judge'}"], capsys)
     assert f"there is no folder {tmp_path / 'no-such-judge'}" in missing
     tiny = tiny_judge_metadata(tmp_path)["judge"]  # random weights: degenerate on the gold items
@@ -65,3 +68,21 @@ def test_the_stated_epochs_are_the_ones_trained() -> None:
     trl = pytest.importorskip("trl", reason="the trl extra is not installed: pip install -e '.[trl]'")
     assert dapo.EPOCHS == trl.GRPOConfig.__dataclass_fields__["num_train_epochs"].default == 3.0
     assert dapo.dapo_config("unused", dapo.Setting(0.2, 0), use_cpu=True).num_train_epochs == dapo.EPOCHS
+
+
+def test_a_policy_whose_tokenizer_has_no_chat_template_stops_before_training(
+    tmp_path: Path, fixture_mirror: Path, capsys
+) -> None:
+    """The rollouts are chat turns: such a policy ended in TRL's traceback, after the judge had
+    loaded and been checked. Training is not stubbed here: the command must stop before it."""
+    pytest.importorskip("trl", reason="the trl extra is not installed: pip install -e '.[trl]'")
+    from tests.judge.conftest import tiny_llama
+
+    policy = tiny_llama(tmp_path / "policy")  # a base model's tokenizer: no chat template
+    judge = tiny_judge_metadata(tmp_path)["judge"]
+    argv = ["--model", str(policy), "--judge", judge, "--judge-check", "warn", "--out", str(tmp_path / "out")]
+    argv += ["--use-cpu", "--precision", "fp32", "--judge-cache", str(tmp_path / "v"), "--max-steps", "1"]
+    argv += ["--num-generations", "2", "--per-device-train-batch-size", "2", "--max-completion-length", "4"]
+    line = _one_line(argv, capsys)
+    assert f"--model {policy}: its tokenizer has no chat template" in line, line
+    assert not list((tmp_path / "out").glob("*/checkpoint*"))

@@ -135,3 +135,30 @@ def test_a_judge_that_is_not_there_stops_before_any_item(fixture_mirror: Path, t
 
     with pytest.raises(DataError, match=r"--judge seqcls:.*nope"):
         main(["--judge", f"seqcls:{tmp_path / 'nope'}", "--judge-cache", str(tmp_path / "cache")])
+
+
+def test_two_judges_whose_folders_share_a_name_keep_their_own_rows(fixture_mirror: Path, tmp_path: Path, capsys):
+    """Two checkpoints both in a folder named ``judge`` read alike: the second judge's row
+    replaced the first's, whose numbers were dropped without a word. Each keeps its row, named
+    as ``rejudge`` names such judges (the display name and a hash of the spec)."""
+    from custom_metrics.reg.judge_humans import main
+    from tests.judge.conftest import tiny_seqcls
+    from tests.reg.judges import NLI_ID2LABEL
+
+    folders = [tiny_seqcls(tmp_path / lab / "judge", NLI_ID2LABEL, seed) for lab, seed in (("a", 1), ("b", 2))]
+    specs = [f"seqcls:{folder}" for folder in folders]
+    alone = []
+    for spec in specs:  # each judge on its own: its numbers, under its plain name
+        out = tmp_path / f"{len(alone)}.json"
+        assert main(["--judge", spec, "--judge-cache", str(tmp_path / "cache"), "--out", str(out)]) == 0
+        alone.append(json.loads(out.read_text())["judges"]["seqcls:judge"])
+    out = tmp_path / "both.json"
+    argv = ["--judge", specs[0], "--judge", specs[1], "--judge", specs[0], "--judge-cache", str(tmp_path / "cache")]
+    capsys.readouterr()
+    assert main([*argv, "--out", str(out)]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| seqcls:judge")]
+    judges = json.loads(out.read_text())["judges"]
+    assert len(rows) == 2 and len(judges) == 2  # the judge given twice is measured once
+    assert [name.split(" #")[0] for name in judges] == ["seqcls:judge"] * 2 and len(set(judges)) == 2
+    assert list(judges.values()) == alone and alone[0] != alone[1]
+    assert all(row.startswith(f"| {name} |") for row, name in zip(rows, judges))
