@@ -171,12 +171,9 @@ class Board:
     metric lists) is read from ``lm_eval_tasks/<key>/`` by the leaderboard, not restated here.
     """
 
-    # Column order by task and by metric. Default: the folder's tasks and their YAMLs'
-    # ``metric_list`` order (then ``derived_metrics`` and ``extra_tasks``' metrics).
+    # Column order by task (metrics: in their YAMLs' ``metric_list`` order, then ``derived_metrics``).
+    # Default: the folder's tasks (then ``extra_tasks``).
     task_order: tuple[str, ...] = ()
-    metric_order: tuple[str, ...] = ()
-    # The metrics charted in the long view; default: the headlines' metrics.
-    chart_metrics: tuple[str, ...] = ()
     # Columns no task YAML reports: metrics ``derive`` adds to the paper's tasks (GEESE's
     # effectiveness), and tasks whose numbers come from elsewhere (``read_extra``, another
     # tool's task names), each with its metrics.
@@ -218,10 +215,10 @@ class Board:
     suite_datasets: tuple[str, ...] = ()
     normalize_template: Callable[[str, str], str] | None = None
 
-    def __post_init__(self) -> None:
-        if not self.chart_metrics:
-            metrics = (key.split("/", 1)[1] for headline in self.headlines for key in headline.keys)
-            object.__setattr__(self, "chart_metrics", tuple(dict.fromkeys(metrics)))
+    @property
+    def chart_metrics(self) -> tuple[str, ...]:
+        """The metrics charted in the long view: the headlines'."""
+        return tuple(dict.fromkeys(key.split("/", 1)[1] for headline in self.headlines for key in headline.keys))
 
     @property
     def main(self) -> Headline | None:

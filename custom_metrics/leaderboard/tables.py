@@ -34,6 +34,7 @@ from custom_metrics.leaderboard.task_configs import column_order, config_differe
 
 # The metric charted for a task of no paper: the first of these it reports.
 FIRST_METRICS = ("acc", "acc_norm", "exact_match", "f1")
+OTHER_METRICS = (*FIRST_METRICS, "mcc", "bleu")  # the column order of "Other tasks" (then by name)
 
 
 @dataclass
@@ -277,7 +278,7 @@ def _columns(spec: PaperSpec, runs: list[TaskRun], published: list[PublishedRow]
         key = f"{task}/#samples"
         found[key] = Column(key, f"{task} #samples", task, "#samples", "samples")
 
-    task_order, metric_order = column_order(spec) if spec is not OTHER else ((), spec.board.metric_order)
+    task_order, metric_order = column_order(spec) if spec is not OTHER else ((), OTHER_METRICS)
 
     def rank(column: Column) -> tuple:
         task_rank = task_order.index(column.task) if column.task in task_order else len(task_order)
