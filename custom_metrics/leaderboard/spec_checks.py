@@ -189,7 +189,7 @@ def _word_problems(spec: PaperSpec) -> list[str]:
     """Labels and definitions are for tasks and metrics that exist (a typo shows the bare name)."""
     known = _known(spec)
     metrics = {metric for listed in known.values() for metric in listed} | set(spec.board.derived_metrics)
-    where = f"custom_metrics/{spec.key}/leaderboard.py"
+    where = f"custom_metrics/{spec.key}/leaderboard.py (or the words.yaml it reads)"
     problems = [
         f"{spec.key}: task_labels names {task!r}, which is no task of lm_eval_tasks/{spec.key}/: fix it in {where}"
         for task in spec.board.task_labels

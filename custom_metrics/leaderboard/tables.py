@@ -161,9 +161,7 @@ def build_table(
     published = spec.board.published()
     if spec.board.adjust_runs is not None:
         runs = spec.board.adjust_runs(runs, notes)
-    rows = run_rows(runs, spec, passed or {}) + [
-        _published_row(row, spec.board.published_pm_is_se) for row in published
-    ]
+    rows = run_rows(runs, spec, passed or {}) + [_published_row(row) for row in published]
     columns = _columns(spec, runs, published)
     if spec.board.derive is not None:
         columns = spec.board.derive(columns, rows, runs, notes)
@@ -237,7 +235,7 @@ def task_values(row: Row, task: str) -> dict[str, Cell]:
     return values
 
 
-def _published_row(row: PublishedRow, pm_is_se: bool) -> Row:
+def _published_row(row: PublishedRow) -> Row:
     cells = {
         key: Cell(
             float(cell.value),
@@ -245,7 +243,8 @@ def _published_row(row: PublishedRow, pm_is_se: bool) -> Row:
             plain(cell.value),
             None if cell.pm is None else plain(cell.pm),
             source=row.source,
-            se=float(cell.pm) if pm_is_se and cell.pm is not None else None,
+            se=float(cell.pm) if row.pm_is_se and cell.pm is not None else None,
+            n=cell.n,
         )
         for key, cell in row.cells.items()
         if not key.endswith("/n")
