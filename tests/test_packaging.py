@@ -29,6 +29,7 @@ from custom_metrics.common.task_folders import TASKS_PATH
 from tests.helpers import MIRROR, PAPER_KEYS, REPO, checkout_files
 
 PAPERS = PAPER_KEYS
+PY = (".py", ".pyc")
 
 
 def _run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
@@ -110,6 +111,12 @@ def test_wheel_in_a_fresh_env_runs_the_tasks_from_any_folder(source: Path, tmp_p
         name.removeprefix("lm_eval_tasks/") for name in checkout_files() if name.startswith("lm_eval_tasks/")
     }
     assert shipped == in_checkout
+    for package in ("custom_metrics", "ibe_postprocess"):  # their data files: the papers' tables and words, assets
+        root = Path(where[package]).parent
+        shipped = {str(p.relative_to(root.parent)) for p in root.rglob("*") if p.is_file() and p.suffix not in PY}
+        assert shipped == {
+            name for name in checkout_files() if name.startswith(f"{package}/") and not name.endswith(".py")
+        }
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

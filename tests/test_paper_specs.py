@@ -89,12 +89,18 @@ def _problems_of(key: str, **changes: object) -> list[str]:
     return spec_problems([changed if s is spec else s for s in PAPERS], TASKS_PATH, REPO, only=[key])
 
 
-def test_a_chart_metric_no_task_reports_is_caught() -> None:
-    problems = _problems_of("reg", chart_metrics=("sucess",))
-    assert problems == [
-        "reg: chart_metrics names 'sucess', which no task of lm_eval_tasks/reg/ reports: fix the name, or list a "
-        "derived metric in the board's derived_metrics"
-    ]
+def test_a_published_row_naming_no_task_is_caught() -> None:
+    """A table file's task must be a task of the folder or of extra_tasks (CALAMITA's own names)."""
+    geese = SPECS["geese"]
+    extra = {task: metrics for task, metrics in geese.board.extra_tasks.items() if task != "geese_anon_anita"}
+    *rows, label = _problems_of("geese", extra_tasks=extra)
+    assert len(rows) == 4 and all(  # one per CALAMITA model
+        "names geese_anon_anita/acc, but geese_anon_anita is no task of lm_eval_tasks/geese/ nor of extra_tasks" in p
+        for p in rows
+    )
+    assert label.startswith("geese: task_labels names 'geese_anon_anita'") and label.endswith(
+        "fix it in custom_metrics/geese/leaderboard.py (or the words.yaml it reads)"
+    )
 
 
 def test_labels_and_definitions_of_no_task_or_metric_are_caught() -> None:

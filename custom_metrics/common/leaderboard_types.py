@@ -41,6 +41,7 @@ class Cell:
     # What a derived number was computed from, in words (GEESE effectiveness: which two
     # runs and files; an IBE selection: explanations and test questions).
     basis: str = ""
+    n: int | None = None  # published rows: the items the paper states behind the number
 
 
 @dataclass
@@ -171,12 +172,9 @@ class Board:
     metric lists) is read from ``lm_eval_tasks/<key>/`` by the leaderboard, not restated here.
     """
 
-    # Column order by task and by metric. Default: the folder's tasks and their YAMLs'
-    # ``metric_list`` order (then ``derived_metrics`` and ``extra_tasks``' metrics).
+    # Column order by task (metrics: in their YAMLs' ``metric_list`` order, then ``derived_metrics``).
+    # Default: the folder's tasks (then ``extra_tasks``).
     task_order: tuple[str, ...] = ()
-    metric_order: tuple[str, ...] = ()
-    # The metrics charted in the long view; default: the headlines' metrics.
-    chart_metrics: tuple[str, ...] = ()
     # Columns no task YAML reports: metrics ``derive`` adds to the paper's tasks (GEESE's
     # effectiveness), and tasks whose numbers come from elsewhere (``read_extra``, another
     # tool's task names), each with its metrics.
@@ -184,12 +182,15 @@ class Board:
     extra_tasks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     pm_note: str = ""
     metric_names: Mapping[str, str] = field(default_factory=dict)  # the paper's name, for labels
+    # The paper's published rows (read from its table files: ``common.published``); each row says
+    # whether its ± is a standard error and each cell the items behind it, where the paper does.
     published: Callable[[], list[PublishedRow]] = list
     adjust_runs: RunsHook | None = None  # e.g. RULE: five split runs -> one setting row
     derive: DeriveHook | None = None  # e.g. GEESE: explanation effectiveness columns
     read_extra: ReaderHook | None = None  # e.g. IBE: selector reports beside the results files
     # What the page shows: tasks and metrics in words, and each metric's definition (from
     # the task README) as the column header's tooltip; "task/metric" keys override "metric".
+    # A paper gives them in its ``words.yaml`` (``common.board_words.read_words``).
     task_labels: Mapping[str, str] = field(default_factory=dict)
     metric_labels: Mapping[str, str] = field(default_factory=dict)
     definitions: Mapping[str, str] = field(default_factory=dict)
@@ -204,10 +205,6 @@ class Board:
     # setting ``paper_setting(run setting)`` (None: any), else the reference model's.
     reference_model: str = ""
     paper_setting: Callable[[str], str | None] | None = None
-    # The published ± is a standard error (GEESE); else a test derives one from the number
-    # and ``published_n(setting, key)``, the documents behind it where the paper gives them.
-    published_pm_is_se: bool = False
-    published_n: Callable[[str, str], int | None] | None = None
     # The items a run's headline number is a share of, for its exact test and interval when
     # no samples were logged (they give the count themselves). Default: the task's documents
     # (``#samples``); REG's scores are shares of |N|, RULE's combined task mixes question kinds.
@@ -218,10 +215,10 @@ class Board:
     suite_datasets: tuple[str, ...] = ()
     normalize_template: Callable[[str, str], str] | None = None
 
-    def __post_init__(self) -> None:
-        if not self.chart_metrics:
-            metrics = (key.split("/", 1)[1] for headline in self.headlines for key in headline.keys)
-            object.__setattr__(self, "chart_metrics", tuple(dict.fromkeys(metrics)))
+    @property
+    def chart_metrics(self) -> tuple[str, ...]:
+        """The metrics charted in the long view: the headlines'."""
+        return tuple(dict.fromkeys(key.split("/", 1)[1] for headline in self.headlines for key in headline.keys))
 
     @property
     def main(self) -> Headline | None:

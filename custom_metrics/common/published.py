@@ -1,10 +1,12 @@
-"""Published numbers as leaderboard rows: the types, and the parser of transcribed tables.
+"""Published numbers as leaderboard rows: the types, and the one reader of the papers' table files.
 
-Each paper keeps its tables in its own ``leaderboard.py`` as the text they were copied
-from (one paper row per line, cells joined by ``|``, numbers exactly as printed), so a
-reader can check them against the paper line by line; ``tests/leaderboard`` does that
-automatically when the papers are at hand. Percentages are converted to fractions (the
-harness reports fractions) with ``Decimal``, so no digit is invented or lost.
+Each paper keeps the tables it transcribed as data in its own package
+(``custom_metrics/<key>/tables/*.csv``; IBE-Eval's in ``ibe_postprocess/tables/``): one CSV
+file per printed table, a header naming its columns (the suite's metric names where a column is
+one), then the paper's rows in its order, every cell exactly as printed (``71.8±1.0``), so a
+reader can check a file against the paper line by line; the papers' tests do that automatically
+when the papers are at hand. Percentages are converted to fractions (the harness reports
+fractions) with ``Decimal``, so no digit is invented or lost.
 
 Column keys are ``task/metric`` as in the harness results of the suite's tasks, so a
 published row lines up with the runs of the same task.
@@ -12,16 +14,24 @@ published row lines up with the runs of the same task.
 
 from __future__ import annotations
 
+import csv
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+from custom_metrics.common.errors import DataError
 
 
 @dataclass(frozen=True)
 class PublishedCell:
-    """A published number as a fraction, and its ± term (stderr or spread) if printed."""
+    """A published number as a fraction, its ± term (stderr or spread) if printed, and the
+    items behind it where the paper states them (its interval is then exact)."""
 
     value: Decimal
     pm: Decimal | None = None
+    n: int | None = None
 
 
 @dataclass(frozen=True)
@@ -34,10 +44,13 @@ class PublishedRow:
     # "paper": a row of a table the paper prints; else what the row is instead (the
     # authors' repository run), shown as its badge: such a row is never labelled "paper".
     origin: str = "paper"
+    pm_is_se: bool = False  # the ± is a standard error (a test may use it), not a spread
 
 
 def number(text: str, percent: bool) -> Decimal:
     value = Decimal(text.strip())
+    if not value.is_finite():
+        raise InvalidOperation(text)
     return value.scaleb(-2) if percent else value
 
 
@@ -47,11 +60,65 @@ def cell(text: str, percent: bool) -> PublishedCell:
     return PublishedCell(number(value, percent), number(pm, percent) if pm else None)
 
 
-def table_lines(block: str) -> list[list[str]]:
-    """A transcribed table's rows as lists of stripped cells."""
-    return [[item.strip() for item in line.split("|")] for line in block.strip().splitlines()]
-
-
 def plain(value: Decimal) -> str:
     """A published number as printed (no exponent, no rounding)."""
     return format(value, "f")
+
+
+@dataclass(frozen=True)
+class TableRow:
+    """One printed row of a table file: its cells as printed, by column, and the line it is on."""
+
+    path: Path
+    line: int
+    cells: Mapping[str, str]
+
+    def __getitem__(self, column: str) -> str:
+        return self.cells[column]
+
+    def printed(self, *added: str) -> str:
+        """The row as the paper prints it, cells joined by `` | ``, less the columns the suite
+        ``added`` (where a row lands: its setting, its task)."""
+        return " | ".join(text for name, text in self.cells.items() if name not in added)
+
+    def cell(self, column: str, percent: bool = False) -> PublishedCell:
+        """The cell as a number and its ± (``"71.8±1.0"``)."""
+        try:
+            return cell(self[column], percent)
+        except InvalidOperation:
+            raise self.error(column, "is not a number (or number±number)") from None
+
+    def number(self, column: str, percent: bool = False, leading: bool = False) -> Decimal:
+        """The cell as a number; ``leading``: the number it starts with, before a count or a gap
+        printed after it (``"89.7 (784)"``, ``"41.0_-23.0"``)."""
+        text = re.split(r"[ _]", self[column].strip())[0] if leading else self[column]
+        try:
+            return number(text, percent)
+        except InvalidOperation:
+            raise self.error(column, "does not start with a number" if leading else "is not a number") from None
+
+    def error(self, column: str, problem: str) -> DataError:
+        return DataError(f"{self.path}:{self.line}: field {column!r}: {self[column]!r} {problem}")
+
+
+def read_table(path: Path) -> list[TableRow]:
+    """A table file's rows: the header names the columns, each later line is one printed row
+    with a cell for every column (none empty: a dash is printed as a dash)."""
+    rows: list[TableRow] = []
+    try:
+        with path.open(encoding="utf-8", newline="") as handle:
+            lines = csv.reader(handle)
+            header = next(lines, [])
+            if not header or not all(name.strip() for name in header) or len(set(header)) < len(header):
+                raise DataError(f"{path}:1: the header must name every column once, got {header}")
+            for values in lines:
+                row = TableRow(path, lines.line_num, dict(zip(header, values)))
+                if len(values) != len(header):
+                    raise DataError(f"{path}:{row.line}: {len(values)} cells, but the header names {len(header)}")
+                empty = next((name for name, text in row.cells.items() if not text.strip()), None)
+                if empty is not None:
+                    raise row.error(empty, "is empty")
+                rows.append(row)
+    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        raise DataError(f"{path}: cannot read this published table: {error}") from None
+    return rows

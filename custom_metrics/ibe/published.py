@@ -4,9 +4,10 @@ paper's judge (GPT 3.5) in rows of its own, never in the generator's row."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
-from custom_metrics.common.published import PublishedCell, PublishedRow, cell, table_lines
-from ibe_postprocess.paper import IBE_MODELS, IBE_TABLE_1, PAPER_JUDGE, SOURCE
+from custom_metrics.common.published import PublishedCell, PublishedRow, read_table
+from ibe_postprocess.paper import IBE_COLUMNS, IBE_MODELS, PAPER_JUDGE, SOURCE, TABLE_1
 from ibe_postprocess.questions import DATASETS
 
 # The Table 1 row names as the metric names the leaderboard uses for IBE columns; the
@@ -63,15 +64,18 @@ def judge_row(generator: str) -> str:
 
 
 def published_rows() -> list[PublishedRow]:
-    """One row per explanation generator; the judge numbers in rows of their judge, GPT 3.5."""
+    """One row per explanation generator; the judge numbers in rows of their judge, GPT 3.5.
+    Every accuracy is over the 500 test questions of its dataset."""
     cells: dict[str, dict[str, PublishedCell]] = {model: {} for model in IBE_MODELS}
     judged: dict[str, dict[str, PublishedCell]] = {model: {} for model in IBE_MODELS}
-    for method, *values in table_lines(IBE_TABLE_1):
-        columns = [(d, m) for d in DATASETS for m in IBE_MODELS]
-        for (dataset, model), text in zip(columns, values, strict=True):
-            target = judged if IBE_METHODS[method] == "judge" else cells
-            for column in ibe_columns(dataset, IBE_METHODS[method]):
-                target[model][column] = cell(text, percent=False)
+    columns = [(d, m) for d in DATASETS for m in IBE_MODELS]  # IBE_COLUMNS' datasets and models
+    for line in read_table(TABLE_1):
+        if line["method"] not in IBE_METHODS:
+            raise line.error("method", f"is none of Table 1's rows ({', '.join(IBE_METHODS)})")
+        method = IBE_METHODS[line["method"]]
+        for printed, (dataset, model) in zip(IBE_COLUMNS, columns, strict=True):
+            for column in ibe_columns(dataset, method):
+                (judged if method == "judge" else cells)[model][column] = replace(line.cell(printed), n=500)
     rows = [
         PublishedRow(
             "ibe",

@@ -10,7 +10,7 @@ order of trust, from
 - for a difference of two tasks on the same documents (GEESE's effectiveness, a paper
   ``Comparison``): the per-document differences of the two tasks' logged outcomes.
 
-A published number is a share of the items the paper states (``published_n``, or the row's
+A published number is a share of the items the paper states (the cell's ``n``, or the row's
 own document count), its count recovered from the printed digits; else, where the paper
 prints a standard error, a normal interval from it. Without any of these there is no
 interval, and the reason is kept for the page.
@@ -95,7 +95,7 @@ def paper_evidence(spec: PaperSpec, row: Row, key: str, cell: Cell) -> Evidence:
     task, metric = key.split("/", 1)
     if _is_comparison(spec, task, metric):
         return Evidence(None, reason="a difference of two of the paper's numbers: the paper gives no interval")
-    n = spec.board.published_n(row.setting, key) if spec.board.published_n else None
+    n = cell.n
     docs = row.cells.get(f"{task}/#samples")
     if n is None and docs is not None and docs.value and 0 <= value <= 1:
         n = int(docs.value)

@@ -62,7 +62,6 @@ OTHER = PaperSpec(
     title="Other tasks",
     pattern=r".*",
     board=Board(
-        metric_order=("acc", "acc_norm", "exact_match", "f1", "mcc", "bleu"),
         samples=SampleView(lambda task, sample: {}, outcomes=generic_outcomes),
     ),
 )

@@ -34,6 +34,7 @@ from custom_metrics.leaderboard.task_configs import column_order, config_differe
 
 # The metric charted for a task of no paper: the first of these it reports.
 FIRST_METRICS = ("acc", "acc_norm", "exact_match", "f1")
+OTHER_METRICS = (*FIRST_METRICS, "mcc", "bleu")  # the column order of "Other tasks" (then by name)
 
 
 @dataclass
@@ -160,9 +161,7 @@ def build_table(
     published = spec.board.published()
     if spec.board.adjust_runs is not None:
         runs = spec.board.adjust_runs(runs, notes)
-    rows = run_rows(runs, spec, passed or {}) + [
-        _published_row(row, spec.board.published_pm_is_se) for row in published
-    ]
+    rows = run_rows(runs, spec, passed or {}) + [_published_row(row) for row in published]
     columns = _columns(spec, runs, published)
     if spec.board.derive is not None:
         columns = spec.board.derive(columns, rows, runs, notes)
@@ -236,7 +235,7 @@ def task_values(row: Row, task: str) -> dict[str, Cell]:
     return values
 
 
-def _published_row(row: PublishedRow, pm_is_se: bool) -> Row:
+def _published_row(row: PublishedRow) -> Row:
     cells = {
         key: Cell(
             float(cell.value),
@@ -244,7 +243,8 @@ def _published_row(row: PublishedRow, pm_is_se: bool) -> Row:
             plain(cell.value),
             None if cell.pm is None else plain(cell.pm),
             source=row.source,
-            se=float(cell.pm) if pm_is_se and cell.pm is not None else None,
+            se=float(cell.pm) if row.pm_is_se and cell.pm is not None else None,
+            n=cell.n,
         )
         for key, cell in row.cells.items()
         if not key.endswith("/n")
@@ -277,7 +277,7 @@ def _columns(spec: PaperSpec, runs: list[TaskRun], published: list[PublishedRow]
         key = f"{task}/#samples"
         found[key] = Column(key, f"{task} #samples", task, "#samples", "samples")
 
-    task_order, metric_order = column_order(spec) if spec is not OTHER else ((), spec.board.metric_order)
+    task_order, metric_order = column_order(spec) if spec is not OTHER else ((), OTHER_METRICS)
 
     def rank(column: Column) -> tuple:
         task_rank = task_order.index(column.task) if column.task in task_order else len(task_order)

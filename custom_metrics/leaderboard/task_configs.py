@@ -114,11 +114,11 @@ def paper_metrics(spec: PaperSpec) -> dict[str, list[str]]:
 
 
 def column_order(spec: PaperSpec) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The order of a paper's columns by task and by metric: the spec's where it gives one, else
-    what its YAMLs say (tasks in file order, metrics in ``metric_list`` order, then the derived)."""
+    """The order of a paper's columns by task and by metric: tasks in the spec's order where it
+    gives one, else in file order; metrics in ``metric_list`` order, then the derived."""
     tasks = paper_metrics(spec)
     metrics = [*(m for listed in tasks.values() for m in listed), *spec.board.derived_metrics]
-    return (spec.board.task_order or tuple(tasks), spec.board.metric_order or tuple(dict.fromkeys(metrics)))
+    return (spec.board.task_order or tuple(tasks), tuple(dict.fromkeys(metrics)))
 
 
 def config_difference(spec: PaperSpec, task: str, logged: Mapping[str, Any] | None, version: Any) -> str:

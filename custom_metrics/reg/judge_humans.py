@@ -29,7 +29,7 @@ from custom_metrics.judge.build import build_judge
 from custom_metrics.judge.human_agreement import Agreement, item_agreement, summarize
 from custom_metrics.judge.spec import JudgeSpec, parse_spec
 from custom_metrics.reg.data import load_items
-from custom_metrics.reg.leaderboard import CHAOSNLI_N, CHAOSNLI_SOURCE, chaosnli_rows
+from custom_metrics.reg.published import CHAOSNLI_N, CHAOSNLI_SOURCE, chaosnli_rows
 
 COLUMNS = "| judge | n | JSD | KL | accuracy | unparsed | verdicts |"
 

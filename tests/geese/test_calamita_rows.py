@@ -9,26 +9,31 @@ import re
 from decimal import Decimal
 from pathlib import Path
 
-import custom_metrics.geese.leaderboard as geese_board
-from custom_metrics.common.published import table_lines
+import custom_metrics.geese.published as geese_board
+from custom_metrics.common.published import read_table
 from custom_metrics.leaderboard.build import build_leaderboard
 from tests.helpers import FIXTURES
 
 PAGE = FIXTURES / "geese" / "calamita" / "results-geese.md"
+TABLE = read_table(geese_board.TABLES / "calamita.csv")
+MODELS = tuple(TABLE[0].cells)[1:]  # the file's columns after the task: CALAMITA's four models
 
 
 def test_the_rows_are_the_pages_as_printed() -> None:
     header, _, *lines = PAGE.read_text(encoding="utf-8").splitlines()
-    assert tuple(re.findall(r"\[([^\]]+)\]\(https://huggingface", header)) == geese_board.CALAMITA_MODELS
+    assert tuple(re.findall(r"\[([^\]]+)\]\(https://huggingface", header)) == MODELS
     printed = [[cell.strip().strip("*") for cell in line.split("|")[2:-2]] for line in lines]
-    ours = [[task.removeprefix("geese_"), *values] for task, *values in table_lines(geese_board.CALAMITA_RESULTS)]
+    ours = [[row["task"].removeprefix("geese_"), *(row[model] for model in MODELS)] for row in TABLE]
     assert ours == [[task, *values] for task, metric, *values in printed if metric == "accuracy"]
     assert len(ours) == 5
 
 
 def test_one_reference_row_per_model_marked_as_the_calamita_harness() -> None:
     rows = {row.model: row for row in geese_board.published_rows() if row.origin == "CALAMITA harness"}
-    assert tuple(rows) == geese_board.CALAMITA_MODELS
+    assert tuple(rows) == MODELS
+    assert {task for row in rows.values() for task in row.cells} == {  # its tasks of no counterpart: columns
+        f"{task}/acc" for task in (*geese_board.CALAMITA_TASKS, "geese_noexp")
+    }
     big = rows["meta-llama/Llama-3.1-70B-Instruct"]
     assert {key: cell.value for key, cell in big.cells.items()} == {
         "geese_noexp/acc": Decimal("0.57"),
@@ -48,9 +53,7 @@ def test_the_page_shows_them_beside_table_2(tmp_path: Path) -> None:
     build_leaderboard([tmp_path / "runs"], tmp_path / "board", papers=["geese"])
     page = (tmp_path / "board" / "geese.md").read_text(encoding="utf-8")
     rows = [line for line in page.splitlines() if "CALAMITA harness, not the paper | published" in line]
-    assert {model for model in geese_board.CALAMITA_MODELS if any(f"| {model} |" in row for row in rows)} == set(
-        geese_board.CALAMITA_MODELS
-    )
+    assert {model for model in MODELS if any(f"| {model} |" in row for row in rows)} == set(MODELS)
     big = [row for row in rows if "| meta-llama/Llama-3.1-70B-Instruct |" in row]
     assert any("0.89" in row and "0.57" in row and "0.82" in row for row in big)  # the full table
     assert "geese_anon_anita" in page  # CALAMITA's task name: no task of ours

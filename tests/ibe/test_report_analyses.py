@@ -12,9 +12,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from custom_metrics.common.published import read_table
 from ibe_postprocess import report_file
 from ibe_postprocess.analyses import direction_accuracy, hedge_cues, question_directions, self_evident
-from ibe_postprocess.paper import FIGURE_19, SECTION_6, figure_19
+from ibe_postprocess.paper import SECTION_6, TABLES, figure_19
 from ibe_postprocess.selector import Selector, question_accuracy
 from tests.leaderboard.test_published import papers  # noqa: F401  (the papers folder, when at hand)
 
@@ -106,7 +107,7 @@ def test_section_6_and_figure_19_as_the_paper_prints_them(papers: Path) -> None:
         "LLaMA 2 13B": "Llama 2 13B",
         "GPT 3.5": "ChatGPT",  # the figure's name for it
     }
-    for model, cause, effect in (line.split(" | ") for line in FIGURE_19.strip().splitlines()):
+    for model, cause, effect in (row.cells.values() for row in read_table(TABLES / "figure_19.csv")):
         found = re.search(rf"\*\*{printed[model]}\*\*: - Cause: (\d+%) .*? - Effect: (\d+%)", figure)
         assert found and found.groups() == (cause, effect), model
     assert figure_19()["GPT 3.5"] == (0.71, 0.80)

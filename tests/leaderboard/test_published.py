@@ -1,4 +1,5 @@
-"""The transcribed published rows: checked against the papers' text when it is at hand."""
+"""The transcribed published rows: their table files checked against the papers' text when it is
+at hand, read by the one reader (a malformed row is one error naming its file, line and field)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,14 @@ from pathlib import Path
 
 import pytest
 
-import custom_metrics.geese.leaderboard as geese_board
+import custom_metrics.geese.published as geese_board
 import custom_metrics.ibe.published as ibe_board
-import custom_metrics.reg.leaderboard as reg_board
-import custom_metrics.rule.leaderboard as rule_board
-from custom_metrics.common.published import PublishedCell
+import custom_metrics.reg.published as reg_board
+import custom_metrics.rule.published as rule_board
+from custom_metrics.common.board_words import read_words
+from custom_metrics.common.errors import DataError
+from custom_metrics.common.published import PublishedCell, read_table
+from ibe_postprocess.paper import TABLE_1 as IBE_TABLE_1
 
 
 @pytest.fixture(scope="module")
@@ -27,15 +31,10 @@ def papers() -> Path:
     return folder
 
 
-def lines(block: str) -> list[str]:
-    return [line for line in block.strip().splitlines() if not line.startswith("## ")]
-
-
 def test_geese_table_2_matches_paper(papers: Path) -> None:
     text = " ".join((papers / "geese.txt").read_text(encoding="utf-8").split())
-    for line in lines(geese_board.GEESE_TABLE_2):
-        task, acc, stderr = (cell.strip() for cell in line.split("|"))
-        assert f"{task} 0 acc {acc} {stderr}" in text, line
+    for row in read_table(geese_board.TABLES / "table_2.csv"):
+        assert f"{row['Tasks']} 0 acc {row['acc']} {row['stderr']}" in text, row.printed()
 
 
 def test_rule_table_2_matches_paper_row_by_row(papers: Path) -> None:
@@ -50,14 +49,9 @@ def test_rule_table_2_matches_paper_row_by_row(papers: Path) -> None:
             continue
         cells = [re.sub(r"\s*\$\{\}_\{\\pm ([0-9.]+)\\hphantom\{0\}\}\$", r"±\1", c).replace("_±", "±") for c in cells]
         paper_rows.append(" | ".join(c.strip() for c in cells))
-    assert lines(rule_board.RULE_TABLE_2) == paper_rows
-    ours = [line for line in rule_board.RULE_TABLE_2.strip().splitlines()]
-    starts, count = [], 0
-    for line in ours:
-        if line.startswith("## "):
-            starts.append(count)
-        else:
-            count += 1
+    ours = read_table(rule_board.TABLES / "table_2.csv")
+    assert [row.printed("setting") for row in ours] == paper_rows
+    starts = [i for i, row in enumerate(ours) if i == 0 or row["setting"] != ours[i - 1]["setting"]]
     # The paper's four settings start where ours do; ours also separates the human row.
     assert starts[:4] == [start for _, start in paper_sections]
     assert starts[4] == len(paper_rows) - 1 and paper_rows[-1].startswith("Human")
@@ -66,18 +60,18 @@ def test_rule_table_2_matches_paper_row_by_row(papers: Path) -> None:
 def test_reg_tables_1_and_2_match_paper(papers: Path) -> None:
     text = (papers / "reg.md").read_text(encoding="utf-8")
     table_1 = text[text.index("| --- | --- | --- |") : text.index("##### Evaluation metrics")]
-    for model, acc in (line.split(" | ") for line in lines(reg_board.REG_TABLE_1)):
-        assert f"| {model} | {acc} |" in table_1
+    for row in read_table(reg_board.TABLES / "table_1.csv"):
+        assert f"| {row.printed()} |" in table_1
     table_2 = text[text.index("| Qwen 3.5 | Qwen3.5-0.8B") :]
-    for line in lines(reg_board.REG_TABLE_2):
-        assert f"| {line} |" in table_2, line
+    for row in read_table(reg_board.TABLES / "table_2.csv"):
+        assert f"| {row.printed()} |" in table_2, row.printed()
 
 
 def test_reg_table_3_matches_paper(papers: Path) -> None:
     text = (papers / "reg.md").read_text(encoding="utf-8")
     table_3 = text[text.index("Table 3: Comparison of mean output tokens") : text.index("We discuss results of our")]
     table_3 = table_3.replace("26B- A4B", "26B-A4B")  # a line break in the paper's cell
-    transcribed = lines(reg_board.REG_TABLE_3)
+    transcribed = [row.printed() for row in read_table(reg_board.TABLES / "table_3.csv")]
     assert len(transcribed) == 13
     for line in transcribed:
         assert f"| {line} |" in table_3, line
@@ -86,8 +80,8 @@ def test_reg_table_3_matches_paper(papers: Path) -> None:
 def test_ibe_table_1_matches_paper(papers: Path) -> None:
     text = (papers / "ibe-eval.md").read_text(encoding="utf-8")
     table = text[text.index("| Baselines |") : text.index("Table 1: An ablation study")]
-    for line in lines(ibe_board.IBE_TABLE_1):
-        assert f"| {line} |" in table, line
+    for row in read_table(IBE_TABLE_1):
+        assert f"| {row.printed()} |" in table, row.printed()
 
 
 def test_published_rows_convert_percent_exactly() -> None:
@@ -137,3 +131,42 @@ def test_geese_authors_repository_run_is_a_row_of_its_own(tmp_path: Path) -> Non
     # the summary: a reference (not ranked), named as the authors' repository run, never "paper"
     assert rows[0].startswith("| ref |") and "| published | authors' repository run |" in rows[0]
     assert "batch size 1 differs by 0.00125-0.00375" in page
+
+
+def test_a_malformed_row_of_a_table_file_is_one_error_naming_its_file_line_and_field(tmp_path: Path) -> None:
+    table = tmp_path / "table_2.csv"
+    table.write_text("model,acc\nQwen3.5-0.8B,59.17\nQwen3.5-2B,62,28\n", encoding="utf-8")
+    with pytest.raises(DataError, match=rf"^{re.escape(str(table))}:3: 3 cells, but the header names 2$"):
+        read_table(table)
+    table.write_text("model,acc\nQwen3.5-0.8B,59.17\nQwen3.5-2B,6x.28\n", encoding="utf-8")
+    good, bad = read_table(table)
+    assert good.cell("acc", percent=True) == PublishedCell(Decimal("0.5917"))
+    with pytest.raises(DataError, match=rf"^{re.escape(str(table))}:3: field 'acc': '6x.28' is not a number \(or"):
+        bad.cell("acc", percent=True)
+    table.write_text("model,acc\nQwen3.5-0.8B, \n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"table_2.csv:2: field 'acc': ' ' is empty$"):
+        read_table(table)
+    table.write_text("model,model\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"table_2.csv:1: the header must name every column once"):
+        read_table(table)
+
+
+def test_a_malformed_words_file_is_one_error_naming_its_line_and_field(tmp_path: Path) -> None:
+    words = tmp_path / "words.yaml"
+    words.write_text("tasks:\n  reg_chaos: reconciling\nmetrics:\n  n:\n    lable: N items\n", encoding="utf-8")
+    with pytest.raises(DataError, match=rf"^{re.escape(str(words))}:5: field n.lable: a metric has label or defin"):
+        read_words(words)
+    words.write_text("metrics:\n  reg_chaos/n:\n    label: N\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"words.yaml:3: field reg_chaos/n.label: a metric has definition only$"):
+        read_words(words)
+    words.write_text("tasks:\n  reg_chaos:\n    - a list\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"words.yaml:3: field reg_chaos: expected text$"):
+        read_words(words)
+    words.write_text("tasks: {reg_chaos: a, reg_chaos: b}\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"words.yaml:1: field tasks: a name given twice"):
+        read_words(words)
+    words.write_text("metrics:\n  n:\n    label: |N|\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"words.yaml:3: not YAML: expected chomping or indentation indicators"):
+        read_words(words)
+    words.write_text("metrics:\n  n:\n    label: '0.5'\n", encoding="utf-8")  # text as written, never a number
+    assert read_words(words) == {"metric_labels": {"n": "0.5"}}

@@ -33,7 +33,7 @@ from custom_metrics.leaderboard.wording import row_flags
 from custom_metrics.reg.leaderboard import SPEC as REG
 from custom_metrics.rule.answers import asked_question
 from custom_metrics.rule.leaderboard import SPEC as RULE
-from custom_metrics.rule.leaderboard import published_rows
+from custom_metrics.rule.published import published_rows
 from tests.helpers import LEADERBOARD_FIXTURES
 from tests.leaderboard.test_leaderboard import modern_results
 

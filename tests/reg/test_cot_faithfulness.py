@@ -264,7 +264,7 @@ def test_the_task_asks_a_logged_thinking_run_again_through_lm_eval(embedded_mode
 
 
 def test_the_viewer_shows_the_trace_given_and_both_verdicts() -> None:
-    from custom_metrics.reg.leaderboard import sample_fields
+    from custom_metrics.reg.sample_view import sample_fields
 
     doc = {**ITEMS[0], "generation": "s001", "condition": EARLY, "fraction": 0.25, "original": 1.0, "cot": "A."}
     sample = {"doc": doc, "filtered_resps": [json.dumps(_judged("An explanation.", success=False))]}

@@ -85,7 +85,7 @@ def test_the_published_rows_are_chaosnli_mnli() -> None:
     """Transcribed from the ChaosNLI authors' script output (README, ChaosNLI-MNLI block), and on
     the leaderboard as references beside reg_judge_humans: ChaosNLI's rows, not REG's, each on
     all 1,599 items."""
-    from custom_metrics.reg.leaderboard import CHAOSNLI_ORIGIN, SPEC, chaosnli_rows, published_rows
+    from custom_metrics.reg.published import CHAOSNLI_ORIGIN, chaosnli_rows, published_rows
 
     rows = chaosnli_rows()
     assert rows["RoBERTa-large"] == (0.3112, 0.8701, 0.6354)
@@ -99,7 +99,7 @@ def test_the_published_rows_are_chaosnli_mnli() -> None:
         "reg_judge_humans/kl": 0.8701,
         "reg_judge_humans/acc": 0.6354,
     }
-    assert {SPEC.board.published_n(row.setting, "reg_judge_humans/acc") for row in shown} == {1599}
+    assert {cell.n for row in shown for cell in row.cells.values()} == {1599}  # each on all items
 
 
 def test_the_command_measures_a_real_judge(fixture_mirror: Path, tmp_path: Path, capsys) -> None:

@@ -176,7 +176,7 @@ def test_the_scorer_flags_an_unusable_edit() -> None:
 
 
 def test_the_viewer_shows_the_edit_and_whether_it_was_used() -> None:
-    from custom_metrics.rule.leaderboard import sample_fields
+    from custom_metrics.rule.sample_view import sample_fields
 
     request = {
         "generation": "q0",

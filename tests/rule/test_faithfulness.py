@@ -106,7 +106,7 @@ def test_the_scorer_compares_with_the_original_answer() -> None:
 
 
 def test_the_viewer_shows_the_cot_given_and_both_answers() -> None:
-    from custom_metrics.rule.leaderboard import sample_fields
+    from custom_metrics.rule.sample_view import sample_fields
 
     doc = {"generation": "q0", "condition": EARLY, "fraction": 0.25, "original": 2, "label": 1, "cot": " A cause."}
     sample = {"doc": doc, "filtered_resps": [[-3.0, False], [-2.0, False], [-1.0, True], [-4.0, False]]}

@@ -14,9 +14,12 @@ from pathlib import Path
 import pytest
 
 import custom_metrics.rule.leaderboard as rule_board
+import custom_metrics.rule.published as rule_tables
+from custom_metrics.common.published import read_table
 from custom_metrics.common.results import load_runs
 from custom_metrics.leaderboard.tables import build_tables
 from custom_metrics.leaderboard.versus_paper import paper_row
+from custom_metrics.rule.metrics import TABLE8_METRICS
 from custom_metrics.rule.protocol import task_name
 
 
@@ -78,10 +81,9 @@ def test_five_prompt_tasks_are_a_five_shot_row_beside_tables_5_7_and_9(tmp_path:
     five = rows["org/model", rule_board.FIVE_PROMPTS]
     assert set(five.cells) >= {"rule_5shot_alignment/correct_option_acc", "rule_5shot_noctx/mainq_acc"}
     assert "rule_alignment/correct_option_acc" in rows["org/model", "zero-shot"].cells  # zero-shot, said so
-    assert (
-        "zero-shot" in rule_board.TASK_LABELS["rule_alignment"]
-        and "five-shot" in rule_board.TASK_LABELS["rule_rationale_both"]
-    )
+    labels = rule_board.SPEC.board.task_labels
+    assert "zero-shot" in labels["rule_alignment"] and "five-shot" in labels["rule_rationale_both"]
+    assert labels["rule_1shot_cot_split3"] == "one-shot on ReClor, CoT, run 3"  # the split tasks' labels
     table_7 = rows["InstructGPT", "five-shot, five prompts (Table 7)"].cells
     assert table_7["rule_5shot_alignment_noinstr/incorrect_option_acc"].text == "0.281"
     assert rows["InstructGPT", "five-shot (Table 5)"].cells["rule_5shot_rationale_both/mainq_acc"].text == "0.896"
@@ -90,7 +92,7 @@ def test_five_prompt_tasks_are_a_five_shot_row_beside_tables_5_7_and_9(tmp_path:
 
 
 def test_table_6_rows_are_the_papers_settings() -> None:
-    rows = {(row.model, row.setting): row for row in rule_board.published_rows()}
+    rows = {(row.model, row.setting): row for row in rule_tables.published_rows()}
     assert rows["LLaMA 65B", "one-shot on ReClor"].cells["rule/consistency"].value == Decimal("0.094")
     assert rows["UnifiedQA-v2-11B", "one-shot on RULE, for reference"].cells["rule/subq_acc"].pm == Decimal("0.117")
     assert rows["InstructGPT", "five-shot on ReClor, CoT"].cells["rule/mainq_acc"].value == Decimal("0.678")
@@ -98,13 +100,13 @@ def test_table_6_rows_are_the_papers_settings() -> None:
         "rule/mainq_acc" in rows["LLaMA2 7B", "zero-shot"].cells
         and not rows["LLaMA2 7B", "zero-shot"].cells["rule/mainq_acc"].pm
     )  # the zero-shot main questions have no spread
-    humans = [row.setting for row in rule_board.published_rows() if row.model == "Human"]
+    humans = [row.setting for row in rule_tables.published_rows() if row.model == "Human"]
     assert humans == ["majority vote of three annotators", "majority vote of three annotators (Table 8)"]  # Table 6's
     # copy of Table 2's row is kept once; Table 8's is another metric
 
 
 def test_tables_3_and_8_are_reference_rows_of_their_own() -> None:
-    rows = {(row.model, row.setting): row for row in rule_board.published_rows()}
+    rows = {(row.model, row.setting): row for row in rule_tables.published_rows()}
     split_3 = rows["InstructGPT", "five-shot on RULE, split 3 (Table 3)"]
     assert {key: cell.value for key, cell in split_3.cells.items()} == {
         "rule/subq_acc": Decimal("0.729"),
@@ -119,10 +121,9 @@ def test_tables_3_and_8_are_reference_rows_of_their_own() -> None:
     cot = rows["InstructGPT", "five-shot on ReClor, CoT (Table 8)"].cells
     selective = cot["rule/selective_acc_mainq_correct"]
     assert (selective.value, selective.pm) == (Decimal("0.895"), Decimal("0.042"))
-    table_8 = [row for row in rule_board.published_rows() if row.setting.endswith("(Table 8)")]
-    assert len(table_8) == 46 and all(
-        set(row.cells) == {f"rule/{m}" for m in rule_board.TABLE_8_METRICS} for row in table_8
-    )
+    table_8 = [row for row in rule_tables.published_rows() if row.setting.endswith("(Table 8)")]
+    columns = {f"rule/{m}" for m in ("mainq_acc", *TABLE8_METRICS)}  # MainQ as in Table 2, the rest Table 8's
+    assert len(table_8) == 46 and all(set(row.cells) == columns for row in table_8)
     assert "rule/subq_acc" not in {key for row in table_8 for key in row.cells}  # never compared with Table 2's
 
 
@@ -151,7 +152,8 @@ def _paper_rows(body: str) -> list[str]:
 
 def test_table_8_matches_the_paper_row_by_row(paper: str) -> None:
     table_8 = paper[paper.rindex("Model\t# Param", 0, paper.index("Table 8:")) : paper.index("Table 8:")]
-    ours = [line for line in rule_board.RULE_TABLE_8.strip().splitlines() if not line.startswith("## ")]
+    rows = read_table(rule_tables.TABLES / "table_8.csv")
+    ours = [row.printed("setting") for row in rows]
     assert ours == _paper_rows(table_8)[1:] and len(ours) == 46
     sections = [line.strip() for line in table_8.splitlines()[1:] if line.strip() and "\t" not in line]
     assert sections == [
@@ -160,7 +162,7 @@ def test_table_8_matches_the_paper_row_by_row(paper: str) -> None:
         "Five-Shot on RULE (for reference)",
         "Zero-Shot",
     ]
-    settings = [line[3:] for line in rule_board.RULE_TABLE_8.strip().splitlines() if line.startswith("## ")]
+    settings = list(dict.fromkeys(row["setting"] for row in rows))
     assert settings == [
         "fully finetuned on ReClor",
         "five-shot on ReClor",
@@ -173,7 +175,7 @@ def test_table_8_matches_the_paper_row_by_row(paper: str) -> None:
 def test_tables_6_3_5_7_and_9_match_the_paper_row_by_row(paper: str) -> None:
     header = "\t".join(["Model", "# Param", "MainQ Acc.", "SubQ Acc.", "Selective SubQ Acc.", "Eliminative SubQ Acc."])
     table_6 = paper[paper.index(f"{header}\tConsist.\tMainQ-wise Acc.") : paper.index("Table 6:")]
-    ours = [line for line in rule_board.RULE_TABLE_6.strip().splitlines() if not line.startswith("## ")]
+    ours = [row.printed("setting") for row in read_table(rule_tables.TABLES / "table_6.csv")]
     assert ours == _paper_rows(table_6)[1:]
     sections = [line.strip() for line in table_6.splitlines()[1:] if line.strip() and "\t" not in line]
     assert sections == [
@@ -183,7 +185,8 @@ def test_tables_6_3_5_7_and_9_match_the_paper_row_by_row(paper: str) -> None:
         "One-Shot on RULE (for reference)",
         "Zero-Shot",
     ]
-    for name, (table, _) in rule_board.ANALYSIS_TABLES.items():
-        before = paper[: paper.index(f"{name}:")].rstrip("\n")
+    for name in rule_tables.ANALYSIS_TABLES:
+        before = paper[: paper.index(f"Table {name}:")].rstrip("\n")
         body = before[before.rindex("\n\n") :]  # the table printed right above its caption
-        assert [line.strip() for line in table.strip().splitlines()] == _paper_rows(body)[1:], name
+        ours = [row.printed("task", "setting") for row in read_table(rule_tables.TABLES / f"table_{name}.csv")]
+        assert ours == _paper_rows(body)[1:], name
