@@ -86,6 +86,26 @@ def shares_context(request: Request) -> bool:
     return strings is not None and strings[0] != ""
 
 
+class EmptyOption(ValueError):
+    """A request whose continuation adds no token to its context: ``HFLM`` would score it 0.0 and
+    greedy, so an option that tokenizes to nothing would win every question it is in."""
+
+    def __init__(self, strings: tuple[str, str]) -> None:
+        self.strings = strings
+        context, option = strings
+        super().__init__(
+            f"{MODEL_NAME}: the option {option!r} adds no token to the context ending {context[-60:]!r}; "
+            "it would score 0 and win: fix the task's choices"
+        )
+
+
+def refuse_empty_options(requests: Sequence[Request]) -> None:
+    """Raise ``EmptyOption`` for the first request (rolling windows aside) with no continuation token."""
+    for strings, _, continuation in requests:
+        if strings is not None and not continuation:
+            raise EmptyOption(tuple(strings))
+
+
 def group_by_context(requests: Sequence[Request], indices: Sequence[int], max_length: int) -> list[Group]:
     """The distinct contexts ``HFLM`` would feed, in first-seen order, each with its requests.
 
@@ -96,7 +116,7 @@ def group_by_context(requests: Sequence[Request], indices: Sequence[int], max_le
     groups: dict[tuple[int, ...], Group] = {}
     for index in indices:
         _, context, continuation = requests[index]
-        assert len(context) > 0 and len(continuation) > 0 and len(continuation) <= max_length  # HFLM's checks
+        assert len(context) > 0 and len(continuation) <= max_length  # HFLM's checks (empty options: refused before)
         fed = (context + continuation)[-(max_length + 1) :][:-1]
         key = tuple(fed[: len(fed) - len(continuation) + 1])
         groups.setdefault(key, Group(list(key))).members.append((index, continuation))
@@ -147,9 +167,20 @@ class PrefixHFLM(HFLM):
                 f"batch ({type(cache).__name__}); run it with --model hf"
             )
 
+    def loglikelihood(self, requests: list[Any], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
+        """``HFLM``'s, with a request whose option adds no token refused in one line naming it."""
+        try:
+            return super().loglikelihood(requests, disable_tqdm=disable_tqdm)
+        except EmptyOption as empty:
+            named = next((r for r in requests if tuple(r.args) == empty.strings), None)
+            if named is None:
+                raise
+            raise ValueError(f"task {named.task_name}, document {named.doc_id}: {empty}") from None
+
     def _loglikelihood_tokens(
         self, requests: list[Request], disable_tqdm: bool = False, override_bs: int | None = None
     ) -> list[tuple[float, bool]]:
+        refuse_empty_options(requests)
         causal = self.backend == "causal"
         shared = [i for i, request in enumerate(requests) if causal and shares_context(request)]
         rest = sorted(set(range(len(requests))) - set(shared))

@@ -202,3 +202,16 @@ def test_cache_rows_per_pass_do_not_grow_with_the_options(tiny_pair, monkeypatch
     instances = [Instance("loglikelihood", {}, a, idx=i) for i, a in enumerate(arguments)]
     assert_equal(prefix.loglikelihood(instances), reference.loglikelihood(instances))
     assert len(held) > 1 and max(held) <= budget, (max(held), budget)
+
+
+def test_an_option_that_adds_no_token_is_refused_naming_its_request(tiny_pair) -> None:
+    """HFLM scores such an option 0.0 and greedy: it would win its question unseen."""
+    prefix, _ = tiny_pair
+    context = nli_prompt(*PAIRS[1])
+    instances = [
+        Instance("loglikelihood", {}, (context, option), idx=i, metadata=("broken_task", 7, 1))
+        for i, option in enumerate([" Entailment", ""])
+    ]
+    with pytest.raises(ValueError, match=r"^task broken_task, document 7: hf-prefix: the option '' adds no token") as e:
+        prefix.loglikelihood(instances)
+    assert repr(context[-60:]) in str(e.value) and "\n" not in str(e.value)
