@@ -22,6 +22,7 @@ ORDER = (
     "suite_overhead",
     "judge_sharing",
     "prefix_lm",
+    "prefix_memory",
     "ibe_throughput",
     "ibe_scaling",
     "task_cost",

@@ -9,9 +9,12 @@ This class, a subclass taking ``HFLM``'s arguments (dtype, device, batch size, `
 
 1. runs a batch of distinct contexts once (left-padded, one position's logits: the one that
    scores each continuation's first token), keeping their KV cache;
-2. runs every continuation of those contexts, minus its last token (``HFLM`` feeds
-   context + continuation[:-1]), in one batched pass on that cache, expanded along the batch
-   dimension to one row per continuation.
+2. runs every continuation of more than one token, minus its last token (``HFLM`` feeds
+   context + continuation[:-1]), on that cache, expanded along the batch dimension to one row
+   per continuation, in passes whose caches hold at most the rows ``HFLM``'s own batch of
+   these requests holds (``--batch_size`` sequences of context + continuation[:-1]). Each row
+   carries its context's whole cache, so a pass of all of a context's options would grow with
+   their number; the row budget keeps memory flat however many options share a context.
 
 Tokens, positions and truncation are ``HFLM``'s: the requests arrive tokenized by its own
 ``_encode_pair`` (a context's trailing spaces move to the continuation; the continuation is
@@ -55,6 +58,8 @@ from custom_metrics.judge.shared_kv import cache_of, copy_cache, forward_options
 MODEL_NAME = "hf-prefix"
 # A request as HFLM._loglikelihood_tokens takes it: ((context, continuation) or None, context ids, continuation ids).
 Request = tuple[Any, list[int], list[int]]
+# A continuation to score: (slot of its context in the batch, request index, continuation ids).
+Row = tuple[int, int, list[int]]
 
 
 @dataclass
@@ -81,6 +86,26 @@ def shares_context(request: Request) -> bool:
     return strings is not None and strings[0] != ""
 
 
+class EmptyOption(ValueError):
+    """A request whose continuation adds no token to its context: ``HFLM`` would score it 0.0 and
+    greedy, so an option that tokenizes to nothing would win every question it is in."""
+
+    def __init__(self, strings: tuple[str, str]) -> None:
+        self.strings = strings
+        context, option = strings
+        super().__init__(
+            f"{MODEL_NAME}: the option {option!r} adds no token to the context ending {context[-60:]!r}; "
+            "it would score 0 and win: fix the task's choices"
+        )
+
+
+def refuse_empty_options(requests: Sequence[Request]) -> None:
+    """Raise ``EmptyOption`` for the first request (rolling windows aside) with no continuation token."""
+    for strings, _, continuation in requests:
+        if strings is not None and not continuation:
+            raise EmptyOption(tuple(strings))
+
+
 def group_by_context(requests: Sequence[Request], indices: Sequence[int], max_length: int) -> list[Group]:
     """The distinct contexts ``HFLM`` would feed, in first-seen order, each with its requests.
 
@@ -91,7 +116,7 @@ def group_by_context(requests: Sequence[Request], indices: Sequence[int], max_le
     groups: dict[tuple[int, ...], Group] = {}
     for index in indices:
         _, context, continuation = requests[index]
-        assert len(context) > 0 and len(continuation) > 0 and len(continuation) <= max_length  # HFLM's checks
+        assert len(context) > 0 and len(continuation) <= max_length  # HFLM's checks (empty options: refused before)
         fed = (context + continuation)[-(max_length + 1) :][:-1]
         key = tuple(fed[: len(fed) - len(continuation) + 1])
         groups.setdefault(key, Group(list(key))).members.append((index, continuation))
@@ -105,12 +130,17 @@ def batches(groups: Sequence[Group], size: int) -> Iterator[list[Group]]:
         yield ordered[start : start + size]
 
 
-def chunks(rows: list[tuple[int, int, list[int]]], budget: int) -> Iterator[list[tuple[int, int, list[int]]]]:
-    """Continuation rows (slot, request, ids), longest first, in passes of at most ``budget`` positions
-    (the batch's contexts' width times the batch size: what HFLM's own batch of them computes at least)."""
-    chunk: list[tuple[int, int, list[int]]] = []
-    for row in sorted(rows, key=lambda row: -len(row[2])):
-        if chunk and (len(chunk) + 1) * (len(chunk[0][2]) - 1) > budget:
+def chunks(rows: list[Row], width: int, size: int) -> Iterator[list[Row]]:
+    """Continuation rows (slot, request, ids) of two tokens or more, longest first, in passes whose
+    KV caches hold at most the rows of ``HFLM``'s own batch of ``size`` of them: ``size`` x (the
+    contexts' ``width`` + the longest continuation but its last token). A pass's cache holds, per
+    row, the ``width`` positions and the pass's longest continuation but its last token; a pass
+    takes one row at least."""
+    ordered = sorted(rows, key=lambda row: -len(row[2]))
+    budget = size * (width + len(ordered[0][2]) - 1) if ordered else 0
+    chunk: list[Row] = []
+    for row in ordered:
+        if chunk and (len(chunk) + 1) * (width + len(chunk[0][2]) - 1) > budget:
             yield chunk
             chunk = []
         chunk.append(row)
@@ -137,9 +167,20 @@ class PrefixHFLM(HFLM):
                 f"batch ({type(cache).__name__}); run it with --model hf"
             )
 
+    def loglikelihood(self, requests: list[Any], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
+        """``HFLM``'s, with a request whose option adds no token refused in one line naming it."""
+        try:
+            return super().loglikelihood(requests, disable_tqdm=disable_tqdm)
+        except EmptyOption as empty:
+            named = next((r for r in requests if tuple(r.args) == empty.strings), None)
+            if named is None:
+                raise
+            raise ValueError(f"task {named.task_name}, document {named.doc_id}: {empty}") from None
+
     def _loglikelihood_tokens(
         self, requests: list[Request], disable_tqdm: bool = False, override_bs: int | None = None
     ) -> list[tuple[float, bool]]:
+        refuse_empty_options(requests)
         causal = self.backend == "causal"
         shared = [i for i, request in enumerate(requests) if causal and shares_context(request)]
         rest = sorted(set(range(len(requests))) - set(shared))
@@ -207,41 +248,45 @@ class PrefixHFLM(HFLM):
         self.token_counts.contexts += int(mask.sum())
         self.token_counts.positions += ids.numel()
         rows = [(slot, index, cont) for slot, group in enumerate(batch) for index, cont in group.members]
-        for chunk in chunks(rows, size * width):
+        for slot, index, cont in rows:
+            if len(cont) == 1:
+                yield index, self._answer(first[slot : slot + 1], cont)
+        for chunk in chunks([row for row in rows if len(row[2]) > 1], width, size):
             yield from self._score_continuations(chunk, first, cache, mask, cache_arg)
 
     def _score_continuations(
-        self, chunk: list[tuple[int, int, list[int]]], first: Any, cache: Any, context_mask: Any, cache_arg: str
+        self, chunk: list[Row], first: Any, cache: Any, context_mask: Any, cache_arg: str
     ) -> Iterator[tuple[int, tuple[float, bool]]]:
-        """(request index, (sum of log-probs, greedy)) for each continuation, ``HFLM``'s arithmetic."""
+        """(request index, answer) for each continuation of two tokens or more, in one pass on the
+        rows of the cache its chunk selects."""
         slots = torch.tensor([slot for slot, _, _ in chunk])
-        span = max(len(cont) for _, _, cont in chunk) - 1
-        rest = None
-        if span > 0:
-            ids = torch.full((len(chunk), span), self._pad_id(), dtype=torch.long)
-            own = torch.zeros((len(chunk), span), dtype=torch.long)
-            for row, (_, _, cont) in enumerate(chunk):
-                ids[row, : len(cont) - 1] = torch.tensor(cont[:-1])
-                own[row, : len(cont) - 1] = 1
-            rows_cache = copy_cache(cache)
-            rows_cache.batch_select_indices(slots.to(self.device))
-            starts = context_mask[slots].sum(-1, keepdim=True)
-            out = self._forward(
-                input_ids=ids,
-                attention_mask=torch.cat([context_mask[slots], own], dim=1),
-                position_ids=starts + torch.arange(span),
-                **{cache_arg: rows_cache},
-            )
-            rest = F.log_softmax(out.logits, dim=-1, dtype=self.softmax_dtype)
-            self.token_counts.continuations += int(own.sum())
-            self.token_counts.positions += ids.numel()
+        span = len(chunk[0][2]) - 1  # the longest: chunks come longest first
+        ids = torch.full((len(chunk), span), self._pad_id(), dtype=torch.long)
+        own = torch.zeros((len(chunk), span), dtype=torch.long)
+        for row, (_, _, cont) in enumerate(chunk):
+            ids[row, : len(cont) - 1] = torch.tensor(cont[:-1])
+            own[row, : len(cont) - 1] = 1
+        rows_cache = copy_cache(cache)
+        rows_cache.batch_select_indices(slots.to(self.device))
+        starts = context_mask[slots].sum(-1, keepdim=True)
+        out = self._forward(
+            input_ids=ids,
+            attention_mask=torch.cat([context_mask[slots], own], dim=1),
+            position_ids=starts + torch.arange(span),
+            **{cache_arg: rows_cache},
+        )
+        rest = F.log_softmax(out.logits, dim=-1, dtype=self.softmax_dtype)
+        self.token_counts.continuations += int(own.sum())
+        self.token_counts.positions += ids.numel()
         for row, (slot, index, cont) in enumerate(chunk):
-            logprobs = first[slot : slot + 1]
-            if len(cont) > 1:
-                logprobs = torch.cat([logprobs, rest[row, : len(cont) - 1]])
-            tokens = torch.tensor(cont, device=logprobs.device)
-            greedy = bool((logprobs.argmax(dim=-1) == tokens).all())
-            yield index, (float(logprobs.gather(1, tokens[:, None]).sum()), greedy)
+            yield index, self._answer(torch.cat([first[slot : slot + 1], rest[row, : len(cont) - 1]]), cont)
+
+    @staticmethod
+    def _answer(logprobs: Any, cont: list[int]) -> tuple[float, bool]:
+        """``HFLM``'s answer from the log-probs that score each token of ``cont``: (sum, greedy)."""
+        tokens = torch.tensor(cont, device=logprobs.device)
+        greedy = bool((logprobs.argmax(dim=-1) == tokens).all())
+        return float(logprobs.gather(1, tokens[:, None]).sum()), greedy
 
     def _pad_id(self) -> int:
         """Padding ids are masked out; any valid id does."""

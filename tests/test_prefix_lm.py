@@ -24,6 +24,7 @@ from lm_eval.models.huggingface import HFLM
 from lm_eval.tasks import TaskManager
 
 from custom_metrics.judge.prompt import LABEL_WORDS, nli_prompt
+from custom_metrics.judge.shared_kv import cache_of
 from custom_metrics.prefix_lm import MODEL_NAME, PrefixHFLM, group_by_context
 from tests.helpers import MIRROR, TASKS_DIR, run_lm_eval
 from tests.judge.conftest import PAIRS, _tiny_gemma, tiny_llama
@@ -163,3 +164,54 @@ def test_tiny_models_with_multi_token_options_equal_hflm(build, tmp_path: Path) 
     assert len({len(prefix._encode_pair(*a)[1]) for a in arguments}) > 1  # options of several lengths
     instances = [Instance("loglikelihood", {}, a, idx=i) for i, a in enumerate(arguments)]
     assert_equal(prefix.loglikelihood(instances), reference.loglikelihood(instances))
+
+
+def cache_rows_per_pass(prefix: PrefixHFLM, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The KV-cache rows (batch rows x positions, the widest layer) each forward pass of ``prefix`` holds."""
+    held: list[int] = []
+    forward = prefix._forward
+
+    def counted(**inputs):
+        out = forward(**inputs)
+        held.append(max(layer.keys.shape[0] * layer.keys.shape[-2] for layer in cache_of(out).layers))
+        return out
+
+    monkeypatch.setattr(prefix, "_forward", counted)
+    return held
+
+
+@pytest.fixture(scope="module")
+def tiny_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[PrefixHFLM, HFLM]:
+    path = tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
+    prefix = PrefixHFLM(pretrained=str(path), dtype="float32", device="cpu", batch_size=BATCH)
+    return prefix, HFLM(pretrained=prefix.model, tokenizer=prefix.tokenizer, device="cpu", batch_size=BATCH)
+
+
+@pytest.mark.parametrize("options", [10, 100])
+def test_cache_rows_per_pass_do_not_grow_with_the_options(tiny_pair, monkeypatch, options: int) -> None:
+    """Every option holds its context's whole cache in a pass, so a pass may take only as many
+    as HFLM's own batch of these requests holds: BATCH x (context + option but its last token)."""
+    prefix, reference = tiny_pair
+    context = nli_prompt(*PAIRS[0])
+    arguments = [(context, f" {LABEL_WORDS[i % 3]} {i}") for i in range(options)]
+    encoded = [prefix._encode_pair(*a) for a in arguments]
+    assert len({tuple(ctx) for ctx, _ in encoded}) == 1  # one context shared by every option
+    assert min(len(cont) for _, cont in encoded) > 1  # every option runs a pass on the cache
+    budget = BATCH * (len(encoded[0][0]) + max(len(cont) for _, cont in encoded) - 1)
+    held = cache_rows_per_pass(prefix, monkeypatch)
+    instances = [Instance("loglikelihood", {}, a, idx=i) for i, a in enumerate(arguments)]
+    assert_equal(prefix.loglikelihood(instances), reference.loglikelihood(instances))
+    assert len(held) > 1 and max(held) <= budget, (max(held), budget)
+
+
+def test_an_option_that_adds_no_token_is_refused_naming_its_request(tiny_pair) -> None:
+    """HFLM scores such an option 0.0 and greedy: it would win its question unseen."""
+    prefix, _ = tiny_pair
+    context = nli_prompt(*PAIRS[1])
+    instances = [
+        Instance("loglikelihood", {}, (context, option), idx=i, metadata=("broken_task", 7, 1))
+        for i, option in enumerate([" Entailment", ""])
+    ]
+    with pytest.raises(ValueError, match=r"^task broken_task, document 7: hf-prefix: the option '' adds no token") as e:
+        prefix.loglikelihood(instances)
+    assert repr(context[-60:]) in str(e.value) and "\n" not in str(e.value)

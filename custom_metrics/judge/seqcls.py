@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from custom_metrics.common.position_limit import input_limit
 from custom_metrics.judge.options import batch_size, device_and_dtype
 from custom_metrics.judge.spec import JudgeSpec
 from custom_metrics.judge.types import NLI_LABELS, Pair, Verdict, normalize_label, verdict_from_probs
@@ -24,32 +25,6 @@ def label_order(id2label: dict[Any, str], model: str) -> list[int]:
             "and contradiction; the seqcls judge needs a 3-way NLI classifier whose config names its labels."
         )
     return [found[label] for label in NLI_LABELS]
-
-
-# Tokenizers saved without a length say "no limit" with a sentinel (transformers' VERY_LARGE_INTEGER, 1e30).
-NO_LIMIT = 1_000_000
-
-
-def input_limit(model: Any, tokenizer: Any) -> int | None:
-    """The most tokens one (premise, hypothesis) input may hold: the model's own position table,
-    less the positions it never gives a token (RoBERTa's count from ``padding_idx + 1``), and the
-    tokenizer's ``model_max_length`` where it names a smaller one. A tokenizer saved without a
-    length (the sentinel) would truncate nothing, and a longer input indexes past the position
-    table (index out of bounds); None: the model has no absolute positions to run out of."""
-    limits = []
-    stated = getattr(tokenizer, "model_max_length", None)
-    if isinstance(stated, int) and 0 < stated < NO_LIMIT:
-        limits.append(stated)
-    tables = (m for name, m in model.named_modules() if name.endswith("position_embeddings"))
-    table = next((m for m in tables if hasattr(m, "num_embeddings")), None)
-    if table is not None:
-        offset = table.padding_idx + 1 if table.padding_idx is not None else 0
-        limits.append(table.num_embeddings - offset)
-    else:
-        positions = getattr(model.config, "max_position_embeddings", None)
-        if isinstance(positions, int) and positions > 0:
-            limits.append(positions)
-    return min(limits) if limits else None
 
 
 class SeqClsJudge:

@@ -199,3 +199,27 @@ def test_embedding_cache_skips_bad_lines_and_loses_nothing_after_a_kill(tmp_path
     assert {name for _, name in again._stored} == {"good", "balloon_expand"}
     again.embed(["balloon_expand"])
     assert np.array_equal(again._vectors["balloon_expand"], embedder._vectors["balloon_expand"])  # exact, not rounded
+
+
+def test_an_encoder_without_a_stated_length_cuts_long_names_to_its_positions(tmp_path) -> None:
+    """A RoBERTa-style encoder whose tokenizer states no length: sentence-transformers caps the
+    length at ``max_position_embeddings`` (42), one more than RoBERTa gives tokens (it counts
+    positions from its padding id + 1), so a long name indexed past the table before."""
+    from transformers import RobertaModel
+
+    from tests.tiny_models import bpe_tokenizer, tiny_model
+
+    words = ["balloon", "expand", "heat", "air", "rise", "museum", "closes"]
+    tokenizer = bpe_tokenizer([" ".join(words)] * 4, 300, ["<pad>", "<s>", "</s>"], min_frequency=1)
+    settings = {"num_attention_heads": 4, "max_position_embeddings": 42, "pad_token_id": 0}
+    path = tiny_model(tmp_path / "roberta", RobertaModel, tokenizer, seed=3, **settings)
+    assert tokenizer.model_max_length > 10**20  # saved without a length
+    long_name = "_".join(words * 8)
+    assert len(tokenizer(long_name.replace("_", " "))["input_ids"]) > 42
+    names = [f"{long_name}_museum", f"{long_name}_closes", "balloon_expand"]
+    embedder = PredicateEmbedder(str(path))
+    embedder.embed(names)  # an index out of bounds before
+    assert embedder.load().max_seq_length == 41  # was 42: one past RoBERTa's last position
+    vectors = [embedder._vectors[name] for name in names]
+    assert all(abs(float(np.linalg.norm(v)) - 1.0) < 1e-5 for v in vectors)
+    assert np.array_equal(vectors[0], vectors[1])  # they differ after the cut only
