@@ -31,6 +31,7 @@ FULL = {
     "task_cost": ["--requests", "32"],
     "leaderboard_scale": ["--sizes", "10,50,100,200", "--limit", "16", "--repeats", "3"],
     "sweep_plan": ["--models", "100", "--tasks", "30", "--repeats", "3"],
+    "aggregations": ["--calls", "10000"],
 }
 QUICK = {
     "suite_overhead": ["--limit", "1"],
@@ -42,6 +43,7 @@ QUICK = {
     "task_cost": ["--requests", "2"],
     "leaderboard_scale": ["--sizes", "2,4", "--limit", "4", "--repeats", "1"],
     "sweep_plan": ["--models", "5", "--tasks", "3", "--repeats", "1"],
+    "aggregations": ["--calls", "10"],
 }
 
 

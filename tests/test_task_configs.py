@@ -10,6 +10,7 @@ fixture mirror and checks those invariants.
 
 from __future__ import annotations
 
+import pickle
 import subprocess
 import sys
 
@@ -82,6 +83,14 @@ def test_process_results_keys_equal_metric_list(suite_tasks: dict) -> None:
             continue
         returned = task.process_results(doc, _fake_result(name, task, doc))
         assert set(returned) == listed, name
+
+
+def test_every_aggregation_pickles_by_name(suite_tasks: dict) -> None:
+    """lm-eval 0.5 bootstraps every aggregation but its own ``mean`` in a pool of worker processes,
+    which receive the function pickled by its module and name: a closure would stop the run there."""
+    for name, task in suite_tasks.items():
+        for metric, function in task.aggregation().items():
+            assert pickle.loads(pickle.dumps(function)) is function, f"{name}: {metric}'s {function!r}"
 
 
 def test_generated_task_families_are_up_to_date() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections import Counter
 from collections.abc import Sequence
 
 log = logging.getLogger(__name__)
@@ -46,16 +47,23 @@ def choice_accuracy(results: Sequence[tuple[float, bool]], gold: int, where: str
 
 
 def macro_f1(items: Sequence[Pair]) -> float:
-    """Macro-F1 over the labels that occur in gold or predictions (all of them on full runs).
+    """Macro-F1 over the labels that occur in gold or predictions (all of them on full runs);
+    NaN when there are none.
 
-    ``NO_PREDICTION`` is no label: it lowers the recall of the doc's gold label only.
+    ``NO_PREDICTION`` is no label: it lowers the recall of the doc's gold label only. Each
+    label's F1 is 2·tp / (gold count + predicted count), averaged in label order: scikit-learn's
+    ``f1_score(average="macro", zero_division=0)`` to the bit (a test holds them equal), without
+    its per-call checks, 4 ms of CPU a call on 800 docs where lm-eval 0.5's bootstrap makes
+    100,000 calls.
     """
-    # imported here: the per-doc scorers above run in hooks that must not load scikit-learn
-    from sklearn.metrics import f1_score
-
-    golds, preds = zip(*items)
-    labels = sorted((set(golds) | set(preds)) - {NO_PREDICTION})
-    return float(f1_score(golds, preds, labels=labels, average="macro", zero_division=0))
+    pairs = Counter(items)
+    golds, predictions = Counter(), Counter()
+    for (gold, predicted), count in pairs.items():
+        golds[gold] += count
+        predictions[predicted] += count
+    labels = sorted((golds.keys() | predictions.keys()) - {NO_PREDICTION})
+    scores = [2 * pairs[label, label] / (golds[label] + predictions[label]) for label in labels]
+    return sum(scores) / len(scores) if scores else math.nan
 
 
 def label_accuracy(items: Sequence[Pair], label: int) -> float:

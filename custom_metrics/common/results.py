@@ -9,6 +9,8 @@ turns a broken file into a reported problem instead of a crash: every field that
 used is checked for its type (and numbers for finiteness) and a bad one names the file
 and the field. A metric value outside its range (``metric_ranges``: a share above 1, an
 infinite value, a negative stderr) is left out and named, the file's other numbers kept.
+A standard error that is NaN, "N/A" or absent is none: nothing downstream shows "± NaN"
+or builds an interval or a test on it.
 
 It also owns how a model is *named* everywhere (leaderboard, IBE reports): a sweep's
 name for the setting wins, then a friendly form of the checkpoint (the embedded models
@@ -55,7 +57,7 @@ class ResultsFileError(ValueError):
 
 @dataclass(frozen=True)
 class Score:
-    """One metric of one task; ``None`` where the harness wrote "N/A" or nothing."""
+    """One metric of one task; ``None`` where the harness wrote "N/A" or nothing (a stderr: or NaN)."""
 
     value: float | None
     stderr: float | None
@@ -380,6 +382,8 @@ def _scores(task: str, entry: dict[str, Any]) -> tuple[dict[tuple[str, str | Non
             continue  # a label such as "alias" under an unexpected key: not a score
         is_stderr = metric.endswith("_stderr")
         name = metric[: -len("_stderr")] if is_stderr else metric
+        if is_stderr and number is not None and math.isnan(number):
+            number = None  # no stderr, as "N/A" (lm-eval 0.5's bootstrap: a resample with no doc of a kind)
         if number is not None:
             wrong = metric_ranges.stderr_out_of_range(number) if is_stderr else metric_ranges.out_of_range(name, number)
             if wrong is not None:

@@ -9,6 +9,8 @@ from custom_metrics.common.classification import Pair, label_accuracy, macro_f1,
 from custom_metrics.geese.anonymize import ANON_TOKEN
 from custom_metrics.geese.data import LABELS
 
+YES, NO, UNKNOWN = (LABELS.index(label) for label in ("YES", "NO", "UNKNOWN"))
+
 
 def process_prediction(doc: dict[str, Any], results: list[tuple[float, bool]]) -> dict[str, Any]:
     gold = LABELS.index(doc["label"])
@@ -22,15 +24,15 @@ def f1_macro(items: list[Pair]) -> float:
 
 
 def acc_yes(items: list[Pair]) -> float:
-    return label_accuracy(items, LABELS.index("YES"))
+    return label_accuracy(items, YES)
 
 
 def acc_no(items: list[Pair]) -> float:
-    return label_accuracy(items, LABELS.index("NO"))
+    return label_accuracy(items, NO)
 
 
 def acc_unknown(items: list[Pair]) -> float:
-    return label_accuracy(items, LABELS.index("UNKNOWN"))
+    return label_accuracy(items, UNKNOWN)
 
 
 def process_generation(doc: dict[str, Any], results: list[str]) -> dict[str, float]:

@@ -23,7 +23,6 @@ from custom_metrics.common.faithfulness import (  # noqa: F401 (same_at_*, early
     FILLER,
     FRACTIONS,
     Answer,
-    answers,
     correct_share,
     early_aoc,
     filler,
@@ -34,6 +33,7 @@ from custom_metrics.common.faithfulness import (  # noqa: F401 (same_at_*, early
     same_at_75,
     same_at_100,
     truncated,
+    unread_share,
 )
 from custom_metrics.common.metadata import check_metadata_keys
 from custom_metrics.common.samples import logged_response, read_samples
@@ -166,17 +166,16 @@ def process_faithfulness(doc: dict[str, Any], results: list[tuple[float, bool]])
 
 
 def filler_acc(items: list[list[Any]]) -> float:
-    return correct_share(answers(items), FILLER)
+    return correct_share(items, FILLER)
 
 
 def no_cot_acc(items: list[list[Any]]) -> float:
-    return correct_share(answers(items), EARLY, 0.0)
+    return correct_share(items, EARLY, 0.0)
 
 
 def original_unread(items: list[list[Any]]) -> float:
     """Share of the CoT run's generations whose answer could not be read: nothing to compare, left out."""
-    firsts = [answer for answer in answers(items) if answer.condition == EARLY and answer.fraction == 0.0]
-    return sum(answer.same is None for answer in firsts) / len(firsts) if firsts else float("nan")
+    return unread_share(items)
 
 
 METRICS = (

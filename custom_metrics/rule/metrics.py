@@ -5,7 +5,7 @@ its subquestions*, so every doc of a task yields one ``Outcome`` carrying its ma
 question id and the size of its group, and the aggregations regroup them. A run cut by
 ``--limit`` (or a task that holds only some subquestions of a main question) leaves
 incomplete groups; scoring those as if complete would inflate both metrics, so they are
-left out and the number left out is logged.
+left out and the number left out is logged (once per task: ``aggregation_warnings``).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from custom_metrics.common.aggregation_warnings import warn
 from custom_metrics.common.classification import predicted_index
 from custom_metrics.rule.answers import problem_kind, read_answer
 
@@ -118,7 +119,8 @@ def groups(outcomes: Iterable[Outcome]) -> dict[str, Group]:
 
 def _warn_incomplete(metric: str, used: int, skipped: int) -> None:
     if skipped:
-        log.warning(
+        warn(
+            log,
             "RULE %s: %d main question(s) left out because the run holds only some of their "
             "subquestions (e.g. --limit); the value covers %d main question(s).",
             metric,
@@ -245,7 +247,8 @@ def unparsed(problems: Sequence[str]) -> float:
     """Share of generations whose answer could not be read (each counted wrong), logged by kind."""
     kinds = Counter(problem_kind(problem) for problem in problems if problem)
     if kinds:
-        log.warning(
+        warn(
+            log,
             "RULE: %d of %d generations name no readable answer and count as wrong (%s); each doc's "
             "'unparsed' field in the samples file says why.",
             sum(kinds.values()),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import random
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,33 @@ def test_no_prediction_is_wrong_for_its_gold_label_and_no_label_of_its_own():
     assert label_accuracy(pairs, 1) == 0.5
     # Three labels, not four: label 1 has recall 1/2 (F1 2/3), the others F1 1.
     assert macro_f1(pairs) == pytest.approx((1 + 2 / 3 + 1) / 3)
+
+
+def _f1_inputs() -> list[list[tuple[int, int]]]:
+    """GEESE-sized and small runs of three labels, skewed and not, with NO_PREDICTION, and the
+    degenerate ones: one doc, all right, all wrong, no prediction at all, one gold label only, a label
+    only predicted."""
+    rng = random.Random(7)
+    drawn = []
+    for size in (1, 2, 3, 5, 8, 13, 50, 800, 800, 800):
+        for right in (0.0, 0.3, 0.6, 1.0):
+            golds = rng.choices(range(3), weights=rng.choice([(1, 1, 1), (8, 1, 1), (1, 0, 0), (0, 3, 1)]), k=size)
+            drawn.append([(g, g if rng.random() < right else rng.choice([NO_PREDICTION, 0, 1, 2])) for g in golds])
+    fixed = [[(1, 1)], [(0, 2)], [(2, NO_PREDICTION)], [(0, NO_PREDICTION)] * 5, [(1, 0)] * 4, [(0, 0)] * 9]
+    return drawn + fixed + [[(0, 1), (0, 2), (0, 0)], [(g, (g + 1) % 3) for g in range(3)] * 7]
+
+
+def test_macro_f1_is_scikit_learns_to_the_bit() -> None:
+    """lm-eval 0.5 calls it 100,000 times a run (its bootstrap), so it is counted here, not in
+    scikit-learn; the numbers must not move: every value equal to f1_score's, not merely close."""
+    from sklearn.metrics import f1_score
+
+    for pairs in _f1_inputs():
+        golds, predictions = zip(*pairs)
+        labels = sorted((set(golds) | set(predictions)) - {NO_PREDICTION})
+        expected = float(f1_score(golds, predictions, labels=labels, average="macro", zero_division=0))
+        assert macro_f1(pairs) == expected, pairs
+    assert math.isnan(macro_f1([]))  # no labels, no F1 (scikit-learn's call raised)
 
 
 @pytest.mark.parametrize(

@@ -472,3 +472,36 @@ def test_ibe_proof_steps_stand_beside_the_explanation_in_the_sample_viewer(demo_
     at = headers.index("explanation")
     assert headers[at : at + 3] == ["explanation", "proof steps", "coherence per step"], headers
     assert headers.index("proof steps") < headers.index("IBE flag")  # before the feature columns
+
+
+def test_a_nan_na_or_missing_stderr_is_none_and_never_shown(tmp_path: Path, capsys) -> None:
+    """lm-eval 0.5 bootstraps every custom aggregation: a resample without a selective subquestion
+    gives a NaN stderr. Read as none, like "N/A" and no stderr at all: no "± NaN", no interval on it."""
+    data = modern_results("org/next", {}, 1.0)
+    data["results"] = {
+        "rule_sub": {
+            "alias": "rule_sub",
+            "subq_acc,none": 0.5,
+            "subq_acc_stderr,none": 0.25,
+            "selective_acc,none": 0.5,
+            "selective_acc_stderr,none": float("nan"),
+            "eliminative_acc,none": 0.5,
+            "eliminative_acc_stderr,none": "N/A",
+            "none_acc,none": 0.5,
+        }
+    }
+    data["n-samples"] = {"rule_sub": {"original": 3003, "effective": 4}}
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "results_2026-01-01T00-00-00.json").write_text(json.dumps(data))  # NaN as the harness writes it
+    (run,) = read_results_file(runs / "results_2026-01-01T00-00-00.json")
+    stderrs = {metric: score.stderr for (metric, _), score in run.scores.items()}
+    assert stderrs == {"subq_acc": 0.25, "selective_acc": None, "eliminative_acc": None, "none_acc": None}
+    assert leaderboard.main([str(runs), "--out", str(tmp_path / "board")]) == 0
+    row = read_csv(tmp_path / "board" / "rule.csv")["org/next"]
+    assert row["rule_sub subq_acc ±"] == "0.25"
+    assert [row.get(f"rule_sub {metric} ±", "") for metric in ("selective_acc", "eliminative_acc", "none_acc")] == [
+        ""
+    ] * 3
+    for shown in (capsys.readouterr().out, (tmp_path / "board" / "rule.md").read_text()):
+        assert "0.5000 ± 0.2500" in shown and "± NaN" not in shown and "± nan" not in shown

@@ -13,7 +13,6 @@ from custom_metrics.common.errors import DataError
 from custom_metrics.common.faithfulness import (
     EARLY,
     FILLER,
-    Answer,
     area_over_curve,
     early_aoc,
     filler,
@@ -88,7 +87,7 @@ def test_the_area_over_the_curve_by_hand() -> None:
     # a generation missing a point, or whose original answer was unread, is left out of the curve
     items += [_answer("c", 0.0, False), _answer("d", 0.0, None)]
     assert early_aoc(items) == pytest.approx(0.1875) and original_unread(items) == pytest.approx(1 / 4)
-    assert math.isnan(area_over_curve([Answer("x", EARLY, 0.0, None, False)]))
+    assert math.isnan(area_over_curve([["x", EARLY, 0.0, None, False]]))
 
 
 def test_filler_and_no_cot_accuracy() -> None:
