@@ -26,6 +26,7 @@ from custom_metrics.common.jsonl import loads_strict
 from custom_metrics.common.leaderboard_types import SampleView, default_doc_key
 from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.common.results import TaskRun
+from custom_metrics.common.samples import normalised
 
 PROBLEM = "problem"
 PROMPT = "prompt"
@@ -121,7 +122,7 @@ def _row(logged: LoggedTask, line: str, number: int, extra: dict[str, Any]) -> t
     """One viewer row of a samples line, and its document's key (shared by every run of the task)."""
     task, view = logged.run.task, logged.spec.board.samples
     try:
-        sample = loads_strict(line)
+        sample = normalised(loads_strict(line))
     except (ValueError, RecursionError) as error:
         return {"#": None, PROBLEM: f"line {number}: not valid JSON ({error})"}, None
     if not isinstance(sample, dict) or not isinstance(sample.get("doc"), dict):
