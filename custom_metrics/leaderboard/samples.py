@@ -25,7 +25,7 @@ from custom_metrics.common.files import JSONL_MAX_BYTES, iter_regular_lines
 from custom_metrics.common.jsonl import loads_strict
 from custom_metrics.common.leaderboard_types import SampleView, default_doc_key
 from custom_metrics.common.paper_spec import PaperSpec
-from custom_metrics.common.results import TaskRun
+from custom_metrics.common.results import TaskRun, current_metric_name
 from custom_metrics.common.samples import normalised
 
 PROBLEM = "problem"
@@ -139,7 +139,7 @@ def _row(logged: LoggedTask, line: str, number: int, extra: dict[str, Any]) -> t
         if view is not None and view.outcomes is not None:
             for metric, value in view.outcomes(task, sample).items():
                 if value is not None and math.isfinite(value):
-                    logged.outcomes.setdefault(metric, {})[key] = float(value)
+                    logged.outcomes.setdefault(current_metric_name(task, metric), {})[key] = float(value)
     except _SHAPE_ERRORS as error:
         row[PROBLEM] = f"line {number}: unexpected sample content ({type(error).__name__}: {error})"
     row[PROMPT] = _prompt(sample)

@@ -125,3 +125,23 @@ def test_template_api_builds_payloads_as_the_suite_probes_and_overrides_them() -
     assert "self._max_gen_toks" in inspect.getsource(TemplateAPI.__init__), (
         f"lm-eval {harness_version()} no longer keeps TemplateAPI._max_gen_toks: adapt the same two modules"
     )
+
+
+def test_a_metric_renamed_for_0_5_reads_under_its_name_now_in_runs_of_either_name(tmp_path: Path) -> None:
+    """0.5 refuses ``acc`` on a generation task, so the generated judges report ``answer_acc``; a
+    run logged before (``acc``) lands in the same column, its stderr with it, and the same name
+    on another task (a log-likelihood judge's ``acc``) is left as it is."""
+    import json
+
+    from custom_metrics.common.results import read_results_file
+
+    def scores(task: str, metric: str) -> dict:
+        path = tmp_path / f"results_{task}_{metric}.json"
+        entry = {f"{metric},none": 0.75, f"{metric}_stderr,none": 0.1, "unparsed,none": 0.25}
+        path.write_text(json.dumps({"results": {task: entry}, "config": {"model": "hf"}, "model_name": "m"}))
+        return {key: (score.value, score.stderr) for key, score in read_results_file(path)[0].scores.items()}
+
+    now = {("answer_acc", "none"): (0.75, 0.1), ("unparsed", "none"): (0.25, None)}
+    for task in ("reg_judge_select", "reg_judge_select_reasoning_served", "ibe_judge_copa_chat", "ibe_judge_ecare_chat"):
+        assert scores(task, "acc") == scores(task, "answer_acc") == now, task
+    assert ("acc", "none") in scores("ibe_judge_copa", "acc")
