@@ -142,6 +142,7 @@ def test_a_metric_renamed_for_0_5_reads_under_its_name_now_in_runs_of_either_nam
         return {key: (score.value, score.stderr) for key, score in read_results_file(path)[0].scores.items()}
 
     now = {("answer_acc", "none"): (0.75, 0.1), ("unparsed", "none"): (0.25, None)}
-    for task in ("reg_judge_select", "reg_judge_select_reasoning_served", "ibe_judge_copa_chat", "ibe_judge_ecare_chat"):
+    generated_judges = ("reg_judge_select", "reg_judge_select_reasoning_served", "ibe_judge_copa_chat")
+    for task in (*generated_judges, "ibe_judge_ecare_chat"):
         assert scores(task, "acc") == scores(task, "answer_acc") == now, task
     assert ("acc", "none") in scores("ibe_judge_copa", "acc")
