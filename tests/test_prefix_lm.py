@@ -200,7 +200,7 @@ def test_cache_rows_per_pass_do_not_grow_with_the_options(tiny_pair, monkeypatch
     assert min(len(cont) for _, cont in encoded) > 1  # every option runs a pass on the cache
     budget = BATCH * (len(encoded[0][0]) + max(len(cont) for _, cont in encoded) - 1)
     held = cache_rows_per_pass(prefix, monkeypatch)
-    instances = [Instance("loglikelihood", {}, a, idx=i) for i, a in enumerate(arguments)]
+    instances = [new_instance("loglikelihood", a, i) for i, a in enumerate(arguments)]
     assert_equal(prefix.loglikelihood(instances), reference.loglikelihood(instances))
     assert len(held) > 1 and max(held) <= budget, (max(held), budget)
 
@@ -210,7 +210,7 @@ def test_an_option_that_adds_no_token_is_refused_naming_its_request(tiny_pair) -
     prefix, _ = tiny_pair
     context = nli_prompt(*PAIRS[1])
     instances = [
-        Instance("loglikelihood", {}, (context, option), idx=i, metadata=("broken_task", 7, 1))
+        new_instance("loglikelihood", (context, option), i, task_name="broken_task", doc_id=7)
         for i, option in enumerate([" Entailment", ""])
     ]
     with pytest.raises(ValueError, match=r"^task broken_task, document 7: hf-prefix: the option '' adds no token") as e:

@@ -54,16 +54,17 @@ def generation_task_base() -> type:
 
 
 def new_instance(
-    request_type: str, arguments: tuple[Any, ...], idx: int, *, doc: dict[str, Any] | None = None, task_name: str = ""
+    request_type: str, arguments: tuple[Any, ...], idx: int, *, task_name: str = "", doc_id: int | None = None
 ) -> Any:
     """An ``lm_eval.api.instance.Instance`` for a request built outside a task (benchmarks,
     judges): 0.5 requires ``task_name`` and ``doc_id`` by keyword, 0.4.13 takes them as
-    ``metadata``. ``idx`` doubles as the document id."""
+    ``metadata``. The document id is ``idx`` unless given."""
     from lm_eval.api.instance import Instance
 
+    doc_id = idx if doc_id is None else doc_id
     if lists_per_document():
-        return Instance(request_type, doc or {}, arguments, task_name, doc_id=idx, idx=idx)
-    return Instance(request_type, doc or {}, arguments, idx, metadata=(task_name, idx, 1))
+        return Instance(request_type, {}, arguments, task_name, doc_id=doc_id, idx=idx)
+    return Instance(request_type, {}, arguments, idx, metadata=(task_name, doc_id, 1))
 
 
 def unknown_task_names(manager: Any, names: Sequence[str]) -> list[str]:
