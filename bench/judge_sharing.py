@@ -225,12 +225,13 @@ def run(count: int, model: str | None, device: str, dtype: str, batch_size: int,
 
 def _harness(judge, pairs, batch_size: int, device: str, shared: list[list[float]]) -> dict:
     """The peer: lm-eval's HFLM on the judge's own (context, continuation) requests, same model object."""
-    from lm_eval.api.instance import Instance
     from lm_eval.models.huggingface import HFLM
+
+    from custom_metrics.common.harness_api import new_instance
 
     requests = [(judge.context(p, h), cont) for p, h in pairs for cont in judge.continuations()]
     model = HFLM(pretrained=judge.model, tokenizer=judge.tokenizer, batch_size=batch_size, device=device)
-    instances = [Instance(request_type="loglikelihood", doc={}, arguments=r, idx=i) for i, r in enumerate(requests)]
+    instances = [new_instance("loglikelihood", r, i) for i, r in enumerate(requests)]
     with cpu_timed() as t_harness:
         flat = [ll for ll, _greedy in model.loglikelihood(instances, disable_tqdm=True)]
         _sync(device)

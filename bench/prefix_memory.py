@@ -65,17 +65,17 @@ def two_token_options(lm: Any, context: str, count: int) -> list[str]:
 
 def child(model: str, count: int, context_tokens: int, out: Path) -> None:
     """One model on ``count`` options in this (fresh) process; writes its figures to ``out``."""
-    from lm_eval.api.instance import Instance
     from lm_eval.models.huggingface import HFLM
 
     from custom_metrics.common.embedded_model import ensure_checkpoint
+    from custom_metrics.common.harness_api import new_instance
     from custom_metrics.prefix_lm import PrefixHFLM
 
     model_class = PrefixHFLM if model == "hf-prefix" else HFLM
     lm = model_class(pretrained=str(ensure_checkpoint()), dtype="float32", device="cpu", batch_size=1)
     context = context_text(lm.tokenizer, context_tokens)
     options = two_token_options(lm, context, count)
-    requests = [Instance("loglikelihood", {}, (context, option), idx=i) for i, option in enumerate(options)]
+    requests = [new_instance("loglikelihood", (context, option), i) for i, option in enumerate(options)]
     start = time.perf_counter()
     answers = lm.loglikelihood(requests, disable_tqdm=True)
     seconds = time.perf_counter() - start

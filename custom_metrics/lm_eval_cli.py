@@ -2,20 +2,31 @@
 
 The harness looks a ``--model`` name up in its registry before it loads any task, so a
 class defined outside lm-eval must be registered by the process that parses the command
-line. Each is registered by name and import path, as lm-eval registers its own: the class's
-module (and torch, for ``hf-prefix``) is imported only when a run chooses it.
+line. The package declares its classes once, as ``lm_eval.models`` entry points
+(pyproject.toml), which a harness that reads plugins finds by itself; for the versions that do
+not (0.4.13, 0.5.0.dev1) this command registers the same entries by name and import path, as
+lm-eval registers its own: the class's module (and torch, for ``hf-prefix``) is imported only
+when a run chooses it.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from importlib.metadata import entry_points
 
-# --model name -> "module:class"
-MODELS = {
-    "reasoning-chat-completions": "custom_metrics.reg.api_model:ReasoningChatCompletions",
-    "hf-prefix": "custom_metrics.prefix_lm:PrefixHFLM",
-}
+ENTRY_POINTS = "lm_eval.models"
+DISTRIBUTION = "explain-eval"
+
+
+def suite_model_classes() -> dict[str, str]:
+    """``--model`` name -> ``"module:class"`` of the suite's model classes, as the installed
+    package declares them."""
+    return {
+        point.name: point.value
+        for point in entry_points(group=ENTRY_POINTS)
+        if point.dist is not None and point.dist.name == DISTRIBUTION
+    }
 
 
 def register_models() -> None:
@@ -25,7 +36,7 @@ def register_models() -> None:
     import lm_eval.models  # noqa: F401
     from lm_eval.api.registry import model_registry
 
-    for name, target in MODELS.items():
+    for name, target in suite_model_classes().items():
         if name not in model_registry:
             model_registry.register(name, target=target)
 

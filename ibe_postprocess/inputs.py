@@ -29,8 +29,7 @@ from custom_metrics.common import fields
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.file_kinds import file_kind, wrong_kind
 from custom_metrics.common.files import JSONL_MAX_BYTES, regular_file_problem
-from custom_metrics.common.jsonl import numbered_jsonl
-from custom_metrics.common.samples import logged_response
+from custom_metrics.common.samples import logged_response, numbered_samples
 from ibe_postprocess.folder import FILE_KINDS, SAMPLES_NAME
 from ibe_postprocess.judge_answer import parse_choice
 from ibe_postprocess.parsing import MAX_CHARS
@@ -184,7 +183,7 @@ def read_inputs(paths: Iterable[Path]) -> tuple[list[ExplanationRecord], list[Ju
     paths = [Path(path) for path in paths]
     for path in paths:
         check_input_file(path)
-        for line, row in numbered_jsonl(path):
+        for line, row in numbered_samples(path):
             source = Source(str(path), line)
             where = str(source)
             if isinstance(row.get("doc"), dict):  # an lm-eval sample

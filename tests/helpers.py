@@ -14,6 +14,8 @@ from types import ModuleType
 
 import pytest
 
+from custom_metrics.common.harness_api import lists_per_document
+from custom_metrics.common.samples import normalised
 from custom_metrics.common.task_folders import TASKS_PATH
 from custom_metrics.leaderboard.registry import PAPERS
 
@@ -87,8 +89,14 @@ def read_samples_files(out: Path) -> dict[str, list[dict]]:
     samples: dict[str, list[dict]] = {}
     for path in out.glob("*/samples_*.jsonl"):
         task = path.name[len("samples_") :].rsplit("_", 1)[0]
-        samples[task] = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        samples[task] = [normalised(json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
     return samples
+
+
+def per_document(filtered: list) -> list:
+    """A filter's output called directly, one value per document whatever the harness version
+    (lm-eval 0.5 wants a list per document: ``harness_api.filter_output``)."""
+    return [value[0] for value in filtered] if lists_per_document() else list(filtered)
 
 
 def hf_model_flags(model: Path) -> list[str]:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from lm_eval.tasks import TaskManager
 
+from custom_metrics.common.harness_api import evaluation_docs
 from tests.helpers import MIRROR, PAPER_KEYS, TASKS_DIR, paper_tests
 
 # Every task that must load: each paper's own list (tests/<key>/paper.py), for every registered paper.
@@ -44,6 +45,14 @@ def run_arg_tasks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[st
     return built
 
 
+def with_docs(tasks: dict[str, Any]) -> dict[str, Any]:
+    """The tasks with their documents loaded now, while the data settings hold (lm-eval 0.5
+    loads a dataset at its first document access)."""
+    for task in tasks.values():
+        evaluation_docs(task)
+    return tasks
+
+
 def load_plain_tasks(tmp_path_factory: pytest.TempPathFactory, data_root: Path) -> dict[str, Any]:
     """Every task as upstream's own checks build it: one plain ``TaskManager``, no model and no
     metadata; only the reading tasks get the samples files they read (data, not a model)."""
@@ -56,7 +65,7 @@ def load_plain_tasks(tmp_path_factory: pytest.TempPathFactory, data_root: Path) 
         for name, metadata in reading.items():
             reader = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=metadata)
             loaded.update(reader.load([name])["tasks"])
-        return loaded
+        return with_docs(loaded)
     finally:
         monkeypatch.undo()
 
@@ -78,6 +87,6 @@ def load_suite_tasks(
         for name, metadata in special.items():
             manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata={**data, **metadata})
             loaded.update(manager.load([name])["tasks"])
-        return loaded
+        return with_docs(loaded)
     finally:
         monkeypatch.undo()

@@ -23,6 +23,7 @@ from lm_eval.api.instance import Instance
 from lm_eval.models.huggingface import HFLM
 from lm_eval.tasks import TaskManager
 
+from custom_metrics.common.harness_api import new_instance
 from custom_metrics.judge.prompt import LABEL_WORDS, nli_prompt
 from custom_metrics.judge.shared_kv import cache_of
 from custom_metrics.prefix_lm import MODEL_NAME, PrefixHFLM, group_by_context
@@ -120,10 +121,10 @@ def test_left_truncated_requests_equal_hflm(models, requests) -> None:
 def test_empty_contexts_and_rolling_loglikelihoods_take_hflms_path(models, requests) -> None:
     prefix, reference = models
     text = "The cat sat on the mat because it was warm."
-    empty = [Instance("loglikelihood", {}, ("", text), idx=0)]
+    empty = [new_instance("loglikelihood", ("", text), 0)]
     mixed = requests["geese_noexp"][:2] + empty + requests["geese_noexp"][2:3]  # answers stay in request order
     assert_equal(prefix.loglikelihood(mixed), reference.loglikelihood(mixed))
-    rolling = [Instance("loglikelihood_rolling", {}, (text,), idx=0)]
+    rolling = [new_instance("loglikelihood_rolling", (text,), 0)]
     expected = reference.loglikelihood_rolling(rolling)
     assert prefix.loglikelihood_rolling(rolling) == pytest.approx(expected, abs=TOLERANCE)
 
@@ -162,7 +163,7 @@ def test_tiny_models_with_multi_token_options_equal_hflm(build, tmp_path: Path) 
     arguments += [(contexts[3], option) for option in options]
     assert max(len(prefix.tok_encode(c)) for c in contexts) > 24 and prefix.tok_encode(contexts[0])
     assert len({len(prefix._encode_pair(*a)[1]) for a in arguments}) > 1  # options of several lengths
-    instances = [Instance("loglikelihood", {}, a, idx=i) for i, a in enumerate(arguments)]
+    instances = [new_instance("loglikelihood", a, i) for i, a in enumerate(arguments)]
     assert_equal(prefix.loglikelihood(instances), reference.loglikelihood(instances))
 
 
@@ -199,7 +200,7 @@ def test_cache_rows_per_pass_do_not_grow_with_the_options(tiny_pair, monkeypatch
     assert min(len(cont) for _, cont in encoded) > 1  # every option runs a pass on the cache
     budget = BATCH * (len(encoded[0][0]) + max(len(cont) for _, cont in encoded) - 1)
     held = cache_rows_per_pass(prefix, monkeypatch)
-    instances = [Instance("loglikelihood", {}, a, idx=i) for i, a in enumerate(arguments)]
+    instances = [new_instance("loglikelihood", a, i) for i, a in enumerate(arguments)]
     assert_equal(prefix.loglikelihood(instances), reference.loglikelihood(instances))
     assert len(held) > 1 and max(held) <= budget, (max(held), budget)
 
@@ -209,7 +210,7 @@ def test_an_option_that_adds_no_token_is_refused_naming_its_request(tiny_pair) -
     prefix, _ = tiny_pair
     context = nli_prompt(*PAIRS[1])
     instances = [
-        Instance("loglikelihood", {}, (context, option), idx=i, metadata=("broken_task", 7, 1))
+        new_instance("loglikelihood", (context, option), i, task_name="broken_task", doc_id=7)
         for i, option in enumerate([" Entailment", ""])
     ]
     with pytest.raises(ValueError, match=r"^task broken_task, document 7: hf-prefix: the option '' adds no token") as e:

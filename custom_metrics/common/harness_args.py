@@ -27,6 +27,7 @@ from typing import Any
 
 from custom_metrics.common.api_sampling import API_CLASS, check_api_sampling
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.harness_api import run_command_parser, unknown_task_names
 from custom_metrics.common.model_signature import read_constructor
 
 # What the harness passes to a model class besides its --model_args (lm_eval.api.model).
@@ -41,11 +42,7 @@ class _Refused(Exception):
 def _run_parser() -> argparse.ArgumentParser:
     """lm-eval's own ``lm_eval run`` parser (what ``python -m lm_eval ARGS`` uses), raising
     instead of printing usage and exiting."""
-    from lm_eval._cli.run import Run
-
-    commands = argparse.ArgumentParser(prog="lm_eval").add_subparsers(dest="command")
-    Run.create(commands)
-    parser = commands.choices["run"]
+    parser = run_command_parser()
 
     def refuse(message: str) -> None:
         raise _Refused(message)
@@ -284,11 +281,11 @@ def check_tasks(
     manager = None
     if include_path is not None:
         manager = _task_manager(path, defaults=False)
-        if all(task.endswith(".yaml") or manager.match_tasks([task]) for task in tasks):
+        if not unknown_task_names(manager, [task for task in tasks if not task.endswith(".yaml")]):
             return
     if defaults or manager is None:
         manager = _task_manager(path, defaults=True)
-    unknown = [task for task in tasks if not task.endswith(".yaml") and not manager.match_tasks([task])]
+    unknown = unknown_task_names(manager, [task for task in tasks if not task.endswith(".yaml")])
     if not unknown:
         return
     named = "; ".join(f"{task!r}{close_names(task, manager.all_tasks)}" for task in unknown)

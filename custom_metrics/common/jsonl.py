@@ -165,15 +165,18 @@ def read_jsonl(
     required: Sequence[str] = (),
     check: RowCheck | None = None,
     unique: Callable[[dict[str, Any]], str | None] | None = None,
+    shape: Callable[[Any], Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Read a JSONL file, failing with file, line and field on the first bad row.
 
     ``unique`` names what identifies a row (e.g. "doc_id 3"; None: not checked); a second
     row with the same name is an error naming both lines, never a silent duplicate.
+    ``shape`` rewrites each row before it is checked (a samples file's ``normalised``).
     """
     rows: list[dict[str, Any]] = []
     seen: dict[str, str] = {}
-    for where, row in iter_jsonl(path):
+    for where, raw in iter_jsonl(path):
+        row = shape(raw) if shape is not None else raw
         check_row(row, required, check, where)
         key = unique(row) if unique is not None else None
         if key is not None:

@@ -19,6 +19,7 @@ by name, Hub ids as given, local paths by their last component), see ``model_nam
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -33,6 +34,7 @@ from custom_metrics.common.embedded_model import EMBEDDED_MODELS
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import MARKER_MAX_BYTES, RESULTS_MAX_BYTES, find_files, read_regular_bytes
 from custom_metrics.common.jsonl import StrictJSONError, loads_strict
+from custom_metrics.common.task_folders import paper_packages
 
 RESULTS_GLOB = "results*.json"
 # Written by `explain-eval sweep` into each model x task folder: the name the
@@ -375,6 +377,7 @@ def _scores(task: str, entry: dict[str, Any]) -> tuple[dict[tuple[str, str | Non
     dropped: set[tuple[str, str | None]] = set()
     for key, raw in entry.items():
         metric, _, filter_name = str(key).partition(",")
+        metric = current_metric_name(task, metric)
         if metric in _NOT_METRICS or isinstance(raw, (dict, list)):
             continue
         number = fields.number(raw, strings=True)
@@ -398,6 +401,18 @@ def _scores(task: str, entry: dict[str, Any]) -> tuple[dict[tuple[str, str | Non
     return {
         key: Score(value, stderrs.get(key) if key not in dropped else None) for key, value in values.items()
     }, left_out
+
+
+def current_metric_name(task: str, metric: str) -> str:
+    """The name a task's metric has now, for one a run logged under an earlier name (each
+    paper's ``RENAMED_METRICS``; a stderr follows its metric)."""
+    name, stderr = (metric[: -len("_stderr")], "_stderr") if metric.endswith("_stderr") else (metric, "")
+    return _renamed_metrics().get((task, name), name) + stderr
+
+
+@functools.cache
+def _renamed_metrics() -> dict[tuple[str, str], str]:
+    return {key: new for package in paper_packages() for key, new in getattr(package, "RENAMED_METRICS", {}).items()}
 
 
 def _is_missing(raw: Any) -> bool:

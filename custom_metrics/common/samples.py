@@ -3,15 +3,46 @@
 Several hooks consume an earlier run's logged generations (GEESE M2 on M1's explanations,
 REG's analysis, IBE's post-processing); they share one reader so that a malformed line is
 reported the same way everywhere: file, line and field.
+
+Every reader of a samples file passes each line through ``normalised`` first: lm-eval 0.5
+logs ``filtered_resps`` one level deeper than 0.4.13 (a list of repeats per request), and a
+run of either version must read the same.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.jsonl import RowCheck, read_jsonl
+from custom_metrics.common.jsonl import RowCheck, numbered_jsonl, read_jsonl
+
+
+def normalised(sample: Any) -> Any:
+    """A logged sample with ``filtered_resps`` in 0.4.13's shape, one entry per request: the
+    text (``[text]``) or the log-likelihood pair (``[[ll, greedy], ...]``). lm-eval 0.5 logs
+    each request's entry as a list of its repeats (``[[text]]``, ``[[[ll, greedy]], ...]``);
+    the suite's tasks ask for one repeat, whose entry is taken. Anything else is left as it is,
+    for the reader's own checks to name."""
+    if not isinstance(sample, dict):
+        return sample
+    filtered = sample.get("filtered_resps")
+    if not isinstance(filtered, list) or not filtered:
+        return sample
+    if not all(isinstance(entry, list) and len(entry) == 1 for entry in filtered):
+        return sample  # 0.4.13: a text is no list, a log-likelihood pair has two members
+    inner = [entry[0] for entry in filtered]
+    if not (all(isinstance(value, str) for value in inner) or all(isinstance(value, list) for value in inner)):
+        return sample
+    return {**sample, "filtered_resps": inner}
+
+
+def numbered_samples(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, ``normalised`` sample) for each line of a samples file, for readers that
+    check each line themselves."""
+    for line, row in numbered_jsonl(path):
+        yield line, normalised(row)
 
 
 def logged_response(sample: dict[str, Any]) -> str:
@@ -60,4 +91,4 @@ def read_samples(path: str | Path, check: RowCheck | None = None) -> list[dict[s
         if check is not None:
             check(sample)
 
-    return read_jsonl(path, check=check_all, unique=_sample_key)
+    return read_jsonl(path, check=check_all, unique=_sample_key, shape=normalised)

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from lm_eval.api.filter import Filter
 
+from custom_metrics.common.harness_api import filter_output
 from custom_metrics.geese.anonymize import anonymize
 
 
@@ -17,5 +18,5 @@ class AnonymizeFilter(Filter):
     explanation that ``geese_selfexp`` later feeds to M2.
     """
 
-    def apply(self, resps: Iterable[list[str]], docs: list[dict]) -> Iterable[str]:
-        return [anonymize(responses[0]) for responses in resps]
+    def apply(self, resps: Iterable[list[str]], docs: list[dict]) -> list:
+        return filter_output(anonymize(responses[0]) for responses in resps)

@@ -8,6 +8,13 @@ logged explanations, the feature scoring, the selector and IBE's files are in
 METADATA_KEYS = frozenset(
     {"dataset", "ecare_train_size", "ecare_test_size", "ecare_seed", "explanations", "both_orders"}
 )
+# (task, the name a run may have logged) -> the name now: lm-eval 0.5 refuses a registered
+# metric name (acc) on a task of another output type, so the chat judge's accuracy has its
+# own; the leaderboard reads earlier runs' name as this one.
+RENAMED_METRICS = {
+    ("ibe_judge_copa_chat", "acc"): "answer_acc",
+    ("ibe_judge_ecare_chat", "acc"): "answer_acc",
+}
 # Its files known by their header key (custom_metrics.common.file_kinds), the keys of
 # ibe_postprocess.features_file and report_file (tests/common/test_file_kinds.py holds them equal).
 FILE_HEADERS = {

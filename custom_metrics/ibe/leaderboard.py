@@ -33,10 +33,16 @@ HEADLINES = (
     Headline(("ibe_copa_selection/cum_uncertainty",), "IBE-Eval, COPA", SELECTION, reference="GPT 3.5"),
     Headline(("ibe_ecare_selection/cum_uncertainty",), "IBE-Eval, e-CARE", SELECTION, reference="GPT 3.5"),
     Headline(
-        ("ibe_judge_copa/acc", "ibe_judge_copa_chat/acc"), "LLM judge, COPA", JUDGE, reference=judge_row("GPT 3.5")
+        ("ibe_judge_copa/acc", "ibe_judge_copa_chat/answer_acc"),
+        "LLM judge, COPA",
+        JUDGE,
+        reference=judge_row("GPT 3.5"),
     ),
     Headline(
-        ("ibe_judge_ecare/acc", "ibe_judge_ecare_chat/acc"), "LLM judge, e-CARE", JUDGE, reference=judge_row("GPT 3.5")
+        ("ibe_judge_ecare/acc", "ibe_judge_ecare_chat/answer_acc"),
+        "LLM judge, e-CARE",
+        JUDGE,
+        reference=judge_row("GPT 3.5"),
     ),
 )
 FAMILIES = {

@@ -35,7 +35,7 @@ def judge_chat_results(doc: dict[str, Any], results: list[str]) -> dict[str, flo
     """The chat judge's accuracy: its generated answer read by ``judge_answer.parse_choice``; an
     answer that names no single explanation is a wrong choice, counted in ``unparsed``."""
     choice = parse_choice(results[0])
-    return {"acc": float(choice == doc["gold"]), "unparsed": float(choice is None)}
+    return {"answer_acc": float(choice == doc["gold"]), "unparsed": float(choice is None)}
 
 
 # One doc's choice for the position control: (question, order shown, slot picked: 0 first, 1 second,

@@ -54,7 +54,7 @@ def ibe_columns(dataset: str, method: str) -> tuple[str, ...]:
     the answer the paper does not say), so both compare with it.
     """
     if method == "judge":
-        return f"ibe_judge_{dataset}/acc", f"ibe_judge_{dataset}_chat/acc"
+        return f"ibe_judge_{dataset}/acc", f"ibe_judge_{dataset}_chat/answer_acc"
     return (f"ibe_{dataset}_selection/{method}",)
 
 

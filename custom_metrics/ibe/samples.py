@@ -37,15 +37,16 @@ def sample_fields(task: str, sample: dict[str, Any]) -> dict[str, Any]:
         fields["correct option"] = "yes" if doc.get("correct") else "no"
     if isinstance(sample.get("well_formed"), (int, float)):
         fields["well formed"] = "yes" if sample["well_formed"] else "no"
-    if isinstance(sample.get("acc"), (int, float)):
-        fields["judge right"] = "yes" if sample["acc"] else "no"
+    right = next((sample[name] for name in ("answer_acc", "acc") if isinstance(sample.get(name), (int, float))), None)
+    if right is not None:  # answer_acc: the chat judge's (acc in runs logged before it had its own name)
+        fields["judge right"] = "yes" if right else "no"
     return fields
 
 
 def sample_outcomes(task: str, sample: dict[str, Any]) -> dict[str, float | None]:
     return {
         metric: float(sample[metric])
-        for metric in ("well_formed", "acc")
+        for metric in ("well_formed", "acc", "answer_acc")
         if isinstance(sample.get(metric), (int, float)) and not isinstance(sample.get(metric), bool)
     }
 

@@ -23,7 +23,15 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from custom_metrics.common.files import JSONL_MAX_BYTES, REPORT_MAX_BYTES
-from custom_metrics.common.results import PAIR_FILE, Problem, Score, TaskRun, find_named_files, sweep_label
+from custom_metrics.common.results import (
+    PAIR_FILE,
+    Problem,
+    Score,
+    TaskRun,
+    current_metric_name,
+    find_named_files,
+    sweep_label,
+)
 from custom_metrics.ibe.published import method_key
 from ibe_postprocess import report_file
 from ibe_postprocess.folder import FEATURES, REPORT
@@ -95,10 +103,11 @@ def selection_runs(report: report_file.Report, roots: Iterable[Path] = ()) -> li
             continue
         # A model judging its own explanations gets the same row name as the explanations.
         judge_row = model if judge.model == report.model else judge.model or f"unknown judge of {model}"
-        scores = {("acc", None): Score(judge.accuracy, None)}
+        task = judge.task(dataset)  # the chat judge's accuracy is answer_acc
+        scores = {(current_metric_name(task, "acc"), None): Score(judge.accuracy, None)}
         if judge.method == "generated" and judge.unparsed is not None and judge.questions:
             scores[("unparsed", None)] = Score(judge.unparsed / judge.questions, None)
-        runs.append(TaskRun(judge_row, judge.task(dataset), scores, judge.questions, None, path, stamp, None))
+        runs.append(TaskRun(judge_row, task, scores, judge.questions, None, path, stamp, None))
     return runs
 
 

@@ -25,7 +25,8 @@ from custom_metrics.common.files import JSONL_MAX_BYTES, iter_regular_lines
 from custom_metrics.common.jsonl import loads_strict
 from custom_metrics.common.leaderboard_types import SampleView, default_doc_key
 from custom_metrics.common.paper_spec import PaperSpec
-from custom_metrics.common.results import TaskRun
+from custom_metrics.common.results import TaskRun, current_metric_name
+from custom_metrics.common.samples import normalised
 
 PROBLEM = "problem"
 PROMPT = "prompt"
@@ -121,7 +122,7 @@ def _row(logged: LoggedTask, line: str, number: int, extra: dict[str, Any]) -> t
     """One viewer row of a samples line, and its document's key (shared by every run of the task)."""
     task, view = logged.run.task, logged.spec.board.samples
     try:
-        sample = loads_strict(line)
+        sample = normalised(loads_strict(line))
     except (ValueError, RecursionError) as error:
         return {"#": None, PROBLEM: f"line {number}: not valid JSON ({error})"}, None
     if not isinstance(sample, dict) or not isinstance(sample.get("doc"), dict):
@@ -138,7 +139,7 @@ def _row(logged: LoggedTask, line: str, number: int, extra: dict[str, Any]) -> t
         if view is not None and view.outcomes is not None:
             for metric, value in view.outcomes(task, sample).items():
                 if value is not None and math.isfinite(value):
-                    logged.outcomes.setdefault(metric, {})[key] = float(value)
+                    logged.outcomes.setdefault(current_metric_name(task, metric), {})[key] = float(value)
     except _SHAPE_ERRORS as error:
         row[PROBLEM] = f"line {number}: unexpected sample content ({type(error).__name__}: {error})"
     row[PROMPT] = _prompt(sample)

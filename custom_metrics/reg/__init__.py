@@ -7,3 +7,10 @@ METADATA_KEYS = frozenset({
     "judge", "judge_cache", "judge_check", "mode", "backend", "tokenizer", "agreement", "reasoning_effort",
     "trace_markers", "server", "explanations",
 })  # fmt: skip
+# (task, the name a run may have logged) -> the name now: lm-eval 0.5 refuses a registered
+# metric name (acc) on a task of another output type, so the generated judge's accuracy has
+# its own; the leaderboard reads earlier runs' name as this one.
+RENAMED_METRICS = {
+    ("reg_judge_select", "acc"): "answer_acc",
+    ("reg_judge_select_reasoning_served", "acc"): "answer_acc",
+}

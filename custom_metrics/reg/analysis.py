@@ -36,7 +36,7 @@ from typing import Any
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.file_kinds import file_kind, wrong_kind
-from custom_metrics.common.jsonl import iter_jsonl
+from custom_metrics.common.samples import numbered_samples
 from custom_metrics.judge.types import NLI_LABELS
 from custom_metrics.reg.judging import read_record
 from custom_metrics.reg.metrics import record_scores
@@ -120,7 +120,8 @@ def read_samples(path: Path, model: str, count: Callable[[str], int] | None = No
     Lengths are the recorded ``output_tokens``, or ``count`` of each raw generation when given.
     """
     rows = []
-    for where, sample in iter_jsonl(path):
+    for line, sample in numbered_samples(path):
+        where = f"{path}:{line}"
         record = _record(sample, where, recorded_length=count is None)
         uid = _field(sample, "doc.uid", where)
         if isinstance(uid, bool) or not isinstance(uid, (str, int)):

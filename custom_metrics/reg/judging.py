@@ -32,6 +32,7 @@ from typing import Any
 from lm_eval.api.filter import Filter
 
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.harness_api import filter_output
 from custom_metrics.common.metadata import check_metadata_keys
 from custom_metrics.common.settings import JUDGE_CHECK_DEADLINE_ENV, env_number, judge_cache_dir
 from custom_metrics.judge.available import JudgeUnavailable, check_available
@@ -338,7 +339,7 @@ class REGJudgeFilter(Filter):
     for ``reg_analysis``.
     """
 
-    def apply(self, resps: Iterable[list[str]], docs: list[dict]) -> list[str]:
+    def apply(self, resps: Iterable[list[str]], docs: list[dict]) -> list:
         outputs = split_outputs(resps, docs)
         judge = judge_for_docs(docs)
         try:
@@ -349,7 +350,7 @@ class REGJudgeFilter(Filter):
         except Exception as err:  # any judge failure: the generations must survive it
             log.exception(JUDGE_FAILED, "!" * 100, judge.name, f"{type(err).__name__}: {err}", "!" * 100)
             records = [unjudged_record(judge.name, out, f"{type(err).__name__}: {err}") for out in outputs]
-        return [json.dumps(record) for record in records]
+        return filter_output(json.dumps(record) for record in records)
 
 
 # Why the run goes on: the harness writes the samples file (the generations) only if the

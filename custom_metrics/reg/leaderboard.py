@@ -51,7 +51,7 @@ HEADLINES = (
     Headline(("reg_chaos/success",), "success", QUALITY),
     Headline(("reg_chaos/coherence",), "coherence", QUALITY),
     Headline(("reg_chaos/effectiveness",), "effectiveness", QUALITY),
-    Headline(("reg_judge_select/acc",), "as NLI judge", JUDGE),
+    Headline(("reg_judge_select/answer_acc",), "as NLI judge", JUDGE),
 )
 FAMILIES = {
     QUALITY: Family("Reconciling explanations, over the items the judge calls contradictions (N)", "share of N"),

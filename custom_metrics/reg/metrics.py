@@ -131,7 +131,7 @@ def unparsed_share(items: Sequence[tuple[int, int]]) -> float:
 def judge_select_results(doc: dict[str, Any], results: list[str]) -> dict[str, float]:
     """Table 1 protocol: the generated answer parsed (``answer.parse_label``); unparsed is wrong and counted."""
     label = parse_label(results[0] if results else "")
-    return {"acc": float(label == doc["majority_label"]), "unparsed": float(label is None)}
+    return {"answer_acc": float(label == doc["majority_label"]), "unparsed": float(label is None)}
 
 
 def judge_select_loglik_results(doc: dict[str, Any], results: list[tuple[float, bool]]) -> dict[str, float]:

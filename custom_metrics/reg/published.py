@@ -58,7 +58,7 @@ def published_rows() -> list[PublishedRow]:
                 for metric in ("coherence", "effectiveness", "success")
             }
             if mode == "non-thinking":
-                cells["reg_judge_select/acc"] = judge[line["model"]]
+                cells["reg_judge_select/answer_acc"] = judge[line["model"]]
             else:
                 cells |= lengths[line["model"]]
             source = f"{SOURCE}, {mode}; judge Gemma-4-31B-it"

@@ -184,11 +184,11 @@ def _write_samples(path: Path, samples: Sequence[dict[str, Any]]) -> None:
 def _aggregations(task: str) -> dict[str, Any]:
     """The task's aggregation per metric, read from its YAML as lm-eval reads it."""
     from lm_eval.api.registry import get_aggregation
-    from lm_eval.tasks._yaml_loader import load_yaml  # the harness' own YAML reader (includes, !function)
 
+    from custom_metrics.common.harness_api import read_task_yaml
     from custom_metrics.common.task_folders import TASKS_PATH
 
-    config = load_yaml(Path(TASKS_PATH) / "reg" / f"{task}.yaml")
+    config = read_task_yaml(Path(TASKS_PATH) / "reg" / f"{task}.yaml")
     return {
         item["metric"]: get_aggregation(item["aggregation"])
         if isinstance(item["aggregation"], str)

@@ -17,7 +17,7 @@ from typing import Any
 from custom_metrics.common.display_names import friendly_spec
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import JSONL_MAX_BYTES, iter_regular_lines
-from custom_metrics.common.jsonl import loads_strict, numbered_jsonl
+from custom_metrics.common.jsonl import loads_strict
 from custom_metrics.common.leaderboard_types import Column, Row
 from custom_metrics.common.results import (
     Problem,
@@ -27,6 +27,7 @@ from custom_metrics.common.results import (
     read_results_file,
     sweep_label,
 )
+from custom_metrics.common.samples import numbered_samples
 from custom_metrics.reg import rejudge_files
 from custom_metrics.reg.judge_calls import calls_field, calls_text, logged_record
 
@@ -44,7 +45,7 @@ def judge_calls(roots: Sequence[Path]) -> dict[tuple[str, int], dict[str, Any]]:
     calls: dict[tuple[str, int], dict[str, Any]] = {}
     for path, label in sorted(files.items(), key=lambda entry: entry[1] is not None):  # the run's own first
         try:
-            for line, sample in numbered_jsonl(path, JSONL_MAX_BYTES):
+            for line, sample in numbered_samples(path):
                 record = logged_record(sample)
                 if record is not None and isinstance(sample.get("doc"), dict):
                     field = calls_field(record) if label is None else f"judge calls: {label}"

@@ -25,8 +25,9 @@ def sample_fields(task: str, sample: dict[str, Any]) -> dict[str, Any]:
     record = logged_record(sample)
     if record is None:
         fields["gold"] = doc.get("majority_label")
-        if isinstance(sample.get("acc"), (int, float)):
-            fields["correct"] = "yes" if sample["acc"] else "no"
+        outcome = _accuracy(sample)
+        if outcome:
+            fields["correct"] = "yes" if next(iter(outcome.values())) else "no"
         return fields
     from custom_metrics.reg.metrics import record_scores  # imports the harness' Filter: only when needed
 
@@ -67,8 +68,17 @@ def faithfulness_fields(doc: dict[str, Any], success: float | None) -> dict[str,
 def sample_outcomes(task: str, sample: dict[str, Any]) -> dict[str, float | None]:
     record = logged_record(sample)
     if record is None:
-        return {"acc": float(sample["acc"])} if isinstance(sample.get("acc"), (int, float)) else {}
+        return _accuracy(sample)
     from custom_metrics.reg.metrics import record_scores
 
     scores = record_scores(record)
     return {key: scores[key] for key in ("coherence", "effectiveness", "success")}
+
+
+def _accuracy(sample: dict[str, Any]) -> dict[str, float]:
+    """A judge task's per-item accuracy under the name it was logged with (``answer_acc`` for the
+    generated judge, ``acc`` for the others and for runs logged before the rename), or nothing."""
+    for metric in ("answer_acc", "acc"):
+        if isinstance(sample.get(metric), (int, float)):
+            return {metric: float(sample[metric])}
+    return {}

@@ -1,4 +1,4 @@
-"""The ``reg_chaos*`` task class: lm-eval's own configurable task, with the request fields that
+"""The ``reg_chaos*`` task class: lm-eval's own generation task, with the request fields that
 depend on the run set when the task is built.
 
 A task YAML's ``generation_kwargs`` are fixed, but two of REG's request fields follow the
@@ -18,12 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from lm_eval.api.task import ConfigurableTask
-
+from custom_metrics.common.harness_api import generation_task_base
 from custom_metrics.reg import generation
 
 
-class REGChaosTask(ConfigurableTask):
+class REGChaosTask(generation_task_base()):
     """``reg_chaos`` and its variants (``class: !function utils.REGChaosTask`` in their YAML)."""
 
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:

@@ -162,6 +162,7 @@ def test_geese_source_reaches_the_loader_through_task_metadata(tmp_path: Path, m
     """``--metadata '{"geese_source": ...}'`` travels through the harness to the GEESE loader."""
     from lm_eval.tasks import TaskManager
 
+    from custom_metrics.common.harness_api import evaluation_docs
     from tests.helpers import TASKS_DIR
 
     monkeypatch.delenv(DATA_ENV, raising=False)
@@ -170,4 +171,4 @@ def test_geese_source_reaches_the_loader_through_task_metadata(tmp_path: Path, m
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata={"geese_source": "hub@abc"})
     with pytest.raises(DataError, match=r"could not load the Hub dataset azaninello/explained-full-llama-3@abc"):
-        manager.load(["geese_human"])
+        evaluation_docs(manager.load(["geese_human"])["tasks"]["geese_human"])

@@ -145,13 +145,15 @@ def test_las_of_every_source_on_the_leaderboard_equals_the_logged_outcomes(run: 
 
 
 def test_selfexp_without_explanations_fails_clearly(fixture_mirror: Path) -> None:
-    """While the harness builds the task, before any model is loaded."""
+    """When the harness reads the task's documents, before any model request."""
     from lm_eval.tasks import TaskManager
+
+    from custom_metrics.common.harness_api import evaluation_docs
 
     manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False)
     for task in ("geese_selfexp", "geese_selfexp_only"):
         with pytest.raises(DataError, match="geese_selfexp and geese_selfexp_only need the samples file of an M1 run"):
-            manager.load([task])
+            evaluation_docs(manager.load([task])["tasks"][task])
 
 
 @pytest.mark.fulldata

@@ -14,6 +14,7 @@ import custom_metrics.geese.prompts as geese_prompts
 from custom_metrics.common.errors import DataError
 from tests.geese.authors import AUTHORS_TASKS, PAIR, TABLE_2_SETTINGS, alone_prompt, authors_prompt
 from tests.helpers import MIRROR, TASKS_DIR
+from tests.suite_tasks import with_docs
 
 S1 = (
     "Sentence 1: Claude Chabrol (nato il 24 giugno 1930) è un regista francese diventato famoso "
@@ -39,7 +40,7 @@ def m2_tasks() -> dict:
         monkeypatch.setenv("EXPLAIN_EVAL_DATA", str(MIRROR))
         manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False)
         names = [f"geese_{setting}" for setting in M2_SETTINGS] + [f"geese_{s}_only" for s in ALONE_SETTINGS]
-        return manager.load(names)["tasks"]
+        return with_docs(manager.load(names)["tasks"])
 
 
 def test_m2_prompt_pinned_byte_for_byte(m2_tasks: dict) -> None:

@@ -79,9 +79,9 @@ def test_a_pathological_answer_is_read_in_linear_time() -> None:
 def test_the_task_scores_the_parsed_choice_and_counts_unparsed() -> None:
     doc = {"qid": "copa-501", "gold": 2}
     assert judge_answer(doc) == "explanation 2" and f'"{judge_answer(doc)}"' in JUDGE_INSTRUCTION
-    assert judge_chat_results(doc, ["Explanation 2."]) == {"acc": 1.0, "unparsed": 0.0}
-    assert judge_chat_results(doc, ["explanation 1"]) == {"acc": 0.0, "unparsed": 0.0}
-    assert judge_chat_results(doc, ["Explanation 1 or 2"]) == {"acc": 0.0, "unparsed": 1.0}
+    assert judge_chat_results(doc, ["Explanation 2."]) == {"answer_acc": 1.0, "unparsed": 0.0}
+    assert judge_chat_results(doc, ["explanation 1"]) == {"answer_acc": 0.0, "unparsed": 0.0}
+    assert judge_chat_results(doc, ["Explanation 1 or 2"]) == {"answer_acc": 0.0, "unparsed": 1.0}
 
 
 def _chat_sample(qid: str, answer: str, gold: int = 2) -> dict:
@@ -122,7 +122,7 @@ def test_a_chat_judge_lands_in_its_own_column(tmp_path: Path) -> None:
     assert back.datasets["copa"].judge == judge and judge.task("copa") == "ibe_judge_copa_chat"
     runs = {run.task: run for run in selection_runs(back)}
     scores = {metric: score.value for (metric, _), score in runs["ibe_judge_copa_chat"].scores.items()}
-    assert runs["ibe_judge_copa_chat"].model == "org/judge" and scores == {"acc": 0.5, "unparsed": 0.25}
+    assert runs["ibe_judge_copa_chat"].model == "org/judge" and scores == {"answer_acc": 0.5, "unparsed": 0.25}
     legacy = report_file.to_json(report)
     del legacy["datasets"]["copa"]["judge"]["method"], legacy["datasets"]["copa"]["judge"]["unparsed"]
     assert report_file.from_json(legacy).datasets["copa"].judge.task("copa") == "ibe_judge_copa"  # older reports
@@ -131,7 +131,7 @@ def test_a_chat_judge_lands_in_its_own_column(tmp_path: Path) -> None:
 def test_the_papers_judge_row_compares_with_both_judge_tasks() -> None:
     rows = {row.model: row for row in published_rows()}
     cells = rows["GPT 3.5 judging GPT 3.5's explanations"].cells
-    assert cells["ibe_judge_copa/acc"] == cells["ibe_judge_copa_chat/acc"] and cells[
+    assert cells["ibe_judge_copa/acc"] == cells["ibe_judge_copa_chat/answer_acc"] and cells[
         "ibe_judge_copa/acc"
     ].value == Decimal(".59")
     assert post_run.judged_task("ibe_judge_ecare_chat") == "ibe_ecare" and post_run.judged_task("ibe_judge_x") is None

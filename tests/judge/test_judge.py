@@ -120,14 +120,15 @@ def test_lm_judge_softmax_over_label_logliks_batched_with_padding(tiny_lm):
 
 def test_lm_judge_matches_lm_eval_loglikelihood(tiny_lm):
     """reg_judge_select scores the judge's requests with HFLM: both must agree."""
-    from lm_eval.api.instance import Instance
     from lm_eval.models.huggingface import HFLM
+
+    from custom_metrics.common.harness_api import new_instance
 
     judge = LMJudge(parse_spec(f"lm:{tiny_lm}"))
     requests = [(judge.context(p, h), cont) for p, h in PAIRS for cont in judge.continuations()]
     harness = HFLM(pretrained=judge.model, tokenizer=judge.tokenizer, batch_size=4, device="cpu")
     expected = [
-        ll for ll, _ in harness.loglikelihood([Instance("loglikelihood", {}, req, i) for i, req in enumerate(requests)])
+        ll for ll, _ in harness.loglikelihood([new_instance("loglikelihood", req, i) for i, req in enumerate(requests)])
     ]
     assert judge.loglikelihoods(requests) == pytest.approx(expected, abs=1e-4)
 

@@ -29,12 +29,13 @@ def _probs(scores: list[float]) -> list[float]:
 
 
 def _harness_scores(judge: LMJudge, pairs) -> list[list[float]]:
-    from lm_eval.api.instance import Instance
     from lm_eval.models.huggingface import HFLM
+
+    from custom_metrics.common.harness_api import new_instance
 
     requests = [(judge.context(p, h), cont) for p, h in pairs for cont in judge.continuations()]
     harness = HFLM(pretrained=judge.model, tokenizer=judge.tokenizer, batch_size=4, device="cpu")
-    instances = [Instance("loglikelihood", {}, request, i) for i, request in enumerate(requests)]
+    instances = [new_instance("loglikelihood", request, i) for i, request in enumerate(requests)]
     flat = [ll for ll, _ in harness.loglikelihood(instances, disable_tqdm=True)]
     return [flat[3 * i : 3 * i + 3] for i in range(len(pairs))]
 

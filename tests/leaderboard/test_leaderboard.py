@@ -106,7 +106,7 @@ def test_tables_old_layout_derived_and_published(board) -> None:
     reg = read_csv(tmp_path / "reg.csv")
     assert same(reg["mistralai/Mistral-7B-v0.1"]["reg_chaos coherence"], 0.7)
     assert reg["Gemma-4-31B-it (thinking)"]["reg_chaos success"] == "0.4718"
-    assert reg["Gemma-4-31B-it (non-thinking)"]["reg_judge_select acc"] == "0.9446"
+    assert reg["Gemma-4-31B-it (non-thinking)"]["reg_judge_select answer_acc"] == "0.9446"
     ibe = read_csv(tmp_path / "ibe.csv")
     assert ibe["GPT 3.5"]["ibe_copa_selection cum_uncertainty (+ Linguistic Uncertainty = IBE-Eval)"] == "0.77"
     assert ibe["LLaMA 2 7B"]["ibe_ecare_selection cum_uncertainty (+ Linguistic Uncertainty = IBE-Eval)"] == "0.73"

@@ -97,7 +97,7 @@ def test_published_rows_convert_percent_exactly() -> None:
         reg["RoBERTa-large (fine-tuned on MNLI; ChaosNLI's paper, not REG's)"].origin == "ChaosNLI (Nie et al., 2020)"
     )
     assert reg["gpt-5.6-sol (thinking)"].cells["reg_chaos/effectiveness"].value == Decimal("0.7949")
-    assert "reg_judge_select/acc" not in reg["gpt-5.6-sol (thinking)"].cells
+    assert "reg_judge_select/answer_acc" not in reg["gpt-5.6-sol (thinking)"].cells
     # Table 3: token counts as printed (no percent), thinking rows only
     lengths = reg["Gemma-4-26B-A4B-it (thinking)"].cells
     assert lengths["reg_chaos/output_tokens_unsuccessful"].value == Decimal("3797.07")

@@ -89,7 +89,7 @@ def test_an_all_right_run_of_8_is_tested_exactly_and_not_significant(tmp_path: P
 
     by_setting = {row["setting"]: row for row in rows_of(reg, "google/gemma-4-31b-it")}
     eight, single = by_setting["non-thinking"], by_setting["1-shot, non-thinking"]
-    cell = eight["headlines"]["reg_judge_select/acc"]
+    cell = eight["headlines"]["reg_judge_select/answer_acc"]
     assert float(cell["delta"]) == pytest.approx(1 - 0.9446)
     assert cell["test"] == "Fisher's exact test, central (conditional exact interval of the odds ratio)"
     assert cell["significant"] is False and cell["paper_items"] == 289  # the paper's 273 of 289 judge items
@@ -97,9 +97,9 @@ def test_an_all_right_run_of_8_is_tested_exactly_and_not_significant(tmp_path: P
     ci = stats.binomtest(8, 8).proportion_ci(method="exact")
     assert (float(cell["ci_low"]), float(cell["ci_high"])) == pytest.approx((ci.low, ci.high))
     assert cell["items"] == 8 and cell["vs"] == "Gemma-4-31B-it · non-thinking"
-    tiny = single["headlines"]["reg_judge_select/acc"]
+    tiny = single["headlines"]["reg_judge_select/answer_acc"]
     assert tiny["test"].startswith("no test: 1 item(s) are too few to test against 0.9446") and tiny["p"] == ""
-    dummy = rows_of(reg, "dummy")[0]["headlines"]["reg_judge_select/acc"]
+    dummy = rows_of(reg, "dummy")[0]["headlines"]["reg_judge_select/answer_acc"]
     assert dummy["test"] == "no test: another model's number, a reference line" and dummy["significant"] == ""
     assert dummy["vs"] == "Gemma-4-31B-it · non-thinking (reference)"
     tests = reg["tests"]["versus_paper"]

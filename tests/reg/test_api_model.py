@@ -8,10 +8,10 @@ import logging
 import time
 
 import pytest
-from lm_eval.api.instance import Instance
 from lm_eval.api.registry import get_model
 
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.harness_api import new_instance
 from custom_metrics.judge.http_client import body_bound
 from custom_metrics.reg.api_model import MODEL_NAME, APIAnswer, ReasoningChatCompletions
 from custom_metrics.reg.generation import REASONING, THINKING, split_outputs
@@ -49,7 +49,7 @@ def test_an_answer_carries_its_usage_and_finish_reason():
 def test_a_refused_field_stops_the_run_before_any_request():
     model = ReasoningChatCompletions(model="gpt-x", base_url=CLOSED, max_retries=1)
     arguments = ('[{"role": "user", "content": "x"}]', {"until": [], "temperature": 0.7, "top_p": 0.8})
-    request = Instance("generate_until", {}, arguments, 0)
+    request = new_instance("generate_until", arguments, 0)
     with pytest.raises(DataError, match="asks for temperature, top_p, which API reasoning models refuse"):
         model.generate_until([request])
 
@@ -57,7 +57,7 @@ def test_a_refused_field_stops_the_run_before_any_request():
 def _generate(server: EndpointServer, **model_args) -> list[str]:
     model = ReasoningChatCompletions(model="gpt-x", base_url=f"{server.url}/chat/completions", **model_args)
     arguments = ('[{"role": "user", "content": "x"}]', {"until": [], "max_gen_toks": 16, "reasoning_effort": "low"})
-    return model.generate_until([Instance("generate_until", {}, arguments, index) for index in range(2)])
+    return model.generate_until([new_instance("generate_until", arguments, index) for index in range(2)])
 
 
 @pytest.mark.parametrize("concurrent", [1, 2], ids=["sync", "concurrent"])
@@ -114,7 +114,7 @@ def test_api_usage_that_cannot_be_is_flagged_and_left_out_of_the_means(caplog) -
         model = ReasoningChatCompletions(model="gpt-x", base_url=f"{server.url}/chat/completions")
         kwargs = {"until": [], "max_gen_toks": THINKING.max_gen_toks, "reasoning_effort": "medium"}
         requests = [
-            Instance("generate_until", {}, (json.dumps([{"role": "user", "content": case}]), kwargs), i)
+            new_instance("generate_until", (json.dumps([{"role": "user", "content": case}]), kwargs), i)
             for i, case in enumerate(USAGES)
         ]
         answers = model.generate_until(requests)

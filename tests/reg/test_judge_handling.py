@@ -115,7 +115,7 @@ def test_full_data_check_items_are_balanced(monkeypatch, full_data):
 )
 def test_table_1_answers_are_parsed_strictly(answer, acc, unparsed):
     assert reg_metrics.judge_select_results({"majority_label": "contradiction"}, [answer]) == {
-        "acc": acc,
+        "answer_acc": acc,
         "unparsed": unparsed,
     }
 

@@ -16,6 +16,7 @@ from lm_eval.models.dummy import DummyLM
 from lm_eval.tasks import TaskManager
 
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.samples import normalised
 from custom_metrics.judge.spec import resolve_judge
 from custom_metrics.reg.judging import DEFAULT_JUDGE, read_record
 from tests.helpers import TASKS_DIR
@@ -59,7 +60,7 @@ def test_an_lm_object_with_the_metadata_checks_before_generation_and_counts_toke
         model=model, tasks=["reg_chaos"], limit=2, task_manager=_manager(**metadata), log_samples=True
     )
     assert model.requests == 2
-    records = [read_record(sample["filtered_resps"][0]) for sample in out["samples"]["reg_chaos"]]
+    records = [read_record(normalised(sample)["filtered_resps"][0]) for sample in out["samples"]["reg_chaos"]]
     assert all(isinstance(record["output_tokens"], int) and record["output_tokens"] > 0 for record in records)
     assert {record["judge"] for record in records} == {metadata["judge"]}
 

@@ -17,7 +17,7 @@ from custom_metrics.judge.spec import judge_from_environment, parse_spec, resolv
 from custom_metrics.judge.types import NLI_LABELS, UNPARSED, Verdict, answer_verdict
 from custom_metrics.reg.generation import count_tokens
 from custom_metrics.reg.reward import REWARD_MATRIX, REGReward, reg_reward, training_rows
-from tests.helpers import MIRROR, TASKS_DIR
+from tests.helpers import MIRROR, TASKS_DIR, per_document
 from tests.reg.judges import tiny_judge_metadata
 from tests.tiny_models import small_tokenizer
 
@@ -241,7 +241,7 @@ def test_filter_uses_the_judge_named_by_the_docs(monkeypatch, fixture_mirror, tm
     spec = parse_spec("lm:from-metadata")
     docs = [{**doc, **settings} for doc in reg_data.with_judge(DOCS, spec, tmp_path / "c")]
     assert {doc["judge"] for doc in docs} == {spec.name}  # stored by its canonical name
-    out = reg_judging.REGJudgeFilter().apply([[e] for e in EXPLANATIONS], docs)
+    out = per_document(reg_judging.REGJudgeFilter().apply([[e] for e in EXPLANATIONS], docs))
     assert [json.loads(record)["initial"]["label"] for record in out] == [row[0] for row in HAND_MADE]
     assert [json.loads(record)["output_tokens"] for record in out] == count_tokens(tokenizer, EXPLANATIONS)
     assert built == [(spec.name, str(tmp_path / "c"))]
