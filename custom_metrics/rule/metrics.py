@@ -5,7 +5,7 @@ its subquestions*, so every doc of a task yields one ``Outcome`` carrying its ma
 question id and the size of its group, and the aggregations regroup them. A run cut by
 ``--limit`` (or a task that holds only some subquestions of a main question) leaves
 incomplete groups; scoring those as if complete would inflate both metrics, so they are
-left out and the number left out is logged (once per task: ``aggregation_warnings``).
+left out and the number left out is logged (once per task: ``resampling``).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from custom_metrics.common.aggregation_warnings import warn
 from custom_metrics.common.classification import predicted_index
+from custom_metrics.common.resampling import over_groups, warn
 from custom_metrics.rule.answers import problem_kind, read_answer
 
 log = logging.getLogger(__name__)
@@ -129,6 +129,7 @@ def _warn_incomplete(metric: str, used: int, skipped: int) -> None:
         )
 
 
+@over_groups
 def consistency(outcomes: Sequence[Outcome]) -> float:
     """Share of main questions answered correctly together with all of their subquestions."""
     scored = [g for g in groups(outcomes).values() if g.main is not None and g.size > 0]
@@ -139,6 +140,7 @@ def consistency(outcomes: Sequence[Outcome]) -> float:
     return sum(g.consistent for g in complete) / len(complete)
 
 
+@over_groups
 def mainq_wise_subq_acc(outcomes: Sequence[Outcome]) -> float:
     """Macro average: mean over main questions of the share of their subquestions answered."""
     with_subs = [g for g in groups(outcomes).values() if g.subs]
@@ -154,19 +156,23 @@ def _main_correct(outcomes: Sequence[Outcome]) -> list[Group]:
     return [g for g in groups(outcomes).values() if g.main is not None and g.main.correct]
 
 
+@over_groups
 def subq_acc_mainq_correct(outcomes: Sequence[Outcome]) -> float:
     """Table 8: SubQ accuracy over the subquestions of correctly answered main questions."""
     return _accuracy(s for g in _main_correct(outcomes) for s in g.subs)
 
 
+@over_groups
 def selective_acc_mainq_correct(outcomes: Sequence[Outcome]) -> float:
     return _accuracy(s for g in _main_correct(outcomes) for s in g.subs if s.kind == SELECTIVE)
 
 
+@over_groups
 def eliminative_acc_mainq_correct(outcomes: Sequence[Outcome]) -> float:
     return _accuracy(s for g in _main_correct(outcomes) for s in g.subs if s.kind == ELIMINATIVE)
 
 
+@over_groups
 def consistency_mainq_correct(outcomes: Sequence[Outcome]) -> float:
     """Table 8: the share of correctly answered main questions whose subquestions are all right."""
     scored = [g for g in _main_correct(outcomes) if g.size > 0]
@@ -175,6 +181,7 @@ def consistency_mainq_correct(outcomes: Sequence[Outcome]) -> float:
     return sum(g.consistent for g in complete) / len(complete) if complete else math.nan
 
 
+@over_groups
 def mainq_wise_subq_acc_mainq_correct(outcomes: Sequence[Outcome]) -> float:
     """Table 8: MainQ-wise SubQ accuracy over the correctly answered main questions."""
     with_subs = [g for g in _main_correct(outcomes) if g.subs]

@@ -1,4 +1,5 @@
-"""Warnings from inside an aggregation: issued for the run's values, never for a bootstrap resample.
+"""What an aggregation does when lm-eval resamples it: its warnings are the run's alone, and a
+metric over groups of documents gives no resampled value.
 
 lm-eval 0.5 estimates the standard error of every aggregation but its own ``mean`` by
 bootstrap (0.4.13 only of the aggregations it registers itself): after the one call on a
@@ -14,13 +15,24 @@ Why not "once per message": the first call of another task may say the same word
 still be said, and a resample may warn where the run's call did not. The harness says nowhere
 that a call is a resample; ``in_bootstrap`` is the one place that knows how it looks (a test
 fails, naming the harness change, if lm-eval resamples elsewhere).
+
+A metric over groups of documents (RULE's consistency: a main question with all its
+subquestions; a chain of thought's early answers) has no standard error from resampling single
+documents: a resample keeps a group's members by chance (of a full run's 943 main questions, one
+resample held 137 whole), so the harness would print a number about its own resampling. Such an
+aggregation is marked ``over_groups``: on a resample it returns NaN at once, the harness's
+standard error is NaN (no number), and the bootstrap costs nothing. The leaderboard's own
+intervals resample whole groups.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
-from functools import cache
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
 
 
 def warn(logger: logging.Logger, message: str, *args: object) -> None:
@@ -42,7 +54,19 @@ def in_bootstrap() -> bool:
     return False
 
 
-@cache
+def over_groups(aggregation: Callable[[Sequence[Any]], float]) -> Callable[[Sequence[Any]], float]:
+    """An aggregation over groups of documents: NaN on lm-eval's resamples (module docstring), its
+    value on the run's own. The wrapper keeps the function's module and name, so the harness's
+    worker pool can still pickle it by name."""
+
+    @functools.wraps(aggregation)
+    def grouped(values: Sequence[Any]) -> float:
+        return math.nan if in_bootstrap() else aggregation(values)
+
+    return grouped
+
+
+@functools.cache
 def _bootstrap_module() -> str:
     from lm_eval.api.metrics import bootstrap_stderr
 

@@ -5,6 +5,7 @@ run printed a warning 93,702 times), and again for the next task of the same pro
 from __future__ import annotations
 
 import logging
+import math
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -26,7 +27,7 @@ OTHER = [Outcome(f"x{k}", "x", "eliminative", 2, k == 0, False, 4) for k in rang
 PROBLEMS = ["", "no answer", "", "two different answers (Option1, Option2)"]
 HARNESS_MOVED = (
     "lm-eval's bootstrap no longer calls the aggregation from the module that defines bootstrap_stderr: "
-    "custom_metrics/common/aggregation_warnings.in_bootstrap must learn where it resamples now"
+    "custom_metrics/common/resampling.in_bootstrap must learn where it resamples now"
 )
 
 
@@ -71,3 +72,22 @@ def test_each_task_of_a_process_warns_once(logged: Path) -> None:
         "RULE mainq_wise_subq_acc: 1 main question(s) left out because the run holds only some of their "
         "subquestions (e.g. --limit)",
     ] * 3
+
+
+@pytest.mark.parametrize(
+    "aggregation", [metrics.consistency, metrics.mainq_wise_subq_acc, metrics.consistency_mainq_correct]
+)
+def test_a_metric_over_groups_gets_no_standard_error_from_resampled_documents(logged: Path, aggregation) -> None:
+    """Resampling single documents breaks RULE's groups (a main question with all its
+    subquestions): the harness gets NaN for their standard error, never a number about its own
+    draws; a per-document accuracy keeps its bootstrap. The run's own value is unchanged."""
+    subs = [
+        Outcome(f"g{g}_{k}", f"g{g}", "selective", 2, (g + k) % 4 != 0, False, 3) for g in range(6) for k in range(3)
+    ]
+    mains = [Outcome(f"g{g}", f"g{g}", metrics.MAIN, 0, g != 3, False, 3) for g in range(6)]
+    values = [*mains, *subs]
+    value = aggregation(values)
+    assert 0.0 < value < 1.0
+    assert math.isnan(bootstrap_stderr(aggregation, values, iters=1000)), HARNESS_MOVED
+    assert math.isfinite(bootstrap_stderr(metrics.subq_acc, values, iters=1000))
+    assert aggregation(values) == value
