@@ -41,7 +41,9 @@ exactly when the interval excludes the null):
   over the whole tab, so a verdict never moves when unrelated runs join the page; a star
   means the adjusted p is below 0.05.
 
-The pairwise procedures take arrays, so every pair of 100 runs is one vectorised call.
+``USES`` says which of them gives which number (the JSON export lists it; the docs' test
+reads each procedure the docs name against it). The pairwise procedures take arrays, so every
+pair of 100 runs is one vectorised call.
 """
 
 from __future__ import annotations
@@ -72,9 +74,51 @@ CLOPPER_PEARSON = "Clopper-Pearson"
 ODDS_RATIO = "conditional exact, odds ratio run/paper"
 NEWCOMBE = "Newcombe hybrid score, 90%"
 NORMAL = "normal, from the printed standard error"
+HOLM = "Holm's step-down adjustment within each family"
 # Why a paired test has no interval (``PairedResult.no_interval``).
 NO_CHANGE = "no document changed between the two: McNemar's test conditions on the changed ones (p = 1)"
 NO_SPREAD = "the resampled means of the {n} item(s) are all {value:g}: too few or too alike to bootstrap (p = 1)"
+
+# The numbers the page gives a test or an interval, in words (``Use.number``).
+DELTA = "Δ vs paper"
+REPRODUCED = "reproduction verdict"
+SHARE = "a share's 95% interval"
+STATED_SE = "a paper's number with a standard error and no count of items"
+COMPARISON = "a difference of two tasks on the same documents (GEESE's effectiveness)"
+PAIRED = "a paired difference between two rows on the same documents"
+RANK = "a rank"
+
+
+@dataclass(frozen=True)
+class Use:
+    """Which procedure gives one kind of number, and where it does when it is not the only one."""
+
+    number: str
+    procedure: str
+    where: str = ""
+
+
+# Every procedure behind a number on the page and in the exports: the one place that says
+# which test and interval a number gets (the JSON export prints it, the docs' test holds
+# every procedure the docs name to it).
+USES = (
+    Use(DELTA, FISHER, "the paper states the items its number is a share of"),
+    Use(DELTA, EXACT_SHARE, "the paper states no count of items: its number taken as fixed"),
+    Use(DELTA, CLOPPER_PEARSON, "the paper states no count of items: the exact binomial test's interval"),
+    Use(DELTA, HOLM),
+    Use(REPRODUCED, EQUIVALENCE),
+    Use(SHARE, CLOPPER_PEARSON),
+    Use(STATED_SE, NORMAL),
+    Use(COMPARISON, MCNEMAR),
+    Use(COMPARISON, BOOTSTRAP, "outcomes other than 0/1"),
+    Use(PAIRED, MCNEMAR),
+    Use(PAIRED, BOOTSTRAP, "outcomes other than 0/1"),
+    Use(PAIRED, HOLM),
+    Use(RANK, MCNEMAR),
+    Use(RANK, BOOTSTRAP, "outcomes other than 0/1"),
+    Use(RANK, FISHER),
+    Use(RANK, HOLM),
+)
 
 
 @dataclass(frozen=True)

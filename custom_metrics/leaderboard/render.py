@@ -18,6 +18,7 @@ import json
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 
 from custom_metrics.common.leaderboard_types import Cell, Column, Table
@@ -25,7 +26,7 @@ from custom_metrics.common.results import Problem
 from custom_metrics.leaderboard.differences import Difference, row_label
 from custom_metrics.leaderboard.display import Paths
 from custom_metrics.leaderboard.numbers import cell_text, interval_text, p_digits, signed
-from custom_metrics.leaderboard.procedures import ALPHA
+from custom_metrics.leaderboard.procedures import ALPHA, USES
 from custom_metrics.leaderboard.summary import Summary, SummaryCell, SummaryRow
 from custom_metrics.leaderboard.versus_paper import PaperDelta
 from custom_metrics.leaderboard.wording import (
@@ -349,6 +350,7 @@ def write_json(table: Table, summary: Summary, differences: Sequence[Difference]
                 "alpha": ALPHA,
             },
             "rank": RANK_RULE,
+            "procedures": [asdict(use) for use in USES],
         },
         "rows": rows,
         "notes": [paths.text(note) for note in table.notes],

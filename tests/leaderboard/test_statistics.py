@@ -8,6 +8,7 @@ the JSON export, which holds what the page shows."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -18,7 +19,7 @@ from scipy.stats.contingency import odds_ratio
 from statsmodels.stats.multitest import multipletests
 
 from custom_metrics.cli import main as explain_eval
-from custom_metrics.leaderboard.procedures import MCNEMAR
+from custom_metrics.leaderboard.procedures import MCNEMAR, USES
 from custom_metrics.leaderboard.versus_paper import REFERENCE
 from tests.helpers import LEADERBOARD_FIXTURES
 from tests.leaderboard.test_leaderboard import modern_results
@@ -107,6 +108,9 @@ def test_an_all_right_run_of_8_is_tested_exactly_and_not_significant(tmp_path: P
     tests = reg["tests"]["versus_paper"]
     assert (tests["count"], tests["correction"], tests["alpha"]) == (1, "holm", 0.05)
     assert tests["family"] == "each run row: its own tests against the paper"
+    # which procedure gives which number, from the code's one registry
+    assert reg["tests"]["procedures"] == [dataclasses.asdict(use) for use in USES]
+    assert {"number": "Δ vs paper", "procedure": cell["test"], "where": USES[0].where} in reg["tests"]["procedures"]
 
 
 def test_a_different_model_is_a_reference_line_and_stars_are_holm_adjusted(tmp_path: Path) -> None:
