@@ -17,7 +17,10 @@ A statistic is undefined, never a number, where its formula divides by zero: kap
 both raters gave one and the same label to every item (chance agreement 1), MCC when either
 rater gave one label to every item (scikit-learn returns 0.0 there, which would read as "no
 better than chance"). Resamples on which it is undefined are left out of its interval and
-counted (``kappa_undefined``, ``mcc_undefined``); with none defined there is no interval.
+counted (``kappa_undefined``, ``mcc_undefined``); with none defined there is no interval. Nor
+is there one of zero width: resampling a handful of items can give one value on every
+resample (two items, one label each way: kappa 0 on all of them), and "[0.000, 0.000]" would
+read as certainty; the interval is then None and ``undefined`` says why.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ class Agreement:
     kappa_interval: tuple[float, float] | None
     mcc: float | None
     mcc_interval: tuple[float, float] | None
-    undefined: str = ""  # why kappa or MCC is undefined ("" when both are defined)
+    undefined: str = ""  # why kappa or MCC, or its interval, is missing ("" when all are there)
     kappa_undefined: int = 0  # bootstrap resamples on which kappa was undefined
     mcc_undefined: int = 0
 
@@ -118,6 +121,9 @@ def agreement(a: Mapping[str, str], b: Mapping[str, str], order: Sequence[str] =
     (kappa_interval, kappa_undefined), (mcc_interval, mcc_undefined) = _bootstrap(
         first, second, labels, kappa is not None, mcc is not None
     )
+    for name, value, interval in (("kappa", kappa, kappa_interval), ("MCC", mcc, mcc_interval)):
+        if value is not None and interval is None:
+            reasons.append(f"{name}: no interval: its bootstrap over {n} item(s) has no spread (too few or too alike)")
     return Agreement(
         n,
         labels,
@@ -192,5 +198,7 @@ def _bootstrap(
         interval = (
             (float(np.percentile(defined, tail)), float(np.percentile(defined, 100 - tail))) if defined.size else None
         )
+        if interval is not None and interval[0] == interval[1]:  # no width: no interval
+            interval = None
         results.append((interval, int(values.size - defined.size)))
     return results[0], results[1]

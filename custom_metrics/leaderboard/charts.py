@@ -41,6 +41,7 @@ from custom_metrics.leaderboard.display import Paths
 from custom_metrics.leaderboard.numbers import cell_text, format_number, interval_text, p_digits, signed
 from custom_metrics.leaderboard.summary import Summary, SummaryRow
 from custom_metrics.leaderboard.versus_paper import model_key
+from custom_metrics.leaderboard.wording import delta_words
 
 ASSET = "plotly-basic.min.js"
 CONFIG = {"displaylogo": False, "responsive": True, "typesetMath": False, "modeBarButtonsToRemove": ["select2d"]}
@@ -233,9 +234,11 @@ def _hover(cell, paths: Paths) -> str:
         lines.append(f"95% interval {interval_text(interval.low, interval.high)} ({_label(interval.method)})")
     if cell.rank is not None:
         lines.append(f"rank {cell.rank}{' (tied)' if cell.tied else ''} on this column")
-    if cell.delta is not None:
+    if cell.delta is not None and cell.delta.difference is None:
+        lines.append(_label(delta_words(cell.delta)))
+    elif cell.delta is not None:
         delta = cell.delta
-        versus = "paper" if delta.same_model else "reference line"
+        versus = "paper"
         holm = f", Holm {p_digits(delta.p_adjusted)}" if delta.p_adjusted is not None else ""
         tested = (
             f", {_label(delta.test)}, p = {p_digits(delta.p_value)}{holm}"
@@ -278,8 +281,8 @@ def difference_chart(differences: Sequence[Difference], spec: PaperSpec, paths: 
                 "error_x": {
                     "type": "data",
                     "symmetric": False,
-                    "array": [max(0.0, d.result.high - d.result.difference) for _, d in subset],
-                    "arrayminus": [max(0.0, d.result.difference - d.result.low) for _, d in subset],
+                    "array": [_bar(d.result.high, d.result.difference) for _, d in subset],
+                    "arrayminus": [_bar(d.result.difference, d.result.low) for _, d in subset],
                 },
                 "customdata": [_difference_hover(d, paths) for _, d in subset],
                 "hovertemplate": "%{y}<br>%{customdata}<extra></extra>",
@@ -296,9 +299,14 @@ def difference_chart(differences: Sequence[Difference], spec: PaperSpec, paths: 
     return {"data": data, "layout": layout, "config": CONFIG}
 
 
+def _bar(upper: float | None, lower: float | None) -> float | None:
+    """One side of an error bar (None: the difference has no interval, so no bar)."""
+    return None if upper is None or lower is None else max(0.0, upper - lower)
+
+
 def _difference_hover(difference: Difference, paths: Paths) -> str:
     result = difference.result
-    interval = interval_text(result.low, result.high, signed_values=True)
+    interval = result.interval_text
     p_value = f", p = {p_digits(result.p_value)}" + (
         f", Holm {p_digits(result.p_adjusted)}" if result.p_adjusted is not None else ""
     )

@@ -8,7 +8,9 @@ order of trust, from
 - the results file: the count the paper's ``share_of`` names (the task's documents by
   default), used when the number is a whole count of them;
 - for a difference of two tasks on the same documents (GEESE's effectiveness, a paper
-  ``Comparison``): the per-document differences of the two tasks' logged outcomes.
+  ``Comparison``): the paired test of the two tasks' logged outcomes, the same one the paired
+  differences show for that run (McNemar's for 0/1 outcomes), so the number has one interval
+  wherever it is printed.
 
 A published number is a share of the items the paper states (the cell's ``n``, or the row's
 own document count), its count recovered from the printed digits; else, where the paper
@@ -28,6 +30,7 @@ import numpy as np
 from custom_metrics.common.leaderboard_types import Cell, Row
 from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.leaderboard import procedures
+from custom_metrics.leaderboard.paired import PairedResult, paired_difference
 from custom_metrics.leaderboard.procedures import Interval
 from custom_metrics.leaderboard.registry import GENERIC_OUTCOMES, OTHER
 from custom_metrics.leaderboard.tables import task_values
@@ -40,19 +43,19 @@ _WHOLE = 1e-6
 
 @dataclass(frozen=True)
 class Evidence:
-    """A number's items and interval: ``k`` of ``n`` for a share, or per-item ``values``."""
+    """A number's items and interval: ``k`` of ``n`` for a share, or the ``paired`` test of a
+    difference of two tasks on the same documents."""
 
     interval: Interval | None
     k: int | None = None
     n: int | None = None
-    values: np.ndarray | None = None  # per-item values of a mean that is no share (a paired difference)
-    resampled: np.ndarray | None = None  # their sorted bootstrap means, for tests against any number
+    paired: PairedResult | None = None
     basis: str = ""  # where the count came from, in words ("logged samples", "results file")
     reason: str = ""  # why there is no interval
 
     @property
     def items(self) -> int | None:
-        return self.n if self.n is not None else (len(self.values) if self.values is not None else None)
+        return self.n if self.n is not None else (self.paired.n if self.paired is not None else None)
 
 
 def run_evidence(spec: PaperSpec, row: Row, key: str, cell: Cell, outcomes: Outcomes) -> Evidence:
@@ -67,10 +70,9 @@ def run_evidence(spec: PaperSpec, row: Row, key: str, cell: Cell, outcomes: Outc
         k, n = int(logged.sum()), len(logged)
         return Evidence(procedures.share_interval(k, n), k, n, basis="logged samples")
     paired = _paired(spec, row, task, metric, outcomes)
-    if paired is not None and abs(float(np.mean(paired)) - value) <= _WHOLE:
-        means = procedures.bootstrap_means(paired)
-        interval = procedures.bootstrap_outcome(means, 0.0).interval
-        return Evidence(interval, values=paired, resampled=means, basis="logged samples of both tasks")
+    if paired is not None and abs(paired.difference - value) <= _WHOLE:
+        interval = None if paired.low is None else Interval(paired.low, paired.high, paired.test)
+        return Evidence(interval, paired=paired, basis="logged samples of both tasks", reason=paired.no_interval)
     if paired is None and _is_comparison(spec, task, metric):
         return Evidence(None, reason="a difference of two tasks: needs both tasks' logged samples")
     if cell.pm is not None and cell.se is None:
@@ -121,9 +123,9 @@ def _is_comparison(spec: PaperSpec, task: str, metric: str) -> bool:
     return any(c.task == task and c.label == metric for c in spec.board.comparisons)
 
 
-def _paired(spec: PaperSpec, row: Row, task: str, metric: str, outcomes: Outcomes) -> np.ndarray | None:
-    """Per-document differences of a paper comparison's two tasks (``task`` − its baseline),
-    over the documents both logged; the comparison is named by its label (GEESE's effectiveness)."""
+def _paired(spec: PaperSpec, row: Row, task: str, metric: str, outcomes: Outcomes) -> PairedResult | None:
+    """The paired test of a paper comparison's two tasks (``task`` − its baseline) over the
+    documents both logged; the comparison is named by its label (GEESE's effectiveness)."""
     comparison = next((c for c in spec.board.comparisons if c.task == task and c.label == metric), None)
     if comparison is None:
         return None
@@ -131,10 +133,7 @@ def _paired(spec: PaperSpec, row: Row, task: str, metric: str, outcomes: Outcome
     if None in paths:
         return None
     left, right = (outcomes.get(path, {}).get(comparison.metric, {}) for path in paths)
-    shared = sorted(set(left) & set(right))
-    if not shared:
-        return None
-    return np.array([left[doc] - right[doc] for doc in shared], dtype=float)
+    return paired_difference(left, right)
 
 
 def _count(spec: PaperSpec, row: Row, task: str, key: str, metric: str) -> float | None:

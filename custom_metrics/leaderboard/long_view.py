@@ -19,7 +19,7 @@ from custom_metrics.leaderboard import charts, datatable
 from custom_metrics.leaderboard.datatable import TableColumn, number_cell
 from custom_metrics.leaderboard.differences import Difference, row_label
 from custom_metrics.leaderboard.display import Paths
-from custom_metrics.leaderboard.numbers import cell_text, format_number, interval_text, p_digits, signed
+from custom_metrics.leaderboard.numbers import cell_text, format_number, p_digits, signed
 from custom_metrics.leaderboard.pair_shards import FOLDER
 from custom_metrics.leaderboard.samples import LoggedTask
 from custom_metrics.leaderboard.tables import task_values
@@ -170,7 +170,7 @@ def _within_table(key: str, spec: PaperSpec, within: Sequence[Difference]) -> st
                 number_cell(result.mean_a),
                 number_cell(result.mean_b),
                 number_cell(result.difference, signed(result.difference)),
-                interval_text(result.low, result.high, signed_values=True),
+                result.interval_text,
                 result.test,
                 number_cell(result.p_value, p_digits(result.p_value)),
                 number_cell(result.p_adjusted, p_digits(result.p_adjusted)),

@@ -46,7 +46,7 @@ def write_pair_shards(key: str, spec: PaperSpec, differences: Sequence[Differenc
         outcome = outcomes.setdefault((spec.board.task_label(d.task), spec.board.metric_label(d.metric)), len(outcomes))
         test = tests.setdefault(r.test, len(tests))
         mean_a, mean_b = (r.mean_b, r.mean_a) if flipped else (r.mean_a, r.mean_b)
-        low, high = (-r.high, -r.low) if flipped else (r.low, r.high)
+        low, high = (-r.high, -r.low) if flipped and r.low is not None else (r.low, r.high)
         shards[first].setdefault(str(second), []).append(
             [
                 outcome,
@@ -54,7 +54,7 @@ def write_pair_shards(key: str, spec: PaperSpec, differences: Sequence[Differenc
                 format_number(mean_a),
                 format_number(mean_b),
                 signed(-r.difference if flipped else r.difference),
-                interval_text(low, high, signed_values=True),
+                interval_text(low, high, signed_values=True) or f"none: {r.no_interval}",
                 test,
                 p_digits(r.p_value),
                 p_digits(r.p_adjusted),

@@ -10,7 +10,9 @@ actually changed. The leaderboard computes the right test from the logged sample
   the documents that changed and its conditional Clopper-Pearson interval;
 - for other outcomes a paired bootstrap over the documents (fixed seed: reproducible pages);
 - in both, p < 0.05 exactly when the 95% interval excludes 0 (``procedures``). The page's
-  stars are Holm-adjusted within the pair's family (``differences``).
+  stars are Holm-adjusted within the pair's family (``differences``);
+- no interval of zero width: where no document changed (McNemar) or the resampled means all
+  coincide (bootstrap) the result has none and says why (``no_interval``).
 
 ``paired_matrix`` does every pair of many runs of one task at once (a matrix product per
 outcome), so a page of 100 runs costs milliseconds per task, not a test per pair in Python.
@@ -24,7 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from custom_metrics.leaderboard import procedures
-from custom_metrics.leaderboard.procedures import ALPHA, BOOTSTRAP, MCNEMAR
+from custom_metrics.leaderboard.numbers import interval_text
+from custom_metrics.leaderboard.procedures import ALPHA, BOOTSTRAP, MCNEMAR, NO_CHANGE, NO_SPREAD
 
 
 @dataclass(frozen=True)
@@ -33,8 +36,8 @@ class PairedResult:
     mean_a: float
     mean_b: float
     difference: float  # mean of A - B
-    low: float  # 95% interval of the difference, from the test's own procedure
-    high: float
+    low: float | None  # 95% interval of the difference, from the test's own procedure (None: no_interval)
+    high: float | None
     test: str  # procedures.MCNEMAR or procedures.BOOTSTRAP
     p_value: float
     a_only: int | None = None  # documents right in A and wrong in B (0/1 outcomes)
@@ -42,10 +45,16 @@ class PairedResult:
     p_adjusted: float | None = None  # Holm within its family (``differences.family_of``)
     family: int = 0  # how many tests that adjustment was over
     family_name: str = ""  # which family, in words
+    no_interval: str = ""  # why there is no interval (procedures.NO_CHANGE, NO_SPREAD)
 
     @property
     def significant(self) -> bool:
         return (self.p_adjusted if self.p_adjusted is not None else self.p_value) < ALPHA
+
+    @property
+    def interval_text(self) -> str:
+        """The interval as every output prints it (signed), or why there is none."""
+        return interval_text(self.low, self.high, signed_values=True) or f"none: {self.no_interval}"
 
 
 def paired_difference(a: Mapping[str, float], b: Mapping[str, float]) -> PairedResult | None:
@@ -78,18 +87,20 @@ def paired_matrix(runs: Sequence[Mapping[str, float]]) -> dict[tuple[int, int], 
         a_only = (right @ wrong.T)[first, second]
         b_only = (wrong @ right.T)[first, second]
         p_value, low, high = procedures.mcnemar(a_only, b_only, n)
+        changed = a_only + b_only > 0
         return {
             (int(i), int(j)): PairedResult(
                 int(n[x]),
                 float(mean_a[x]),
                 float(mean_b[x]),
                 float((a_only[x] - b_only[x]) / n[x]),
-                float(low[x]),
-                float(high[x]),
+                float(low[x]) if changed[x] else None,
+                float(high[x]) if changed[x] else None,
                 MCNEMAR,
                 float(p_value[x]),
                 int(a_only[x]),
                 int(b_only[x]),
+                no_interval="" if changed[x] else NO_CHANGE,
             )
             for x, (i, j) in enumerate(zip(first, second))
         }
@@ -97,15 +108,16 @@ def paired_matrix(runs: Sequence[Mapping[str, float]]) -> dict[tuple[int, int], 
     for x, (i, j) in enumerate(zip(first, second)):
         both = (present[i] == 1) & (present[j] == 1)
         diffs = values[i, both] - values[j, both]
-        outcome = procedures.bootstrap_test(diffs, 0.0)
+        outcome = procedures.bootstrap_test(diffs)
         found[(int(i), int(j))] = PairedResult(
             int(n[x]),
             float(mean_a[x]),
             float(mean_b[x]),
             float(diffs.mean()),
-            outcome.interval.low,
-            outcome.interval.high,
+            None if outcome is None else outcome.interval.low,
+            None if outcome is None else outcome.interval.high,
             BOOTSTRAP,
-            outcome.p_value,
+            1.0 if outcome is None else outcome.p_value,
+            no_interval=NO_SPREAD.format(n=len(diffs), value=float(diffs.mean())) if outcome is None else "",
         )
     return found

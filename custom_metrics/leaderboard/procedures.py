@@ -25,20 +25,25 @@ exactly when the interval excludes the null):
   interval of the difference lies inside ±δ), the interval being Newcombe's hybrid score
   interval of a difference of two independent shares (closed form from the two Wilson
   intervals, defined at 0 of n and n of n; asymptotic, not exact);
-- **two shares on the same items** (two runs, or two tasks of one run, per document):
+- **two shares on the same items** (two runs, or two tasks of one run, per document: GEESE's
+  effectiveness is one, its interval on the summary the same as its paired test's):
   McNemar's exact test (the binomial test of the changed items) and its conditional
   Clopper-Pearson interval, scaled to a difference over all items: p < 0.05 exactly when the
-  interval excludes 0;
-- **a mean that is not a share**, or a paired difference against a number other than 0
-  (GEESE's effectiveness against the paper's): a paired bootstrap over items (scipy
-  ``bootstrap``, fixed seed); its interval is read from the resampled means' order statistics
-  and its p counts them, so again p < 0.05 exactly when the number is outside the interval;
+  interval excludes 0. With no changed item it conditions on nothing: p = 1 and no interval
+  (an interval of zero width would claim the difference is exactly 0);
+- **a paired mean that is not a share**: a paired bootstrap over items (scipy ``bootstrap``,
+  fixed seed); its interval is read from the resampled means' order statistics and its p
+  counts them, so again p < 0.05 exactly when 0 is outside the interval. Items whose
+  resampled means all coincide (a handful of documents, or all alike) give no spread, so no
+  interval and no test, said so;
 - **many tests**: Holm's step-down adjustment within each family of tests that answers one
   question (``holm_groups``: a run's tests against the paper, a pair of rows' tests), never
   over the whole tab, so a verdict never moves when unrelated runs join the page; a star
   means the adjusted p is below 0.05.
 
-The pairwise procedures take arrays, so every pair of 100 runs is one vectorised call.
+``USES`` says which of them gives which number (the JSON export lists it; the docs' test
+reads each procedure the docs name against it). The pairwise procedures take arrays, so every
+pair of 100 runs is one vectorised call.
 """
 
 from __future__ import annotations
@@ -69,6 +74,51 @@ CLOPPER_PEARSON = "Clopper-Pearson"
 ODDS_RATIO = "conditional exact, odds ratio run/paper"
 NEWCOMBE = "Newcombe hybrid score, 90%"
 NORMAL = "normal, from the printed standard error"
+HOLM = "Holm's step-down adjustment within each family"
+# Why a paired test has no interval (``PairedResult.no_interval``).
+NO_CHANGE = "no document changed between the two: McNemar's test conditions on the changed ones (p = 1)"
+NO_SPREAD = "the resampled means of the {n} item(s) are all {value:g}: too few or too alike to bootstrap (p = 1)"
+
+# The numbers the page gives a test or an interval, in words (``Use.number``).
+DELTA = "Δ vs paper"
+REPRODUCED = "reproduction verdict"
+SHARE = "a share's 95% interval"
+STATED_SE = "a paper's number with a standard error and no count of items"
+COMPARISON = "a difference of two tasks on the same documents (GEESE's effectiveness)"
+PAIRED = "a paired difference between two rows on the same documents"
+RANK = "a rank"
+
+
+@dataclass(frozen=True)
+class Use:
+    """Which procedure gives one kind of number, and where it does when it is not the only one."""
+
+    number: str
+    procedure: str
+    where: str = ""
+
+
+# Every procedure behind a number on the page and in the exports: the one place that says
+# which test and interval a number gets (the JSON export prints it, the docs' test holds
+# every procedure the docs name to it).
+USES = (
+    Use(DELTA, FISHER, "the paper states the items its number is a share of"),
+    Use(DELTA, EXACT_SHARE, "the paper states no count of items: its number taken as fixed"),
+    Use(DELTA, CLOPPER_PEARSON, "the paper states no count of items: the exact binomial test's interval"),
+    Use(DELTA, HOLM),
+    Use(REPRODUCED, EQUIVALENCE),
+    Use(SHARE, CLOPPER_PEARSON),
+    Use(STATED_SE, NORMAL),
+    Use(COMPARISON, MCNEMAR),
+    Use(COMPARISON, BOOTSTRAP, "outcomes other than 0/1"),
+    Use(PAIRED, MCNEMAR),
+    Use(PAIRED, BOOTSTRAP, "outcomes other than 0/1"),
+    Use(PAIRED, HOLM),
+    Use(RANK, MCNEMAR),
+    Use(RANK, BOOTSTRAP, "outcomes other than 0/1"),
+    Use(RANK, FISHER),
+    Use(RANK, HOLM),
+)
 
 
 @dataclass(frozen=True)
@@ -141,7 +191,8 @@ def mcnemar(a_only: np.ndarray, b_only: np.ndarray, n: np.ndarray) -> tuple[np.n
     ``a_only``/``b_only``: items right in A only / in B only; ``n``: items both logged.
     Returns (p, low, high): the binomial test of the changed items against 1/2, and its
     Clopper-Pearson interval for the share of changed items that went A's way, scaled to the
-    difference A − B over all ``n`` items. With no changed item the difference is 0 exactly."""
+    difference A − B over all ``n`` items. With no changed item the test conditions on nothing:
+    p = 1 and the interval NaN (none: ``NO_CHANGE``), never a zero-width [0, 0]."""
     a_only, b_only, n = (np.asarray(x, dtype=float) for x in (a_only, b_only, n))
     changed = a_only + b_only
     p_value = np.where(changed > 0, central_p(a_only, np.maximum(changed, 1), 0.5), 1.0)
@@ -149,8 +200,8 @@ def mcnemar(a_only: np.ndarray, b_only: np.ndarray, n: np.ndarray) -> tuple[np.n
         low = np.where(a_only > 0, _stats().beta.ppf(ALPHA / 2, a_only, changed - a_only + 1), 0.0)
         high = np.where(a_only < changed, _stats().beta.ppf(1 - ALPHA / 2, a_only + 1, changed - a_only), 1.0)
         scale = np.where(n > 0, changed / np.maximum(n, 1), 0.0)
-    low_d = np.where(changed > 0, scale * (2 * low - 1), 0.0)
-    high_d = np.where(changed > 0, scale * (2 * high - 1), 0.0)
+    low_d = np.where(changed > 0, scale * (2 * low - 1), np.nan)
+    high_d = np.where(changed > 0, scale * (2 * high - 1), np.nan)
     return p_value, low_d, high_d
 
 
@@ -245,10 +296,15 @@ def equivalence(k1: int, n1: int, k2: int, n2: int, margin: float = EQUIVALENCE_
     return Equivalence(margin, low, high, -margin < low and high < margin)
 
 
-def bootstrap_means(values: np.ndarray) -> np.ndarray:
-    """The resampled means of ``values`` (scipy ``bootstrap``, seed 0), sorted."""
+def bootstrap_test(values: Sequence[float]) -> Outcome | None:
+    """The mean of paired differences ``values`` against 0 by a paired bootstrap (scipy
+    ``bootstrap``, seed 0): the interval is the resampled means' order statistics (the 2.5% cut
+    from each side), p twice the share of resampled means on the far side of 0, so p < 0.05
+    exactly when 0 lies outside the interval. None where that interval has no width (the
+    items' resampled means all coincide: ``NO_SPREAD``): no spread is no evidence."""
+    values = np.asarray(values, dtype=float)
     if np.ptp(values) == 0:  # every resample has the same mean
-        return np.full(RESAMPLES, float(values[0]))
+        return None
     with warnings.catch_warnings():
         # With a handful of items the resampled means take few values; scipy warns about
         # that, and the page says how many items each interval rests on.
@@ -261,23 +317,14 @@ def bootstrap_means(values: np.ndarray) -> np.ndarray:
             vectorized=True,
             rng=np.random.default_rng(SEED),
         )
-    return np.sort(result.bootstrap_distribution)
-
-
-def bootstrap_test(values: Sequence[float], null: float) -> Outcome:
-    """The mean of ``values`` against ``null`` by a paired bootstrap (``bootstrap_outcome``)."""
-    return bootstrap_outcome(bootstrap_means(np.asarray(values, dtype=float)), null)
-
-
-def bootstrap_outcome(means: np.ndarray, null: float) -> Outcome:
-    """A test of ``null`` from sorted resampled means: the interval is their order statistics
-    (the 2.5% cut from each side), p twice the share of resampled means on the far side of
-    ``null``; so p < 0.05 exactly when ``null`` lies outside the interval."""
+    means = np.sort(result.bootstrap_distribution)
     tail = math.ceil(ALPHA / 2 * len(means)) - 1  # resamples cut from each side
-    interval = Interval(float(means[tail]), float(means[len(means) - 1 - tail]), BOOTSTRAP)
-    below = int(np.searchsorted(means, null, side="right"))  # resampled means <= null
-    above = len(means) - int(np.searchsorted(means, null, side="left"))  # >= null
-    return Outcome(min(1.0, 2 * min(below, above) / len(means)), interval)
+    low, high = float(means[tail]), float(means[len(means) - 1 - tail])
+    if low == high:
+        return None
+    below = int(np.searchsorted(means, 0.0, side="right"))  # resampled means <= 0
+    above = len(means) - int(np.searchsorted(means, 0.0, side="left"))  # >= 0
+    return Outcome(min(1.0, 2 * min(below, above) / len(means)), Interval(low, high, BOOTSTRAP))
 
 
 def holm_groups(p_values: Sequence[float] | np.ndarray, groups: Sequence[object]) -> np.ndarray:

@@ -18,6 +18,7 @@ import json
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 
 from custom_metrics.common.leaderboard_types import Cell, Column, Table
@@ -25,7 +26,7 @@ from custom_metrics.common.results import Problem
 from custom_metrics.leaderboard.differences import Difference, row_label
 from custom_metrics.leaderboard.display import Paths
 from custom_metrics.leaderboard.numbers import cell_text, interval_text, p_digits, signed
-from custom_metrics.leaderboard.procedures import ALPHA
+from custom_metrics.leaderboard.procedures import ALPHA, USES
 from custom_metrics.leaderboard.summary import Summary, SummaryCell, SummaryRow
 from custom_metrics.leaderboard.versus_paper import PaperDelta
 from custom_metrics.leaderboard.wording import (
@@ -60,13 +61,14 @@ def markdown(
     differences: Sequence[Difference] = (),
     paths: Paths | None = None,
 ) -> str:
-    """The paper's tables as markdown, in rank order: the summary (rank, each headline with its
-    95% interval, data and flags), the Δ-vs-paper tests, every metric, paired differences."""
+    """The paper's tables as markdown, in the page's order (your runs first, in rank order, then
+    the published rows): the summary (rank, each headline with its 95% interval, data and flags),
+    the Δ-vs-paper tests, every metric, paired differences."""
     paths = paths or Paths([])
     ordered = summary_order(table, summary)
     lines = [f"## {_md(table.title)}"]
     if summary.headlines:
-        lines += ["", "### Summary (rank order)", ""]
+        lines += ["", "### Summary (your runs first, then the published rows; each in rank order)", ""]
         lines.append(_summary_legend(summary, differences))
         lines += [""]
         heads = " | ".join(_md(h.label) for h in summary.headlines)
@@ -81,7 +83,9 @@ def markdown(
                 f"| {rank} | {_md(row.model)} | {_md(row.setting)} | {row.kind} | {_md(data_text(row, entry))} "
                 f"| {cells} | {_md(flags)} |"
             )
-        deltas = [(entry, c) for entry in summary.rows for c in entry.cells if c.delta is not None]
+        deltas = [
+            (entry, c) for entry in summary.rows for c in entry.cells if c.delta and c.delta.difference is not None
+        ]
         if deltas:
             lines += ["", "### Δ vs paper", ""]
             lines.append(
@@ -127,7 +131,7 @@ def markdown(
             p_holm = _md(f"{p_digits(r.p_adjusted)} ({r.family_name}, {r.family})") if r.p_adjusted is not None else ""
             lines.append(
                 f"| {_md(d.label)} | {_md(d.metric)} | {r.n} | {r.difference:+.4f} | "
-                f"{interval_text(r.low, r.high, signed_values=True)} | {r.test} | {p_digits(r.p_value)} | {p_holm} | "
+                f"{_md(r.interval_text)} | {r.test} | {p_digits(r.p_value)} | {p_holm} | "
                 f"{'yes' if r.significant else 'no'} |"
             )
     lines += ["", "Sources:", ""]
@@ -231,10 +235,12 @@ def headline_fields(cell: SummaryCell, entry: SummaryRow) -> dict[str, object]:
         "value": _exact(cell.cell, pm=False),
         "ci_low": "" if interval is None else repr(interval.low),
         "ci_high": "" if interval is None else repr(interval.high),
-        "interval": "" if interval is None else interval.method,
+        "interval": (f"none: {evidence.reason}" if evidence is not None and evidence.reason else "")
+        if interval is None
+        else interval.method,
         "items": "" if evidence is None or evidence.items is None else evidence.items,
         "rank": rank_text(cell, entry),
-        "delta": "" if delta is None else repr(delta.difference),
+        "delta": "" if delta is None or delta.difference is None else repr(delta.difference),
         "vs": ""
         if delta is None
         else f"{delta.paper.model} · {delta.paper.setting}" + ("" if delta.same_model else " (reference)"),
@@ -344,6 +350,7 @@ def write_json(table: Table, summary: Summary, differences: Sequence[Difference]
                 "alpha": ALPHA,
             },
             "rank": RANK_RULE,
+            "procedures": [asdict(use) for use in USES],
         },
         "rows": rows,
         "notes": [paths.text(note) for note in table.notes],
@@ -368,6 +375,7 @@ DIFFERENCE_COLUMNS = (
     "difference",
     "ci_low",
     "ci_high",
+    "no_interval",
     "test",
     "p_value",
     "p_holm",
@@ -399,8 +407,9 @@ def write_differences_csv(differences: Sequence[Difference], path: Path, paths: 
                     repr(r.mean_a),
                     repr(r.mean_b),
                     repr(r.difference),
-                    repr(r.low),
-                    repr(r.high),
+                    "" if r.low is None else repr(r.low),
+                    "" if r.high is None else repr(r.high),
+                    r.no_interval,
                     r.test,
                     repr(r.p_value),
                     "" if r.p_adjusted is None else repr(r.p_adjusted),

@@ -18,7 +18,10 @@ the paper's main metric (the first headline that is not a sanity check), or, for
 it, on the first headline it is ranked on, named beside the rank. The paper's rows
 are references, not contenders, unless asked for (``rank_published``); sanity checks
 (GEESE's hint = gold label) are never ranked on.
-Rows are ordered by the main metric (rows without it after, by name); the page re-sorts.
+Rows are ordered your runs first (full, then on part of the data, then without a number),
+then the published rows, each block by the main metric (rows without it after, by name): a
+newcomer's own numbers open the page however many rows the paper prints. The page re-sorts
+inside each block.
 """
 
 from __future__ import annotations
@@ -215,5 +218,5 @@ def _rank(summary: Summary, differences: Sequence[Difference]) -> None:
 
     order = {RANKED: 0, LIMITED: 1, UNRANKED: 2}
     summary.rows.sort(
-        key=lambda e: (order[e.group], -main_value(e), e.row.kind != "run", e.row.model.lower(), e.row.setting)
+        key=lambda e: (e.row.kind != "run", order[e.group], -main_value(e), e.row.model.lower(), e.row.setting)
     )

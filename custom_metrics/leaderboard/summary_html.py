@@ -1,8 +1,10 @@
 """The summary view of a paper's tab as HTML: ranked rows, Δ vs paper, paired verdicts.
 
 A plain table, drawn by the server and sorted by ``assets/leaderboard.js`` (a few dozen
-rows need no DataTables): one ``<tbody>`` per rank group (ranked, limited, unranked), so
-sorting by any column never mixes runs on part of the data with full ones. The model
+rows need no DataTables): one ``<tbody>`` per group of your runs (ranked, limited,
+unranked), then one of the published rows, so your own numbers come first however many rows
+the paper prints, and sorting by any column never mixes runs on part of the data with full
+ones, nor the paper's rows with yours. The model
 column is the row header (pinned on a phone); columns after the first two headlines are
 ``secondary`` (collapsed on a phone, one button away). Every number from a logged run
 links to its sample page; Δ and its test sit under the number they qualify.
@@ -23,16 +25,19 @@ from custom_metrics.leaderboard.display import Paths, hub_url
 from custom_metrics.leaderboard.numbers import cell_text, format_number, interval_text, p_digits, p_text, signed
 from custom_metrics.leaderboard.procedures import ALPHA, BOOTSTRAP, EXACT_SHARE, FISHER
 from custom_metrics.leaderboard.summary import LIMITED, RANKED, UNRANKED, Summary, SummaryCell, SummaryRow
-from custom_metrics.leaderboard.wording import RANK_RULE, delta_words, rank_text, row_flags
+from custom_metrics.leaderboard.wording import RANK_RULE, delta_words, rank_text, reference_value, row_flags
 
 SHOWN_ON_PHONE = 2  # headline columns kept on a narrow screen; the rest collapse
 VERDICTS_SHOWN = 8
 SHORT_TESTS = {FISHER: "Fisher", EXACT_SHARE: "binomial", BOOTSTRAP: "bootstrap"}
+PUBLISHED = "published"
 GROUP_TITLES = {
-    RANKED: "Full runs, ranked, with the paper's rows as references",
-    LIMITED: "Runs on part of the data (--limit, --samples), ranked apart: not comparable with the rows above",
-    UNRANKED: "Without the ranking metric",
+    RANKED: "Your runs on full data, ranked (the published rows below are their references)",
+    LIMITED: "Runs on part of the data (--limit, --samples), ranked apart: not comparable with the full runs",
+    UNRANKED: "Runs without the ranking metric",
+    PUBLISHED: "Published rows: the paper's numbers and other published ones, references (not ranked)",
 }
+RANKED_PUBLISHED = "Published rows, ranked with the full runs (--rank-published)"
 
 
 @dataclass(frozen=True)
@@ -78,10 +83,11 @@ def lead(spec: PaperSpec, summary: Summary) -> str:
         text.append(f"Rank 1 by {main.label}: {names}{more}{tie}.")
         mine = ranked[0]
         delta = mine.cells[index].delta
-        if delta is not None:
+        if delta is not None and delta.difference is not None:
             verdict = ("significant" if delta.significant else "not significant") if delta.tested else delta.test
-            versus = delta.paper.model + ("" if delta.same_model else " (reference)")
-            text.append(f"{_row_name(mine)}: Δ {signed(delta.difference)} vs {versus} in the paper, {verdict}.")
+            text.append(
+                f"{_row_name(mine)}: Δ {signed(delta.difference)} vs {delta.paper.model} in the paper, {verdict}."
+            )
     elif runs:
         text.append(
             f"Your {len(runs)} run row(s) ran on part of the data or lack {main.label}: "
@@ -127,8 +133,9 @@ def _table(key: str, spec: PaperSpec, summary: Summary, context: SummaryContext)
     caption = (
         f"{spec.key.upper()} summary: one row per model and setting, ranked by {main.label}"
         f"{f' — {unit}' if unit else ''}. Each number with its 95% interval and its rank (#) on that "
-        f"column: {RANK_RULE}; rows no test separates share a rank (=). The paper's rows are references (ref). "
-        "Δ: your number − the same model's in the paper, with the test it used (p: twice the smaller one-sided p) "
+        f"column: {RANK_RULE}; rows no test separates share a rank (=). Your runs first; the paper's rows below them "
+        "are references (ref). Δ: your number − the same model's in the paper, with the test it used (p: twice "
+        "the smaller one-sided p) "
         f"and Holm's p within the run row's own tests; ✱ significant at p < {ALPHA:g} after that correction; "
         f"✓ reproduced: the 90% interval of Δ inside ±{summary.margin:g}."
         if main
@@ -160,13 +167,16 @@ def _table(key: str, spec: PaperSpec, summary: Summary, context: SummaryContext)
     head.append('<th scope="col" class="notes secondary" data-col="notes">Docs and notes</th>')
     width = len(head)
     bodies = []
-    for group in (RANKED, LIMITED, UNRANKED):
-        members = [entry for entry in summary.rows if entry.group == group]
+    runs = [entry for entry in summary.rows if entry.row.kind == "run"]
+    blocks = [(group, [entry for entry in runs if entry.group == group]) for group in (RANKED, LIMITED, UNRANKED)]
+    blocks.append((PUBLISHED, [entry for entry in summary.rows if entry.row.kind != "run"]))
+    for group, members in blocks:
         if not members:
             continue
+        title = RANKED_PUBLISHED if group == PUBLISHED and summary.rank_published else GROUP_TITLES[group]
         lines = [
             f'<tbody class="{group}" data-group="{group}">'
-            f'<tr class="group"><th scope="rowgroup" colspan="{width}">{_e(GROUP_TITLES[group])}</th></tr>'
+            f'<tr class="group"><th scope="rowgroup" colspan="{width}">{_e(title)} ({len(members)})</th></tr>'
         ]
         lines += [_row(entry, summary, shown_on_phone, main_index, context) for entry in members]
         lines.append("</tbody>")
@@ -283,6 +293,8 @@ def _score(cell: SummaryCell, entry: SummaryRow, context: SummaryContext) -> str
         items = cell.evidence.items if cell.evidence is not None else None
         title = f"95% interval ({interval.method}" + (f", {items:,} items)" if items else ")")
         parts.append(f'<span class="ci" title="{_e(title)}">{_e(interval_text(interval.low, interval.high))}</span>')
+    elif entry.row.kind == "run" and cell.evidence is not None and cell.evidence.reason:
+        parts.append(f'<span class="ci none" title="{_e(cell.evidence.reason)}">no interval</span>')
     ranked = rank_text(cell, entry)
     if ranked and ranked != "ref" and not cell.headline.sanity:
         title = f"its rank on this column: {_rank_title(cell, entry)}"
@@ -293,9 +305,17 @@ def _score(cell: SummaryCell, entry: SummaryRow, context: SummaryContext) -> str
 
 
 def _delta(cell: SummaryCell, context: SummaryContext) -> str:
+    """Δ and its test under a number; against another model's row, that row's number as a
+    reference line, with no Δ (the legend defines Δ against the same model's number)."""
     delta = cell.delta
     assert delta is not None
-    versus = "paper" if delta.same_model else f"{delta.paper.model} (reference)"
+    if delta.difference is None:
+        return (
+            f'<span class="delta reference" title="{_e(delta_words(delta))}">'
+            f'<span class="versus">reference: {_e(delta.paper.model)} {_e(reference_value(delta))}</span>'
+            '<span class="test">another model: no Δ</span></span>'
+        )
+    versus = "paper"
     if context.first_paper_setting.get(delta.paper.model, delta.paper.setting) != delta.paper.setting:
         versus += f" ({delta.paper.setting})"
     if delta.tested:
@@ -304,10 +324,8 @@ def _delta(cell: SummaryCell, context: SummaryContext) -> str:
             f"{SHORT_TESTS.get(delta.test, delta.test)} {p_text(delta.p_value)}{holm}"
             f"{' ✱' if delta.significant else ''}"
         )
-    elif delta.same_model:
-        verdict = "no test"
     else:
-        verdict = "reference line, not tested"
+        verdict = "no test"
     title = f"{delta_words(delta)} (the paper's number: {delta.paper.cells[delta.key].text})"
     reproduced = ""
     if delta.equivalence is not None:
@@ -315,8 +333,7 @@ def _delta(cell: SummaryCell, context: SummaryContext) -> str:
         mark = f"✓ {within}" if delta.equivalence.equivalent else f"not shown {within}"
         reproduced = f'<span class="reproduced">{_e(mark)}</span>'
     return (
-        f'<span class="delta{" sig" if delta.significant else ""}{"" if delta.same_model else " reference"}" '
-        f'title="{_e(title)}">'
+        f'<span class="delta{" sig" if delta.significant else ""}" title="{_e(title)}">'
         f'Δ {signed(delta.difference)}<span class="versus"> vs {_e(versus)}</span>'
         f'<span class="test">{_e(verdict)}</span>{reproduced}</span>'
     )
@@ -365,8 +382,10 @@ def _definitions(key: str, spec: PaperSpec, summary: Summary) -> str:
         '<details class="definitions"><summary>What the columns mean, and how Δ is tested</summary>'
         f"<dl>{items}<dt>95% interval</dt><dd>Of a share (accuracy, consistency, success over |N|): the exact "
         "Clopper-Pearson interval of its k of n items, n counted from the logged samples or the results file; of "
-        "a difference of two tasks on the same documents (effectiveness): a paired bootstrap over the documents. "
-        "The paper's rows: from the items the paper states. None where neither is known.</dd>"
+        "a difference of two tasks on the same documents (effectiveness): its paired test's own interval, the "
+        "one under Paired tests (McNemar's conditional Clopper-Pearson for 0/1 outcomes, else a paired bootstrap). "
+        "The paper's rows: from the items the paper states. None where neither is known, or where the procedure "
+        "gives none (no document changed, resampled means all alike): “no interval” says why.</dd>"
         f"<dt>Rank</dt><dd>Per column: {_e(RANK_RULE)}. Rows no test separates share a rank (=); a row no test "
         "compares with another is not ranked. Runs on part of the data are ranked apart; the paper's rows are "
         "references (ref) unless the page was built with --rank-published.</dd>"
@@ -374,11 +393,13 @@ def _definitions(key: str, spec: PaperSpec, summary: Summary) -> str:
         "number being an estimate from the items it states: Fisher's exact test of your k of n against the "
         "paper's k of n, with the conditional exact 95% interval of their odds ratio (p &lt; 0.05 exactly when "
         "it excludes 1); where the paper states no n, the exact binomial test against its number taken as "
-        "fixed; a difference of two tasks by the paired bootstrap. Every p is central: twice the smaller "
+        "fixed; a difference of two tasks gets no test (the paper's gives no count of the documents that "
+        "changed). Every p is central: twice the smaller "
         "one-sided p (scipy's default two-sided p, “minlike”, can be smaller). A run whose n could not reach "
         "p &lt; 0.05, or whose items are unknown, says “no test” and why. Another model's row (the paper's "
-        "reference model) is a reference line, never tested. ✱: significant after Holm's correction within "
-        "the run row's own tests against the paper (its family), so other runs on the page never move it.</dd>"
+        "reference model) is a reference line: its number, with no Δ and no test. ✱: significant after Holm's "
+        "correction within the run row's own tests against the paper (its family), so other runs on the page "
+        "never move it.</dd>"
         f"<dt>Reproduced (✓)</dt><dd>Equivalence within ±{summary.margin:g} of the paper's share "
         "(--equivalence-margin): two one-sided tests at level 0.05, read as the 90% interval of the difference "
         "(Newcombe's hybrid score interval) lying inside ±δ. “Not shown within” is no evidence of a "
@@ -395,9 +416,8 @@ def verdicts(differences: Sequence[Difference], spec: PaperSpec) -> str:
     items = []
     for difference in ordered[:VERDICTS_SHOWN]:
         result = difference.result
-        interval = interval_text(result.low, result.high, signed_values=True)
         holm = (
-            f", Holm {p_digits(result.p_adjusted)} within {result.family_name} ({result.family})"
+            f", Holm {p_digits(result.p_adjusted)} (family: {result.family_name}, {result.family} test(s))"
             if result.p_adjusted is not None
             else ""
         )
@@ -405,8 +425,8 @@ def verdicts(differences: Sequence[Difference], spec: PaperSpec) -> str:
         items.append(
             f'<li class="{"sig" if result.significant else ""}"><strong>{_e(mark)}</strong>: '
             f"{_e(difference.label)} · {_e(spec.board.metric_label(difference.metric))}: "
-            f"{signed(result.difference)}, 95% CI {_e(interval)} ({_e(result.test)}, p = {p_digits(result.p_value)}"
-            f"{_e(holm)}, {result.n} docs)</li>"
+            f"{signed(result.difference)}, 95% CI {_e(result.interval_text)} ({_e(result.test)}, "
+            f"p = {p_digits(result.p_value)}{_e(holm)}, {result.n} docs)</li>"
         )
     more = len(ordered) - VERDICTS_SHOWN
     tail = f"<p>{more} more under All metrics, Paired differences.</p>" if more > 0 else ""

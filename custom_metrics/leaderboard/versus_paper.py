@@ -6,9 +6,9 @@ its ``LLaMA2 13B``) in the paper setting that matches the run's (RULE's five-sho
 against the five-shot rows), else the paper's reference model for that column, named on
 the page.
 
-Only the same model's row is tested: a different model's number is a reference line, its
-Δ shown with no test (a test would ask whether two models differ, which no row here can
-answer). The paper's number is an estimate too, from the items the paper states
+Only the same model's row gives a Δ: a different model's number is a reference line, shown
+with no Δ and no test (a difference, or a test, would ask whether two models differ, which no
+row here can answer). The paper's number is an estimate too, from the items the paper states
 (``evidence.paper_evidence``), so (``procedures``):
 
 - a share (accuracy, consistency, REG's success of |N|) whose paper n is known: Fisher's
@@ -17,8 +17,11 @@ answer). The paper's number is an estimate too, from the items the paper states
   (``--equivalence-margin``) by the 90% interval of the difference. Where the paper states
   no n, the exact binomial test against the paper's number taken as fixed, said so. A run
   too small for any outcome to reach p < 0.05 says so instead of a p;
-- a difference of two tasks on the same documents (GEESE's effectiveness): the paired
-  bootstrap of the per-document differences against the paper's difference (taken as fixed);
+- a difference of two tasks on the same documents (GEESE's effectiveness): no test. The run's
+  difference has its paired test against 0 (McNemar's, its interval the number's), but the
+  paper's is a difference of two of its numbers with no count of the documents that changed,
+  and no exact test compares the two (a bootstrap against the paper's difference taken as
+  fixed gave the number a second interval from another procedure);
 - anything else (no count of items, a mean over split runs): "no test", saying why.
 
 Every p and interval come from one procedure, named in the cell. The stars are Holm-adjusted
@@ -39,7 +42,11 @@ from custom_metrics.leaderboard import procedures
 from custom_metrics.leaderboard.evidence import Evidence, paper_evidence
 from custom_metrics.leaderboard.procedures import ALPHA
 
-REFERENCE = "no test: another model's number, a reference line"
+REFERENCE = "no Δ, no test: another model's number, a reference line"
+COMPARISON = (
+    "no test: the paper's number is a difference of two of its numbers, with no count of the documents "
+    "that changed; the run's is tested against 0 ({test}, its interval)"
+)
 
 
 @dataclass(frozen=True)
@@ -47,7 +54,7 @@ class PaperDelta:
     paper: Row  # the published row compared with
     key: str  # its column
     same_model: bool  # False: the paper's reference model (the run's model is not in the paper)
-    difference: float  # run - paper
+    difference: float | None  # run - paper (None against another model's row: a reference line, no Δ)
     test: str  # the procedure (procedures.FISHER, EXACT_SHARE, BOOTSTRAP), or "no test: why"
     p_value: float | None
     low: float | None = None  # 95% interval of ``interval_of``, from the same procedure
@@ -119,11 +126,10 @@ def paper_delta(
     if found is None:
         return None
     paper, paper_key, same_model = found
-    theirs = paper.cells[paper_key].value
-    difference = cell.value - theirs
-    base = PaperDelta(paper, paper_key, same_model, difference, REFERENCE, None)
     if not same_model:
-        return base
+        return PaperDelta(paper, paper_key, False, None, REFERENCE, None)
+    theirs = paper.cells[paper_key].value
+    base = PaperDelta(paper, paper_key, True, cell.value - theirs, "", None)
     if evidence.k is not None and evidence.n is not None:
         if not 0 <= theirs <= 1:
             return replace(base, test="no test: the paper's number is not a share")
@@ -139,21 +145,17 @@ def paper_delta(
                 items=evidence.n,
             )
         outcome = procedures.share_test(evidence.k, evidence.n, theirs)
-        test = procedures.EXACT_SHARE
-    elif evidence.resampled is not None:
-        outcome = procedures.bootstrap_outcome(evidence.resampled, theirs)
-        test = procedures.BOOTSTRAP
-    else:
-        return replace(base, test=f"no test: {evidence.reason}")
-    interval = outcome.interval
-    return replace(
-        base,
-        test=test,
-        p_value=outcome.p_value,
-        low=interval.low - theirs,
-        high=interval.high - theirs,
-        items=evidence.items,
-    )
+        return replace(
+            base,
+            test=procedures.EXACT_SHARE,
+            p_value=outcome.p_value,
+            low=outcome.interval.low - theirs,
+            high=outcome.interval.high - theirs,
+            items=evidence.n,
+        )
+    if evidence.paired is not None:
+        return replace(base, test=COMPARISON.format(test=evidence.paired.test), items=evidence.paired.n)
+    return replace(base, test=f"no test: {evidence.reason}")
 
 
 def _two_sample(

@@ -6,7 +6,7 @@ numbers inside them come from ``numbers``.
 from __future__ import annotations
 
 from custom_metrics.common.leaderboard_types import Row, Table
-from custom_metrics.leaderboard.numbers import interval_text, p_digits, signed
+from custom_metrics.leaderboard.numbers import cell_text, interval_text, p_digits, signed
 from custom_metrics.leaderboard.summary import Summary, SummaryCell, SummaryRow
 from custom_metrics.leaderboard.versus_paper import PaperDelta
 
@@ -53,15 +53,23 @@ def delta_interval_text(delta: PaperDelta) -> str:
     return f"95% interval of Δ {interval_text(delta.low, delta.high, signed_values=True)}"
 
 
+def reference_value(delta: PaperDelta) -> str:
+    """The number of the paper row a Δ is against, as the paper prints it (no ±)."""
+    return cell_text(delta.paper.cells[delta.key]).split(" ± ")[0]
+
+
 def delta_words(delta: PaperDelta) -> str:
     """A Δ vs paper as one line of text: the difference, what it is against, the test, its
-    family's adjusted p, its verdict and the reproduction verdict."""
+    family's adjusted p, its verdict and the reproduction verdict; against another model's
+    row, that row's number as a reference line (no Δ)."""
+    if delta.difference is None:
+        return f"reference line: {versus_text(delta)}, {reference_value(delta)}; {delta.test}"
     text = f"Δ {signed(delta.difference)} vs {versus_text(delta)}"
     reproduced = f"; {delta.equivalence.verdict}" if delta.equivalence is not None else ""
     if not delta.tested:
         return f"{text}; {delta.test}{reproduced}"
     holm = (
-        f", Holm-adjusted p = {p_digits(delta.p_adjusted)} within {delta.family_name} ({delta.family} test(s))"
+        f", Holm-adjusted p = {p_digits(delta.p_adjusted)} (family: {delta.family_name}, {delta.family} test(s))"
         if delta.p_adjusted is not None
         else ""
     )

@@ -97,3 +97,18 @@ def test_undefined_resamples_are_left_out_of_the_interval_and_counted() -> None:
     result = agreement(a, b)
     assert 0 < result.mcc_undefined < RESAMPLES and result.mcc_interval is not None
     assert agreement({}, {"x": "yes"}).n == 0 and agreement({}, {}).undefined == "no item was decided by both"
+
+
+def test_no_interval_of_zero_width_from_resampling_two_items() -> None:
+    """Two items, A labels them apart, B alike: kappa is 0 and every resample on which it is
+    defined gives 0 again, so the bootstrap printed "0.000 [0.000, 0.000]": now no interval,
+    and why; the raw agreement keeps its exact interval, and a wider sample keeps its bootstrap."""
+    result = agreement({"x": "yes", "y": "no"}, {"x": "yes", "y": "yes"})
+    assert result.kappa == 0.0 and result.kappa_interval is None
+    assert "kappa: no interval: its bootstrap over 2 item(s) has no spread" in result.undefined
+    assert result.raw_interval == pytest.approx(exact_interval(1, 2))
+    assert result.as_dict()["kappa_interval"] is None
+    a = {f"i{k}": "yes" if k % 3 else "no" for k in range(30)}
+    b = {f"i{k}": "yes" if k % 4 else "no" for k in range(30)}
+    wide = agreement(a, b)
+    assert wide.kappa_interval[0] < wide.kappa_interval[1] and "no interval" not in wide.undefined

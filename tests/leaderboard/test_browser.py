@@ -234,27 +234,30 @@ def test_page_loads_offline_and_clean(open_page, tmp_path: Path) -> None:
 def test_summary_ranks_rows_and_keeps_limited_runs_apart(open_page) -> None:
     page = index(open_page)
     ranked = summary_rows(page, "geese", "ranked")
-    # The full rows: their 800-doc results file read as a run, the one contender; beside it as
-    # references the authors' repository run (named so, never "paper") and Table 2; then the
-    # hostile run, which has no Llama-3 explanation number (ranked on the columns it has); last
-    # CALAMITA's four harness rows, which publish no document count: shown, never ranked.
-    expect(ranked).to_have_count(8)
+    # The full runs first: their 800-doc results file read as a run, the one contender on the main
+    # metric, then the hostile run, which has no Llama-3 explanation number (ranked on the columns
+    # it has). Below the runs, the published rows as references: the authors' repository run
+    # (named so, never "paper"), Table 2, then CALAMITA's four harness rows, which publish no
+    # document count: shown, never ranked.
+    expect(ranked).to_have_count(2)
     texts = ranked.locator("td.rank").all_inner_texts()
-    assert texts[:3] == ["ref", "1", "ref"] and re.fullmatch(r"1=? \(no hint\)", texts[3]), texts
-    assert texts[4:] == ["–"] * 4, texts
-    for calamita in range(4, 8):
-        expect(ranked.nth(calamita).locator("th.model")).to_contain_text("CALAMITA harness")
-    expect(ranked.nth(3).locator("td.h1 .col-rank")).to_have_text(re.compile(r"^#1=?$"))
-    expect(ranked.nth(0).locator("th.model")).to_contain_text("authors' repository run")
-    expect(ranked.nth(0).locator(".badge.origin")).to_have_text("authors' repository run")
-    assert ranked.nth(0).locator(".badge.paper").count() == 0
-    expect(ranked.nth(1).locator("th.model")).to_contain_text(AUTHORS_FULL)
-    expect(ranked.nth(2).locator("th.model")).to_contain_text("Llama-3-8B")
-    expect(ranked.nth(2).locator(".badge.paper")).to_be_visible()
-    values = main_values(page, "geese", "ranked")
-    assert values == [0.78375, 0.78125, 0.7812]
+    assert texts[0] == "1" and re.fullmatch(r"1=? \(no hint\)", texts[1]), texts
+    expect(ranked.nth(0).locator("th.model")).to_contain_text(AUTHORS_FULL)
+    expect(ranked.nth(1).locator("td.h1 .col-rank")).to_have_text(re.compile(r"^#1=?$"))
+    published = summary_rows(page, "geese", "published")
+    expect(published).to_have_count(6)
+    assert published.locator("td.rank").all_inner_texts() == ["ref", "ref"] + ["–"] * 4
+    for calamita in range(2, 6):
+        expect(published.nth(calamita).locator("th.model")).to_contain_text("CALAMITA harness")
+    expect(published.nth(0).locator("th.model")).to_contain_text("authors' repository run")
+    expect(published.nth(0).locator(".badge.origin")).to_have_text("authors' repository run")
+    assert published.nth(0).locator(".badge.paper").count() == 0
+    expect(published.nth(1).locator("th.model")).to_contain_text("Llama-3-8B")
+    expect(published.nth(1).locator(".badge.paper")).to_be_visible()
+    assert main_values(page, "geese", "ranked") == [0.78125]
+    assert main_values(page, "geese", "published") == [0.78375, 0.7812]
     # Every number with its 95% interval on the page: the run's 625 of 800 documents.
-    expect(ranked.nth(1).locator("td.main .ci")).to_have_text("[0.7510, 0.8094]")
+    expect(ranked.nth(0).locator("td.main .ci")).to_have_text("[0.7510, 0.8094]")
     # Runs on part of the data: their own group, hidden while full runs exist, one click away.
     limited = summary_rows(page, "geese", "limited")
     expect(limited.first).to_be_hidden()
@@ -271,7 +274,7 @@ def test_summary_ranks_rows_and_keeps_limited_runs_apart(open_page) -> None:
     expect(page.locator("#summary-geese thead th[data-col=h1]")).to_have_attribute("aria-sort", "descending")
     expect(page.locator("#summary-geese thead th.rank button.sort")).to_have_text("Rank (no hint)")
     groups = page.locator("#summary-geese tbody").evaluate_all("bodies => bodies.map(b => b.dataset.group)")
-    assert groups.index("ranked") < groups.index("limited")
+    assert groups.index("ranked") < groups.index("limited") < groups.index("published")
     ranks = limited.locator("td.rank").all_inner_texts()
     assert ranks == limited.locator("td.h1").evaluate_all("cells => cells.map(c => c.dataset.rank || '–')")
     # The sanity check (hint = gold label) is a column, never the ranking one.
@@ -279,6 +282,37 @@ def test_summary_ranks_rows_and_keeps_limited_runs_apart(open_page) -> None:
     expect(sanity).to_contain_text("sanity check")
     assert "main" not in (sanity.get_attribute("class") or "")
     page.recorder.assert_clean()
+
+
+@pytest.fixture(scope="module")
+def newcomer_board(geese_run: tuple[dict, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A newcomer's page: the real embedded-model GEESE run (four documents) and a Mistral-7B
+    results file of RULE and REG (``harness-0.4.0``), beside every paper's published rows."""
+    runs = tmp_path_factory.mktemp("newcomer")
+    shutil.copytree(LEADERBOARD_FIXTURES / "harness-0.4.0", runs / "mistral")
+    out = runs / "leaderboard"
+    build_leaderboard([geese_run[1], runs / "mistral"], out, papers=PAPER_KEYS)
+    return out
+
+
+@pytest.mark.parametrize(("tab", "published"), [("geese", 6), ("reg", 20), ("rule", 100)])
+def test_your_run_is_on_the_first_screen_of_its_tab(browser, newcomer_board: Path, tab: str, published: int) -> None:
+    """A newcomer's row sat below 6 published rows (GEESE), 35 (REG), 134 (RULE), none of its
+    numbers on the first 1400x1000 screen: now the runs come first, the published rows below."""
+    context, open_ = _opener(browser, newcomer_board, DESKTOP)
+    page = open_(f"index.html#{tab}", f"#summary-{tab} tbody tr")
+    expect(page.locator(f"#panel-{tab}")).to_be_visible()
+    first = page.locator(f"#summary-{tab} tbody tr:not(.group)").first
+    expect(first).to_have_class(re.compile(r"\brun\b"))
+    expect(first).to_be_visible()
+    box = first.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= DESKTOP["height"], box
+    assert page.evaluate("window.scrollY") == 0
+    below = summary_rows(page, tab, "published")
+    assert below.count() >= published
+    expect(page.locator(f"#summary-{tab} tbody.published tr.group")).to_contain_text("Published rows")
+    page.recorder.assert_clean()
+    context.close()
 
 
 def test_delta_vs_paper_says_its_test_and_another_models_row_is_a_reference(open_page) -> None:
@@ -291,11 +325,12 @@ def test_delta_vs_paper_says_its_test_and_another_models_row_is_a_reference(open
     early = summary_rows(page, "geese", "limited").filter(has_text="--limit 24")
     expect(early.locator("td.main .delta")).to_contain_text("Δ -0.1562 vs paper")
     expect(early.locator("td.main .delta .test")).to_contain_text("Fisher p = 0.13")  # 15 of 24 vs 625 of 800
-    # A model the paper lacks: a reference line against the reference model, named; never tested.
+    # A model the paper lacks: the reference model's number, named, as a reference line: no Δ.
     hostile = page.locator("#summary-geese tbody tr").filter(has_text="alert('name')")
     line = hostile.locator("td.h1 .delta.reference")  # its no-hint accuracy
-    expect(line).to_contain_text("vs Llama-3-8B (reference)")
-    expect(line.locator(".test")).to_have_text("reference line, not tested")
+    expect(line.locator(".versus")).to_have_text("reference: Llama-3-8B 0.5437")
+    expect(line.locator(".test")).to_have_text("another model: no Δ")
+    assert "Δ" not in line.inner_text().replace("no Δ", "")
     assert hostile.locator(".delta.sig, td.significant").count() == 0
     # The tab says how many tests it shows; the paired verdicts sit under the summary.
     expect(page.locator("#panel-geese p.meta")).to_contain_text("Δ vs paper (Holm-adjusted within each run row's")
@@ -347,7 +382,7 @@ def test_url_restores_tab_view_and_sort(open_page) -> None:
     expect(page.locator("#panel-geese")).to_be_hidden()
     head = page.locator("#summary-rule thead th[data-col=h1]")
     expect(head).to_have_attribute("aria-sort", "ascending")
-    cells = summary_rows(page, "rule", "ranked").locator("td.h1")
+    cells = summary_rows(page, "rule", "published").locator("td.h1")
     values = [float(v) for v in cells.evaluate_all("cells => cells.map(c => c.dataset.sort)") if v]
     assert values == sorted(values) and len(values) > 10
     # Sorting and switching write the state into the URL; opening that URL restores it.
@@ -361,7 +396,7 @@ def test_url_restores_tab_view_and_sort(open_page) -> None:
     expect(again.locator("#summary-rule thead th[data-col=h0]")).to_have_attribute("aria-sort", "descending")
     filtered = index(open_page, "reg&q=gemma-4-31b")
     expect(filtered.locator("#filter-reg")).to_have_value("gemma-4-31b")
-    shown = summary_rows(filtered, "reg", "ranked").locator("th.model:visible").all_inner_texts()
+    shown = summary_rows(filtered, "reg", "published").locator("th.model:visible").all_inner_texts()
     assert shown and all("Gemma-4-31B-it" in name for name in shown)
 
 

@@ -38,7 +38,10 @@ def test_exports_are_leaderboards_in_rank_order_with_relative_paths(tmp_path: Pa
     with (out / "geese.csv").open(newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     runs_only = [row for row in rows if row["row"] == "run"]
-    # rank order: full runs best first (the papers' rows beside them), then the runs on part of the data
+    # your runs first, as on the page: full runs best first, then the runs on part of the data;
+    # the published rows below them all (they sat among the runs by value)
+    kinds = [row["row"] for row in rows]
+    assert kinds == ["run"] * len(runs_only) + ["published"] * (len(rows) - len(runs_only)) and "published" in kinds
     assert [row["model"] for row in runs_only][:2] == [llama, "org/worse"]
     assert runs_only[-1]["model"] == "org/cut"
     full = runs_only[0]
@@ -67,8 +70,10 @@ def test_exports_are_leaderboards_in_rank_order_with_relative_paths(tmp_path: Pa
     assert first["sources"] == [full["sources"]]
 
     markdown = (out / "geese.md").read_text(encoding="utf-8")
-    summary = markdown.split("### Summary (rank order)", 1)[1].split("###", 1)[0]
-    lines = [line for line in summary.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    summary = markdown.split("### Summary (your runs first, then the published rows; each in rank order)", 1)[1]
+    lines = [line for line in summary.split("###", 1)[0].splitlines() if line.startswith("| ") and "---" not in line]
+    lines = lines[1:]
+    assert [" | run | " in line for line in lines] == [row["row"] == "run" for row in rows]
     assert [line.split(" | ")[1] for line in lines if "| run |" in line][:2] == [llama, "org/worse"]
     cut_line = next(line for line in lines if "org/cut" in line)
     assert "⚠ part of the data: --limit 4, 4 docs" in cut_line  # on the row, not in a footnote

@@ -8,6 +8,7 @@ the JSON export, which holds what the page shows."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -18,6 +19,8 @@ from scipy.stats.contingency import odds_ratio
 from statsmodels.stats.multitest import multipletests
 
 from custom_metrics.cli import main as explain_eval
+from custom_metrics.leaderboard.procedures import MCNEMAR, USES
+from custom_metrics.leaderboard.versus_paper import REFERENCE
 from tests.helpers import LEADERBOARD_FIXTURES
 from tests.leaderboard.test_leaderboard import modern_results
 
@@ -100,11 +103,14 @@ def test_an_all_right_run_of_8_is_tested_exactly_and_not_significant(tmp_path: P
     tiny = single["headlines"]["reg_judge_select/answer_acc"]
     assert tiny["test"].startswith("no test: 1 item(s) are too few to test against 0.9446") and tiny["p"] == ""
     dummy = rows_of(reg, "dummy")[0]["headlines"]["reg_judge_select/answer_acc"]
-    assert dummy["test"] == "no test: another model's number, a reference line" and dummy["significant"] == ""
+    assert dummy["test"] == REFERENCE and dummy["significant"] == "" and dummy["delta"] == ""
     assert dummy["vs"] == "Gemma-4-31B-it · non-thinking (reference)"
     tests = reg["tests"]["versus_paper"]
     assert (tests["count"], tests["correction"], tests["alpha"]) == (1, "holm", 0.05)
     assert tests["family"] == "each run row: its own tests against the paper"
+    # which procedure gives which number, from the code's one registry
+    assert reg["tests"]["procedures"] == [dataclasses.asdict(use) for use in USES]
+    assert {"number": "Δ vs paper", "procedure": cell["test"], "where": USES[0].where} in reg["tests"]["procedures"]
 
 
 def test_a_different_model_is_a_reference_line_and_stars_are_holm_adjusted(tmp_path: Path) -> None:
@@ -120,7 +126,7 @@ def test_a_different_model_is_a_reference_line_and_stars_are_holm_adjusted(tmp_p
     geese = board(tmp_path)["geese"]
 
     small = rows_of(geese, "gemma-3-270m")[0]["headlines"]["geese_llama3/acc"]
-    assert small["test"] == "no test: another model's number, a reference line"
+    assert small["test"] == REFERENCE and small["delta"] == ""  # was Δ -0.4479 against another model
     assert small["vs"].endswith("(reference)") and small["p"] == "" and small["significant"] == ""
     (row,) = rows_of(geese, llama)
     cells = [row["headlines"][f"{task}/acc"] for task in ("geese_llama3", "geese_dummy", "geese_noexp")]
@@ -133,19 +139,22 @@ def test_a_different_model_is_a_reference_line_and_stars_are_holm_adjusted(tmp_p
         found = odds_ratio([[k, 800 - k], [theirs, 800 - theirs]], kind="conditional").confidence_interval()
         assert (float(cell["test_low"]), float(cell["test_high"])) == pytest.approx((found.low, found.high))
         assert cell["interval_of"] == "odds ratio" and cell["paper_items"] == 800
-    # the run's family: these three and the effectiveness bootstrap (both tasks logged their samples)
+    # the run's family: these three; effectiveness (both tasks logged) has its paired test's
+    # interval, McNemar's, and no test against the paper's difference
     tested = [cell for cell in row["headlines"].values() if cell["p"] != ""]
-    assert row["headlines"]["geese_llama3/effectiveness"]["test"] == "paired bootstrap (percentile interval)"
+    effectiveness = row["headlines"]["geese_llama3/effectiveness"]
+    assert effectiveness["interval"] == MCNEMAR and effectiveness["test"].startswith("no test: the paper's number")
     holm = multipletests([float(cell["p"]) for cell in tested], method="holm")[1]
     assert [float(cell["p_holm"]) for cell in tested] == pytest.approx(list(holm))
     assert [cell["significant"] for cell in tested] == [False] * len(tested)
     assert {cell["family"] for cell in tested} == {f"Δ vs paper of {llama}"}
-    assert geese["tests"]["versus_paper"]["count"] == len(tested) == 4
+    assert geese["tests"]["versus_paper"]["count"] == len(tested) == 3
     markdown = (tmp_path / "board" / "geese.md").read_text(encoding="utf-8")
-    assert "4 Δ-vs-paper test(s), Holm-adjusted within each run row's own family" in markdown
+    assert "3 Δ-vs-paper test(s), Holm-adjusted within each run row's own family" in markdown
     page = (tmp_path / "board" / "index.html").read_text(encoding="utf-8")
-    assert "This tab tests 4 Δ vs paper (Holm-adjusted within each run row's own tests)" in page
+    assert "This tab tests 3 Δ vs paper (Holm-adjusted within each run row's own tests)" in page
     assert "delta sig" not in page and "Chatbot Arena" not in page
+    assert "Δ -0.4479" not in page and "reference: Llama-3-8B 0.7812" in page
 
 
 def test_the_papers_number_is_an_estimate_and_a_rerun_gets_a_reproduction_verdict(tmp_path: Path) -> None:
@@ -277,7 +286,7 @@ def test_unrelated_folders_leave_every_other_runs_verdicts_unchanged(tmp_path: P
     old, new = verdicts(before), verdicts(after)
     assert set(old) <= set(new) and len(new) > len(old)
     assert {key: new[key] for key in old} == old
-    assert sum(value[0] != "" for value in old.values()) >= 3  # tested numbers, not blanks
+    assert sum(value[0] != "" for value in old.values()) >= 2  # tested numbers, not blanks
     assert old[(mine, "", "geese_llama3/acc")][-1] == "1"  # 610 vs 600 on the same docs: McNemar
     assert old[(other, "", "geese_llama3/acc")][-1] == "2"
     paired_before, paired_after = paired_rows(tmp_path / "before"), paired_rows(tmp_path / "board")

@@ -25,11 +25,13 @@ from custom_metrics.leaderboard.evidence import run_evidence
 from custom_metrics.leaderboard.numbers import cell_text, signed
 from custom_metrics.leaderboard.procedures import FISHER, share_interval
 from custom_metrics.leaderboard.registry import OTHER
+from custom_metrics.leaderboard.render import headline_fields
 from custom_metrics.leaderboard.summary import LIMITED, RANKED, UNRANKED, build_summary
+from custom_metrics.leaderboard.summary_html import SummaryContext, _delta
 from custom_metrics.leaderboard.tables import build_tables
 from custom_metrics.leaderboard.task_configs import config_difference, suite_configs
 from custom_metrics.leaderboard.versus_paper import REFERENCE, model_key, paper_delta
-from custom_metrics.leaderboard.wording import row_flags
+from custom_metrics.leaderboard.wording import delta_words, row_flags
 from custom_metrics.reg.leaderboard import SPEC as REG
 from custom_metrics.rule.answers import asked_question
 from custom_metrics.rule.leaderboard import SPEC as RULE
@@ -52,27 +54,27 @@ def test_authors_full_run_ranks_with_the_paper_and_their_24_doc_runs_apart() -> 
     assert summary.main.keys == ("geese_llama3/acc",) and summary.full_runs
     by_group = {group: [e for e in summary.rows if e.group == group] for group in (RANKED, LIMITED, UNRANKED)}
     ranked = [(e.row.model, e.row.origin or e.row.kind, e.rank, e.cells[0].value) for e in by_group[RANKED]]
-    # their batch-24 file (0.78125, read as a run) is the one contender; the paper's rows are
-    # references beside it, the batch-size-1 repository run named as such, never "paper"
+    # their batch-24 file (0.78125, read as a run) is the one contender, first; the paper's rows are
+    # references below it, the batch-size-1 repository run named as such, never "paper"
     calamita = [entry for entry in ranked if entry[1] == "CALAMITA harness"]  # references: no Llama-3 column
     assert [entry for entry in ranked if entry not in calamita] == [
-        ("Llama-3-8B", "authors' repository run", None, 0.78375),
         ("meta-llama/Meta-Llama-3-8B (authors' GEESE tasks)", "run", 1, 0.78125),
+        ("Llama-3-8B", "authors' repository run", None, 0.78375),
         ("Llama-3-8B", "paper", None, 0.7812),
     ]
     assert len(calamita) == 4 and all(value is None and rank is None for _, _, rank, value in calamita)
-    assert [e.contender for e in by_group[RANKED] if e.row.origin != "CALAMITA harness"] == [False, True, False]
+    assert [e.contender for e in by_group[RANKED] if e.row.origin != "CALAMITA harness"] == [True, False, False]
     (early,) = by_group[LIMITED]  # their --limit 24 runs under our task names
     assert early.row.model == "meta-llama/Meta-Llama-3-8B" and early.rank == 1
     assert early.cells[0].limited == "--limit 24, 24 docs"
     # every number with its interval: the run's from its 625 of 800 documents, the paper's from its 800
-    full = by_group[RANKED][1].cells[0]
+    full = by_group[RANKED][0].cells[0]
     assert (full.evidence.k, full.evidence.n) == (625, 800)
     assert full.interval == share_interval(625, 800)
     # the sanity check (hint = gold label) is shown and never the ranking metric
     sanity = next(h for h in summary.headlines if h.sanity)
     assert sanity.keys[0] == "geese_prediction_obvious/acc" and summary.main is not sanity
-    assert full.rank == 1 and by_group[RANKED][1].cells[-1].rank is None
+    assert full.rank == 1 and by_group[RANKED][0].cells[-1].rank is None
 
 
 def test_delta_vs_paper_for_llama_3_8b_is_fishers_exact_test() -> None:
@@ -95,15 +97,21 @@ def test_delta_vs_paper_for_llama_3_8b_is_fishers_exact_test() -> None:
     assert delta.family_name == "Δ vs paper of meta-llama/Meta-Llama-3-8B · zero-shot"
 
 
-def test_a_model_the_paper_lacks_is_a_reference_line_never_tested(tmp_path: Path) -> None:
+def test_a_model_the_paper_lacks_gets_a_reference_line_without_delta(tmp_path: Path) -> None:
+    """The legend defines Δ against the same model's number: another model's row is its number as a
+    reference line, with no Δ (the cell read "Δ -0.2812 vs Llama-3-8B (reference) reference line,
+    not tested"), in words, on the page and in the exports."""
     (tmp_path / "results_x.json").write_text(json.dumps(modern_results("org/other", {"geese_llama3": 0.5}, 1.0)))
     summary = build_summary(tables_of(tmp_path)["geese"], GEESE)
     run = next(e for e in summary.rows if e.row.kind == "run")
     delta = run.cells[0].delta
     assert not delta.same_model and delta.paper.model == "Llama-3-8B"
-    assert delta.difference == pytest.approx(0.5 - 0.7812)
-    assert delta.test == REFERENCE and delta.p_value is None and not delta.significant
+    assert delta.difference is None and delta.test == REFERENCE and delta.p_value is None and not delta.significant
     assert summary.tests == 0
+    assert delta_words(delta) == f"reference line: Llama-3-8B · zero-shot, M2 (reference), 0.7812; {REFERENCE}"
+    html = _delta(run.cells[0], SummaryContext(Paths([]), {}))
+    assert "Δ" not in html.replace("no Δ", "") and "reference: Llama-3-8B 0.7812" in html
+    assert headline_fields(run.cells[0], run)["delta"] == ""
 
 
 @pytest.mark.parametrize(
