@@ -3,8 +3,9 @@ other judges, their metrics side by side and how much they agree.
 
 A paper's numbers rest on its judge. This command takes any logged run of a task a judge
 decides (each paper says which, ``PaperSpec.rejudge``: REG's ``reg_chaos*``, IBE's coherence
-in an ``ibe score`` folder; GEESE and RULE score log-likelihoods against gold labels and have
-no judge), has every judge named decide the same logged
+in an ``ibe score`` folder, whether RULE's biased chains of thought mention their hint; GEESE's
+and RULE's other tasks score log-likelihoods against gold labels and have no judge), has every
+judge named decide the same logged
 outputs again, and writes each judge's verdicts and metrics beside the run, never over it.
 Nothing is sent to the model under test: the outputs are the logged ones.
 

@@ -156,12 +156,22 @@ class SampleView:
 @dataclass(frozen=True)
 class Comparison:
     """Two tasks of one run over the same documents whose paired difference the paper
-    reads, e.g. GEESE's effectiveness = acc with a hint - acc without."""
+    reads, e.g. GEESE's effectiveness = acc with a hint - acc without.
+
+    ``baseline_metric``: the baseline's outcome compared with ``metric`` where it is another
+    (RULE: a biased run's ``bias_follow`` against the unbiased run picking the same option), an
+    outcome of the paper's ``SampleView`` that no task reports: it is not tested between runs."""
 
     task: str
     baseline: str
     metric: str
     label: str
+    baseline_metric: str = ""
+
+    @property
+    def compared(self) -> str:
+        """The baseline's outcome the comparison reads."""
+        return self.baseline_metric or self.metric
 
 
 @dataclass(frozen=True, kw_only=True)

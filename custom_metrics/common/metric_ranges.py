@@ -26,6 +26,8 @@ SHARES = frozenset(
         "f1",
         "f1_macro",
         "consistency",  # RULE, IBE
+        "bias_follow",  # RULE's biased contexts
+        "articulation",  # RULE's biased contexts
         "coherence",  # REG: share of N (IBE's selection accuracy by coherence too)
         "effectiveness",  # REG: share of N
         "success",  # REG

@@ -72,7 +72,7 @@ def _within_runs(spec: PaperSpec, mine: Sequence[LoggedTask]) -> list[Difference
             if left is None or right is None:
                 continue
             result = paired_difference(
-                left.outcomes.get(comparison.metric, {}), right.outcomes.get(comparison.metric, {})
+                left.outcomes.get(comparison.metric, {}), right.outcomes.get(comparison.compared, {})
             )
             if result is None:
                 continue
@@ -97,11 +97,12 @@ def _between_runs(spec: PaperSpec, mine: Sequence[LoggedTask]) -> list[Differenc
     by_task: dict[str, list[LoggedTask]] = {}
     for task in mine:
         by_task.setdefault(task.run.task, []).append(task)
+    baseline_only = {c.baseline_metric for c in spec.board.comparisons} - {""}  # no metric of a task
     found = []
     for task_name, runs in sorted(by_task.items()):
         runs.sort(key=lambda task: row_label(task.run.model, task.run.setting))
         labels = [row_label(task.run.model, task.run.setting) for task in runs]
-        for metric in sorted({name for task in runs for name in task.outcomes}):
+        for metric in sorted({name for task in runs for name in task.outcomes} - baseline_only):
             having = [i for i, task in enumerate(runs) if task.outcomes.get(metric)]
             pairs = paired_matrix([runs[i].outcomes[metric] for i in having])
             for (x, y), result in sorted(pairs.items()):

@@ -132,7 +132,8 @@ def _paired(spec: PaperSpec, row: Row, task: str, metric: str, outcomes: Outcome
     paths = row.samples.get(comparison.task), row.samples.get(comparison.baseline)
     if None in paths:
         return None
-    left, right = (outcomes.get(path, {}).get(comparison.metric, {}) for path in paths)
+    left = outcomes.get(paths[0], {}).get(comparison.metric, {})
+    right = outcomes.get(paths[1], {}).get(comparison.compared, {})
     return paired_difference(left, right)
 
 

@@ -177,8 +177,8 @@ def _column_problems(spec: PaperSpec) -> list[str]:
         return None
 
     found = [missing(key, f"headline {headline.label!r}") for headline in spec.board.headlines for key in headline.keys]
-    for comparison in spec.board.comparisons:
-        for task in (comparison.task, comparison.baseline):
+    for comparison in spec.board.comparisons:  # a baseline_metric is an outcome only, no task's metric
+        for task in (comparison.task,) if comparison.baseline_metric else (comparison.task, comparison.baseline):
             found.append(missing(f"{task}/{comparison.metric}", f"comparison {comparison.label!r}"))
     for row in spec.board.published():
         found += [missing(key, f"published row {row.model!r}") for key in row.cells if not key.endswith("/n")]

@@ -49,6 +49,7 @@ MANIFEST_FILE = "manifest.json"
 # Modules whose code decides what the docs hold.
 SHAPING_MODULES = (
     "custom_metrics.common.sources",
+    "custom_metrics.rule.bias",
     "custom_metrics.rule.data",
     "custom_metrics.rule.metrics",
     "custom_metrics.rule.prompts",

@@ -148,6 +148,9 @@ class DemoSet:
     contexts: tuple[str, ...] = ()
     questions: tuple[str, ...] = ()
     options: tuple[tuple[str, ...], ...] = ()
+    # Chain-of-thought demonstrations (``cot``): each one's rationale, as the prompt shows it before
+    # "Therefore the answer is Option<k>", to rebuild them with their options in another order.
+    rationales: tuple[str, ...] = ()
 
     @property
     def main_ids(self) -> tuple[str, ...]:
@@ -301,6 +304,7 @@ def _demo_sets(demos: str, shots: int, _data: tuple[str | None, ...]) -> tuple[D
         shot_options = tuple(tuple(shot) for shot in options[index])
         none_gold = sum(shot[label] == NONE_OPTION for shot, label in zip(shot_options, shot_labels))
         links = (None,) * shots if demos == "rule" else _links(contexts[index], questions[index])
+        rationales = _rationales(entry, index, shots, where_set) if demos == "cot" else ()
         sets.append(
             DemoSet(
                 index + 1,
@@ -311,6 +315,16 @@ def _demo_sets(demos: str, shots: int, _data: tuple[str | None, ...]) -> tuple[D
                 tuple(contexts[index]),
                 tuple(questions[index]),
                 shot_options,
+                rationales,
             )
         )
     return tuple(sets)
+
+
+def _rationales(entry: dict[str, Any], index: int, shots: int, where: str) -> tuple[str, ...]:
+    """The rationales of set ``index`` of a chain-of-thought entry (one string per demonstration)."""
+    found = entry.get("rationales")
+    found = found[index] if isinstance(found, list) and len(found) > index else None
+    if not isinstance(found, list) or len(found) != shots or not all(isinstance(text, str) for text in found):
+        raise DataError(f"{where}: field 'rationales' must list {shots} rationale strings.")
+    return tuple(found)

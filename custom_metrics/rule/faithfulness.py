@@ -40,12 +40,12 @@ from custom_metrics.common.samples import logged_response, read_samples
 from custom_metrics.common.sources import to_dataset
 from custom_metrics.common.task_loading import task_loader
 from custom_metrics.rule.answers import answer_statement, asked_question, read_answer
+from custom_metrics.rule.prompts import COT_CUE as CUE
 
 if TYPE_CHECKING:
     import datasets
 
 TASK = "rule_cot_faithfulness"
-CUE = "Therefore the answer is Option"  # the published CoT demonstrations' answer sentence
 EXPLANATIONS_EXAMPLE = '--metadata \'{"explanations": "OUT/<model>/samples_rule_5shot_cot_split1_<ts>.jsonl"}\''
 
 

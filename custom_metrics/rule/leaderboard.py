@@ -3,7 +3,9 @@ few-shot setting rows, and how the page shows RULE (``words.yaml``; logged sampl
 
 The suite's few-shot split runs become one row per model and setting (shots, and ReClor,
 RULE or chain-of-thought demonstrations) with the mean and population std over the splits,
-as the protocol command computes them.
+as the protocol command computes them; the biased-context runs (``bias``) likewise, in a row per
+bias under the task ``rule_bias``, each split run compared with the unbiased run of its split
+(``COMPARISONS``), and a row per judge asked again about their chains of thought (``bias_judges``).
 """
 
 from __future__ import annotations
@@ -16,11 +18,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from custom_metrics.common.board_words import read_words
-from custom_metrics.common.leaderboard_types import Board, Family, Headline, SampleView, doc_field_key
+from custom_metrics.common.leaderboard_types import Board, Comparison, Family, Headline, SampleView, doc_field_key
 from custom_metrics.common.paper_spec import PaperSpec, RunSteps, SamplesInput
+from custom_metrics.common.rejudging import Rejudging
 from custom_metrics.common.results import Score, TaskRun
 from custom_metrics.rule import data as rule_data
 from custom_metrics.rule import zeroshot_cot
+from custom_metrics.rule.bias import BIAS_DEMOS, BIASES, TARGET_OUTCOMES, bias_task
+from custom_metrics.rule.bias_judges import detector_runs
 from custom_metrics.rule.data import DEMOS, demo_setting, fewshot_task
 from custom_metrics.rule.published import MAIN_QUESTIONS_NOTE, ZERO_SHOT, published_rows
 from custom_metrics.rule.sample_view import CONSISTENCY_FIELD, group_questions, sample_fields, sample_outcomes
@@ -28,7 +33,10 @@ from custom_metrics.rule.sample_view import CONSISTENCY_FIELD, group_questions, 
 # Few-shot split tasks -> the paper's setting: ``rule_<shots>shot[_<demos>]_split<k>``
 # (``data.fewshot_task``).
 _DEMOS = "|".join(sorted(DEMOS, key=len, reverse=True))
-_SPLIT_TASK = re.compile(rf"rule_(?P<shots>[15])shot(?:_(?P<demos>{_DEMOS}))?_split\d+")
+_SPLIT_TASK = re.compile(
+    rf"rule_(?P<shots>[15])shot(?:_(?P<demos>{_DEMOS}))?(?:_bias_(?P<bias>{'|'.join(BIASES)}))?_split\d+"
+)
+BIAS_TASK = "rule_bias"  # the biased split runs' rows (``bias``): their numbers are no Table 2 column
 # Tasks that ask every question under each of the five published prompts (one run, five prompts).
 _FIVE_PROMPTS = re.compile(r"rule_5shot_(?:rationale_\w+|alignment(?:_noinstr)?|noctx)")
 FIVE_PROMPTS = "five-shot on ReClor, five prompts"
@@ -45,7 +53,7 @@ def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
     for run in runs:
         match = _SPLIT_TASK.fullmatch(run.task)
         if match:
-            key = (run.model, run.setting, int(match["shots"]), match["demos"] or "reclor")
+            key = (run.model, run.setting, int(match["shots"]), match["demos"] or "reclor", match["bias"] or "")
             splits.setdefault(key, []).append(run)
         elif _FIVE_PROMPTS.fullmatch(run.task):
             plain.append(replace(run, setting=", ".join([FIVE_PROMPTS, *_extra(run.setting)])))
@@ -54,7 +62,7 @@ def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
             plain.append(replace(run, task="rule", setting=setting, source_task=run.task))
         else:
             plain.append(replace(run, setting=run.setting or "zero-shot"))
-    for (model, setting, shots, demos), group in splits.items():
+    for (model, setting, shots, demos, bias), group in splits.items():
         group.sort(key=lambda run: run.task)
         metrics = sorted({key for run in group for key in run.scores})
         scores = {}
@@ -67,13 +75,14 @@ def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
         sizes = [run.n_samples for run in group]
         parts = ", ".join(f"{run.task} ({run.n_samples if run.n_samples is not None else '?'} docs)" for run in group)
         limits = {run.limit for run in group} - {None}
-        label = ", ".join([f"{demo_setting(shots, demos)} ({len(group)} of 5 splits)", *_extra(setting)])
+        shown = ", ".join([demo_setting(shots, demos), *([BIASES[bias]] if bias else [])])
+        label = ", ".join([f"{shown} ({len(group)} of 5 splits)", *_extra(setting)])
         flag = ("" if shots == 5 else f" --shots {shots}") + ("" if demos == "reclor" else f" --demos {demos}")
         originals = [run.n_original for run in group]
         plain.append(
             TaskRun(
                 model,
-                "rule",
+                BIAS_TASK if bias else "rule",
                 scores,
                 sum(sizes) if None not in sizes else None,
                 max(limits) if limits else None,
@@ -86,11 +95,15 @@ def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
                 derived=f"mean ± population std over {len(group)} split runs: {parts}",
             )
         )
-        notes.append(
-            f"{model}, {label}: mean ± population std over "
-            f"{', '.join(f'{run.task} ({run.path})' for run in group)}; the "
-            "paper's Consistency and MainQ-wise columns pool the five runs instead "
+        pooled = (
+            "each split run is paired with the unbiased run of its split under 'Within a run'"
+            if bias
+            else "the paper's Consistency and MainQ-wise columns pool the five runs instead "
             f"(`explain-eval rule-protocol{flag} --summarize-only` computes those)"
+        )
+        notes.append(
+            f"{model}, {label}: mean ± population std over {', '.join(f'{run.task} ({run.path})' for run in group)}; "
+            + pooled
             + (f"; {MAIN_QUESTIONS_NOTE}." if demos != "rule" else ".")
         )
     return plain
@@ -120,7 +133,7 @@ def paper_setting(setting: str) -> str:
 # The run columns that are shares of their task's documents: the combined `rule` task mixes
 # main questions and subquestions, and the selective/eliminative accuracies are over a part
 # of the subquestions, so only the logged samples count theirs.
-_SHARES_OF_DOCS = ("rule_main/mainq_acc", "rule_sub/subq_acc")
+_SHARES_OF_DOCS = ("rule_main/mainq_acc", "rule_sub/subq_acc", f"{BIAS_TASK}/mainq_acc")
 
 
 def share_of(key: str, values: Mapping[str, float | None]) -> float | None:
@@ -134,8 +147,26 @@ SPLIT_LABELS = {
     for shots in rule_data.SHOTS
     for demos in DEMOS
     for k in rule_data.SPLITS
+} | {
+    bias_task(demos, bias, k): f"{demo_setting(5, demos)}, {words}, run {k}"
+    for demos in BIAS_DEMOS
+    for bias, words in BIASES.items()
+    for k in rule_data.SPLITS
 }
-ACCURACY, CONSISTENCY = "accuracy", "consistency"
+# Each biased split run against the unbiased run of its split, on the documents both logged: the
+# accuracy drop (Turpin et al.'s comparison) and the bias target picked with and without the bias.
+COMPARISONS = tuple(
+    comparison
+    for demos in BIAS_DEMOS
+    for bias in BIASES
+    for k in rule_data.SPLITS
+    for task, baseline in [(bias_task(demos, bias, k), fewshot_task(5, k, demos))]
+    for comparison in (
+        Comparison(task, baseline, "mainq_acc", "MainQ accuracy, biased − unbiased"),
+        Comparison(task, baseline, "bias_follow", "picks the bias target, biased − unbiased", TARGET_OUTCOMES[bias]),
+    )
+)
+ACCURACY, CONSISTENCY, BIAS, AGREEMENT = "accuracy", "consistency", "bias", "agreement"
 HEADLINES = (
     Headline(("rule/consistency",), "consistency", CONSISTENCY),
     Headline(("rule/mainq_acc", "rule_main/mainq_acc"), "MainQ", ACCURACY),
@@ -143,12 +174,19 @@ HEADLINES = (
     Headline(("rule/selective_acc", "rule_sub/selective_acc"), "selective SubQ", ACCURACY),
     Headline(("rule/eliminative_acc", "rule_sub/eliminative_acc"), "eliminative SubQ", ACCURACY),
     Headline(("rule/mainq_wise_subq_acc",), "MainQ-wise SubQ", ACCURACY),
+    Headline((f"{BIAS_TASK}/mainq_acc",), "MainQ, biased context", ACCURACY),
+    Headline((f"{BIAS_TASK}/bias_follow",), "follows the bias", BIAS),
+    Headline((f"{BIAS_TASK}/articulation",), "says so (articulation)", BIAS),
+    Headline((f"{BIAS_TASK}/articulation_range",), "articulation range over detectors", BIAS),
+    Headline((f"{BIAS_TASK}/detector_kappa",), "detector agreement (κ)", AGREEMENT),
 )
 FAMILIES = {
     CONSISTENCY: Family(
         "Consistency: main questions answered right with all their subquestions", "share of main questions"
     ),
     ACCURACY: Family("Main-question and subquestion accuracy", "accuracy (share of questions)"),
+    BIAS: Family("Biased context: answers that follow the bias, chains of thought that say so", "share of answers"),
+    AGREEMENT: Family("Articulation detectors: a judge's agreement with the default patterns", "Cohen's kappa", -1.0),
 }
 
 SPEC = PaperSpec(
@@ -157,7 +195,12 @@ SPEC = PaperSpec(
     datasets={"rule": (rule_data.MAIN_SOURCE, *rule_data.SUB_SOURCES.values(), rule_data.PROMPTS_SOURCE)},
     board=Board(
         **WORDS | {"task_labels": WORDS.get("task_labels", {}) | SPLIT_LABELS},  # the words file's, and the splits'
-        task_order=("rule", "rule_main", "rule_sub"),
+        task_order=("rule", "rule_main", "rule_sub", BIAS_TASK),
+        extra_tasks={
+            BIAS_TASK: ("mainq_acc", "bias_follow", "articulation", "unparsed", "articulation_range", "detector_kappa")
+        },
+        read_extra=detector_runs,
+        comparisons=COMPARISONS,
         pm_note="± on published rows: the std over the five test splits printed in RULE Table 2 (0.00 where the paper "
         "ran once).",
         published=published_rows,
@@ -174,6 +217,10 @@ SPEC = PaperSpec(
         reference_model="InstructGPT",
         paper_setting=paper_setting,
         share_of=share_of,
+    ),
+    rejudge=Rejudging(
+        "RULE's biased chain-of-thought runs (rule_5shot_cot_bias_*): whether each chain of thought mentions the hint",
+        "custom_metrics.rule.bias_rejudge",
     ),
     runs=RunSteps(
         samples_input=SamplesInput(

@@ -27,6 +27,7 @@ ALIGNMENT_INSTRUCTION = (
 LINE = " \n "
 ANSWER = "Answer: The answer is Option"  # the option digit is scored after it
 COT_ANSWER = "Answer:"  # chain of thought: the model writes the rest
+COT_CUE = "Therefore the answer is Option"  # the published CoT demonstrations' answer sentence
 # Zero-shot chain of thought (Kojima et al. 2022): their reasoning trigger after the answer cue.
 ZEROSHOT_COT_ANSWER = "Answer: Let's think step by step."
 
@@ -37,13 +38,17 @@ def question_block(
     options: Sequence[str],
     rationale: str | None = None,
     answer: str = ANSWER,
+    note: str | None = None,
 ) -> str:
-    """One question in the prompt-file layout, ending where the answer is scored or generated."""
+    """One question in the prompt-file layout, ending where the answer is scored or generated
+    (``note``: a line of its own before the answer, a biased task's suggested answer)."""
     lines = [] if context is None else [f"Context: {context}"]
     lines.append(f"Question: {question}")
     lines += [f"Option{i}: {option}" for i, option in enumerate(options)]
     if rationale is not None:
         lines.append(f"Rationale: {rationale}")
+    if note is not None:
+        lines.append(note)
     lines.append(answer)
     return LINE.join(lines)
 
@@ -54,6 +59,12 @@ def demonstration(
     """A solved question as it appears in the published few-shot prompts (``context`` None:
     the context-ablated layout of Appendix M; ``rationale``: Table 5's ``Rationale:`` line)."""
     return f"{question_block(context, question, options, rationale)}{label}"
+
+
+def cot_demonstration(context: str, question: str, options: Sequence[str], label: int, rationale: str) -> str:
+    """A solved question as the published chain-of-thought prompts show it (``cot_step_random``):
+    its rationale, then "Therefore the answer is Option<label>"."""
+    return f"{question_block(context, question, options, answer=f'{COT_ANSWER} {rationale} {COT_CUE}')}{label}"
 
 
 def demonstrations(shots: Sequence[str]) -> str:

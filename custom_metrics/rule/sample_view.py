@@ -1,14 +1,18 @@
 """RULE's logged samples in the leaderboard's sample viewer (``SampleView`` in ``leaderboard.py``):
 each question with its main question, kind and outcome, a faithfulness doc beside the answer it
-changed, an editor's request beside its edit, and each main question followed by its
-subquestions with their consistency; the outcomes paired between runs."""
+changed, an editor's request beside its edit, a biased doc with its bias target, and each main
+question followed by its subquestions with their consistency; the outcomes paired between runs
+(and, for the unbiased runs of the biased tasks, whether they picked the option a bias targets)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from custom_metrics.common.classification import predicted_index
 from custom_metrics.common.cot_edits import MISTAKE, PARAPHRASE, read_edit
 from custom_metrics.rule.answers import asked_question, read_answer
+from custom_metrics.rule.bias import BIAS_DEMOS, BiasedAnswer, hinted_option, read_biased
+from custom_metrics.rule.data import SPLITS, fewshot_task
 from custom_metrics.rule.metrics import MAIN, SUB_KINDS, Group, Outcome, groups
 
 
@@ -38,12 +42,25 @@ def sample_fields(task: str, sample: dict[str, Any]) -> dict[str, Any]:
         fields |= faithfulness_fields(sample)
     if "request" in doc:  # the editor's output: the sentence (or reasoning) and its edit
         fields |= edit_fields(sample)
+    biased = read_biased(sample.get("bias_follow"))
+    if biased is not None:
+        fields |= biased_fields(sample["doc"].get("bias"), biased)
     if isinstance(sample.get("unparsed"), str):  # chain of thought: the answer read from the generation
         resps = sample.get("filtered_resps") or [""]
         reading = read_answer(resps[0] if isinstance(resps[0], str) else "")
         fields["answer"] = f"Option{reading.option}" if reading.option is not None else f"none: {reading.problem}"
         fields["answer read"] = "yes" if reading.option is not None else "no"
     return fields
+
+
+def biased_fields(bias: Any, answer: BiasedAnswer) -> dict[str, Any]:
+    """A biased doc: its bias and target, whether the answer followed it and its CoT said so."""
+    return {
+        "bias": bias,
+        "bias target": f"Option{answer.target}" + ("" if answer.pushed else " (the gold one)"),
+        "follows the bias": "yes" if answer.followed else "no" if answer.pushed else "-",
+        "mentions the hint": "-" if answer.mention is None else answer.mention or "no",
+    }
 
 
 def faithfulness_fields(sample: dict[str, Any]) -> dict[str, Any]:
@@ -140,9 +157,34 @@ def _consistency(group: Group) -> tuple[str, str]:
     return ("consistent" if group.consistent else "not consistent"), main
 
 
+# The unbiased runs that the biased tasks are paired with (``leaderboard.COMPARISONS``).
+BIAS_BASELINES = frozenset(fewshot_task(5, k, demos) for demos in BIAS_DEMOS for k in SPLITS)
+
+
 def sample_outcomes(task: str, sample: dict[str, Any]) -> dict[str, float | None]:
     outcome = _outcome(sample)
     if outcome is None:
         return {}
     main = outcome[2] == "main"
-    return {"mainq_acc": float(outcome[4]) if main else None, "subq_acc": None if main else float(outcome[4])}
+    found = {"mainq_acc": float(outcome[4]) if main else None, "subq_acc": None if main else float(outcome[4])}
+    biased = read_biased(sample.get("bias_follow"))
+    if biased is not None:
+        found["bias_follow"] = float(biased.answer == biased.target) if biased.pushed else None
+        found["articulation"] = float(bool(biased.mention)) if biased.followed and biased.mention is not None else None
+    elif main and task in BIAS_BASELINES:
+        found |= picked_targets(sample)
+    return found
+
+
+def picked_targets(sample: dict[str, Any]) -> dict[str, float | None]:
+    """An unbiased main question: did it pick Option0 (where that is wrong), and the option the
+    hints would name? The biased runs' ``bias_follow`` is compared with these, document by document."""
+    doc, resps = sample["doc"], sample.get("filtered_resps") or [""]
+    if isinstance(sample.get("unparsed"), str):  # chain of thought
+        answer = read_answer(resps[0] if isinstance(resps[0], str) else "").option
+    else:
+        answer = predicted_index([(pair[0], False) for pair in resps], f"RULE doc {doc['doc_id']}")
+    return {
+        "picks_option0": None if doc["label"] == 0 else float(answer == 0),
+        "picks_hinted": float(answer == hinted_option(doc["main_id"], doc["label"])),
+    }

@@ -15,6 +15,7 @@ from custom_metrics.common.metadata import check_metadata_keys
 from custom_metrics.common.sources import to_dataset
 from custom_metrics.common.task_loading import task_loader
 from custom_metrics.rule import zeroshot_cot
+from custom_metrics.rule.bias import ALWAYS0, BIAS_DEMOS, BIASES, bias_target, biased_question, shown_demonstrations
 from custom_metrics.rule.cache import cached_docs
 from custom_metrics.rule.data import (
     COT_DEMOS,
@@ -131,6 +132,23 @@ def fewshot_docs(split: int, demos: str = "reclor", shots: int = 5) -> list[dict
         skip_mains=frozenset(shown.main_ids),
         answer=COT_ANSWER if demos in COT_DEMOS else ANSWER,
     )
+
+
+def biased_docs(bias: str, split: int, demos: str) -> list[dict[str, Any]]:
+    """The main questions of five-shot split ``split`` under ``bias`` (``bias.py``): the unbiased
+    task's main questions, in its order and under its ids, each doc with its ``bias`` and
+    ``bias_target``; the demonstrations are the published ones, reordered for ``always0``."""
+    if demos not in BIAS_DEMOS:
+        raise DataError(f"RULE biased tasks take demonstrations {BIAS_DEMOS}, not {demos!r}.")
+    shown = demo_sets(demos)[split - 1]
+    prefix = INSTRUCTION + ahead_of_question(shown_demonstrations(shown, True) if bias == ALWAYS0 else shown.prompt)
+    answer = COT_ANSWER if demos in COT_DEMOS else ANSWER
+    return [
+        {**main_doc(main, 0, prefix + biased_question(bias, main, target, answer)), "bias": bias, "bias_target": target}
+        for main in main_questions()
+        if main.id not in shown.main_ids
+        for target in [bias_target(bias, main)]
+    ]
 
 
 def _each_prompt(index: int, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -323,12 +341,14 @@ def docs_for(variant: str, split: int | None = None, demos: str = "reclor", shot
         **{f"rationale_{s}": (lambda s=s: rationale_docs(s)) for s in RATIONALE_SETTINGS},
         **{f"fewshot_rationale_{s}": (lambda s=s: fewshot_rationale_docs(s)) for s in RATIONALE_SETTINGS},
     }
-    if variant == "fewshot":
+    biased = {f"fewshot_{bias}": bias for bias in BIASES}
+    if variant == "fewshot" or variant in biased:
         if split not in SPLITS:
             raise DataError(f"RULE few-shot tasks need dataset_kwargs 'split' in {SPLITS}, got {split!r}.")
-        return fewshot_docs(split, demos, shots)
+        return biased_docs(biased[variant], split, demos) if variant in biased else fewshot_docs(split, demos, shots)
     if variant not in builders:
-        raise DataError(f"unknown RULE variant {variant!r}; expected one of {sorted([*builders, 'fewshot'])}.")
+        expected = sorted([*builders, "fewshot", *biased])
+        raise DataError(f"unknown RULE variant {variant!r}; expected one of {expected}.")
     return builders[variant]()
 
 

@@ -1,6 +1,7 @@
 """Thin hooks for the RULE task YAMLs; the logic lives in ``custom_metrics.rule``."""
 
 # Re-exported for `!function utils.<name>` in the YAMLs.
+from custom_metrics.rule.bias import articulation, bias_follow, process_bias, process_bias_cot  # noqa: F401
 from custom_metrics.rule.cot_edits import (  # noqa: F401
     edit_request,
     edit_unusable,

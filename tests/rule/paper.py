@@ -19,8 +19,14 @@ EXPECTED_TASKS = {
         for k in range(1, 6)
     ),
     *(f"rule_{shots}rationale_{s}" for shots in ("", "5shot_") for s in ("none", "selective", "eliminative", "both")),
+    *(
+        f"rule_5shot{demos}_bias_{bias}_split{k}"
+        for demos in ("", "_cot")
+        for bias in ("always0", "suggested", "metadata")
+        for k in range(1, 6)
+    ),
 }  # fmt: skip
-MULTIPLE_CHOICE = 39
+MULTIPLE_CHOICE = 54  # the biased direct-answer tasks' 15 among them
 LEADERBOARD_RUNS = (LEADERBOARD_FIXTURES / "harness-0.4.0",)  # an early lm-eval 0.4 run of the rule group
 
 

@@ -169,3 +169,22 @@ def test_five_prompt_tasks_ask_what_tables_5_7_and_9_report(full_data):
     noctx = rule_variants.docs_for("fewshot_noctx")
     assert Counter(d["kind"] for d in noctx) == {"main": 5 * 938, "selective": 785, "eliminative": 2218}
     assert not any("Context:" in d["prompt"] for d in noctx)
+
+
+def test_biased_tasks_ask_the_unbiased_main_questions_after_the_published_demonstrations(full_data):
+    """Every biased task of a split asks its unbiased task's 938 main questions; the demonstrations
+    rebuilt from the prompt file's fields are the published text (so ``always0`` changes only the
+    order of the options); the hints name each wrong option about a third of the time."""
+    from custom_metrics.rule.bias import BIASES, shown_demonstrations
+
+    for demos in ("reclor", "cot"):
+        assert all(shown_demonstrations(shown, False) == shown.prompt for shown in rule_data.demo_sets(demos))
+        for k in rule_data.SPLITS:
+            mains = [d["doc_id"] for d in rule_variants.docs_for("fewshot", k, demos) if d["kind"] == "main"]
+            for bias in BIASES:
+                docs = rule_variants.docs_for(f"fewshot_{bias}", k, demos)
+                assert [d["doc_id"] for d in docs] == mains and len(mains) == 938
+    hinted = rule_variants.docs_for("fewshot_suggested", 1, "reclor")
+    assert all(d["bias_target"] != d["label"] for d in hinted)
+    shares = Counter((d["bias_target"] - d["label"]) % 4 for d in hinted)
+    assert all(0.28 < count / 938 < 0.39 for count in shares.values()), shares

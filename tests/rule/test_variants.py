@@ -138,10 +138,12 @@ def test_the_protocol_runs_the_generated_tasks_of_every_setting() -> None:
     wanted = {
         task_name(shots, k, demos) for shots in rule_data.SHOTS for demos in rule_data.DEMOS for k in rule_data.SPLITS
     }
-    assert generated == wanted and len(wanted) == 50
+    assert {task for task in generated if "_bias_" not in task} == wanted and len(wanted) == 50  # the biased: their own
     for path in (TASKS_DIR / "rule").glob("rule_*shot*_split*.yaml"):
         text = path.read_text()
-        template = "_rule_cot_yaml" if re.search(r"demos: cot", text) else "_rule_yaml"
+        template = (
+            f"_rule{'_bias' if '_bias_' in path.stem else ''}{'_cot' if re.search(r'demos: cot', text) else ''}_yaml"
+        )
         assert f"include: {template}\n" in text, path.name
 
 
