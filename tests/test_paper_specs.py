@@ -23,7 +23,8 @@ from custom_metrics.common.leaderboard_types import Headline
 from custom_metrics.common.task_folders import TASKS_PATH
 from custom_metrics.leaderboard import registry
 from custom_metrics.leaderboard.registry import PAPERS
-from custom_metrics.leaderboard.spec_checks import load_problems, pin_faults, spec_problems
+from custom_metrics.leaderboard.spec_checks import spec_problems
+from custom_metrics.leaderboard.spec_faults import load_problems, pin_faults
 from tests.helpers import REPO, checkout_files
 
 SPECS = {spec.key: spec for spec in PAPERS}
