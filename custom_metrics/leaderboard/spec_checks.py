@@ -52,6 +52,7 @@ def spec_problems(specs: Sequence[PaperSpec], tasks_root: Path, repo: Path, only
             continue
         problems += _folder_problems(spec, specs, folder)
         problems += _column_problems(spec)
+        problems += _range_problems(spec)
         problems += _word_problems(spec)
         problems += _data_problems(spec, repo)
         problems += _readme_problems(spec, folder)
@@ -120,6 +121,23 @@ def _column_problems(spec: PaperSpec) -> list[str]:
     for row in spec.board.published():
         found += [missing(key, f"published row {row.model!r}") for key in row.cells if not key.endswith("/n")]
     return [problem for problem in found if problem]
+
+
+def _range_problems(spec: PaperSpec) -> list[str]:
+    """Every metric the paper's tasks report, or its board derives, has a declared range: a
+    results file's 1.5 or -500 under a name without one would be shown (``common.metric_ranges``)."""
+    ranges = getattr(importlib.import_module(f"custom_metrics.{spec.key}"), "METRIC_RANGES", {})
+    reported: dict[str, str] = {}
+    for task, metrics in _known(spec).items():
+        for metric in metrics:
+            reported.setdefault(metric, f"{task}'s metric_list")
+    reported |= {metric: "the board's derived_metrics" for metric in spec.board.derived_metrics}
+    return [
+        f"{spec.key}: {where} names {metric!r}, whose range custom_metrics/{spec.key}/__init__.py does not declare: "
+        "add it to METRIC_RANGES there (SHARE, COUNT, MEAN_LENGTH, ... of custom_metrics.common.metric_ranges)"
+        for metric, where in sorted(reported.items())
+        if metric not in ranges
+    ]
 
 
 def _word_problems(spec: PaperSpec) -> list[str]:
