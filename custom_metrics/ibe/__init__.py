@@ -35,3 +35,8 @@ FILE_HEADERS = {
     "ibe_features": ("ibe_features", "an IBE features file, written by `explain-eval ibe score`"),
     "ibe_report": ("ibe_report", "an IBE report, written by `explain-eval ibe report`"),
 }
+# Its own `explain-eval` commands (custom_metrics.cli): name -> (module with main(argv), or "module:function",
+# one-line help).
+COMMANDS = {
+    "ibe": ("ibe_postprocess.cli", "IBE-Eval: `score` logged explanations, `report` the selector (needs [ibe])"),
+}

@@ -36,3 +36,21 @@ METRIC_RANGES = {
     "jsd": Range(0.0, math.sqrt(math.log(2)), "not a Jensen-Shannon distance, between 0 and sqrt(ln 2)"),
     "kl": DIVERGENCE,
 }
+# Its own `explain-eval` commands (custom_metrics.cli): name -> (module with main(argv), or "module:function",
+# one-line help).
+COMMANDS = {
+    "reg-analysis": (
+        "custom_metrics.reg.analysis",
+        "REG section 6: GLM of success on output length (needs [analysis])",
+    ),
+    # `explain-eval rejudge OUT --complete`, kept under its first name; it writes beside the run (no --out)
+    "reg-rejudge": (
+        "custom_metrics.rejudge:reg_rejudge",
+        "judge a REG run whose judge failed after generation, in place (= rejudge OUT --complete)",
+        "copy the run's folder there and pass the copy; the verdict cache: --judge-cache",
+    ),
+    "reg-dapo": (
+        "custom_metrics.reg.dapo",
+        "REG section 7: DAPO training with TRL on REG's reward, then MuSR through lm_eval (needs [trl])",
+    ),
+}

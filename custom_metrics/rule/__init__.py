@@ -31,3 +31,11 @@ FILE_NAMES = {
     SUMMARY_FILE: ("rule_summary", "the summary of `explain-eval rule-protocol`"),
     ARGS_FILE: ("rule_summary", "the settings record of `explain-eval rule-protocol`"),
 }
+# Its own `explain-eval` commands (custom_metrics.cli): name -> (module with main(argv), or "module:function",
+# one-line help).
+COMMANDS = {
+    "rule-protocol": (
+        "custom_metrics.rule.protocol",
+        "RULE's five-shot protocol: five split runs, mean ± std, Table 3",
+    ),
+}
