@@ -35,9 +35,9 @@ _HARNESS_SUPPLIED = {"batch_size", "max_batch_size", "device"}
 _BATCH_SIZE = re.compile(r"^(?:auto(?::(?P<tries>\d+))?|(?P<size>\d+))$")
 
 
-def close_names(name: str, known: Iterable[str], count: int = 3) -> str:
+def close_names(name: str, known: Iterable[str]) -> str:
     """ " (did you mean 'a', 'b'?)" for the known names closest to ``name``, or ""."""
-    matches = difflib.get_close_matches(name, list(known), n=count, cutoff=0.6)
+    matches = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
     return f" (did you mean {', '.join(repr(m) for m in matches)}?)" if matches else ""
 
 

@@ -81,8 +81,3 @@ def check_run(tasks: Sequence[str], metadata: Mapping[str, Any], *, here: bool =
 
 def paper_of(task: str) -> PaperSpec:
     return next((spec for spec in PAPERS if re.match(spec.pattern, task)), OTHER)
-
-
-def spec_of(key: str) -> PaperSpec:
-    """The paper whose key is ``key`` ("other" for tasks of no paper)."""
-    return next(spec for spec in (*PAPERS, OTHER) if spec.key == key)

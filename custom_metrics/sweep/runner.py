@@ -285,9 +285,9 @@ def checked_folder(out: Path, folder: Path) -> Path:
     return folder
 
 
-def _tail(log: Path, lines: int = 15) -> str:
+def _tail(log: Path) -> str:
     try:
-        return "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+        return "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-15:])
     except OSError:
         return ""
 
