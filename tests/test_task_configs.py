@@ -16,7 +16,7 @@ import sys
 
 from custom_metrics.judge.spec import Sampling
 from custom_metrics.leaderboard.registry import paper_of
-from custom_metrics.reg.generation import MODES, REASONING, TASKS
+from custom_metrics.reg.modes import MODES, REASONING, TASKS
 from tests.helpers import PAPER_KEYS, TASKS_DIR, paper_tests
 from tests.suite_tasks import EXPECTED_TASKS
 

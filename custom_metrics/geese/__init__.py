@@ -5,8 +5,7 @@ from custom_metrics.common.metric_ranges import DIFFERENCE, MEAN_LENGTH, SHARE
 
 # The --metadata keys its loaders and tasks read (custom_metrics.common.metadata: a misspelling is an error).
 METADATA_KEYS = frozenset({"hint", "explanations", "geese_source", "explanation_type"})
-# The range of each metric it reports (custom_metrics.common.metric_ranges: a results file's value outside
-# it is left out and named; `explain-eval check` names a metric without one).
+# The range of each metric it reports (custom_metrics.common.metric_ranges).
 METRIC_RANGES = {
     # M2 (Table 2): accuracy, per gold label and macro F1
     **dict.fromkeys(("acc", "acc_yes", "acc_no", "acc_unknown", "f1_macro"), SHARE),

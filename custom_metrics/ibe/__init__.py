@@ -17,8 +17,7 @@ RENAMED_METRICS = {
     ("ibe_judge_copa_chat", "acc"): "answer_acc",
     ("ibe_judge_ecare_chat", "acc"): "answer_acc",
 }
-# The range of each metric it reports (custom_metrics.common.metric_ranges: a results file's value outside
-# it is left out and named; `explain-eval check` names a metric without one).
+# The range of each metric it reports (custom_metrics.common.metric_ranges).
 METRIC_RANGES = {
     # explanations: the mean number of IF-THEN steps, the shares well formed and with none
     "steps": MEAN_LENGTH,
@@ -35,8 +34,7 @@ FILE_HEADERS = {
     "ibe_features": ("ibe_features", "an IBE features file, written by `explain-eval ibe score`"),
     "ibe_report": ("ibe_report", "an IBE report, written by `explain-eval ibe report`"),
 }
-# Its own `explain-eval` commands (custom_metrics.cli): name -> (module with main(argv), or "module:function",
-# one-line help).
+# Its own `explain-eval` commands (custom_metrics.cli): name -> ("module" or "module:function", help).
 COMMANDS = {
     "ibe": ("ibe_postprocess.cli", "IBE-Eval: `score` logged explanations, `report` the selector (needs [ibe])"),
 }

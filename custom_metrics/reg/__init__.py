@@ -18,8 +18,7 @@ RENAMED_METRICS = {
     ("reg_judge_select", "acc"): "answer_acc",
     ("reg_judge_select_reasoning_served", "acc"): "answer_acc",
 }
-# The range of each metric it reports (custom_metrics.common.metric_ranges: a results file's value outside
-# it is left out and named; `explain-eval check` names a metric without one).
+# The range of each metric it reports (custom_metrics.common.metric_ranges).
 METRIC_RANGES = {
     # reg_chaos*: |N|, Table 3's shares of N, the outputs without an explanation, the judge's check
     "n": COUNT,
@@ -36,8 +35,7 @@ METRIC_RANGES = {
     "jsd": Range(0.0, math.sqrt(math.log(2)), "not a Jensen-Shannon distance, between 0 and sqrt(ln 2)"),
     "kl": DIVERGENCE,
 }
-# Its own `explain-eval` commands (custom_metrics.cli): name -> (module with main(argv), or "module:function",
-# one-line help).
+# Its own `explain-eval` commands (custom_metrics.cli): name -> ("module" or "module:function", help).
 COMMANDS = {
     "reg-analysis": (
         "custom_metrics.reg.analysis",

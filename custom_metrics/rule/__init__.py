@@ -6,8 +6,7 @@ from custom_metrics.common.metric_ranges import MEAN_LENGTH, SHARE, Range
 
 # The --metadata keys its loaders and tasks read (custom_metrics.common.metadata: a misspelling is an error).
 METADATA_KEYS = frozenset({"variant", "split", "demos", "shots", "explanations", "edits"})
-# The range of each metric it reports (custom_metrics.common.metric_ranges: a results file's value outside
-# it is left out and named; `explain-eval check` names a metric without one).
+# The range of each metric it reports (custom_metrics.common.metric_ranges).
 METRIC_RANGES = {
     # Table 2 (its subsets of main questions answered right too), alignment, unparsed CoT answers
     **dict.fromkeys(("mainq_acc", "subq_acc", "selective_acc", "eliminative_acc", "consistency"), SHARE),
@@ -31,8 +30,7 @@ FILE_NAMES = {
     SUMMARY_FILE: ("rule_summary", "the summary of `explain-eval rule-protocol`"),
     ARGS_FILE: ("rule_summary", "the settings record of `explain-eval rule-protocol`"),
 }
-# Its own `explain-eval` commands (custom_metrics.cli): name -> (module with main(argv), or "module:function",
-# one-line help).
+# Its own `explain-eval` commands (custom_metrics.cli): name -> ("module" or "module:function", help).
 COMMANDS = {
     "rule-protocol": (
         "custom_metrics.rule.protocol",
