@@ -169,10 +169,10 @@ def _tree_with(tmp_path: Path, path: str, old: str, new: str) -> Path:
     [
         (
             "custom_metrics/leaderboard/registry.py",
-            '"reg", "ibe")',
-            '"reg", "ibe", "esnli")',
-            "custom_metrics/leaderboard/registry.py: PAPER_KEYS names 'esnli', which has no package "
-            "custom_metrics/esnli/ with a leaderboard.py defining SPEC",
+            "PAPER_KEYS = (",  # any registry, the fixture papers' copy too
+            'PAPER_KEYS = ("nopaper", ',
+            "custom_metrics/leaderboard/registry.py: PAPER_KEYS names 'nopaper', which has no package "
+            "custom_metrics/nopaper/ with a leaderboard.py defining SPEC",
         ),
         (
             "custom_metrics/rule/leaderboard.py",
