@@ -66,12 +66,12 @@ def _answers(rng: random.Random, generations: int, conditions: list[tuple[str, f
 def inputs(rng: random.Random) -> dict[str, list[Any]]:
     """Per input kind, the values ``process_results`` gives on the full data (model outputs drawn)."""
     from custom_metrics.common.classification import NO_PREDICTION
-    from custom_metrics.common.cot_edits import MISTAKE, PARAPHRASE
     from custom_metrics.common.faithfulness import EARLY, FILLER, FRACTIONS
     from custom_metrics.geese.data import LABELS, load_docs
     from custom_metrics.ibe.data import ECARE_TEST_SIZE, ORDER_SHOWN, ORDER_SWAPPED
     from custom_metrics.reg.data import load_items
     from custom_metrics.rule.answers import read_answer
+    from custom_metrics.rule.edits import MISTAKE, PARAPHRASE
     from custom_metrics.rule.metrics import answered
     from custom_metrics.rule.variants import docs_for
 

@@ -8,6 +8,7 @@ run every command it needs.
 from __future__ import annotations
 
 import errno
+import functools
 import importlib
 import sys
 from collections.abc import Callable, Sequence
@@ -15,29 +16,20 @@ from collections.abc import Callable, Sequence
 from custom_metrics import __version__
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.settings import CACHE_ENV
+from custom_metrics.common.task_folders import paper_packages
 
-# subcommand -> (module with main(argv), or "module:function", one-line help)
-COMMANDS: dict[str, tuple[str, str]] = {
+# subcommand -> (module with main(argv), or "module:function", one-line help); each paper adds its
+# own (``COMMANDS`` in its package's ``__init__.py``, the same shape, and optionally what chooses
+# where the command writes): ``commands()``.
+COMMANDS: dict[str, tuple[str, ...]] = {
     "sweep": (
         "custom_metrics.sweep.command",
         "every model x task pair through lm_eval (here or as Slurm jobs), resumable, then the leaderboard",
     ),
     "leaderboard": ("custom_metrics.leaderboard.build", "per-paper tables of lm_eval runs beside the published rows"),
-    "rule-protocol": (
-        "custom_metrics.rule.protocol",
-        "RULE's five-shot protocol: five split runs, mean ± std, Table 3",
-    ),
-    "reg-analysis": (
-        "custom_metrics.reg.analysis",
-        "REG section 6: GLM of success on output length (needs [analysis])",
-    ),
     "rejudge": (
         "custom_metrics.rejudge",
         "judge a logged run again with other judges (no generation): their metrics side by side, kappa, MCC",
-    ),
-    "reg-rejudge": (
-        "custom_metrics.rejudge:reg_rejudge",
-        "judge a REG run whose judge failed after generation, in place (= rejudge OUT --complete)",
     ),
     "lm-eval": (
         "custom_metrics.lm_eval_cli",
@@ -47,11 +39,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "custom_metrics.reg.judge_humans",
         "any NLI judge against ChaosNLI's 100 human labels per item: JSD, KL, accuracy, beside ChaosNLI's rows",
     ),
-    "reg-dapo": (
-        "custom_metrics.reg.dapo",
-        "REG section 7: DAPO training with TRL on REG's reward, then MuSR through lm_eval (needs [trl])",
-    ),
-    "ibe": ("ibe_postprocess.cli", "IBE-Eval: `score` logged explanations, `report` the selector (needs [ibe])"),
     "download": (
         "custom_metrics.pinned",
         "download and verify the pinned data files into the cache (login node, then offline runs)",
@@ -71,15 +58,28 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+@functools.cache
+def commands() -> dict[str, tuple[str, ...]]:
+    """The suite's commands, then each paper's own: found through the paper packages (their
+    ``__init__.py`` alone, so ``--help`` imports no paper module), never named here."""
+    found = dict(COMMANDS)
+    for package in paper_packages():
+        for name, command in getattr(package, "COMMANDS", {}).items():
+            if name in found:
+                raise DataError(f"{package.__name__}: command {name!r} is the suite's or another paper's: rename it")
+            found[name] = command
+    return found
+
+
 def _usage() -> str:
-    width = max(map(len, COMMANDS))
+    width = max(map(len, commands()))
     lines = [
         "usage: explain-eval COMMAND [ARGS...]   (explain-eval COMMAND --help for its arguments)",
         "       explain-eval --version",
         "",
         "commands:",
     ]
-    lines += [f"  {name:<{width}}  {help_text}" for name, (_, help_text) in COMMANDS.items()]
+    lines += [f"  {name:<{width}}  {command[1]}" for name, command in commands().items()]
     return "\n".join(lines)
 
 
@@ -103,7 +103,6 @@ _WRITES_TO = {
     "download": f"set {CACHE_ENV} to one",
     # rejudge writes beside the run it is given, and has no --out
     "rejudge": "copy the run's folder there and pass the copy; the verdict cache: --judge-cache",
-    "reg-rejudge": "copy the run's folder there and pass the copy; the verdict cache: --judge-cache",
 }
 
 
@@ -124,6 +123,11 @@ def os_error_line(err: OSError, args: Sequence[str] = (), out: str = "--out") ->
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        known = commands()
+    except DataError as err:  # a paper's command named as another: one line, for its contributor
+        print(f"explain-eval: {err}", file=sys.stderr)
+        return 2
     if not args or args[0] in ("-h", "--help"):
         print(_usage())
         return 0 if args else 2
@@ -131,10 +135,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"explain-eval {__version__}")
         return 0
     name, rest = args[0], args[1:]
-    if name not in COMMANDS:
+    if name not in known:
         print(f"explain-eval: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
         return 2
-    module, _, function = COMMANDS[name][0].partition(":")
+    target, _, *writes_to = known[name]
+    module, _, function = target.partition(":")
     try:  # a module may refuse to load (the registry checks the papers' specs): one message too
         command: Callable[[list[str]], int | None] = getattr(importlib.import_module(module), function or "main")
         return command(rest) or 0
@@ -142,7 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"explain-eval {name}: {err}", file=sys.stderr)
         return 2
     except OSError as err:  # a read-only, full or vanished disk: where, and what to do
-        print(f"explain-eval {name}: {os_error_line(err, rest, _WRITES_TO.get(name, '--out'))}", file=sys.stderr)
+        out = _WRITES_TO.get(name) or next(iter(writes_to), "--out")
+        print(f"explain-eval {name}: {os_error_line(err, rest, out)}", file=sys.stderr)
         return 1
 
 

@@ -13,9 +13,8 @@ from collections.abc import Sequence
 
 from custom_metrics.common.download import PinnedFile, cached, fetch
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.settings import CACHE_ENV, DATA_ENV, GEESE_SOURCE_ENV, cache_root, downloads_dir, env_value
-from custom_metrics.common.sources import Source, load_hub_rows
-from custom_metrics.geese import data as geese_data
+from custom_metrics.common.settings import CACHE_ENV, DATA_ENV, cache_root, downloads_dir, env_value
+from custom_metrics.common.sources import Source
 from custom_metrics.leaderboard.registry import PAPERS as SPECS
 
 # Each paper's spec names its datasets (``PaperSpec.datasets``); a paper's key names them all.
@@ -51,15 +50,15 @@ def _download(names: Sequence[str]) -> int:
         print(f"{status} {label}: {path}")
         print(f"           {remote.size:,} bytes, sha256 {remote.sha256}, from {remote.url()}")
     print(f"\n{len(files) - failures} of {len(files)} pinned file(s) verified in {downloads_dir()}.")
-    if not names or "geese" in names:  # GEESE to come from the Hub: fill the datasets cache as well
+    for _, source in files:  # a copy chosen instead of the pinned file (a Hub dataset): filled and checked too
         try:
-            hub = geese_data.hub_choice()
-            if hub is not None:
-                rows = load_hub_rows(hub, geese_data.SOURCE, geese_data.SWITCH_BACK)
-                print(f"verified   GEESE via {GEESE_SOURCE_ENV}: Hub dataset {hub.describe()}, {len(rows)} rows")
+            verified = source.stand_in() if source.stand_in is not None else ""
         except DataError as err:
             failures += 1
             print(f"FAILED     {err}", file=sys.stderr)
+            continue
+        if verified:
+            print(f"verified   {verified}")
     print(
         f"Nodes without network that share this folder ({CACHE_ENV}={cache_root()}) read these files with no "
         "network access; set HF_HUB_OFFLINE=1 there."

@@ -52,7 +52,6 @@ def new_concepts_many(
 def drift_many(
     items: Sequence[tuple[str, str, ParsedExplanation]],
     words: Mapping[str, Sequence[Word]] | None = None,
-    step_nouns: Mapping[str, frozenset[str]] | None = None,
 ) -> list[int | None]:
     """Drift per item: how many new concepts its steps bring in (``new_concepts_many``)."""
-    return [None if found is None else len(found) for found in new_concepts_many(items, words, step_nouns)]
+    return [None if found is None else len(found) for found in new_concepts_many(items, words)]

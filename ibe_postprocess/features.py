@@ -207,13 +207,7 @@ def score(
     The folder is marked as being scored before any work starts, so a run killed half-way
     leaves a features file that says so, not the rows of an earlier run's inputs.
     """
-    if settings.formalizer != "deterministic" and not settings.formalizer.startswith(("lm:", ENDPOINT_PREFIX)):
-        raise ValueError(
-            f"--formalizer must be 'deterministic', 'lm:<model>' or '{ENDPOINT_PREFIX}<model>@<base_url>', "
-            f"got {settings.formalizer!r}"
-        )
-    if settings.formalizer.startswith(ENDPOINT_PREFIX):
-        parse_endpoint(settings.formalizer)  # a malformed spec fails before the folder is touched
+    _check_formalizer(settings.formalizer)
     folder = FeaturesFolder(out_dir)
     origin = features_file.Origin(
         input_files(records, judged), fingerprint(records, judged), settings.recorded(), provenance or {}
@@ -221,8 +215,6 @@ def score(
     features_file.begin(folder, origin)  # before the models load: the folder is this run's from now on
 
     from ibe_postprocess.coherence import Coherence
-    from ibe_postprocess.embeddings import PredicateEmbedder
-    from ibe_postprocess.prover import Prover
     from ibe_postprocess.uncertainty import UncertaintyScorer
 
     # The models a user names load first, before spaCy and Prolog: a formalizer (an endpoint
@@ -242,6 +234,52 @@ def score(
     coherence_store = kv.JsonlCache(folder.cache("coherence"), valid_chunk)
     if not coherence.cached(parsed, coherence_store):
         coherence.load()
+
+    logic = _prove(items, autoformalization, settings, folder)
+    step_verdicts = coherence.step_verdicts(parsed, coherence_store)
+    uncertainties = _uncertainties(parsed, uncertainty, folder, settings.batch_size)
+    sources = {"coherence_judge": coherence.source, "uncertainty_source": uncertainty.source}
+    rows = [
+        _row(record, parsed[index], logic, index, step_verdicts[index], uncertainties[index], sources)
+        for index, record in enumerate(records)
+    ]
+    features_file.write(folder, origin, rows, judged)
+    return rows
+
+
+def _check_formalizer(formalizer: str) -> None:
+    """A formalizer the scorer knows, and a well-formed endpoint spec, before the folder is touched."""
+    if formalizer != "deterministic" and not formalizer.startswith(("lm:", ENDPOINT_PREFIX)):
+        raise ValueError(
+            f"--formalizer must be 'deterministic', 'lm:<model>' or '{ENDPOINT_PREFIX}<model>@<base_url>', "
+            f"got {formalizer!r}"
+        )
+    if formalizer.startswith(ENDPOINT_PREFIX):
+        parse_endpoint(formalizer)
+
+
+@dataclass(frozen=True)
+class _Logic:
+    """What the logical stage found per explanation: its program, how it was made and the
+    formalization's flags, its best proof, and the concepts its steps bring in (drift)."""
+
+    programs: list[Program]
+    methods: list[str]
+    flags: list[list[str]]
+    proofs: list[dict[str, Any]]
+    concepts: list[list[str] | None]
+
+
+def _prove(
+    items: Sequence[tuple[str, str, ParsedExplanation]],
+    autoformalization: _Autoformalization | None,
+    settings: ScoreSettings,
+    folder: FeaturesFolder,
+) -> _Logic:
+    """Formalize, embed every predicate name, prove (cached by chunk), and read drift's nouns
+    on the workers meanwhile."""
+    from ibe_postprocess.embeddings import PredicateEmbedder
+    from ibe_postprocess.prover import Prover
 
     with Workers(settings.processes) as workers:
         embedder = PredicateEmbedder(settings.encoder, folder.cache("embeddings"), workers=workers)
@@ -269,10 +307,14 @@ def score(
 
         proofs = cached_stage("proofs", proof_keys, prove, proof_store, settings.batch_size)
         concepts = new_concepts_many(items, words, step_nouns())
+    return _Logic(programs, methods, formal_flags, proofs, concepts)
 
-    step_verdicts = coherence.step_verdicts(parsed, coherence_store)
 
-    uncertainty_keys = [
+def _uncertainties(
+    parsed: Sequence[ParsedExplanation], uncertainty: Any, folder: FeaturesFolder, batch_size: int
+) -> list[dict[str, Any]]:
+    """Each explanation's uncertainty and hedge counts, cached by chunk under the scorer's settings."""
+    keys = [
         kv.key(
             "uncertainty",
             uncertainty.source,
@@ -284,57 +326,62 @@ def score(
         )
         for p in parsed
     ]
-    uncertainties = cached_stage(
+    return cached_stage(
         "uncertainty",
-        uncertainty_keys,
+        keys,
         lambda chunk: [asdict(v) for v in uncertainty.score_many([parsed[i] for i in chunk])],
         kv.JsonlCache(folder.cache("uncertainty"), _valid_uncertainty),
-        settings.batch_size,
+        batch_size,
     )
 
-    rows = []
-    for index, record in enumerate(records):
-        proof, unc = proofs[index], uncertainties[index]
-        coherence_value, unparsed = coherence_of(step_verdicts[index])
-        flags = list(parsed[index].flags) + formal_flags[index]
-        if proof["status"] != "complete":
-            flags.append(f"proof search stopped at the {proof['status'].replace('_', ' ')}")
-        if unparsed:
-            flags.append(f"{unparsed} NLI verdict(s) unparsed")
-        rows.append(
-            {
-                "qid": record.qid,
-                "option": record.option,
-                "split": record.split,
-                "correct": record.correct,
-                "consistent": int(proof["consistent"]),
-                "depth": proof["depth"],
-                "drift": None if concepts[index] is None else len(concepts[index]),
-                "coherence": coherence_value,
-                "uncertainty": unc["uncertainty"],
-                "flag": "; ".join(flags),
-                "n_steps": len(parsed[index].steps),
-                "proof_score": proof["score"],
-                "proof_status": proof["status"],
-                "formalization": methods[index],
-                "coherence_judge": coherence.source,
-                "uncertainty_source": uncertainty.source,
-                "hedge_epistemic": unc["epistemic"],
-                "hedge_doxastic": unc["doxastic"],
-                "hedge_conditional": unc["conditional"],
-                "hedge_ratio": unc["hedge_ratio"],
-                "source": {"file": record.source.file, "line": record.source.line},
-                "premise": record.premise,
-                "conclusion": record.conclusion,
-                "explanation": record.explanation,
-                "program": programs[index].text(),
-                "proof_rules": proof["rules"],
-                # The steps behind the numbers (features schema 2), for the sample viewer.
-                "proof_steps": proof_steps(programs[index], proof["unifications"]),
-                "step_coherence": step_coherence(parsed[index], step_verdicts[index]),
-                "drift_concepts": concepts[index],
-                "hedge_cues": [{"cue": cue, "category": kind} for cue, kind in cues_found(hedge_text(parsed[index]))],
-            }
-        )
-    features_file.write(folder, origin, rows, judged)
-    return rows
+
+def _row(
+    record: ExplanationRecord,
+    parsed: ParsedExplanation,
+    logic: _Logic,
+    index: int,
+    verdicts: Sequence[StepVerdict],
+    unc: dict[str, Any],
+    sources: dict[str, str],
+) -> dict[str, Any]:
+    """One explanation's features row (``features_file``'s schema), its flags said in words."""
+    proof, program, concepts = logic.proofs[index], logic.programs[index], logic.concepts[index]
+    coherence_value, unparsed = coherence_of(verdicts)
+    flags = list(parsed.flags) + logic.flags[index]
+    if proof["status"] != "complete":
+        flags.append(f"proof search stopped at the {proof['status'].replace('_', ' ')}")
+    if unparsed:
+        flags.append(f"{unparsed} NLI verdict(s) unparsed")
+    return {
+        "qid": record.qid,
+        "option": record.option,
+        "split": record.split,
+        "correct": record.correct,
+        "consistent": int(proof["consistent"]),
+        "depth": proof["depth"],
+        "drift": None if concepts is None else len(concepts),
+        "coherence": coherence_value,
+        "uncertainty": unc["uncertainty"],
+        "flag": "; ".join(flags),
+        "n_steps": len(parsed.steps),
+        "proof_score": proof["score"],
+        "proof_status": proof["status"],
+        "formalization": logic.methods[index],
+        "coherence_judge": sources["coherence_judge"],
+        "uncertainty_source": sources["uncertainty_source"],
+        "hedge_epistemic": unc["epistemic"],
+        "hedge_doxastic": unc["doxastic"],
+        "hedge_conditional": unc["conditional"],
+        "hedge_ratio": unc["hedge_ratio"],
+        "source": {"file": record.source.file, "line": record.source.line},
+        "premise": record.premise,
+        "conclusion": record.conclusion,
+        "explanation": record.explanation,
+        "program": program.text(),
+        "proof_rules": proof["rules"],
+        # The steps behind the numbers (features schema 2), for the sample viewer.
+        "proof_steps": proof_steps(program, proof["unifications"]),
+        "step_coherence": step_coherence(parsed, verdicts),
+        "drift_concepts": concepts,
+        "hedge_cues": [{"cue": cue, "category": kind} for cue, kind in cues_found(hedge_text(parsed))],
+    }

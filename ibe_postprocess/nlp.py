@@ -122,9 +122,9 @@ def queue_words_of(texts: Iterable[str], workers: Workers | None = None) -> Call
     return _queue(_words_batch, texts, workers)
 
 
-def words_of(texts: Iterable[str], workers: Workers | None = None) -> dict[str, tuple[Word, ...]]:
-    """``queue_words_of``, waited for."""
-    return queue_words_of(texts, workers)()
+def words_of(texts: Iterable[str]) -> dict[str, tuple[Word, ...]]:
+    """``queue_words_of`` in this process, waited for."""
+    return queue_words_of(texts)()
 
 
 def nouns(words: Iterable[Word]) -> frozenset[str]:
@@ -141,6 +141,6 @@ def queue_nouns_of(
     return _queue(_nouns_batch, texts, workers, filler)
 
 
-def nouns_of(texts: Iterable[str], workers: Workers | None = None) -> dict[str, frozenset[str]]:
-    """``queue_nouns_of``, waited for."""
-    return queue_nouns_of(texts, workers)()
+def nouns_of(texts: Iterable[str]) -> dict[str, frozenset[str]]:
+    """``queue_nouns_of`` in this process, waited for."""
+    return queue_nouns_of(texts)()

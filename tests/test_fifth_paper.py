@@ -10,7 +10,7 @@ group compared pairwise, a GitHub-pinned file) is added beside it the same way a
 same suite, run and download. Each mistake that
 once passed every check (the key left out of the registry, a headline, label or
 definition naming nothing, a typo in the task pattern or the group's name, a data file left out
-of the spec however it was built, logic in the folder's ``utils.py``, no README) makes
+of the spec however it was built, a metric without a range, logic in the folder's ``utils.py``, no README) makes
 ``explain-eval check`` fail with one line naming the fix.
 """
 
@@ -100,7 +100,7 @@ def _spec_problems(root: Path) -> list[str]:
 
 def test_the_recipe_names_every_file_and_edit_the_test_makes() -> None:
     recipe = _recipe_section()
-    for named in ("PAPER_KEYS", REGISTRY, "EXPECTED_TASKS", "`paper.py`", "METADATA_KEYS",
+    for named in ("PAPER_KEYS", REGISTRY, "EXPECTED_TASKS", "`paper.py`", "METADATA_KEYS", "METRIC_RANGES",
                   "custom_metrics/<key>/", "lm_eval_tasks/<key>/", "tests/fixtures/mirror/", "tests/<key>/",
                   "tests/fixtures/leaderboard/<key>/", "LEADERBOARD_RUNS", "`key` and `title`"):  # fmt: skip
         assert named in recipe, named
@@ -242,6 +242,9 @@ MISTAKES = [
      "def shout(doc):\n    return prompt(doc).upper()\n",
      "lm_eval_tasks/esnli/utils.py:9: defines a function 'shout': move it into custom_metrics/esnli/ and "
      "re-export it here"),
+    ("a metric without a range", "custom_metrics/esnli/__init__.py", '"malformed": SHARE', '"malformd": SHARE',
+     "esnli: esnli's metric_list names 'malformed', whose range custom_metrics/esnli/__init__.py does not declare: "
+     "add it to METRIC_RANGES there"),
     ("no README", "lm_eval_tasks/esnli/README.md", "", None,
      "esnli: lm_eval_tasks/esnli/README.md is missing: write it in the harness' format"),
 ]  # fmt: skip

@@ -3,12 +3,14 @@
 ruff has no layering rule, so the imports of every module (``ast``, every ``import`` and
 ``from ... import`` anywhere in the file, the on-demand ones inside functions included) are
 read and each one that crosses rooms is checked against ``MAY_IMPORT``. The rooms' graph
-itself has no cycle, so no arrow can run back up.
+itself has no cycle, so no arrow can run back up; and no module imports itself back through
+others, inside a room either (``import_cycles``).
 """
 
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 import shutil
 from pathlib import Path
@@ -135,6 +137,56 @@ def layer_violations(root: Path) -> list[str]:
                 if target in JUDGE_BACKENDS and source != "bench" and path.name != "build.py":
                     wrong.append(f"{where}: only judge/build.py imports a judge backend ({target})")
     return wrong
+
+
+def import_cycles(root: Path) -> list[str]:
+    """A cycle through each import that closes one among the modules under ``root``, as
+    'a (line 3) -> b (line 9) -> a': any import, at the top, inside a function or under
+    ``TYPE_CHECKING``. A depth-first walk finds a cycle wherever there is one."""
+    graph = {
+        module_name(path, root): {target: line for line, target in reversed(suite_imports(path, root))}
+        for top in SUITE
+        for path in sorted((root / top).rglob("*.py"))
+    }
+    cycles: list[str] = []
+    done: set[str] = set()
+
+    def walk(module: str, path: list[str]) -> None:
+        if module in path:
+            loop = [*path[path.index(module) :], module]
+            steps = [f"{name} (line {graph[name][after]})" for name, after in itertools.pairwise(loop)]
+            cycles.append(" -> ".join([*steps, module]))
+        elif module in graph and module not in done:
+            for target in sorted(graph[module]):
+                walk(target, [*path, module])
+            done.add(module)
+
+    for module in sorted(graph):
+        walk(module, [])
+    return cycles
+
+
+def test_no_module_imports_itself_back() -> None:
+    """No circle at any level: not between rooms (above), not inside a package."""
+    assert import_cycles(REPO) == []
+
+
+def test_a_circle_inside_a_package_is_caught(tmp_path: Path) -> None:
+    """The sweep's runner importing its batch back, inside a function, on a copy of the suite."""
+    for top in SUITE:
+        shutil.copytree(REPO / top, tmp_path / top, ignore=shutil.ignore_patterns("*.pyc", "__pycache__", "assets"))
+    runner = tmp_path / "custom_metrics/sweep/runner.py"
+    lines = runner.read_text(encoding="utf-8").count("\n")
+    runner.write_text(runner.read_text(encoding="utf-8") + "def late():\n    from custom_metrics.sweep import batch\n")
+    batch_line = next(
+        number
+        for number, line in enumerate((tmp_path / "custom_metrics/sweep/batch.py").read_text().splitlines(), 1)
+        if line.startswith("import custom_metrics.sweep.runner")
+    )
+    assert import_cycles(tmp_path) == [
+        f"custom_metrics.sweep.batch (line {batch_line}) -> custom_metrics.sweep.runner (line {lines + 2}) "
+        "-> custom_metrics.sweep.batch"
+    ]
 
 
 def test_the_layers_have_no_cycle() -> None:

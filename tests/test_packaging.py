@@ -162,6 +162,31 @@ def test_tasks_path_is_the_default_include_path(capsys: pytest.CaptureFixture[st
     assert _parser("rule-protocol").get_default("include_path") == TASKS_PATH
 
 
+def test_a_papers_own_commands_come_from_its_package(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """cli.py names no paper's command: a paper package declares its own (``COMMANDS``), which
+    ``--help`` lists and ``explain-eval`` runs; one named as another command is refused in one line."""
+    import custom_metrics.geese
+    from custom_metrics.common.task_folders import paper_packages
+
+    declared = {name for package in paper_packages() for name in getattr(package, "COMMANDS", {})}
+    assert declared == {"rule-protocol", "reg-analysis", "reg-rejudge", "reg-dapo", "ibe"}
+    assert not declared & set(cli.COMMANDS)
+    command = ("custom_metrics.common.task_folders", "print the task folder, again")
+    monkeypatch.setattr(custom_metrics.geese, "COMMANDS", {"geese-folder": command}, raising=False)
+    cli.commands.cache_clear()
+    try:
+        assert cli.main(["--help"]) == 0 and "  geese-folder   print the task folder, again" in capsys.readouterr().out
+        assert cli.main(["geese-folder"]) == 0 and capsys.readouterr().out == f"{TASKS_PATH}\n"
+        monkeypatch.setattr(custom_metrics.geese, "COMMANDS", {"sweep": command})
+        cli.commands.cache_clear()
+        assert cli.main(["--help"]) == 2
+        assert capsys.readouterr().err == (
+            "explain-eval: custom_metrics.geese: command 'sweep' is the suite's or another paper's: rename it\n"
+        )
+    finally:
+        cli.commands.cache_clear()
+
+
 def test_release_files() -> None:
     assert (REPO / "LICENSE").read_text().startswith("MIT License\n")
     changelog = (REPO / "CHANGELOG.md").read_text()
@@ -235,7 +260,7 @@ def _options(parser: argparse.ArgumentParser, prog: str) -> list[tuple[str, list
 PASS_THROUGH = {"lm-eval"}
 
 
-@pytest.mark.parametrize("command", sorted(set(cli.COMMANDS) - PASS_THROUGH))
+@pytest.mark.parametrize("command", sorted(set(cli.commands()) - PASS_THROUGH))
 def test_every_option_has_help_and_one_spelling(command: str) -> None:
     for prog, names, help_text in _options(_parser(command), f"explain-eval {command}"):
         assert help_text and help_text != argparse.SUPPRESS, f"{prog} {'/'.join(names)}: no help text"

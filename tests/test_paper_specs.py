@@ -23,7 +23,8 @@ from custom_metrics.common.leaderboard_types import Headline
 from custom_metrics.common.task_folders import TASKS_PATH
 from custom_metrics.leaderboard import registry
 from custom_metrics.leaderboard.registry import PAPERS
-from custom_metrics.leaderboard.spec_checks import load_problems, pin_faults, spec_problems
+from custom_metrics.leaderboard.spec_checks import spec_problems
+from custom_metrics.leaderboard.spec_faults import load_problems, pin_faults
 from tests.helpers import REPO, checkout_files
 
 SPECS = {spec.key: spec for spec in PAPERS}
@@ -168,10 +169,10 @@ def _tree_with(tmp_path: Path, path: str, old: str, new: str) -> Path:
     [
         (
             "custom_metrics/leaderboard/registry.py",
-            '"reg", "ibe")',
-            '"reg", "ibe", "esnli")',
-            "custom_metrics/leaderboard/registry.py: PAPER_KEYS names 'esnli', which has no package "
-            "custom_metrics/esnli/ with a leaderboard.py defining SPEC",
+            "PAPER_KEYS = (",  # any registry, the fixture papers' copy too
+            'PAPER_KEYS = ("nopaper", ',
+            "custom_metrics/leaderboard/registry.py: PAPER_KEYS names 'nopaper', which has no package "
+            "custom_metrics/nopaper/ with a leaderboard.py defining SPEC",
         ),
         (
             "custom_metrics/rule/leaderboard.py",
@@ -206,3 +207,22 @@ def test_a_pattern_that_does_not_compile_is_one_problem_of_the_full_check() -> N
     broken = replace(rule, pattern=r"rule(_|$")
     problems = spec_problems([broken if spec is rule else spec for spec in PAPERS], TASKS_PATH, REPO, only=["rule"])
     assert len(problems) == 1 and problems[0].startswith("rule: pattern 'rule(_|$' is no regular expression")
+
+
+def test_a_metric_without_a_declared_range_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A metric no range covers would show a results file's 1.8 as a share: each paper declares
+    one for every metric its tasks report and its board derives."""
+    import custom_metrics.geese
+    import custom_metrics.ibe
+
+    ibe_ranges = {key: value for key, value in custom_metrics.ibe.METRIC_RANGES.items() if key != "first_slot"}
+    monkeypatch.setattr(custom_metrics.ibe, "METRIC_RANGES", ibe_ranges)
+    geese_ranges = {key: value for key, value in custom_metrics.geese.METRIC_RANGES.items() if key != "las"}
+    monkeypatch.setattr(custom_metrics.geese, "METRIC_RANGES", geese_ranges)
+    fix = "add it to METRIC_RANGES there (SHARE, COUNT, MEAN_LENGTH, ... of custom_metrics.common.metric_ranges)"
+    assert spec_problems(PAPERS, TASKS_PATH, REPO, ["geese", "ibe"]) == [
+        "geese: the board's derived_metrics names 'las', whose range custom_metrics/geese/__init__.py does not "
+        f"declare: {fix}",
+        "ibe: ibe_judge_copa_position's metric_list names 'first_slot', whose range custom_metrics/ibe/__init__.py "
+        f"does not declare: {fix}",
+    ]

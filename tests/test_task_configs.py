@@ -16,13 +16,17 @@ import sys
 
 from custom_metrics.judge.spec import Sampling
 from custom_metrics.leaderboard.registry import paper_of
-from custom_metrics.reg.generation import MODES, REASONING, TASKS
+from custom_metrics.reg.modes import MODES, REASONING, TASKS
 from tests.helpers import PAPER_KEYS, TASKS_DIR, paper_tests
 from tests.suite_tasks import EXPECTED_TASKS
 
 
 def test_every_task_is_indexed_and_loads(suite_tasks: dict) -> None:
-    assert set(suite_tasks) == EXPECTED_TASKS
+    loaded = set(suite_tasks)
+    assert loaded == EXPECTED_TASKS, (
+        f"tasks that load but no EXPECTED_TASKS of tests/<key>/paper.py lists: {sorted(loaded - EXPECTED_TASKS)}; "
+        f"listed there but not loading: {sorted(EXPECTED_TASKS - loaded)}"
+    )
     for name, task in suite_tasks.items():
         assert list(task.eval_docs), f"{name} has no docs on the fixture mirror"
         assert task.config.metadata.get("version") is not None, f"{name} has no metadata.version"
@@ -45,8 +49,13 @@ def test_choices_are_what_the_scorers_read(suite_tasks: dict) -> None:
         assert hasattr(paper, "expected_choices"), f"{name}: tests/{key}/paper.py has no expected_choices()"
         assert choices == paper.expected_choices(name, choices), name
         checked[key].add(name)
-    counts = {key: len(names) for key, names in checked.items()}
-    assert counts == {key: getattr(paper_tests(key), "MULTIPLE_CHOICE", 0) for key in PAPER_KEYS}
+    for key, names in checked.items():
+        said = getattr(paper_tests(key), "MULTIPLE_CHOICE", 0)
+        assert len(names) == said, (
+            f"{key}: {len(names)} multiple-choice task(s) load ({', '.join(sorted(names)) or 'none'}), but "
+            f"MULTIPLE_CHOICE in tests/{key}/paper.py counts {said}: set it to the number of the paper's "
+            "multiple-choice tasks"
+        )
 
 
 def test_reg_budgets_are_the_codes(suite_tasks: dict) -> None:

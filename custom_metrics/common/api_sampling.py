@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.run_parser import model_option
 
 # lm-eval's base of request-building API classes, as its registry names classes.
 API_CLASS = "lm_eval.models.api_models:TemplateAPI"
@@ -78,8 +79,6 @@ def check_command_line(argv: list[str], run_args: Mapping[str, Any]) -> None:
     """``check_api_sampling`` for the ``lm_eval`` command line ``argv`` (its arguments, with or
     without the ``run`` lm-eval inserts), whose model arguments the harness merged into the
     task's ``run_args``."""
-    from custom_metrics.common.harness_args import model_option
-
     model = model_option(argv[1:] if argv[:1] == ["run"] else argv)
     if model is not None:
         check_api_sampling(model, run_args)

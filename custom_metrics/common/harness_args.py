@@ -13,7 +13,6 @@ Python class. Every problem is one line saying what to pass.
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import functools
 import inspect
@@ -27,53 +26,18 @@ from typing import Any
 
 from custom_metrics.common.api_sampling import API_CLASS, check_api_sampling
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.harness_api import run_command_parser, unknown_task_names
+from custom_metrics.common.harness_api import unknown_task_names
 from custom_metrics.common.model_signature import read_constructor
+from custom_metrics.common.run_parser import Refused, run_parser
 
 # What the harness passes to a model class besides its --model_args (lm_eval.api.model).
 _HARNESS_SUPPLIED = {"batch_size", "max_batch_size", "device"}
 _BATCH_SIZE = re.compile(r"^(?:auto(?::(?P<tries>\d+))?|(?P<size>\d+))$")
 
 
-class _Refused(Exception):
-    """argparse's complaint about the arguments, caught instead of exiting."""
-
-
-def _run_parser() -> argparse.ArgumentParser:
-    """lm-eval's own ``lm_eval run`` parser (what ``python -m lm_eval ARGS`` uses), raising
-    instead of printing usage and exiting."""
-    parser = run_command_parser()
-
-    def refuse(message: str) -> None:
-        raise _Refused(message)
-
-    parser.error = refuse  # type: ignore[method-assign]
-    return parser
-
-
-def options_given(argv: Sequence[str]) -> set[str]:
-    """The ``lm_eval`` options ``argv`` sets, by their long name (``--tasks``), however spelt:
-    ``-t``, an abbreviation such as ``--task``, or ``--tasks=x``."""
-    parser = _run_parser()
-    try:
-        given, empty = vars(parser.parse_known_args(list(argv))[0]), vars(parser.parse_known_args([])[0])
-    except _Refused:
-        return set()  # check_harness_args names the problem
-    return {f"--{name}" for name, value in given.items() if name not in empty or empty[name] != value}
-
-
-def model_option(argv: Sequence[str]) -> str | None:
-    """The ``--model`` an ``lm_eval`` command line names (lm-eval's default where it names none),
-    or None when lm-eval would refuse the line anyway."""
-    try:
-        return getattr(_run_parser().parse_known_args(list(argv))[0], "model", None)
-    except _Refused:
-        return None
-
-
-def close_names(name: str, known: Iterable[str], count: int = 3) -> str:
+def close_names(name: str, known: Iterable[str]) -> str:
     """ " (did you mean 'a', 'b'?)" for the known names closest to ``name``, or ""."""
-    matches = difflib.get_close_matches(name, list(known), n=count, cutoff=0.6)
+    matches = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
     return f" (did you mean {', '.join(repr(m) for m in matches)}?)" if matches else ""
 
 
@@ -85,8 +49,8 @@ def check_harness_args(argv: Sequence[str], who: str, *, here: bool = True) -> A
     makes no sense. ``here`` False: ``lm_eval`` runs on another machine (a Slurm job), so a
     model class this one cannot import, or a checkpoint it does not see, proves nothing."""
     try:
-        namespace = _run_parser().parse_args(list(argv))
-    except _Refused as refused:
+        namespace = run_parser().parse_args(list(argv))
+    except Refused as refused:
         raise DataError(f"{who}: lm_eval would refuse these arguments: {refused}.") from None
     from lm_eval.config.evaluate_config import EvaluatorConfig
 

@@ -112,18 +112,18 @@ def _line(text: str, pos: int) -> int:
     return text.count("\n", 0, pos) + 1
 
 
-def iter_jsonl(path: Path, max_bytes: int = JSONL_MAX_BYTES) -> Iterator[tuple[str, dict[str, Any]]]:
+def iter_jsonl(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield ("file:line", object) for each non-blank line; a path that is not a regular file
-    of at most ``max_bytes``, a line that is not UTF-8 or not valid JSON, a duplicate key or
+    of at most ``JSONL_MAX_BYTES``, a line that is not UTF-8 or not valid JSON, a duplicate key or
     an overflowing number raises DataError naming the file (and line)."""
-    for lineno, row in numbered_jsonl(path, max_bytes):
+    for lineno, row in numbered_jsonl(path):
         yield f"{path}:{lineno}", row
 
 
-def numbered_jsonl(path: Path, max_bytes: int = JSONL_MAX_BYTES) -> Iterator[tuple[int, dict[str, Any]]]:
+def numbered_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """``iter_jsonl`` with the line number (1-based) as a number, for readers that record
     where each row came from."""
-    yield from _rows(path, iter_regular_lines(path, max_bytes, ""))
+    yield from _rows(path, iter_regular_lines(path, JSONL_MAX_BYTES, ""))
 
 
 def _rows(path: Path, lines: Iterable[bytes]) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -189,10 +189,10 @@ def read_jsonl(
     return rows
 
 
-def read_json(path: Path, max_bytes: int = JSON_MAX_BYTES) -> Any:
+def read_json(path: Path) -> Any:
     """A whole JSON document (not JSONL), such as RULE's prompts.json."""
     try:
-        return loads_strict(read_regular_bytes(path, max_bytes).decode("utf-8"))
+        return loads_strict(read_regular_bytes(path, JSON_MAX_BYTES).decode("utf-8"))
     except StrictJSONError as err:
         raise DataError(f"{path}:{err.lineno}: {err.msg}.") from err
     except json.JSONDecodeError as err:

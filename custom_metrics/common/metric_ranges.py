@@ -6,63 +6,72 @@ counting its items), ``acc: 1.5`` was shown as "accuracy 1.5000", ``Infinity`` a
 a stderr of -0.1 as "± -0.1000". ``out_of_range`` says what is wrong with a value, so the
 reader leaves it out and names it, and nothing downstream ever sees it.
 
-Shares (accuracies and the other proportions the suite's tasks and lm-eval's common tasks
-report) lie in [0, 1]; counts are whole and non-negative; means of lengths are
-non-negative; every other metric (another harness task's bleu, a perplexity) need only be
-finite. NaN stays what the harness means by it: undefined (no document of a kind).
+Each paper declares the range of every metric it reports (``METRIC_RANGES`` in its package's
+``__init__.py``, beside its ``METADATA_KEYS``; ``explain-eval check`` names a metric without
+one), so this module names no paper and a new metric cannot be missed. A task of no paper
+gets lm-eval's common proportions (``acc``, ``f1``, any ``*_acc`` and ``acc_*``) in [0, 1];
+every other metric (another harness task's bleu, a perplexity) need only be finite. NaN
+stays what the harness means by it: undefined (no document of a kind).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
 
-# lm-eval's common proportions, and the suite's shares (the papers' definitions: the
-# leaderboard specs' ``definitions``); any ``*_acc`` and ``acc_*`` metric is an accuracy too.
-SHARES = frozenset(
-    {
-        "acc",
-        "acc_norm",
-        "exact_match",
-        "f1",
-        "f1_macro",
-        "consistency",  # RULE, IBE
-        "bias_follow",  # RULE's biased contexts
-        "articulation",  # RULE's biased contexts
-        "coherence",  # REG: share of N (IBE's selection accuracy by coherence too)
-        "effectiveness",  # REG: share of N
-        "success",  # REG
-        "malformed",  # REG
-        "unparsed",  # REG, RULE, IBE chat judges
-        "judge_degenerate",  # REG: 0 or 1
-        "empty",  # GEESE
-        "well_formed",  # IBE
-        "no_steps",  # IBE
-    }
-)
-COUNTS = frozenset({"n"})  # REG's |N|
-# Means of lengths and counts per item: never negative, no upper bound.
-NON_NEGATIVE = frozenset(
-    {"words", "masked_terms", "thinking_words", "output_tokens_successful", "output_tokens_unsuccessful", "steps"}
-)
+from custom_metrics.common.task_folders import paper_packages
 
 
-def is_share(metric: str) -> bool:
-    return metric in SHARES or metric.endswith("_acc") or metric.startswith("acc_")
+@dataclass(frozen=True)
+class Range:
+    """The values a metric can take: ``low`` to ``high``, whole numbers alone when ``whole``;
+    ``outside`` says what a value beyond them is not (the reader's message)."""
+
+    low: float
+    high: float
+    outside: str
+    whole: bool = False
+
+    def refuses(self, value: float) -> bool:
+        return not self.low <= value <= self.high or (self.whole and not value.is_integer())
 
 
-def out_of_range(metric: str, value: float) -> str | None:
-    """Why ``value`` cannot be a value of ``metric`` (in words), or None when it can. NaN can."""
+SHARE = Range(0.0, 1.0, "not a share between 0 and 1")
+COUNT = Range(0.0, math.inf, "not a whole, non-negative count", whole=True)
+MEAN_LENGTH = Range(0.0, math.inf, "negative, for a mean length")  # of words, tokens, steps per item
+DIFFERENCE = Range(-1.0, 1.0, "not a difference of two shares, between -1 and 1")
+DIVERGENCE = Range(0.0, math.inf, "negative, for a divergence")
+# lm-eval's common proportions, for the tasks of no paper.
+_HARNESS_SHARES = frozenset({"acc", "acc_norm", "exact_match", "f1", "f1_macro"})
+
+
+@lru_cache(maxsize=1)
+def declared() -> dict[str, Mapping[str, Range]]:
+    """Each paper's ``METRIC_RANGES``, by its key (its package's name)."""
+    return {package.__name__.rpartition(".")[2]: getattr(package, "METRIC_RANGES", {}) for package in paper_packages()}
+
+
+def range_of(task: str, metric: str) -> Range | None:
+    """The range of ``metric`` in ``task``'s results: its paper's (the key, then ``_`` or the
+    end, as a paper's tasks are named), else a harness proportion's; None: only finite."""
+    for key, ranges in declared().items():
+        if (task == key or task.startswith(f"{key}_")) and metric in ranges:
+            return ranges[metric]
+    if metric in _HARNESS_SHARES or metric.endswith("_acc") or metric.startswith("acc_"):
+        return SHARE
+    return None
+
+
+def out_of_range(task: str, metric: str, value: float) -> str | None:
+    """Why ``value`` cannot be a value of ``task``'s ``metric`` (in words), or None when it can. NaN can."""
     if math.isnan(value):
         return None
     if not math.isfinite(value):
         return "not a finite number"
-    if is_share(metric) and not 0.0 <= value <= 1.0:
-        return "not a share between 0 and 1"
-    if metric in COUNTS and (value < 0 or not value.is_integer()):
-        return "not a whole, non-negative count"
-    if metric in NON_NEGATIVE and value < 0:
-        return "negative, for a mean length"
-    return None
+    allowed = range_of(task, metric)
+    return allowed.outside if allowed is not None and allowed.refuses(value) else None
 
 
 def stderr_out_of_range(value: float) -> str | None:

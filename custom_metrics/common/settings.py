@@ -1,7 +1,8 @@
 """Every environment variable the suite reads, and the folders derived from them.
 
 One place, so a user (or a test) can see all the knobs at once and no module invents
-its own default cache path.
+its own default cache path. A paper's own variable is its package's (GEESE's data source:
+``custom_metrics.geese.data``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ DOWNLOAD_TIMEOUT_ENV = "EXPLAIN_EVAL_DOWNLOAD_TIMEOUT"  # seconds to connect and
 DOWNLOAD_RETRIES_ENV = "EXPLAIN_EVAL_DOWNLOAD_RETRIES"  # further attempts after a failed one (4)
 DOWNLOAD_BACKOFF_ENV = "EXPLAIN_EVAL_DOWNLOAD_BACKOFF"  # first wait before a retry, doubled each time (2 s)
 DOWNLOAD_DEADLINE_ENV = "EXPLAIN_EVAL_DOWNLOAD_DEADLINE"  # seconds for one file, all attempts and waits (900)
-GEESE_SOURCE_ENV = "EXPLAIN_EVAL_GEESE_SOURCE"  # github (default) or hub[:<dataset id>][@<revision>]
 TASK_COPY_ENV = "EXPLAIN_EVAL_TASK_COPY"  # 1: run task YAMLs that differ from the installed ones (a modified copy)
 # The Hugging Face switches for "no network": the suite's own downloads obey them too, so a
 # compute node fails at once with a clear message instead of waiting out timeouts.

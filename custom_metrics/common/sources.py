@@ -14,8 +14,8 @@ import hashlib
 import json
 import tarfile
 import zlib
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,13 +36,16 @@ class Source:
     """One dataset file: its pinned public copy and its place in the mirror.
 
     ``member`` names a file inside the public copy when that is an archive (COPA's tarball);
-    the mirror holds the member itself at ``mirror_path``.
+    the mirror holds the member itself at ``mirror_path``. ``stand_in``: where a setting may
+    choose another copy of the same rows (a Hub dataset pinned by content), the check
+    ``explain-eval download`` runs of the chosen one, saying what it verified ("" for none chosen).
     """
 
     name: str
     mirror_path: str
     remote: PinnedFile  # a GitHub file or a Hub file at a fixed commit
     member: str | None = None
+    stand_in: Callable[[], str] | None = field(default=None, compare=False, repr=False)
 
     def describe(self) -> str:
         return self.remote.url() + (f"#{self.member}" if self.member else "")

@@ -18,7 +18,7 @@ from custom_metrics.common.download import GitHubFile
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.metadata import check_metadata_keys
 from custom_metrics.common.samples import logged_response, read_samples
-from custom_metrics.common.settings import GEESE_SOURCE_ENV, env_value
+from custom_metrics.common.settings import env_value
 from custom_metrics.common.sources import (
     HubDataset,
     Source,
@@ -50,6 +50,7 @@ SOURCE = Source(
         sha256="3702c9ef18e6b80dfa6e8fdae68dc11972a31395ead027f0b3279dfb84a82401",
         size=3460088,
     ),
+    stand_in=lambda: verified_hub_choice(),  # explain-eval download's check of the Hub copy, when chosen
 )
 # The alternative: the Hub dataset the authors loaded, which may no longer be public. Its
 # commit is unknown, so it is pinned by content: `rows_fingerprint` of the 800 rows above.
@@ -57,6 +58,7 @@ HUB_ID = "azaninello/explained-full-llama-3"
 HUB_SPLIT = "test"
 ROWS_FINGERPRINT = "2fbdc4db94a0ea55053d6e4a13276273de3b62431f8ff6799dcbdae3754bda79"
 _HUB_SETTING = re.compile(r"^hub(?::(?P<id>[^@\s]+))?(?:@(?P<revision>\S+))?$")
+GEESE_SOURCE_ENV = "EXPLAIN_EVAL_GEESE_SOURCE"  # github (default) or hub[:<dataset id>][@<revision>]
 SWITCH_BACK = f"unset {GEESE_SOURCE_ENV} and drop the metadata 'geese_source' to use it"
 
 M1_TYPES = ("whyexp", "whynot", "implicit")
@@ -97,6 +99,16 @@ def hub_choice(setting: str | None = None) -> HubDataset | None:
             "'github', 'hub', 'hub@<revision>', 'hub:<dataset id>[@<revision>]'."
         )
     return HubDataset(match["id"] or HUB_ID, HUB_SPLIT, ROWS_FINGERPRINT, match["revision"])
+
+
+def verified_hub_choice() -> str:
+    """The Hub dataset ``EXPLAIN_EVAL_GEESE_SOURCE`` chooses, loaded and checked against the pinned
+    rows (filling the datasets cache for offline nodes); "" when it chooses the GitHub file."""
+    hub = hub_choice()
+    if hub is None:
+        return ""
+    rows = load_hub_rows(hub, SOURCE, SWITCH_BACK)
+    return f"GEESE via {GEESE_SOURCE_ENV}: Hub dataset {hub.describe()}, {len(rows)} rows"
 
 
 def load_docs(source: str | None = None) -> list[dict[str, Any]]:

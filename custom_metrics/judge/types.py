@@ -80,7 +80,7 @@ def normalize_label(text: str) -> str | None:
     return _LABEL_ALIASES.get(word)
 
 
-def verdict_from_scores(scores: Sequence[float], method: str = "scores") -> Verdict:
+def verdict_from_scores(scores: Sequence[float]) -> Verdict:
     """Softmax over three scores (logits or log-likelihoods) in NLI_LABELS order.
 
     A NaN, or no finite score at all, is an error (a half-precision overflow, a broken
@@ -92,13 +92,13 @@ def verdict_from_scores(scores: Sequence[float], method: str = "scores") -> Verd
     weights = [math.exp(score - top) for score in scores]
     total = sum(weights)
     probs = {label: weight / total for label, weight in zip(NLI_LABELS, weights)}
-    return Verdict(label=max(NLI_LABELS, key=probs.__getitem__), probs=probs, method=method)
+    return Verdict(label=max(NLI_LABELS, key=probs.__getitem__), probs=probs, method="scores")
 
 
-def verdict_from_probs(probs: Sequence[float], method: str = "scores") -> Verdict:
+def verdict_from_probs(probs: Sequence[float]) -> Verdict:
     total = sum(probs)
     normalized = {label: p / total for label, p in zip(NLI_LABELS, probs)}
-    return Verdict(label=max(NLI_LABELS, key=normalized.__getitem__), probs=normalized, method=method)
+    return Verdict(label=max(NLI_LABELS, key=normalized.__getitem__), probs=normalized, method="scores")
 
 
 def answer_verdict(label: str | None, answer: str, method: str) -> Verdict:

@@ -165,7 +165,7 @@ def _is_site(folder: Path) -> bool:
 UNCHARTED_SHOWN = 3
 
 
-def summary(board: Leaderboard, runs_only: bool = True) -> list[str]:
+def summary(board: Leaderboard) -> list[str]:
     """One line per model setting and task with its headline numbers (a task with no charted
     metric: its first ones), and why any is missing."""
     lines = []
@@ -174,7 +174,7 @@ def summary(board: Leaderboard, runs_only: bool = True) -> list[str]:
         spec = specs[table.key]
         charted = [c for c in table.columns if c.key in table.chart_keys]
         for row in table.rows:
-            if runs_only and row.kind != "run":
+            if row.kind != "run":
                 continue
             for task in dict.fromkeys(c.task for c in table.columns):
                 values = task_values(row, task)

@@ -63,18 +63,15 @@ def datatable(
     rows: Sequence[Sequence[Any]],
     *,
     page_length: int = 25,
-    order: Sequence[tuple[int, str]] = (),
     facets: Sequence[int] = (),
     row_classes: Sequence[str] | None = None,
-    caption: str = "",
-    column_filters: bool = True,
     columns_button: bool = False,
 ) -> str:
     """The HTML of one DataTable; ``rows`` hold text, None, or ``number_cell`` pairs.
 
-    ``column_filters`` puts a filter box under every column (itables makes one per
-    footer cell); ``facets`` are columns offered as click filters (SearchPanes);
-    ``columns_button`` offers a column picker (always there when a column starts hidden).
+    A filter box is under every column (itables makes one per footer cell); ``facets`` are
+    columns offered as click filters (SearchPanes); ``columns_button`` offers a column picker
+    (always there when a column starts hidden).
     No ``scrollX``: DataTables would draw the header and the filter boxes twice (a hidden
     copy still focusable); the page's CSS scrolls the table in its own box instead.
     """
@@ -107,17 +104,16 @@ def datatable(
     args: dict[str, Any] = {
         "classes": ["display", "compact", "cell-border"],
         "style": {"width": "100%", "margin": "0", "caption-side": "top"},
-        "table_html": _header(all_columns, column_filters, caption),
+        "table_html": _header(all_columns),
         "data_json": safe_json(data),
         "columnDefs": column_defs,
-        "order": [list(item) for item in order],
+        "order": [],
         "pageLength": page_length,
         "lengthMenu": [10, 25, 50, 100, -1],
         "deferRender": True,
         "text_in_header_can_be_selected": False,  # a click anywhere in the header sorts
+        "column_filters": "footer",
     }
-    if column_filters:
-        args["column_filters"] = "footer"
     if facets:
         # A pane shows even when its column has one value or many: the filters a reader
         # expects (coherent: no) must not vanish on a small run.
@@ -166,21 +162,16 @@ def _cell(value: Any, kind: str) -> Any:
     return str(value)
 
 
-def _header(columns: Sequence[TableColumn], filters: bool, caption: str) -> str:
+def _header(columns: Sequence[TableColumn]) -> str:
     cells = "".join(
         f'<th title="{html.escape(column.tooltip)}">{html.escape(column.title)}</th>'
         if column.tooltip
         else f"<th>{html.escape(column.title)}</th>"
         for column in columns
     )
-    parts = ["<table>"]
-    if caption:
-        parts.append(f"<caption>{html.escape(caption)}</caption>")
-    parts.append(f"<thead><tr>{cells}</tr></thead>")
-    if filters:  # itables turns each footer cell into a filter box named by its text
-        parts.append("<tfoot><tr>" + "".join(f"<th>{html.escape(c.title)}</th>" for c in columns) + "</tr></tfoot>")
-    parts.append("</table>")
-    return "".join(parts)
+    # itables turns each footer cell into a filter box named by its text
+    footer = "".join(f"<th>{html.escape(c.title)}</th>" for c in columns)
+    return f"<table><thead><tr>{cells}</tr></thead><tfoot><tr>{footer}</tr></tfoot></table>"
 
 
 def safe_json(value: Any) -> str:

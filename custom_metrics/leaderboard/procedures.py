@@ -72,7 +72,6 @@ MCNEMAR = "McNemar's exact test (conditional Clopper-Pearson interval)"
 BOOTSTRAP = "paired bootstrap (percentile interval)"
 CLOPPER_PEARSON = "Clopper-Pearson"
 ODDS_RATIO = "conditional exact, odds ratio run/paper"
-NEWCOMBE = "Newcombe hybrid score, 90%"
 NORMAL = "normal, from the printed standard error"
 HOLM = "Holm's step-down adjustment within each family"
 # Why a paired test has no interval (``PairedResult.no_interval``).

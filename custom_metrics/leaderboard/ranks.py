@@ -38,11 +38,6 @@ NO_TEST = (
 )
 
 
-def count_family(a: str, b: str) -> str:
-    """The family of two rows' count tests (Fisher's), in words."""
-    return f"{a} vs {b}, by counts"
-
-
 def rank_group(labels: Sequence[str], cells: Sequence[Sequence[Any]], differences: Sequence[Difference]) -> None:
     """Rank every cell of a group in place: ``cells[row][column]`` are summary cells (their
     ``key``, ``value``, ``evidence``; ``rank``, ``tied``, ``compared``, ``unranked`` are set).

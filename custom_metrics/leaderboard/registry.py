@@ -3,8 +3,8 @@
 The leaderboard, the sweep, ``explain-eval download`` (``custom_metrics.pinned``) and the
 tests read the papers from ``PAPERS``; a new paper adds its key to ``PAPER_KEYS`` and changes
 nothing else here (docs/development.md, "Adding a paper"). Loading the registry checks the
-specs themselves (``spec_checks.load_problems``: a broken spec stops every command, naming the
-fix); ``explain-eval check`` also reads each paper's package and task folder.
+specs themselves (``spec_faults.load_problems``: a broken spec stops every command, naming the
+fix); ``explain-eval check`` (``spec_checks``) also reads each paper's package and task folder.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from custom_metrics.common.errors import DataError
 from custom_metrics.common.leaderboard_types import Board, SampleView
 from custom_metrics.common.metadata import check_metadata_keys
 from custom_metrics.common.paper_spec import PaperSpec
-from custom_metrics.leaderboard.spec_checks import REGISTRY, load_problems
+from custom_metrics.leaderboard.spec_faults import REGISTRY, load_problems
 
 # The papers, in the leaderboard's tab order: each key names the paper's package
 # (custom_metrics/<key>/, whose leaderboard.py defines SPEC) and its task folder (lm_eval_tasks/<key>/).
@@ -81,8 +81,3 @@ def check_run(tasks: Sequence[str], metadata: Mapping[str, Any], *, here: bool =
 
 def paper_of(task: str) -> PaperSpec:
     return next((spec for spec in PAPERS if re.match(spec.pattern, task)), OTHER)
-
-
-def spec_of(key: str) -> PaperSpec:
-    """The paper whose key is ``key`` ("other" for tasks of no paper)."""
-    return next(spec for spec in (*PAPERS, OTHER) if spec.key == key)

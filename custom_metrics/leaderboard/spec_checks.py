@@ -6,9 +6,9 @@ tasks", a typo in its pattern, a headline or a label puts a number or a word now
 file left out of ``datasets`` is never downloaded by ``explain-eval download``. Each is silent
 on a page; here each is a line saying what to change.
 
-Two depths. ``load_problems`` reads the specs alone (no task YAML, no further import), so the
-registry runs it on every load and a broken spec stops any command at once. ``spec_problems``
-also reads the task folders, their READMEs and ``utils.py``, and imports every module of each
+Two depths. ``spec_faults.load_problems`` reads the specs alone (no task YAML, no further
+import), so the registry runs it on every load and a broken spec stops any command at once.
+``spec_problems`` also reads the task folders, their READMEs and ``utils.py``, and imports every module of each
 paper's package to find the ``Source`` objects it defines (however they were built): that is
 ``explain-eval check``, for contributors, and the tests.
 """
@@ -26,72 +26,9 @@ from typing import Any
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.paper_spec import PaperSpec
+from custom_metrics.leaderboard.spec_faults import REGISTRY, load_problems, regex_fault
 
-REGISTRY = "custom_metrics/leaderboard/registry.py"
 RECIPE = 'docs/development.md, "Adding a paper"'
-_HEX40, _HEX64 = re.compile(r"[0-9a-f]{40}"), re.compile(r"[0-9a-f]{64}")
-
-
-def load_problems(specs: Sequence[PaperSpec]) -> list[str]:
-    """What the specs alone get wrong: families, column keys, data names and pins."""
-    problems: list[str] = []
-    seen: dict[str, str] = {}
-    for spec in specs:
-        fault = regex_fault(spec.pattern)
-        if fault:
-            problems.append(
-                f"{spec.key}: pattern {spec.pattern!r} is no regular expression ({fault}): fix it in custom_metrics/"
-                f"{spec.key}/leaderboard.py (or leave it out: the default is the key, then '_' or the end)"
-            )
-        for headline in spec.board.headlines:
-            if headline.family not in spec.board.families:
-                problems.append(
-                    f"{spec.key}: headline {headline.label!r} is of family {headline.family!r}, which families does "
-                    f"not define: add it to board=Board(families=...) in custom_metrics/{spec.key}/leaderboard.py"
-                )
-            problems += [
-                f"{spec.key}: headline {headline.label!r} names {key!r}: write it as 'task/metric'"
-                for key in headline.keys
-                if "/" not in key
-            ]
-        if spec.board.comparisons and (spec.board.samples is None or spec.board.samples.outcomes is None):
-            problems.append(
-                f"{spec.key}: comparisons are tested on per-document outcomes, which the spec does not read: give "
-                f"board=Board(samples=SampleView(..., outcomes=...)) in custom_metrics/{spec.key}/leaderboard.py"
-            )
-        for name, sources in spec.datasets.items():
-            if name in seen:
-                problems.append(f"dataset {name!r} is named by both {seen[name]} and {spec.key}: rename one")
-            seen[name] = spec.key
-            for source in sources:
-                remote = getattr(source, "remote", None)
-                if remote is None:
-                    problems.append(f"{spec.key}: datasets[{name!r}] holds {source!r}, not a Source: list Sources")
-                    continue
-                problems += [f"{spec.key}: data file {source.name!r}: {fault}" for fault in pin_faults(remote)]
-    return problems
-
-
-def regex_fault(pattern: str) -> str:
-    """Why ``pattern`` does not compile ("" when it does): every command matches task names with it."""
-    try:
-        re.compile(pattern)
-    except re.error as err:
-        return str(err)
-    return ""
-
-
-def pin_faults(remote: Any) -> list[str]:
-    """What makes a pin (a ``GitHubFile`` or a ``HubFile``) a placeholder rather than a fixed public file."""
-    commit = getattr(remote, "commit", None) or getattr(remote, "revision", "")
-    faults = []
-    if not _HEX40.fullmatch(commit) or set(commit) == {"0"}:
-        faults.append(f"commit {commit!r} is not a 40-digit commit hash (a branch or a placeholder is no pin)")
-    if not _HEX64.fullmatch(remote.sha256) or set(remote.sha256) == {"0"}:
-        faults.append(f"sha256 {remote.sha256!r} is not the file's hash")
-    if remote.size <= 0:
-        faults.append(f"size {remote.size} is not the file's size")
-    return faults
 
 
 def spec_problems(specs: Sequence[PaperSpec], tasks_root: Path, repo: Path, only: Sequence[str] = ()) -> list[str]:
@@ -115,6 +52,7 @@ def spec_problems(specs: Sequence[PaperSpec], tasks_root: Path, repo: Path, only
             continue
         problems += _folder_problems(spec, specs, folder)
         problems += _column_problems(spec)
+        problems += _range_problems(spec)
         problems += _word_problems(spec)
         problems += _data_problems(spec, repo)
         problems += _readme_problems(spec, folder)
@@ -183,6 +121,23 @@ def _column_problems(spec: PaperSpec) -> list[str]:
     for row in spec.board.published():
         found += [missing(key, f"published row {row.model!r}") for key in row.cells if not key.endswith("/n")]
     return [problem for problem in found if problem]
+
+
+def _range_problems(spec: PaperSpec) -> list[str]:
+    """Every metric the paper's tasks report, or its board derives, has a declared range: a
+    results file's 1.5 or -500 under a name without one would be shown (``common.metric_ranges``)."""
+    ranges = getattr(importlib.import_module(f"custom_metrics.{spec.key}"), "METRIC_RANGES", {})
+    reported: dict[str, str] = {}
+    for task, metrics in _known(spec).items():
+        for metric in metrics:
+            reported.setdefault(metric, f"{task}'s metric_list")
+    reported |= {metric: "the board's derived_metrics" for metric in spec.board.derived_metrics}
+    return [
+        f"{spec.key}: {where} names {metric!r}, whose range custom_metrics/{spec.key}/__init__.py does not declare: "
+        "add it to METRIC_RANGES there (SHARE, COUNT, MEAN_LENGTH, ... of custom_metrics.common.metric_ranges)"
+        for metric, where in sorted(reported.items())
+        if metric not in ranges
+    ]
 
 
 def _word_problems(spec: PaperSpec) -> list[str]:

@@ -175,7 +175,7 @@ def length_counter(tokenizer: str | None) -> Callable[[str], int] | None:
     """None: the recorded lengths; else a recount of each raw generation in this tokenizer."""
     if not tokenizer:
         return None
-    from custom_metrics.reg.generation import count_tokens, load_tokenizer
+    from custom_metrics.reg.tokens import count_tokens, load_tokenizer
 
     try:
         load_tokenizer(tokenizer)

@@ -108,11 +108,11 @@ def with_judge(docs: Sequence[dict[str, Any]], judge: JudgeSpec, judge_cache: Pa
     return [{**doc, **columns} for doc in docs]
 
 
-def judge_check_docs(items: Sequence[dict[str, Any]], per_label: int = 4) -> list[dict[str, Any]]:
-    """A handful of gold items for the judge's sanity check: the first ``per_label`` items of
+def judge_check_docs(items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A handful of gold items for the judge's sanity check: the first four items of
     each majority label among the ``reg_judge_select`` items (12 in the full data), so a
     judge that calls everything one label scores at most a third and shows as degenerate."""
     chosen: list[dict[str, Any]] = []
     for label in NLI_LABELS:
-        chosen += [doc for doc in judge_select_docs(items) if doc["majority_label"] == label][:per_label]
+        chosen += [doc for doc in judge_select_docs(items) if doc["majority_label"] == label][:4]
     return chosen

@@ -11,7 +11,7 @@ What the generator produced is reported over all docs, whatever the judge decide
 ``cut_off`` and ``no_explanation`` (the two kinds of output without an explanation,
 ``outputs.FLAGS``) and the mean output and trace lengths in the generator's tokens; Table
 3's mean output tokens of the successful and of the unsuccessful explanations are over N.
-A row whose API usage cannot be (``generation.usage_problem``) is left out of the length
+A row whose API usage cannot be (``api_usage.usage_problem``) is left out of the length
 means, never counted as a length.
 """
 

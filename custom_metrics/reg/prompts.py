@@ -10,7 +10,7 @@ from custom_metrics.judge.types import NLI_LABELS
 
 # Appendix C.1, printed flattened in the paper; we put the two fields on their own lines
 # and use ASCII quotes (task README). Stop strings are the task YAMLs'; token budgets and
-# sampling the mode's (custom_metrics/reg/generation.py).
+# sampling the mode's (custom_metrics/reg/modes.py).
 GENERATION_PROMPT = (
     "Given a premise and a hypothesis, your task is to generate a plausible explanation that "
     "reconciles the apparent contradiction between the premise and the hypothesis. "

@@ -5,9 +5,9 @@ A task YAML's ``generation_kwargs`` are fixed, but two of REG's request fields f
 run: an API reasoning model's ``reasoning_effort`` is the run's ``--metadata
 reasoning_effort`` (the paper's "medium" by default; "none" is its non-thinking mode), and a
 served generator whose tokenizer writes its trace markers as special tokens must be asked to
-keep them (``skip_special_tokens: false``, a vLLM field; ``generation.keep_special_tokens``);
+keep them (``skip_special_tokens: false``, a vLLM field; ``served.keep_special_tokens``);
 a served task's top_k and min_p travel as ``transformers serve`` reads them when ``--metadata
-server=transformers`` says that is the server (``generation.served_sampling``).
+server=transformers`` says that is the server (``served.served_sampling``).
 Both are read from the task's metadata (``--model_args`` and ``--metadata``, merged by the
 harness), which the task's loader has already checked, and land in the request arguments
 the samples file logs. A ``--gen_kwargs`` given on the command line still overrides them, as
@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from custom_metrics.common.harness_api import generation_task_base
-from custom_metrics.reg import generation
+from custom_metrics.reg import generation, served
 
 
 class REGChaosTask(generation_task_base()):
@@ -37,7 +37,7 @@ class REGChaosTask(generation_task_base()):
             task = generation.TASKS[(mode, backend)]
             kwargs_now["reasoning_effort"] = generation.reasoning_effort(task, run_args)
         elif backend == generation.SERVED:
-            if generation.keep_special_tokens(run_args):
+            if served.keep_special_tokens(run_args):
                 kwargs_now["skip_special_tokens"] = False
-            kwargs_now = generation.served_sampling(generation.TASKS[(mode, backend)], kwargs_now, run_args)
+            kwargs_now = served.served_sampling(generation.TASKS[(mode, backend)], kwargs_now, run_args)
         self.config.generation_kwargs = kwargs_now

@@ -1,5 +1,5 @@
 """RULE's edited-CoT faithfulness tasks (Lanham et al. 2023, adding mistakes and paraphrasing;
-``custom_metrics.common.cot_edits``), chained like GEESE's M1 -> M2 over one logged CoT run:
+``custom_metrics.rule.edits``), chained like GEESE's M1 -> M2 over one logged CoT run:
 
 1. ``rule_cot_edits``: the editor model (the one the user names on this run's command line)
    writes a mistaken version of some sentences of each reasoning, and a paraphrase of the
@@ -17,7 +17,13 @@ from __future__ import annotations
 from dataclasses import astuple
 from typing import TYPE_CHECKING, Any
 
-from custom_metrics.common.cot_edits import (
+from custom_metrics.common.errors import DataError
+from custom_metrics.common.faithfulness import correct_share, same_share, unusable_share
+from custom_metrics.common.metadata import check_metadata_keys
+from custom_metrics.common.samples import logged_response, read_samples
+from custom_metrics.common.sources import to_dataset
+from custom_metrics.common.task_loading import task_loader
+from custom_metrics.rule.edits import (
     MISTAKE,
     PARAPHRASE,
     mistake_request,
@@ -28,12 +34,6 @@ from custom_metrics.common.cot_edits import (
     sentence_spans,
     with_sentence,
 )
-from custom_metrics.common.errors import DataError
-from custom_metrics.common.faithfulness import correct_share, same_share, unusable_share
-from custom_metrics.common.metadata import check_metadata_keys
-from custom_metrics.common.samples import logged_response, read_samples
-from custom_metrics.common.sources import to_dataset
-from custom_metrics.common.task_loading import task_loader
 from custom_metrics.rule.faithfulness import LoggedCoT, context, cot_run_dataset, logged_cots, reanswer
 
 if TYPE_CHECKING:

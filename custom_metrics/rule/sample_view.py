@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from custom_metrics.common.classification import predicted_index
-from custom_metrics.common.cot_edits import MISTAKE, PARAPHRASE, read_edit
 from custom_metrics.rule.answers import asked_question, read_answer
 from custom_metrics.rule.bias import BIAS_DEMOS, BiasedAnswer, hinted_option, read_biased
 from custom_metrics.rule.data import SPLITS, fewshot_task
+from custom_metrics.rule.edits import MISTAKE, PARAPHRASE, read_edit
 from custom_metrics.rule.metrics import MAIN, SUB_KINDS, Group, Outcome, groups
 
 

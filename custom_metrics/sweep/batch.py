@@ -1,4 +1,5 @@
-"""One ``lm_eval`` per model: each model setting is loaded once for all its pending tasks.
+"""One ``lm_eval`` per model: each model setting is loaded once for all its pending tasks
+(``run_sweep``: the sweep on this machine, model after model).
 
 A lab compares many models on many tasks; one ``lm_eval`` per pair loads each model once
 per task (100 models x 30 tasks: 3,000 loads). Here a model's pending tasks run in one
@@ -23,8 +24,10 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,7 +42,15 @@ from custom_metrics.common.files import (
 )
 from custom_metrics.common.harness_outputs import IncompleteRun, check_finished, set_aside
 from custom_metrics.common.results import PAIR_FILE, ResultsFileError, read_results_file
-from custom_metrics.sweep.child import clear_record, read_record, run_child, still_running, wait_until_gone
+from custom_metrics.sweep.child import (
+    clear_record,
+    read_record,
+    run_child,
+    still_running,
+    stopped_by_signals,
+    wait_until_gone,
+)
+from custom_metrics.sweep.lock import sweep_lock
 from custom_metrics.sweep.runner import ModelSetting, PairOutcome, SweepOptions
 
 BATCH_FOLDER = "_batch"
@@ -291,3 +302,27 @@ def _note_in_log(folder: Path, command: list[str], shared_log: Path) -> None:
             f"\n### {time.strftime('%Y-%m-%d %H:%M:%S')} ran in one lm_eval with the model's other tasks "
             f"(its output: {shared_log}) $ {' '.join(command)}\n"
         )
+
+
+def run_sweep(options: SweepOptions) -> list[PairOutcome]:
+    """Every model here, one after another, each loaded once for all its pending tasks,
+    under the folder's lock (a second sweep into it waits)."""
+    count = len(options.models) * len(options.tasks)
+    outcomes = []
+    main_thread = threading.current_thread() is threading.main_thread()  # signal handlers live there only
+    with (
+        sweep_lock(options.out, _say, doing="running its pairs"),
+        stopped_by_signals() if main_thread else nullcontext(),
+    ):
+        for number, setting in enumerate(options.models):
+            print(f"[{setting.name}] ...", flush=True)
+            by_task = run_model(options, setting, lambda text, name=setting.name: _say(f"[{name}] {text}"))
+            for index, task in enumerate(options.tasks, start=number * len(options.tasks) + 1):
+                outcome = by_task[task]
+                print(f"[{index}/{count}] {setting.name} x {task}: {outcome.status} ({outcome.detail})", flush=True)
+                outcomes.append(outcome)
+    return outcomes
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)

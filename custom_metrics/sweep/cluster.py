@@ -436,10 +436,10 @@ def _ended(pair: _Pair, job: SubmittedJob, state: JobState | None) -> PairOutcom
     return pair.outcome_as("failed", f"job {job.job_id} {what}; {_stderr_tail(job.stderr)}")
 
 
-def _stderr_tail(path: Path, lines: int = 20) -> str:
+def _stderr_tail(path: Path) -> str:
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return f"no job log at {path} (the job never started)"
-    tail = "\n".join(text.rstrip().splitlines()[-lines:])
+    tail = "\n".join(text.rstrip().splitlines()[-20:])
     return f"stderr {path}:\n{tail}" if tail else f"stderr {path} is empty"

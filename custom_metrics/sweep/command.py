@@ -20,6 +20,7 @@ from custom_metrics.common.arguments import OneLineParser, non_negative_int, pos
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.harness_args import check_batch_size, check_harness_args, check_limit, check_tasks
 from custom_metrics.leaderboard.registry import check_run
+from custom_metrics.sweep.batch import plan_model, run_sweep, shared_command
 from custom_metrics.sweep.resources import RESOURCE_KEYS, ResourcePlan, load_plan
 from custom_metrics.sweep.runner import (
     DEFAULT_INCLUDE,
@@ -30,7 +31,6 @@ from custom_metrics.sweep.runner import (
     pair_folder,
     parse_models,
     parse_tasks,
-    run_sweep,
 )
 
 # --slurm-<key> flags: the resources a flag can set (sbatch extras and setup lines go in the file)
@@ -180,7 +180,6 @@ def _check_slurm_flags(args: argparse.Namespace, on_slurm: bool) -> None:
 def print_dry_run(options: SweepOptions, plan: ResourcePlan | None) -> None:
     """Each pair's state and, per model, its one ``lm_eval`` over its pending tasks (plus one
     per task that must run alone); on Slurm, the array task's resources."""
-    from custom_metrics.sweep.batch import plan_model, shared_command
     from custom_metrics.sweep.cluster import job_options, model_resources
 
     for setting in options.models:

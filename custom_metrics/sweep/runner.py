@@ -1,4 +1,4 @@
-"""Run every model x task pair through ``lm_eval``, resumably (the command is ``command.py``).
+"""One model x task pair through ``lm_eval``, resumably (the sweep's loop is ``batch.run_sweep``).
 
 Each pair gets its own folder ``OUT/<model>/<task>/`` holding the harness output
 (``--log_samples``), the log, ``sweep_pair.json`` (the model setting's name, which the
@@ -37,10 +37,8 @@ import os
 import re
 import shlex
 import sys
-import threading
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,11 +55,9 @@ from custom_metrics.sweep.child import (
     read_record,
     run_child,
     still_running,
-    stopped_by_signals,
     verifiable,
     wait_until_gone,
 )
-from custom_metrics.sweep.lock import sweep_lock
 
 DONE_FILE = "lm_eval.done"
 POST_RUN_DONE = "post_run.done"
@@ -289,9 +285,9 @@ def checked_folder(out: Path, folder: Path) -> Path:
     return folder
 
 
-def _tail(log: Path, lines: int = 15) -> str:
+def _tail(log: Path) -> str:
     try:
-        return "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+        return "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-15:])
     except OSError:
         return ""
 
@@ -505,29 +501,3 @@ def _run_post(step: PostRun, task: str, folder: Path, outcome: PairOutcome) -> P
     results = [str(path.relative_to(folder)) for path in step.outputs(folder)]
     write_json_atomic(folder / POST_RUN_DONE, {"commands": commands, "results": results})
     return PairOutcome(outcome.model, task, folder, outcome.status, f"{outcome.detail}; {step.name} done")
-
-
-def run_sweep(options: SweepOptions) -> list[PairOutcome]:
-    """Every model here, one after another, each loaded once for all its pending tasks
-    (``batch.py``), under the folder's lock (a second sweep into it waits)."""
-    from custom_metrics.sweep.batch import run_model
-
-    count = len(options.models) * len(options.tasks)
-    outcomes = []
-    main_thread = threading.current_thread() is threading.main_thread()  # signal handlers live there only
-    with (
-        sweep_lock(options.out, _say, doing="running its pairs"),
-        stopped_by_signals() if main_thread else nullcontext(),
-    ):
-        for number, setting in enumerate(options.models):
-            print(f"[{setting.name}] ...", flush=True)
-            by_task = run_model(options, setting, lambda text, name=setting.name: _say(f"[{name}] {text}"))
-            for index, task in enumerate(options.tasks, start=number * len(options.tasks) + 1):
-                outcome = by_task[task]
-                print(f"[{index}/{count}] {setting.name} x {task}: {outcome.status} ({outcome.detail})", flush=True)
-                outcomes.append(outcome)
-    return outcomes
-
-
-def _say(text: str) -> None:
-    print(text, flush=True)

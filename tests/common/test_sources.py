@@ -15,8 +15,9 @@ import pytest
 import custom_metrics.geese.data as geese_data
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.jsonl import read_json, read_jsonl
-from custom_metrics.common.settings import CACHE_ENV, DATA_ENV, GEESE_SOURCE_ENV, GITHUB_RAW_ENV
+from custom_metrics.common.settings import CACHE_ENV, DATA_ENV, GITHUB_RAW_ENV
 from custom_metrics.common.sources import rows_fingerprint
+from custom_metrics.geese.data import GEESE_SOURCE_ENV
 from tests.helpers import MIRROR
 
 
@@ -172,3 +173,26 @@ def test_geese_source_reaches_the_loader_through_task_metadata(tmp_path: Path, m
     manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata={"geese_source": "hub@abc"})
     with pytest.raises(DataError, match=r"could not load the Hub dataset azaninello/explained-full-llama-3@abc"):
         evaluation_docs(manager.load(["geese_human"])["tasks"]["geese_human"])
+
+
+def test_download_checks_the_hub_copy_chosen_instead_of_the_pinned_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """``explain-eval download geese`` with a Hub copy chosen loads it and refuses other rows, through
+    the stand-in GEESE's source declares (the command names no paper)."""
+    from custom_metrics.pinned import main
+
+    monkeypatch.delenv(DATA_ENV, raising=False)
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv(GITHUB_RAW_ENV, "http://127.0.0.1:9")  # the pinned file cannot come: named, the copy checked
+    monkeypatch.setenv("EXPLAIN_EVAL_DOWNLOAD_RETRIES", "0")
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf")
+    folder = tmp_path / "reuploaded"
+    folder.mkdir()
+    (folder / "test.jsonl").write_bytes((MIRROR / "geese/explained-full-llama-3/test.jsonl").read_bytes())
+    monkeypatch.setenv(GEESE_SOURCE_ENV, f"hub:{folder}")
+    assert main(["geese"]) == 1
+    failed = [line for line in capsys.readouterr().err.splitlines() if line.startswith("FAILED")]
+    assert len(failed) == 2 and "GEESE (e-RTE-3-it explained, test): could not download" in failed[0]
+    assert f"the Hub dataset {folder}@main (split test) is not the pinned content: its 6 rows" in failed[1]

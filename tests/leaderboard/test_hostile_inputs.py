@@ -186,6 +186,51 @@ def test_samples_reader_shows_every_line(tmp_path: Path, lines: list) -> None:
         json.dumps(row, allow_nan=True)  # every cell is a plain value
 
 
+SHARE, LENGTH = "not a share between 0 and 1", "negative, for a mean length"
+# (task, metric, a value outside its range, why): the newest metrics, once exported unchecked.
+OUTSIDE = [
+    ("rule_cot_faithfulness", "same_at_50", 1.5, SHARE),
+    ("rule_cot_faithfulness", "early_aoc", -0.25, SHARE),
+    ("rule_cot_faithfulness", "filler_same", 2, SHARE),
+    ("rule_cot_faithfulness_edits", "mistake_same", 9, SHARE),
+    ("reg_cot_faithfulness", "not_compared", 1.4, SHARE),
+    ("ibe_judge_copa_position", "first_slot", 1.8, SHARE),
+    ("reg_chaos", "cut_off", 1.5, SHARE),
+    ("reg_chaos", "no_explanation", -1, SHARE),
+    ("reg_chaos", "effectiveness", -0.25, SHARE),  # REG's: a share of N
+    ("reg_chaos", "output_tokens", -500, LENGTH),
+    ("reg_chaos", "thinking_tokens", -3, LENGTH),
+    ("reg_chaos", "n", 12.5, "not a whole, non-negative count"),
+    ("reg_judge_humans", "jsd", -0.5, "not a Jensen-Shannon distance, between 0 and sqrt(ln 2)"),
+    ("reg_judge_humans", "jsd", 0.9, "not a Jensen-Shannon distance, between 0 and sqrt(ln 2)"),
+    ("reg_judge_humans", "kl", -2, "negative, for a divergence"),
+]
+# (task, metric, a value inside its range)
+INSIDE = [
+    ("rule_cot_faithfulness", "filler_acc", 0.5),
+    ("reg_judge_humans", "kl", 7.5),  # a divergence has no upper bound
+    ("geese_human", "effectiveness", -0.25),  # GEESE's: a difference of two accuracies
+    ("ibe_judge_copa_position", "acc", 0.5),
+]
+
+
+def test_each_metric_is_read_against_its_papers_range(tmp_path: Path) -> None:
+    """Every metric of the suite has a range (each paper's METRIC_RANGES): a value outside it is
+    left out and named, one inside kept; a metric two papers report takes its task's paper's."""
+    data = modern_results("org/m", {}, 1.0)
+    data["results"] = {task: {f"{metric},none": value} for task, metric, value in INSIDE}
+    runs = read_results_file(write(tmp_path / "inside/results_1.json", data))
+    assert [run.left_out for run in runs] == [()] * len(INSIDE)
+    assert [(run.task, *run.scores) for run in runs] == [(task, (metric, "none")) for task, metric, _ in INSIDE]
+    assert [score.value for run in runs for score in run.scores.values()] == [value for _, _, value in INSIDE]
+    for index, (task, metric, value, why) in enumerate(OUTSIDE):
+        data["results"] = {task: {f"{metric},none": value}}
+        (run,) = read_results_file(write(tmp_path / f"{index}/results_1.json", data))
+        assert run.left_out == (
+            f'results["{task}"]["{metric},none"] is {value!r}, {why}; left out (the file\'s other numbers are read)',
+        )
+
+
 def test_values_outside_their_range_are_left_out_and_named(tmp_path: Path, capsys) -> None:
     runs = tmp_path / "runs"
     write(runs / "good" / "results_1.json", modern_results("org/good", {"geese_noexp": 0.5}, 1.0))

@@ -38,7 +38,7 @@ def fake_result(task: str, doc: dict[str, Any]) -> list[str] | None:
 
 SERVED = {"base_url": "http://127.0.0.1:9/v1/chat/completions"}
 # The model arguments each variant reads (merged into the metadata): the model kind, the thinking
-# switch and the tokenizer that counts output tokens (custom_metrics/reg/generation.py).
+# switch and the tokenizer that counts output tokens (custom_metrics/reg/generation.py, thinking_switch.py, tokens.py).
 RUN_ARGS = {
     "reg_chaos": {},
     "reg_chaos_thinking": {"chat_template_args": {"enable_thinking": True}},

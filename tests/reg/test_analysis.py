@@ -182,7 +182,7 @@ def test_bad_lines_are_errors_naming_file_line_and_field_not_tracebacks(tmp_path
 
 def test_recorded_lengths_are_used_and_tokenizer_recounts(tmp_path, capsys):
     """The fit's length is the run's recorded output_tokens; --tokenizer recounts the raw text."""
-    from custom_metrics.reg.generation import count_tokens
+    from custom_metrics.reg.tokens import count_tokens
     from tests.tiny_models import small_tokenizer
 
     raw = "<think>Tom never left town.</think>He read about Paris."

@@ -14,9 +14,10 @@ from custom_metrics.common.errors import DataError
 from custom_metrics.common.harness_api import new_instance
 from custom_metrics.judge.http_client import body_bound
 from custom_metrics.reg.api_model import MODEL_NAME, APIAnswer, ReasoningChatCompletions
-from custom_metrics.reg.generation import REASONING, THINKING, split_outputs
+from custom_metrics.reg.generation import split_outputs
 from custom_metrics.reg.judging import read_record, unjudged_record
 from custom_metrics.reg.metrics import process_results
+from custom_metrics.reg.modes import REASONING, THINKING
 from custom_metrics.reg.outputs import CUT_OFF
 from tests.judge.endpoint_server import EndpointServer, Reply, completion
 

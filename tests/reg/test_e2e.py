@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from custom_metrics.judge.answer import parse_label
-from custom_metrics.reg.generation import count_tokens
 from custom_metrics.reg.judging import read_record
+from custom_metrics.reg.tokens import count_tokens
 from tests.helpers import MIRROR
 
 FAST = ["--gen_kwargs", "max_gen_toks=16"]

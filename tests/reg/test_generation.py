@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.reg import generation
-from custom_metrics.reg.generation import IN_PROCESS, MODES, NON_THINKING, REASONING, SERVED, TASKS, THINKING
+from custom_metrics.reg import generation, served, tokens
+from custom_metrics.reg.modes import IN_PROCESS, MODES, NON_THINKING, REASONING, SERVED, TASKS, THINKING
 from tests.helpers import TASKS_DIR
 from tests.reg.judges import tiny_judge_metadata
 from tests.reg.thinking_model import NON_THINKING_PREFILL, THINKING_PREFILL, thinking_model_folder
@@ -77,12 +77,10 @@ def test_a_transformers_serve_run_gets_top_k_and_min_p_in_its_generation_config(
     assert json.loads(sent["generation_config"]) == {"do_sample": True, "top_k": 20, "min_p": 0.0}
     kwargs = THINKING.generation_kwargs(SERVED)
     assert (
-        generation.served_sampling(task, kwargs, {"server": "vllm"})
-        == kwargs
-        == generation.served_sampling(task, kwargs, {})
+        served.served_sampling(task, kwargs, {"server": "vllm"}) == kwargs == served.served_sampling(task, kwargs, {})
     )
     with pytest.raises(DataError, match=r"--metadata server is 'tgi', expected one of vllm, transformers"):
-        generation.served_sampling(task, kwargs, {"server": "tgi"})
+        served.served_sampling(task, kwargs, {"server": "tgi"})
 
 
 @pytest.mark.parametrize(
@@ -136,8 +134,8 @@ def test_outputs_are_counted_in_the_runs_tokens(tokenizer, caplog):
     with caplog.at_level(logging.WARNING):
         outputs = generation.split_outputs([[raw] for raw in raws], docs)
     assert [out.flag for out in outputs] == ["", "cut_off", "no_explanation"]
-    assert [out.output_tokens for out in outputs] == generation.count_tokens(tokenizer, raws)
-    assert outputs[0].thinking_tokens == generation.count_tokens(tokenizer, ["Tom left."])[0]
+    assert [out.output_tokens for out in outputs] == tokens.count_tokens(tokenizer, raws)
+    assert outputs[0].thinking_tokens == tokens.count_tokens(tokenizer, ["Tom left."])[0]
     assert "ended a thinking trace" not in caplog.text  # one trace ended: the mode is working
     with caplog.at_level(logging.WARNING):
         generation.split_outputs([[raws[1]]], docs[:1])

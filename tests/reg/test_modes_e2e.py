@@ -22,9 +22,10 @@ from typing import Any
 import pytest
 
 from custom_metrics.judge.spec import parse_spec
-from custom_metrics.reg.generation import MODES, NON_THINKING, THINKING, count_tokens
 from custom_metrics.reg.judging import read_record
+from custom_metrics.reg.modes import MODES, NON_THINKING, THINKING
 from custom_metrics.reg.outputs import FLAGS, split_output
+from custom_metrics.reg.tokens import count_tokens
 from tests.helpers import MIRROR, TASKS_DIR, run_lm_eval
 from tests.reg.thinking_model import THINKING_PREFILL, thinking_model_folder
 

@@ -15,8 +15,8 @@ import custom_metrics.reg.prompts as reg_prompts
 from custom_metrics.common.errors import DataError
 from custom_metrics.judge.spec import judge_from_environment, parse_spec, resolve_judge
 from custom_metrics.judge.types import NLI_LABELS, UNPARSED, Verdict, answer_verdict
-from custom_metrics.reg.generation import count_tokens
 from custom_metrics.reg.reward import REWARD_MATRIX, REGReward, reg_reward, training_rows
+from custom_metrics.reg.tokens import count_tokens
 from tests.helpers import MIRROR, TASKS_DIR, per_document
 from tests.reg.judges import tiny_judge_metadata
 from tests.tiny_models import small_tokenizer

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from custom_metrics.reg.generation import NON_THINKING, SERVED, THINKING
+from custom_metrics.reg.modes import NON_THINKING, SERVED, THINKING
 from tests.helpers import MIRROR, run_lm_eval
 from tests.reg.test_reasoning_api_e2e import GENERATOR, JUDGE, ReasoningAPI
 from tests.tiny_models import small_tokenizer

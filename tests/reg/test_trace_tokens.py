@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.reg import generation
-from custom_metrics.reg.generation import IN_PROCESS, split_outputs
+from custom_metrics.reg import generation, tokens
+from custom_metrics.reg.generation import split_outputs
+from custom_metrics.reg.modes import IN_PROCESS
 from custom_metrics.reg.outputs import CUT_OFF
 from tests.helpers import TASKS_DIR
 from tests.reg.judges import tiny_judge_metadata
@@ -63,7 +64,7 @@ def test_special_token_markers_count_as_plain_ones_when_kept(tokenizers: dict[st
         kept = [tokenizer.decode(ids, skip_special_tokens=False) for ids in generated]
         split[kind] = _split(folder, kept)
         assert [tokens for *_, tokens, _ in split[kind]] == [len(ids) for ids in generated]  # as generated
-        assert generation.special_trace_markers(str(folder)) == (MARKERS if kind == "special" else [])
+        assert tokens.special_trace_markers(str(folder)) == (MARKERS if kind == "special" else [])
     assert split["special"] == split["plain"]
     assert [(flag, explanation) for flag, explanation, *_ in split["special"]] == [
         ("", "Tom studied maps of Paris."),

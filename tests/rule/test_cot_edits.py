@@ -10,17 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from custom_metrics.common.cot_edits import (
-    EMPTY_EDIT,
-    MISTAKE,
-    PARAPHRASE,
-    UNCHANGED_EDIT,
-    mistake_sentences,
-    read_edit,
-    sentence,
-    sentence_spans,
-    with_sentence,
-)
 from custom_metrics.common.errors import DataError
 from custom_metrics.rule.cot_edits import (
     EDITED_TASK,
@@ -33,6 +22,17 @@ from custom_metrics.rule.cot_edits import (
     paraphrase_same,
     process_edit,
     process_edited,
+)
+from custom_metrics.rule.edits import (
+    EMPTY_EDIT,
+    MISTAKE,
+    PARAPHRASE,
+    UNCHANGED_EDIT,
+    mistake_sentences,
+    read_edit,
+    sentence,
+    sentence_spans,
+    with_sentence,
 )
 from custom_metrics.rule.faithfulness import CUE
 

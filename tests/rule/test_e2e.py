@@ -13,9 +13,9 @@ import pytest
 import yaml
 
 from custom_metrics.cli import main as cli
-from custom_metrics.common.cot_edits import MISTAKE, PARAPHRASE, read_edit
 from custom_metrics.rule.answers import NO_ANSWER, read_answer
 from custom_metrics.rule.cot_edits import EDITED_TASK, EDITS_TASK
+from custom_metrics.rule.edits import MISTAKE, PARAPHRASE, read_edit
 from custom_metrics.rule.metrics import Outcome
 from custom_metrics.rule.protocol import SUMMARY_FILE
 from custom_metrics.rule.variants import docs_for

@@ -34,7 +34,7 @@ def options(tmp_path: Path, tasks: list[str], models: str = "a::pretrained=x b::
 
 def test_each_model_runs_its_pending_tasks_in_one_lm_eval_into_the_usual_pair_folders(tmp_path: Path, ran) -> None:
     opts = options(tmp_path, TASKS)
-    outcomes = sweep.run_sweep(opts)
+    outcomes = batch.run_sweep(opts)
     assert ran() == [("a", ",".join(TASKS)), ("b", ",".join(TASKS))]  # two starts, not six
     assert [(o.model, o.task, o.status) for o in outcomes] == [(m, t, "done") for m in "ab" for t in TASKS]
     for setting in opts.models:
@@ -53,17 +53,17 @@ def test_each_model_runs_its_pending_tasks_in_one_lm_eval_into_the_usual_pair_fo
     runs, problems = load_runs([opts.out])  # what the leaderboard reads: one run per pair, named by the sweep
     assert problems == [] and sorted((r.model, r.task) for r in runs) == sorted((m, t) for m in "ab" for t in TASKS)
 
-    again = sweep.run_sweep(opts)
+    again = batch.run_sweep(opts)
     assert ran() == [] and {o.status for o in again} == {"skipped"}
     for path in sweep.pair_folder(opts.out, opts.models[0], "geese_human").rglob("results_*.json"):
         path.unlink()  # one pair lost its results: only it runs again, alone
-    sweep.run_sweep(opts)
+    batch.run_sweep(opts)
     assert ran() == [("a", "geese_human")]
 
 
 def test_a_failed_shared_run_retries_each_task_alone_and_only_the_broken_one_fails(tmp_path: Path, ran) -> None:
     opts = options(tmp_path, ["geese_noexp", "broken", "rule_main"], models="a::pretrained=x")
-    outcomes = {o.task: o for o in sweep.run_sweep(opts)}
+    outcomes = {o.task: o for o in batch.run_sweep(opts)}
     assert ran() == [("a", "geese_noexp,broken,rule_main"), ("a", "geese_noexp"), ("a", "broken"), ("a", "rule_main")]
     assert {task: o.status for task, o in outcomes.items()} == {
         "geese_noexp": "done",
@@ -73,7 +73,7 @@ def test_a_failed_shared_run_retries_each_task_alone_and_only_the_broken_one_fai
     assert "exited 3" in outcomes["broken"].detail
     folder = batch.batch_folder(opts.out, opts.models[0])
     assert not list(folder.rglob("results*.json")) and not (folder / child.RUN_FILE).exists()
-    sweep.run_sweep(opts)
+    batch.run_sweep(opts)
     assert ran() == [("a", "broken")]  # the finished tasks are not rerun
 
 
@@ -88,7 +88,7 @@ def test_a_shared_run_that_finished_after_its_sweep_died_is_adopted(tmp_path: Pa
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
     child.write_record(folder, gone.pid, command)
-    outcomes = sweep.run_sweep(opts)
+    outcomes = batch.run_sweep(opts)
     assert ran() == [] and [o.status for o in outcomes] == ["adopted"] * 3
     assert all(sweep.pair_complete(o.folder, o.task) for o in outcomes)
     assert not (folder / child.RUN_FILE).exists() and not list(folder.rglob("results*.json"))

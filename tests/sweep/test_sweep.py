@@ -15,7 +15,7 @@ import pytest
 
 import custom_metrics.sweep.command as sweep_command
 import custom_metrics.sweep.runner as sweep
-from custom_metrics.sweep import child
+from custom_metrics.sweep import batch, child
 from custom_metrics.sweep.runner import ModelSetting, SweepOptions
 from tests.helpers import MIRROR
 from tests.sweep import fakes
@@ -68,7 +68,7 @@ def test_model_names_never_write_outside_the_sweep_folder(tmp_path: Path, fake_l
     """Issue 17: a model named ``..`` wrote its pair one level above the sweep folder."""
     out = tmp_path / "sweep"
     opts = SweepOptions(models=sweep.parse_models(f"{name}::pretrained=x"), tasks=["geese_noexp"], out=out)
-    (outcome,) = sweep.run_sweep(opts)
+    (outcome,) = batch.run_sweep(opts)
     assert outcome.status == "done"
     assert outcome.folder.resolve().parent.parent == out.resolve()
     outside = {p for p in tmp_path.rglob("*") if out not in p.parents and p != out}
@@ -121,7 +121,7 @@ def test_commands_for_accelerate_and_vllm(tmp_path: Path) -> None:
 
 
 def test_failed_pair_leaves_no_marker_and_the_sweep_goes_on(tmp_path: Path, fake_lm_eval) -> None:
-    outcomes = sweep.run_sweep(options(tmp_path, ["geese_noexp", "broken"]))
+    outcomes = batch.run_sweep(options(tmp_path, ["geese_noexp", "broken"]))
     status = {(o.model, o.task): o.status for o in outcomes}
     assert status == {
         ("a", "geese_noexp"): "done",
@@ -135,13 +135,13 @@ def test_failed_pair_leaves_no_marker_and_the_sweep_goes_on(tmp_path: Path, fake
     assert "exited 3" in failed.detail and "lm_eval.log" in failed.detail
 
     fake_lm_eval()
-    again = sweep.run_sweep(options(tmp_path, ["geese_noexp", "broken"]))
+    again = batch.run_sweep(options(tmp_path, ["geese_noexp", "broken"]))
     assert fake_lm_eval() == [("a", "broken"), ("b", "broken")]  # finished pairs are not rerun
     assert [o.status for o in again if o.task == "geese_noexp"] == ["skipped", "skipped"]
 
 
 def test_exit_0_with_a_truncated_results_file_is_not_done(tmp_path: Path, fake_lm_eval) -> None:
-    (outcome,) = sweep.run_sweep(options(tmp_path, ["truncated"], models="a::pretrained=x"))
+    (outcome,) = batch.run_sweep(options(tmp_path, ["truncated"], models="a::pretrained=x"))
     assert outcome.status == "failed" and "is incomplete (not valid JSON" in outcome.detail
     assert not (tmp_path / "sweep" / "a" / "truncated" / "lm_eval.done").exists()
 
@@ -157,20 +157,20 @@ def test_finished_pair_made_with_other_arguments_is_kept_and_flagged(tmp_path: P
         folder,
     )
     (folder / "lm_eval.done").write_text(json.dumps({"command": old, "results": ["m/results_1.json"]}))
-    same_args = sweep.run_sweep(options(tmp_path, ["geese_noexp"], "a::pretrained=x"))
+    same_args = batch.run_sweep(options(tmp_path, ["geese_noexp"], "a::pretrained=x"))
     assert [(o.status, o.detail) for o in same_args] == [("skipped", "already complete")]
     other = options(tmp_path, ["geese_noexp"], "a::pretrained=x")
     other.limit = "5"
-    (outcome,) = sweep.run_sweep(other)
+    (outcome,) = batch.run_sweep(other)
     assert outcome.status == "skipped" and "other arguments" in outcome.detail and "delete the folder" in outcome.detail
 
 
 def test_marker_naming_a_vanished_results_file_reruns_the_pair(tmp_path: Path, fake_lm_eval) -> None:
-    sweep.run_sweep(options(tmp_path, ["geese_noexp"], models="a::pretrained=x"))
+    batch.run_sweep(options(tmp_path, ["geese_noexp"], models="a::pretrained=x"))
     for results in (tmp_path / "sweep").rglob("results_*.json"):
         results.unlink()
     fake_lm_eval()
-    (outcome,) = sweep.run_sweep(options(tmp_path, ["geese_noexp"], models="a::pretrained=x"))
+    (outcome,) = batch.run_sweep(options(tmp_path, ["geese_noexp"], models="a::pretrained=x"))
     assert outcome.status == "done" and fake_lm_eval() == [("a", "geese_noexp")]
 
 
@@ -215,7 +215,7 @@ def _post_run(monkeypatch, commands) -> None:
 def test_post_run_failure_is_reported_for_the_pair_only(tmp_path: Path, fake_lm_eval, monkeypatch) -> None:
     failing = [[sys.executable, "-c", "import sys; print('no such command'); sys.exit(2)"]]
     _post_run(monkeypatch, lambda samples, folder: failing)
-    outcomes = sweep.run_sweep(options(tmp_path, ["ibe_copa", "geese_noexp"], models="a::pretrained=x"))
+    outcomes = batch.run_sweep(options(tmp_path, ["ibe_copa", "geese_noexp"], models="a::pretrained=x"))
     ibe, other = outcomes
     assert ibe.status == "failed" and "exited 2" in ibe.detail and "no such command" in ibe.detail
     assert other.status == "done"
@@ -224,7 +224,7 @@ def test_post_run_failure_is_reported_for_the_pair_only(tmp_path: Path, fake_lm_
 
     _post_run(monkeypatch, lambda samples, folder: [[sys.executable, "-c", "pass"]])
     fake_lm_eval()
-    ibe, _ = sweep.run_sweep(options(tmp_path, ["ibe_copa", "geese_noexp"], models="a::pretrained=x"))
+    ibe, _ = batch.run_sweep(options(tmp_path, ["ibe_copa", "geese_noexp"], models="a::pretrained=x"))
     assert fake_lm_eval() == []  # lm_eval is not rerun, the post-run step is
     assert not (folder / sweep.POST_RUN_DONE).is_file()  # the stand-in wrote no report
     assert "wrote no" in ibe.detail and ibe.status == "failed"
@@ -234,10 +234,10 @@ def test_post_run_failure_is_reported_for_the_pair_only(tmp_path: Path, fake_lm_
         f"import pathlib; p = pathlib.Path({str(report)!r}); p.parent.mkdir(exist_ok=True); p.write_text('{{}}')"
     )
     _post_run(monkeypatch, lambda samples, folder: [[sys.executable, "-c", writes_report]])
-    ibe, _ = sweep.run_sweep(options(tmp_path, ["ibe_copa", "geese_noexp"], models="a::pretrained=x"))
+    ibe, _ = batch.run_sweep(options(tmp_path, ["ibe_copa", "geese_noexp"], models="a::pretrained=x"))
     assert fake_lm_eval() == [] and ibe.status == "skipped" and "done" in ibe.detail
     assert (folder / sweep.POST_RUN_DONE).is_file()
-    ibe, _ = sweep.run_sweep(options(tmp_path, ["ibe_copa", "geese_noexp"], models="a::pretrained=x"))
+    ibe, _ = batch.run_sweep(options(tmp_path, ["ibe_copa", "geese_noexp"], models="a::pretrained=x"))
     assert ibe.detail == "already complete"  # neither lm_eval nor the post-run step again
 
 
@@ -380,7 +380,7 @@ def test_a_symlinked_pair_log_is_refused_and_its_target_kept(tmp_path: Path, fak
     folder = sweep.pair_folder(opts.out, opts.models[0], "geese_noexp")
     folder.mkdir(parents=True)
     (folder / "lm_eval.log").symlink_to(victim)
-    (outcome,) = sweep.run_sweep(opts)
+    (outcome,) = batch.run_sweep(opts)
     assert outcome.status == "failed" and f"{folder / 'lm_eval.log'}: sweep log is a symbolic link" in outcome.detail
     assert victim.read_text() == "keep me\n" and fake_lm_eval() == []
 

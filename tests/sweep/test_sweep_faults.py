@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import custom_metrics.sweep.runner as sweep
-from custom_metrics.sweep import child
+from custom_metrics.sweep import batch, child
 from custom_metrics.sweep.runner import SweepOptions
 from tests.helpers import fill_disk, tmpfs
 from tests.sweep import fakes
@@ -65,7 +65,7 @@ def test_a_linked_folder_anywhere_under_out_is_refused_and_its_target_untouched(
     opts = options(tmp_path)
     (opts.out / link).parent.mkdir(parents=True, exist_ok=True)
     (opts.out / link).symlink_to(outside, target_is_directory=True)
-    outcomes = {outcome.task: outcome for outcome in sweep.run_sweep(opts)}
+    outcomes = {outcome.task: outcome for outcome in batch.run_sweep(opts)}
     assert _tree(outside) == before  # nothing renamed, nothing written
     for task in failing:
         detail = outcomes[task].detail
@@ -100,7 +100,7 @@ def test_a_full_disk_leaves_no_temporary_record_behind(tmp_path: Path, ran) -> N
         (opts.out / ".sweep.lock").write_text("a sweep of yesterday\n")  # the lock's line has its block
         fill_disk(disk / "filler")
         with pytest.raises(OSError) as caught:
-            sweep.run_sweep(opts)
+            batch.run_sweep(opts)
         assert caught.value.errno == 28  # ENOSPC, shown in one line by the command (custom_metrics/cli.py)
         left = [str(path.relative_to(disk)) for path in disk.rglob("*") if ".tmp" in path.name]
         assert left == [] and ran() == []
@@ -137,6 +137,6 @@ def test_a_run_record_edited_by_hand_is_refused_naming_file_and_field(
     outcome = sweep.settle_earlier_run(opts, opts.models[0], "geese_noexp", folder, say)
     assert outcome is not None and outcome.status == "failed" and "\n" not in outcome.detail, outcome
     assert outcome.detail.startswith(f"{folder / child.RUN_FILE}: {says}"), outcome.detail
-    (outcome,) = sweep.run_sweep(opts)  # the sweep: the pair fails with that line, nothing runs, the record stays
+    (outcome,) = batch.run_sweep(opts)  # the sweep: the pair fails with that line, nothing runs, the record stays
     assert outcome.status == "failed" and says in outcome.detail and ran() == []
     assert (folder / child.RUN_FILE).is_file()

@@ -1,0 +1,92 @@
+"""REG's two generation modes as the paper ran them: each mode's sampling set and budget, the
+backends and the task of each mode and backend.
+
+Section 4.2 evaluates every model in non-thinking and in thinking mode; section 4.4 uses
+"the default sampling parameters recommended by Qwen Team (2026) when prompting models in
+non-thinking and thinking modes respectively", with the details in Appendix G, which our
+copy of the paper does not hold. The values here are the Qwen3.5 model cards' "Best
+Practices" for general tasks (huggingface.co/Qwen/Qwen3.5-9B and its siblings):
+
+- thinking: temperature 1.0, top_p 0.95, top_k 20, min_p 0.0, presence_penalty 1.5;
+- non-thinking ("instruct"): temperature 0.7, top_p 0.8, top_k 20, min_p 0.0, presence_penalty 1.5
+
+(repetition_penalty 1.0, the default, in both). The cards' other sets are for precise
+coding (thinking: temperature 0.6, as Qwen3's card recommends for all thinking) and for
+reasoning tasks in instruct mode; REG's explanations are neither.
+
+Not every backend takes every field (lm-eval 0.4.13 and transformers 5.24, checked in their
+sources and by running them; the task README tabulates it): transformers' generate() has
+top_k and min_p but no presence penalty and refuses a ``seed``; ``transformers serve``
+answers HTTP 422 to top_k and min_p (not OpenAI fields) and ignores presence_penalty; vLLM
+takes them all. The thinking switch reaches an in-process template through the
+``chat_template_args`` model argument and a served one through each request's
+``chat_template_kwargs``, so each mode has a task for in-process models (``reg_chaos``,
+``reg_chaos_thinking``: top_k and min_p in the request, the switch in the model arguments,
+checked by ``thinking_switch``) and one for OpenAI-compatible chat endpoints
+(``reg_chaos_served``, ``reg_chaos_thinking_served``: the switch in the request, top_k and
+min_p as vLLM takes them or, for ``transformers serve``, in its ``generation_config`` request
+field: ``served``). The task README gives the exact command per backend.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+IN_PROCESS, SERVED, REASONING = "in-process", "served", "reasoning-api"
+BACKENDS = (IN_PROCESS, SERVED, REASONING)
+# API reasoning models (the paper's gpt-5.6 rows) take a reasoning effort instead of sampling
+# fields; section 4.4 sets "medium" in thinking mode. "none" (no reasoning at all) is their
+# non-thinking mode; every other effort reasons, so it is thinking mode.
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
+PAPER_REASONING_EFFORT = "medium"
+NO_REASONING = "none"
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One of the paper's two modes: Qwen3.5's sampling set for it and the token budget."""
+
+    name: str
+    thinking: bool
+    temperature: float
+    top_p: float
+    top_k: int
+    min_p: float
+    presence_penalty: float
+    max_gen_toks: int
+
+    def generation_kwargs(self, backend: str) -> dict[str, Any]:
+        """The task's ``generation_kwargs`` (less ``until``) for a backend: what it accepts.
+
+        In process, transformers has no presence penalty; a served model gets all of Qwen's
+        set, top_k and min_p as vLLM and SGLang take them (``served_sampling`` moves them into
+        ``transformers serve``'s own field) and presence_penalty (vLLM applies it,
+        ``transformers serve`` ignores it); an API reasoning model gets only its reasoning
+        effort (the paper's, which ``task.py`` sets to the run's) and budget (such APIs refuse every
+        sampling field)."""
+        if backend == REASONING:
+            return {"reasoning_effort": PAPER_REASONING_EFFORT, "max_gen_toks": self.max_gen_toks}
+        kwargs: dict[str, Any] = {"do_sample": True, "temperature": self.temperature, "top_p": self.top_p}
+        kwargs |= {"top_k": self.top_k, "min_p": self.min_p}
+        if backend == SERVED:
+            kwargs |= {
+                "presence_penalty": self.presence_penalty,
+                "chat_template_kwargs": {"enable_thinking": self.thinking},
+            }
+        return kwargs | {"max_gen_toks": self.max_gen_toks}
+
+
+# Budgets: the single sentence the prompt asks for fits many times in 2,048 tokens; the
+# Qwen3.5 cards recommend 32,768 output tokens for most queries, and Table 3's thinking
+# traces average up to 6,470 tokens (Qwen3.5-0.8B, unsuccessful explanations).
+NON_THINKING = Mode("non-thinking", False, 0.7, 0.8, 20, 0.0, 1.5, 2048)
+THINKING = Mode("thinking", True, 1.0, 0.95, 20, 0.0, 1.5, 32768)
+MODES = {mode.name: mode for mode in (NON_THINKING, THINKING)}
+TASKS = {
+    (NON_THINKING.name, IN_PROCESS): "reg_chaos",
+    (THINKING.name, IN_PROCESS): "reg_chaos_thinking",
+    (NON_THINKING.name, SERVED): "reg_chaos_served",
+    (THINKING.name, SERVED): "reg_chaos_thinking_served",
+    (THINKING.name, REASONING): "reg_chaos_reasoning_served",
+}

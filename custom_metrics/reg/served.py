@@ -1,0 +1,49 @@
+"""The request fields of a ``_served`` task as its server takes them, and whether it must ask
+for the special tokens its generator writes its trace markers as."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from custom_metrics.common.errors import DataError
+from custom_metrics.reg.generation import is_served, names_a_model
+from custom_metrics.reg.tokens import special_trace_markers, tokenizer_name
+
+# The servers a _served task can address: vLLM (and SGLang) take top_k and min_p as request
+# fields; ``transformers serve`` answers HTTP 422 ("Unexpected fields in the request") to them
+# but reads a request's ``generation_config`` (a GenerationConfig as JSON, the fields it leaves
+# unset taken from the served model's), so there they travel in that field, with do_sample,
+# which it otherwise takes from the served folder only.
+SERVERS = ("vllm", "transformers")
+DEFAULT_SERVER = "vllm"
+_SERVER_FIELDS = ("top_k", "min_p")
+
+
+def served_sampling(task: str, kwargs: Mapping[str, Any], run_args: Mapping[str, Any]) -> dict[str, Any]:
+    """A served task's request fields for the server ``--metadata server`` names (vLLM by
+    default): unchanged for vLLM; for ``transformers serve``, top_k, min_p and do_sample in its
+    ``generation_config`` field instead, so every request still carries the paper's values."""
+    value = run_args.get("server")
+    server = DEFAULT_SERVER if value in (None, "") else str(value).strip().lower()
+    if server not in SERVERS:
+        raise DataError(
+            f"{task}: --metadata server is {value!r}, expected one of {', '.join(SERVERS)} (vllm, the default, "
+            "also for SGLang: top_k and min_p as request fields; transformers: `transformers serve`, which takes "
+            "them in its generation_config field)"
+        )
+    if server == DEFAULT_SERVER:
+        return dict(kwargs)
+    moved = {"do_sample": bool(kwargs.get("do_sample", True))} | {k: kwargs[k] for k in _SERVER_FIELDS if k in kwargs}
+    rest = {key: value for key, value in kwargs.items() if key not in _SERVER_FIELDS}
+    return rest | {"generation_config": json.dumps(moved, sort_keys=True)}
+
+
+def keep_special_tokens(run_args: Mapping[str, Any]) -> bool:
+    """Whether a served task must ask for the special tokens it decodes (``skip_special_tokens:
+    false``, a vLLM request field): the generator's tokenizer writes its trace markers as
+    special tokens. Read when the task is built, like the tokenizer itself."""
+    if not names_a_model(run_args) or not is_served(run_args):
+        return False
+    return bool(special_trace_markers(tokenizer_name("reg_chaos_served", run_args)))  # loaded by the task's loader
