@@ -146,3 +146,20 @@ def test_a_metric_renamed_for_0_5_reads_under_its_name_now_in_runs_of_either_nam
     for task in (*generated_judges, "ibe_judge_ecare_chat"):
         assert scores(task, "acc") == scores(task, "answer_acc") == now, task
     assert ("acc", "none") in scores("ibe_judge_copa", "acc")
+
+
+def test_each_declared_model_entry_point_resolves_to_the_class_registered_under_its_name() -> None:
+    """What an lm-eval that reads ``lm_eval.models`` entry points finds: the suite's class, the
+    one its module registers under the same name (``explain-eval lm-eval`` registers the same)."""
+    from importlib.metadata import entry_points
+
+    from lm_eval.api.registry import get_model
+
+    from custom_metrics.lm_eval_cli import DISTRIBUTION, ENTRY_POINTS, register_models
+
+    declared = [point for point in entry_points(group=ENTRY_POINTS) if point.dist and point.dist.name == DISTRIBUTION]
+    assert {point.name for point in declared} == {"hf-prefix", "reasoning-chat-completions"}
+    register_models()
+    for point in declared:
+        model_class = point.load()
+        assert isinstance(model_class, type) and get_model(point.name) is model_class, point
