@@ -123,7 +123,7 @@ def test_both_judges_read_the_generated_explanations_with_one_prompt(generated: 
     # The chat judge's score is its answer as parse_choice reads it (the embedded base model rambles).
     answer = chat[0]["filtered_resps"][0]
     choice = parse_choice(answer)
-    assert results["ibe_judge_copa_chat"]["acc,none"] == float(choice == chat[0]["doc"]["gold"]), answer
+    assert results["ibe_judge_copa_chat"]["answer_acc,none"] == float(choice == chat[0]["doc"]["gold"]), answer
     assert results["ibe_judge_copa_chat"]["unparsed,none"] == float(choice is None), answer
 
 
@@ -217,7 +217,7 @@ def test_the_chat_judge_against_a_chat_endpoint(tmp_path: Path, monkeypatch) -> 
     assert all(body["stop"] == ["<end_of_turn>", "<|im_end|>", "<|eot_id|>", "</s>"] for body in bodies)
     for qid, (_, choice) in CHAT_ANSWERS.items():
         gold = samples[qid]["doc"]["gold"]
-        assert (samples[qid]["acc"], samples[qid]["unparsed"]) == (float(choice == gold), float(choice is None)), qid
+        assert (samples[qid]["answer_acc"], samples[qid]["unparsed"]) == (float(choice == gold), float(choice is None)), qid
     assert out["results"]["ibe_judge_copa_chat"]["unparsed,none"] == 0.5
 
 

@@ -102,6 +102,6 @@ def test_reg_chaos_embedded_generator_and_judge(lm_eval_cli, embedded_model, tmp
     generated = results["results"]["reg_judge_select"]
     answers = [s["filtered_resps"][0] for s in samples["reg_judge_select"]]
     assert generated["unparsed,none"] == pytest.approx(sum(parse_label(a) is None for a in answers) / 2)
-    assert generated["acc,none"] == pytest.approx(
+    assert generated["answer_acc,none"] == pytest.approx(
         sum(parse_label(a) == s["doc"]["majority_label"] for a, s in zip(answers, samples["reg_judge_select"])) / 2
     )

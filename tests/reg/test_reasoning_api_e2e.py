@@ -203,4 +203,4 @@ def test_output_tokens_are_the_apis_usage(run: Run) -> None:
 def test_the_api_models_judge_accuracy_is_parsed_after_its_trace(run: Run) -> None:
     result = run.results["results"]["reg_judge_select_reasoning_served"]
     # one right, one wrong, one answer that stopped inside a thinking trace: unparsed, never "contradiction"
-    assert (result["acc,none"], result["unparsed,none"]) == (pytest.approx(1 / 3), pytest.approx(1 / 3))
+    assert (result["answer_acc,none"], result["unparsed,none"]) == (pytest.approx(1 / 3), pytest.approx(1 / 3))
