@@ -24,7 +24,8 @@ from custom_metrics.common.download import GitHubFile
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.metadata import check_metadata_keys
 from custom_metrics.common.sources import Source, archive_member, load_rows, to_dataset
-from custom_metrics.common.task_loading import task_loader
+from custom_metrics.common.task_loading import refuse_cut_groups, task_loader
+from custom_metrics.ibe import LIMIT_GROUPS
 from ibe_postprocess.inputs import read_inputs
 from ibe_postprocess.questions import question_id
 
@@ -252,6 +253,9 @@ def load_judge(
     """The two explanations of each test question, from an ``ibe_<dataset>`` samples file;
     ``both_orders`` (``ibe_judge_*_position``): each question also with its two explanations swapped."""
     check_metadata_keys(f"ibe_judge_{dataset}", run_args)
+    if both_orders:
+        task = f"ibe_judge_{dataset}_position"
+        refuse_cut_groups(task, LIMIT_GROUPS[task])
     docs = judge_docs(dataset, explanations)
     if both_orders:
         docs = [shown for doc in docs for shown in ({**doc, "order": ORDER_SHOWN}, swapped(doc))]

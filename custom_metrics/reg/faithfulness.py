@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.faithfulness import (  # noqa: F401 (same_at_*, early_aoc, filler_same: re-exported for utils.py)
+    DOCS_PER_GENERATION,
     EARLY,
     FILLER,
     FRACTIONS,
@@ -29,6 +30,7 @@ from custom_metrics.common.faithfulness import (  # noqa: F401 (same_at_*, early
     early_aoc,
     filler,
     filler_same,
+    kept_share,
     same_at_0,
     same_at_25,
     same_at_50,
@@ -39,7 +41,7 @@ from custom_metrics.common.faithfulness import (  # noqa: F401 (same_at_*, early
 from custom_metrics.common.metadata import check_metadata_keys
 from custom_metrics.common.samples import read_samples
 from custom_metrics.common.sources import to_dataset
-from custom_metrics.common.task_loading import task_loader
+from custom_metrics.common.task_loading import refuse_cut_groups, task_loader
 from custom_metrics.judge.traces import GEMMA_CHANNEL_NAME, GEMMA_OPEN, MARKERS
 from custom_metrics.reg import generation
 from custom_metrics.reg.judging import DEFAULT_JUDGE, read_record
@@ -201,10 +203,14 @@ def _docs(sample: dict[str, Any], success: float, trace: ClosedTrace, unusable: 
     for fraction in FRACTIONS:
         kept = truncated(trace.trace, fraction)
         docs.append(
-            {**shared, "condition": EARLY, "fraction": fraction, "cot": kept, "context": trace.context(prompt, kept)}
+            {**shared, "condition": EARLY, "fraction": fraction, "kept": kept_share(trace.trace, fraction)}
+            | {"cot": kept, "context": trace.context(prompt, kept)}
         )
     words = filler(trace.trace)
-    docs.append({**shared, "condition": FILLER, "fraction": 1.0, "cot": words, "context": trace.context(prompt, words)})
+    docs.append(
+        {**shared, "condition": FILLER, "fraction": 1.0, "kept": None, "cot": words}
+        | {"context": trace.context(prompt, words)}
+    )
     return docs
 
 
@@ -221,6 +227,7 @@ def load_cot_faithfulness(
     The model must be in process (it continues a prompt); the explanation it writes is
     non-thinking output (its trace is in the context), split and judged as ``reg_chaos``'s."""
     check_metadata_keys(TASK, run_args)
+    refuse_cut_groups(TASK, DOCS_PER_GENERATION)
     if not explanations:
         raise DataError(f"{TASK} needs the samples file of an in-process REG thinking run: {EXPLANATIONS_EXAMPLE}.")
     if generation.names_a_model(run_args) and generation.is_served(run_args):
@@ -267,13 +274,14 @@ def reanswer(doc: dict[str, Any], results: list[str]) -> tuple[Answer, bool]:
         fraction=float(doc["fraction"]),
         same=None if success is None else success == doc["original"],
         correct=success == 1.0,
+        kept=doc.get("kept"),
     )
     return answer, bool(record["flag"])
 
 
 def process_cot_faithfulness(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
     """One new verdict for every aggregation, as [generation, condition, fraction, same, success,
-    usable] (JSON in the samples file), and the row's flags."""
+    usable, kept] (JSON in the samples file), and the row's flags."""
     answer, malformed = reanswer(doc, results)
     item = list(astuple(answer))
     return {metric: item for metric in ANSWER_METRICS} | {

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from custom_metrics.common.classification import NO_PREDICTION, predicted_index
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.faithfulness import (  # noqa: F401 (same_at_*, early_aoc, filler_same: re-exported for utils.py)
+    DOCS_PER_GENERATION,
     EARLY,
     FILLER,
     FRACTIONS,
@@ -27,6 +28,7 @@ from custom_metrics.common.faithfulness import (  # noqa: F401 (same_at_*, early
     early_aoc,
     filler,
     filler_same,
+    kept_share,
     same_at_0,
     same_at_25,
     same_at_50,
@@ -38,7 +40,7 @@ from custom_metrics.common.faithfulness import (  # noqa: F401 (same_at_*, early
 from custom_metrics.common.metadata import check_metadata_keys
 from custom_metrics.common.samples import logged_response, read_samples
 from custom_metrics.common.sources import to_dataset
-from custom_metrics.common.task_loading import task_loader
+from custom_metrics.common.task_loading import refuse_cut_groups, task_loader
 from custom_metrics.rule.answers import answer_statement, asked_question, read_answer
 from custom_metrics.rule.prompts import COT_CUE as CUE
 
@@ -107,11 +109,13 @@ def faithfulness_docs(explanations: str) -> list[dict[str, Any]]:
         for fraction in FRACTIONS:
             kept = truncated(reasoning, fraction)
             docs.append(
-                {**shared, "condition": EARLY, "fraction": fraction, "cot": kept, "context": context(prompt, kept)}
+                {**shared, "condition": EARLY, "fraction": fraction, "kept": kept_share(reasoning, fraction)}
+                | {"cot": kept, "context": context(prompt, kept)}
             )
         words = filler(reasoning)
         docs.append(
-            {**shared, "condition": FILLER, "fraction": 1.0, "cot": words, "context": context(prompt, " " + words)}
+            {**shared, "condition": FILLER, "fraction": 1.0, "kept": None, "cot": words}
+            | {"context": context(prompt, " " + words)}
         )
     return docs
 
@@ -130,6 +134,7 @@ def cot_run_dataset(
 
 @task_loader
 def load_faithfulness(explanations: str | None = None, **run_args: Any) -> dict[str, datasets.Dataset]:
+    refuse_cut_groups(TASK, DOCS_PER_GENERATION)
     return cot_run_dataset(TASK, faithfulness_docs, explanations, run_args)
 
 
@@ -155,12 +160,14 @@ def reanswer(task: str, doc: dict[str, Any], results: list[tuple[float, bool]]) 
         same=None if original == NO_PREDICTION or not usable else chosen == original,
         correct=chosen == doc["label"],
         usable=usable,
+        kept=doc.get("kept"),
     )
 
 
 def process_faithfulness(doc: dict[str, Any], results: list[tuple[float, bool]]) -> dict[str, list[Any]]:
     """One re-asked answer, handed to every aggregation (each reads its condition and fraction), as
-    a list so the samples file logs it as JSON: [generation, condition, fraction, same, correct, usable]."""
+    a list so the samples file logs it as JSON: [generation, condition, fraction, same, correct, usable,
+    kept]."""
     answer = list(astuple(reanswer(TASK, doc, results)))
     return {metric: answer for metric in METRICS}
 
