@@ -12,6 +12,9 @@ METADATA_KEYS = frozenset({
     "judge", "judge_cache", "judge_check", "mode", "backend", "tokenizer", "agreement", "reasoning_effort",
     "trace_markers", "server", "explanations",
 })  # fmt: skip
+# Its tasks that read another run's samples -> the --metadata key naming that file (the run whose
+# cut, setting and model they inherit: custom_metrics.common.lineage).
+READS_SAMPLES = {"reg_cot_faithfulness": "explanations"}
 # Its tasks whose documents come in groups a --limit must keep whole (custom_metrics.common.harness_args).
 LIMIT_GROUPS = {"reg_cot_faithfulness": DOCS_PER_GENERATION}
 # (task, the name a run may have logged) -> the name now: lm-eval 0.5 refuses a registered
