@@ -65,7 +65,8 @@ def check_run_args(args: Sequence[str]) -> None:
     from custom_metrics.leaderboard import registry
 
     config = check_run(list(args[1:] if args[0] == "run" else args), "explain-eval lm-eval")
-    registry.check_run(task_names(config), config.metadata or {})  # the papers' own checks, as the sweep's
+    # the papers' own checks, as the sweep's
+    registry.check_run(task_names(config), config.metadata or {}, limit=config.limit)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

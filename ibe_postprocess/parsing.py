@@ -109,7 +109,7 @@ def _if_then(text: str) -> tuple[str, str] | None:
     return (condition, consequence) if condition and consequence else None
 
 
-def _capped(text: str) -> tuple[str, list[str]]:
+def capped(text: str) -> tuple[str, list[str]]:
     """``text`` cut to ``MAX_CHARS`` (at the last line break before the cap, if any)."""
     if len(text) <= MAX_CHARS:
         return text, []
@@ -123,7 +123,7 @@ def parse_explanation(text: str) -> ParsedExplanation:
     """Steps, assumptions and summary of ``text``; problems are listed in ``flags``."""
     if not text or not text.strip():
         return ParsedExplanation([], None, ["empty explanation"])
-    text, flags = _capped(text)
+    text, flags = capped(text)
     steps: list[Step] = []
     pending: tuple[str, str] | None = None  # the last step, waiting for its assumption
     summary: str | None = None

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from custom_metrics.common.results import ResultsFileError, TaskRun, read_results_file
+from custom_metrics.common.results import TaskRun, samples_run
 from ibe_postprocess.folder import SAMPLES_NAME
 
 
@@ -24,15 +24,8 @@ def _run_of(path: Path) -> tuple[TaskRun, bool] | None:
     """The harness run of an ibe_* samples file (from the results file beside it), and whether
     it is a judge task."""
     match = SAMPLES_NAME.match(path.name)
-    results = path.with_name(f"results_{match['stamp']}.json") if match else None
-    if match is None or results is None or not results.is_file():
-        return None
-    try:
-        runs = read_results_file(results)
-    except (ResultsFileError, OSError):
-        return None
-    run = next((run for run in runs if run.task == match["task"]), None)
-    return (run, bool(match["judge"])) if run else None
+    run = samples_run(path) if match else None
+    return (run, bool(match["judge"])) if match and run else None
 
 
 def provenance_of(inputs: Iterable[Path]) -> dict[str, Any]:

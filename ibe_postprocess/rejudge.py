@@ -48,9 +48,11 @@ from custom_metrics.common.rejudging import (
     Rater,
     RejudgedTask,
     RejudgeRequest,
+    cut_notes,
     judge_folder_name,
 )
 from ibe_postprocess.folder import CACHE_FILES
+from ibe_postprocess.report_file import GenerationRun
 
 DECISIONS = ("step", "coherence pick", "selector pick")
 METRICS = ("steps entailed", "unparsed", "coherence picks correct", "selector correct")
@@ -267,6 +269,8 @@ def run(path: Path, request: RejudgeRequest) -> list[RejudgedTask]:
         raters.append(found)
         notes.append(note)
     raters.append(_gold(rows))
+    runs = features.header.origin.provenance.get("runs") or ()
+    notes += cut_notes("; ".join(subset for run in runs if (subset := GenerationRun(**run).subset)))
     notes.append(
         "A tie is not a correct pick in the metrics table; ibe report credits a tie 1/k (the accuracies in these "
         "notes). Coherence pick: the option whose explanation is most coherent, every question with a value."

@@ -12,7 +12,7 @@ import math
 from ibe_postprocess.coherence import PAPER_NLI_MODEL
 from ibe_postprocess.folder import FIGURES, FeaturesFolder
 from ibe_postprocess.paper import IBE_COLUMNS, JUDGE_ROW, PAPER_JUDGE, SECTION_6, figure_19, table_1
-from ibe_postprocess.report_file import DIRECTIONS
+from ibe_postprocess.report_file import DIRECTIONS, GenerationRun
 from ibe_postprocess.selector import FEATURES, LABELS, Selector
 from ibe_postprocess.summary import Judged, Summary
 from ibe_postprocess.uncertainty import AGGREGATION_NAMES, HEDGE_CUES, INVERSION_NAMES
@@ -139,6 +139,7 @@ def _head(summary: Summary) -> list[str]:
         "",
         *_selector_lines(summary.protocol, summary.selectors, summary.datasets),
         "",
+        *cut_lines(provenance),
     ]
     if summary.coherence_judges != [PAPER_NLI_MODEL]:
         lines += [f"**Coherence is not judged by the paper's NLI model** ({PAPER_NLI_MODEL}).", ""]
@@ -170,6 +171,19 @@ def _head(summary: Summary) -> list[str]:
         "",
     ]
     return lines
+
+
+def cut_lines(provenance: dict) -> list[str]:
+    """What the report says of generation runs on part of their task (``--limit``, ``--samples``):
+    its numbers are not comparable with a full run's or the paper's ([] when every run was whole)."""
+    cut = [subset for run in provenance.get("runs") or () if (subset := GenerationRun(**run).subset)]
+    if not cut:
+        return []
+    return [
+        f"**Explanations of runs on part of the data** ({'; '.join(cut)}): not comparable with a full run's "
+        "numbers or the paper's.",
+        "",
+    ]
 
 
 def _judge_cell(judged: Judged) -> str:

@@ -58,6 +58,7 @@ def test_a_wrong_judge_is_one_line_before_the_model_loads(unloadable: Path) -> N
         "missing model folder",
         "judge_check",
         "misspelled metadata key",
+        "limit inside a generation",
     ],
 )
 def test_each_mistake_is_one_line_with_the_fix(
@@ -95,6 +96,14 @@ def test_each_mistake_is_one_line_with_the_fix(
             [
                 "rule_cot_faithfulness_edits: --metadata key 'edit' is read by no task of the suite: "
                 "did you mean 'edits'?"
+            ],
+        ),
+        # each generation gives six docs: a limit of two cut one apart (NaN early_aoc, with no word)
+        "limit inside a generation": (
+            _run(unloadable, "rule_cot_faithfulness", TASKS_DIR, "--limit", "2"),
+            [
+                "--limit 2: rule_cot_faithfulness builds 6 documents from each generation or question",
+                "pass a multiple of 6",
             ],
         ),
     }[case]

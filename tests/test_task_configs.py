@@ -32,6 +32,17 @@ def test_every_task_is_indexed_and_loads(suite_tasks: dict) -> None:
         assert task.config.metadata.get("version") is not None, f"{name} has no metadata.version"
 
 
+def test_every_task_that_reads_a_run_records_it(suite_tasks: dict) -> None:
+    """Each task a paper declares as reading another run's samples (``READS_SAMPLES``) logs that run
+    in every doc (the leaderboard derives its cut, setting and model from it); no other task does."""
+    from custom_metrics.common.lineage import COLUMN, readers
+
+    assert set(readers()) <= set(suite_tasks)
+    for name, task in suite_tasks.items():
+        recorded = {COLUMN in doc for doc in task.eval_docs}
+        assert recorded == {name in readers()}, name
+
+
 def test_choices_are_what_the_scorers_read(suite_tasks: dict) -> None:
     """Each multiple-choice task's choices are what its paper's scorers read back
     (``expected_choices`` in tests/<key>/paper.py: label words, RULE's option digits in order,

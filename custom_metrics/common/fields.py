@@ -105,3 +105,33 @@ def text(raw: Any, field: str) -> str | None:
     if not isinstance(raw, str):
         raise FieldError(f"{field} is {raw!r}, not a string")
     return raw.strip() or None
+
+
+def _shown(raw: Any) -> str:
+    """A value as an error message names it: its repr, cut (a value may be megabytes long)."""
+    text = repr(raw)
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
+def option(raw: Any, field: str, options: int) -> int:
+    """A required option number in [0, ``options``): a JSON integer only (``true``, ``1.0``, ``"1"``
+    and ``10**25`` are not option numbers; the harness would index its choices with them)."""
+    if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw < options:
+        raise FieldError(f"{field} is {_shown(raw)}, not an option number from 0 to {options - 1}")
+    return raw
+
+
+def identifier(raw: Any, field: str) -> str:
+    """A required id, as text: a non-empty string or a JSON integer (not a boolean)."""
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)) or (isinstance(raw, str) and not raw.strip()):
+        raise FieldError(f"{field} is {_shown(raw)}, not an id (a string or an integer)")
+    return str(raw)
+
+
+def bounded_text(raw: Any, field: str, max_chars: int) -> str:
+    """A required string of at most ``max_chars`` characters (what a reader builds prompts from)."""
+    if not isinstance(raw, str):
+        raise FieldError(f"{field} is {_shown(raw)}, not a string")
+    if len(raw) > max_chars:
+        raise FieldError(f"{field} is {len(raw):,} characters long, more than the {max_chars:,} a reader takes")
+    return raw

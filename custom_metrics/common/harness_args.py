@@ -35,6 +35,26 @@ _HARNESS_SUPPLIED = {"batch_size", "max_batch_size", "device"}
 _BATCH_SIZE = re.compile(r"^(?:auto(?::(?P<tries>\d+))?|(?P<size>\d+))$")
 
 
+def check_group_limit(task: str, group: int, limit: float | str | None) -> None:
+    """A DataError when ``--limit`` would cut inside ``task``'s groups of ``group`` documents (one
+    logged generation's cuts and filler, one question in both orders: a group cut in two leaves
+    its summary undefined, NaN with no word); a count of whole groups passes."""
+    if limit is None:
+        return
+    try:
+        value = float(limit)
+    except ValueError:
+        return  # check_limit names a limit that is no number
+    if value >= 1 and value.is_integer() and value % group == 0:
+        return
+    whole = max(group, int(value) // group * group)
+    raise DataError(
+        f"--limit {value:g}: {task} builds {group} documents from each generation or question it reads and needs "
+        f"all of them; pass a multiple of {group} (--limit {whole} keeps {whole // group} whole), or limit the run "
+        "it reads."
+    )
+
+
 def close_names(name: str, known: Iterable[str]) -> str:
     """ " (did you mean 'a', 'b'?)" for the known names closest to ``name``, or ""."""
     matches = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)

@@ -92,3 +92,12 @@ class Rejudging:
 
     what: str  # what the paper's judge decides, in words (for messages)
     module: str  # e.g. "custom_metrics.reg.rejudge"
+
+
+def cut_notes(cut: str | None) -> tuple[str, ...]:
+    """The note a task judged again carries when its run covered part of the data (``--limit``,
+    ``--samples``, or outputs read from such a run): ``cut`` says how; () for a whole run."""
+    if not cut:
+        return ()
+    return (f"the run covered part of the data ({cut}): every rater's numbers are of those items only, not "
+            "comparable with a full run's",)  # fmt: skip

@@ -34,6 +34,7 @@ from custom_metrics.common.embedded_model import EMBEDDED_MODELS
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import MARKER_MAX_BYTES, RESULTS_MAX_BYTES, find_files, read_regular_bytes
 from custom_metrics.common.jsonl import StrictJSONError, loads_strict
+from custom_metrics.common.lineage import Lineage, logged_lineage, readers
 from custom_metrics.common.task_folders import paper_packages
 
 RESULTS_GLOB = "results*.json"
@@ -46,6 +47,7 @@ _NOT_METRICS = {"alias", "name", "sample_len", "sample_count", "samples"}
 # Model-args keys that name the model, in order of preference (hf/vllm, API models, gguf).
 _MODEL_ARG_KEYS = ("pretrained", "model", "engine", "path", "gguf_file")
 _FILENAME_TIME = re.compile(r"results_(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)")
+_SAMPLES_NAME = re.compile(r"samples_(?P<task>.+)_(?P<stamp>[^_]+)\.jsonl")  # lm-eval's stamps hold no "_"
 # A Hugging Face cache snapshot folder: .../models--org--name/snapshots/<revision>
 _HF_CACHE = re.compile(r"models--(?P<org>[^/\\]+?)--(?P<name>[^/\\]+)[/\\]snapshots[/\\][^/\\]+$")
 _EMBEDDED_FOLDERS = {model.folder: model.display_name for model in EMBEDDED_MODELS.values()}
@@ -95,17 +97,19 @@ class TaskRun:
     model_args: str = ""
     # Fields of the file left out for a value outside their metric's range, each named.
     left_out: tuple[str, ...] = ()
+    # A task that reads another run's samples: that run (``lineage``), as the reading run recorded it.
+    lineage: Lineage | None = None
 
     @property
     def subset(self) -> str | None:
-        """How the run was cut short (``--limit`` or ``--samples``), or None for a full run."""
-        if self.cut:
-            return self.cut
+        """How the run was cut short (``--limit`` or ``--samples``) and how what it was computed from or
+        read was (``cut``), or None for a run on all the data."""
+        own = None
         if self.limit is not None:
-            return f"--limit {self.limit:g}" + (f", {self.n_samples} docs" if self.n_samples is not None else "")
-        if self.n_samples is not None and self.n_original is not None and self.n_samples < self.n_original:
-            return f"{self.n_samples} of {self.n_original} docs"
-        return None
+            own = f"--limit {self.limit:g}" + (f", {self.n_samples} docs" if self.n_samples is not None else "")
+        elif self.n_samples is not None and self.n_original is not None and self.n_samples < self.n_original:
+            own = f"{self.n_samples} of {self.n_original} docs"
+        return "; ".join(part for part in (own, self.cut) if part) or None
 
     @property
     def samples_file(self) -> Path | None:
@@ -230,9 +234,56 @@ def _task_runs(path: Path, label: str | None) -> list[TaskRun]:
                 task_version=versions.get(task),
                 batch_size=_plain(config.get("batch_size")),
                 model_args=_plain(_model_args(config.get("model_args"))),
+                lineage=_read_lineage(str(task), path, configs.get(task)),
             )
         )
     return runs
+
+
+def _read_lineage(task: str, path: Path, config: Any) -> Lineage | None:
+    """What a reading task's run read: the lineage its samples file's docs record, else (a run
+    without ``--log_samples``, or made before lineage was recorded) the samples file its logged
+    ``--metadata`` names, where that is still there; None for a task that reads no other run."""
+    key = readers().get(task)
+    match = _FILENAME_TIME.search(path.name)
+    if key is None or match is None:
+        return None
+    own = path.with_name(f"samples_{task}_{match.group(1)}.jsonl")
+    metadata = config.get("metadata") if isinstance(config, dict) else None
+    named = metadata.get(key) if isinstance(metadata, dict) else None
+    try:
+        found = logged_lineage(own) if own.is_file() else None
+        if found is None and isinstance(named, str) and Path(named).expanduser().is_file():
+            found = source_lineage(Path(named).expanduser())
+    except DataError as error:
+        raise ResultsFileError(str(error).rstrip(".")) from error
+    return found
+
+
+def samples_run(path: Path) -> TaskRun | None:
+    """The run of a samples file as the results file lm-eval wrote beside it records it (None:
+    no such file, or not readable)."""
+    match = _SAMPLES_NAME.fullmatch(path.name)
+    results = path.with_name(f"results_{match['stamp']}.json") if match else None
+    if results is None or not results.is_file():
+        return None
+    try:
+        runs = read_results_file(results)
+    except (ResultsFileError, OSError):
+        return None
+    return next((run for run in runs if run.task == match["task"]), None)
+
+
+def source_lineage(path: Path) -> Lineage:
+    """The run a reading task reads, from its samples file ``path``: its task, documents of the
+    full count, ``--limit``, setting and model as its results file records them, and how what
+    it read in turn was cut. Without a results file beside it, only the file is known."""
+    run = samples_run(path)
+    if run is None:
+        match = _SAMPLES_NAME.fullmatch(path.name)
+        return Lineage(path.name, match["task"] if match else "", None, None, None, "", "", recorded=False)
+    upstream = run.lineage.cut if run.lineage is not None else ""
+    return Lineage(path.name, run.task, run.n_samples, run.n_original, run.limit, run.setting, run.model_id, upstream)
 
 
 def read_json_object(path: Path, what: str, max_bytes: int = RESULTS_MAX_BYTES) -> dict[str, Any]:

@@ -47,3 +47,13 @@ def model_option(argv: Sequence[str]) -> str | None:
         return getattr(run_parser().parse_known_args(list(argv))[0], "model", None)
     except Refused:
         return None
+
+
+def limit_option(argv: Sequence[str]) -> str | None:
+    """The ``--limit`` an ``lm_eval`` command line names, as given (None: none, or a line lm-eval
+    would refuse anyway)."""
+    try:
+        limit = getattr(run_parser().parse_known_args(list(argv))[0], "limit", None)
+    except Refused:
+        return None
+    return None if limit is None else str(limit)

@@ -7,14 +7,21 @@ reported the same way everywhere: file, line and field.
 Every reader of a samples file passes each line through ``normalised`` first: lm-eval 0.5
 logs ``filtered_resps`` one level deeper than 0.4.13 (a list of repeats per request), and a
 run of either version must read the same.
+
+A task that builds its documents from another run's samples reads each line it uses through
+``read_samples`` with its own checks (``custom_metrics.common.fields``: types, ranges, sizes)
+and its own ``key`` (what it takes a sample for), so a file edited by hand or pasted twice is
+refused in one line naming file, line and field, never a traceback inside the harness, a
+coerced value or a document counted twice.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from custom_metrics.common import fields
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.jsonl import RowCheck, numbered_jsonl, read_jsonl
 
@@ -45,21 +52,43 @@ def numbered_samples(path: Path) -> Iterator[tuple[int, Any]]:
         yield line, normalised(row)
 
 
-def logged_response(sample: dict[str, Any]) -> str:
-    """The (filtered) generated text of one sample; ValueError if there is none.
+# The longest generation a reader builds documents from: IBE's cap on an explanation
+# (``ibe_postprocess.parsing.MAX_CHARS``), far above what the suite's token budgets write.
+MAX_RESPONSE_CHARS = 20_000
+# The longest logged prompt a reader continues: some 50,000 tokens, above any prompt of the suite.
+MAX_PROMPT_CHARS = 200_000
+
+
+def logged_response(sample: dict[str, Any], max_chars: int | None = None) -> str:
+    """The (filtered) generated text of one sample; ValueError if there is none, or (with
+    ``max_chars``) if it is longer than that.
 
     Generation tasks log ``filtered_resps: [text]`` and ``resps: [[text]]``; multiple-choice
     tasks log log-likelihood pairs there, which must not pass for text.
     """
     filtered = sample.get("filtered_resps")
-    if isinstance(filtered, str):
-        return filtered
-    if isinstance(filtered, list) and filtered and isinstance(filtered[0], str):
-        return filtered[0]
     raw = sample.get("resps")
-    if isinstance(raw, list) and raw and isinstance(raw[0], list) and raw[0] and isinstance(raw[0][0], str):
-        return raw[0][0]
-    raise ValueError("field 'filtered_resps' holds no generated text")
+    if isinstance(filtered, str):
+        text = filtered
+    elif isinstance(filtered, list) and filtered and isinstance(filtered[0], str):
+        text = filtered[0]
+    elif isinstance(raw, list) and raw and isinstance(raw[0], list) and raw[0] and isinstance(raw[0][0], str):
+        text = raw[0][0]
+    else:
+        raise ValueError("field 'filtered_resps' holds no generated text")
+    if max_chars is not None:
+        fields.bounded_text(text, "field 'filtered_resps' (the generated text)", max_chars)
+    return text
+
+
+def logged_prompt(sample: dict[str, Any]) -> Any:
+    """The first request's context as logged (``arguments.gen_args_0.arg_0``: a prompt, or a served
+    run's chat messages); ValueError naming the field when the logged arguments hold none."""
+    arguments = sample.get("arguments")
+    request = arguments.get("gen_args_0") if isinstance(arguments, dict) else None
+    if not isinstance(request, dict) or "arg_0" not in request:
+        raise ValueError("field 'arguments.gen_args_0.arg_0' (the prompt) missing; is this a generation task's file?")
+    return request["arg_0"]
 
 
 def _check_sample(sample: dict[str, Any]) -> None:
@@ -74,13 +103,17 @@ def _sample_key(sample: dict[str, Any]) -> str | None:
     return f"doc_id {sample['doc_id']!r} (filter {sample.get('filter', 'none')!r})"
 
 
-def read_samples(path: str | Path, check: RowCheck | None = None) -> list[dict[str, Any]]:
+def read_samples(
+    path: str | Path, check: RowCheck | None = None, key: Callable[[dict[str, Any]], str] | None = None
+) -> list[dict[str, Any]]:
     """All samples of a generation task's samples file, each checked for doc and text.
 
     ``check`` adds the caller's own per-sample checks (e.g. fields its docs must carry).
     A doc logged twice for one filter is an error: the harness appends to a samples file,
     so two runs written into one file (or two files pasted together) would otherwise
-    count a doc twice or let the later line win silently.
+    count a doc twice or let the later line win silently. ``key`` names what the caller
+    takes a sample for (``doc.doc_id 'q3'``, an edit), checked after ``check``; without it,
+    the harness' top-level ``doc_id`` is the key, where the file has one.
     """
     path = Path(path).expanduser()
     if not path.is_file():
@@ -91,4 +124,7 @@ def read_samples(path: str | Path, check: RowCheck | None = None) -> list[dict[s
         if check is not None:
             check(sample)
 
-    return read_jsonl(path, check=check_all, unique=_sample_key, shape=normalised)
+    def unique(sample: dict[str, Any]) -> str | None:
+        return _sample_key(sample) if key is None else f"{key(sample)} (filter {sample.get('filter', 'none')!r})"
+
+    return read_jsonl(path, check=check_all, unique=unique, shape=normalised)

@@ -76,6 +76,18 @@ def task_loader(load: Callable[..., T]) -> Callable[..., T]:
     return checked
 
 
+def refuse_cut_groups(task: str, group: int) -> None:
+    """Under the ``lm_eval`` command, a ``--limit`` that would cut inside ``task``'s groups of
+    ``group`` documents, refused before the first request (``explain-eval lm-eval`` and the sweep
+    refuse it before the model loads: ``LIMIT_GROUPS``)."""
+    if under_lm_eval_command():
+        from custom_metrics.common.harness_args import check_group_limit
+        from custom_metrics.common.run_parser import limit_option
+
+        argv = sys.argv[1:]
+        check_group_limit(task, group, limit_option(argv[1:] if argv[:1] == ["run"] else argv))
+
+
 def check_task_folder(yaml_path: Path) -> None:
     """Refuse a task YAML whose folder is a copy of the installed one that differs from it."""
     yaml_path = yaml_path.resolve()

@@ -15,3 +15,6 @@ METRIC_RANGES = {
     # derived on the leaderboard: accuracy with a hint minus without, and its leakage-adjusted form
     **dict.fromkeys(("effectiveness", "las"), DIFFERENCE),
 }
+# Its tasks that read another run's samples -> the --metadata key naming that file (the run whose
+# cut, setting and model they inherit: custom_metrics.common.lineage).
+READS_SAMPLES = {"geese_selfexp": "explanations", "geese_selfexp_only": "explanations"}

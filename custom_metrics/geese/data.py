@@ -14,10 +14,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from custom_metrics.common import fields
 from custom_metrics.common.download import GitHubFile
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.lineage import with_lineage
 from custom_metrics.common.metadata import check_metadata_keys
-from custom_metrics.common.samples import logged_response, read_samples
+from custom_metrics.common.results import source_lineage
+from custom_metrics.common.samples import MAX_RESPONSE_CHARS, logged_response, read_samples
 from custom_metrics.common.settings import env_value
 from custom_metrics.common.sources import (
     HubDataset,
@@ -127,6 +130,12 @@ def _docs(_data: tuple[str | None, ...], hub: HubDataset | None) -> tuple[dict[s
 def _check_doc_id(sample: dict[str, Any]) -> None:
     if "id" not in sample["doc"]:
         raise ValueError("field 'doc.id' missing; is this the samples file of a geese_generate_* run?")
+    fields.identifier(sample["doc"]["id"], "field 'doc.id'")
+    logged_response(sample, MAX_RESPONSE_CHARS)
+
+
+def _doc_id(sample: dict[str, Any]) -> str:
+    return f"doc.id {str(sample['doc']['id'])!r}"
 
 
 def explanations_from_samples(path: str | Path) -> dict[str, str]:
@@ -137,7 +146,7 @@ def explanations_from_samples(path: str | Path) -> dict[str, str]:
     which log raw text, is safe to use as well.
     """
     try:
-        samples = read_samples(path, check=_check_doc_id)
+        samples = read_samples(path, check=_check_doc_id, key=_doc_id)
     except DataError as err:
         raise DataError(
             f"geese_selfexp: {err} Pass the samples_*.jsonl of an M1 run (geese_generate_*), e.g. "
@@ -187,7 +196,7 @@ def hinted_docs(hint: str | None, explanations: str | None = None, source: str |
                 "geese_selfexp and geese_selfexp_only need the samples file of an M1 run: "
                 '--metadata \'{"explanations": "PATH/samples_geese_generate_whyexp_<ts>.jsonl"}\'.'
             )
-        docs = attach_explanations(docs, explanations)
+        docs = with_lineage(attach_explanations(docs, explanations), source_lineage(Path(explanations).expanduser()))
     return [{**doc, "hint": HINTS[hint](doc)} for doc in docs]
 
 

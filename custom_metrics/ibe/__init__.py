@@ -10,6 +10,14 @@ from custom_metrics.common.metric_ranges import MEAN_LENGTH, SHARE
 METADATA_KEYS = frozenset(
     {"dataset", "ecare_train_size", "ecare_test_size", "ecare_seed", "explanations", "both_orders"}
 )
+# Its tasks that read another run's samples -> the --metadata key naming that file (the run whose
+# cut, setting and model they inherit: custom_metrics.common.lineage).
+READS_SAMPLES = {
+    f"ibe_judge_{dataset}{kind}": "explanations" for dataset in ("copa", "ecare") for kind in ("", "_chat", "_position")
+}
+# Its tasks whose documents come in groups a --limit must keep whole (custom_metrics.common.harness_args):
+# each question in both orders.
+LIMIT_GROUPS = {f"ibe_judge_{dataset}_position": 2 for dataset in ("copa", "ecare")}
 # (task, the name a run may have logged) -> the name now: lm-eval 0.5 refuses a registered
 # metric name (acc) on a task of another output type, so the chat judge's accuracy has its
 # own; the leaderboard reads earlier runs' name as this one.

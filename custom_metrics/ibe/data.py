@@ -22,10 +22,14 @@ from typing import TYPE_CHECKING, Any
 
 from custom_metrics.common.download import GitHubFile
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.lineage import with_lineage
 from custom_metrics.common.metadata import check_metadata_keys
+from custom_metrics.common.results import source_lineage
 from custom_metrics.common.sources import Source, archive_member, load_rows, to_dataset
-from custom_metrics.common.task_loading import task_loader
+from custom_metrics.common.task_loading import refuse_cut_groups, task_loader
+from custom_metrics.ibe import LIMIT_GROUPS
 from ibe_postprocess.inputs import read_inputs
+from ibe_postprocess.parsing import capped
 from ibe_postprocess.questions import question_id
 
 if TYPE_CHECKING:
@@ -188,7 +192,8 @@ def ecare_docs(
 
 def judge_docs(dataset: str, explanations: str | None) -> list[dict[str, Any]]:
     """One judge doc per test question of ``dataset`` whose two explanations were generated,
-    read from the samples file of an ``ibe_<dataset>`` run (``--metadata`` explanations)."""
+    read from the samples file of an ``ibe_<dataset>`` run (``--metadata`` explanations), each
+    explanation as far as ``ibe score`` reads it (``parsing.capped``), each doc recording that run."""
     if not explanations:
         raise DataError(
             f"ibe_judge_{dataset} needs the samples file of an ibe_{dataset} run: "
@@ -216,13 +221,14 @@ def judge_docs(dataset: str, explanations: str | None) -> list[dict[str, Any]]:
                 "qid": qid,
                 "gold": 1 + [r.correct for r in pair].index(1),
                 "explanations": [
-                    {"premise": r.premise, "conclusion": r.conclusion, "explanation": r.explanation} for r in pair
+                    {"premise": r.premise, "conclusion": r.conclusion, "explanation": capped(r.explanation)[0]}
+                    for r in pair
                 ],
             }
         )
     if not docs:
         raise DataError(f"{explanations}: no test question of {dataset} has explanations for both options.")
-    return docs
+    return with_lineage(docs, source_lineage(Path(explanations).expanduser()))
 
 
 # The task YAMLs' loaders (`custom_dataset: !function utils.load_explain`), called as
@@ -252,6 +258,9 @@ def load_judge(
     """The two explanations of each test question, from an ``ibe_<dataset>`` samples file;
     ``both_orders`` (``ibe_judge_*_position``): each question also with its two explanations swapped."""
     check_metadata_keys(f"ibe_judge_{dataset}", run_args)
+    if both_orders:
+        task = f"ibe_judge_{dataset}_position"
+        refuse_cut_groups(task, LIMIT_GROUPS[task])
     docs = judge_docs(dataset, explanations)
     if both_orders:
         docs = [shown for doc in docs for shown in ({**doc, "order": ORDER_SHOWN}, swapped(doc))]

@@ -27,6 +27,7 @@ from custom_metrics.common.leaderboard_types import Cell, Table
 from custom_metrics.common.results import Problem, load_runs, rename
 from custom_metrics.leaderboard.differences import Difference, paired_differences, row_label
 from custom_metrics.leaderboard.display import Paths, visible
+from custom_metrics.leaderboard.lineage import inherit
 from custom_metrics.leaderboard.numbers import cell_text
 from custom_metrics.leaderboard.page import write_site
 from custom_metrics.leaderboard.procedures import EQUIVALENCE_MARGIN
@@ -91,7 +92,8 @@ def build_leaderboard(
             raise NoResults(_nothing_read(inputs, problems), problems)
         # Names come from files anyone writes: their control and bidi characters made visible once, here.
         runs = [
-            replace(run, model=visible(run.model), setting=visible(run.setting)) for run in rename(runs, names or {})
+            replace(run, model=visible(run.model), setting=visible(run.setting))
+            for run in rename(inherit(runs), names or {})
         ]
         runs = separate_batches(runs)
         tables = build_tables(runs, papers)

@@ -18,6 +18,7 @@ from custom_metrics.common.errors import DataError
 from custom_metrics.common.leaderboard_types import Board, SampleView
 from custom_metrics.common.metadata import check_metadata_keys
 from custom_metrics.common.paper_spec import PaperSpec
+from custom_metrics.common.task_folders import paper_packages
 from custom_metrics.leaderboard.spec_faults import REGISTRY, load_problems
 
 # The papers, in the leaderboard's tab order: each key names the paper's package
@@ -67,13 +68,23 @@ OTHER = PaperSpec(
 )
 
 
-def check_run(tasks: Sequence[str], metadata: Mapping[str, Any], *, here: bool = True) -> None:
+def check_run(
+    tasks: Sequence[str], metadata: Mapping[str, Any], *, here: bool = True, limit: float | str | None = None
+) -> None:
     """Every paper's own checks of a run before a model loads (``RunSteps.check_run``;
     ``here``: the run is on this machine, so what it needs on disk can be looked for), after
-    the one check every paper shares: a ``--metadata`` key that looks like a misspelled suite key."""
+    the checks every paper shares: a ``--metadata`` key that looks like a misspelled suite key,
+    and a ``--limit`` that would cut inside the groups of documents a task declares (its
+    package's ``LIMIT_GROUPS``)."""
+    from custom_metrics.common.harness_args import check_group_limit
+
     suite_task = next((task for task in tasks if paper_of(task) is not OTHER), None)
     if suite_task is not None:
         check_metadata_keys(suite_task, metadata)
+    groups = {task: size for package in paper_packages() for task, size in getattr(package, "LIMIT_GROUPS", {}).items()}
+    for task in tasks:
+        if task in groups:
+            check_group_limit(task, groups[task], limit)
     for spec in PAPERS:
         if spec.runs.check_run is not None:
             spec.runs.check_run(tasks, metadata, here)

@@ -29,6 +29,7 @@ from custom_metrics.common.leaderboard_types import Cell, Column, Row, Table
 from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.common.published import PublishedRow, plain
 from custom_metrics.common.results import TaskRun
+from custom_metrics.leaderboard.lineage import other_model, read_words
 from custom_metrics.leaderboard.registry import OTHER, PAPERS, paper_of
 from custom_metrics.leaderboard.task_configs import column_order, config_difference, suite_configs
 
@@ -208,7 +209,8 @@ def run_rows(
         for (metric, filter_name), score in run.scores.items():
             key = column_key(run.task, metric, shown_filter(run, filter_name))
             se = None if run.derived else score.stderr  # a derived run's ± is a spread
-            row.cells[key] = Cell(score.value, score.stderr, source=source, se=se, basis=run.derived)
+            basis = run.derived or (read_words(run.lineage) if run.lineage else "")
+            row.cells[key] = Cell(score.value, score.stderr, source=source, se=se, basis=basis)
         if run.n_samples is not None:
             row.cells[f"{run.task}/#samples"] = Cell(float(run.n_samples), text=str(run.n_samples), source=source)
         if run.subset:
@@ -334,8 +336,9 @@ _HOW = (("batch size", "batch_size"), ("harness", "harness_version"))
 def mixed_files(runs: Sequence[TaskRun]) -> list[str]:
     """How the results files behind one row differ, in words: one entry per setting that
     differs, naming each value's tasks (``batch size 24 (geese_noexp); 1 (geese_human)``);
-    model args by the arguments that differ."""
+    model args by the arguments that differ; a task that read another model's outputs."""
     found = [_differing(label, [(getattr(run, name) or "", run.task) for run in runs]) for label, name in _HOW]
+    found += [f"{run.task} read a run of another model, {model}" for run in runs if (model := other_model(run))]
     arguments = [(_arguments(run.model_args), run.task) for run in runs]
     for name in sorted({key for args, _ in arguments for key in args}):
         found.append(_differing(f"model arg {name}", [(args.get(name, ""), task) for args, task in arguments]))

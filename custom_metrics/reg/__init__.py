@@ -4,6 +4,7 @@ metrics, the RL reward, the section 6 analysis and the leaderboard spec."""
 
 import math
 
+from custom_metrics.common.faithfulness import DOCS_PER_GENERATION
 from custom_metrics.common.metric_ranges import COUNT, DIVERGENCE, MEAN_LENGTH, SHARE, Range
 
 # The --metadata keys its loaders and tasks read (custom_metrics.common.metadata: a misspelling is an error).
@@ -11,6 +12,11 @@ METADATA_KEYS = frozenset({
     "judge", "judge_cache", "judge_check", "mode", "backend", "tokenizer", "agreement", "reasoning_effort",
     "trace_markers", "server", "explanations",
 })  # fmt: skip
+# Its tasks that read another run's samples -> the --metadata key naming that file (the run whose
+# cut, setting and model they inherit: custom_metrics.common.lineage).
+READS_SAMPLES = {"reg_cot_faithfulness": "explanations"}
+# Its tasks whose documents come in groups a --limit must keep whole (custom_metrics.common.harness_args).
+LIMIT_GROUPS = {"reg_cot_faithfulness": DOCS_PER_GENERATION}
 # (task, the name a run may have logged) -> the name now: lm-eval 0.5 refuses a registered
 # metric name (acc) on a task of another output type, so the generated judge's accuracy has
 # its own; the leaderboard reads earlier runs' name as this one.

@@ -18,10 +18,13 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from dataclasses import astuple, dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from custom_metrics.common import fields
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.faithfulness import (  # noqa: F401 (same_at_*, early_aoc, filler_same: re-exported for utils.py)
+    DOCS_PER_GENERATION,
     EARLY,
     FILLER,
     FRACTIONS,
@@ -29,6 +32,7 @@ from custom_metrics.common.faithfulness import (  # noqa: F401 (same_at_*, early
     early_aoc,
     filler,
     filler_same,
+    kept_share,
     same_at_0,
     same_at_25,
     same_at_50,
@@ -36,10 +40,12 @@ from custom_metrics.common.faithfulness import (  # noqa: F401 (same_at_*, early
     same_at_100,
     truncated,
 )
+from custom_metrics.common.lineage import with_lineage
 from custom_metrics.common.metadata import check_metadata_keys
-from custom_metrics.common.samples import read_samples
+from custom_metrics.common.results import source_lineage
+from custom_metrics.common.samples import MAX_PROMPT_CHARS, logged_prompt, read_samples
 from custom_metrics.common.sources import to_dataset
-from custom_metrics.common.task_loading import task_loader
+from custom_metrics.common.task_loading import refuse_cut_groups, task_loader
 from custom_metrics.judge.traces import GEMMA_CHANNEL_NAME, GEMMA_OPEN, MARKERS
 from custom_metrics.reg import generation
 from custom_metrics.reg.judging import DEFAULT_JUDGE, read_record
@@ -57,6 +63,8 @@ EXPLANATIONS_EXAMPLE = f'--metadata \'{{"explanations": "OUT/<model>/samples_{RU
 # Why a logged generation has nothing to compare (``original_verdict``).
 JUDGE_FAILED, OUTSIDE_N, UNPARSED_VERDICT = "judge_error", "outside_n", "unparsed"
 NO_CLOSE, EMPTY_TRACE = "no_closing_marker", "empty_trace"
+# The longest logged output read: a 32,768-token thinking budget at up to 30 characters a token.
+MAX_OUTPUT_CHARS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -94,38 +102,38 @@ def closed_trace(raw: str) -> ClosedTrace | None:
     return ClosedTrace(before[:cut], before[cut:], close, after[: len(after) - len(after.lstrip())])
 
 
-def _prompt(sample: dict[str, Any]) -> Any:
-    arguments = sample.get("arguments")
-    return (arguments or {}).get("gen_args_0", {}).get("arg_0") if isinstance(arguments, dict) else None
-
-
 def _check(sample: dict[str, Any]) -> None:
-    """What the task reads of a logged sample, each missing piece named with its fix."""
+    """What the task reads of a logged sample, each missing or malformed piece named with its fix."""
     doc = sample["doc"]
-    if not all(isinstance(doc.get(key), str) for key in ("uid", "premise", "hypothesis")):
-        raise ValueError(f"field 'doc.uid', 'doc.premise' or 'doc.hypothesis' missing; is this a {RUN_TASK} run?")
+    for key in ("uid", "premise", "hypothesis"):
+        if not isinstance(doc.get(key), str) or not doc[key].strip():
+            raise ValueError(f"field 'doc.{key}' is {doc.get(key)!r}, not a string; is this a {RUN_TASK} run?")
+        fields.bounded_text(doc[key], f"field 'doc.{key}'", MAX_PROMPT_CHARS)
+    for key in ("judge", "judge_spec"):
+        if doc.get(key) is not None:
+            fields.text(doc[key], f"field 'doc.{key}'")
     if doc.get("mode") != generation.THINKING.name:
         raise ValueError(
             f"field 'doc.mode' is {doc.get('mode')!r}, not 'thinking': pass the samples of a {RUN_TASK} run "
             "(a non-thinking run has no trace to cut)"
         )
-    prompt = _prompt(sample)
-    if doc.get("backend") == generation.SERVED or (prompt is not None and not isinstance(prompt, str)):
+    prompt = logged_prompt(sample)
+    if doc.get("backend") == generation.SERVED or not isinstance(prompt, str):
         raise ValueError(
             "field 'arguments.gen_args_0.arg_0' is a served run's chat messages (backend "
             f"{doc.get('backend')!r}), not a prompt to continue: only in-process runs ({RUN_TASK}) can be asked "
             "again after a cut trace (lm_eval_tasks/reg/DETAILS.md, 'Chain-of-thought faithfulness')"
         )
-    if not isinstance(prompt, str):
-        raise ValueError("field 'arguments.gen_args_0.arg_0' (the prompt) missing")
+    fields.bounded_text(prompt, "field 'arguments.gen_args_0.arg_0' (the prompt)", MAX_PROMPT_CHARS)
     raw = sample.get("resps")
     if not (isinstance(raw, list) and raw and isinstance(raw[0], list) and raw[0] and isinstance(raw[0][0], str)):
         raise ValueError("field 'resps' holds no generated text")
+    fields.bounded_text(raw[0][0], "field 'resps' (the generated text)", MAX_OUTPUT_CHARS)
     try:
         record = read_record(sample["filtered_resps"][0])
     except (TypeError, ValueError, KeyError, IndexError) as err:
         raise ValueError(f"field 'filtered_resps' holds no judged REG record ({err})") from err
-    if not isinstance(record, dict) or "flag" not in record or "initial" not in record:
+    if not isinstance(record, dict) or "flag" not in record or not isinstance(record.get("initial"), dict):
         raise ValueError("field 'filtered_resps' holds no judged REG record (its 'flag' and 'initial' verdict)")
 
 
@@ -151,7 +159,7 @@ def faithfulness_docs(explanations: str) -> list[dict[str, Any]]:
     carrying the judge the run logged (``judge_spec``), the original verdict and the run's share of
     unusable generations."""
     try:
-        samples = read_samples(explanations, check=_check)
+        samples = read_samples(explanations, check=_check, key=lambda sample: f"item {sample['doc']['uid']!r}")
     except DataError as err:
         raise DataError(
             f"{TASK}: {str(err).rstrip('.')}. Pass the samples_*.jsonl of an in-process REG thinking run, e.g. "
@@ -186,7 +194,7 @@ def faithfulness_docs(explanations: str) -> list[dict[str, Any]]:
 
 
 def _docs(sample: dict[str, Any], success: float, trace: ClosedTrace, unusable: float) -> list[dict[str, Any]]:
-    doc, prompt = sample["doc"], _prompt(sample)
+    doc, prompt = sample["doc"], logged_prompt(sample)
     shared = {
         "uid": doc["uid"],
         "premise": doc["premise"],
@@ -201,10 +209,14 @@ def _docs(sample: dict[str, Any], success: float, trace: ClosedTrace, unusable: 
     for fraction in FRACTIONS:
         kept = truncated(trace.trace, fraction)
         docs.append(
-            {**shared, "condition": EARLY, "fraction": fraction, "cot": kept, "context": trace.context(prompt, kept)}
+            {**shared, "condition": EARLY, "fraction": fraction, "kept": kept_share(trace.trace, fraction)}
+            | {"cot": kept, "context": trace.context(prompt, kept)}
         )
     words = filler(trace.trace)
-    docs.append({**shared, "condition": FILLER, "fraction": 1.0, "cot": words, "context": trace.context(prompt, words)})
+    docs.append(
+        {**shared, "condition": FILLER, "fraction": 1.0, "kept": None, "cot": words}
+        | {"context": trace.context(prompt, words)}
+    )
     return docs
 
 
@@ -221,6 +233,7 @@ def load_cot_faithfulness(
     The model must be in process (it continues a prompt); the explanation it writes is
     non-thinking output (its trace is in the context), split and judged as ``reg_chaos``'s."""
     check_metadata_keys(TASK, run_args)
+    refuse_cut_groups(TASK, DOCS_PER_GENERATION)
     if not explanations:
         raise DataError(f"{TASK} needs the samples file of an in-process REG thinking run: {EXPLANATIONS_EXAMPLE}.")
     if generation.names_a_model(run_args) and generation.is_served(run_args):
@@ -228,7 +241,7 @@ def load_cot_faithfulness(
             f"{TASK} continues the logged prompt after a cut trace, which a chat endpoint cannot: run it on an "
             "in-process model (--model hf, without --apply_chat_template: the logged prompt holds the template)."
         )
-    docs = faithfulness_docs(explanations)
+    docs = with_lineage(faithfulness_docs(explanations), source_lineage(Path(explanations).expanduser()))
     logged = docs[0]["logged_judge"]
     docs = with_checked_judge(
         TASK,
@@ -267,13 +280,14 @@ def reanswer(doc: dict[str, Any], results: list[str]) -> tuple[Answer, bool]:
         fraction=float(doc["fraction"]),
         same=None if success is None else success == doc["original"],
         correct=success == 1.0,
+        kept=doc.get("kept"),
     )
     return answer, bool(record["flag"])
 
 
 def process_cot_faithfulness(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
     """One new verdict for every aggregation, as [generation, condition, fraction, same, success,
-    usable] (JSON in the samples file), and the row's flags."""
+    usable, kept] (JSON in the samples file), and the row's flags."""
     answer, malformed = reanswer(doc, results)
     item = list(astuple(answer))
     return {metric: item for metric in ANSWER_METRICS} | {

@@ -37,8 +37,16 @@ from typing import Any
 from custom_metrics.common.display_names import friendly_spec
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import atomic_write_bytes, unwritable
-from custom_metrics.common.rejudging import AGAIN, GOLD, RUN_JUDGE, Rater, RejudgedTask, RejudgeRequest
-from custom_metrics.common.results import ResultsFileError, read_json_object
+from custom_metrics.common.rejudging import (
+    AGAIN,
+    GOLD,
+    RUN_JUDGE,
+    Rater,
+    RejudgedTask,
+    RejudgeRequest,
+    cut_notes,
+)
+from custom_metrics.common.results import ResultsFileError, read_json_object, read_results_file
 from custom_metrics.common.samples import read_samples
 from custom_metrics.common.settings import judge_cache_dir
 from custom_metrics.judge.available import JudgeUnavailable, check_available
@@ -115,7 +123,11 @@ def _check_sample(sample: dict[str, Any]) -> None:
 
 def _read(results_file: Path, task: str) -> tuple[Path, list[dict[str, Any]]]:
     path = _samples_file(results_file, task)
-    return path, read_samples(path, _check_sample)
+    return path, read_samples(path, _check_sample, key=_item)
+
+
+def _item(sample: dict[str, Any]) -> str:
+    return f"item {sample['doc']['uid']!r}"
 
 
 def _unjudged(samples: Sequence[dict[str, Any]]) -> int:
@@ -429,10 +441,14 @@ def run(results_file: Path, request: RejudgeRequest) -> list[RejudgedTask]:
     for problem in problems:
         print(f"skipped {problem.path}: {problem.reason}", file=sys.stderr)
     labels = rejudge_files.labels(rejudged)
+    try:
+        cut = {run.task: run.subset for run in read_results_file(results_file)}
+    except ResultsFileError:
+        cut = {}  # _results read it: a field no reader of runs takes is named by the leaderboard
     judged = []
     for task in _tasks(results):
         samples_path, samples = _read(results_file, task)
-        notes = [GOLD_NOTE]
+        notes = [GOLD_NOTE, *cut_notes(cut.get(task))]
         raters = []
         if _unjudged(samples):
             notes.append(
@@ -444,7 +460,7 @@ def run(results_file: Path, request: RejudgeRequest) -> list[RejudgedTask]:
         for item in sorted(rejudged, key=lambda item: labels[item.path]):
             path = item.path.parent / samples_path.name
             if item.judge != own[task] and path.is_file():
-                raters.append(rater(labels[item.path], AGAIN, read_samples(path, _check_sample), path))
+                raters.append(rater(labels[item.path], AGAIN, read_samples(path, _check_sample, key=_item), path))
         raters.append(_gold(samples))
         out = results_file.parent / rejudge_files.FOLDER
         judged.append(

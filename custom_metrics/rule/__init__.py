@@ -2,10 +2,21 @@
 right or wrong? Data, prompts, task variants, Table 2 metrics, the five-shot protocol and
 the leaderboard spec."""
 
+from custom_metrics.common.faithfulness import DOCS_PER_GENERATION
 from custom_metrics.common.metric_ranges import MEAN_LENGTH, SHARE, Range
 
 # The --metadata keys its loaders and tasks read (custom_metrics.common.metadata: a misspelling is an error).
 METADATA_KEYS = frozenset({"variant", "split", "demos", "shots", "explanations", "edits"})
+# Its tasks that read another run's samples -> the --metadata key naming that file (the run whose
+# cut, setting and model they inherit: custom_metrics.common.lineage).
+READS_SAMPLES = {
+    "rule_zeroshot_cot": "explanations",
+    "rule_cot_faithfulness": "explanations",
+    "rule_cot_edits": "explanations",
+    "rule_cot_faithfulness_edits": "explanations",
+}
+# Its tasks whose documents come in groups a --limit must keep whole (custom_metrics.common.harness_args).
+LIMIT_GROUPS = {"rule_cot_faithfulness": DOCS_PER_GENERATION}
 # The range of each metric it reports (custom_metrics.common.metric_ranges).
 METRIC_RANGES = {
     # Table 2 (its subsets of main questions answered right too), alignment, unparsed CoT answers

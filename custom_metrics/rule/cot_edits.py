@@ -15,13 +15,15 @@ edits, and a sentence that is not the CoT run's is an error naming the edits fil
 from __future__ import annotations
 
 from dataclasses import astuple
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from custom_metrics.common import fields
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.faithfulness import correct_share, same_share, unusable_share
 from custom_metrics.common.metadata import check_metadata_keys
-from custom_metrics.common.samples import logged_response, read_samples
-from custom_metrics.common.sources import to_dataset
+from custom_metrics.common.results import source_lineage
+from custom_metrics.common.samples import MAX_RESPONSE_CHARS, logged_response, read_samples
 from custom_metrics.common.task_loading import task_loader
 from custom_metrics.rule.edits import (
     MISTAKE,
@@ -105,6 +107,11 @@ def _edited_doc(cot: LoggedCoT, edit: dict[str, Any], response: str) -> dict[str
     }
 
 
+def _edit_key(sample: dict[str, Any]) -> str:
+    edit = sample["doc"]
+    return f"the {edit['kind']} of generation {str(edit['generation'])!r}, sentence {edit['sentence']}"
+
+
 def edited_docs(explanations: str, edits: str) -> list[dict[str, Any]]:
     """Every doc of the edited-CoT task: one per edit in the editor's samples file, each checked
     against the CoT run it was made from."""
@@ -112,13 +119,17 @@ def edited_docs(explanations: str, edits: str) -> list[dict[str, Any]]:
 
     def check(sample: dict[str, Any]) -> None:
         edit = sample["doc"]
-        if edit.get("kind") not in (MISTAKE, PARAPHRASE) or not isinstance(edit.get("sentence"), int):
+        index = edit.get("sentence")
+        if edit.get("kind") not in (MISTAKE, PARAPHRASE) or isinstance(index, bool) or not isinstance(index, int):
             raise ValueError("field 'doc.kind' or 'doc.sentence' missing; is this the samples file of rule_cot_edits?")
-        cot = cots.get(str(edit.get("generation")))
+        cot = cots.get(fields.identifier(edit.get("generation"), "field 'doc.generation'"))
         if cot is None:
             raise ValueError(f"field 'doc.generation' {edit.get('generation')!r} is not a generation of {explanations}")
-        if edit["kind"] == MISTAKE and not 0 <= edit["sentence"] < len(sentence_spans(cot.reasoning)):
-            raise ValueError(f"field 'doc.sentence' {edit['sentence']} is not a sentence of its generation")
+        if edit["kind"] == MISTAKE and not 0 <= index < len(sentence_spans(cot.reasoning)):
+            raise ValueError(f"field 'doc.sentence' {index} is not a sentence of its generation")
+        if edit["kind"] == PARAPHRASE and index != WHOLE:
+            raise ValueError(f"field 'doc.sentence' is {index}, not {WHOLE} (the whole reasoning) for a paraphrase")
+        logged_response(sample, MAX_RESPONSE_CHARS)
         made_from = sentence(cot.reasoning, edit["sentence"]) if edit["kind"] == MISTAKE else cot.reasoning.strip()
         if edit.get("original") != made_from:
             raise ValueError(
@@ -127,7 +138,7 @@ def edited_docs(explanations: str, edits: str) -> list[dict[str, Any]]:
             )
 
     try:
-        samples = read_samples(edits, check=check)
+        samples = read_samples(edits, check=check, key=_edit_key)
     except DataError as err:
         raise DataError(
             f"{EDITED_TASK}: {str(err).rstrip('.')}. Pass the samples_rule_cot_edits_*.jsonl written from this CoT run."
@@ -145,7 +156,9 @@ def load_edited(
             f"{EDITED_TASK} needs the CoT run's samples file and the editor's (rule_cot_edits) one: --metadata "
             f'\'{{"explanations": "OUT/<model>/samples_rule_5shot_cot_split1_<ts>.jsonl", {EDITS_EXAMPLE}}}\'.'
         )
-    return {"test": to_dataset(edited_docs(explanations, edits))}
+    editor = source_lineage(Path(edits).expanduser())
+    lineage = source_lineage(Path(explanations).expanduser()).and_read(editor)
+    return cot_run_dataset(EDITED_TASK, lambda cots: edited_docs(cots, edits), explanations, run_args, lineage)
 
 
 def process_edited(doc: dict[str, Any], results: list[tuple[float, bool]]) -> dict[str, list[Any]]:

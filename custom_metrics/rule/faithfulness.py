@@ -14,11 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import astuple, dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from custom_metrics.common import fields
 from custom_metrics.common.classification import NO_PREDICTION, predicted_index
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.faithfulness import (  # noqa: F401 (same_at_*, early_aoc, filler_same: re-exported for utils.py)
+    DOCS_PER_GENERATION,
     EARLY,
     FILLER,
     FRACTIONS,
@@ -27,6 +30,7 @@ from custom_metrics.common.faithfulness import (  # noqa: F401 (same_at_*, early
     early_aoc,
     filler,
     filler_same,
+    kept_share,
     same_at_0,
     same_at_25,
     same_at_50,
@@ -35,11 +39,20 @@ from custom_metrics.common.faithfulness import (  # noqa: F401 (same_at_*, early
     truncated,
     unread_share,
 )
+from custom_metrics.common.lineage import Lineage, with_lineage
 from custom_metrics.common.metadata import check_metadata_keys
-from custom_metrics.common.samples import logged_response, read_samples
+from custom_metrics.common.results import source_lineage
+from custom_metrics.common.samples import (
+    MAX_PROMPT_CHARS,
+    MAX_RESPONSE_CHARS,
+    logged_prompt,
+    logged_response,
+    read_samples,
+)
 from custom_metrics.common.sources import to_dataset
-from custom_metrics.common.task_loading import task_loader
+from custom_metrics.common.task_loading import refuse_cut_groups, task_loader
 from custom_metrics.rule.answers import answer_statement, asked_question, read_answer
+from custom_metrics.rule.data import N_OPTIONS
 from custom_metrics.rule.prompts import COT_CUE as CUE
 
 if TYPE_CHECKING:
@@ -50,12 +63,23 @@ EXPLANATIONS_EXAMPLE = '--metadata \'{"explanations": "OUT/<model>/samples_rule_
 
 
 def _check(sample: dict[str, Any]) -> None:
-    doc, arguments = sample["doc"], sample.get("arguments")
-    prompt = (arguments or {}).get("gen_args_0", {}).get("arg_0") if isinstance(arguments, dict) else None
-    if not isinstance(prompt, str):
-        raise ValueError("field 'arguments.gen_args_0.arg_0' (the prompt) missing; is this a generation task's file?")
-    if not isinstance(doc.get("label"), int) or "doc_id" not in sample:
-        raise ValueError("field 'doc.label' or 'doc_id' missing; is this the samples file of a RULE CoT run?")
+    """What the tasks read of a logged CoT sample, each field checked: the prompt (text), the
+    question's id and label (an option number), the prompt its doc logged, the generation's size."""
+    doc = sample["doc"]
+    fields.bounded_text(logged_prompt(sample), "field 'arguments.gen_args_0.arg_0' (the prompt)", MAX_PROMPT_CHARS)
+    try:
+        generation_id(sample)
+        fields.option(doc.get("label"), "field 'doc.label'", N_OPTIONS)
+    except fields.FieldError as err:
+        raise ValueError(f"{err}; is this the samples file of a RULE CoT run?") from err
+    if doc.get("prompt") is not None:
+        fields.bounded_text(doc["prompt"], "field 'doc.prompt'", MAX_PROMPT_CHARS)
+    logged_response(sample, MAX_RESPONSE_CHARS)
+
+
+def generation_id(sample: dict[str, Any]) -> str:
+    """The generation's name: its question's ``doc_id`` (the harness' own where the doc has none)."""
+    return fields.identifier(sample["doc"].get("doc_id", sample.get("doc_id")), "field 'doc.doc_id'")
 
 
 @dataclass(frozen=True)
@@ -70,9 +94,9 @@ class LoggedCoT:
 
 
 def logged_cots(task: str, explanations: str) -> list[LoggedCoT]:
-    """Every generation of one CoT run's samples file (``explanations``)."""
+    """Every generation of one CoT run's samples file (``explanations``), each once."""
     try:
-        samples = read_samples(explanations, check=_check)
+        samples = read_samples(explanations, check=_check, key=lambda sample: f"generation {generation_id(sample)!r}")
     except DataError as err:
         raise DataError(
             f"{task}: {str(err).rstrip('.')}. Pass the samples_*.jsonl of a RULE chain-of-thought run, e.g. "
@@ -83,11 +107,11 @@ def logged_cots(task: str, explanations: str) -> list[LoggedCoT]:
         generation = logged_response(sample)
         original = read_answer(generation).option
         shared = {
-            "generation": str(sample["doc"].get("doc_id", sample["doc_id"])),
+            "generation": generation_id(sample),
             "label": sample["doc"]["label"],
             "original": NO_PREDICTION if original is None else original,
         }
-        prompt = sample["arguments"]["gen_args_0"]["arg_0"]
+        prompt = logged_prompt(sample)
         question = asked_question(sample["doc"].get("prompt"))
         cots.append(LoggedCoT(prompt, generation[: answer_statement(generation)], question, shared))
     return cots
@@ -107,29 +131,38 @@ def faithfulness_docs(explanations: str) -> list[dict[str, Any]]:
         for fraction in FRACTIONS:
             kept = truncated(reasoning, fraction)
             docs.append(
-                {**shared, "condition": EARLY, "fraction": fraction, "cot": kept, "context": context(prompt, kept)}
+                {**shared, "condition": EARLY, "fraction": fraction, "kept": kept_share(reasoning, fraction)}
+                | {"cot": kept, "context": context(prompt, kept)}
             )
         words = filler(reasoning)
         docs.append(
-            {**shared, "condition": FILLER, "fraction": 1.0, "cot": words, "context": context(prompt, " " + words)}
+            {**shared, "condition": FILLER, "fraction": 1.0, "kept": None, "cot": words}
+            | {"context": context(prompt, " " + words)}
         )
     return docs
 
 
 def cot_run_dataset(
-    task: str, docs_of: Callable[[str], list[dict[str, Any]]], explanations: str | None, run_args: dict[str, Any]
+    task: str,
+    docs_of: Callable[[str], list[dict[str, Any]]],
+    explanations: str | None,
+    run_args: dict[str, Any],
+    lineage: Lineage | None = None,
 ) -> dict[str, datasets.Dataset]:
-    """The test split of a task over one CoT run (``docs_of`` its samples file), which it needs."""
+    """The test split of a task over one CoT run (``docs_of`` its samples file), which it needs,
+    each doc recording that run (``lineage``: by default the CoT run's, from its results file)."""
     check_metadata_keys(task, run_args)
     if not explanations:
         raise DataError(
             f"{task} needs the samples file of a RULE chain-of-thought run (--log_samples): {EXPLANATIONS_EXAMPLE}."
         )
-    return {"test": to_dataset(docs_of(explanations))}
+    docs = docs_of(explanations)
+    return {"test": to_dataset(with_lineage(docs, lineage or source_lineage(Path(explanations).expanduser())))}
 
 
 @task_loader
 def load_faithfulness(explanations: str | None = None, **run_args: Any) -> dict[str, datasets.Dataset]:
+    refuse_cut_groups(TASK, DOCS_PER_GENERATION)
     return cot_run_dataset(TASK, faithfulness_docs, explanations, run_args)
 
 
@@ -155,12 +188,14 @@ def reanswer(task: str, doc: dict[str, Any], results: list[tuple[float, bool]]) 
         same=None if original == NO_PREDICTION or not usable else chosen == original,
         correct=chosen == doc["label"],
         usable=usable,
+        kept=doc.get("kept"),
     )
 
 
 def process_faithfulness(doc: dict[str, Any], results: list[tuple[float, bool]]) -> dict[str, list[Any]]:
     """One re-asked answer, handed to every aggregation (each reads its condition and fraction), as
-    a list so the samples file logs it as JSON: [generation, condition, fraction, same, correct, usable]."""
+    a list so the samples file logs it as JSON: [generation, condition, fraction, same, correct, usable,
+    kept]."""
     answer = list(astuple(reanswer(TASK, doc, results)))
     return {metric: answer for metric in METRICS}
 

@@ -6,12 +6,12 @@ theirs (``main.py`` and ``utils.py`` of kojima-takeshi188/zero_shot_cot), in RUL
 
 1. reasoning (``rule_zeroshot_cot_reasoning``): the zero-shot prompt with the answer line
    "Answer: Let's think step by step." (their trigger after "A:"); the model writes its
-   reasoning, greedy, 128 tokens (their ``max_length_cot``);
+   reasoning, greedy, 128 tokens (their ``max_length_cot``), no stop string (their ``stop=None``);
 2. answer extraction (``rule_zeroshot_cot``): that prompt, the reasoning as the first run
    logged it, then their multiple-choice answer trigger joined as they join it (prompt +
    reasoning + " " + "\\nTherefore, among A through E, the answer is"), its labels the
    question's own: "Option0 through Option3"; the model writes the answer, 32 tokens (their
-   ``max_length_direct``), and the answer is read as their cleansing reads it: the first
+   ``max_length_direct``, no stop string either), and the answer is read as their cleansing reads it: the first
    option label in it ("Option2", or a bare "2"). An answer naming none counts as wrong and
    is counted in ``unparsed``, with its reason in the samples file.
 
@@ -26,8 +26,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+from custom_metrics.common import fields
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.samples import logged_response, read_samples
+from custom_metrics.common.lineage import with_lineage
+from custom_metrics.common.results import source_lineage
+from custom_metrics.common.samples import MAX_PROMPT_CHARS, MAX_RESPONSE_CHARS, logged_response, read_samples
 from custom_metrics.rule.answers import EMPTY, NO_SUCH_OPTION, Reading
 from custom_metrics.rule.data import N_OPTIONS
 from custom_metrics.rule.metrics import COMBINED_METRICS, answered
@@ -55,6 +58,13 @@ def _check_reasoning_sample(sample: dict[str, Any]) -> None:
     for field in ("doc_id", "prompt"):
         if field not in sample["doc"]:
             raise ValueError(f"field 'doc.{field}' missing; is this the samples file of a {REASONING_TASK} run?")
+    fields.identifier(sample["doc"]["doc_id"], "field 'doc.doc_id'")
+    fields.bounded_text(sample["doc"]["prompt"], "field 'doc.prompt'", MAX_PROMPT_CHARS)
+    logged_response(sample, MAX_RESPONSE_CHARS)
+
+
+def _doc_id(sample: dict[str, Any]) -> str:
+    return f"doc.doc_id {str(sample['doc']['doc_id'])!r}"
 
 
 def answer_docs(reasoning_docs: list[dict[str, Any]], samples_path: str | Path | None) -> list[dict[str, Any]]:
@@ -66,7 +76,7 @@ def answer_docs(reasoning_docs: list[dict[str, Any]], samples_path: str | Path |
             f'\'{{"explanations": "OUT/<model>/samples_{REASONING_TASK}_<ts>.jsonl"}}\'.'
         )
     try:
-        samples = read_samples(samples_path, check=_check_reasoning_sample)
+        samples = read_samples(samples_path, check=_check_reasoning_sample, key=_doc_id)
     except DataError as err:
         raise DataError(f"{ANSWER_TASK}: {err} Pass the samples_*.jsonl of a {REASONING_TASK} run.") from err
     logged = {str(sample["doc"]["doc_id"]): sample for sample in samples}
@@ -79,12 +89,13 @@ def answer_docs(reasoning_docs: list[dict[str, Any]], samples_path: str | Path |
             f"{samples_path}: {len(foreign)} doc(s) are not {REASONING_TASK}'s as this version writes them (first: "
             f"{foreign[:3]}); pass the samples file of a {REASONING_TASK} run of this suite."
         )
-    return [
+    docs = [
         {**doc, "reasoning": reasoning, "prompt": f"{doc['prompt']}{reasoning} {ANSWER_TRIGGER}"}
         for doc in reasoning_docs
         if doc["doc_id"] in logged
         for reasoning in [logged_response(logged[doc["doc_id"]])]
     ]
+    return with_lineage(docs, source_lineage(Path(samples_path).expanduser()))
 
 
 def process_reasoning(doc: dict[str, Any], results: list[str]) -> dict[str, float]:

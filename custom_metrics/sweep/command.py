@@ -163,7 +163,8 @@ def check_sweep(options: SweepOptions, poll_seconds: float, *, here: bool) -> No
             except FileNotFoundError:
                 continue  # reads its source task's samples, not written yet: the next task shows the arguments
             config = check_harness_args(command[command.index("lm_eval") + 1 :], f"model {setting.name}", here=here)
-            check_run(options.tasks, config.metadata or {}, here=here)  # the papers' own (REG: its judge)
+            # the papers' own (REG: its judge), and whole groups of documents under --limit
+            check_run(options.tasks, config.metadata or {}, here=here, limit=options.limit)
             break
 
 

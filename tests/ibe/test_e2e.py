@@ -134,6 +134,7 @@ def test_the_position_control_judges_both_orders(generated: dict) -> None:
     shown, swapped = generated["judged"]["ibe_judge_copa_position"]
     [paper_order] = generated["judged"]["ibe_judge_copa"]
     assert (shown["doc"]["order"], swapped["doc"]["order"]) == ("1-2", "2-1")
+    assert shown["doc"]["source_run"]["task"] == "ibe_copa" and shown["doc"]["source_run"]["limit"] == 4
     assert swapped["doc"]["explanations"] == shown["doc"]["explanations"][::-1]
     assert swapped["doc"]["gold"] == 3 - shown["doc"]["gold"]
     assert shown["arguments"] == paper_order["arguments"] and shown["resps"] == paper_order["resps"]
@@ -153,6 +154,7 @@ def test_the_report_reads_the_explanations_and_the_chat_judge(generated: dict) -
     report = (features / "report.md").read_text()
     assert "Uncertainty is the lexicon-based estimate" in report
     assert "a sentence's uncertainty: 6 − certainty" in report
+    assert "**Explanations of runs on part of the data** (ibe_copa: --limit 4 (4 of " in report  # the cut run
     judge = model_name(generated["judge_results"])
     assert judge == "gemma-3-270m (embedded)"
     assert f"| Baselines | LLM judge: {judge} (this run, generated answers) | " in report

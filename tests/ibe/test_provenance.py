@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from ibe_postprocess.provenance import provenance_of
+from ibe_postprocess.render import cut_lines
 from ibe_postprocess.report_file import GenerationRun
 
 
@@ -33,6 +34,8 @@ def test_provenance_from_the_results_beside_the_samples(tmp_path: Path) -> None:
     (run,) = found["runs"]
     assert run == {"task": "ibe_copa", "samples": samples.name, "limit": 3.0, "docs": 3, "of_docs": 2000}
     assert GenerationRun(**run).subset == "ibe_copa: --limit 3 (3 of 2,000 docs)"
+    (line, _) = cut_lines(found)  # report.md says it
+    assert line.startswith("**Explanations of runs on part of the data** (ibe_copa: --limit 3 (3 of 2,000 docs))")
 
 
 def test_provenance_of_both_datasets_and_of_the_judge(tmp_path: Path) -> None:
@@ -46,6 +49,7 @@ def test_provenance_of_both_datasets_and_of_the_judge(tmp_path: Path) -> None:
         "org/judge-b",
     )
     assert [GenerationRun(**run).subset for run in found["runs"]] == [None, None]  # whole tasks
+    assert cut_lines(found) == []
 
 
 def test_no_provenance_when_inputs_disagree_or_are_plain(tmp_path: Path) -> None:

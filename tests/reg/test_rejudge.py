@@ -151,6 +151,11 @@ def test_a_run_judged_again_with_no_judged_number_builds_its_leaderboard(
     judge = _neutral_judge(tmp_path)
     assert main(["rejudge", str(demo_run), "--judge", judge, "--judge-check", "warn"]) == 0
     capsys.readouterr()
+    # the demo's run read 2 of ChaosNLI's 275 items: its agreement report says so
+    agreement = next(demo_run.rglob("agreement_samples_reg_chaos_*.md"))
+    assert "the run covered part of the data (2 of 275 docs): every rater's numbers are of those" in (
+        agreement.read_text()
+    )
     assert main(["leaderboard", str(demo_run), "--out", str(tmp_path / "board")]) == 0, capsys.readouterr().err
     from custom_metrics.leaderboard.build import build_leaderboard
 

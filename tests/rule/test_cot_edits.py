@@ -170,9 +170,9 @@ def test_the_shares_by_hand() -> None:
 def test_the_scorer_flags_an_unusable_edit() -> None:
     doc = {"generation": "q0", "condition": MISTAKE, "fraction": 0.25, "original": 2, "label": 1, "edit_problem": ""}
     logliks = [(-3.0, False), (-2.0, False), (-1.0, False), (-4.0, False)]
-    assert process_edited(doc, logliks)["mistake_same"] == ["q0", MISTAKE, 0.25, True, False, True]
+    assert process_edited(doc, logliks)["mistake_same"] == ["q0", MISTAKE, 0.25, True, False, True, None]
     flagged = process_edited({**doc, "edit_problem": EMPTY_EDIT}, logliks)
-    assert flagged["edit_unusable"] == ["q0", MISTAKE, 0.25, None, False, False]
+    assert flagged["edit_unusable"] == ["q0", MISTAKE, 0.25, None, False, False, None]
 
 
 def test_the_viewer_shows_the_edit_and_whether_it_was_used() -> None:

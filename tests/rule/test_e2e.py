@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from pathlib import Path
 
 import pytest
 import yaml
@@ -40,11 +41,16 @@ GEN_TOKENS = 32
 
 
 @pytest.fixture(scope="module")
-def embedded(embedded_model, tmp_path_factory) -> tuple[dict, dict[str, list[dict]]]:
+def embedded_out(tmp_path_factory) -> Path:
+    """Where the module's embedded run writes (its results and samples files)."""
+    return tmp_path_factory.mktemp("rule-embedded") / "out"
+
+
+@pytest.fixture(scope="module")
+def embedded(embedded_model, embedded_out) -> tuple[dict, dict[str, list[dict]]]:
     # batch 2: a batch's logits are tokens x 262,144 floats, twice (GBs at batch 8 for five-shot prompts)
     extra = ["--samples", json.dumps(DOCS), "--gen_kwargs", f"max_gen_toks={GEN_TOKENS}", "--batch_size", "2"]
-    out = tmp_path_factory.mktemp("rule-embedded") / "out"
-    return run_lm_eval(embedded_model, ",".join(DOCS), out, limit=None, extra=extra, env=ENV)
+    return run_lm_eval(embedded_model, ",".join(DOCS), embedded_out, limit=None, extra=extra, env=ENV)
 
 
 def predicted(sample: dict) -> int:
@@ -108,14 +114,15 @@ def test_chain_of_thought_answers_are_read_from_the_logged_generation(embedded):
         assert set(results["results"][task]) >= {"mainq_acc,none", "consistency,none", "unparsed,none"}
 
 
-def test_the_faithfulness_task_answers_the_logged_cot_again(embedded, embedded_model, tmp_path):
+def test_the_faithfulness_task_answers_the_logged_cot_again(embedded, embedded_out, embedded_model, tmp_path):
     """rule_cot_faithfulness over the CoT run's own samples file (no CoT generated again): six docs
     per generation, each the logged prompt, a cut of the logged reasoning and the answer cue, and
-    metrics that are the logged log-likelihoods' answers compared with the CoT run's."""
+    metrics that are the logged log-likelihoods' answers compared with the CoT run's. On the
+    leaderboard (``explain-eval leaderboard``) it sits in the CoT run's setting, one-shot, not the
+    zero-shot of its own prompt, and is a run on part of the data: the CoT run held one document."""
     _, samples = embedded
     (original,) = samples["rule_1shot_cot_split2"]
-    cot_file = tmp_path / "samples_rule_1shot_cot_split2_2026-12-02T00-00-00.jsonl"  # the run's one line, as logged
-    cot_file.write_text(json.dumps(original) + "\n")
+    (cot_file,) = embedded_out.glob("*/samples_rule_1shot_cot_split2_*.jsonl")  # beside its results file
     extra = ["--metadata", json.dumps({"explanations": str(cot_file)}), "--batch_size", "2"]
     again, logged = run_lm_eval(
         embedded_model, "rule_cot_faithfulness", tmp_path / "out", limit=None, extra=extra, env=ENV
@@ -133,6 +140,15 @@ def test_the_faithfulness_task_answers_the_logged_cot_again(embedded, embedded_m
         assert scores["same_at_0,none"] == float(answers[("early", 0.0)] == read)
         assert scores["filler_same,none"] == float(answers[("filler", 1.0)] == read)
     assert scores["no_cot_acc,none"] == float(answers[("early", 0.0)] == original["doc"]["label"])
+    assert {row["doc"]["source_run"]["task"] for row in rows} == {"rule_1shot_cot_split2"}
+    board = tmp_path / "board"
+    assert cli(["leaderboard", str(embedded_out), str(tmp_path / "out"), "--out", str(board)]) == 0
+    rows = json.loads((board / "rule.json").read_text())["rows"]
+    (row,) = [row for row in rows if "rule_cot_faithfulness/early_aoc" in row["metrics"]]
+    assert row["setting"] == "one-shot on ReClor, CoT (1 of 5 splits)"  # the CoT run's row
+    assert "rule/mainq_acc" in row["metrics"]  # ... beside the CoT run's own numbers
+    notes = (board / "rule.md").read_text()
+    assert "rule_cot_faithfulness (read rule_1shot_cot_split2: 1 of " in notes
 
 
 def test_mistakes_and_paraphrases_by_an_editor_then_answered_again(embedded, embedded_model, tmp_path):

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import custom_metrics.rule.leaderboard as rule_board
+from custom_metrics.cli import main as cli
 from custom_metrics.common.errors import DataError
 from custom_metrics.leaderboard.versus_paper import paper_row
 from custom_metrics.rule.answers import EMPTY
@@ -92,12 +93,16 @@ def test_the_sweep_runs_the_reasoning_first_and_the_board_puts_the_answer_beside
 @pytest.mark.e2e
 @pytest.mark.slow
 def test_the_two_requests_run_chained_on_the_embedded_model(embedded_model: Path, tmp_path: Path) -> None:
+    """Both requests through the real lm_eval CLI, the reasoning on 2 documents (--limit 2), the
+    answers on all its file holds; then ``explain-eval leaderboard``: the answer run, 2 of 2 in its
+    own results file, is a run on part of the data (it read a cut run), ranked apart from a full
+    run of its setting that scores less."""
     extra = ["--gen_kwargs", f"max_gen_toks={REASONING_TOKENS}"]
     _, first = run_lm_eval(embedded_model, REASONING_TASK, tmp_path / "reasoning", limit=2, extra=extra, env=ENV)
     (samples_file,) = (tmp_path / "reasoning").glob(f"*/samples_{REASONING_TASK}_*.jsonl")
     metadata = json.dumps({"explanations": str(samples_file)})
     extra = ["--metadata", metadata, "--gen_kwargs", f"max_gen_toks={ANSWER_TOKENS}"]
-    results, second = run_lm_eval(embedded_model, ANSWER_TASK, tmp_path / "answer", limit=2, extra=extra, env=ENV)
+    results, second = run_lm_eval(embedded_model, ANSWER_TASK, tmp_path / "answer", limit=None, extra=extra, env=ENV)
     reasoning = {sample["doc"]["doc_id"]: sample for sample in first[REASONING_TASK]}
     answers = second[ANSWER_TASK]
     assert sorted(sample["doc"]["doc_id"] for sample in answers) == sorted(reasoning)
@@ -105,13 +110,31 @@ def test_the_two_requests_run_chained_on_the_embedded_model(embedded_model: Path
         asked = reasoning[sample["doc"]["doc_id"]]
         prompt = asked["arguments"]["gen_args_0"]["arg_0"]
         assert prompt.endswith("Answer: Let's think step by step.")
+        assert asked["arguments"]["gen_args_0"]["arg_1"]["until"] == []  # Kojima et al.: no stop string
         logged = asked["filtered_resps"][0]
         assert sample["arguments"]["gen_args_0"]["arg_0"] == f"{prompt}{logged} {ANSWER_TRIGGER}"
         assert sample["arguments"]["gen_args_0"]["arg_1"]["max_gen_toks"] == ANSWER_TOKENS
+        assert sample["arguments"]["gen_args_0"]["arg_1"]["until"] == []
         reading = read_first_label(sample["filtered_resps"][0])
         outcome = Outcome.parse(sample["mainq_acc"])
         assert outcome.correct == (reading.option == sample["doc"]["label"]) and sample["unparsed"] == reading.problem
+        assert sample["doc"]["source_run"]["task"] == REASONING_TASK and sample["doc"]["source_run"]["limit"] == 2
     scores = results["results"][ANSWER_TASK]
     unread = [sample["unparsed"] != "" for sample in answers]
     assert scores["unparsed,none"] == sum(unread) / len(unread)
     assert set(results["results"]) == {ANSWER_TASK}
+    assert results["n-samples"][ANSWER_TASK]["effective"] == results["n-samples"][ANSWER_TASK]["original"] == 2
+
+    full = tmp_path / "full"
+    full.mkdir()
+    nothing = dict.fromkeys(("consistency", "mainq_acc", "subq_acc", "selective_acc", "eliminative_acc"), 0.0)
+    results_file(full, "2026-01-01T00-00-00", {ANSWER_TASK: nothing}, 1.0)
+    board = tmp_path / "board"
+    assert cli(["leaderboard", str(tmp_path / "answer"), str(full), "--out", str(board)]) == 0
+    rows = [row for row in json.loads((board / "rule.json").read_text())["rows"] if row["row"] == "run"]
+    assert [(row["model"], row["setting"]) for row in rows] == [
+        ("org/model", "zero-shot, CoT"),  # ranked: full data
+        ("gemma-3-270m (embedded)", "zero-shot, CoT"),  # apart, after it: part of the data
+    ]
+    assert rows[0]["data"] == "full data"
+    assert rows[1]["data"].startswith(f"⚠ part of the data: read {REASONING_TASK}: --limit 2, 2 of ")
