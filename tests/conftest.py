@@ -1,6 +1,6 @@
 """Shared fixtures: the environment every test runs in, the embedded model (also served by
-a real ``transformers serve``), the fixture mirror, a real `lm_eval` CLI runner, and the
-`fulldata` marker's skip."""
+a real ``transformers serve``), the fixture mirror, a real `lm_eval` CLI runner, the
+`fulldata` marker's skip, and how make test's workers share the tests (tests/work_units.py)."""
 
 from __future__ import annotations
 
@@ -16,14 +16,24 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from tests.helpers import MIRROR, run_lm_eval
+from tests.work_units import order_into_units, scheduler
 
 # The fixture fifth paper's tests run in a copy of the tree that holds its package
 # (tests/test_fifth_paper.py), never here.
 collect_ignore = ["fixtures"]
 
 
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """``--dist loadfile`` (make test) by units of work (tests/work_units.py)."""
+    return scheduler(config, log) if config.getvalue("dist") == "loadfile" else None
+
+
+@pytest.hookimpl(trylast=True)  # the tests -m and -k selected
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked ``fulldata`` need the full mirror; on a clone without one they skip, saying so."""
+    """A pytest-xdist worker's tests in their units of work, the slower first (tests/work_units.py).
+    Tests marked ``fulldata`` need the full mirror; on a clone without one they skip, saying so."""
+    if hasattr(config, "workerinput"):
+        order_into_units(items)
     if os.environ.get("EXPLAIN_EVAL_DATA"):
         return
     skip = pytest.mark.skip(reason="full-data test: EXPLAIN_EVAL_DATA is not set (CI sets it to ../shared/data)")

@@ -1,13 +1,13 @@
 """docs/development.md's "Adding a paper", followed literally on a copy of the tree.
 
 The fixture paper (``tests/fixtures/fifth_paper/``, e-SNLI-style labels with explanations) is
-copied over a copy of the suite and the recipe's one edit is made; then, in that copy, the
-whole fast suite passes (not a subset), a real ``lm_eval`` run of the new task prints nothing
-that runs of the four papers' tasks do not and lands in its own leaderboard tab, and
-``explain-eval download`` fetches its Hub-pinned file. A sixth paper of another shape
-(``tests/fixtures/sixth_paper/``: CoS-E-style choices scored by log-likelihood, two tasks in a
-group compared pairwise, a GitHub-pinned file) is added beside it the same way and passes the
-same suite, run and download. Each mistake that
+copied over a copy of the suite and the recipe's one edit is made; then, in that copy, every
+fast test that reads every paper (``EVERY_PAPER_TESTS``) and the paper's own tests pass, a real
+``lm_eval`` run of the new task prints nothing that runs of the four papers' tasks do not and
+lands in its own leaderboard tab, and ``explain-eval download`` fetches its Hub-pinned file. A
+sixth paper of another shape (``tests/fixtures/sixth_paper/``: CoS-E-style choices scored by
+log-likelihood, two tasks in a group compared pairwise, a GitHub-pinned file) is added beside it
+the same way and passes the same tests, run and download. Each mistake that
 once passed every check (the key left out of the registry, a headline, label or
 definition naming nothing, a typo in the task pattern or the group's name, a data file left out
 of the spec however it was built, a metric without a range, logic in the folder's ``utils.py``, no README) makes
@@ -16,6 +16,7 @@ of the spec however it was built, a metric without a range, logic in the folder'
 
 from __future__ import annotations
 
+import ast
 import csv
 import json
 import os
@@ -46,6 +47,34 @@ CHECKS = (
     "tests/esnli",
 )
 CHECK = [sys.executable, "-m", "custom_metrics.cli", "check", "esnli"]  # `explain-eval check esnli`
+# The tests that read every paper: the registry's list, each paper's tests/<key>/paper.py, every
+# task, module or file of the tree. A new paper is one of their inputs; every other test names
+# the papers it checks and meets a new one only through what these check over it (the task index
+# that every TaskManager builds, the registry's loops: docs/development.md, "Adding a paper").
+# Their fast tests run in the copy with the fixture papers; the guard below finds any test module
+# that reads every paper and is missing here.
+EVERY_PAPER_TESTS = (
+    "tests/common/test_metadata.py",
+    "tests/common/test_pinned_data.py",
+    "tests/ibe/test_layout.py",
+    "tests/leaderboard/test_browser.py",
+    "tests/leaderboard/test_leaderboard.py",
+    "tests/test_first_hour.py",
+    "tests/test_harness_task_checks.py",
+    "tests/test_layers.py",
+    "tests/test_packaging.py",
+    "tests/test_paper_specs.py",
+    "tests/test_prefix_lm.py",
+    "tests/test_task_configs.py",
+    "tests/test_task_readmes.py",
+)
+# What a test uses when it reads every paper: the registry's and the tests' lists of papers, each
+# paper's test hooks, every task loaded, every pinned file, the checkout's files.
+EVERY_PAPER_NAMES = {
+    "PAPER_KEYS", "PAPERS", "paper_tests", "paper_packages", "EXPECTED_TASKS", "suite_tasks", "full_suite_tasks",
+    "reading_tasks", "run_arg_tasks", "small_data", "DATASETS", "checkout_files",
+}  # fmt: skip
+TREE_ROOTS = ("REPO", "TASKS_DIR", "TASKS_PATH")
 
 
 def _recipe_section() -> str:
@@ -114,14 +143,43 @@ def test_the_recipe_names_every_file_and_edit_the_test_makes() -> None:
 FAST = "not e2e and not fulldata and not slow"  # make test-fast's selection
 
 
+def _reads_every_paper(path: Path) -> bool:
+    """Whether a test module uses a name of ``EVERY_PAPER_NAMES`` or lists the tree, or one of its
+    top folders, by a name (``TASKS_DIR.glob``, ``(REPO / top).rglob``; not one paper's folder)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        named = node.id if isinstance(node, ast.Name) else node.arg if isinstance(node, ast.arg) else None
+        if (node.name if isinstance(node, ast.alias) else named) in EVERY_PAPER_NAMES:  # a name, fixture or import
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            root = node.func.value
+            if isinstance(root, ast.BinOp) and not isinstance(root.right, ast.Constant):
+                root = root.left
+            if node.func.attr in ("glob", "rglob", "iterdir", "walk") and ast.unparse(root) in TREE_ROOTS:
+                return True
+    return False
+
+
+def test_every_test_module_that_reads_every_paper_runs_with_the_fixture_papers() -> None:
+    modules = (REPO / "tests").rglob("test_*.py")
+    found = {
+        path.relative_to(REPO).as_posix()
+        for path in modules
+        if "fixtures" not in path.parts and path != Path(__file__) and _reads_every_paper(path)
+    }
+    missing = sorted(found - set(EVERY_PAPER_TESTS))
+    assert missing == [], f"{missing} read every paper: add them to EVERY_PAPER_TESTS in {Path(__file__).name}"
+    assert [name for name in EVERY_PAPER_TESTS if not (REPO / name).is_file()] == []
+
+
 @pytest.mark.slow
-def test_the_whole_fast_suite_passes_with_the_fifth_paper(tree: Path) -> None:
-    """Not the checks the recipe names: every fast test of the suite, in the copy with the paper
-    (minutes: the suite's own fast tests, once more, on one worker)."""
+def test_the_tests_of_every_paper_pass_with_the_fixture_papers(tree: Path) -> None:
+    """Not only the checks the recipe names: every fast test that reads every paper, and the
+    fixture papers' own tests, in the copy with both papers (one worker)."""
     env = _env(tree, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     del env["EXPLAIN_EVAL_DATA"]  # as make test-fast runs: the tests choose their mirror
     env = {name: value for name, value in env.items() if not name.startswith("PYTEST_")}  # not this run's worker
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "-m", FAST, "tests"]
+    tests = [*EVERY_PAPER_TESTS, "tests/esnli", "tests/cose"]
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "-m", FAST, *tests]
     done = _run(tree, command, env, timeout=3600)
     assert done.returncode == 0, done.stdout[-8000:] + done.stderr[-2000:]
     assert re.search(r"\d+ passed", done.stdout) and " failed" not in done.stdout, done.stdout[-3000:]
