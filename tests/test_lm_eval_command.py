@@ -56,6 +56,8 @@ def test_a_wrong_judge_is_one_line_before_the_model_loads(unloadable: Path) -> N
         pytest.param("misspelt task", marks=pytest.mark.slow),
         "relative include path",
         "missing model folder",
+        "relative model path in a folder here",
+        "relative model path, offline",
         "judge_check",
         "misspelled metadata key",
     ],
@@ -65,6 +67,8 @@ def test_each_mistake_is_one_line_with_the_fix(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("EXPLAIN_EVAL_JUDGE", "")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # a Hub id is looked for in the local cache only
+    (tmp_path / "models").mkdir()
     argv, expected = {
         "misspelt task": (
             _run(unloadable, "geese_noexp,reg_chaoss", TASKS_DIR),
@@ -83,6 +87,23 @@ def test_each_mistake_is_one_line_with_the_fix(
             [
                 "pretrained=./nope: no such folder (a relative path is resolved against the current folder: "
                 f"{tmp_path / 'nope'})"
+            ],
+        ),
+        # a path first, as transformers looks a name up: models/ is a folder here, so no Hub id
+        "relative model path in a folder here": (
+            _run("models/my-llama", "reg_chaos", TASKS_DIR),
+            [
+                "pretrained=models/my-llama: no such folder (a relative path is resolved against the current "
+                f"folder: {tmp_path / 'models' / 'my-llama'})"
+            ],
+        ),
+        # neither a folder here nor in the Hub cache: both readings named, the folder first
+        "relative model path, offline": (
+            _run("my-models/my-llama", "reg_chaos", TASKS_DIR),
+            [
+                "pretrained=my-models/my-llama: no such folder here (a relative path is resolved against the "
+                f"current folder: {tmp_path / 'my-models' / 'my-llama'}), nor a Hub id in the local Hub cache",
+                "huggingface-cli download my-models/my-llama",
             ],
         ),
         "judge_check": (
