@@ -27,6 +27,7 @@ from typing import Any
 from custom_metrics.common.api_sampling import API_CLASS, check_api_sampling
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.harness_api import unknown_task_names
+from custom_metrics.common.include_path import check_include_path
 from custom_metrics.common.model_signature import read_constructor
 from custom_metrics.common.run_parser import Refused, run_parser
 
@@ -242,6 +243,8 @@ def check_tasks(
             f"{option} {include_path}: no such folder{resolved_against_cwd(include_path)}; pass the folder of the "
             'task YAMLs (--include_path "$(explain-eval tasks-path)" is the suite\'s).'
         )
+    if include_path is not None:
+        check_include_path(Path(include_path), option)
     # The suite's folder alone indexes in a fraction of a second; lm-eval's own ~14,000 task
     # files take as long as a run's start, so they are read only for a name not found there.
     path = str(include_path) if include_path is not None else None
