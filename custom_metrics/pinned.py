@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from custom_metrics.common.download import PinnedFile, cached, fetch
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.settings import CACHE_ENV, DATA_ENV, cache_root, downloads_dir, env_value
-from custom_metrics.common.sources import Source
+from custom_metrics.common.sources import Source, mirror_root
 from custom_metrics.leaderboard.registry import PAPERS as SPECS
 
 # Each paper's spec names its datasets (``PaperSpec.datasets``); a paper's key names them all.
@@ -72,7 +72,25 @@ def _list(names: Sequence[str]) -> int:
     for label, source in pinned_files(names):
         remote = source.remote
         print(f"{label}\n  {remote.url()}\n  {remote.size:,} bytes, sha256 {remote.sha256}\n  {remote.cache_path()}")
+        print(f"  here: {_here(label, remote)}")
     return 0
+
+
+def _here(label: str, remote: PinnedFile) -> str:
+    """Where a run on this machine reads the file from: the mirror (``EXPLAIN_EVAL_DATA``) when
+    one is set, else the cache, whose copy is verified as a run verifies it."""
+    root = mirror_root()
+    if root is not None:
+        paths = [source.mirror_path for sources in DATASETS.values() for source in sources if source.remote == remote]
+        missing = [path for path in dict.fromkeys(paths) if not (root / path).is_file()]
+        if missing:
+            return f"not in the mirror {DATA_ENV}={root} (expected {', '.join(missing)}): its tasks stop there"
+        return f"mirrored ({DATA_ENV}={root}: {', '.join(dict.fromkeys(paths))})"
+    try:
+        path = cached(remote, label)
+    except DataError:
+        return "cached, but the copy no longer matches its pin (a run refuses it): delete it and download it again"
+    return "cached, verified" if path else "not cached: a run downloads it, or `explain-eval download` first"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -84,7 +102,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "datasets", nargs="*", metavar="DATASET", help=f"any of {', '.join([*DATASETS, *PAPERS])} (default: all)"
     )
-    parser.add_argument("--list", action="store_true", help="print each file's URL, size, sha256 and cache path")
+    parser.add_argument(
+        "--list",
+        action="store_true",
+        help="print each file's URL, size, sha256, cache path and whether it is here (mirrored or cached)",
+    )
     args = parser.parse_args(argv)
     try:
         pinned_files(args.datasets)

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import lm_eval
 import pytest
 
 from custom_metrics.cli import main as explain_eval
@@ -29,6 +31,16 @@ def unloadable(tmp_path: Path) -> Path:
     folder.mkdir()
     (folder / "config.json").write_text(json.dumps({"model_type": "no-such-architecture"}))
     return folder
+
+
+HARNESS_HOME = Path(lm_eval.__file__).resolve().parents[1]  # the site-packages lm-eval is installed in
+
+
+def _suite_twice(clone: Path) -> Path:
+    """A clone holding the suite's task folders and a ``build/lib`` copy of them."""
+    for place in (clone / "lm_eval_tasks", clone / "build" / "lib" / "lm_eval_tasks"):
+        shutil.copytree(TASKS_DIR, place, ignore=shutil.ignore_patterns("__pycache__"))
+    return clone
 
 
 def _run(model: Path | str, tasks: str, include: Path | str, *extra: str) -> list[str]:
@@ -55,7 +67,11 @@ def test_a_wrong_judge_is_one_line_before_the_model_loads(unloadable: Path) -> N
         # lm-eval's own task index is read for a name the suite's folder lacks: seconds
         pytest.param("misspelt task", marks=pytest.mark.slow),
         "relative include path",
+        "include path holding lm-eval's own tasks",
+        "include path holding the suite twice",
         "missing model folder",
+        "relative model path in a folder here",
+        "relative model path, offline",
         "judge_check",
         "misspelled metadata key",
         "limit inside a generation",
@@ -66,6 +82,8 @@ def test_each_mistake_is_one_line_with_the_fix(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("EXPLAIN_EVAL_JUDGE", "")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # a Hub id is looked for in the local cache only
+    (tmp_path / "models").mkdir()
     argv, expected = {
         "misspelt task": (
             _run(unloadable, "geese_noexp,reg_chaoss", TASKS_DIR),
@@ -79,11 +97,44 @@ def test_each_mistake_is_one_line_with_the_fix(
                 '--include_path "$(explain-eval tasks-path)"',
             ],
         ),
+        # a clone with its .venv inside: lm-eval would index its own ~14,000 task files a second time
+        "include path holding lm-eval's own tasks": (
+            _run(unloadable, "geese_noexp", HARNESS_HOME),
+            [
+                f"--include_path {HARNESS_HOME} holds lm-eval's own tasks ({HARNESS_HOME / 'lm_eval' / 'tasks'}",
+                '--include_path "$(explain-eval tasks-path)"',
+            ],
+        ),
+        # a clone holding a build/lib copy of the task folders: two tasks of each name
+        "include path holding the suite twice": (
+            _run(unloadable, "geese_noexp", _suite_twice(tmp_path / "clone")),
+            [
+                f"--include_path {tmp_path / 'clone'} holds the suite's task folder geese/ 2 times (",
+                f"{tmp_path / 'clone' / 'build' / 'lib' / 'lm_eval_tasks' / 'geese'}",
+            ],
+        ),
         "missing model folder": (
             _run("./nope", "reg_chaos", TASKS_DIR),
             [
                 "pretrained=./nope: no such folder (a relative path is resolved against the current folder: "
                 f"{tmp_path / 'nope'})"
+            ],
+        ),
+        # a path first, as transformers looks a name up: models/ is a folder here, so no Hub id
+        "relative model path in a folder here": (
+            _run("models/my-llama", "reg_chaos", TASKS_DIR),
+            [
+                "pretrained=models/my-llama: no such folder (a relative path is resolved against the current "
+                f"folder: {tmp_path / 'models' / 'my-llama'})"
+            ],
+        ),
+        # neither a folder here nor in the Hub cache: both readings named, the folder first
+        "relative model path, offline": (
+            _run("my-models/my-llama", "reg_chaos", TASKS_DIR),
+            [
+                "pretrained=my-models/my-llama: no such folder here (a relative path is resolved against the "
+                f"current folder: {tmp_path / 'my-models' / 'my-llama'}), nor a Hub id in the local Hub cache",
+                "huggingface-cli download my-models/my-llama",
             ],
         ),
         "judge_check": (

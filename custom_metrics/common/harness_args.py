@@ -27,6 +27,7 @@ from typing import Any
 from custom_metrics.common.api_sampling import API_CLASS, check_api_sampling
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.harness_api import unknown_task_names
+from custom_metrics.common.include_path import check_include_path
 from custom_metrics.common.model_signature import read_constructor
 from custom_metrics.common.run_parser import Refused, run_parser
 
@@ -188,12 +189,14 @@ def _constructor(model: str, model_args: dict[str, Any], *, here: bool) -> list[
 
 def check_checkpoint(name: str, what: str, revision: Any = None) -> None:
     """A checkpoint given as a local path exists; one given as a Hub id is in the local Hub
-    cache when the Hub is offline (``HF_HUB_OFFLINE``), as loading it will need."""
+    cache when the Hub is offline (``HF_HUB_OFFLINE``), as loading it will need. A name is
+    looked up as a path first, as transformers looks it up: ``models/my-llama`` is a path when
+    ``models/`` is a folder here, and offline a name that is neither is named as both."""
     path = Path(name).expanduser()
-    looks_local = name.startswith(("/", "./", "../", "~")) or name.count("/") > 1
     if path.exists():
         return
-    if looks_local:
+    first = Path(path.parts[0]) if path.parts else path
+    if name.startswith(("/", "./", "../", "~")) or name.count("/") > 1 or (len(path.parts) > 1 and first.is_dir()):
         raise DataError(
             f"{what}={name}: no such folder{resolved_against_cwd(name)}; pass an existing model folder or a Hub id "
             "(org/name)."
@@ -211,8 +214,9 @@ def check_checkpoint(name: str, what: str, revision: Any = None) -> None:
         raise DataError(f"{what}={name}: neither a folder here nor a Hub id (org/name).") from None
     if not isinstance(cached, str):
         raise DataError(
-            f"{what}={name}: not in the local Hub cache, and HF_HUB_OFFLINE is set: download it first "
-            f"(huggingface-cli download {name}) or pass a local folder."
+            f"{what}={name}: no such folder here{resolved_against_cwd(name)}, nor a Hub id in the local Hub cache "
+            f"(HF_HUB_OFFLINE is set): pass an existing model folder, or download the Hub id first "
+            f"(huggingface-cli download {name})."
         )
 
 
@@ -259,6 +263,8 @@ def check_tasks(
             f"{option} {include_path}: no such folder{resolved_against_cwd(include_path)}; pass the folder of the "
             'task YAMLs (--include_path "$(explain-eval tasks-path)" is the suite\'s).'
         )
+    if include_path is not None:
+        check_include_path(Path(include_path), option)
     # The suite's folder alone indexes in a fraction of a second; lm-eval's own ~14,000 task
     # files take as long as a run's start, so they are read only for a name not found there.
     path = str(include_path) if include_path is not None else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from typing import Any
 
 from custom_metrics.common.harness_api import run_command_parser
 
@@ -43,8 +44,14 @@ def options_given(argv: Sequence[str]) -> set[str]:
 def model_option(argv: Sequence[str]) -> str | None:
     """The ``--model`` an ``lm_eval`` command line names (lm-eval's default where it names none),
     or None when lm-eval would refuse the line anyway."""
+    return option_value(argv, "model")
+
+
+def option_value(argv: Sequence[str], name: str) -> Any:
+    """The value of option ``name`` (its ``dest``: ``include_path``) an ``lm_eval`` command line
+    gives (lm-eval's default where it gives none), or None when lm-eval would refuse the line anyway."""
     try:
-        return getattr(run_parser().parse_known_args(list(argv))[0], "model", None)
+        return getattr(run_parser().parse_known_args(list(argv))[0], name, None)
     except Refused:
         return None
 

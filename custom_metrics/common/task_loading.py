@@ -16,6 +16,9 @@ newcomer meet there:
   interpreter, so there it becomes its one line on stderr and exit status 2 (``SystemExit``,
   which lm-eval's own ``except Exception`` handlers let through); a Python caller
   (``simple_evaluate``) still gets the ``DataError`` to catch.
+- ``--include_path .`` in a clone with its ``.venv`` inside indexes lm-eval's own tasks a second
+  time (minutes of "overrides existing task" lines): refused at the first loader
+  (``include_path``), as ``explain-eval lm-eval`` refuses it before anything loads.
 - ``--model openai-chat-completions`` with a model name holding a "5" (``gpt-3.5-turbo``)
   sends temperature 1 and no stop sequences, whatever the task asks (custom_metrics/common/
   api_sampling.py). The model class is known only from the command line, so under the
@@ -34,6 +37,8 @@ from typing import Any, TypeVar
 
 from custom_metrics.common.api_sampling import check_command_line
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.include_path import check_include_path
+from custom_metrics.common.run_parser import option_value
 from custom_metrics.common.settings import TASK_COPY_ENV, env_value
 from custom_metrics.common.task_folders import TASKS_PATH
 
@@ -65,6 +70,7 @@ def task_loader(load: Callable[..., T]) -> Callable[..., T]:
                 check_task_folder(source)
             if under_lm_eval_command():  # the model class is named on its command line only
                 check_command_line(sys.argv[1:], run_args)
+                check_include_option(sys.argv[1:])
             return load(*args, **run_args)
         except DataError as error:
             if not under_lm_eval_command():
@@ -86,6 +92,14 @@ def refuse_cut_groups(task: str, group: int) -> None:
 
         argv = sys.argv[1:]
         check_group_limit(task, group, limit_option(argv[1:] if argv[:1] == ["run"] else argv))
+
+
+def check_include_option(argv: list[str]) -> None:
+    """The ``--include_path`` of the ``lm_eval`` command line ``argv`` holds lm-eval's own tasks,
+    or the suite's twice: refused here too, where plain ``lm_eval`` first runs the suite's code."""
+    include = option_value(argv[1:] if argv[:1] == ["run"] else argv, "include_path")
+    for folder in include if isinstance(include, list) else [include] if include else []:
+        check_include_path(Path(folder))
 
 
 def check_task_folder(yaml_path: Path) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from custom_metrics.judge.answer import cut_answer, parse_label
 from custom_metrics.judge.deadline import Deadline, current
-from custom_metrics.judge.http_client import JSONClient, Limits, body_bound
+from custom_metrics.judge.http_client import EndpointError, JSONClient, Limits, body_bound
 from custom_metrics.judge.prompt import nli_prompt
 from custom_metrics.judge.spec import SERVERS, JudgeSpec
 from custom_metrics.judge.types import NLI_LABELS, JudgeError, Pair, Verdict, answer_verdict, verdict_from_probs
@@ -108,7 +108,18 @@ class OpenAIJudge:
         key = os.environ.get(self.key_env, "")
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        response = self.client.post(self.url, payload, headers, deadline)
+        try:
+            response = self.client.post(self.url, payload, headers, deadline)
+        except EndpointError as error:
+            if error.status == 422 and "top_k" in payload:  # transformers serve's answer to the fields
+                raise EndpointError(
+                    f"{error}. The server refuses top_k and min_p as request fields, as transformers serve does: "
+                    "add server=transformers to the judge spec (openai:MODEL@URL?server=transformers), which sends "
+                    "them in its generation_config field, or top_k=0 to send neither",
+                    error.status,
+                    error.reason,
+                ) from error
+            raise
         if not isinstance(response, dict):
             raise JudgeError(f"judge {self.name}: {self.url} answered {str(response)[:300]!r}, not a chat completion")
         return response

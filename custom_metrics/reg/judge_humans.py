@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,6 +34,7 @@ from custom_metrics.reg.data import load_items
 from custom_metrics.reg.published import CHAOSNLI_N, CHAOSNLI_SOURCE, chaosnli_rows
 
 COLUMNS = "| judge | n | JSD | KL | accuracy | unparsed | verdicts |"
+PROGRESS_ITEMS = 20  # items judged between two progress lines
 
 
 def _spec(text: str) -> JudgeSpec:
@@ -55,11 +58,22 @@ def judge_names(specs: Sequence[JudgeSpec]) -> dict[str, JudgeSpec]:
     }
 
 
-def measure(spec: JudgeSpec, items: Sequence[dict[str, Any]], cache: Path) -> tuple[Agreement, dict[str, int]]:
-    """One judge on the items: ChaosNLI's means and how its verdicts were made (``Verdict.method``)."""
+def measure(
+    name: str, spec: JudgeSpec, items: Sequence[dict[str, Any]], cache: Path
+) -> tuple[Agreement, dict[str, int]]:
+    """One judge on the items: ChaosNLI's means and how its verdicts were made (``Verdict.method``).
+    The items go to the judge ``PROGRESS_ITEMS`` at a time, each part a line on stderr: a judge on
+    a CPU takes about a second an item, and all 1,599 items were half an hour without a word."""
+    started = time.monotonic()
+    print(f"judge-humans: {name}: loading, then {len(items):,} items", file=sys.stderr, flush=True)
     judge = build_judge(spec, cache_dir=cache)
+    verdicts = []
     try:
-        verdicts = judge.judge([(doc["premise"], doc["hypothesis"]) for doc in items])
+        for start in range(0, len(items), PROGRESS_ITEMS):
+            part = items[start : start + PROGRESS_ITEMS]
+            verdicts += judge.judge([(doc["premise"], doc["hypothesis"]) for doc in part])
+            took = time.monotonic() - started
+            print(f"judge-humans: {name}: {len(verdicts):,} of {len(items):,} items ({took:.0f} s)", file=sys.stderr)
     finally:
         judge.release()
     scored = [
@@ -102,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     specs = [_spec(text) for text in args.judge]  # every judge found before the first verdict
     items = load_items()[: args.limit]
     cache = (args.judge_cache or judge_cache_dir()).expanduser().resolve()
-    results = {name: measure(spec, items, cache) for name, spec in judge_names(specs).items()}
+    results = {name: measure(name, spec, items, cache) for name, spec in judge_names(specs).items()}
     print(markdown(results))
     if args.out:
         data = {

@@ -34,7 +34,7 @@ from lm_eval.api.filter import Filter
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.harness_api import filter_output
 from custom_metrics.common.metadata import check_metadata_keys
-from custom_metrics.common.settings import JUDGE_CHECK_DEADLINE_ENV, env_number, judge_cache_dir
+from custom_metrics.common.settings import JUDGE_CHECK_DEADLINE_ENV, JUDGE_ENV, env_number, judge_cache_dir
 from custom_metrics.judge.available import JudgeUnavailable, check_available
 from custom_metrics.judge.build import build_judge
 from custom_metrics.judge.cache import CachedJudge, VerdictCacheError
@@ -59,7 +59,7 @@ DEFAULT_JUDGE = "embedded"
 ON_DEGENERATE = ("stop", "warn")
 # How a command's user names another judge, and runs with a degenerate one anyway: lm_eval's
 # --metadata keys here; a command with options of its own (reg-dapo) names those.
-METADATA_OPTIONS = ('--metadata \'{"judge": "<spec>"}\'', '--metadata \'{"judge_check": "warn"}\'')
+METADATA_OPTIONS = (f'--metadata \'{{"judge": "<spec>"}}\' or ${JUDGE_ENV}', '--metadata \'{"judge_check": "warn"}\'')
 # Seconds an endpoint judge has for all of the check's requests together (twelve pairs);
 # $EXPLAIN_EVAL_JUDGE_CHECK_DEADLINE changes it (a slow but healthy remote judge, say).
 CHECK_DEADLINE_S = 60.0
@@ -76,10 +76,13 @@ def _verdict_record(verdict: Verdict | None) -> dict[str, Any] | None:
     return record
 
 
-def check_judge(judge: NLIJudge, gold: Sequence[dict[str, Any]], warn: bool = True) -> dict[str, Any]:
+def check_judge(
+    judge: NLIJudge, gold: Sequence[dict[str, Any]], warn: bool = True, another: str = METADATA_OPTIONS[0]
+) -> dict[str, Any]:
     """The judge on gold (premise, hypothesis, majority label) items: accuracy, answers, degeneracy.
     ``warn=False``: a degenerate judge was already announced (the filter's check after the task
-    build's, which the docs' ``judge_checked`` records), so the banner is not printed twice."""
+    build's, which the docs' ``judge_checked`` records), so the banner is not printed twice.
+    ``another``: how the command's user names another judge, which the banner advises."""
     verdicts = judge.judge([(doc["premise"], doc["hypothesis"]) for doc in gold]) if gold else []
     outcomes = Counter(verdict.label for verdict in verdicts)
     top, top_count = outcomes.most_common(1)[0] if outcomes else ("", 0)
@@ -97,13 +100,14 @@ def check_judge(judge: NLIJudge, gold: Sequence[dict[str, Any]], warn: bool = Tr
             "\n%s\nREG JUDGE CHECK FAILED: judge %s answered %r for %d of %d gold items (accuracy %.2f, chance "
             "1/3): it is degenerate. reg_chaos's N (items it calls a contradiction) will be nearly empty or "
             "arbitrary, and coherence/effectiveness/success NaN or meaningless. Choose a stronger judge "
-            "(--metadata judge=... or EXPLAIN_EVAL_JUDGE; measure candidates with reg_judge_select).\n%s",
+            "with %s (measure candidates with reg_judge_select).\n%s",
             "!" * 100,
             judge.name,
             top,
             top_count,
             len(gold),
             check["acc"],
+            another,
             "!" * 100,
         )
     else:
@@ -293,7 +297,7 @@ def check_before_generation(
     seconds = env_number(JUDGE_CHECK_DEADLINE_ENV, CHECK_DEADLINE_S, minimum=1)
     try:
         with answers_within(seconds, f"the check's deadline of {seconds:g} s ({JUDGE_CHECK_DEADLINE_ENV})"):
-            check = check_judge(judge, judge_check_docs(load_items()))
+            check = check_judge(judge, judge_check_docs(load_items()), another=options[0])
     except Exception as err:  # whatever stops a model from loading or answering: one message, before generation
         raise DataError(
             f"{task}: judge {judge.name} could not judge the gold items of its check before generation "

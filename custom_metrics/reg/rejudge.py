@@ -271,7 +271,7 @@ def _checked_judge(spec: JudgeSpec, cache: Path, judge_check: str) -> tuple[Aske
     except VerdictCacheError as error:
         raise DataError(str(error)) from error
     try:
-        check = check_judge(judge, gold)
+        check = check_judge(judge, gold, another="--judge SPEC")
     except DataError:
         raise
     except Exception as error:  # the judge cannot judge: one line, before anything is judged or written

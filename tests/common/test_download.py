@@ -10,6 +10,7 @@ import fcntl
 import hashlib
 import io
 import os
+import shutil
 import stat
 import tarfile
 import time
@@ -251,6 +252,39 @@ def test_download_command_lists_every_pinned_file_and_rejects_unknown_names(
     with pytest.raises(SystemExit) as exit_info:
         main(["geese", "squad"])
     assert exit_info.value.code == 2 and "unknown dataset(s) ['squad']" in capsys.readouterr().err
+
+
+def test_download_list_says_where_a_run_here_reads_each_file(
+    raw_github: RawGitHub, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each file's ``here:`` line: not cached, a cached copy that changed, then with a mirror set
+    the mirror's files (named), or the one it lacks. (A verified copy: tests/common/test_pinned_data.py.)"""
+    from custom_metrics.pinned import DATASETS, main
+
+    ecare_dev = next(source for source in DATASETS["ecare"] if source.mirror_path.endswith("dev.jsonl"))
+
+    def listed() -> dict[str, str]:
+        assert main(["--list", "ibe"]) == 0
+        here, label = {}, ""
+        for line in capsys.readouterr().out.splitlines():
+            label = line if not line.startswith("  ") else label
+            if line.startswith("  here: "):
+                here[label] = line.removeprefix("  here: ")
+        return here
+
+    assert set(listed().values()) == {"not cached: a run downloads it, or `explain-eval download` first"}
+    ecare_dev.remote.cache_path().parent.mkdir(parents=True)
+    ecare_dev.remote.cache_path().write_text("changed\n")
+    assert listed()[ecare_dev.name].startswith("cached, but the copy no longer matches its pin")
+    mirror = tmp_path / "mirror"
+    shutil.copytree(MIRROR, mirror)
+    (mirror / "copa" / "copa-test.xml").unlink()
+    monkeypatch.setenv(DATA_ENV, str(mirror))
+    here = listed()
+    assert here[ecare_dev.name] == f"mirrored ({DATA_ENV}={mirror}: ecare/Causal_Reasoning/dev.jsonl)"
+    assert here["COPA dev + COPA test"] == (
+        f"not in the mirror {DATA_ENV}={mirror} (expected copa/copa-test.xml): its tasks stop there"
+    )
 
 
 def test_a_server_sending_a_byte_every_4_s_hits_the_deadline_and_nothing_stays(

@@ -59,6 +59,7 @@ def test_every_pinned_file_downloads_verifies_and_then_loads_offline(
     assert first.returncode == 0, first.stderr
     assert first.stdout.count("downloaded ") == count and f"{count} of {count} pinned file(s) verified" in first.stdout
     assert len(raw_github.requests) == count
+    assert _explain_eval_download("--list").stdout.count("\n  here: cached, verified\n") == count
     again = _explain_eval_download("geese", "ibe")
     assert again.returncode == 0 and again.stdout.count("cached ") == 4 and len(raw_github.requests) == count
 

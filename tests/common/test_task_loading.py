@@ -9,6 +9,7 @@ order and keeps the first of two tasks of one name), so the old copy ran with ex
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -74,3 +75,31 @@ def test_a_python_caller_gets_the_data_error_to_catch(monkeypatch) -> None:
     with pytest.raises(SystemExit) as stopped:
         load(config_source="inline")
     assert stopped.value.code == 2
+
+
+@pytest.mark.e2e
+def test_plain_lm_eval_on_a_folder_holding_the_suite_twice_stops_at_the_first_loader(tmp_path: Path) -> None:
+    """Two identical copies (each alone would run, named): lm-eval indexed both, so the first loader
+    refuses the folder in one line, naming the one to pass, and nothing is written."""
+    clone = tmp_path / "clone"
+    for place in (clone / "lm_eval_tasks", clone / "build" / "lib" / "lm_eval_tasks"):
+        shutil.copytree(TASKS_PATH / "geese", place / "geese")
+    command = [str(Path(sys.executable).with_name("lm_eval")), "--model", "dummy", "--tasks", "geese_noexp"]
+    command += ["--include_path", ".", "--limit", "1", "--output_path", str(tmp_path / "out")]
+    env = {**os.environ, "EXPLAIN_EVAL_DATA": str(MIRROR), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=clone)
+    assert done.returncode == 2, done.stderr[-3000:]
+    last = done.stderr.rstrip().splitlines()[-1]
+    assert last.startswith("error: --include_path . holds the suite's task folder geese/ 2 times (") and (
+        '--include_path "$(explain-eval tasks-path)"' in last
+    ), last
+    assert "Traceback" not in done.stderr and not list((tmp_path / "out").glob("**/results_*.json"))
+
+
+def test_the_loader_reads_the_include_path_of_lm_evals_command_line(tmp_path: Path) -> None:
+    """A folder holding lm-eval's own tasks (a clone's .venv), as plain ``lm_eval`` gives it (its
+    index takes minutes, so the loader's check is called here on that command line)."""
+    site = Path(importlib.util.find_spec("lm_eval").origin).resolve().parents[1]
+    with pytest.raises(DataError, match=rf"--include_path {site} holds lm-eval's own tasks \({site}/lm_eval/tasks"):
+        task_loading.check_include_option(["run", "--model", "dummy", "--include_path", str(site)])
+    task_loading.check_include_option(["--model", "dummy", "--include_path", str(TASKS_PATH)])

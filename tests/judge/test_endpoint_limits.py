@@ -6,6 +6,7 @@ says to keep the cache."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 import tracemalloc
@@ -22,7 +23,7 @@ from custom_metrics.judge.endpoint import OpenAIJudge
 from custom_metrics.judge.http_client import RETRIES, body_bound
 from custom_metrics.judge.spec import parse_spec
 from custom_metrics.judge.types import JudgeError
-from tests.helpers import fill_disk, tmpfs
+from tests.helpers import FIXTURES, fill_disk, tmpfs
 from tests.judge.conftest import PAIRS
 from tests.judge.endpoint_server import EndpointServer, Reply, completion
 from tests.serving import free_port
@@ -127,6 +128,19 @@ def test_only_what_a_retry_can_fix_is_retried_within_the_deadline(server) -> Non
         server.requests, server.script = 0, (lambda body, reply=reply: reply)
         error, _ = _fails(_judge(server))
         assert says in str(error) and server.requests == 1
+
+
+def test_a_server_that_refuses_top_k_names_the_spec_option_that_moves_it(server) -> None:
+    """``transformers serve`` answers HTTP 422 to top_k and min_p as request fields (its recorded
+    answer, replayed): the error names ``server=transformers``, with which the same server answers."""
+    recorded = json.loads((FIXTURES / "judge" / "transformers_serve_responses.json").read_text())["top_k_rejected"]
+    server.script = lambda body: (
+        Reply(recorded["body"].encode(), status=recorded["status"]) if "top_k" in body else Reply(completion("Neutral"))
+    )
+    error, _ = _fails(_judge(server))
+    assert "HTTP 422" in str(error) and "add server=transformers to the judge spec" in str(error), error
+    (verdict,) = _judge(server, "server=transformers").judge(PAIRS[:1])
+    assert verdict.label == "neutral"
 
 
 def test_an_unreachable_server_names_judge_and_url() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -127,6 +128,22 @@ def test_the_command_measures_a_real_judge(fixture_mirror: Path, tmp_path: Path,
     assert measured["kl"] == pytest.approx(np.mean([kl for _, kl in by_hand]), abs=1e-9)
     assert measured["acc"] == pytest.approx(np.mean([v.label == d["majority_label"] for d, v in zip(items, verdicts)]))
     assert measured["verdicts"] == {"scores": len(items)}
+
+
+def test_the_command_shows_its_progress_as_it_judges(
+    fixture_mirror: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line on stderr before the judge loads and after each part of the items (5 here, 20 by
+    default): 50 items were 64 s without a word, all 1,599 would be half an hour."""
+    from custom_metrics.reg import judge_humans
+
+    monkeypatch.setattr(judge_humans, "PROGRESS_ITEMS", 5)
+    spec = tiny_judge_metadata(tmp_path)["judge"]
+    assert judge_humans.main(["--judge", spec, "--judge-cache", str(tmp_path / "cache")]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    progress = [line for line in lines if line.startswith("judge-humans: ")]
+    assert progress[0].endswith(": loading, then 12 items"), lines
+    assert [re.search(r": (\d+) of 12 items \(\d+ s\)$", line).group(1) for line in progress[1:]] == ["5", "10", "12"]
 
 
 def test_a_judge_that_is_not_there_stops_before_any_item(fixture_mirror: Path, tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ two documents, judged by the embedded model); nothing here loads a model.
 
 from __future__ import annotations
 
+import logging
 import shutil
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from custom_metrics.common.display_names import friendly_spec
 from custom_metrics.reg.judge_calls import calls_text
 from custom_metrics.reg.rejudge_files import Rejudged, labels
 from tests.helpers import LEADERBOARD_FIXTURES, MIRROR
+from tests.judge.endpoint_server import EndpointServer, Reply, completion
 from tests.reg.judges import tiny_judge_metadata
 
 
@@ -166,3 +168,20 @@ def test_a_run_judged_again_with_no_judged_number_builds_its_leaderboard(
         coherence = next(cell for key, cell in row.cells.items() if key.startswith("reg_chaos/coherence"))
         assert "other judges of these generations: " in coherence.basis and "spread" not in coherence.basis
         assert "NaN" in coherence.basis  # the other judge's number, shown as what it is
+
+
+def test_a_degenerate_judges_banner_names_rejudges_own_option(
+    demo_run: Path, fixture_mirror: Path, caplog: pytest.LogCaptureFixture, capsys
+) -> None:
+    """The judge check's banner advises what this command takes (``--judge``), not a run's
+    ``--metadata judge=...``, which ``rejudge`` has no use for."""
+    server = EndpointServer(lambda body: Reply(completion("Contradiction")))  # one label for every gold item
+    try:
+        with caplog.at_level(logging.WARNING):
+            assert main(["rejudge", str(demo_run), "--judge", f"openai:scripted@{server.url}"]) == 2
+    finally:
+        server.close()
+    assert "is degenerate" in capsys.readouterr().err
+    (banner,) = [record.getMessage() for record in caplog.records if "REG JUDGE CHECK FAILED" in record.getMessage()]
+    assert "Choose a stronger judge with --judge SPEC" in banner and "--metadata" not in banner, banner
+    assert _written(demo_run) == []
