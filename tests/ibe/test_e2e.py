@@ -219,7 +219,8 @@ def test_the_chat_judge_against_a_chat_endpoint(tmp_path: Path, monkeypatch) -> 
     assert all(body["stop"] == ["<end_of_turn>", "<|im_end|>", "<|eot_id|>", "</s>"] for body in bodies)
     for qid, (_, choice) in CHAT_ANSWERS.items():
         gold = samples[qid]["doc"]["gold"]
-        assert (samples[qid]["answer_acc"], samples[qid]["unparsed"]) == (float(choice == gold), float(choice is None)), qid
+        expected = (float(choice == gold), float(choice is None))
+        assert (samples[qid]["answer_acc"], samples[qid]["unparsed"]) == expected, qid
     assert out["results"]["ibe_judge_copa_chat"]["unparsed,none"] == 0.5
 
 
