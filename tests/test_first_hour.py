@@ -198,3 +198,17 @@ def test_the_readme_smoke_test_shows_every_gold_label(full_data: Path, monkeypat
             assert {(doc["split"], doc["correct"]) for doc in picked} == {
                 (split, correct) for split in ("train", "test") for correct in (0, 1)
             }, name
+
+
+def test_the_readmes_harness_commands_check_first() -> None:
+    """Every run in the README's code blocks goes through ``explain-eval lm-eval`` (or its module
+    under ``accelerate launch``), whose one-line checks come before the model loads; plain
+    ``lm_eval`` would meet a misspelt task or a missing model path as a traceback."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
+    runs = [line for block in blocks for line in block.splitlines() if "--tasks" in line or "--model " in line]
+    assert runs, "no harness command found in the README's code blocks"
+    starts = [line for line in runs if re.search(r"(^|\s)(explain-eval lm-eval|lm_eval|-m \S+) --model", line)]
+    assert starts and all(
+        "explain-eval lm-eval --model" in line or "-m custom_metrics.lm_eval_cli --model" in line for line in starts
+    ), starts
