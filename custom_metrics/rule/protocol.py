@@ -64,10 +64,6 @@ def task_name(shots: int, split: int, demos: str = "reclor") -> str:
     return fewshot_task(shots, split, demos) if shots else "rule"
 
 
-def setting(shots: int, demos: str) -> str:
-    return demo_setting(shots, demos)
-
-
 def read_run(folder: Path, task: str) -> Run:
     """Outcomes from the samples file a finished lm_eval ``--log_samples`` run left in ``folder``."""
     try:
@@ -350,7 +346,7 @@ def collect(output: Path, shots: int, demos: str = "reclor") -> dict:
         none_in_shot = {k: 0 for k in SPLITS}
         limited = run.limited
     summary = summarize(per_split, pooled_runs, none_in_shot, grouped_splits=shots != 0)
-    summary.update({"shots": shots, "setting": setting(shots, demos), "limited": limited, **extra})
+    summary.update({"shots": shots, "setting": demo_setting(shots, demos), "limited": limited, **extra})
     return summary
 
 
