@@ -55,16 +55,10 @@ class Output:
 
 
 def split_output(raw: str, thinking_mode: bool = False) -> Output:
-    """Strip thinking traces before the explanation is judged.
-
-    Handles closed blocks (``<think>...</think>``, Gemma 4's ``<|channel>thought ...
-    <channel|>``), a trace whose opening tag sat in the prompt (Qwen3.5's templates open
-    ``<think>`` themselves: only the closing tag appears) and a trace that never ended (an
-    opening tag without its close: flagged ``cut_off``). In thinking mode an output in which
-    no trace ended is a trace cut off by the token budget (its opening tag was in the
-    prompt), not an explanation: judging it would score the model's thoughts. An empty
-    output is ``no_explanation`` in either mode (the model stopped at once).
-    """
+    """Strip thinking traces (``judge.traces.split_traces``) before the explanation is judged. In
+    thinking mode an output in which no trace ended is a trace cut off by the token budget (its
+    opening tag was in the prompt), not an explanation: judging it would score the model's
+    thoughts. An empty output is ``no_explanation`` in either mode."""
     raw = raw if isinstance(raw, str) else ""
     traces = split_traces(raw)
     rest, thinking, closed = traces.rest, list(traces.thinking), traces.closed
