@@ -89,12 +89,8 @@ def refuse_empty_options(requests: Sequence[Request]) -> None:
 
 
 def group_by_context(requests: Sequence[Request], indices: Sequence[int], max_length: int) -> list[Group]:
-    """The distinct contexts ``HFLM`` would feed, in first-seen order, each with its requests.
-
-    ``HFLM`` feeds ``(context + continuation)[-(max_length + 1):][:-1]`` and scores the last
-    ``len(continuation)`` positions, so the context a request's cache holds is that input
-    without ``continuation[:-1]``.
-    """
+    """The distinct contexts ``HFLM`` would feed, in first-seen order, each with its requests: the
+    input ``(context + continuation)[-(max_length + 1):][:-1]`` without ``continuation[:-1]``."""
     groups: dict[tuple[int, ...], Group] = {}
     for index in indices:
         _, context, continuation = requests[index]
@@ -183,9 +179,8 @@ class PrefixHFLM(HFLM):
         return [answer for answer in results if answer is not None]
 
     def _contexts_per_batch(self, override_bs: int | None, requests: list[Request]) -> int:
-        """``--batch_size``: distinct contexts per forward pass. ``auto``: HFLM's detection on the
-        longest request, which holds HFLM's logits for every position of a batch of them (more
-        than a batch of contexts here needs), so the size it finds fits."""
+        """``--batch_size``: distinct contexts per forward pass; ``auto``: HFLM's detection on the
+        longest request, which needs more memory than a batch of contexts here, so it fits."""
         if self.batch_size != "auto":
             return int(self.batch_size)
         if override_bs:

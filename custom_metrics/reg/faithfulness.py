@@ -66,9 +66,8 @@ MAX_OUTPUT_CHARS = 1_000_000
 
 @dataclass(frozen=True)
 class ClosedTrace:
-    """A thinking-mode output cut at its (last) closing marker: what the model wrote before the
-    trace's text (an opening marker of its own, if any), the trace, the marker, and the
-    whitespace between the marker and the explanation."""
+    """A thinking-mode output cut at its last closing marker: its own opening marker (if any), the
+    trace, the marker, and the whitespace before the explanation."""
 
     opening: str
     trace: str

@@ -41,18 +41,15 @@ from custom_metrics.reg.outputs import Output, combine
 
 log = logging.getLogger(__name__)
 
-# The check calls a judge degenerate when one outcome (a label, or "unparsed") covers at
-# least this share of the gold items, which are balanced over the three labels, or when it
-# is no better than chance on them (the embedded base model in the generated mode: a
-# quarter right, half unparsed).
+# A judge is degenerate when one outcome (a label, or "unparsed") covers at least this share of
+# the balanced gold items, or when it is no better than chance on them.
 DEGENERATE_SHARE = 0.8
 CHANCE = 1 / 3
 DEFAULT_JUDGE = "embedded"
 # --metadata judge_check: what a degenerate judge does to the run (a judge that cannot
 # answer at all always stops it).
 ON_DEGENERATE = ("stop", "warn")
-# How a command's user names another judge, and runs with a degenerate one anyway: lm_eval's
-# --metadata keys here; a command with options of its own (reg-dapo) names those.
+# How the user names another judge, and runs with a degenerate one anyway (reg-dapo: its options).
 METADATA_OPTIONS = (f'--metadata \'{{"judge": "<spec>"}}\' or ${JUDGE_ENV}', '--metadata \'{"judge_check": "warn"}\'')
 # Seconds an endpoint judge has for all of the check's requests together (twelve pairs);
 # $EXPLAIN_EVAL_JUDGE_CHECK_DEADLINE changes it (a slow but healthy remote judge, say).
@@ -119,12 +116,8 @@ def judge_outputs(
     outputs: Sequence[Output],
     check: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """Run the three judgments over a whole task in two batched judge calls.
-
-    Call 1 judges every (p, h); call 2 judges (p;e, h) and (p, e) only for items in N
-    with a usable explanation, since only those are scored. An unparsed (p, h) verdict
-    is no contradiction call, so its item is not in N.
-    """
+    """The three judgments over a whole task in two batched calls: every (p, h), then (p;e, h) and
+    (p, e) only for the items in N with a usable explanation, the only ones scored."""
     initial = judge.judge([(doc["premise"], doc["hypothesis"]) for doc in docs])
     scored = [
         i for i, (verdict, out) in enumerate(zip(initial, outputs)) if verdict.label == "contradiction" and not out.flag
@@ -311,12 +304,8 @@ def judge_for_docs(docs: Sequence[dict[str, Any]]) -> CachedJudge:
 
 
 class REGJudgeFilter(Filter):
-    """Check the judge, then judge all of a task's explanations at once.
-
-    Each filtered response is the doc's record as a JSON string: the harness logs
-    filtered responses with ``str()``, and JSON keeps the samples file machine-readable
-    for ``reg_analysis``.
-    """
+    """Check the judge, then judge all of a task's explanations at once; each filtered response is
+    the doc's record as JSON (the harness logs it with ``str()``), so the samples file stays readable."""
 
     def apply(self, resps: Iterable[list[str]], docs: list[dict]) -> list:
         outputs = split_outputs(resps, docs)

@@ -28,12 +28,8 @@ Scored = tuple[bool, float | None]  # (item in N, value when in N and scored)
 
 
 def record_scores(record: dict[str, Any]) -> dict[str, float | None]:
-    """Per-item verdict logic of section 4.3; None outside N or when a verdict is unparsed.
-
-    An item in N whose output holds no explanation (empty, or thinking never closed)
-    fails all three criteria rather than leaving N: the judge, not the generator,
-    decides N, and a missing explanation reconciles nothing.
-    """
+    """Per-item verdict logic of section 4.3; None outside N or when a verdict is unparsed. An item
+    in N with no explanation fails all three (the judge decides N; no explanation reconciles nothing)."""
     in_n = record["initial"]["label"] == "contradiction"
     if not in_n:
         return {"coherence": None, "effectiveness": None, "success": None, "malformed": None}

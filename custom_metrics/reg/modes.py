@@ -10,9 +10,8 @@ Practices" for general tasks (huggingface.co/Qwen/Qwen3.5-9B and its siblings):
 - thinking: temperature 1.0, top_p 0.95, top_k 20, min_p 0.0, presence_penalty 1.5;
 - non-thinking ("instruct"): temperature 0.7, top_p 0.8, top_k 20, min_p 0.0, presence_penalty 1.5
 
-(repetition_penalty 1.0, the default, in both). The cards' other sets are for precise
-coding (thinking: temperature 0.6, as Qwen3's card recommends for all thinking) and for
-reasoning tasks in instruct mode; REG's explanations are neither.
+(repetition_penalty 1.0, the default, in both); the cards' other sets are for coding and
+reasoning tasks, which REG's explanations are not.
 
 Not every backend takes every field (lm-eval 0.4.13, transformers 5.24; the task README
 tabulates it): transformers' generate() has no presence penalty; ``transformers serve`` refuses

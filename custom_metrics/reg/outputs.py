@@ -1,10 +1,7 @@
 """A generated REG output split into its thinking trace and its explanation.
 
-The paper runs every model in non-thinking and thinking mode (sections 4.2 and 4.4). A
-thinking trace is removed before the explanation is judged, and an output that holds no
-explanation is flagged, never judged: ``cut_off`` when the trace never ended (the token
-budget ran out while the model was thinking), ``no_explanation`` when nothing followed it
-(or the output was empty).
+An output that holds no explanation is flagged, never judged: ``cut_off`` when the trace never
+ended (the budget ran out while thinking), ``no_explanation`` when nothing followed it.
 """
 
 from __future__ import annotations

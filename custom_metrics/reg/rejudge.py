@@ -136,9 +136,8 @@ def check(results_file: Path, request: RejudgeRequest) -> None:
 
 
 def _writable(results_file: Path, request: RejudgeRequest) -> None:
-    """The run's ``rejudge/`` folder (each judge's verdicts, the agreement tables) and, to complete
-    a run, the run's own folder (its samples and results files are replaced there) writable: a
-    read-only copy of a run fails in a second, not after the judging."""
+    """The run's ``rejudge/`` folder and, to complete a run, its own folder writable: a read-only
+    copy of a run fails in a second, not after the judging."""
     out = results_file.parent / rejudge_files.FOLDER
     for folder, what in ((out, "each judge's verdicts and the agreement tables"), (results_file.parent, "")):
         if not what and not request.complete:
@@ -231,9 +230,8 @@ def _judged_samples(
     check: dict[str, Any],
     where: tuple[str, Path, str],
 ) -> list[dict[str, Any]]:
-    """The samples as a run judged by ``judge`` would have logged them: the judge's verdicts in each
-    record (everything else as logged), the docs naming the judge, the per-sample metrics anew.
-    ``where``: the task, its samples file and what a failure leaves written, for the one line it becomes."""
+    """The samples as a run judged by ``judge`` would have logged them (its verdicts, the docs naming
+    it, the metrics anew). ``where``: the task, its samples file and what a failure leaves written."""
     records = [read_record(sample["filtered_resps"][0]) for sample in samples]
     docs = [{**sample["doc"], **with_judge([sample["doc"]], spec, cache)[0]} for sample in samples]
     outputs = [_logged_output(sample, record) for sample, record in zip(samples, records)]
