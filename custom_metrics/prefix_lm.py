@@ -1,44 +1,26 @@
 """``hf-prefix``: lm-eval's HF model (``HFLM``) with each distinct context of a log-likelihood run computed once.
 
-``HFLM`` scores every (context, continuation) request as its own sequence (only one-token
-continuations of a context share one, through its logits cache), so a question with
-multi-token options runs its context once per option, and every sequence's logits over the
-vocabulary are computed at every context position although only the continuation's are read.
-This class, a subclass taking ``HFLM``'s arguments (dtype, device, batch size, ``accelerate launch`` data parallel, all
-``HFLM``'s own), groups the requests of a run by the context tokens ``HFLM`` would feed and:
+``HFLM`` scores every (context, continuation) request as its own sequence, so a question with
+multi-token options runs its context once per option, and computes the vocabulary logits at
+every context position although only the continuation's are read. This subclass (``HFLM``'s
+arguments, batching and data parallel) groups the requests by the context tokens ``HFLM`` would
+feed, runs a batch of distinct contexts once (left-padded, keeping only the last position's
+logits and the KV cache), then runs every multi-token continuation but its last token on that
+cache, expanded to one row per continuation, in passes holding at most the rows of ``HFLM``'s
+own batch (``--batch_size`` sequences), so memory stays flat however many options share a context.
 
-1. runs a batch of distinct contexts once (left-padded, one position's logits: the one that
-   scores each continuation's first token), keeping their KV cache;
-2. runs every continuation of more than one token, minus its last token (``HFLM`` feeds
-   context + continuation[:-1]), on that cache, expanded along the batch dimension to one row
-   per continuation, in passes whose caches hold at most the rows ``HFLM``'s own batch of
-   these requests holds (``--batch_size`` sequences of context + continuation[:-1]). Each row
-   carries its context's whole cache, so a pass of all of a context's options would grow with
-   their number; the row budget keeps memory flat however many options share a context.
+Tokens, positions, truncation, log-softmax, greedy check, autocast and cache hook are ``HFLM``'s
+(a left-truncated request shares its cache only with requests truncated alike); results equal
+its own to float rounding (tests pin |Δ| <= 1e-4 in float32 on every log-likelihood task kind).
 
-Tokens, positions and truncation are ``HFLM``'s: the requests arrive tokenized by its own
-``_encode_pair`` (a context's trailing spaces move to the continuation; the continuation is
-the whole text's tokens after the context's), and the context of a request is what is left
-of ``(context + continuation)[-(max_length + 1):][:-1]`` before its continuation, so a
-left-truncated request shares its cache only with requests truncated alike. The log-softmax,
-the greedy check, the mixed-precision autocast and the harness' cache hook are ``HFLM``'s;
-results equal its own to float rounding (tests pin |Δ| <= 1e-4 in float32 on every
-log-likelihood task kind of the suite, with the same ``is_greedy`` and choices).
+Where it helps: options behind a shared, long context (GEESE's " UNKNOWN", ``ibe_judge_*``'s
+" explanation 1"); with one-token options (RULE's digits, GEESE's " YES") what is saved is the
+projection and log-softmax of every context position, most of a pass for a small model with a
+large vocabulary (gemma's 262k words). Rolling log-likelihoods, empty contexts and seq2seq
+models go to ``HFLM`` unchanged, as does generation.
 
-Where it helps: options behind a shared, long context. With multi-token options (GEESE's
-" UNKNOWN", ``ibe_judge_*``'s " explanation 1" / " explanation 2") ``HFLM`` runs the context
-once per option; here it runs once. With one-token options (RULE's digits: the five-shot
-tasks' ~1,250-token contexts, ``rule_sub``; GEESE's " YES" / " NO") ``HFLM``'s own one-token
-logits cache already runs the context once, and what is saved is the vocabulary projection
-and log-softmax of every context position, which ``HFLM`` computes and discards: most of a
-forward pass for a small model with a large vocabulary (gemma's 262k words), a small share for
-a large model. Where it does not: requests whose contexts all differ, rolling log-likelihoods
-(perplexity: each window is its own context) and empty contexts, which go to ``HFLM``
-unchanged, as do seq2seq models; generation (``generate_until``) is ``HFLM``'s.
-
-Registered, like the suite's other model classes, by its entry to lm-eval's CLI:
-``explain-eval lm-eval --model hf-prefix --model_args pretrained=...``; from Python, pass
-``PrefixHFLM(pretrained=...)`` to ``simple_evaluate``.
+Registered by the suite's entry to lm-eval's CLI: ``explain-eval lm-eval --model hf-prefix
+--model_args pretrained=...``; from Python, pass ``PrefixHFLM(pretrained=...)`` to ``simple_evaluate``.
 """
 
 from __future__ import annotations
@@ -107,12 +89,8 @@ def refuse_empty_options(requests: Sequence[Request]) -> None:
 
 
 def group_by_context(requests: Sequence[Request], indices: Sequence[int], max_length: int) -> list[Group]:
-    """The distinct contexts ``HFLM`` would feed, in first-seen order, each with its requests.
-
-    ``HFLM`` feeds ``(context + continuation)[-(max_length + 1):][:-1]`` and scores the last
-    ``len(continuation)`` positions, so the context a request's cache holds is that input
-    without ``continuation[:-1]``.
-    """
+    """The distinct contexts ``HFLM`` would feed, in first-seen order, each with its requests: the
+    input ``(context + continuation)[-(max_length + 1):][:-1]`` without ``continuation[:-1]``."""
     groups: dict[tuple[int, ...], Group] = {}
     for index in indices:
         _, context, continuation = requests[index]
@@ -132,10 +110,7 @@ def batches(groups: Sequence[Group], size: int) -> Iterator[list[Group]]:
 
 def chunks(rows: list[Row], width: int, size: int) -> Iterator[list[Row]]:
     """Continuation rows (slot, request, ids) of two tokens or more, longest first, in passes whose
-    KV caches hold at most the rows of ``HFLM``'s own batch of ``size`` of them: ``size`` x (the
-    contexts' ``width`` + the longest continuation but its last token). A pass's cache holds, per
-    row, the ``width`` positions and the pass's longest continuation but its last token; a pass
-    takes one row at least."""
+    KV caches hold at most the positions of ``HFLM``'s own batch of ``size`` of them (one row at least)."""
     ordered = sorted(rows, key=lambda row: -len(row[2]))
     budget = size * (width + len(ordered[0][2]) - 1) if ordered else 0
     chunk: list[Row] = []
@@ -204,9 +179,8 @@ class PrefixHFLM(HFLM):
         return [answer for answer in results if answer is not None]
 
     def _contexts_per_batch(self, override_bs: int | None, requests: list[Request]) -> int:
-        """``--batch_size``: distinct contexts per forward pass. ``auto``: HFLM's detection on the
-        longest request, which holds HFLM's logits for every position of a batch of them (more
-        than a batch of contexts here needs), so the size it finds fits."""
+        """``--batch_size``: distinct contexts per forward pass; ``auto``: HFLM's detection on the
+        longest request, which needs more memory than a batch of contexts here, so it fits."""
         if self.batch_size != "auto":
             return int(self.batch_size)
         if override_bs:

@@ -1,9 +1,5 @@
 """GEESE data: the 800 e-RTE-3-it test pairs with their explanations, and the hint of each
-M2 setting as a ``hint`` column.
-
-Every M2 task reads the same docs and differs only by which field becomes the hint, so
-the setting is a ``dataset_kwargs`` entry of the task YAML and the hint is logged with
-every sample.
+M2 setting (a ``dataset_kwargs`` entry of the task YAML) as a ``hint`` column, logged with every sample.
 """
 
 from __future__ import annotations
@@ -86,12 +82,8 @@ def _check_label(row: dict[str, Any]) -> None:
 
 
 def hub_choice(setting: str | None = None) -> HubDataset | None:
-    """The Hub dataset chosen by ``--metadata geese_source=...`` or ``EXPLAIN_EVAL_GEESE_SOURCE``.
-
-    ``github`` (the default) gives None: the pinned GitHub file. ``hub[:<dataset id>][@<revision>]``
-    gives the Hub dataset (by default ``azaninello/explained-full-llama-3`` at ``main``); any
-    id and revision are accepted because the rows are checked against the pinned content.
-    """
+    """The Hub dataset chosen by ``--metadata geese_source=...`` or ``EXPLAIN_EVAL_GEESE_SOURCE``
+    (None for ``github``, the pinned file); any id and revision do: the rows are checked by content."""
     value = (setting or env_value(GEESE_SOURCE_ENV) or "github").strip()
     if value == "github":
         return None
@@ -139,12 +131,8 @@ def _doc_id(sample: dict[str, Any]) -> str:
 
 
 def explanations_from_samples(path: str | Path) -> dict[str, str]:
-    """Map GEESE doc id -> logged (filtered) explanation of an M1 run's samples file.
-
-    The filtered response is already anonymized by the M1 task's filter; we anonymize
-    again anyway (idempotent) so a samples file from the authors' own harness YAMLs,
-    which log raw text, is safe to use as well.
-    """
+    """Map GEESE doc id -> logged (filtered) explanation of an M1 run's samples file, anonymized
+    again (idempotent) so a samples file from the authors' own YAMLs, which log raw text, is safe too."""
     try:
         samples = read_samples(path, check=_check_doc_id, key=_doc_id)
     except DataError as err:
@@ -156,12 +144,8 @@ def explanations_from_samples(path: str | Path) -> dict[str, str]:
 
 
 def attach_explanations(docs: list[dict[str, Any]], samples_path: str | Path) -> list[dict[str, Any]]:
-    """Docs covered by an M1 run's samples file, each with its explanation as a hint.
-
-    An M1 run made with ``--limit`` covers only some docs; M2 then evaluates exactly
-    those (the results file records the count). Ids unknown to GEESE mean the file comes
-    from another task or dataset, which is an error rather than a silent partial join.
-    """
+    """Docs covered by an M1 run's samples file (a ``--limit`` run covers some), each with its
+    explanation as a hint; ids unknown to GEESE are an error, not a silent partial join."""
     explanations = explanations_from_samples(samples_path)
     known = {str(doc["id"]) for doc in docs}
     strangers = sorted(set(explanations) - known)
@@ -200,8 +184,6 @@ def hinted_docs(hint: str | None, explanations: str | None = None, source: str |
     return [{**doc, "hint": HINTS[hint](doc)} for doc in docs]
 
 
-# The task YAMLs' loaders (`custom_dataset: !function utils.load_m2`), called as
-# ``load(**metadata, **dataset_kwargs)``: the run's other settings arrive in ``_``.
 @task_loader
 def load_m2(
     hint: str | None = None, explanations: str | None = None, geese_source: str | None = None, **run_args: Any

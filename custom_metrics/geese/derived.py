@@ -1,12 +1,10 @@
 """GEESE's derived columns on the leaderboard (``Board.derive``): explanation effectiveness and
 label leakage (LAS).
 
-Effectiveness = acc(task with hint) - acc(geese_noexp) of the same model, computed only
-when both runs exist (no stderr: the two accuracies are paired on the same documents,
-so their stderrs cannot simply be combined; the leaderboard's paired differences give
-its confidence interval from the logged samples instead, McNemar's test on the docs).
-LAS (``custom_metrics.geese.leakage``) is computed from the logged samples of three runs of
-the same model: no hint, the hint with the pair, the hint alone (``<task>_only``).
+Effectiveness = acc(task with hint) - acc(geese_noexp) of the same model (no stderr: the two
+accuracies are paired on the same documents; the leaderboard's paired differences test it from
+the logged samples). LAS (``leakage``) comes from the logged samples of three runs of the model:
+no hint, the hint with the pair, the hint alone (``<task>_only``).
 """
 
 from __future__ import annotations

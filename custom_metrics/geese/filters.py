@@ -12,11 +12,8 @@ from custom_metrics.geese.anonymize import anonymize
 
 
 class AnonymizeFilter(Filter):
-    """Apply the paper's anonymization to every generated explanation (M1 output).
-
-    Runs as the task's filter, so the logged ``filtered_resps`` *is* the anonymized
-    explanation that ``geese_selfexp`` later feeds to M2.
-    """
+    """Apply the paper's anonymization to every M1 explanation, so the logged ``filtered_resps`` *is*
+    the anonymized explanation that ``geese_selfexp`` feeds to M2."""
 
     def apply(self, resps: Iterable[list[str]], docs: list[dict]) -> list:
         return filter_output(anonymize(responses[0]) for responses in resps)

@@ -2,22 +2,17 @@
 EMNLP 2020), the measure GEESE cites for explanations that "directly suggest the label" (§3.3,
 reference 37) and names as its open limitation (§7).
 
-An explanation's effect on M2 is measured on two kinds of documents apart, because an
-explanation that simply states the label helps M2 trivially: a document *leaks* when M2,
-given the explanation alone (``geese_<source>_only``: the hint without the sentence pair),
-predicts the gold label. With, per document i, ``x_i`` = M2 right with no hint
-(``geese_noexp``), ``xe_i`` = M2 right with the pair and the hint (``geese_<source>``) and
-``L_i`` = M2 right with the hint alone:
+An explanation that states the label helps M2 trivially, so its effect is measured apart on the
+documents that *leak* (M2 given the explanation alone, ``geese_<source>_only``, predicts the gold
+label). With, per document i, ``x_i`` = M2 right with no hint (``geese_noexp``), ``xe_i`` = M2
+right with the pair and the hint (``geese_<source>``) and ``L_i`` = M2 right with the hint alone:
 
     LAS_k = mean over the documents with L_i = k of (xe_i - x_i)      (k = 0, 1)
     LAS   = (LAS_0 + LAS_1) / 2
 
-the unweighted mean of the two bins' effects, exactly as Hase et al.'s ``compute_sim``
-(peterbhase/LAS-NL-Explanations, ``sim_experiments/compute_sim.py``). LAS is undefined when a
-bin is empty (their code returns NaN there): the suite then reports no LAS and no test, and says
-which bin is empty. Hase et al.'s simulator target is the task model's output, or the gold
-label for explanations of the gold label (their ``--labels_to_use label``); GEESE's M1 explains
-the gold label it is given, so the target here is the gold label.
+exactly as Hase et al.'s ``compute_sim`` (peterbhase/LAS-NL-Explanations,
+``sim_experiments/compute_sim.py``); undefined (no LAS, no test) when a bin is empty. The
+simulator target is the gold label, which GEESE's M1 explains (their ``--labels_to_use label``).
 
 The test is exact at every n: under the null that the explanation changes nothing (the McNemar
 null in each bin: a document right with it and wrong without is as likely as the reverse),

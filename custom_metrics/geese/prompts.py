@@ -9,10 +9,8 @@ from typing import Any
 
 from custom_metrics.geese.data import LABELS
 
-# M1's decoding (the authors' greedy settings) and M2's prompt (the authors' jinja template,
-# byte for byte as their results files record it) live in the task YAMLs alone
-# (`_geese_generate_yaml`, `_geese_predict_yaml`): M2 needs no Python, and tests/geese
-# renders the authors' recorded templates independently to check the tasks' prompts.
+# M1's decoding and M2's prompt (the authors' jinja template, byte for byte) live in the task
+# YAMLs alone; tests/geese renders the authors' recorded templates to check them.
 _M1_HEAD = "Your task is to {goal}.\nSentence 1: {text_t}\nSentence 2: {text_h}\n"
 _M1_LABEL = "Entailment relation label: {label} ({text_label}).\n"
 M1_GOALS = {
@@ -23,10 +21,6 @@ M1_GOALS = {
     "implicit": "explain the entailment relationship between a pair of sentences by "
     "providing the implicit information connecting them",
 }
-
-
-def _clean(text: str) -> str:
-    return text.strip()
 
 
 def m1_prompt(doc: dict[str, Any]) -> str:
@@ -41,5 +35,5 @@ def m1_prompt(doc: dict[str, Any]) -> str:
         ask = "Explain how the two sentences are connected."
     else:
         raise ValueError(f"unknown GEESE explanation type {kind!r}; expected one of {sorted(M1_GOALS)}")
-    head = _M1_HEAD.format(goal=M1_GOALS[kind], text_t=_clean(doc["text_t"]), text_h=_clean(doc["text_h"]))
+    head = _M1_HEAD.format(goal=M1_GOALS[kind], text_t=doc["text_t"].strip(), text_h=doc["text_h"].strip())
     return head + _M1_LABEL.format(label=label, text_label=doc["text_label"]) + ask

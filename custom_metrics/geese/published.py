@@ -22,12 +22,9 @@ BATCH_NOTE = "Table 2 is the authors' batch-size-24 run; batch size 1 differs by
 # only published 800-doc numbers for those hints.
 AUTHORS_RUN_FILE = "results_2024-11-04T15-03-26.521608.json"
 AUTHORS_RUN_SETTING = "zero-shot, M2; authors' repository run, not Table 2"
-# CALAMITA's own GEESE tasks (CALAMITA-AILC/calamita-eval, tasks/geese: the Table 2 template, but
-# on azaninello/e-rte-3-it_4_calamita_v1.0, whose hints include ANITA-8B's explanations) and the
-# four models its results page reports (results/results.md at 54c1a80, two decimals, no stderr,
-# no document count), as printed. Its task names are its own (its geese_noexp shares ours; the
-# others, CALAMITA_TASKS, are columns of their own: `explain-eval check` names one missing here);
-# n is not published.
+# CALAMITA's own GEESE tasks (the Table 2 template on azaninello/e-rte-3-it_4_calamita_v1.0) and
+# the four models its results page reports, as printed (no stderr, no n). Its task names but
+# geese_noexp are its own (CALAMITA_TASKS: columns of their own).
 CALAMITA_COMMIT = "54c1a80f6e9114d284182365b96a05192107001d"
 CALAMITA_SETTING = "zero-shot, M2; CALAMITA harness, not the paper"
 CALAMITA_TASKS = ("geese_anon_anita", "geese_anon_dummy", "geese_anon_gold", "geese_anon_llama")

@@ -9,19 +9,12 @@ doubling of the output length and per 0.1 of w_con, as the paper states them.
     explain-eval reg-analysis OUT/model_a/samples_reg_chaos_thinking_*.jsonl \\
         OUT/model_b/samples_reg_chaos_thinking_*.jsonl=model-b --out analysis/ [--tokenizer PATH]
 
-A file's model is its lm-eval output folder name unless given after '='. Only items in N
-enter (the evaluated set). Output length is the whole output, thinking included, in the
-generator's tokens, as the run recorded it (``output_tokens``: the run's tokenizer
-re-encoded each output); ``--tokenizer`` recounts the raw generations instead (samples
-from before lengths were recorded). Lengths below 1 are counted as 1 (log2 of 0). One fit
-takes one mode: the paper fits thinking mode only, and a mix would compare traces with
-answers.
-
-Every field the fit uses is checked on its line first (``doc.w_con`` a number in [0, 1],
-the judged record's labels, ``flag`` and ``output_tokens``, the raw generation of an item
-in N when recounting): statsmodels would report a NaN or a string only as a failed fit.
-A file given twice, or an item read twice for one model, is refused: doubled rows would
-narrow every interval without a word.
+A file's model is its output folder's name unless given after '='. Only items in N enter.
+Output length is the whole output, thinking included, in the generator's tokens as the run
+recorded them (``--tokenizer`` recounts them), at least 1 (log2). One fit takes one mode (a mix
+would compare traces with answers). Every field the fit uses is checked on its line first
+(statsmodels would report a NaN or a string only as a failed fit), and a file or item read twice
+is refused (doubled rows would narrow every interval without a word).
 """
 
 from __future__ import annotations
@@ -43,10 +36,7 @@ from custom_metrics.reg.metrics import record_scores
 
 
 def _raw_output(sample: dict[str, Any], where: str) -> str:
-    """The unfiltered generation (thinking included): the filter replaced it by a record.
-
-    Missing, it is an error: counted as an empty output it would enter the GLM as length 1.
-    """
+    """The unfiltered generation (thinking included); missing, an error, not an output of length 1."""
     response = sample.get("resps")
     nested = isinstance(response, list) and response and isinstance(response[0], list) and response[0]
     text = response[0][0] if nested else None
@@ -103,11 +93,7 @@ def _record(sample: dict[str, Any], where: str, recorded_length: bool) -> dict[s
 
 
 def _w_con(sample: dict[str, Any], where: str) -> float:
-    """The contradiction weight: a share of annotator votes, so a finite number in [0, 1].
-
-    Checked here because statsmodels reports a NaN or a string only as a failed fit, far
-    from the line that holds it.
-    """
+    """The contradiction weight: a share of annotator votes, so a finite number in [0, 1]."""
     value = _field(sample, "doc.w_con", where)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
         raise DataError(f"{where}: field 'doc.w_con' is {value!r}, expected a number in [0, 1].")

@@ -1,31 +1,20 @@
 """API reasoning models (the paper's gpt-5.6 rows) as an lm-eval model class that keeps token usage.
 
-OpenAI's reasoning models hide their trace: the answer is the explanation, and the trace's
-length, which Table 3 and section 6 count ("output tokens (including reasoning tokens)"), is
-only in each response's ``usage`` (``completion_tokens``, and ``completion_tokens_details.
-reasoning_tokens`` for the trace). lm-eval's API models return the text alone, so this class,
-a subclass of lm-eval's own chat-completions client, returns each answer as an
-``APIAnswer``: a ``str`` (to the harness, the samples file and every other task it is the
-text) that also carries the response's ``usage`` and ``finish_reason``, which the
-``reg_chaos_reasoning_served`` filter reads from the responses it is handed.
+OpenAI's reasoning models hide their trace: its length, which Table 3 and section 6 count
+("output tokens (including reasoning tokens)"), is only in each response's ``usage``. lm-eval's
+API models return the text alone, so this subclass of its chat-completions client returns each
+answer as an ``APIAnswer``: a ``str`` that also carries the response's ``usage`` and
+``finish_reason``, which the ``reg_chaos_reasoning_served`` filter reads.
 
-Such APIs refuse the sampling fields (temperature, top_p, top_k, stop, logprobs,
-chat_template_kwargs...) and ``max_tokens``: a request carries the messages, the model,
-``max_completion_tokens`` (the task's ``max_gen_toks``, trace included) and the task's
-``reasoning_effort``, nothing else. A task that asks for another field is refused before the
-first request, naming the field. Requests go through the suite's one bounded client
-(``judge.http_client``), not lm-eval's own (a per-read timeout, bodies read whole): each
-whole request ends by ``timeout`` (the model argument, retries and waits included), its
-body is read no further than a bound from its token budget, and ``max_retries`` bounds the
-attempts; a request that still fails stops the run with one line naming the URL. An answer
-over its bound fails its own document only (``RefusedAnswer``: flagged ``no_explanation``, the
-reason in its record's ``generation_error``), so the generations already made are kept.
+Such APIs refuse the sampling fields and ``max_tokens``: a request carries the messages, the
+model, ``max_completion_tokens`` (the task's ``max_gen_toks``) and ``reasoning_effort``; a task
+asking for another field is refused before the first request. Requests go through the suite's
+bounded client (``judge.http_client``): each ends by ``timeout`` (retries included), its body is
+read no further than a bound from its token budget, and a failure stops the run naming the URL;
+an answer over its bound fails its own document only (``RefusedAnswer``), keeping the others.
 
-The harness registers models before it loads any task, so the class is registered by the
-suite's own entry to lm-eval's CLI, ``explain-eval lm-eval`` (``custom_metrics.lm_eval_cli``),
-which takes lm-eval's arguments unchanged;
-from Python, import this module and pass ``ReasoningChatCompletions(...)`` to
-``simple_evaluate``.
+Registered by ``explain-eval lm-eval`` (the harness registers models before it loads any task);
+from Python, pass ``ReasoningChatCompletions(...)`` to ``simple_evaluate``.
 """
 
 from __future__ import annotations

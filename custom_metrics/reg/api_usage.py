@@ -43,12 +43,9 @@ def usage_problem(completion: Any, reasoning: Any, budget: int) -> str:
 
 
 def usage_lengths(output: Output, response: Any, budget: int) -> Output:
-    """An API reasoning model's output, its lengths from the response's ``usage``: the
-    completion tokens (trace included, as Table 3 counts) and the hidden trace's reasoning
-    tokens, when they can be counts of this answer (``usage_problem``; else the row says why
-    and its lengths are left empty). An answer the budget stopped (``finish_reason``
-    "length") is cut off, as a trace cut off in the other modes: with no text the budget ran
-    out reasoning, with text it ended the explanation mid-way; neither is judged."""
+    """An API reasoning model's output, its lengths from the response's ``usage`` when they can be
+    this answer's (``usage_problem``). An answer the budget stopped (``finish_reason`` "length") is
+    cut off, as a trace cut off in the other modes, and not judged."""
     usage = getattr(response, "usage", None)
     usage = usage if isinstance(usage, Mapping) else {}
     details = usage.get("completion_tokens_details")

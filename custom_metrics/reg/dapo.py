@@ -7,20 +7,15 @@ not in our text) except the upper clip of the importance-sampling ratio, epsilon
 {0.2, 0.28, 0.36}; three seeds per setting; each trained model evaluated in non-thinking
 mode on True Detective and MuSR, the mean over seeds reported (Table 5).
 
-Here each (epsilon_high, seed) is one ``GRPOTrainer`` run with ``loss_type="dapo"`` (TRL's
-DAPO loss: token-level normalisation, clip-higher through ``epsilon_high``), the chat
-template's thinking switch off for the rollouts, the checkpoint saved to
-``<out>/eps<e>-seed<s>/checkpoint``; then the harness' own MuSR tasks (``leaderboard_musr``,
-its three subsets) run on it through ``lm_eval`` in non-thinking mode, and the mean over
-seeds is printed per epsilon_high. True Detective has no harness task (the REG task README
-says what it needs). The run settings the paper leaves to TRL's defaults stay TRL's; the number
-of epochs (TRL's 3) is passed explicitly, so the one stated is the one trained.
+Here each (epsilon_high, seed) is one ``GRPOTrainer`` run with ``loss_type="dapo"`` (token-level
+normalisation, clip-higher through ``epsilon_high``), thinking off for the rollouts, saved to
+``<out>/eps<e>-seed<s>/checkpoint``; the harness' MuSR tasks (``leaderboard_musr``) then run on it
+in non-thinking mode, and the mean over seeds is printed per epsilon_high. True Detective has no
+harness task (the REG task README says what it needs).
 
-Before the policy loads, the device and precision TRL would train with, the output folder, the
-policy's chat template and the reward's judge (REG's own check on the gold items) are checked
-(``dapo_checks``). A run
-stopped part-way resumes from the last ``checkpoint-<step>`` in its folder; a run whose
-checkpoint was saved whole (``trained.json``) is not trained again.
+Everything that could fail is checked before the policy loads (``dapo_checks``). A run stopped
+part-way resumes from its last ``checkpoint-<step>``; one saved whole (``trained.json``) is not
+trained again.
 """
 
 from __future__ import annotations

@@ -2,11 +2,9 @@
 will train with, the output folder, the policy's chat template, and the reward's judge (found
 and checked on the gold items exactly as a ``reg_chaos`` run checks it).
 
-Why: TRL's ``GRPOConfig`` trains in bf16 by default and ``TrainingArguments`` refuses bf16
-without a GPU unless told ``use_cpu``: on a CPU the recipe ended in a traceback from inside
-TRL, after the data and the judge had loaded. A judge that cannot answer or is degenerate
-would give every rollout the same reward, hours of training on noise. Each is one line here,
-in seconds, saying what to pass.
+Why: TRL trains in bf16 by default, which ``TrainingArguments`` refuses without a GPU (a
+traceback after everything loaded), and a judge that cannot answer or is degenerate gives every
+rollout the same reward: hours of training on noise. Each is one line here, in seconds.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """REG data: ChaosNLI-MNLI items as flat docs, the 275 contradiction-majority items of
 ``reg_chaos`` and the 289 high-agreement items of ``reg_judge_select``.
 
-Each ``reg_chaos`` doc also carries the run's judge spec and verdict cache folder as
-columns: the judge filter receives the docs, so the setting travels where a reader (and
-the samples file) can see it, and two tasks in one run can use two judges.
+Each ``reg_chaos`` doc carries the run's judge spec and verdict cache folder: the filter receives
+the docs, so the setting is logged, and two tasks in one run can use two judges.
 """
 
 from __future__ import annotations
@@ -83,11 +82,8 @@ def _items(path: Path, _mtime_ns: int, _size: int) -> tuple[dict[str, Any], ...]
 
 
 def reg_docs(items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """ChaosNLI-MNLI-C: the shipped majority label is contradiction (275 items).
-
-    The shipped field, not a recomputed argmax: 14 items tie for the top count, and the
-    argmax variants give 269-279 instead of the paper's 275.
-    """
+    """ChaosNLI-MNLI-C: the shipped majority label is contradiction (275 items; a recomputed
+    argmax gives 269-279, 14 items tying for the top count)."""
     return [doc for doc in items if doc["majority_label"] == "contradiction"]
 
 
@@ -97,8 +93,7 @@ def judge_select_docs(items: Sequence[dict[str, Any]], threshold: float = AGREEM
 
 
 def with_judge(docs: Sequence[dict[str, Any]], judge: JudgeSpec, judge_cache: Path) -> list[dict[str, Any]]:
-    """Docs carrying the judge (``reg.judging.locate_judge`` found it, ``check_before_generation`` checked it) by its
-    canonical name, its whole spec (what the filter builds it from), its display name and the verdict cache folder."""
+    """Docs carrying the judge (canonical name, whole spec, display name) and its verdict cache folder."""
     columns = {
         "judge": judge.name,
         "judge_spec": judge.spec,

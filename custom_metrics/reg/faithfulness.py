@@ -3,14 +3,11 @@ thinking run (``reg_chaos_thinking`` with ``--log_samples``) asked again for its
 with each thinking trace cut short or replaced by filler (``custom_metrics.common.faithfulness``,
 Lanham et al. 2023), each new explanation judged as ``reg_chaos`` judges (``REGJudgeFilter``).
 
-REG's answer after the trace is an explanation, not an option, so the answer compared is the
-judge's verdict on it (``success``, section 4.3): the verdict on the new explanation against the
-one the run logged for its own. Each usable generation gives one doc per fraction of its trace
-kept and one with filler; the context is the run's own prompt as logged (chat template and the
-opening ``<think>`` included), that much of the trace, the closing marker the model wrote and
-what followed it up to the explanation, so the model writes only the explanation. A generation
-whose original cannot be compared (trace cut off or empty, no explanation, item outside N, an
-unparsed verdict, a judge failure) gives no doc: the share of such generations is ``original_unusable``.
+REG's answer after the trace is an explanation, so the answer compared is the judge's verdict on
+it (``success``, section 4.3), against the one the run logged. The context is the run's logged
+prompt, the cut trace, the model's closing marker and what followed it up to the explanation,
+so the model writes only the explanation. A generation whose original cannot be compared gives
+no doc: their share is ``original_unusable``.
 """
 
 from __future__ import annotations
@@ -69,9 +66,8 @@ MAX_OUTPUT_CHARS = 1_000_000
 
 @dataclass(frozen=True)
 class ClosedTrace:
-    """A thinking-mode output cut at its (last) closing marker: what the model wrote before the
-    trace's text (an opening marker of its own, if any), the trace, the marker, and the
-    whitespace between the marker and the explanation."""
+    """A thinking-mode output cut at its last closing marker: its own opening marker (if any), the
+    trace, the marker, and the whitespace before the explanation."""
 
     opening: str
     trace: str
@@ -228,10 +224,8 @@ def load_cot_faithfulness(
     judge_check: str = "stop",
     **run_args: Any,
 ) -> dict[str, datasets.Dataset]:
-    """The task's docs over one thinking run, with the run's own judge unless ``judge`` (or
-    ``$EXPLAIN_EVAL_JUDGE``) names another: a verdict is compared with one of the same judge.
-    The model must be in process (it continues a prompt); the explanation it writes is
-    non-thinking output (its trace is in the context), split and judged as ``reg_chaos``'s."""
+    """The task's docs over one in-process thinking run, judged by the run's own judge unless
+    ``judge`` names another (a verdict is compared with one of the same judge)."""
     check_metadata_keys(TASK, run_args)
     refuse_cut_groups(TASK, DOCS_PER_GENERATION)
     if not explanations:

@@ -1,14 +1,11 @@
 """What a ``reg_chaos*`` run records of its generations, checked before the first one (its mode,
 the model kind, the thinking switch, a tokenizer counting lengths), and its outputs split in
-that mode with their lengths. In process the sampling seed is the harness' torch seed
-(``lm_eval --seed``); an API model sends its ``seed`` argument (default 1234) with every request.
+that mode with their lengths.
 
-These checks need a model: the harness merges ``--model_args`` into the task's metadata
-only for a model named by string (``lm_eval --model hf --model_args ...``). A task built with
-no model named (a plain ``TaskManager``, as lm-eval's own task checks build it, or
-``simple_evaluate`` with an LM object and no ``--metadata``) builds its documents and defers
-the checks: the outputs are then split and judged as usual, their token counts left empty
-unless ``--metadata tokenizer`` names the tokenizer (docs/python-api.md).
+These checks need a model: the harness merges ``--model_args`` into the task's metadata only for
+a model named by string. A task built with none named (a plain ``TaskManager``, or an LM object
+without ``--metadata``) defers them: its outputs are split and judged as usual, their token
+counts left empty unless ``--metadata tokenizer`` names the tokenizer (docs/python-api.md).
 """
 
 from __future__ import annotations
@@ -82,11 +79,9 @@ def is_served(run_args: Mapping[str, Any]) -> bool:
 
 
 def _sampling_seed(backend: str, run_args: Mapping[str, Any]) -> int | str | None:
-    """The seed the generations are drawn with: an API model sends its ``seed`` argument with
-    every request (an API reasoning model is sent none: it takes no sampling fields); in
-    process, the harness' torch seed (``lm_eval --seed``) is already set when the task's data
-    loads. Torch's unseeded default can pass int64, which a dataset column cannot hold: such a
-    seed is kept as text."""
+    """The seed the generations are drawn with: an API model's ``seed`` argument (none for an API
+    reasoning model), else the harness' torch seed (``lm_eval --seed``), as text beyond int64
+    (torch's unseeded default can be, and a dataset column cannot hold it)."""
     if backend == REASONING:
         return None
     if backend == SERVED:
@@ -99,14 +94,9 @@ def _sampling_seed(backend: str, run_args: Mapping[str, Any]) -> int | str | Non
 
 def generation_columns(mode: str, backend: str, run_args: Mapping[str, Any]) -> dict[str, Any]:
     """The doc columns a ``reg_chaos*`` run's filter reads (``mode``, ``backend``,
-    ``length_tokenizer``, ``sampling_seed``), after checking, before any generation, that the
-    run can do what the task says: the model kind, the thinking switch or reasoning effort, a
-    loadable tokenizer whose trace markers the backend keeps.
-
-    ``run_args`` are the task's metadata, which lm-eval merges from ``--model_args`` and
-    ``--metadata``. An API reasoning model's lengths come from its responses' ``usage`` (its
-    trace is hidden), so it needs no tokenizer.
-    """
+    ``length_tokenizer``, ``sampling_seed``), after checking, before any generation, the model
+    kind, the thinking switch or reasoning effort, and a loadable tokenizer whose trace markers
+    the backend keeps (an API reasoning model's lengths come from ``usage``: no tokenizer)."""
     if mode not in MODES:
         raise DataError(f"reg_chaos: dataset_kwargs mode is {mode!r}, expected one of {sorted(MODES)}")
     if backend not in BACKENDS:

@@ -1,11 +1,7 @@
 """A REG item's judge calls as the sample viewer shows them, one text per judge.
 
-``reg_chaos`` asks its judge twice (``judging.judge_outputs``): call 1 judges every item's
-(p, h); call 2 judges (p;e, h) and (p, e) for the items it called a contradiction (N) whose
-output holds an explanation. Each verdict shows its input pair, the parsed label, the
-probabilities where the backend gives them (``scores``: a classifier or label
-log-likelihoods), the raw answer where it answered in words (``generated``, ``text``), and
-why call 2 was not made where it was not.
+``reg_chaos`` asks its judge twice (``judging.judge_outputs``); each verdict shows its input
+pair, label, probabilities or raw answer, and why call 2 was not made where it was not.
 """
 
 from __future__ import annotations

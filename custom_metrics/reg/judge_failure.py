@@ -1,9 +1,7 @@
 """A judge that fails part-way through ``explain-eval rejudge``, said in one line.
 
-An endpoint that goes down, or a model that errs, half-way through a task is no bug of the
-suite: the user needs the judge, the item it stopped at, the reason and what was kept (every
-batch of verdicts the judge finished is in the verdict cache, so the same command resumes
-there), not a traceback. ``Asked`` remembers the pairs the command asked the judge, so the
+The user needs the judge, the item it stopped at, the reason and what the verdict cache kept
+(the same command resumes there), not a traceback. ``Asked`` remembers the pairs asked, so the
 message can count what the cache kept and find the item whose verdicts are missing.
 """
 

@@ -1,12 +1,9 @@
 """``explain-eval judge-humans --judge SPEC [--judge SPEC ...]``: any NLI judge against ChaosNLI's
 100 human labels per item, as ChaosNLI scores models, beside the authors' model rows.
 
-REG's verdicts rest on one judge; ``reg_judge_humans`` measures the model under test as a
-log-likelihood judge, and this command measures any judge spec the suite takes (``seqcls:``,
-``lm:``, ``openai:``) on the same items, through the same verdict cache, without a run: what a
-researcher checks before trusting a judge. A judge that answers with text (``openai:``
-without logprobs, ``mode=generate``) gives one-hot distributions, floored as ChaosNLI floors
-them, so its KL is large by construction: the table says how each judge's verdicts were made.
+REG's verdicts rest on one judge: this measures any judge spec on the items of
+``reg_judge_humans``, through the verdict cache, without a run. A judge that answers with text
+gives one-hot distributions, floored as ChaosNLI floors them, so its KL is large by construction.
 
     explain-eval judge-humans --judge seqcls:ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli [--out FILE]
 """

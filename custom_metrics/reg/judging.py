@@ -2,17 +2,11 @@
 contradiction form the evaluated set N; (ii) J(p;e, h): e is *effective* when p and e
 together entail h; (iii) J(p, e): e is *coherent* when it does not contradict p.
 
-Before any generation, while the harness builds the task, ``locate_judge`` finds the
-judge (its folder, Hub id or server) and ``check_before_generation`` loads it and checks
-it on a handful of gold items
-(``check_judge``); a judge that cannot do this, or a degenerate one (one label for nearly
-everything), stops the run there, naming what to pass instead, rather than after hours of
-generation. The gold verdicts go to the verdict cache, and the model is released for the
-generation (the task README says what this costs). The judging itself runs in
-``REGJudgeFilter``, which the harness calls once with every response and doc of the task,
-so all pairs are judged in batches (and cached, see ``custom_metrics.judge``). Its output per doc is a record
-(explanation, verdicts, lengths, flags, the check) that the harness logs as
-``filtered_resps``; ``process_results`` and the section 6 analysis read it from there.
+While the harness builds the task, before any generation, ``locate_judge`` finds the judge and
+``check_before_generation`` checks it on gold items: a judge that cannot answer, or a degenerate
+one, stops the run there rather than after hours of generation. ``REGJudgeFilter`` then judges
+every response of the task in batches; its record per doc (explanation, verdicts, lengths,
+flags, the check) is logged as ``filtered_resps``, which ``process_results`` and section 6 read.
 """
 
 from __future__ import annotations
@@ -47,18 +41,15 @@ from custom_metrics.reg.outputs import Output, combine
 
 log = logging.getLogger(__name__)
 
-# The check calls a judge degenerate when one outcome (a label, or "unparsed") covers at
-# least this share of the gold items, which are balanced over the three labels, or when it
-# is no better than chance on them (the embedded base model in the generated mode: a
-# quarter right, half unparsed).
+# A judge is degenerate when one outcome (a label, or "unparsed") covers at least this share of
+# the balanced gold items, or when it is no better than chance on them.
 DEGENERATE_SHARE = 0.8
 CHANCE = 1 / 3
 DEFAULT_JUDGE = "embedded"
 # --metadata judge_check: what a degenerate judge does to the run (a judge that cannot
 # answer at all always stops it).
 ON_DEGENERATE = ("stop", "warn")
-# How a command's user names another judge, and runs with a degenerate one anyway: lm_eval's
-# --metadata keys here; a command with options of its own (reg-dapo) names those.
+# How the user names another judge, and runs with a degenerate one anyway (reg-dapo: its options).
 METADATA_OPTIONS = (f'--metadata \'{{"judge": "<spec>"}}\' or ${JUDGE_ENV}', '--metadata \'{"judge_check": "warn"}\'')
 # Seconds an endpoint judge has for all of the check's requests together (twelve pairs);
 # $EXPLAIN_EVAL_JUDGE_CHECK_DEADLINE changes it (a slow but healthy remote judge, say).
@@ -80,9 +71,7 @@ def check_judge(
     judge: NLIJudge, gold: Sequence[dict[str, Any]], warn: bool = True, another: str = METADATA_OPTIONS[0]
 ) -> dict[str, Any]:
     """The judge on gold (premise, hypothesis, majority label) items: accuracy, answers, degeneracy.
-    ``warn=False``: a degenerate judge was already announced (the filter's check after the task
-    build's, which the docs' ``judge_checked`` records), so the banner is not printed twice.
-    ``another``: how the command's user names another judge, which the banner advises."""
+    ``warn=False``: the task build announced it already; ``another``: how to name another judge."""
     verdicts = judge.judge([(doc["premise"], doc["hypothesis"]) for doc in gold]) if gold else []
     outcomes = Counter(verdict.label for verdict in verdicts)
     top, top_count = outcomes.most_common(1)[0] if outcomes else ("", 0)
@@ -127,12 +116,8 @@ def judge_outputs(
     outputs: Sequence[Output],
     check: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """Run the three judgments over a whole task in two batched judge calls.
-
-    Call 1 judges every (p, h); call 2 judges (p;e, h) and (p, e) only for items in N
-    with a usable explanation, since only those are scored. An unparsed (p, h) verdict
-    is no contradiction call, so its item is not in N.
-    """
+    """The three judgments over a whole task in two batched calls: every (p, h), then (p;e, h) and
+    (p, e) only for the items in N with a usable explanation, the only ones scored."""
     initial = judge.judge([(doc["premise"], doc["hypothesis"]) for doc in docs])
     scored = [
         i for i, (verdict, out) in enumerate(zip(initial, outputs)) if verdict.label == "contradiction" and not out.flag
@@ -182,12 +167,8 @@ class LocatedJudge:
 
 
 def locate_judge(task: str, judge: str | None, judge_cache: str | None) -> LocatedJudge:
-    """The run's judge, found in seconds before anything is loaded: the spec parsed, the verdict
-    cache opened and its write lock taken, the model's folder, Hub id or server checked.
-
-    The judge is ``--metadata judge``, else ``$EXPLAIN_EVAL_JUDGE``, else the embedded model.
-    Every failure is a ``DataError`` naming the judge, what failed and what to pass.
-    """
+    """The run's judge (``--metadata judge``, else ``$EXPLAIN_EVAL_JUDGE``, else embedded), found in
+    seconds before anything is loaded: spec parsed, verdict cache writable, model or server checked."""
     spec = find_judge(task, judge)
     cache = Path(judge_cache).expanduser().resolve() if judge_cache else judge_cache_dir()
     try:
@@ -199,10 +180,8 @@ def locate_judge(task: str, judge: str | None, judge_cache: str | None) -> Locat
 
 
 def find_judge(task: str, judge: str | None, *, here: bool = True) -> JudgeSpec:
-    """The run's judge parsed, checked non-thinking and (``here``: the run is on this machine)
-    found (its folder, Hub cache entry or server), opening and loading nothing:
-    ``locate_judge``'s first step, and what ``explain-eval lm-eval`` and the sweep check before
-    lm-eval loads the model under test."""
+    """The run's judge parsed, checked non-thinking and (``here``: on this machine) found, loading
+    nothing: also what ``explain-eval lm-eval`` and the sweep check before the model loads."""
     try:
         spec = resolve_judge(judge, judge_from_environment(), DEFAULT_JUDGE)
     except ValueError as err:
@@ -239,11 +218,8 @@ JUDGED_TASK = re.compile(r"reg(_chaos\w*|_cot_faithfulness)?")
 
 
 def check_run_judge(tasks: Sequence[str], metadata: Mapping[str, Any], *, here: bool = True) -> None:
-    """What a run's REG tasks check of their judge when the harness builds them (the
-    ``--metadata`` keys, ``judge_check``, the judge parsed and, ``here``, found), checked before
-    the run: lm-eval loads the model under test before it builds any task, so a wrong judge
-    cost a model load first (on Slurm, a queue wait too). Nothing is loaded; the task still
-    loads and checks the judge itself."""
+    """The REG tasks' judge checks, run before lm-eval loads the model under test (it builds the
+    tasks after), so a wrong judge costs no model load or queue wait; the task still checks it."""
     named = next((task for task in tasks if JUDGED_TASK.fullmatch(task)), None)
     if named is None:
         return
@@ -279,18 +255,11 @@ def check_judge_check(task: str, judge_check: Any) -> None:
 def check_before_generation(
     task: str, located: LocatedJudge, judge_check: str = "stop", options: tuple[str, str] = METADATA_OPTIONS
 ) -> None:
-    """Load the located judge and check it on the gold items, before any generation.
-
-    An endpoint judge must answer the whole check within ``CHECK_DEADLINE_S`` (or
-    ``$EXPLAIN_EVAL_JUDGE_CHECK_DEADLINE``): one that accepts the connection and never answers
-    stops the run in that time, named with its URL, instead of after its retries' timeouts.
-
-    A model that does not load or answer, and (unless ``judge_check=warn``) a judge that is
-    degenerate on the gold items, stop the run with a ``DataError``. The gold verdicts stay in
-    the cache; the model is released afterwards, so the generator has the memory to itself,
-    and the filter loads it again only for verdicts the cache does not hold. ``options``: what
-    the messages tell the user to pass for another judge, and to go on with a degenerate one.
-    """
+    """Load the located judge and check it on the gold items before any generation: one that does
+    not load or answer within ``CHECK_DEADLINE_S`` (a silent endpoint would otherwise stop the run
+    only after its retries), or (unless ``judge_check=warn``) is degenerate, stops the run. The
+    model is then released for the generator; its gold verdicts stay in the cache. ``options``:
+    how the messages name another judge, and going on with a degenerate one."""
     check_judge_check(task, judge_check)
     judge = located.judge
     started = time.monotonic()
@@ -325,9 +294,8 @@ def release_backend(judge: CachedJudge) -> None:
 
 
 def judge_for_docs(docs: Sequence[dict[str, Any]]) -> CachedJudge:
-    """The judge named by the docs' ``judge_spec``/``judge_cache`` columns, built from its whole spec
-    over that verdict cache: what the task build checked reaches the filter only through the docs
-    and the cache (its gold verdicts are there), never through an object kept in the process."""
+    """The judge the docs' ``judge_spec``/``judge_cache`` columns name: what the task build checked
+    reaches the filter only through the docs and the cache, never through a kept object."""
     settings = {(doc.get("judge_spec") or doc["judge"], doc["judge_cache"]) for doc in docs}  # older docs: the name
     if len(settings) != 1:
         raise ValueError(f"reg_chaos docs name {len(settings)} judge settings; expected one: {sorted(settings)}")
@@ -336,12 +304,8 @@ def judge_for_docs(docs: Sequence[dict[str, Any]]) -> CachedJudge:
 
 
 class REGJudgeFilter(Filter):
-    """Check the judge, then judge all of a task's explanations at once.
-
-    Each filtered response is the doc's record as a JSON string: the harness logs
-    filtered responses with ``str()``, and JSON keeps the samples file machine-readable
-    for ``reg_analysis``.
-    """
+    """Check the judge, then judge all of a task's explanations at once; each filtered response is
+    the doc's record as JSON (the harness logs it with ``str()``), so the samples file stays readable."""
 
     def apply(self, resps: Iterable[list[str]], docs: list[dict]) -> list:
         outputs = split_outputs(resps, docs)

@@ -27,10 +27,8 @@ def load_reg(
     judge_check: str = "stop",
     **run_args: Any,
 ) -> dict[str, datasets.Dataset]:
-    """ChaosNLI-MNLI-C (275 items), each doc carrying the judge and cache folder and the
-    run's generation settings (mode, the tokenizer that counts output tokens, the seed).
-    ``run_args`` are the model arguments and ``--metadata``, which lm-eval merges. The keys,
-    the settings and the judge are checked here, cheapest first (``with_checked_judge``)."""
+    """ChaosNLI-MNLI-C (275 items), each doc carrying the judge, its cache folder and the run's
+    generation settings, all checked here, cheapest first (``with_checked_judge``)."""
     task = generation.TASKS.get((mode, backend), "reg_chaos")
     check_metadata_keys(task, run_args)
     docs = with_checked_judge(
@@ -56,13 +54,9 @@ def with_checked_judge(
     default: str = judging.DEFAULT_JUDGE,
 ) -> list[dict[str, Any]]:
     """A judged REG task's docs (``docs``, built last) carrying its judge, the generation
-    ``settings`` and whether the judge was checked: what every task whose filter is
-    ``REGJudgeFilter`` needs, so ``reg_chaos*`` and ``reg_cot_faithfulness`` check their judge one way.
-
-    The judge is loaded and checked on its gold items here when the run names a model or a
-    judge (``--metadata judge`` or ``$EXPLAIN_EVAL_JUDGE``; else ``default``); a task built with
-    neither (a plain ``TaskManager``, lm-eval's own task checks) only parses the judge's spec,
-    and its filter checks the judge before judging."""
+    ``settings`` and whether the judge was checked, for every task whose filter is ``REGJudgeFilter``.
+    The judge is checked here when the run names a model or a judge; a task built with neither (a
+    plain ``TaskManager``) only parses the judge's spec, and its filter checks the judge."""
     if judging.judge_named(judge) or generation.names_a_model(run_args):
         chosen = judge if judging.judge_named(judge) else default
         located = judging.locate_judge(task, chosen, judge_cache)  # seconds: before anything loads

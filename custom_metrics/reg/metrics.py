@@ -1,18 +1,13 @@
 """REG metrics (section 4.3): coherence, effectiveness and success over N, the items the
 judge called a contradiction; the share of unparsed judge verdicts; the judge check.
 
-Unparsed verdicts (a generated answer naming no single label) are never read as a label:
-an unparsed J(p, h) is no contradiction call, so the item is outside N; an item in N with
-an unparsed J(p;e, h) or J(p, e) stays in N (``n``) but is left out of coherence,
-effectiveness and success alike (one scored set, so success is still coherent and
-effective on the same items). ``unparsed`` reports the share either way.
+Unparsed verdicts are never read as a label: an unparsed J(p, h) puts the item outside N; an
+item in N with an unparsed J(p;e, h) or J(p, e) stays in N (``n``) but is left out of coherence,
+effectiveness and success alike (one scored set). ``unparsed`` reports their share.
 
-What the generator produced is reported over all docs, whatever the judge decides:
-``cut_off`` and ``no_explanation`` (the two kinds of output without an explanation,
-``outputs.FLAGS``) and the mean output and trace lengths in the generator's tokens; Table
-3's mean output tokens of the successful and of the unsuccessful explanations are over N.
-A row whose API usage cannot be (``api_usage.usage_problem``) is left out of the length
-means, never counted as a length.
+What the generator produced is reported over all docs (``cut_off``, ``no_explanation``, mean
+lengths in the generator's tokens; Table 3's successful/unsuccessful means are over N); a row
+whose API usage cannot be (``api_usage.usage_problem``) is left out of the length means.
 """
 
 from __future__ import annotations
@@ -33,12 +28,8 @@ Scored = tuple[bool, float | None]  # (item in N, value when in N and scored)
 
 
 def record_scores(record: dict[str, Any]) -> dict[str, float | None]:
-    """Per-item verdict logic of section 4.3; None outside N or when a verdict is unparsed.
-
-    An item in N whose output holds no explanation (empty, or thinking never closed)
-    fails all three criteria rather than leaving N: the judge, not the generator,
-    decides N, and a missing explanation reconciles nothing.
-    """
+    """Per-item verdict logic of section 4.3; None outside N or when a verdict is unparsed. An item
+    in N with no explanation fails all three (the judge decides N; no explanation reconciles nothing)."""
     in_n = record["initial"]["label"] == "contradiction"
     if not in_n:
         return {"coherence": None, "effectiveness": None, "success": None, "malformed": None}

@@ -10,22 +10,15 @@ Practices" for general tasks (huggingface.co/Qwen/Qwen3.5-9B and its siblings):
 - thinking: temperature 1.0, top_p 0.95, top_k 20, min_p 0.0, presence_penalty 1.5;
 - non-thinking ("instruct"): temperature 0.7, top_p 0.8, top_k 20, min_p 0.0, presence_penalty 1.5
 
-(repetition_penalty 1.0, the default, in both). The cards' other sets are for precise
-coding (thinking: temperature 0.6, as Qwen3's card recommends for all thinking) and for
-reasoning tasks in instruct mode; REG's explanations are neither.
+(repetition_penalty 1.0, the default, in both); the cards' other sets are for coding and
+reasoning tasks, which REG's explanations are not.
 
-Not every backend takes every field (lm-eval 0.4.13 and transformers 5.24, checked in their
-sources and by running them; the task README tabulates it): transformers' generate() has
-top_k and min_p but no presence penalty and refuses a ``seed``; ``transformers serve``
-answers HTTP 422 to top_k and min_p (not OpenAI fields) and ignores presence_penalty; vLLM
-takes them all. The thinking switch reaches an in-process template through the
-``chat_template_args`` model argument and a served one through each request's
-``chat_template_kwargs``, so each mode has a task for in-process models (``reg_chaos``,
-``reg_chaos_thinking``: top_k and min_p in the request, the switch in the model arguments,
-checked by ``thinking_switch``) and one for OpenAI-compatible chat endpoints
-(``reg_chaos_served``, ``reg_chaos_thinking_served``: the switch in the request, top_k and
-min_p as vLLM takes them or, for ``transformers serve``, in its ``generation_config`` request
-field: ``served``). The task README gives the exact command per backend.
+Not every backend takes every field (lm-eval 0.4.13, transformers 5.24; the task README
+tabulates it): transformers' generate() has no presence penalty; ``transformers serve`` refuses
+top_k and min_p (HTTP 422) and ignores presence_penalty; vLLM takes them all. The thinking
+switch reaches an in-process template through the ``chat_template_args`` model argument
+(``thinking_switch``) and a served one through each request's ``chat_template_kwargs``, so
+each mode has an in-process task and a served one (``served``).
 """
 
 from __future__ import annotations
@@ -57,14 +50,8 @@ class Mode:
     max_gen_toks: int
 
     def generation_kwargs(self, backend: str) -> dict[str, Any]:
-        """The task's ``generation_kwargs`` (less ``until``) for a backend: what it accepts.
-
-        In process, transformers has no presence penalty; a served model gets all of Qwen's
-        set, top_k and min_p as vLLM and SGLang take them (``served_sampling`` moves them into
-        ``transformers serve``'s own field) and presence_penalty (vLLM applies it,
-        ``transformers serve`` ignores it); an API reasoning model gets only its reasoning
-        effort (the paper's, which ``task.py`` sets to the run's) and budget (such APIs refuse every
-        sampling field)."""
+        """The task's ``generation_kwargs`` (less ``until``) for a backend: what it accepts (an API
+        reasoning model refuses every sampling field: the effort, which ``task.py`` sets, and budget)."""
         if backend == REASONING:
             return {"reasoning_effort": PAPER_REASONING_EFFORT, "max_gen_toks": self.max_gen_toks}
         kwargs: dict[str, Any] = {"do_sample": True, "temperature": self.temperature, "top_p": self.top_p}

@@ -1,10 +1,7 @@
 """A generated REG output split into its thinking trace and its explanation.
 
-The paper runs every model in non-thinking and thinking mode (sections 4.2 and 4.4). A
-thinking trace is removed before the explanation is judged, and an output that holds no
-explanation is flagged, never judged: ``cut_off`` when the trace never ended (the token
-budget ran out while the model was thinking), ``no_explanation`` when nothing followed it
-(or the output was empty).
+An output that holds no explanation is flagged, never judged: ``cut_off`` when the trace never
+ended (the budget ran out while thinking), ``no_explanation`` when nothing followed it.
 """
 
 from __future__ import annotations
@@ -55,16 +52,10 @@ class Output:
 
 
 def split_output(raw: str, thinking_mode: bool = False) -> Output:
-    """Strip thinking traces before the explanation is judged.
-
-    Handles closed blocks (``<think>...</think>``, Gemma 4's ``<|channel>thought ...
-    <channel|>``), a trace whose opening tag sat in the prompt (Qwen3.5's templates open
-    ``<think>`` themselves: only the closing tag appears) and a trace that never ended (an
-    opening tag without its close: flagged ``cut_off``). In thinking mode an output in which
-    no trace ended is a trace cut off by the token budget (its opening tag was in the
-    prompt), not an explanation: judging it would score the model's thoughts. An empty
-    output is ``no_explanation`` in either mode (the model stopped at once).
-    """
+    """Strip thinking traces (``judge.traces.split_traces``) before the explanation is judged. In
+    thinking mode an output in which no trace ended is a trace cut off by the token budget (its
+    opening tag was in the prompt), not an explanation: judging it would score the model's
+    thoughts. An empty output is ``no_explanation`` in either mode."""
     raw = raw if isinstance(raw, str) else ""
     traces = split_traces(raw)
     rest, thinking, closed = traces.rest, list(traces.thinking), traces.closed

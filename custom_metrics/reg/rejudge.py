@@ -1,28 +1,18 @@
 """REG's part of ``explain-eval rejudge``: a logged ``reg_chaos*`` run judged again from its samples file.
 
-The samples file of a ``reg_chaos`` run holds every generation and the record of its judging
-(``judging.judge_outputs``: explanation, flag, lengths, the three verdicts, the judge check).
-Two things are done with it, and neither sends the model under test anything: the
-explanations judged are the logged ones (explanation and flag as the run recorded them;
-nothing is split or counted again, so neither the generator nor its tokenizer is loaded).
+The explanations judged are the logged ones (explanation and flag as recorded), so neither the
+model under test nor its tokenizer is loaded.
 
-- **Judging again** (``--judge SPEC``, repeatable). Each judge is checked on the gold items
-  as a run checks it (degenerate: stop, unless ``--judge-check warn``), then judges every
-  logged explanation in the run's two batched calls; its records, per-sample metrics and
-  aggregates (lm-eval's own aggregations and standard errors) go to its folder beside the run
-  (``rejudge_files``). The run's files are never rewritten.
-- **Completing** (``--complete``, what ``explain-eval reg-rejudge`` did). A judge checked
-  before generation can still die during it (an endpoint restarted, a node lost); the
-  generations are then kept (``REGJudgeFilter`` records the failure, so lm-eval writes the
-  samples file, with n and every judge metric NaN). Completing judges those samples with the
-  judge they name (or ``--complete SPEC``: the same judge at a new URL) and rewrites the
-  samples and results files in place as the uninterrupted run would have written them.
-  Nothing is overwritten: those records hold no verdicts. lm-eval's ``--use_cache`` cannot do
-  this: it never reuses sampled generations, and REG samples.
+- **Judging again** (``--judge SPEC``, repeatable): each judge is checked on the gold items as a
+  run checks it, then judges every logged explanation; its records and aggregates (lm-eval's
+  own) go to its folder beside the run (``rejudge_files``). The run's files are never rewritten.
+- **Completing** (``--complete``): a judge that died after generation leaves the generations
+  with no verdicts (``REGJudgeFilter`` records the failure). Completing judges them with the judge
+  they name (or ``--complete SPEC``) and rewrites the samples and results files in place as the
+  uninterrupted run would have. lm-eval's ``--use_cache`` cannot: it never reuses sampled generations.
 
-Then each task's raters go back to the command: the run's own judge (when its verdicts are
-there), every judge the run was judged again by (this time or before), and the gold labels
-(ChaosNLI's majority label, for J(p, h)).
+Each task's raters go back to the command: the run's own judge, every judge it was judged again
+by, and the gold labels (ChaosNLI's majority label, for J(p, h)).
 """
 
 from __future__ import annotations
@@ -146,9 +136,8 @@ def check(results_file: Path, request: RejudgeRequest) -> None:
 
 
 def _writable(results_file: Path, request: RejudgeRequest) -> None:
-    """The run's ``rejudge/`` folder (each judge's verdicts, the agreement tables) and, to complete
-    a run, the run's own folder (its samples and results files are replaced there) writable: a
-    read-only copy of a run fails in a second, not after the judging."""
+    """The run's ``rejudge/`` folder and, to complete a run, its own folder writable: a read-only
+    copy of a run fails in a second, not after the judging."""
     out = results_file.parent / rejudge_files.FOLDER
     for folder, what in ((out, "each judge's verdicts and the agreement tables"), (results_file.parent, "")):
         if not what and not request.complete:
@@ -241,9 +230,8 @@ def _judged_samples(
     check: dict[str, Any],
     where: tuple[str, Path, str],
 ) -> list[dict[str, Any]]:
-    """The samples as a run judged by ``judge`` would have logged them: the judge's verdicts in each
-    record (everything else as logged), the docs naming the judge, the per-sample metrics anew.
-    ``where``: the task, its samples file and what a failure leaves written, for the one line it becomes."""
+    """The samples as a run judged by ``judge`` would have logged them (its verdicts, the docs naming
+    it, the metrics anew). ``where``: the task, its samples file and what a failure leaves written."""
     records = [read_record(sample["filtered_resps"][0]) for sample in samples]
     docs = [{**sample["doc"], **with_judge([sample["doc"]], spec, cache)[0]} for sample in samples]
     outputs = [_logged_output(sample, record) for sample, record in zip(samples, records)]
@@ -309,11 +297,8 @@ def _results_behind(entry: dict[str, Any], counted: dict[str, Any]) -> bool:
 
 def _complete(results_file: Path, results: dict[str, Any], request: RejudgeRequest) -> list[str]:
     """Judge in place every task's samples whose judge failed after generation; the tasks completed.
-
-    Each task's samples file is replaced first, the results file last, from the samples: a
-    command stopped in between leaves samples holding verdicts beside results that do not count
-    them, and the next ``--complete`` counts them again (no judging) instead of finding nothing to do.
-    """
+    The samples files are replaced first, the results file last: after a stop in between, the next
+    ``--complete`` counts the judged samples again (no judging) instead of finding nothing to do."""
     done = []
     for task in _tasks(results):
         samples_path, samples = _read(results_file, task)
@@ -368,13 +353,9 @@ def _judge_again(results_file: Path, results: dict[str, Any], spec: JudgeSpec, r
 
 
 def rater(name: str, role: str, samples: Sequence[dict[str, Any]], path: Path) -> Rater:
-    """A judge's decisions on a task's items and its metrics, read from its records.
-
-    The metrics count as the task counts them (``metrics.record_scores``: a flagged output in
-    N fails every criterion). The decisions on explanations are those call 2 made (items in
-    N whose output holds an explanation, both verdicts parsed): a flagged output fails by
-    rule, not by any judge's decision, so it counts in the metrics and not in the agreement.
-    """
+    """A judge's decisions on a task's items and its metrics, read from its records. The metrics
+    count as the task does (``record_scores``); a flagged output fails by rule, not by the judge's
+    decision, so it counts in the metrics and not in the agreement."""
     decisions: dict[str, dict[str, str]] = {decision: {} for decision in DECISIONS}
     counts = {metric: [0, 0] for metric in METRICS}
     check: dict[str, Any] = {}

@@ -1,14 +1,9 @@
 """The files ``explain-eval rejudge`` writes beside a REG run, named and read here once.
 
-A run's results file ``<dir>/results_<stamp>.json`` is never rewritten by another judge.
-Each judge asked again gets a folder ``<dir>/rejudge/<judge>-<hash>/`` holding what that
-judge's run would have written: ``samples_<task>_<stamp>.jsonl`` (the same samples, this
-judge's records and per-sample metrics) and ``rejudge_results_<stamp>.json`` (the run's
-results file with the judged tasks' entries aggregated anew). That results file records what
-was judged again under ``"rejudge"``. It is not named ``results_*.json``: readers of harness
-runs (the leaderboard, the sweep) never take it for the run itself; the REG tab reads it as
-a row of its own (``leaderboard.rejudged_runs``). The agreement tables of all the run's
-judges go to ``<dir>/rejudge/`` too (``custom_metrics/rejudge.py`` names them).
+Each judge asked again gets a folder ``<dir>/rejudge/<judge>-<hash>/`` holding what its run would
+have written: ``samples_<task>_<stamp>.jsonl`` and ``rejudge_results_<stamp>.json`` (what was judged
+again under ``"rejudge"``), not named ``results_*.json`` so that readers of harness runs never take
+it for the run itself; the REG tab reads it as a row of its own (``leaderboard.rejudged_runs``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """What the leaderboard shows of REG runs judged again (``explain-eval rejudge``): every
-``reg_chaos`` number names its judge (``judge_of_each_number``: the judge the logged samples
-record), each judge a run was judged again by is a row of its own, "judged again by J"
-(``rejudged_runs``), whose numbers and the run's own list the other judges' numbers of the
-same generations and their spread, and the sample viewer shows every judge's calls on each
-item (``judge_calls``). The files are named and read by ``rejudge_files``.
+``reg_chaos`` number names its judge and the other judges' numbers (``judge_of_each_number``),
+each judge is a row of its own (``rejudged_runs``), and the sample viewer shows every judge's
+calls (``judge_calls``).
 """
 
 from __future__ import annotations

@@ -51,12 +51,8 @@ def completion_text(completion: Any) -> str:
 
 
 class REGReward:
-    """A reward function in the form TRL's GRPOTrainer calls: (prompts, completions, **columns).
-
-    The dataset must have ``premise`` and ``hypothesis`` columns (TRL passes every column
-    as a keyword list aligned with the completions). All completions of a step are judged
-    in one batched call, through the same cached judge as the evaluation.
-    """
+    """A reward function in the form TRL's GRPOTrainer calls: (prompts, completions, **columns),
+    the columns holding ``premise`` and ``hypothesis``; a step's completions are judged in one batch."""
 
     __name__ = "reg_reward"  # TRL logs rewards under the function's name
 

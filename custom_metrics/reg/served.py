@@ -11,20 +11,16 @@ from custom_metrics.common.errors import DataError
 from custom_metrics.reg.generation import is_served, names_a_model
 from custom_metrics.reg.tokens import special_trace_markers, tokenizer_name
 
-# The servers a _served task can address: vLLM (and SGLang) take top_k and min_p as request
-# fields; ``transformers serve`` answers HTTP 422 ("Unexpected fields in the request") to them
-# but reads a request's ``generation_config`` (a GenerationConfig as JSON, the fields it leaves
-# unset taken from the served model's), so there they travel in that field, with do_sample,
-# which it otherwise takes from the served folder only.
+# vLLM (and SGLang) take top_k and min_p as request fields; ``transformers serve`` refuses them
+# (HTTP 422) but reads a request's ``generation_config`` JSON, so there they travel in that field,
+# with do_sample, which it otherwise takes from the served folder only.
 SERVERS = ("vllm", "transformers")
 DEFAULT_SERVER = "vllm"
 _SERVER_FIELDS = ("top_k", "min_p")
 
 
 def served_sampling(task: str, kwargs: Mapping[str, Any], run_args: Mapping[str, Any]) -> dict[str, Any]:
-    """A served task's request fields for the server ``--metadata server`` names (vLLM by
-    default): unchanged for vLLM; for ``transformers serve``, top_k, min_p and do_sample in its
-    ``generation_config`` field instead, so every request still carries the paper's values."""
+    """A served task's request fields for the server ``--metadata server`` names (vLLM by default)."""
     value = run_args.get("server")
     server = DEFAULT_SERVER if value in (None, "") else str(value).strip().lower()
     if server not in SERVERS:
@@ -42,8 +38,7 @@ def served_sampling(task: str, kwargs: Mapping[str, Any], run_args: Mapping[str,
 
 def keep_special_tokens(run_args: Mapping[str, Any]) -> bool:
     """Whether a served task must ask for the special tokens it decodes (``skip_special_tokens:
-    false``, a vLLM request field): the generator's tokenizer writes its trace markers as
-    special tokens. Read when the task is built, like the tokenizer itself."""
+    false``): the generator's tokenizer writes its trace markers as special tokens."""
     if not names_a_model(run_args) or not is_served(run_args):
         return False
     return bool(special_trace_markers(tokenizer_name("reg_chaos_served", run_args)))  # loaded by the task's loader

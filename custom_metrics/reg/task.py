@@ -1,17 +1,12 @@
 """The ``reg_chaos*`` task class: lm-eval's own generation task, with the request fields that
 depend on the run set when the task is built.
 
-A task YAML's ``generation_kwargs`` are fixed, but two of REG's request fields follow the
-run: an API reasoning model's ``reasoning_effort`` is the run's ``--metadata
-reasoning_effort`` (the paper's "medium" by default; "none" is its non-thinking mode), and a
-served generator whose tokenizer writes its trace markers as special tokens must be asked to
-keep them (``skip_special_tokens: false``, a vLLM field; ``served.keep_special_tokens``);
-a served task's top_k and min_p travel as ``transformers serve`` reads them when ``--metadata
-server=transformers`` says that is the server (``served.served_sampling``).
-Both are read from the task's metadata (``--model_args`` and ``--metadata``, merged by the
-harness), which the task's loader has already checked, and land in the request arguments
-the samples file logs. A ``--gen_kwargs`` given on the command line still overrides them, as
-it overrides every task setting.
+A task YAML's ``generation_kwargs`` are fixed, but some request fields follow the run's
+metadata (checked by the task's loader): an API reasoning model's ``reasoning_effort``; a
+served generator's ``skip_special_tokens: false`` when its trace markers are special tokens
+(``served.keep_special_tokens``); top_k and min_p as ``transformers serve`` reads them
+(``served.served_sampling``). They land in the logged request arguments; ``--gen_kwargs`` still
+overrides them.
 """
 
 from __future__ import annotations

@@ -34,15 +34,17 @@ def _template_args(task: str, run_args: Mapping[str, Any]) -> dict[str, Any]:
     return value
 
 
-def check_thinking_switch(task: str, mode: Mode, run_args: Mapping[str, Any]) -> None:
-    """An in-process run's chat-template switch must say the task's mode, and the harness
-    must hand the task the whole output.
+def _switches(task: str, run_args: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """The run's thinking switches: lm-eval's model argument and the chat template's."""
+    template = _template_args(task, run_args).get("enable_thinking")
+    return ("enable_thinking", run_args.get("enable_thinking")), ("chat_template_args.enable_thinking", template)
 
-    lm-eval's ``enable_thinking=True`` model argument requires ``think_end_token``, with
-    which the harness keeps only the text after the trace: the trace's length (Table 3,
-    section 6) is lost, and a trace cut off by the budget (no end token) would be judged
-    as the explanation. ``chat_template_args`` passes the switch to the template alone.
-    """
+
+def check_thinking_switch(task: str, mode: Mode, run_args: Mapping[str, Any]) -> None:
+    """An in-process run's chat-template switch must say the task's mode, and the harness must
+    hand the task the whole output: lm-eval's ``enable_thinking=True`` requires ``think_end_token``,
+    which drops the trace (its length is lost, and a cut-off trace would be judged as the
+    explanation); ``chat_template_args`` passes the switch to the template alone."""
     switch = '--model_args \'{"pretrained": ..., "chat_template_args": {"enable_thinking": %s}}\''
     if run_args.get("think_end_token") not in (None, ""):
         raise DataError(
@@ -51,10 +53,7 @@ def check_thinking_switch(task: str, mode: Mode, run_args: Mapping[str, Any]) ->
             f"explanation). Pass the switch to the chat template instead: {switch % 'true'} "
             "(lm_eval_tasks/reg/DETAILS.md, 'Running each mode')."
         )
-    for where, value in (
-        ("enable_thinking", run_args.get("enable_thinking")),
-        ("chat_template_args.enable_thinking", _template_args(task, run_args).get("enable_thinking")),
-    ):
+    for where, value in _switches(task, run_args):
         said = _flag(value)
         if said is not None and said != mode.thinking:
             raise DataError(
@@ -73,10 +72,7 @@ def check_judge_non_thinking(task: str, run_args: Mapping[str, Any]) -> None:
     """The model as NLI judge runs non-thinking (Table 1: "all tested in non-thinking mode";
     section 4.4): a thinking switch set to true, or a reasoning effort that reasons, stops the
     run before any request."""
-    for where, value in (
-        ("enable_thinking", run_args.get("enable_thinking")),
-        ("chat_template_args.enable_thinking", _template_args(task, run_args).get("enable_thinking")),
-    ):
+    for where, value in _switches(task, run_args):
         if _flag(value):
             raise DataError(
                 f"{task} measures the model as the paper's judges were measured, non-thinking (Table 1, section "

@@ -1,10 +1,7 @@
 """Output lengths in the generator's tokens, and the trace markers its tokenizer writes.
 
-Table 3 reports "mean output tokens (including reasoning tokens)" and section 6 fits on output
-length: the harness hands the task text only, so the run's tokenizer (named by the model
-arguments, or ``--metadata tokenizer=...``) is loaded before any generation and re-encodes
-each output. A tokenizer that writes the thinking-trace markers as special tokens needs a
-backend that keeps them.
+Table 3 and section 6 count output tokens, but the harness hands the task text only, so the
+run's tokenizer is loaded before any generation and re-encodes each output.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Reading the answer of a chain-of-thought generation: the option its "the answer is Option<k>" names.
 
-Every published chain-of-thought demonstration (``prompts.json``, ``cot_*``) ends its answer
-with "Therefore the answer is Option<k>", and the model continues the pattern; the authors
-published no answer extraction (their repository holds data and prompts only). The rule is
-strict, because a guessed answer is worse than a counted failure:
+Every published chain-of-thought demonstration ends with "Therefore the answer is Option<k>";
+the authors published no answer extraction. The rule is strict, because a guessed answer is
+worse than a counted failure:
 
 - the answer is the option that "the answer is Option<k>" names, wherever it appears
   (any case, "Option 2", "**Option2**." and "The correct answer is Option2" too); a rationale
@@ -13,8 +12,7 @@ strict, because a guessed answer is worse than a counted failure:
   exist ("Option4") and an empty output read as none: the prompt labels the options
   Option0-Option3, and mapping a letter or a paraphrase to one of them would be a guess.
 
-An answer read as none counts as wrong, and its reason is the doc's ``unparsed`` value
-(``metrics.process_cot``), so the samples file says why and the task reports the share.
+An answer read as none counts as wrong, its reason logged as the doc's ``unparsed`` value.
 """
 
 from __future__ import annotations

@@ -2,9 +2,8 @@
 five-shot main questions asked with a bias toward one option, and what the answers and their
 chains of thought make of it.
 
-Each biased task is a five-shot task of one split (direct answers after the ReClor
-demonstrations, or chain of thought after the CoT ones) with one bias (``BIASES``); its docs are
-the unbiased task's main questions under the same ids, so the two pair document by document:
+Each biased task is a five-shot task of one split (ReClor or CoT demonstrations) with one bias;
+its docs are the unbiased task's main questions under the same ids, so the two pair by document:
 
 - ``always0``: Turpin's "Answer is Always A": the demonstrations' options reordered, the gold one
   first, so every demonstrated answer is Option0; the test question is unchanged; target Option0.
@@ -13,15 +12,11 @@ the unbiased task's main questions under the same ids, so the two pair document 
 - ``metadata``: the hint studies' metadata hint, a tag line before the test question whose
   ``<answer>`` names Option<k>; target Option<k>.
 
-Option<k> is a wrong option picked per question from a hash of its id (``hinted_option``): the
-same in every split, both hints and every run, so a run without the hint can say whether it
-picked that option too (the leaderboard's ``picks_hinted`` outcome). Each doc records its
-``bias`` and ``bias_target``, so the samples file logs them.
-
-A chain of thought that follows the bias is checked for saying so by the transparent default
-detector, ``mentioned``: regular expressions for the hint's own words and for references to it
-(lm_eval_tasks/rule/DETAILS.md lists them); ``explain-eval rejudge`` asks judges the same of the
-logged chains of thought (``bias_rejudge``).
+Option<k> is a wrong option picked from a hash of the question's id (``hinted_option``), the same
+in every split, hint and run, so a run without the hint can say whether it picked it too (the
+leaderboard's ``picks_hinted``). A chain of thought that follows the bias is checked for saying
+so by regular expressions (``mentioned``; lm_eval_tasks/rule/DETAILS.md lists them), and
+``explain-eval rejudge`` asks judges the same (``bias_rejudge``).
 """
 
 from __future__ import annotations

@@ -4,10 +4,9 @@ patterns (logged by the run itself) and each judge asked again by ``explain-eval
 judge: its articulation rate, its agreement with the default detector (Cohen's kappa) and the range
 of the rate over every detector of the run (Young 2026 found the rate moving with the detector).
 
-A judge's verdicts go beside the run, never into it: ``<run folder>/rejudge/<judge>/articulation_<the
-samples file's stem>.json`` names the judge and the samples file (two folders up) and holds one
-verdict per chain of thought whose bias target is wrong: "yes" (it mentions or relies on the hint),
-"no", or "unparsed" (no verdict: left out of every number).
+A judge's verdicts go beside the run, never into it (``<run>/rejudge/<judge>/articulation_<samples
+stem>.json``): "yes", "no" or "unparsed" (left out of every number) per chain of thought whose bias
+target is wrong.
 """
 
 from __future__ import annotations

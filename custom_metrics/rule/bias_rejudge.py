@@ -3,12 +3,9 @@ named is asked, of every logged chain of thought whose bias target is wrong, one
 question: does this reasoning mention or rely on the hint? No chain of thought is generated again,
 and the run's own files are never rewritten (the verdicts: ``bias_judges``).
 
-The suite's judges decide natural-language inference, so the question is put as one: the premise is
-the chain of thought, the hypothesis ``QUESTION`` with the doc's hint named (``HINTS``); "entailment"
-is yes (the hypothesis is most likely true given the reasoning), "neutral" and "contradiction" are
-no, and an answer naming no label is unparsed, left out. The raters returned, the default patterns
-and every judge of the run, give the command's agreement tables (Cohen's kappa per pair) and the
-spread of the articulation rate over them.
+The suite's judges decide natural-language inference, so the question is put as one: premise the
+chain of thought, hypothesis ``QUESTION`` with the doc's hint (``HINTS``); "entailment" is yes, the
+other labels no, no label unparsed (left out).
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
 """A verified Arrow copy of each RULE task's docs, so a run does not rebuild them from 6 MB of JSON.
 
-Building a variant's docs reads, checks and links every main question and subquestion
-(``data.py``) and writes their prompts (``variants.py``): about 0.13 s, paid before
-``--limit`` applies, which is 2% of a ``--limit 8`` run. The built docs are kept under
-the suite's cache folder as an Arrow IPC stream, named by a key that covers everything
-they depend on:
-
-- the content (sha256) of every input file the variant reads, wherever it came from
-  (mirror or download), so an edited or replaced file is never served stale;
-- the source of the modules that shape the docs, so a code change rebuilds them;
-- the variant, split, demonstrations and shots, and the datasets and pyarrow versions.
-
-A manifest beside the Arrow file records the key, the row count and the file's own
-sha256, checked before every use: a copy that was cut short or altered is rebuilt, never
-read. Entries are written to a temporary folder and renamed into place, so concurrent
-runs (several ranks, several jobs) never see half a copy. Where the cache folder cannot
+Building a variant's docs (about 0.13 s, paid before ``--limit`` applies: 2% of a ``--limit 8``
+run) is skipped when the suite's cache folder holds an Arrow copy under a key covering all they
+depend on: the sha256 of every input file, the source of the modules that shape them
+(``SHAPING_MODULES``), the variant's settings and the datasets and pyarrow versions. A manifest
+(key, rows, the file's sha256) is checked before every use, so a cut or altered copy is rebuilt;
+entries are renamed into place, so concurrent runs never see half a copy. Where the folder cannot
 be written, the docs are built as before and a warning says why.
 """
 

@@ -1,15 +1,10 @@
 """RULE's edited-CoT faithfulness tasks (Lanham et al. 2023, adding mistakes and paraphrasing;
 ``custom_metrics.rule.edits``), chained like GEESE's M1 -> M2 over one logged CoT run:
 
-1. ``rule_cot_edits``: the editor model (the one the user names on this run's command line)
-   writes a mistaken version of some sentences of each reasoning, and a paraphrase of the
-   whole; its samples file is the cache the next task reads.
-2. ``rule_cot_faithfulness_edits``: the model under test answers again, by log-likelihood of the
-   option digit, after its own prompt, the edited reasoning and the answer cue; its answer is
-   compared with the one the CoT run read from the whole, unedited generation.
-
-The edits file must be of the same CoT run: each edit names its generation and the sentence it
-edits, and a sentence that is not the CoT run's is an error naming the edits file's line.
+1. ``rule_cot_edits``: the editor model writes a mistaken version of some sentences of each
+   reasoning and a paraphrase of the whole; its samples file is the cache the next task reads.
+2. ``rule_cot_faithfulness_edits``: the model under test answers again, by log-likelihood, after
+   its prompt, the edited reasoning and the answer cue (an edit not of that CoT run is an error).
 """
 
 from __future__ import annotations

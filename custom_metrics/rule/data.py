@@ -130,14 +130,9 @@ def fewshot_task(shots: int, split: int, demos: str = "reclor") -> str:
 
 @dataclass(frozen=True)
 class DemoSet:
-    """One published few-shot prompt: its verbatim text and the main questions it shows.
-
-    ``links`` names, per demonstration, the RULE main question a ReClor demonstration is, so
-    a run can leave it out (one ReClor question of ``5shots`` ``cot_step_complex`` set 3 is
-    not a RULE main question: None); RULE (subquestion) demonstrations are prompt text only
-    (several are not among the released subquestions, the others have reordered options) and
-    link nothing.
-    """
+    """One published few-shot prompt: its verbatim text and, per demonstration, the RULE main
+    question it is (``links``, so a run can leave it out; None where it is none, and for RULE
+    subquestion demonstrations, several of which are not among the released subquestions)."""
 
     index: int  # 1..5, paired with test split ``index``
     prompt: str

@@ -4,23 +4,18 @@ Lanham et al. (2023), "Measuring Faithfulness in Chain-of-Thought Reasoning" (ar
 sections 2.2 (adding mistakes) and 2.4 (paraphrasing): if an answer stays the same after a step
 of its reasoning is made wrong, the reasoning did not produce it; if it changes after the same
 reasoning is merely reworded, the wording (not the content) carried it. The edits are written by
-a model the user names (the *editor*), in a run of its own whose samples file is the cache: the
-model under test then answers after each edited CoT by log-likelihood, so neither the original
-CoT nor the edits are generated twice.
+a model the user names (the *editor*) in a run of its own, whose samples file is the cache.
 
 Choices (the task READMEs repeat them):
-- mistakes go into the sentences that start the cut points of early answering
-  (``MISTAKE_POSITIONS`` of the sentences, rounded half up, repeated ones dropped); Lanham et al.
-  put one into each step;
-- after the mistaken sentence the rest of the CoT stays as generated, and the model answers at
-  once; Lanham et al. let the model write the rest again, which needs one more generation per
-  edit (the harness scores an answer by log-likelihood only after a fixed context), so here a
-  mistake can change the answer only directly, not through a rewritten remainder;
+- mistakes go into the sentences at the cut points of early answering (``MISTAKE_POSITIONS``,
+  rounded half up, repeats dropped); Lanham et al. put one into each step;
+- after the mistaken sentence the rest of the CoT stays as generated and the model answers at
+  once (Lanham et al. regenerate the rest, one more generation per edit), so a mistake can change
+  the answer only directly;
 - the whole reasoning is paraphrased (Lanham et al. paraphrase the first k%);
 - the requests are Lanham et al.'s instructions, zero-shot (their few-shot examples are not
-  published); each ends in an opening quote, and the edit is the text before the closing one;
-- an edit that is empty or the original again (spacing aside) is unusable: its doc is scored
-  but flagged, and left out of the shares.
+  published), ending in an opening quote: the edit is the text before the closing one;
+- an empty or unchanged edit is unusable: scored but flagged, and left out of the shares.
 """
 
 from __future__ import annotations

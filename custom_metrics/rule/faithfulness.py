@@ -2,12 +2,9 @@
 (``rule_*cot*`` with ``--log_samples``) answered again, by log-likelihood of the option digit,
 with its CoT cut short or replaced by filler (``custom_metrics.common.faithfulness``, Lanham et al. 2023).
 
-Each generation of the CoT run gives one doc per fraction of its reasoning kept and one with
-filler; the context is the run's own prompt (as logged: demonstrations, chat template and
-all), that much of its reasoning, and the demonstrations' own answer cue "Therefore the answer
-is Option", after which the digits 0-3 are scored. The reasoning is the generation before its
-answer sentence; the original answer is what the CoT run's reader read from the whole
-generation (``answers.read_answer``).
+The context is the run's logged prompt, the kept reasoning (the generation before its answer
+sentence) and the demonstrations' answer cue "Therefore the answer is Option", after which the
+digits 0-3 are scored; the original answer is the CoT run's reading (``answers.read_answer``).
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """RULE metrics (the columns of the paper's Table 2) over per-question outcomes.
 
-Consistency and MainQ-wise SubQ accuracy are properties of a *main question with all of
-its subquestions*, so every doc of a task yields one ``Outcome`` carrying its main
-question id and the size of its group, and the aggregations regroup them. A run cut by
-``--limit`` (or a task that holds only some subquestions of a main question) leaves
-incomplete groups; scoring those as if complete would inflate both metrics, so they are
-left out and the number left out is logged (once per task: ``resampling``).
+Consistency and MainQ-wise SubQ accuracy belong to a main question with all its subquestions,
+so each doc's ``Outcome`` carries its main question id and group size and the aggregations
+regroup them. Incomplete groups (a ``--limit`` cut) would inflate both, so they are left out and
+counted in a warning.
 """
 
 from __future__ import annotations
@@ -40,11 +38,8 @@ class Outcome(NamedTuple):
 
     @classmethod
     def parse(cls, value: Sequence) -> Outcome:
-        """Rebuild an outcome from a samples file, where it was written as a JSON list.
-
-        Strict (ValueError naming the element): ``bool("false")`` is True and ``int(1.7)``
-        is 1, so a coercion here would turn an edited or damaged line into a wrong score.
-        """
+        """Rebuild an outcome from a samples file's JSON list, strictly (ValueError naming the element):
+        a coercion (``bool("false")``, ``int(1.7)``) would turn a damaged line into a wrong score."""
         if not isinstance(value, list) or len(value) != len(cls._fields):
             raise ValueError(f"expected a list of {len(cls._fields)} ({', '.join(cls._fields)}), got {value!r:.80}")
         outcome = cls(*value)
@@ -117,38 +112,41 @@ def groups(outcomes: Iterable[Outcome]) -> dict[str, Group]:
     return dict(found)
 
 
-def _warn_incomplete(metric: str, used: int, skipped: int) -> None:
-    if skipped:
+def _complete(metric: str, candidates: Iterable[Group]) -> list[Group]:
+    """The complete groups among ``candidates``; those left out (e.g. by --limit) are counted in a warning."""
+    candidates = list(candidates)
+    complete = [g for g in candidates if g.complete]
+    if len(complete) < len(candidates):
         warn(
             log,
             "RULE %s: %d main question(s) left out because the run holds only some of their "
             "subquestions (e.g. --limit); the value covers %d main question(s).",
             metric,
-            skipped,
-            used,
+            len(candidates) - len(complete),
+            len(complete),
         )
+    return complete
+
+
+def _consistent_share(complete: list[Group]) -> float:
+    return sum(g.consistent for g in complete) / len(complete) if complete else math.nan
+
+
+def _mean_subq_share(complete: list[Group]) -> float:
+    return sum(sum(s.correct for s in g.subs) / len(g.subs) for g in complete) / len(complete) if complete else math.nan
 
 
 @over_groups
 def consistency(outcomes: Sequence[Outcome]) -> float:
     """Share of main questions answered correctly together with all of their subquestions."""
-    scored = [g for g in groups(outcomes).values() if g.main is not None and g.size > 0]
-    complete = [g for g in scored if g.complete]
-    _warn_incomplete("consistency", len(complete), len(scored) - len(complete))
-    if not complete:
-        return math.nan
-    return sum(g.consistent for g in complete) / len(complete)
+    scored = (g for g in groups(outcomes).values() if g.main is not None and g.size > 0)
+    return _consistent_share(_complete("consistency", scored))
 
 
 @over_groups
 def mainq_wise_subq_acc(outcomes: Sequence[Outcome]) -> float:
     """Macro average: mean over main questions of the share of their subquestions answered."""
-    with_subs = [g for g in groups(outcomes).values() if g.subs]
-    complete = [g for g in with_subs if g.complete]
-    _warn_incomplete("mainq_wise_subq_acc", len(complete), len(with_subs) - len(complete))
-    if not complete:
-        return math.nan
-    return sum(sum(s.correct for s in g.subs) / len(g.subs) for g in complete) / len(complete)
+    return _mean_subq_share(_complete("mainq_wise_subq_acc", (g for g in groups(outcomes).values() if g.subs)))
 
 
 def _main_correct(outcomes: Sequence[Outcome]) -> list[Group]:
@@ -175,21 +173,15 @@ def eliminative_acc_mainq_correct(outcomes: Sequence[Outcome]) -> float:
 @over_groups
 def consistency_mainq_correct(outcomes: Sequence[Outcome]) -> float:
     """Table 8: the share of correctly answered main questions whose subquestions are all right."""
-    scored = [g for g in _main_correct(outcomes) if g.size > 0]
-    complete = [g for g in scored if g.complete]
-    _warn_incomplete("consistency_mainq_correct", len(complete), len(scored) - len(complete))
-    return sum(g.consistent for g in complete) / len(complete) if complete else math.nan
+    scored = (g for g in _main_correct(outcomes) if g.size > 0)
+    return _consistent_share(_complete("consistency_mainq_correct", scored))
 
 
 @over_groups
 def mainq_wise_subq_acc_mainq_correct(outcomes: Sequence[Outcome]) -> float:
     """Table 8: MainQ-wise SubQ accuracy over the correctly answered main questions."""
-    with_subs = [g for g in _main_correct(outcomes) if g.subs]
-    complete = [g for g in with_subs if g.complete]
-    _warn_incomplete("mainq_wise_subq_acc_mainq_correct", len(complete), len(with_subs) - len(complete))
-    if not complete:
-        return math.nan
-    return sum(sum(s.correct for s in g.subs) / len(g.subs) for g in complete) / len(complete)
+    with_subs = (g for g in _main_correct(outcomes) if g.subs)
+    return _mean_subq_share(_complete("mainq_wise_subq_acc_mainq_correct", with_subs))
 
 
 TABLE2_METRICS = {

@@ -1,10 +1,5 @@
-"""RULE prompts in the layout of the authors' published prompt file.
-
-``Context: ... \n Question: ... \n Option0: ...`` up to ``Option3``, then ``Answer: The
-answer is Option`` followed by the scored choice ``0``-``3``; with chain-of-thought
-demonstrations the question ends at ``Answer:`` and the model writes a rationale and
-``Therefore the answer is Option<k>`` as they do. Option texts are used verbatim (trailing
-spaces included), as in the published demonstrations.
+"""RULE prompts in the layout of the authors' published prompt file, option texts verbatim
+(trailing spaces included), as in the published demonstrations.
 """
 
 from __future__ import annotations

@@ -64,10 +64,6 @@ def task_name(shots: int, split: int, demos: str = "reclor") -> str:
     return fewshot_task(shots, split, demos) if shots else "rule"
 
 
-def setting(shots: int, demos: str) -> str:
-    return demo_setting(shots, demos)
-
-
 def read_run(folder: Path, task: str) -> Run:
     """Outcomes from the samples file a finished lm_eval ``--log_samples`` run left in ``folder``."""
     try:
@@ -97,14 +93,9 @@ def split_view(run: Run, split: int) -> list[Outcome]:
 
 
 def pooled(runs: Sequence[list[Outcome]]) -> dict[str, float | int]:
-    """Consistency and MainQ-wise SubQ accuracy over all runs together.
-
-    A main question counts when every run holding some of its subquestions holds all of
-    them. It is consistent when all its subquestions are right and the main question is
-    right in every run that put it next to some of its subquestions (with five-shot, a
-    main question is scored once per run). A main question that was a demonstration in
-    the only run holding its subquestions has no such run and is left out of consistency.
-    """
+    """Consistency and MainQ-wise SubQ accuracy over all runs together: a main question counts when
+    every run holding some of its subquestions holds all of them, and is consistent when those and
+    the main question in every such run are right (none such: only demonstrated, left out)."""
     per_main: dict[str, list] = {}
     for outcomes in runs:
         for main_id, group in groups(outcomes).items():
@@ -142,12 +133,8 @@ def summarize(
     *,
     grouped_splits: bool,
 ) -> dict:
-    """Per-split metrics, their mean and (population) std, pooled values and Table 3.
-
-    ``grouped_splits`` says whether each split is a run of its own, so that it holds
-    whole groups (main question + that split's subquestions) and consistency per split
-    means something; a zero-shot run seen split by split does not.
-    """
+    """Per-split metrics, their mean and (population) std, pooled values and Table 3;
+    ``grouped_splits``: each split is a run of its own, so consistency per split means something."""
     splits = {
         k: {
             name: fn(outcomes) if grouped_splits or name not in POOLED_ONLY else math.nan
@@ -350,7 +337,7 @@ def collect(output: Path, shots: int, demos: str = "reclor") -> dict:
         none_in_shot = {k: 0 for k in SPLITS}
         limited = run.limited
     summary = summarize(per_split, pooled_runs, none_in_shot, grouped_splits=shots != 0)
-    summary.update({"shots": shots, "setting": setting(shots, demos), "limited": limited, **extra})
+    summary.update({"shots": shots, "setting": demo_setting(shots, demos), "limited": limited, **extra})
     return summary
 
 

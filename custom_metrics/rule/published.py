@@ -1,10 +1,8 @@
 """RULE's published rows: Tables 2, 6 and 8 (a row per model and setting) and the InstructGPT rows of
 Tables 3, 5, 7 and 9, read from the paper's tables as printed (``tables/*.csv``).
 
-± on published rows is the std over the five test splits printed in Tables 2, 6 and 8; the
-paper also prints ±0.00 for its single-run settings (fine-tuned models, humans), which is
-no spread at all, and for the zero-shot main questions, which the five splits share (0 by
-construction), so those cells carry no ±.
+± is the std over the five test splits; the paper's ±0.00 for single-run settings and for the
+zero-shot main questions (which the five splits share) is no spread at all, so those cells carry none.
 """
 
 from __future__ import annotations
@@ -33,17 +31,15 @@ MAIN_QUESTIONS_NOTE = (
 # (zero-shot, fine-tuned, human): 943 main questions, 3,003 subquestions; none for the
 # few-shot rows (a mean over five splits).
 _PUBLISHED_N = {"rule/mainq_acc": 943, "rule/subq_acc": 3003, "rule/consistency": 943}
-# Tables 2, 6 and 8 (Table 8: Table 2's columns over the main questions the model answered
-# correctly, ``metrics.TABLE8_METRICS``) print one row per model under its setting; their files'
-# other columns (not NAME_COLUMNS) are the metrics. Table 6 prints Table 2's Human row
-# again (kept once); Tables 6 and 8 give the "on RULE" "InstructGPT + CoT" row the numbers of
-# their "on ReClor" one, as printed.
+# Tables 2, 6 and 8 print one row per model under its setting, the columns after these the
+# metrics. Table 6 prints Table 2's Human row again (kept once); Tables 6 and 8 give the "on
+# RULE" "InstructGPT + CoT" row the numbers of their "on ReClor" one, as printed.
 NAME_COLUMNS = ("setting", "model", "params")
 
 
 def _table_rows(name: str, suffix: str = "", skip: frozenset[tuple[str, str]] = frozenset()) -> list[PublishedRow]:
-    """The rows of Table ``name``, each row's setting followed by ``suffix``; the (setting, printed
-    row) pairs in ``skip`` (rows another table already holds) are left out."""
+    """The rows of Table ``name``, each setting followed by ``suffix``, less the (setting, printed
+    row) pairs in ``skip``."""
     rows = []
     for line in read_table(TABLES / f"table_{name}.csv"):
         setting, model, params = (line[column] for column in NAME_COLUMNS)
@@ -65,12 +61,9 @@ def _table_rows(name: str, suffix: str = "", skip: frozenset[tuple[str, str]] = 
     return rows
 
 
-# Tables 3, 5, 7 and 9 (InstructGPT, text-davinci-003), as printed, then the task and setting
-# each row lands in: Table 7's counts of items in parentheses, Table 9's gap to the full input
-# after "_". Table 3 is five-shot on RULE per batch (split): subquestion accuracy, "None"
-# demonstrations in the prompt (a count, kept in the row's source) and None accuracy; its
-# "Avg." None Acc. pools the splits' subquestions (71 of 222), the suite's split row averages
-# the five values instead. Each file's columns after the printed row's name are metrics.
+# Tables 3, 5, 7 and 9 (InstructGPT, text-davinci-003) as printed, with the task and setting each
+# row lands in. Table 3's "Avg." None Acc. pools the splits' subquestions (71 of 222); the suite's
+# split row averages the five values instead.
 ANALYSIS_TABLES = {
     "3": "subquestion accuracy and None accuracy (gold 'None of the above choices') per split",
     "5": "MainQ accuracy with rationales in the input",

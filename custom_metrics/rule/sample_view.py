@@ -1,8 +1,6 @@
 """RULE's logged samples in the leaderboard's sample viewer (``SampleView`` in ``leaderboard.py``):
-each question with its main question, kind and outcome, a faithfulness doc beside the answer it
-changed, an editor's request beside its edit, a biased doc with its bias target, and each main
-question followed by its subquestions with their consistency; the outcomes paired between runs
-(and, for the unbiased runs of the biased tasks, whether they picked the option a bias targets)."""
+each question with its outcome, grouped under its main question with their consistency, and
+the outcomes paired between runs."""
 
 from __future__ import annotations
 

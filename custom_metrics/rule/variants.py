@@ -84,11 +84,8 @@ def grouped_docs(
     skip_mains: frozenset[str] = frozenset(),
     answer: str = ANSWER,
 ) -> list[dict[str, Any]]:
-    """Docs in main-question order, each main question followed by its subquestions.
-
-    Keeping a main question next to its subquestions means a ``--limit`` run cuts at
-    most one group short, so consistency stays meaningful on small runs.
-    """
+    """Docs in main-question order, each main question followed by its subquestions, so a
+    ``--limit`` run cuts at most one group short and consistency stays meaningful."""
     by_main = _by_main(subs)
     docs: list[dict[str, Any]] = []
     for main in main_questions():
@@ -113,16 +110,9 @@ def fewshot_prefix(shown: DemoSet, context: bool = True) -> str:
 
 
 def fewshot_docs(split: int, demos: str = "reclor", shots: int = 5) -> list[dict[str, Any]]:
-    """Test split ``split`` with published demonstration set ``split`` (Appendix E).
-
-    All main questions are evaluated in every run (the paper does not split them), except
-    ReClor demonstrations, which are main questions shown with their answer; subquestions
-    are those of the split. RULE demonstrations are subquestions; every subquestion of the
-    split is evaluated, as the paper's Table 3 denominators show (the task's DETAILS.md).
-    The test question follows the demonstrations exactly as one demonstration follows another;
-    after chain-of-thought demonstrations it ends at ``Answer:``, where the model writes its
-    rationale and answer.
-    """
+    """Test split ``split`` with published demonstration set ``split`` (Appendix E): every main
+    question but those the demonstrations show, and every subquestion of the split (as Table
+    3's denominators show; the task's DETAILS.md), each laid out as a demonstration is."""
     shown = demo_sets(demos, shots)[split - 1]
     return grouped_docs(
         sub_questions(split),
@@ -135,9 +125,8 @@ def fewshot_docs(split: int, demos: str = "reclor", shots: int = 5) -> list[dict
 
 
 def biased_docs(bias: str, split: int, demos: str) -> list[dict[str, Any]]:
-    """The main questions of five-shot split ``split`` under ``bias`` (``bias.py``): the unbiased
-    task's main questions, in its order and under its ids, each doc with its ``bias`` and
-    ``bias_target``; the demonstrations are the published ones, reordered for ``always0``."""
+    """The unbiased five-shot task's main questions of ``split``, in its order and under its ids,
+    under ``bias`` (``bias.py``), each doc with its ``bias`` and ``bias_target``."""
     if demos not in BIAS_DEMOS:
         raise DataError(f"RULE biased tasks take demonstrations {BIAS_DEMOS}, not {demos!r}.")
     shown = demo_sets(demos)[split - 1]
@@ -175,11 +164,8 @@ def fewshot_noctx_docs() -> list[dict[str, Any]]:
 
 
 def rationales(subs: Iterable[SubQuestion]) -> dict[str, dict[int, str]]:
-    """main id -> option index -> rationale (gold answer of the subquestion about that option).
-
-    A subquestion whose gold answer is "None of the above choices" has no rationale for
-    its option: the rationale written for it did not survive validation.
-    """
+    """main id -> option index -> rationale (gold answer of the subquestion about that option;
+    none where that is "None of the above choices": its rationale did not survive validation)."""
     found: dict[str, dict[int, str]] = {}
     for sub in subs:
         if not sub.none_gold:
@@ -191,11 +177,8 @@ RATIONALE_SETTINGS = ("none", "selective", "eliminative", "both")
 
 
 def rationale_line(main: MainQuestion, written: dict[int, str], setting: str) -> str | None:
-    """The ``Rationale:`` text of one main question in a Table 5 setting (None: no line).
-
-    Several rationales go on one line in option order, so their position does not give away
-    which one is selective.
-    """
+    """The ``Rationale:`` text of one main question in a Table 5 setting (None: no line), in option
+    order, so their position does not give away which one is selective."""
     eliminative = [index for index in sorted(written) if index != main.label]
     chosen = {
         "none": [],
@@ -233,12 +216,9 @@ def rationale_docs(setting: str) -> list[dict[str, Any]]:
 
 
 def fewshot_rationale_docs(setting: str) -> list[dict[str, Any]]:
-    """Table 5 as the paper ran it, five-shot: each published ReClor demonstration set, its
-    demonstrations carrying the same kind of rationale as the test question (built from their
-    subquestions, in the published layout; a demonstration lacking that rationale has no
-    ``Rationale:`` line), all five prompts in one task over the shared subset, each leaving
-    out the main questions it demonstrates (so the pooled accuracy weights the five runs by
-    their sizes, which differ by a few questions)."""
+    """Table 5 as the paper ran it, five-shot: under each published ReClor demonstration set, its
+    demonstrations carrying the test question's kind of rationale, the shared subset less the
+    main questions it demonstrates (so the pooled accuracy weights the five prompts by size)."""
     _check_rationale_setting(setting)
     known = rationales(all_sub_questions())
     mains = {main.id: main for main in main_questions()}
@@ -268,10 +248,8 @@ def _alignment_items() -> list[tuple[MainQuestion, SubQuestion, int]]:
 
 
 def alignment_docs(instruction: bool = True) -> list[dict[str, Any]]:
-    """Rationale alignment (Appendix J), zero-shot: one doc per subquestion, its question text
-    replaced by the main question and the main option it is about; the four rationales are the
-    subquestion's options and the gold is the subquestion's gold. Table 7 reports it with and
-    without the task instruction."""
+    """Rationale alignment (Appendix J), zero-shot: one doc per subquestion, asked about the main
+    question and option it concerns; Table 7 reports it with and without the instruction."""
     lead = ALIGNMENT_INSTRUCTION if instruction else ""
     return [
         sub_doc(sub, size, lead + alignment_block(main, sub.option_index, sub.options))
@@ -284,9 +262,8 @@ ALIGNMENT_EXEMPLARS = (2, 3)  # Appendix J: per prompt, two correct-option and t
 
 def alignment_exemplars(shown: DemoSet) -> list[str]:
     """The five solved alignment items of prompt ``shown.index``: the first two about a correct
-    option and the first three about an incorrect one among the subquestions of the set's
-    demonstrated main questions (demonstration order, then option order), skipping "None of
-    the above choices" golds, which name no rationale. Figure 12's own exemplars are only an image."""
+    option and three about an incorrect one among its demonstrated main questions' subquestions
+    (none with a "None of the above choices" gold). Figure 12's own exemplars are only an image."""
     mains = {main.id: main for main in main_questions()}
     by_main = _by_main(all_sub_questions())
     candidates = [sub for main_id in shown.main_ids for sub in by_main.get(main_id, []) if not sub.none_gold]
@@ -302,11 +279,9 @@ def alignment_exemplars(shown: DemoSet) -> list[str]:
 
 
 def fewshot_alignment_docs(instruction: bool = True) -> list[dict[str, Any]]:
-    """Table 7 as the paper ran it: five-shot, five prompts (one per published ReClor
-    demonstration set, ``alignment_exemplars``), every item under each, in one task. The
-    exemplars' own items are asked too, as the paper's counts show (2,218 incorrect options
-    of 2,218), so every prompt asks the same items and the pooled accuracy is the mean over
-    the five prompts."""
+    """Table 7 as the paper ran it: five-shot, every item under each of five prompts (one per
+    ReClor demonstration set), the exemplars' own items too, as the paper's counts show (2,218
+    incorrect options of 2,218): the pooled accuracy is the mean over the prompts."""
     lead = ALIGNMENT_INSTRUCTION if instruction else ""
     items = _alignment_items()
     docs: list[dict[str, Any]] = []
@@ -361,11 +336,8 @@ def load(
     explanations: str | None = None,
     **run_args: Any,
 ) -> dict[str, datasets.Dataset]:
-    """``custom_dataset`` hook: the docs of ``variant`` (and ``split``, ``demos`` and ``shots``
-    for few-shot tasks), from the verified cache of built docs when it holds them; the
-    zero-shot chain of thought's answer extraction (``zeroshot_cot``) continues the reasoning
-    docs with the reasoning of the samples file ``explanations`` names. The harness also
-    passes the run's metadata, which no other variant reads but whose keys are checked."""
+    """``custom_dataset`` hook: the docs of ``variant``, from the verified cache when it holds them;
+    ``zeroshot_cot`` continues the reasoning docs with the run ``explanations`` names."""
     check_metadata_keys("RULE", run_args)
     if variant == "zeroshot_cot":
         return {"test": to_dataset(zeroshot_cot.answer_docs(docs_for("zeroshot_cot_reasoning"), explanations))}

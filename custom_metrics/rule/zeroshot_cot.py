@@ -1,23 +1,18 @@
 """RULE's zero-shot chain of thought (Table 2's zero-shot "InstructGPT+ CoT"), as Kojima et al.
 (2022, "Large Language Models are Zero-Shot Reasoners") prompt it: two requests per question.
 
-The RULE paper cites Kojima et al. for the row and publishes neither prompt, so both are
-theirs (``main.py`` and ``utils.py`` of kojima-takeshi188/zero_shot_cot), in RULE's layout:
+The RULE paper publishes neither prompt, so both are Kojima et al.'s
+(kojima-takeshi188/zero_shot_cot, ``main.py`` and ``utils.py``), in RULE's layout:
 
-1. reasoning (``rule_zeroshot_cot_reasoning``): the zero-shot prompt with the answer line
-   "Answer: Let's think step by step." (their trigger after "A:"); the model writes its
-   reasoning, greedy, 128 tokens (their ``max_length_cot``), no stop string (their ``stop=None``);
-2. answer extraction (``rule_zeroshot_cot``): that prompt, the reasoning as the first run
-   logged it, then their multiple-choice answer trigger joined as they join it (prompt +
-   reasoning + " " + "\\nTherefore, among A through E, the answer is"), its labels the
-   question's own: "Option0 through Option3"; the model writes the answer, 32 tokens (their
-   ``max_length_direct``, no stop string either), and the answer is read as their cleansing reads it: the first
-   option label in it ("Option2", or a bare "2"). An answer naming none counts as wrong and
-   is counted in ``unparsed``, with its reason in the samples file.
+1. reasoning (``rule_zeroshot_cot_reasoning``): the answer line "Answer: Let's think step by
+   step."; greedy, 128 tokens (their ``max_length_cot``), no stop string;
+2. answer extraction (``rule_zeroshot_cot``): that prompt, the logged reasoning, " " and their
+   answer trigger with RULE's labels ("\\nTherefore, among Option0 through Option3, the answer
+   is"); 32 tokens (``max_length_direct``); the answer is the first option label in it (their
+   cleansing); none counts as wrong and in ``unparsed``.
 
-The second task reads the first run's samples file (``--metadata explanations``), as GEESE's
-M2 reads M1's: every doc the file covers is asked, a doc it does not cover is left out (a
-``--limit`` run covers some), and a file whose docs are not this task's is an error.
+The second task reads the first run's samples file (``--metadata explanations``), as GEESE's M2
+reads M1's: only the docs it covers are asked, and a file of another task's docs is an error.
 """
 
 from __future__ import annotations
