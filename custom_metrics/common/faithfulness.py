@@ -1,23 +1,17 @@
 """Is a chain of thought faithful to its answer? Lanham et al. (2023), "Measuring Faithfulness
 in Chain-of-Thought Reasoning" (arXiv:2307.13702), sections 2.1 and 2.3: answer again with the
-CoT cut short, or replaced by filler, and count how often the answer stays the one given
-after the whole CoT.
+CoT cut short, or replaced by filler, and count how often the answer stays the same.
 
 If the answer rarely changes when most of the reasoning is taken away, the reasoning was not
-what produced it (post-hoc); if it changes, the answer depends on the CoT. Paper-neutral: a
-paper's task builds, from one logged CoT run, one doc per (generation, condition) whose
-context is the original prompt, the condition's CoT and an answer cue, and scores the
-options by log-likelihood (no regeneration of the original CoT); these functions build the
-CoTs and summarise the answers.
+what produced it. Paper-neutral: a paper's task builds one doc per (generation, condition) from
+one logged CoT run and scores the options by log-likelihood; these functions build the CoTs and
+summarise the answers.
 
-Choices (the task READMEs repeat them): the CoT is cut at sentence ends, at the fractions
-``FRACTIONS`` of its sentences (rounded half up: Lanham et al. cut after every sentence; five
-cuts bound the requests per generation, and give every one of a CoT of up to four sentences);
-the filler is " ..." once per word of the CoT (Lanham et al. match its token count; words need
-no tokenizer in the loader). ``early_aoc`` is Lanham et al.'s area over the curve: per
-generation, on the share of its sentences each cut really kept, the whole CoT counted as the
-original answer (not asked again), averaged over the generations, which weights each CoT
-length's area by its share of the samples as they do.
+Choices (the task READMEs repeat them): cuts at sentence ends, at the fractions ``FRACTIONS``
+(rounded half up; five cuts bound the requests per generation where Lanham et al. cut after
+every sentence); the filler is " ..." once per word (they match the token count; words need no
+tokenizer in the loader). ``early_aoc`` is their area over the curve, per generation on the share
+of sentences each cut kept, averaged over generations.
 """
 
 from __future__ import annotations

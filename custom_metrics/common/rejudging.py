@@ -1,10 +1,9 @@
 """What a paper tells ``explain-eval rejudge``: where its judge decided something in a logged
 run, and each judge's decisions when asked again (``PaperSpec.rejudge``).
 
-The command (``custom_metrics/rejudge.py``) names no paper: it parses and finds the judges,
-asks each paper's hook to judge its logged files again, and compares the raters it returns
-(agreement per pair, metrics side by side). The paper owns what its judge decides, how the
-verdicts are read from its logged samples and where each judge's verdicts are written.
+The command (``custom_metrics/rejudge.py``) names no paper: it finds the judges, asks each
+paper's hook to judge its logged files again, and compares the raters it returns. The paper owns
+what its judge decides, how verdicts are read from its samples and where each judge's are written.
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """Reading lm-eval ``samples_*.jsonl`` files written with ``--log_samples``.
 
-Several hooks consume an earlier run's logged generations (GEESE M2 on M1's explanations,
-REG's analysis, IBE's post-processing); they share one reader so that a malformed line is
-reported the same way everywhere: file, line and field.
-
-Every reader of a samples file passes each line through ``normalised`` first: lm-eval 0.5
-logs ``filtered_resps`` one level deeper than 0.4.13 (a list of repeats per request), and a
-run of either version must read the same.
-
-A task that builds its documents from another run's samples reads each line it uses through
-``read_samples`` with its own checks (``custom_metrics.common.fields``: types, ranges, sizes)
-and its own ``key`` (what it takes a sample for), so a file edited by hand or pasted twice is
-refused in one line naming file, line and field, never a traceback inside the harness, a
-coerced value or a document counted twice.
+Several hooks consume an earlier run's logged generations; they share one reader so that a
+malformed line is reported the same way everywhere: file, line and field. Every line goes
+through ``normalised`` first (lm-eval 0.5 logs ``filtered_resps`` one level deeper than 0.4.13).
+A task that builds documents from another run's samples reads them through ``read_samples`` with
+its own checks (``fields``) and ``key``, so a file edited by hand or pasted twice is refused in
+one line, never a traceback inside the harness or a document counted twice.
 """
 
 from __future__ import annotations
