@@ -166,6 +166,18 @@ def mcc_of(matrices):
 Bootstrapped = tuple[tuple[float, float] | None, int]  # (interval, resamples on which it was undefined)
 
 
+def percentile_interval(values) -> Bootstrapped:
+    """The percentile interval of a statistic's bootstrap values; undefined (NaN) ones left out and counted."""
+    import numpy as np
+
+    defined = values[~np.isnan(values)]
+    tail = (1 - LEVEL) / 2 * 100
+    interval = (
+        (float(np.percentile(defined, tail)), float(np.percentile(defined, 100 - tail))) if defined.size else None
+    )
+    return interval, int(values.size - defined.size)
+
+
 def _bootstrap(
     first: Sequence[str], second: Sequence[str], labels: Sequence[str], want_kappa: bool, want_mcc: bool
 ) -> tuple[Bootstrapped, Bootstrapped]:
@@ -177,18 +189,10 @@ def _bootstrap(
     codes_b = np.array([index[label] for label in second])
     draws = np.random.default_rng(SEED).integers(0, len(first), size=(RESAMPLES, len(first)))
     matrices = confusion_matrices(codes_a[draws], codes_b[draws], len(labels))
-    tail = (1 - LEVEL) / 2 * 100
     results = []
     for wanted, statistic in ((want_kappa, kappa_of), (want_mcc, mcc_of)):
-        if not wanted:
-            results.append((None, 0))
-            continue
-        values = statistic(matrices)
-        defined = values[~np.isnan(values)]
-        interval = (
-            (float(np.percentile(defined, tail)), float(np.percentile(defined, 100 - tail))) if defined.size else None
-        )
+        interval, undefined = percentile_interval(statistic(matrices)) if wanted else (None, 0)
         if interval is not None and interval[0] == interval[1]:  # no width: no interval
             interval = None
-        results.append((interval, int(values.size - defined.size)))
+        results.append((interval, undefined))
     return results[0], results[1]

@@ -26,7 +26,7 @@ from typing import Any
 
 from custom_metrics.common.files import atomic_write_bytes
 from custom_metrics.common.rejudging import GOLD, RejudgedTask
-from custom_metrics.judge.agreement import LEVEL, RESAMPLES, SEED
+from custom_metrics.judge.agreement import RESAMPLES, SEED, percentile_interval
 
 MIN_RUNS = 3
 INTERVAL = (
@@ -108,12 +108,8 @@ def compare(a: str, b: str, runs_a: Sequence[Outcomes], runs_b: Sequence[Outcome
     defined_runs = ~np.isnan(stacked).any(axis=(1, 2))
     values = np.full(RESAMPLES, np.nan)
     values[defined_runs] = tau_b(stacked[defined_runs, :, 0], stacked[defined_runs, :, 1])
-    defined = values[~np.isnan(values)]
-    tail = (1 - LEVEL) / 2 * 100
-    interval = (
-        (float(np.percentile(defined, tail)), float(np.percentile(defined, 100 - tail))) if defined.size else None
-    )
-    return RankAgreement(a, b, len(both), tau, interval, "", int(values.size - defined.size))
+    interval, undefined = percentile_interval(values)
+    return RankAgreement(a, b, len(both), tau, interval, "", undefined)
 
 
 @dataclass(frozen=True)
