@@ -177,10 +177,8 @@ def cached(file: PinnedFile, dataset: str) -> Path | None:
 
 def fetch(file: PinnedFile, dataset: str, mirror_path: str, requested: bool = False) -> Path:
     """A verified local copy of ``file``: the cache when it holds one (no network), else a download.
-
-    ``dataset`` and ``mirror_path`` only word the errors: which dataset failed, and which
-    mirror file would replace the download. ``requested`` (``explain-eval download``) means
-    the user asked for the network, so the offline switches do not apply.
+    ``dataset`` and ``mirror_path`` word the errors; ``requested`` (``explain-eval download``): the
+    user asked for the network, so the offline switches do not apply.
     """
     policy = Retrying.from_env()
     _remove_stale_parts(file.cache_path(), policy.deadline)

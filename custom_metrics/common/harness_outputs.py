@@ -95,9 +95,4 @@ def check_finished(results: Path) -> None:
 
 def set_aside(files: Sequence[Path]) -> list[Path]:
     """Rename an unfinished run's files to ``*.incomplete``: kept for inspection, never read as a run."""
-    moved = []
-    for path in files:
-        target = path.with_name(path.name + INCOMPLETE_SUFFIX)
-        path.replace(target)
-        moved.append(target)
-    return moved
+    return [path.replace(path.with_name(path.name + INCOMPLETE_SUFFIX)) for path in files]

@@ -101,12 +101,10 @@ def read_samples(
 ) -> list[dict[str, Any]]:
     """All samples of a generation task's samples file, each checked for doc and text.
 
-    ``check`` adds the caller's own per-sample checks (e.g. fields its docs must carry).
-    A doc logged twice for one filter is an error: the harness appends to a samples file,
-    so two runs written into one file (or two files pasted together) would otherwise
-    count a doc twice or let the later line win silently. ``key`` names what the caller
-    takes a sample for (``doc.doc_id 'q3'``, an edit), checked after ``check``; without it,
-    the harness' top-level ``doc_id`` is the key, where the file has one.
+    ``check`` adds the caller's own per-sample checks. A doc logged twice for one filter is an error:
+    the harness appends to a samples file, so two runs in one file would otherwise count a doc twice.
+    ``key`` names what the caller takes a sample for (``doc.doc_id 'q3'``), checked after ``check``;
+    without it, the harness' top-level ``doc_id`` is the key, where the file has one.
     """
     path = Path(path).expanduser()
     if not path.is_file():

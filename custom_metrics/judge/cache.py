@@ -195,12 +195,9 @@ def check_cache(directory: str | Path) -> Path:
 
 
 class CachedJudge:
-    """A judge that answers from the on-disk cache and builds its backend only for misses.
-
-    Loading a model is itself costly, so a fully cached rerun never loads one. Misses are
-    sent to the backend in chunks and each chunk's verdicts are committed at once, so an
-    interrupted run keeps all but the chunk in flight. ``computed`` counts the pairs the
-    backend actually judged (tests use it to prove a rerun makes no model calls).
+    """A judge that answers from the on-disk cache and builds its backend only for misses, so a
+    fully cached rerun loads no model. Misses are judged and committed in chunks (an interrupted run
+    keeps all but the chunk in flight); ``computed`` counts the pairs the backend judged.
     """
 
     CHUNK = 64

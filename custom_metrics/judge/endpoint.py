@@ -28,15 +28,11 @@ LOGLIK_MAX_TOKENS = 5  # the loglik mode reads the first lettered answer positio
 class OpenAIJudge:
     """An OpenAI-compatible chat endpoint, in one of two modes.
 
-    ``generate`` (the default; the paper's protocol): the answer is sampled with the spec's
-    sampling and a seed per pair, read by ``answer.parse_label``. An API reasoning model
-    (``reasoning_effort=...``) is sent its effort and ``max_completion_tokens`` only, as such APIs
-    refuse sampling fields and thinking switches.
-
-    ``loglik``: temperature 0 with logprobs, read at the first answer position whose token has
-    letters (a leading "**" does not hide it): each top-logprob token that begins a label word adds
-    its probability to that label. A server that returns no logprobs (``transformers serve``) is
-    read from its answer text (method ``text``).
+    ``generate`` (the default; the paper's protocol): the answer is sampled with the spec's sampling
+    and a seed per pair, read by ``answer.parse_label``; an API reasoning model is sent its effort and
+    ``max_completion_tokens`` only. ``loglik``: temperature 0 with logprobs, read at the first answer
+    position whose token has letters (each top-logprob token that begins a label word adds its
+    probability to that label); a server that returns no logprobs is read from its answer text.
 
     The API key is read from the environment at call time, never stored or logged; the answer is
     cut (``answer.cut_answer``) before it is cached or logged.

@@ -40,12 +40,10 @@ SHARED_TOLERANCE = 1e-4  # probe: largest label-probability difference accepted 
 class LMJudge:
     """Causal-LM judge: P(label word | C.2 prompt) renormalized over the three words, or a sampled word.
 
-    Prompt and continuation are tokenized the way lm-eval's HFLM does it (context encoded
-    alone, continuation = the rest of the encoded whole, BOS added unless the text starts
-    with it), so these log-likelihoods equal the harness' for the same model. Plain mode
-    (models without a chat template, or chat=no) scores "\\n<Label>" after the prompt;
-    chat mode renders the prompt as a user turn with the generation prompt (thinking
-    disabled where the template supports it) and scores "<Label>" as the answer.
+    Prompt and continuation are tokenized as lm-eval's HFLM does, so these log-likelihoods equal the
+    harness' for the same model. Plain mode (no chat template, or chat=no) scores "\\n<Label>" after
+    the prompt; chat mode renders the prompt as a user turn (thinking disabled where the template
+    supports it) and scores "<Label>" as the answer.
     """
 
     def __init__(self, spec: JudgeSpec) -> None:

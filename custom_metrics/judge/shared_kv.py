@@ -42,11 +42,9 @@ def forward_options(model: Any) -> tuple[bool, str]:
 
 
 def copy_cache(cache: Any) -> Any:
-    """A copy of a KV cache that a forward pass or a batch resize may change, leaving ``cache`` as it is.
-
-    Dynamic layers replace their tensors when they grow (``torch.cat``) and when they are
-    repeated or selected along the batch, so a copy of each layer object sharing the
-    tensors is enough; other cache layouts may write in place and get a deep copy.
+    """A copy of a KV cache that a forward pass or a batch resize may change, leaving ``cache`` as it is:
+    dynamic layers replace their tensors when they grow or are repeated along the batch, so a copy of
+    each layer sharing the tensors is enough; other layouts may write in place and get a deep copy.
     """
     from transformers.cache_utils import DynamicCache, DynamicLayer, DynamicSlidingWindowLayer
 

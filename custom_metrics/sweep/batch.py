@@ -261,16 +261,13 @@ def distribute(
         except (IncompleteRun, ResultsFileError):
             continue
         _note_in_log(folder, command, results.parent.parent / "lm_eval.log")
-        runner.write_json_atomic(
-            folder / runner.DONE_FILE,
-            {
-                "command": runner.lm_eval_command(options, setting, task, folder),
-                "batch": {"command": command, "tasks": tasks, "log": str(results.parent.parent / "lm_eval.log")},
-                "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                "seconds": seconds,
-                "results": [str(target.relative_to(folder))],
-                **({"adopted": adopted} if adopted else {}),
-            },
+        runner.mark_done(
+            folder,
+            runner.lm_eval_command(options, setting, task, folder),
+            [target],
+            batch={"command": command, "tasks": tasks, "log": str(results.parent.parent / "lm_eval.log")},
+            seconds=seconds,
+            **({"adopted": adopted} if adopted else {}),
         )
         detail = adopted or f"{seconds:.0f} s, one lm_eval with {len(tasks) - 1} other task(s)"
         outcomes[task] = PairOutcome(setting.name, task, folder, "adopted" if adopted else "done", detail)

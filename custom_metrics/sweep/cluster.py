@@ -98,11 +98,9 @@ class Scheduler(Protocol):
 
 
 def run_model_job(options: SweepOptions, setting: ModelSetting) -> dict[str, PairOutcome]:
-    """The body of every array task: one model's pairs exactly as the local sweep runs them.
-
-    A failed pair ends the task with exit status 1 (the scheduler records it as FAILED) and
-    the reason, with the tail of ``lm_eval.log``, as the last lines of its stderr, which is
-    what the sweep shows; an exception would bury it under a traceback.
+    """The body of every array task: one model's pairs exactly as the local sweep runs them. A failed
+    pair ends the task with exit status 1 and its reason as the last lines of stderr, which the sweep
+    shows (an exception would bury it under a traceback).
     """
     from custom_metrics.sweep.batch import run_model
 
@@ -187,12 +185,9 @@ def run_cluster_sweep(
     job: Callable[..., Any] = run_model_job,
 ) -> list[PairOutcome]:
     """Submit every model with pending pairs as a task of one job array, then (with ``wait``)
-    follow the array tasks until all have ended.
-
-    Outcomes are ``skipped`` / ``done`` / ``failed`` as in the local sweep, plus ``pending``
-    for pairs whose job is still queued or running when the sweep stops following them
-    (``wait=False``, Ctrl-C, or a scheduler unreachable for ``unreachable_s``): rerunning the
-    same command attaches to them.
+    follow the array tasks until all have ended. Pairs still queued or running when the sweep stops
+    following them (``wait=False``, Ctrl-C, a scheduler unreachable for ``unreachable_s``) are
+    ``pending``: rerunning the same command attaches to them.
     """
     combinations = itertools.product(options.models, options.tasks)
     pairs = [

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import atomic_write_bytes, refuse_linked_folders
@@ -261,6 +262,13 @@ def write_json_atomic(path: Path, data: dict) -> None:
     atomic_write_bytes(path, json.dumps(data, indent=2).encode("utf-8"))
 
 
+def mark_done(folder: Path, command: list[str], results: list[Path], **details: Any) -> None:
+    """The pair's ``lm_eval.done``: the command that made it, when, and the results files it left."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+    named = [str(path.relative_to(folder)) for path in results]
+    write_json_atomic(folder / DONE_FILE, {"command": command, "finished": stamp, **details, "results": named})
+
+
 def checked_folder(out: Path, folder: Path) -> Path:
     """``folder`` under ``out``, made if missing, once no folder on the way to it or under it is a
     symbolic link (else a DataError naming the link): the sweep renames and writes only inside ``out``."""
@@ -306,13 +314,11 @@ def finish_pair(task: str, outcome: PairOutcome) -> PairOutcome:
 def settle_earlier_run(
     options: SweepOptions, setting: ModelSetting, task: str, folder: Path, say: Callable[[str], None] = print
 ) -> PairOutcome | None:
-    """What became of an earlier attempt at a pair that is not done, before it runs again.
-
-    A recorded ``lm_eval`` that still runs on this machine is waited for; one that finished
-    with this sweep's command and left whole outputs is adopted (its marker written, nothing
-    run again: the outcome is returned); any other run's files are set aside. A record from
-    another host cannot be judged here and fails the pair, saying what to check, except inside
-    a cluster job (the cluster sweep submits a pair only once its earlier job has ended).
+    """What became of an earlier attempt at a pair that is not done, before it runs again: a
+    recorded ``lm_eval`` still running here is waited for, one that finished with this sweep's
+    command and left whole outputs is adopted (its outcome returned), any other run's files are set
+    aside. A record from another host fails the pair, except inside a cluster job (the cluster sweep
+    submits a pair only once its earlier job has ended).
     """
     try:
         record = read_record(folder)
@@ -372,15 +378,7 @@ def _adopt(options: SweepOptions, setting: ModelSetting, task: str, folder: Path
         return None
     sweep = record.get("sweep_pid", "?")
     detail = f"adopted the run of pid {record['pid']}, which finished after its sweep (pid {sweep}) stopped"
-    write_json_atomic(
-        folder / DONE_FILE,
-        {
-            "command": record["command"],
-            "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
-            "adopted": detail,
-            "results": [str(path.relative_to(folder)) for path in results],
-        },
-    )
+    mark_done(folder, record["command"], results, adopted=detail)
     clear_record(folder)
     return PairOutcome(setting.name, task, folder, "adopted", detail)
 
@@ -412,15 +410,7 @@ def _run_lm_eval(options: SweepOptions, setting: ModelSetting, task: str, folder
     if reason:
         clear_record(folder)
         return PairOutcome(setting.name, task, folder, "failed", f"{reason}; log {log}:\n{_tail(log)}")
-    write_json_atomic(
-        folder / DONE_FILE,
-        {
-            "command": command,
-            "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
-            "seconds": round(time.time() - started, 1),
-            "results": [str(path.relative_to(folder)) for path in new],
-        },
-    )
+    mark_done(folder, command, new, seconds=round(time.time() - started, 1))
     clear_record(folder)
     return PairOutcome(setting.name, task, folder, "done", f"{time.time() - started:.0f} s")
 
