@@ -1,14 +1,11 @@
 """Refuse an lm-eval API model class that would not send a task's temperature and stop sequences.
 
-Why: lm-eval 0.4.13's ``openai-chat-completions`` (``OpenAIChatCompletion._create_payload``
-in ``lm_eval/models/openai_completions.py``) forces ``temperature`` to 1 and drops ``stop``
-for every model whose name contains "o1", "5", "o3" or "o4". ``gpt-3.5-turbo`` (IBE's judge)
-and a served Qwen3.5 contain a 5: a greedy judge would sample at temperature 1 and run past
-its stop strings, and nothing in the run would say so. Rather than copy that rule (it may
-change with lm-eval), the class's own request builder is asked what it would send for a
-greedy, stopped request under the run's model name, before any request: a class that
-rewrites either field is refused in one line naming the rewrite and the fix
-(``local-chat-completions``, which sends the task's fields unchanged, to the same URL).
+Why: lm-eval 0.4.13's ``openai-chat-completions`` forces ``temperature`` to 1 and drops ``stop``
+for every model whose name contains "o1", "5", "o3" or "o4" (``gpt-3.5-turbo``, IBE's judge, and
+a served Qwen3.5 do): a greedy judge would sample and run past its stop strings, silently. Rather
+than copy that rule, the class's own request builder is asked what it would send for a greedy,
+stopped request under the run's model name; a class that rewrites either field is refused in one
+line naming the fix (``local-chat-completions``).
 """
 
 from __future__ import annotations

@@ -7,24 +7,21 @@ import argparse
 
 
 def positive_int(text: str) -> int:
-    value = _integer(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
-    return value
+    return _at_least(text, 1, "a positive whole number")
 
 
 def non_negative_int(text: str) -> int:
-    value = _integer(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0")
-    return value
+    return _at_least(text, 0, "a whole number >= 0")
 
 
-def _integer(text: str) -> int:
+def _at_least(text: str, low: int, words: str) -> int:
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < low:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {words}")
+    return value
 
 
 class OneLineParser(argparse.ArgumentParser):

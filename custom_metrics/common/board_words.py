@@ -1,9 +1,8 @@
 """What the leaderboard says of a paper's tasks and metrics in words, read from the paper's one
 data file (``custom_metrics/<key>/words.yaml``), so its ``leaderboard.py`` holds logic only.
 
-The file gives each task a label, each metric a label and a definition (the column header's
-tooltip, in the words of the task README); a ``task/metric`` entry gives that task's metric a
-definition of its own::
+Each task gets a label, each metric a label and a definition (the column header's tooltip, in
+the task README's words); a ``task/metric`` entry gives that task's metric its own definition::
 
     tasks:
       rule_main: main questions
@@ -13,9 +12,6 @@ definition of its own::
         definition: Accuracy on the ReClor main questions ...
       rule_main/mainq_acc:
         definition: ...
-
-``read_words`` returns the ``Board`` fields the file fills (``Board(**read_words(path), ...)``);
-``explain-eval check`` then names a label or definition of a task or metric that does not exist.
 """
 
 from __future__ import annotations

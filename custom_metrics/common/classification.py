@@ -22,11 +22,9 @@ NO_PREDICTION = -1
 def predicted_index(results: Sequence[tuple[float, bool]], where: str = "a document") -> int:
     """Index of the choice with the highest log-likelihood (first one on ties, like ``acc``).
 
-    A NaN or +inf log-likelihood (a model overflowing in float16, a broken API answer)
-    would make a choice the argmax by accident: ``max`` keeps a leading NaN, numpy's
-    ``argmax`` picks any NaN. Such a doc gets ``NO_PREDICTION``, so it counts as wrong,
-    never right by chance, and a warning names it (``where``) with its values. -inf is a
-    real log-likelihood (probability zero) and is compared as usual.
+    A NaN or +inf log-likelihood (float16 overflow, a broken API answer) would make a choice the
+    argmax by accident: such a doc gets ``NO_PREDICTION`` (wrong, never right by chance) and a
+    warning names it (``where``). -inf is a real log-likelihood (probability zero).
     """
     logliks = [float(loglik) for loglik, _ in results]
     if any(math.isnan(value) or value == math.inf for value in logliks):
@@ -47,14 +45,11 @@ def choice_accuracy(results: Sequence[tuple[float, bool]], gold: int, where: str
 
 
 def macro_f1(items: Sequence[Pair]) -> float:
-    """Macro-F1 over the labels that occur in gold or predictions (all of them on full runs);
-    NaN when there are none.
+    """Macro-F1 over the labels that occur in gold or predictions; NaN when there are none.
 
-    ``NO_PREDICTION`` is no label: it lowers the recall of the doc's gold label only. Each
-    label's F1 is 2·tp / (gold count + predicted count), averaged in label order: scikit-learn's
-    ``f1_score(average="macro", zero_division=0)`` to the bit (a test holds them equal), without
-    its per-call checks, 4 ms of CPU a call on 800 docs where lm-eval 0.5's bootstrap makes
-    100,000 calls.
+    ``NO_PREDICTION`` is no label: it lowers the recall of the doc's gold label only. Equal to
+    scikit-learn's ``f1_score(average="macro", zero_division=0)`` to the bit (a test holds them
+    equal), without its per-call checks: 4 ms a call, where lm-eval 0.5's bootstrap makes 100,000.
     """
     pairs = Counter(items)
     golds, predictions = Counter(), Counter()

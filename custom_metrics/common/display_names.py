@@ -11,11 +11,9 @@ import re
 
 from custom_metrics.common.results import friendly_model_name
 
-# An absolute path (POSIX, home-relative or Windows) inside a longer text, up to a
-# character no path holds here: whitespace, quotes, ?, (, ), ;, ",", and "@", which ends an
-# ``openai:`` judge's model where its server's URL begins (a served folder's path is the
-# model's name on ``transformers serve``); never a URL's "//host" nor the rest of a path
-# already shortened to "runs/…/results.json".
+# An absolute path (POSIX, home-relative or Windows) inside a longer text, up to a character no path
+# holds here: whitespace, quotes, ?, (, ), ;, "," and "@" (where an ``openai:`` judge's server URL
+# begins); never a URL's "//host" nor the rest of a path already shortened to "runs/…/results.json".
 _PATH_IN_TEXT = re.compile(r"(?<![\w./…-])(?:~/|[A-Za-z]:\\|/(?!/))[^\s\"'?();,<>@]*[^\s\"'?();,<>.@]")
 
 

@@ -1,25 +1,18 @@
 """Pinned public files: downloaded once into the suite's cache, verified, then used offline.
 
-Two kinds of pin: a file of a GitHub repository at a commit (``GitHubFile``) and a file of a
-Hugging Face Hub repository at a revision (``HubFile``, e.g. a dataset's Parquet shard). Both
-are fixed by size and sha256 and travel the same way.
+A file of a GitHub repository at a commit (``GitHubFile``) or of a Hugging Face Hub repository at
+a revision (``HubFile``), fixed by size and sha256.
 
-Why not ``datasets``' own downloader: it asks the server before it trusts its cache (a warm
-cache fails on an offline compute node), it checks no content (an HTML page served with
-status 200 gets cached and parsed as data), and its "Unable to find" hides the connection
-error. Here every file is pinned by commit, size and sha256. A download goes to a temporary
-file beside its target, with timeouts, retries and an overall deadline per file (a server
-sending a byte every few seconds never trips a per-read timeout), and is moved into place
-only once verified, with the mode the umask gives, so the cache holds nothing but verified
-bytes that the group can read. A temporary file that a killed download left behind is
-removed by the next use of that file. A cached file is hashed again on each use
-(milliseconds for these sizes) and never causes a network request.
+Why not ``datasets``' downloader: it asks the server before trusting its cache (a warm cache
+fails on an offline compute node), checks no content (an HTML page with status 200 is cached as
+data) and its "Unable to find" hides the connection error. Here a download goes to a temporary
+file with timeouts, retries and an overall deadline per file (a server sending a byte every few
+seconds never trips a per-read timeout), and is moved into place only once verified, readable by
+the group. A cached file is hashed again on each use and never causes a network request.
 
-The HTTP part is ``requests``: it honours the proxy and CA-bundle variables that clusters
-set (``HTTPS_PROXY``, ``NO_PROXY``, ``REQUESTS_CA_BUNDLE``) and separates connect and read
-timeouts. Retries are one loop around the whole transfer rather than urllib3's ``Retry``,
-which stops at the response headers: a stall or a cut connection in the middle of the body,
-the usual failure of a multi-megabyte download, would not be retried.
+HTTP is ``requests`` (it honours the clusters' proxy and CA-bundle variables). Retries are one
+loop around the whole transfer, not urllib3's ``Retry``, which stops at the response headers: a
+stall in the middle of the body, the usual failure, would not be retried.
 """
 
 from __future__ import annotations
@@ -184,10 +177,8 @@ def cached(file: PinnedFile, dataset: str) -> Path | None:
 
 def fetch(file: PinnedFile, dataset: str, mirror_path: str, requested: bool = False) -> Path:
     """A verified local copy of ``file``: the cache when it holds one (no network), else a download.
-
-    ``dataset`` and ``mirror_path`` only word the errors: which dataset failed, and which
-    mirror file would replace the download. ``requested`` (``explain-eval download``) means
-    the user asked for the network, so the offline switches do not apply.
+    ``dataset`` and ``mirror_path`` word the errors; ``requested`` (``explain-eval download``): the
+    user asked for the network, so the offline switches do not apply.
     """
     policy = Retrying.from_env()
     _remove_stale_parts(file.cache_path(), policy.deadline)

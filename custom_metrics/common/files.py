@@ -157,13 +157,10 @@ def iter_regular_lines(path: Path, max_bytes: int, what: str = "file") -> Iterat
 
 
 def find_files(roots: Iterable[Path], pattern: str, max_bytes: int) -> tuple[list[Path], list[tuple[Path, str]]]:
-    """Files named like ``pattern`` (a glob such as ``results*.json``) under each folder of
-    ``roots``, and each root that is itself a file; then the ones that must not be read, with why.
-
-    A FIFO, socket, device or link to one that bears the name, or an oversized file, is
-    returned as a problem to name, never opened: ``rglob`` plus ``open`` hangs on a FIFO
-    called ``report.json``. Links to folders are not followed (no cycles); each file is
-    given once, resolved, in sorted order per root.
+    """Files named like ``pattern`` under each folder of ``roots`` (and each root that is a file),
+    then the ones that must not be read, with why: a FIFO, device or oversized file bearing the
+    name is a problem to name, never opened (``rglob`` plus ``open`` hangs on a FIFO called
+    ``report.json``). Links to folders are not followed; each file is given once, resolved.
     """
     found: list[Path] = []
     problems: list[tuple[Path, str]] = []

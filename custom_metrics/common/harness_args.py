@@ -1,14 +1,11 @@
 """The harness arguments of ``rule-protocol`` and ``sweep``, checked before anything runs.
 
-Why: both commands start one ``lm_eval`` process per split or pair, each loading a model
-before it fails on an argument it could have refused at once (``--model hf`` without
-``pretrained``, a misspelt option, ``--limit 0``). Each failure cost a model load, and on
-Slurm a queue wait per pair; rule-protocol also recorded the bad settings first. Here
-the arguments are parsed by lm-eval's own ``run`` parser and configuration checks, the
-model name is looked up in lm-eval's model registry and its required arguments are read
-from the model class's signature; a model given as a local path must exist, and a Hub id
-must be in the local Hub cache when the Hub is offline. Nothing is loaded but the model's
-Python class. Every problem is one line saying what to pass.
+Why: both start one ``lm_eval`` per split or pair, each loading a model before it fails on an
+argument it could have refused at once (``--model hf`` without ``pretrained``, a misspelt option,
+``--limit 0``): a model load, and on Slurm a queue wait, per pair. Here the arguments go through
+lm-eval's own ``run`` parser and checks, the model's required arguments are read from its class
+(nothing is loaded but that Python class), a local model path must exist and a Hub id must be
+cached when the Hub is offline. Every problem is one line saying what to pass.
 """
 
 from __future__ import annotations
@@ -245,7 +242,7 @@ def task_names(config: Any) -> list[str]:
 
 
 @functools.cache
-def _task_manager(include_path: str | None, *, defaults: bool) -> Any:
+def _task_manager(include_path: str, *, defaults: bool) -> Any:
     """lm-eval's task index, built once per process for each folder (the full one takes a run's start)."""
     from lm_eval.tasks import TaskManager
 
@@ -253,32 +250,28 @@ def _task_manager(include_path: str | None, *, defaults: bool) -> Any:
 
 
 def check_tasks(
-    tasks: Sequence[str], include_path: Path | None, option: str = "--include_path", *, defaults: bool = True
+    tasks: Sequence[str], include_path: Path, option: str = "--include_path", *, defaults: bool = True
 ) -> None:
     """Every task name is one the harness finds (its own tasks, unless ``defaults`` is False,
     and those under ``include_path``), as ``lm_eval`` would resolve it; an unknown one is
     named with the closest known names."""
-    if include_path is not None and not Path(include_path).is_dir():
+    if not Path(include_path).is_dir():
         raise DataError(
             f"{option} {include_path}: no such folder{resolved_against_cwd(include_path)}; pass the folder of the "
             'task YAMLs (--include_path "$(explain-eval tasks-path)" is the suite\'s).'
         )
-    if include_path is not None:
-        check_include_path(Path(include_path), option)
+    check_include_path(Path(include_path), option)
     # The suite's folder alone indexes in a fraction of a second; lm-eval's own ~14,000 task
     # files take as long as a run's start, so they are read only for a name not found there.
-    path = str(include_path) if include_path is not None else None
-    manager = None
-    if include_path is not None:
-        manager = _task_manager(path, defaults=False)
-        if not unknown_task_names(manager, [task for task in tasks if not task.endswith(".yaml")]):
-            return
-    if defaults or manager is None:
-        manager = _task_manager(path, defaults=True)
-    unknown = unknown_task_names(manager, [task for task in tasks if not task.endswith(".yaml")])
+    names = [task for task in tasks if not task.endswith(".yaml")]
+    manager = _task_manager(str(include_path), defaults=False)
+    unknown = unknown_task_names(manager, names)
+    if unknown and defaults:
+        manager = _task_manager(str(include_path), defaults=True)
+        unknown = unknown_task_names(manager, names)
     if not unknown:
         return
     named = "; ".join(f"{task!r}{close_names(task, manager.all_tasks)}" for task in unknown)
-    where = f"under {option} {include_path}" if include_path is not None else ""
-    where = f"among lm-eval's tasks{' nor ' + where if where else ''}" if defaults else where
+    where = f"under {option} {include_path}"
+    where = f"among lm-eval's tasks nor {where}" if defaults else where
     raise DataError(f"unknown task(s) {named}: not {where} (lm-eval ls tasks lists them).")

@@ -1,14 +1,10 @@
 """Keep the harness' log about what matters: drop its notice for ``custom_dataset`` tasks.
 
-lm-eval 0.4.13 logs a WARNING for every task loaded through ``custom_dataset`` ("Custom
-kwargs can be passed to `--metadata` ..."), the loader every task of this suite uses so
-that it can read the local mirror and pass run settings in the docs. A run of the ``geese``
-group alone printed five; a user learns to skip warnings, and then misses the real ones.
-The notice is dropped for the suite's own tasks only (their READMEs document
-``--metadata``): a task is the suite's when its name starts with the name of one of the
-suite's task folders (a paper's key), then ``_`` or the end, so a new paper's folder is
-covered without naming it here. Every other harness warning, and this one for any other
-task, stays.
+lm-eval 0.4.13 logs a WARNING for every task loaded through ``custom_dataset`` ("Custom kwargs
+can be passed to `--metadata` ..."), the loader every task of this suite uses: the ``geese``
+group alone printed five, and a user who learns to skip warnings misses the real ones. It is
+dropped for the suite's own tasks only (a name starting with a task folder's name, then ``_`` or
+the end); every other warning, and this one for other tasks, stays.
 """
 
 from __future__ import annotations

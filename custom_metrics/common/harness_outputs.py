@@ -1,11 +1,9 @@
 """Whether an ``lm_eval --log_samples`` run finished, judged from the files it left.
 
-lm_eval writes the results file first, then each task's samples file line by line under the
-same timestamp; a kill in between leaves a whole results file beside a samples file cut
-short (or none). A run is done only when its results file and its samples files agree: every
-line whole and, per task and filter, as many samples as the results count as ``effective``.
-RULE's split protocol and the sweep (which adopts a run whose sweep was killed after it
-finished, and sets aside one that did not) judge runs by this one rule.
+lm_eval writes the results file first, then each task's samples files line by line; a kill in
+between leaves a whole results file beside a cut samples file. A run is done only when every
+samples line is whole and, per task and filter, as many as the results count as ``effective``.
+RULE's split protocol and the sweep judge runs by this one rule.
 """
 
 from __future__ import annotations
@@ -97,9 +95,4 @@ def check_finished(results: Path) -> None:
 
 def set_aside(files: Sequence[Path]) -> list[Path]:
     """Rename an unfinished run's files to ``*.incomplete``: kept for inspection, never read as a run."""
-    moved = []
-    for path in files:
-        target = path.with_name(path.name + INCOMPLETE_SUFFIX)
-        path.replace(target)
-        moved.append(target)
-    return moved
+    return [path.replace(path.with_name(path.name + INCOMPLETE_SUFFIX)) for path in files]

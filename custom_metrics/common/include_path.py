@@ -1,12 +1,10 @@
 """What a run's ``--include_path`` may hold: the suite's task folders once, and none of lm-eval's own.
 
-lm-eval indexes every YAML below the folder it is given. ``--include_path .`` in a clone
-with its ``.venv`` inside indexed the harness' own ~14,000 task files a second time (14,683
-"overrides existing task" lines, two minutes before the run started), and a clone holding a
-``build/lib`` copy of the task folders gave two tasks of each name, of which lm-eval keeps
-one by path order. Both are refused in one line, naming the folder to pass, before lm-eval
-reads anything: by ``explain-eval lm-eval`` and the sweep before the model loads, and under
-plain ``lm_eval`` by the first task loader (which lm-eval calls after its index and the model).
+lm-eval indexes every YAML below the folder it is given. ``--include_path .`` in a clone with its
+``.venv`` inside indexed the harness' ~14,000 task files again (two minutes of "overrides existing
+task" lines), and a clone holding a ``build/lib`` copy gave two tasks of each name. Both are
+refused in one line naming the folder to pass: by ``explain-eval lm-eval`` and the sweep before
+the model loads, and under plain ``lm_eval`` by the first task loader.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """JSONL (and whole-JSON) reading that reports every bad line by file, line and field.
 
-Parsing is strict where Python's ``json`` is lenient: a key given twice in one object
-(``"correct"`` twice: the parser silently keeps the last) and a number too large for a float
-(``1e999``: read as infinity, shown as "accuracy ∞") are errors naming the line. The bare
-``NaN`` and ``Infinity`` that Python's own writer produces stay readable: lm-eval logs NaN
-metrics and infinite log-likelihoods, and rows written are rows read; where a finite number
-is required, the field's check says so.
+Parsing is strict where Python's ``json`` is lenient: a key given twice in one object (the
+parser keeps the last) and a number too large for a float (``1e999``: shown as "accuracy ∞")
+are errors naming the line. The bare ``NaN`` and ``Infinity`` that Python writes stay readable
+(lm-eval logs NaN metrics and infinite log-likelihoods); where a number must be finite, the
+field's check says so.
 """
 
 from __future__ import annotations

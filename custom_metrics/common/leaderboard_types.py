@@ -1,11 +1,8 @@
 """What a paper tells the leaderboard: its ``Board`` (``PaperSpec.board``), and the table types its hooks fill.
 
-The generic leaderboard (``custom_metrics.leaderboard``) reads results files and builds
-one table per paper from these; each paper's ``leaderboard.py`` owns what is particular to
-it (published rows, derived columns, extra result sources, the words and definitions shown
-in column headers, how its logged samples read), so no shared module branches on a paper's
-name. What the sweep and rejudge need of a paper is elsewhere (``paper_spec.RunSteps``,
-``rejudging.Rejudging``): the leaderboard reads none of it.
+The generic leaderboard builds one table per paper from these; each paper's ``leaderboard.py``
+owns what is particular to it (published rows, derived columns, words, how its samples read), so
+no shared module branches on a paper's name.
 """
 
 from __future__ import annotations

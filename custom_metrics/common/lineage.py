@@ -1,17 +1,11 @@
 """What a run read when its documents were built from another run's logged samples.
 
-A task that reads another run's samples file (a judge of explanations, an answer read after a
-logged reasoning, a faithfulness test of a logged chain of thought) counts only the documents
-it built, which are all it was given: a run over a ``--limit 2`` reasoning run records "2 of
-2" and would pass for a full run, in the setting of its own (zero-shot) prompt, whatever the
-shots of the run it read. So the reading task's loader records that run, as its results file
-beside the samples file describes it (``results.source_lineage``), in a doc column
-(``source_run``): every doc is logged in the reading run's samples file, the suite's one
-channel from a loader to what reads a run afterwards. The leaderboard derives the reading run's
-data cut, setting and model from it (``custom_metrics/leaderboard/lineage.py``).
-
-Which tasks read which run is each paper's data (``READS_SAMPLES`` in its package's
-``__init__.py``: task -> the ``--metadata`` key naming the samples file).
+A task that reads another run's samples file counts only the documents it built: a run over a
+``--limit 2`` run records "2 of 2" and would pass for a full run, in its own prompt's setting. So
+the reading task's loader records the run it read (``results.source_lineage``) in a doc column,
+``source_run``: the docs logged in the samples file are the one channel from a loader to what
+reads a run afterwards. The leaderboard derives the reading run's cut, setting and model from it.
+Which tasks read which run is each paper's ``READS_SAMPLES`` (task -> ``--metadata`` key).
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """``--metadata`` keys: a misspelled suite key is an error, before any model is asked.
 
-lm-eval hands every task loader one merged mapping: the task YAML's ``metadata`` and
-``dataset_kwargs``, the model arguments and ``--metadata``; and one ``--metadata`` serves
-every task of a run. So a loader cannot refuse keys it does not know (they may be another
-task's, or a model argument), and before this check a typo such as ``jugde`` was silently
-ignored: the run used the default judge and said so only after generation. The rule: a
-key that no task of the suite reads, that lm-eval does not put there itself, and that is
-close to a key of the suite (``difflib``) is an error naming the key it resembles.
+lm-eval hands every task loader one merged mapping (YAML ``metadata``, model arguments and
+``--metadata``, shared by every task of a run), so a loader cannot refuse keys it does not know,
+and a typo such as ``jugde`` was silently ignored. The rule: a key that no task of the suite
+reads, that lm-eval does not put there itself, and that is close to a suite key (``difflib``) is
+an error naming the key it resembles.
 """
 
 from __future__ import annotations

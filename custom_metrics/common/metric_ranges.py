@@ -1,17 +1,13 @@
 """The range each metric of a results file can take, checked where the file is read.
 
-A results file is a JSON file anyone can write or damage. A value outside its metric's
-range is no measurement: ``acc: 1e308`` stopped the whole leaderboard (an OverflowError
-counting its items), ``acc: 1.5`` was shown as "accuracy 1.5000", ``Infinity`` as "∞" and
-a stderr of -0.1 as "± -0.1000". ``out_of_range`` says what is wrong with a value, so the
-reader leaves it out and names it, and nothing downstream ever sees it.
+A value outside its metric's range is no measurement: ``acc: 1e308`` stopped the leaderboard (an
+OverflowError), ``acc: 1.5`` was shown as "accuracy 1.5000" and a stderr of -0.1 as "± -0.1000".
+``out_of_range`` says what is wrong so the reader leaves the value out and names it.
 
-Each paper declares the range of every metric it reports (``METRIC_RANGES`` in its package's
-``__init__.py``, beside its ``METADATA_KEYS``; ``explain-eval check`` names a metric without
-one), so this module names no paper and a new metric cannot be missed. A task of no paper
-gets lm-eval's common proportions (``acc``, ``f1``, any ``*_acc`` and ``acc_*``) in [0, 1];
-every other metric (another harness task's bleu, a perplexity) need only be finite. NaN
-stays what the harness means by it: undefined (no document of a kind).
+Each paper declares its metrics' ranges (``METRIC_RANGES`` in its package's ``__init__.py``;
+``explain-eval check`` names a metric without one), so this module names no paper. A task of no
+paper gets lm-eval's common proportions (``acc``, ``f1``, ``*_acc``, ``acc_*``) in [0, 1]; any
+other metric need only be finite. NaN stays undefined.
 """
 
 from __future__ import annotations

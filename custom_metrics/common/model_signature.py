@@ -1,15 +1,12 @@
 """A registered model class's constructor, read from its source without importing it.
 
 Why: the sweep and ``explain-eval lm-eval`` check a ``--model``'s required arguments before
-anything loads, once per model. Importing lm-eval's ``hf`` class for that imports torch,
-transformers and accelerate (5 of a dry run's 7 s here), to read one signature. lm-eval
-registers its classes lazily as ``"module:Class"``, so the class's file is found by
-importlib's finder (which imports only the parent packages) and its ``__init__`` is read
-with ``ast``, following base classes through the module's imports until one defines it.
-Whether the class could be imported here is answered the same way: every module its
-module imports outright must be found by the finder (``vllm``, say, where it is not
-installed). Where the source does not say (a base built at run time, a class that is not
-in its file), the caller imports the class as before.
+anything loads, and importing lm-eval's ``hf`` class imports torch, transformers and accelerate
+(5 of a dry run's 7 s) to read one signature. lm-eval registers classes lazily as
+``"module:Class"``, so the file is found by importlib's finder and ``__init__`` read with
+``ast``, following base classes through the module's imports. Whether the class could be
+imported is answered the same way (every module it imports must be findable). Where the source
+does not say, the caller imports the class.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """What the suite knows of one paper, in its ``leaderboard.py``: a ``PaperSpec``, split by who reads it.
 
-Each consumer reads its own part and nothing else: the leaderboard its ``board``
-(``leaderboard_types.Board``), the sweep and ``explain-eval lm-eval`` its ``runs``
-(``RunSteps``), ``explain-eval rejudge`` its ``rejudge`` (``rejudging.Rejudging``), and
-``explain-eval download`` its ``datasets``. The registry
-(``custom_metrics/leaderboard/registry.py``) lists the specs; no shared module branches on
-a paper's name.
+The leaderboard reads its ``board`` (``leaderboard_types.Board``), the sweep and ``explain-eval
+lm-eval`` its ``runs`` (``RunSteps``), ``explain-eval rejudge`` its ``rejudge``, and ``explain-eval
+download`` its ``datasets``. The registry (``leaderboard/registry.py``) lists the specs; no shared
+module branches on a paper's name.
 """
 
 from __future__ import annotations

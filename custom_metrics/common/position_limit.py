@@ -1,10 +1,9 @@
 """The most tokens an encoder's input may hold, read from the model itself.
 
-A tokenizer saved without a length says "no limit" with a sentinel (transformers'
-VERY_LARGE_INTEGER, 1e30), and sentence-transformers caps it at ``max_position_embeddings``,
-which RoBERTa-style models overstate by their padding offset: either way a long input
-indexes past the position table (an index out of bounds) instead of being cut. The seqcls
-judge and the predicate embedder cut their inputs to this limit.
+A tokenizer saved without a length says "no limit" with a sentinel (1e30), and
+sentence-transformers caps it at ``max_position_embeddings``, which RoBERTa-style models overstate
+by their padding offset: either way a long input indexes past the position table instead of being
+cut. The seqcls judge and the predicate embedder cut their inputs to this limit.
 """
 
 from __future__ import annotations

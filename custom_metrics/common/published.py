@@ -1,15 +1,10 @@
 """Published numbers as leaderboard rows: the types, and the one reader of the papers' table files.
 
-Each paper keeps the tables it transcribed as data in its own package
-(``custom_metrics/<key>/tables/*.csv``; IBE-Eval's in ``ibe_postprocess/tables/``): one CSV
-file per printed table, a header naming its columns (the suite's metric names where a column is
-one), then the paper's rows in its order, every cell exactly as printed (``71.8±1.0``), so a
-reader can check a file against the paper line by line; the papers' tests do that automatically
-when the papers are at hand. Percentages are converted to fractions (the harness reports
-fractions) with ``Decimal``, so no digit is invented or lost.
-
-Column keys are ``task/metric`` as in the harness results of the suite's tasks, so a
-published row lines up with the runs of the same task.
+Each paper keeps the tables it transcribed in its own package (``custom_metrics/<key>/tables/
+*.csv``; IBE-Eval's in ``ibe_postprocess/tables/``): one CSV per printed table, every cell exactly
+as printed (``71.8±1.0``), so a file can be checked against the paper line by line. Percentages
+become fractions (as the harness reports) with ``Decimal``, so no digit is invented or lost.
+Column keys are ``task/metric`` as in the harness results, so a published row lines up with runs.
 """
 
 from __future__ import annotations

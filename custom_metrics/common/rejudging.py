@@ -1,10 +1,9 @@
 """What a paper tells ``explain-eval rejudge``: where its judge decided something in a logged
 run, and each judge's decisions when asked again (``PaperSpec.rejudge``).
 
-The command (``custom_metrics/rejudge.py``) names no paper: it parses and finds the judges,
-asks each paper's hook to judge its logged files again, and compares the raters it returns
-(agreement per pair, metrics side by side). The paper owns what its judge decides, how the
-verdicts are read from its logged samples and where each judge's verdicts are written.
+The command (``custom_metrics/rejudge.py``) names no paper: it finds the judges, asks each
+paper's hook to judge its logged files again, and compares the raters it returns. The paper owns
+what its judge decides, how verdicts are read from its samples and where each judge's are written.
 """
 
 from __future__ import annotations
@@ -82,13 +81,11 @@ class RejudgeRequest:
 
 @dataclass(frozen=True)
 class Rejudging:
-    """How ``explain-eval rejudge`` judges a paper's logged runs again: the module that does it,
-    named, not imported, so the leaderboard reading a spec loads no judge. That module defines
-    ``find(path) -> list[Path]`` (the paper's files with judged tasks under a run folder, or the
-    file itself), ``check(file, request)`` (the cheap checks, run for every file before any
-    judging: its samples there and readable, a judge it needs available; ``DataError`` naming
-    what is wrong) and ``run(file, request) -> list[RejudgedTask]`` (judge again, write each
-    judge's files beside the run, return each task's raters)."""
+    """How ``explain-eval rejudge`` judges a paper's logged runs again: the module that does it, named,
+    not imported, so the leaderboard loads no judge. It defines ``find(path) -> list[Path]`` (the files
+    with judged tasks under a run folder), ``check(file, request)`` (cheap checks before any judging;
+    ``DataError`` naming what is wrong) and ``run(file, request) -> list[RejudgedTask]``.
+    """
 
     what: str  # what the paper's judge decides, in words (for messages)
     module: str  # e.g. "custom_metrics.reg.rejudge"

@@ -1,28 +1,17 @@
 """What an aggregation does when lm-eval resamples it: its warnings are the run's alone, and a
 metric over groups of documents gives no resampled value.
 
-lm-eval 0.5 estimates the standard error of every aggregation but its own ``mean`` by
-bootstrap (0.4.13 only of the aggregations it registers itself): after the one call on a
-task's values, ``lm_eval.api.metrics.bootstrap_stderr`` calls the aggregation on 100,000
-resamples of them, in a pool of worker processes or, with multiprocessing disabled, in this
-one. A warning about the run (RULE's groups cut by ``--limit``, generations with no readable
-answer) belongs to that first call; a resample's is about a random draw (it drops and repeats
-documents, so even a full run's resamples have incomplete groups) and was printed 93,702 times
-in one run. So an aggregation warns through ``warn``, which is quiet while lm-eval resamples and
-only then: each task's own call warns, two tasks of one process each once, whatever their values.
+lm-eval estimates a standard error by calling the aggregation again on 100,000 resamples of a
+task's values (``lm_eval.api.metrics.bootstrap_stderr``). A warning about the run belongs to
+the first call; a resample's is about a random draw (one run printed it 93,702 times). So an
+aggregation warns through ``warn``, which is quiet while lm-eval resamples (``in_bootstrap``,
+the one place that knows how a resample looks; a test fails if lm-eval resamples elsewhere).
+Not "once per message": another task's first call may say the same words and must be said.
 
-Why not "once per message": the first call of another task may say the same words and must
-still be said, and a resample may warn where the run's call did not. The harness says nowhere
-that a call is a resample; ``in_bootstrap`` is the one place that knows how it looks (a test
-fails, naming the harness change, if lm-eval resamples elsewhere).
-
-A metric over groups of documents (RULE's consistency: a main question with all its
-subquestions; a chain of thought's early answers) has no standard error from resampling single
-documents: a resample keeps a group's members by chance (of a full run's 943 main questions, one
-resample held 137 whole), so the harness would print a number about its own resampling. Such an
-aggregation is marked ``over_groups``: on a resample it returns NaN at once, the harness's
-standard error is NaN (no number), and the bootstrap costs nothing. The leaderboard's own
-intervals resample whole groups.
+A metric over groups of documents (RULE's consistency, a chain of thought's early answers) has
+no standard error from resampling single documents (a resample of 943 main questions held 137
+whole): such an aggregation is marked ``over_groups`` and returns NaN on a resample at once.
+The leaderboard's own intervals resample whole groups.
 """
 
 from __future__ import annotations

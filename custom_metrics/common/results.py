@@ -1,20 +1,14 @@
 """lm-eval results files of any harness version, read into one flat record per task.
 
-Researchers compare runs made months apart, with other harness versions, on other
-machines. The layouts differ: 0.4.x writes ``"acc,none"`` keys, ``n-samples``,
-``model_name`` and a dict of model args; 0.3.x and early 0.4 write ``"acc"`` keys and a
-``"pretrained=...,dtype=..."`` string; "N/A" and NaN stand for missing numbers. This
-module hides those differences so every table is built from the same records, and
-turns a broken file into a reported problem instead of a crash: every field that is
-used is checked for its type (and numbers for finiteness) and a bad one names the file
-and the field. A metric value outside its range (``metric_ranges``: a share above 1, an
-infinite value, a negative stderr) is left out and named, the file's other numbers kept.
-A standard error that is NaN, "N/A" or absent is none: nothing downstream shows "± NaN"
-or builds an interval or a test on it.
+Researchers compare runs made months apart with other harness versions: 0.4.x writes
+``"acc,none"`` keys, ``n-samples`` and a dict of model args; 0.3.x and early 0.4 write ``"acc"``
+keys and a ``"pretrained=..."`` string; "N/A" and NaN stand for missing numbers. This module
+hides those differences, and turns a broken file into a reported problem naming the file and
+the field. A metric value outside its range (``metric_ranges``) is left out and named, the file's
+other numbers kept; a standard error that is NaN, "N/A" or absent is none (no "± NaN").
 
-It also owns how a model is *named* everywhere (leaderboard, IBE reports): a sweep's
-name for the setting wins, then a friendly form of the checkpoint (the embedded models
-by name, Hub ids as given, local paths by their last component), see ``model_name``.
+It also owns how a model is *named* everywhere: a sweep's name for the setting wins, then a
+friendly form of the checkpoint (``model_name``).
 """
 
 from __future__ import annotations
@@ -375,13 +369,12 @@ def parse_model_args(text: str) -> dict[str, str]:
     return {key.strip(): value.strip() for key, value in pairs}
 
 
-def pair_record(path: Path, roots: Iterable[Path] = ()) -> dict[str, Any] | None:
-    """The sweep's pair file (``sweep_pair.json``) of a file the sweep wrote, one or two
-    folders up; None when there is none or it is unreadable (the one reader of that file).
+def sweep_label(path: Path, roots: Iterable[Path] = ()) -> str | None:
+    """The sweep's name for the model (``model`` in the pair file, ``sweep_pair.json``), so that
+    harness and post-run rows of one sweep model land in one leaderboard row; None without one.
 
-    lm-eval writes ``PAIR/<model>/results_*.json`` and post-run steps write
-    ``PAIR/<folder>/report.json``, so the pair folder is the grandparent; the search never
-    climbs above the folder the user named.
+    lm-eval writes ``PAIR/<model>/results_*.json`` and post-run steps ``PAIR/<folder>/report.json``,
+    so the pair folder is one or two folders up; the search never climbs above the folder the user named.
     """
     root = next((r for r in roots if r in path.parents), None)
     for folder in list(path.parents)[:2]:
@@ -391,17 +384,11 @@ def pair_record(path: Path, roots: Iterable[Path] = ()) -> dict[str, Any] | None
                 record = loads_strict(read_regular_bytes(marker, MARKER_MAX_BYTES, "pair file").decode("utf-8"))
             except (DataError, ValueError):
                 return None
-            return record if isinstance(record, dict) else None
+            name = record.get("model") if isinstance(record, dict) else None
+            return name.strip() if isinstance(name, str) and name.strip() else None
         if folder == root:
             break
     return None
-
-
-def sweep_label(path: Path, roots: Iterable[Path] = ()) -> str | None:
-    """The sweep's name for the model (the pair file's ``model``): harness and post-run rows
-    of one sweep model both take it, so they land in one leaderboard row."""
-    name = (pair_record(path, roots) or {}).get("model")
-    return name.strip() if isinstance(name, str) and name.strip() else None
 
 
 def _kind(value: Any) -> str:
@@ -432,7 +419,7 @@ def _scores(task: str, entry: dict[str, Any]) -> tuple[dict[tuple[str, str | Non
         if metric in _NOT_METRICS or isinstance(raw, (dict, list)):
             continue
         number = fields.number(raw, strings=True)
-        if number is None and not _is_missing(raw):
+        if number is None and not (raw is None or (isinstance(raw, str) and raw.strip().upper() in {"N/A", "NA", ""})):
             continue  # a label such as "alias" under an unexpected key: not a score
         is_stderr = metric.endswith("_stderr")
         name = metric[: -len("_stderr")] if is_stderr else metric
@@ -468,10 +455,6 @@ def current_metric_name(task: str, metric: str) -> str:
 @functools.cache
 def _renamed_metrics() -> dict[tuple[str, str], str]:
     return {key: new for package in paper_packages() for key, new in getattr(package, "RENAMED_METRICS", {}).items()}
-
-
-def _is_missing(raw: Any) -> bool:
-    return raw is None or (isinstance(raw, str) and raw.strip().upper() in {"N/A", "NA", ""})
 
 
 def _n_samples(task: str, entry: Any, scores: dict[str, Any]) -> int | None:

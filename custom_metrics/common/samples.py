@@ -1,18 +1,11 @@
 """Reading lm-eval ``samples_*.jsonl`` files written with ``--log_samples``.
 
-Several hooks consume an earlier run's logged generations (GEESE M2 on M1's explanations,
-REG's analysis, IBE's post-processing); they share one reader so that a malformed line is
-reported the same way everywhere: file, line and field.
-
-Every reader of a samples file passes each line through ``normalised`` first: lm-eval 0.5
-logs ``filtered_resps`` one level deeper than 0.4.13 (a list of repeats per request), and a
-run of either version must read the same.
-
-A task that builds its documents from another run's samples reads each line it uses through
-``read_samples`` with its own checks (``custom_metrics.common.fields``: types, ranges, sizes)
-and its own ``key`` (what it takes a sample for), so a file edited by hand or pasted twice is
-refused in one line naming file, line and field, never a traceback inside the harness, a
-coerced value or a document counted twice.
+Several hooks consume an earlier run's logged generations; they share one reader so that a
+malformed line is reported the same way everywhere: file, line and field. Every line goes
+through ``normalised`` first (lm-eval 0.5 logs ``filtered_resps`` one level deeper than 0.4.13).
+A task that builds documents from another run's samples reads them through ``read_samples`` with
+its own checks (``fields``) and ``key``, so a file edited by hand or pasted twice is refused in
+one line, never a traceback inside the harness or a document counted twice.
 """
 
 from __future__ import annotations
@@ -108,12 +101,10 @@ def read_samples(
 ) -> list[dict[str, Any]]:
     """All samples of a generation task's samples file, each checked for doc and text.
 
-    ``check`` adds the caller's own per-sample checks (e.g. fields its docs must carry).
-    A doc logged twice for one filter is an error: the harness appends to a samples file,
-    so two runs written into one file (or two files pasted together) would otherwise
-    count a doc twice or let the later line win silently. ``key`` names what the caller
-    takes a sample for (``doc.doc_id 'q3'``, an edit), checked after ``check``; without it,
-    the harness' top-level ``doc_id`` is the key, where the file has one.
+    ``check`` adds the caller's own per-sample checks. A doc logged twice for one filter is an error:
+    the harness appends to a samples file, so two runs in one file would otherwise count a doc twice.
+    ``key`` names what the caller takes a sample for (``doc.doc_id 'q3'``), checked after ``check``;
+    without it, the harness' top-level ``doc_id`` is the key, where the file has one.
     """
     path = Path(path).expanduser()
     if not path.is_file():

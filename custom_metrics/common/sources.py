@@ -1,11 +1,9 @@
 """Dataset loading shared by every task: pinned public files by default, a local mirror on request.
 
-Real users download each dataset file from its pinned public copy (a GitHub file at a fixed
-commit, checked by size and sha256: ``common.download``). Offline machines point
-``EXPLAIN_EVAL_DATA`` at a directory laid out like the project's ``shared/data`` mirror; the
-mirror always wins. Paths never depend on the current working directory, and every failure
-names the dataset, the variable and the file looked for, because a silent fallback would
-make two machines report different numbers for "the same" task.
+Each dataset file is downloaded from its pinned public copy (``common.download``); offline
+machines point ``EXPLAIN_EVAL_DATA`` at a directory laid out like the ``shared/data`` mirror,
+which always wins. Every failure names the dataset, the variable and the file looked for: a
+silent fallback would make two machines report different numbers for "the same" task.
 """
 
 from __future__ import annotations
@@ -111,42 +109,30 @@ def load_rows(source: Source, required: Sequence[str] = (), check: RowCheck | No
     if path is not None:
         return read_jsonl(path, required, check)
     path = download(source)
-    if source.remote.path.endswith(".parquet"):  # a Hub dataset's shard
-        rows = read_parquet_rows(path, source.name)
-    elif source.remote.path.endswith(".arrow"):
-        rows = read_arrow_rows(path, source.name)
-    else:
+    if not source.remote.path.endswith((".parquet", ".arrow")):
         return read_jsonl(path, required, check)
+    rows = read_table_rows(path, source.name)
     for index, row in enumerate(rows, start=1):
         check_row(row, required, check, f"{path} row {index}")
     return rows
 
 
-def read_arrow_rows(path: Path, dataset: str) -> list[dict[str, Any]]:
-    """Rows of a ``datasets`` Arrow file (a ``save_to_disk`` shard), as plain dicts."""
-    import datasets
-
+def read_table_rows(path: Path, dataset: str) -> list[dict[str, Any]]:
+    """Rows of a Parquet file (how the Hub stores a dataset's splits) or a ``datasets`` Arrow
+    file (a ``save_to_disk`` shard), as plain dicts."""
+    kind = "Parquet" if path.suffix == ".parquet" else "Arrow"
     try:
-        rows = datasets.Dataset.from_file(str(path)).to_list()
+        if kind == "Parquet":
+            import pyarrow.parquet as pq
+
+            rows = pq.read_table(path).to_pylist()
+        else:
+            import datasets
+
+            rows = datasets.Dataset.from_file(str(path)).to_list()
     except (OSError, ValueError, pa.ArrowException) as err:
         raise DataError(
-            f"{dataset}: {path} is not a readable Arrow file ({type(err).__name__}: {err}); delete it to download "
-            f"it again."
-        ) from err
-    if not rows:
-        raise DataError(f"{dataset}: {path}: the file holds no rows.")
-    return rows
-
-
-def read_parquet_rows(path: Path, dataset: str) -> list[dict[str, Any]]:
-    """Rows of a Parquet file (how the Hub stores a dataset's splits), as plain dicts."""
-    import pyarrow.parquet as pq
-
-    try:
-        rows = pq.read_table(path).to_pylist()
-    except (OSError, ValueError, pa.ArrowException) as err:
-        raise DataError(
-            f"{dataset}: {path} is not a readable Parquet file ({type(err).__name__}: {err}); delete it to download "
+            f"{dataset}: {path} is not a readable {kind} file ({type(err).__name__}: {err}); delete it to download "
             f"it again."
         ) from err
     if not rows:

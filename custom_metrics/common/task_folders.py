@@ -1,10 +1,8 @@
 """Where the suite's task folders are, and ``explain-eval tasks-path``, which prints it.
 
-lm-eval has no task entry points: a harness finds external tasks only through
-``--include_path`` (or ``TaskManager(include_path=...)``). The folders ship inside the
-package as data; their place is found from the import system without importing
-``lm_eval_tasks`` (a namespace of YAML folders, not code the suite runs), so every layer
-may ask for it and no import runs back up from the papers to their task folders.
+A harness finds external tasks only through ``--include_path``. The folders ship inside the
+package as data, found through the import system without importing ``lm_eval_tasks`` (YAML, not
+code), so every layer may ask for them and no import runs back up from the papers.
 """
 
 from __future__ import annotations

@@ -1,28 +1,19 @@
 """What every task loader of the suite does around its work: refuse a stale copy of the task
 YAMLs, and end the ``lm_eval`` command with the suite's one-line error.
 
-lm-eval calls a task's loader (``custom_dataset: !function utils.load``) while it builds the
-tasks, with the YAML's path in the metadata (``config_source``). Two first mistakes of a
-newcomer meet there:
+lm-eval calls a task's loader while it builds the tasks, with the YAML's path in the metadata
+(``config_source``), so a newcomer's first mistakes are caught there:
 
-- ``--include_path .`` from a clone that ``pip install file://<clone>`` built in indexes the
-  ``build/lib`` copy of the task folders it left behind, and lm-eval runs whichever copy it
-  indexed last: an old prompt or template with this version's code, exit status 0. A loader
-  sees where its YAML lies: a task folder that is not the installed package's and differs
-  from it is refused, naming both folders and what to pass; an identical copy is only named.
-  A modified copy run on purpose is allowed with ``EXPLAIN_EVAL_TASK_COPY=1``, loudly.
-- a ``DataError`` (a misspelled ``--metadata`` key, a judge that cannot work) came at the end
-  of a 40-line harness traceback. Under the ``lm_eval`` command nothing catches it but the
-  interpreter, so there it becomes its one line on stderr and exit status 2 (``SystemExit``,
-  which lm-eval's own ``except Exception`` handlers let through); a Python caller
-  (``simple_evaluate``) still gets the ``DataError`` to catch.
-- ``--include_path .`` in a clone with its ``.venv`` inside indexes lm-eval's own tasks a second
-  time (minutes of "overrides existing task" lines): refused at the first loader
-  (``include_path``), as ``explain-eval lm-eval`` refuses it before anything loads.
-- ``--model openai-chat-completions`` with a model name holding a "5" (``gpt-3.5-turbo``)
-  sends temperature 1 and no stop sequences, whatever the task asks (custom_metrics/common/
-  api_sampling.py). The model class is known only from the command line, so under the
-  ``lm_eval`` command the loader refuses it there, before the first request.
+- ``--include_path .`` in a clone that ``pip install`` built in indexes its ``build/lib`` copy
+  of the task folders, and lm-eval runs whichever copy it indexed last (an old prompt with this
+  version's code, exit status 0): a differing copy is refused unless ``EXPLAIN_EVAL_TASK_COPY=1``;
+- a ``DataError`` came at the end of a 40-line harness traceback: under the ``lm_eval`` command
+  it becomes one line and exit status 2 (``SystemExit``, which lm-eval's ``except Exception``
+  lets through); a Python caller (``simple_evaluate``) still gets the ``DataError``;
+- ``--include_path .`` in a clone with its ``.venv`` inside indexes lm-eval's own tasks twice
+  (``include_path``);
+- ``--model openai-chat-completions`` with a "5" in the model name sends temperature 1 and no
+  stop sequences (``api_sampling``); only the command line names the model class.
 """
 
 from __future__ import annotations

@@ -1,26 +1,16 @@
 """How much two raters of the same items agree: two judges, or a judge and the gold labels.
 
-REG's Appendix H reports the judge's agreement with human annotators as raw agreement,
-Cohen's kappa (Cohen 1960) and the Matthews correlation coefficient (Matthews 1975); a judge
-judged again by another (``explain-eval rejudge``) is compared the same way, on the items
-both raters decided. The numbers are scikit-learn's (``cohen_kappa_score``,
-``matthews_corrcoef``, ``confusion_matrix``); the intervals, one procedure per number:
+REG's Appendix H reports raw agreement, Cohen's kappa and the Matthews correlation coefficient
+(scikit-learn's numbers). Intervals: raw agreement, a share, gets the exact Clopper-Pearson 95%
+interval (right for the handful of items of a ``--limit`` run); kappa and MCC a 95% percentile
+bootstrap over items (``RESAMPLES``, seed ``SEED``), recomputed from each resample's confusion
+matrix (``kappa_of``, ``mcc_of``; tested against scikit-learn).
 
-- raw agreement, a share of items: the exact (Clopper-Pearson) 95% binomial interval, right
-  for any n, including the handful of items of a ``--limit`` run;
-- kappa and MCC: a 95% percentile bootstrap over items (``RESAMPLES`` resamples of the
-  items with replacement, seed ``SEED``), the statistic recomputed on each resample from
-  its confusion matrix with the same formulas (``kappa_of``, ``mcc_of``; the tests check them
-  against scikit-learn).
-
-A statistic is undefined, never a number, where its formula divides by zero: kappa when
-both raters gave one and the same label to every item (chance agreement 1), MCC when either
-rater gave one label to every item (scikit-learn returns 0.0 there, which would read as "no
-better than chance"). Resamples on which it is undefined are left out of its interval and
-counted (``kappa_undefined``, ``mcc_undefined``); with none defined there is no interval. Nor
-is there one of zero width: resampling a handful of items can give one value on every
-resample (two items, one label each way: kappa 0 on all of them), and "[0.000, 0.000]" would
-read as certainty; the interval is then None and ``undefined`` says why.
+A statistic is undefined, never a number, where its formula divides by zero (kappa: both raters
+gave one and the same label to every item; MCC: either did, where scikit-learn's 0.0 would read
+as "no better than chance"). Resamples where it is undefined are left out and counted
+(``kappa_undefined``, ``mcc_undefined``). An interval of zero width (a handful of items giving
+one value on every resample) would read as certainty: it is None, and ``undefined`` says why.
 """
 
 from __future__ import annotations
@@ -176,6 +166,18 @@ def mcc_of(matrices):
 Bootstrapped = tuple[tuple[float, float] | None, int]  # (interval, resamples on which it was undefined)
 
 
+def percentile_interval(values) -> Bootstrapped:
+    """The percentile interval of a statistic's bootstrap values; undefined (NaN) ones left out and counted."""
+    import numpy as np
+
+    defined = values[~np.isnan(values)]
+    tail = (1 - LEVEL) / 2 * 100
+    interval = (
+        (float(np.percentile(defined, tail)), float(np.percentile(defined, 100 - tail))) if defined.size else None
+    )
+    return interval, int(values.size - defined.size)
+
+
 def _bootstrap(
     first: Sequence[str], second: Sequence[str], labels: Sequence[str], want_kappa: bool, want_mcc: bool
 ) -> tuple[Bootstrapped, Bootstrapped]:
@@ -187,18 +189,10 @@ def _bootstrap(
     codes_b = np.array([index[label] for label in second])
     draws = np.random.default_rng(SEED).integers(0, len(first), size=(RESAMPLES, len(first)))
     matrices = confusion_matrices(codes_a[draws], codes_b[draws], len(labels))
-    tail = (1 - LEVEL) / 2 * 100
     results = []
     for wanted, statistic in ((want_kappa, kappa_of), (want_mcc, mcc_of)):
-        if not wanted:
-            results.append((None, 0))
-            continue
-        values = statistic(matrices)
-        defined = values[~np.isnan(values)]
-        interval = (
-            (float(np.percentile(defined, tail)), float(np.percentile(defined, 100 - tail))) if defined.size else None
-        )
+        interval, undefined = percentile_interval(statistic(matrices)) if wanted else (None, 0)
         if interval is not None and interval[0] == interval[1]:  # no width: no interval
             interval = None
-        results.append((interval, int(values.size - defined.size)))
+        results.append((interval, undefined))
     return results[0], results[1]

@@ -1,17 +1,11 @@
 """Reading a judge's one-word answer (the paper's C.2 protocol: "Your final output should be
 only one word, namely the label").
 
-Every text answer goes through ``parse_label``: the generated judge mode, an endpoint
-without logprobs and the ``reg_judge_select`` task. The rule is deliberately strict,
-because a wrong label is worse than a counted failure: the answer is the first line that
-names a label; it must name exactly one, not negated. "Contradiction." and
-"**Label:** Neutral" parse; "not entailment but contradiction", "non-entailment" and
-"Neutral or contradiction" do not (they are counted as unparsed, never guessed).
-
-The judge runs non-thinking (section 4.4), but a model may think anyway: the answer is read
-after its closed traces (``traces.split_traces``), and an answer that stops inside a trace
-that never closed names no label, whatever words the trace holds ("<think>Maybe it is a
-contradiction" is unparsed, not a contradiction call).
+Every text answer goes through ``parse_label``. The rule is strict, because a wrong label is
+worse than a counted failure: the answer is the first line that names a label, and it must name
+exactly one, not negated ("not entailment but contradiction" and "Neutral or contradiction" are
+unparsed, never guessed). A model that thinks anyway is read after its closed traces
+(``traces.split_traces``); an answer that stops inside an unclosed trace names no label.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Can this judge be used here? Checked in seconds, before any model of the run is asked.
 
-A judge that cannot load (a folder that does not exist, a Hub id that is not cached on an
-offline node, a server that is down) used to be found after a whole generation run. Each
-check names the judge, what failed and what to pass instead; loading the model is the
-caller's next step (``reg.preflight``), so the checks here only catch what loading would
-report with a traceback that names neither.
+A judge that cannot load (a missing folder, a Hub id not cached on an offline node, a server that
+is down) used to be found after a whole generation run. Each check names the judge, what failed
+and what to pass instead; loading the model is the caller's next step (``reg.preflight``).
 """
 
 from __future__ import annotations

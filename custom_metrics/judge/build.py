@@ -27,22 +27,9 @@ def _make_backend(spec: JudgeSpec) -> NLIJudge:
 
 
 def build_judge(spec: JudgeSpec | str | None = None, cache_dir: str | Path | None = None) -> CachedJudge:
-    """spec: a parsed ``JudgeSpec`` (``spec.resolve_judge``), or a spec string.
-
-    None -> the embedded model as an LM judge; "lm:<hf id or path>";
-    "seqcls:<hf id or path>" (sequence-classification NLI model); "openai:<model>@<base_url>"
-    (key from OPENAI_API_KEY). The result caches verdicts on disk by (judge name, prompt,
-    premise, hypothesis) under cache_dir (default: <EXPLAIN_EVAL_CACHE>/nli-verdicts, or
-    $EXPLAIN_EVAL_JUDGE_CACHE); the name carries every option that changes verdicts.
-
-    Options follow a '?' (``spec.OPTIONS`` lists them; unknown or repeated ones are errors):
-    lm: and openai: ``mode=loglik|generate`` (default loglik for lm:, generate for openai:)
-    and, for generate, ``temperature``, ``top_p``, ``top_k``, ``seed``, ``max_tokens``;
-    lm: ``chat=auto|yes|no``, ``batch_size``, ``dtype``, ``device``, ``share=auto|no``
-    (shared KV cache, see ``shared_kv``); seqcls: ``batch_size``, ``dtype``, ``device``;
-    openai: ``concurrency``, ``top_logprobs``, ``key_env``, ``thinking=off|on|unset`` (the chat
-    template's switch in each request; ``off`` by default), ``timeout`` (seconds for one request,
-    retries included; 300 by default).
+    """A judge from a parsed ``JudgeSpec`` or a spec string (``spec.parse_spec``; None: the
+    embedded model), caching its verdicts on disk under ``cache_dir`` (default ``judge_cache_dir()``)
+    by judge name, prompt, premise and hypothesis; ``spec.OPTIONS`` lists each backend's options.
     """
     parsed = spec if isinstance(spec, JudgeSpec) else parse_spec(spec)
     return CachedJudge(parsed.name, parsed.prompt_id, lambda: _make_backend(parsed), cache_dir or judge_cache_dir())

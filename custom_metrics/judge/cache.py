@@ -1,20 +1,14 @@
 """On-disk store of NLI verdicts, keyed by (judge, prompt, premise, hypothesis).
 
-sqlite because several processes (the ranks of an ``accelerate launch`` run, a reward
-function in a trainer, an analysis) may share one cache, and each committed batch
-survives a crash of the writer. Concurrency: WAL journal (readers never block the writer
-and see only committed batches) plus a busy timeout (a writer waits for another's commit
-instead of failing with "database is locked"); each batch is one ``BEGIN IMMEDIATE``
-transaction, each read of many keys one snapshot. A key is written once: the first
-verdict stored wins (``INSERT OR IGNORE``), so every reader agrees. WAL needs a local or
-POSIX-locking filesystem; on NFS point the cache at local disk.
+sqlite because several processes (``accelerate`` ranks, a trainer's reward function, an
+analysis) may share one cache, and each committed batch survives a crash of the writer. WAL
+journal (readers never block the writer) plus a busy timeout (no "database is locked"); each
+batch is one ``BEGIN IMMEDIATE`` transaction. A key is written once, the first verdict winning
+(``INSERT OR IGNORE``), so every reader agrees. On NFS point the cache at local disk.
 
-The key is a hash, so texts of any length cost the same; the texts themselves are kept
-beside it so the cache can be inspected. Any sqlite failure (a truncated or foreign
-file, a folder that cannot be written) is a ``VerdictCacheError`` naming the file and
-what to do: the cache holds nothing that cannot be recomputed. Before that advice, the free
-space on the cache's disk is checked: a full disk (whatever error sqlite gives) says
-"disk full at <folder>" and to keep the cache, which is sound.
+Any sqlite failure is a ``VerdictCacheError`` naming the file and what to do: the cache holds
+nothing that cannot be recomputed. A full disk (whatever error sqlite gives) says "disk full at
+<folder>" and to keep the cache, which is sound.
 """
 
 from __future__ import annotations
@@ -201,12 +195,9 @@ def check_cache(directory: str | Path) -> Path:
 
 
 class CachedJudge:
-    """A judge that answers from the on-disk cache and builds its backend only for misses.
-
-    Loading a model is itself costly, so a fully cached rerun never loads one. Misses are
-    sent to the backend in chunks and each chunk's verdicts are committed at once, so an
-    interrupted run keeps all but the chunk in flight. ``computed`` counts the pairs the
-    backend actually judged (tests use it to prove a rerun makes no model calls).
+    """A judge that answers from the on-disk cache and builds its backend only for misses, so a
+    fully cached rerun loads no model. Misses are judged and committed in chunks (an interrupted run
+    keeps all but the chunk in flight); ``computed`` counts the pairs the backend judged.
     """
 
     CHUNK = 64

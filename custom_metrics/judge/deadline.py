@@ -1,11 +1,8 @@
 """A time by which a judge must have answered, set by the caller and kept by the endpoint client.
 
-REG checks its judge on gold items before any generation; an endpoint that accepts the
-connection and never answers used to hold the run for the client's timeouts times its
-retries (20 minutes and more) before any word. The check sets a deadline for all of its
-requests together (``answers_within``); the endpoint judge's HTTP client ends every request
-by it, whatever its own per-request deadline, and names it. In-process judges answer when
-their model has loaded and run: the deadline is for judges behind a server.
+REG checks its judge on gold items before any generation; an endpoint that never answered held
+the run 20 minutes and more. The check sets one deadline for all its requests (``answers_within``),
+and the HTTP client ends every request by it and names it. In-process judges need none.
 """
 
 from __future__ import annotations

@@ -28,23 +28,14 @@ LOGLIK_MAX_TOKENS = 5  # the loglik mode reads the first lettered answer positio
 class OpenAIJudge:
     """An OpenAI-compatible chat endpoint, in one of two modes.
 
-    ``generate`` (the default; the paper's protocol): the answer is sampled with the
-    spec's temperature/top_p, top_k and min_p (Qwen's 20 and 0 by default) and a seed per pair, read by
-    ``answer.parse_label`` (method ``generated``). An API reasoning model
-    (``reasoning_effort=...``) is sent its effort and ``max_completion_tokens`` instead of
-    any sampling field or thinking switch, which such APIs refuse.
+    ``generate`` (the default; the paper's protocol): the answer is sampled with the spec's sampling
+    and a seed per pair, read by ``answer.parse_label``; an API reasoning model is sent its effort and
+    ``max_completion_tokens`` only. ``loglik``: temperature 0 with logprobs, read at the first answer
+    position whose token has letters (each top-logprob token that begins a label word adds its
+    probability to that label); a server that returns no logprobs is read from its answer text.
 
-    ``loglik``: temperature 0 with logprobs. The label is read from the first answer
-    position whose token has letters (so a leading "**" or space does not hide it): each
-    top-logprob token that begins a label word ("Ent", "Contr", "neutral") adds its
-    probability to that label, and the three are renormalized. A server that returns no
-    logprobs (``transformers serve``) is read from its answer text (method ``text``).
-
-    An answer naming no single label gives an ``UNPARSED`` verdict, counted by REG and IBE.
-    A response that is no chat completion at all is an error naming the judge and URL.
-    The API key is read from the environment at call time and never stored or logged.
-    Requests go through ``http_client`` (a deadline per request, a bound on the body, bounded
-    retries), and the answer text is cut (``answer.cut_answer``) before it is cached or logged.
+    The API key is read from the environment at call time, never stored or logged; the answer is
+    cut (``answer.cut_answer``) before it is cached or logged.
     """
 
     def __init__(self, spec: JudgeSpec) -> None:

@@ -1,18 +1,13 @@
 """The judges of a rejudged task as a panel: the plurality vote of their verdicts, one more rater.
 
-Verga et al. 2024 ("Replacing Judges with Juries: Evaluating LLM Generations with a Panel of
-Diverse Models") pool several judges by voting and find the panel agrees with people better
-than any one judge. ``explain-eval rejudge`` asks several judges the same questions; here their
-verdicts are pooled the same way, per decision and per item, and the vote is compared like any
-judge (its metrics beside theirs, its agreement with each judge and with gold).
+Verga et al. 2024 pool several judges by voting and find the panel agrees with people better
+than any one judge; the vote here is compared like any judge.
 
 The rule, one for every decision: on each item, among the judges that decided it (at least two),
-the label most of them gave. A tie for the most votes is no verdict: the item is named and
-counted as tied, never broken by judge order or label order. An item only one judge decided
-(REG: call 2 is made only for items in that judge's N) has no vote and is counted. The vote's
-metrics are voted the same way, from each judge's per-item outcomes (``Rater.scores``: REG's
-success of an item in that judge's N, a flagged output failing), so they count what the task
-counts. With two judges the vote is their verdict where they agree and a tie where they do not.
+the label most of them gave. A tie is no verdict (counted, never broken by judge or label
+order); an item only one judge decided (REG: call 2 only for items in that judge's N) has no
+vote and is counted. The vote's metrics are voted the same way from each judge's per-item
+outcomes (``Rater.scores``), so they count what the task counts.
 """
 
 from __future__ import annotations

@@ -1,24 +1,17 @@
 """The suite's one HTTP client for the endpoints it calls (httpx): every request ends, in time and in memory.
 
-Every endpoint goes through it: the ``openai:`` judges (REG's, IBE's coherence judge), the IBE
-formalizer (``ibe score --formalizer openai:...``) and the API reasoning models REG generates
-with (``reg.api_model``). A server is another machine's process, and it can misbehave in
-ways a run must survive: accept the connection and never answer (the run used to wait 20 minutes and more
-before any word), stream an endless body (a run grew past 5.7 GB in 75 s), or answer with
-megabytes where 16 tokens were asked for. So every request here has
+Every endpoint goes through it (``openai:`` judges, the IBE formalizer, REG's API models). A
+server can accept the connection and never answer (a run waited 20 minutes and more), stream an
+endless body (a run grew past 5.7 GB in 75 s), or send megabytes where 16 tokens were asked.
+So every request has
 
-- a deadline for the whole request: connecting, sending, every read, every retry and the
-  waits between them. It is the judge's ``timeout`` option or a caller's deadline
-  (``deadline.answers_within``, e.g. REG's check), whichever comes first. Each attempt runs
-  in a worker thread that the caller stops waiting for at the deadline, so not even a
-  server that trickles its headers a byte at a time can stretch it (the abandoned attempt
-  ends on its own read timeout, holding no more than the size bound);
-- a bound on the body (``body_bound``: a few times what ``max_tokens`` can take): a larger
-  ``Content-Length`` is refused unread, and the body is read as a stream that stops at the
-  bound. Compressed bodies are not asked for (``Accept-Encoding: identity``), and the
-  bound applies to the decoded bytes of any sent anyway;
-- bounded retries with exponential backoff, only for what a retry can fix (no connection,
-  a connection dropped mid-answer, HTTP 429 and 5xx), never past the deadline.
+- a deadline for the whole request, every retry and wait included (the judge's ``timeout`` or a
+  caller's ``deadline.answers_within``, whichever comes first); each attempt runs in a worker
+  thread the caller stops waiting for, so a server trickling its headers cannot stretch it;
+- a bound on the body (``body_bound``): a larger ``Content-Length`` is refused unread, the body
+  is streamed up to the bound, and no compression is asked for;
+- bounded retries with backoff, only for what a retry can fix (no connection, a dropped one,
+  HTTP 429 and 5xx), never past the deadline.
 
 Every failure is an ``EndpointError`` naming the judge and the URL; API keys travel in
 headers only and are never part of a message.

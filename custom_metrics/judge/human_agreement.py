@@ -1,14 +1,12 @@
 """A judge's label distribution held against a crowd's, as ChaosNLI (Nie et al., EMNLP 2020)
 scores models against its 100 human labels per item.
 
-A judge that is right on the majority label can still be wrong about how clear-cut an item
-is; REG's verdicts rest on one judge, so its agreement with the human *distribution* is
-the validity question accuracy alone does not answer. The definitions are the ChaosNLI
-authors' (``src/evaluation/tools.py`` in easonnie/ChaosNLI): per item the Jensen-Shannon
-*distance* (``scipy.spatial.distance.jensenshannon``, natural log: the square root of the
-divergence, which their column calls "JSD") and KL(human || judge) (``scipy.stats.entropy``),
-the judge's probabilities floored at 1e-15 and renormalised first; accuracy is the judge's
-label against the majority label; each is the mean over items.
+A judge right on the majority label can still be wrong about how clear-cut an item is; REG's
+verdicts rest on one judge, so agreement with the human *distribution* is the validity question
+accuracy alone does not answer. The definitions are the ChaosNLI authors' (``src/evaluation/
+tools.py``): per item the Jensen-Shannon *distance* (natural log; their column "JSD") and
+KL(human || judge), the judge's probabilities floored at 1e-15 and renormalised; accuracy
+against the majority label; each the mean over items.
 """
 
 from __future__ import annotations

@@ -1,16 +1,13 @@
 """The prompted causal-LM judge: the REG paper's Appendix C.2 prompt, in one of two modes.
 
-``loglik`` (the default here): the log-likelihood of the three label words, softmax over
-them, exactly as the harness scores a multiple-choice task, so ``reg_judge_select_loglik``
-measures this judge; nothing is parsed. ``generate`` (the paper's protocol): a sampled
-answer of a few tokens, read by ``answer.parse_label``; an answer naming no single label
-is an ``UNPARSED`` verdict, never a guess.
+``loglik`` (the default here): the log-likelihood of the three label words, softmax over them,
+as the harness scores a multiple-choice task (so ``reg_judge_select_loglik`` measures this
+judge); nothing is parsed. ``generate`` (the paper's protocol): a sampled answer of a few
+tokens, read by ``answer.parse_label``.
 
-Both run on ``shared_kv.SharedKV`` (instruction prefix once per judge; each pair, with its
-three labels in ``loglik`` mode, in one pass) when the model passes a probe against the
-full-sequence path at load; otherwise, or with ``share=no``, and for a pair that reaches a
-model's sliding window, on the full-sequence path: each (context, label) whole, as the harness
-runs them.
+Both run on ``shared_kv.SharedKV`` when the model passes a probe against the full-sequence path
+at load; otherwise, with ``share=no``, or for a pair that reaches a sliding window, each
+(context, label) runs whole, as the harness runs them.
 """
 
 from __future__ import annotations
@@ -43,12 +40,10 @@ SHARED_TOLERANCE = 1e-4  # probe: largest label-probability difference accepted 
 class LMJudge:
     """Causal-LM judge: P(label word | C.2 prompt) renormalized over the three words, or a sampled word.
 
-    Prompt and continuation are tokenized the way lm-eval's HFLM does it (context encoded
-    alone, continuation = the rest of the encoded whole, BOS added unless the text starts
-    with it), so these log-likelihoods equal the harness' for the same model. Plain mode
-    (models without a chat template, or chat=no) scores "\\n<Label>" after the prompt;
-    chat mode renders the prompt as a user turn with the generation prompt (thinking
-    disabled where the template supports it) and scores "<Label>" as the answer.
+    Prompt and continuation are tokenized as lm-eval's HFLM does, so these log-likelihoods equal the
+    harness' for the same model. Plain mode (no chat template, or chat=no) scores "\\n<Label>" after
+    the prompt; chat mode renders the prompt as a user turn (thinking disabled where the template
+    supports it) and scores "<Label>" as the answer.
     """
 
     def __init__(self, spec: JudgeSpec) -> None:
@@ -75,8 +70,6 @@ class LMJudge:
         self.full_tokens = 0
         self.shared = self._shared_kv() if spec.options.get("share", "auto") == "auto" else None
         self.full_tokens = 0  # tokens run on full sequences after loading (the shared path counts its own)
-
-    # --- prompts and tokens --------------------------------------------------------------
 
     def context(self, premise: str, hypothesis: str) -> str:
         prompt = nli_prompt(premise, hypothesis)
@@ -118,8 +111,6 @@ class LMJudge:
         ids.update(configured if isinstance(configured, list) else [configured])
         return {token for token in ids if token is not None}
 
-    # --- the shared path and its probe ----------------------------------------------------
-
     def _shared_kv(self) -> SharedKV | None:
         """The shared-cache scorer, if this model gives the full-sequence path's verdicts through it."""
         probes = [self.encode_labels(p, h) for p, h in _PROBE_PAIRS]
@@ -157,8 +148,6 @@ class LMJudge:
             return None
         shared.tokens = shared.padded_tokens = 0  # the probe is part of loading
         return shared
-
-    # --- log-likelihood mode ---------------------------------------------------------------
 
     def loglikelihoods(self, requests: Sequence[tuple[str, str]]) -> list[float]:
         """The sum of continuation log-probs per (context, continuation), on full sequences, batched."""
@@ -200,8 +189,7 @@ class LMJudge:
                 ).logits
                 logprobs = torch.log_softmax(logits.float(), dim=-1).cpu()
             for row, (index, (first, cont_ids)) in enumerate(zip(batch, spans)):
-                # the input drops the last token, so position first+k predicts
-                # continuation token k
+                # the input drops the last token, so position first+k predicts continuation token k
                 span = range(first, first + len(cont_ids))
                 positions = torch.tensor([column[p] for p in span] if self.slices_logits else list(span))
                 target = torch.tensor(cont_ids)
@@ -241,8 +229,6 @@ class LMJudge:
                     "the model's numbers overflowed or are broken (with float16/bfloat16, try dtype=float32)"
                 ) from err
         return verdicts
-
-    # --- generated mode ---------------------------------------------------------------------
 
     def generate_answers(self, pairs: Sequence[Pair]) -> list[str]:
         """Each pair's sampled answer (its own seeded generator), up to the end of its label line."""

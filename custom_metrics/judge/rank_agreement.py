@@ -1,24 +1,15 @@
 """Do the judges rank the models alike? Kendall's tau-b between the rankings of runs each judge gives.
 
-A judge can disagree with another on many items and still order the models the same way,
-which is what a leaderboard reports; judge-validity work therefore reports the rank
-correlation of the model rankings judges give (Verga et al. 2024 report Kendall's tau between
-each judge's and the human ranking of models). When ``explain-eval rejudge`` is given several runs of one
-task (one run per model), each rater (every judge, the vote of the judges) scores every run by
-the task's headline metric (``RejudgedTask.headline``; REG: success), and for every two raters
-Kendall's tau-b (Kendall 1945; ``scipy.stats.kendalltau``, tau-b: ties within a ranking
-corrected) is computed over the runs both score.
+Judges can disagree on many items and still order the models the same way, which is what a
+leaderboard reports (Verga et al. 2024). Given several runs of one task, each rater scores every
+run by the task's headline metric (``RejudgedTask.headline``) and every two raters get Kendall's
+tau-b (``scipy.stats.kendalltau``) over the runs both score.
 
-Its 95% interval is a percentile bootstrap over items resampled within runs (``RESAMPLES``
-resamples, seed ``SEED``): on each resample every run's items are drawn with replacement,
-the same draw for both raters (their verdicts are on the same outputs, so the pairing is
-kept), each rater's metric recomputed per run, and tau-b recomputed. Items, not runs: the runs
-are the fixed set of models being compared, and what makes a judge's ranking uncertain is the
-finite set of items each run's metric rests on; resampling a handful of runs would mostly
-duplicate runs and tie them. Tau-b is undefined, never a number, with fewer than 3 runs both
-raters score, or where a rater gives every run the same value (its denominator is zero);
-resamples on which it is undefined are left out and counted. No p-value is reported: the
-interval is the one inference drawn.
+Its 95% interval is a percentile bootstrap over items resampled within runs (``RESAMPLES``, seed
+``SEED``), the same draw for both raters (they judged the same outputs). Items, not runs: the runs
+are the fixed models compared, and a ranking is uncertain through the items each metric rests
+on. Tau-b is undefined with fewer than 3 runs or where a rater gives every run one value;
+resamples where it is undefined are left out and counted. No p-value: the interval is the inference.
 """
 
 from __future__ import annotations
@@ -35,7 +26,7 @@ from typing import Any
 
 from custom_metrics.common.files import atomic_write_bytes
 from custom_metrics.common.rejudging import GOLD, RejudgedTask
-from custom_metrics.judge.agreement import LEVEL, RESAMPLES, SEED
+from custom_metrics.judge.agreement import RESAMPLES, SEED, percentile_interval
 
 MIN_RUNS = 3
 INTERVAL = (
@@ -117,12 +108,8 @@ def compare(a: str, b: str, runs_a: Sequence[Outcomes], runs_b: Sequence[Outcome
     defined_runs = ~np.isnan(stacked).any(axis=(1, 2))
     values = np.full(RESAMPLES, np.nan)
     values[defined_runs] = tau_b(stacked[defined_runs, :, 0], stacked[defined_runs, :, 1])
-    defined = values[~np.isnan(values)]
-    tail = (1 - LEVEL) / 2 * 100
-    interval = (
-        (float(np.percentile(defined, tail)), float(np.percentile(defined, 100 - tail))) if defined.size else None
-    )
-    return RankAgreement(a, b, len(both), tau, interval, "", int(values.size - defined.size))
+    interval, undefined = percentile_interval(values)
+    return RankAgreement(a, b, len(both), tau, interval, "", undefined)
 
 
 @dataclass(frozen=True)

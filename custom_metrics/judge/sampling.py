@@ -1,10 +1,8 @@
 """One sampled token per row, with a generator per pair: the generated judge mode's decoding.
 
-Each pair has its own ``torch.Generator`` seeded from (seed, premise, hypothesis)
-(``Sampling.pair_seed``), so a verdict is the same whatever the batch, the order, the
-device or the process that judged it; the cache may then keep whichever copy it got
-first. Temperature, top-k and top-p are transformers' own logits warpers, applied in the
-order ``generate`` applies them.
+Each pair's ``torch.Generator`` is seeded from (seed, premise, hypothesis) (``Sampling.pair_seed``),
+so a verdict is the same whatever the batch, order, device or process. Temperature, top-k and
+top-p are transformers' own logits warpers, in the order ``generate`` applies them.
 """
 
 from __future__ import annotations

@@ -1,23 +1,15 @@
 """The prompted LM judge at the floor of its compute: every token a verdict needs runs once.
 
-The full-sequence path (``LMJudge.loglikelihoods``, the harness' way) runs three full
-sequences per pair: the ~100-token C.2 instruction, the pair, one label each. Here:
+The full-sequence path (``LMJudge.loglikelihoods``, the harness' way) runs three full sequences
+per pair. Here the instruction prefix runs once per judge (its KV cache kept), and each pair's
+tokens and its three labels run in one forward pass on a copy of that cache, batched over pairs:
+the labels sit after the pair as a tree, and a 4D attention mask lets each label token see the
+prefix, the pair and its own label's earlier tokens only, at its full-sequence position. One call
+per batch matters on CPU: projecting onto a 262k-word vocabulary reads the output matrix once per
+call. The generated mode runs the pair the same way, then one token per step from its cache.
 
-1. the instruction prefix (the tokens every context starts with) runs once per judge, and
-   its KV cache is kept;
-2. each pair's own tokens and the tokens of its three labels run in one forward pass on a
-   copy of that cache, batched over pairs. The labels sit after the pair as a tree (a
-   token the labels share, e.g. the "\\n", once): a 4D attention mask lets each label token
-   see the prefix, the pair and its own label's earlier tokens only, and each gets the
-   position it has in the full sequence.
-
-One call per batch matters on CPU: projecting onto a 262k-word vocabulary reads the whole
-output matrix once per call, whatever the number of positions. The generated mode runs
-the pair once the same way (plain 2D mask) and then one token per step from its cache.
-Tokens and positions are the full sequences', so log-likelihoods equal theirs (tests pin 1e-4
-against it and against HFLM). The custom mask carries no sliding window, and padding
-leaves holes the window would count as tokens, so on a model with a sliding window only
-sequences shorter than the window take this path (``covers``); longer ones take the full-sequence path.
+Log-likelihoods equal the full sequences' (tests pin 1e-4). The custom mask carries no sliding
+window, so on a model with one only sequences shorter than the window take this path (``covers``).
 """
 
 from __future__ import annotations
@@ -50,11 +42,9 @@ def forward_options(model: Any) -> tuple[bool, str]:
 
 
 def copy_cache(cache: Any) -> Any:
-    """A copy of a KV cache that a forward pass or a batch resize may change, leaving ``cache`` as it is.
-
-    Dynamic layers replace their tensors when they grow (``torch.cat``) and when they are
-    repeated or selected along the batch, so a copy of each layer object sharing the
-    tensors is enough; other cache layouts may write in place and get a deep copy.
+    """A copy of a KV cache that a forward pass or a batch resize may change, leaving ``cache`` as it is:
+    dynamic layers replace their tensors when they grow or are repeated along the batch, so a copy of
+    each layer sharing the tensors is enough; other layouts may write in place and get a deep copy.
     """
     from transformers.cache_utils import DynamicCache, DynamicLayer, DynamicSlidingWindowLayer
 

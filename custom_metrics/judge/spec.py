@@ -1,9 +1,8 @@
 """Judge specs: the string a user passes (``lm:...``, ``seqcls:...``, ``openai:...``) parsed and checked.
 
-A spec is validated completely before any model runs (a typo in an option name or value
-must not cost a generation run), and its ``name`` is the cache key prefix: options that
-change verdicts are part of it (for the generated mode: mode, temperature, top_p, top_k,
-seed, max_tokens, always, defaults included), options that only change speed are not.
+A spec is validated completely before any model runs (a typo must not cost a generation run), and
+its ``name`` is the cache key prefix: options that change verdicts are part of it, defaults
+included; options that only change speed are not.
 """
 
 from __future__ import annotations
@@ -31,11 +30,9 @@ DEFAULT_MODE = {"lm": "loglik", "openai": "generate"}
 
 # An API reasoning model's effort (OpenAI's names): sent instead of every sampling field.
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
-# Qwen3.5's non-thinking top_k (with min_p 0), the paper's sampling for every model, judge
-# included: in process (``lm:``) and on the paper's backend, vLLM (``openai:``, as request
-# fields; SGLang takes them too). ``transformers serve`` answers HTTP 422 to them as fields
-# and reads them from its ``generation_config`` field (``server=transformers``); the OpenAI
-# API refuses them (``top_k=0`` sends neither).
+# Qwen3.5's non-thinking top_k (with min_p 0), the paper's sampling for every model, judge included.
+# ``transformers serve`` takes them in its ``generation_config`` field (``server=transformers``); the
+# OpenAI API refuses them (``top_k=0`` sends neither).
 DEFAULT_TOP_K = {"lm": 20, "openai": 20}
 SERVERS = ("vllm", "transformers")
 

@@ -1,9 +1,8 @@
 """Thinking traces in a model's text: where each starts and ends, and the text outside them.
 
-Both ends of an NLI judgment read model text that may hold a trace: REG splits a
-generator's output into its trace and its explanation (``custom_metrics.reg.outputs``),
-and a judge's answer is read after its trace, never from inside one that never closed
-(``answer.parse_label``). One scan serves both, so they agree on what a trace is.
+REG splits a generator's output into its trace and its explanation (``reg.outputs``), and a
+judge's answer is read after its trace (``answer.parse_label``): one scan serves both, so they
+agree on what a trace is.
 """
 
 from __future__ import annotations

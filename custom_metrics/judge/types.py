@@ -89,13 +89,11 @@ def verdict_from_scores(scores: Sequence[float]) -> Verdict:
     if any(math.isnan(score) for score in scores) or not any(math.isfinite(score) for score in scores):
         raise ValueError(f"non-finite label scores {list(scores)}")
     top = max(scores)
-    weights = [math.exp(score - top) for score in scores]
-    total = sum(weights)
-    probs = {label: weight / total for label, weight in zip(NLI_LABELS, weights)}
-    return Verdict(label=max(NLI_LABELS, key=probs.__getitem__), probs=probs, method="scores")
+    return verdict_from_probs([math.exp(score - top) for score in scores])
 
 
 def verdict_from_probs(probs: Sequence[float]) -> Verdict:
+    """Probabilities (or weights) in NLI_LABELS order, normalised to sum to 1."""
     total = sum(probs)
     normalized = {label: p / total for label, p in zip(NLI_LABELS, probs)}
     return Verdict(label=max(NLI_LABELS, key=normalized.__getitem__), probs=normalized, method="scores")

@@ -1,27 +1,21 @@
 """One ``lm_eval`` per model: each model setting is loaded once for all its pending tasks
 (``run_sweep``: the sweep on this machine, model after model).
 
-A lab compares many models on many tasks; one ``lm_eval`` per pair loads each model once
-per task (100 models x 30 tasks: 3,000 loads). Here a model's pending tasks run in one
-``lm_eval --tasks t1,t2,...`` into ``OUT/<model>/_batch/`` (no task folder can be named so:
-``folder_name`` strips edge underscores), and its outputs are then moved into the usual
-pair folders: each task's share of the results file (its own entries, and its subtasks'
-for a group) as ``PAIR/<model>/results_<stamp>.json`` with its samples files beside it,
-``sweep_pair.json``, a line in ``lm_eval.log`` naming the shared run, and ``lm_eval.done``
-whose ``command`` is the pair's own equivalent command (what resume and "made with other
-arguments" compare; the shared command is kept under ``batch``). The leaderboard and a
-resume therefore see what a sweep of one ``lm_eval`` per pair leaves.
+One ``lm_eval`` per pair would load each model once per task (100 models x 30 tasks: 3,000
+loads). A model's pending tasks run in one ``lm_eval --tasks t1,t2,...`` into
+``OUT/<model>/_batch/`` (no task folder can be named so: ``folder_name`` strips edge
+underscores); each task's share of the output is then moved into its usual pair folder
+with a marker whose ``command`` is the pair's own equivalent command, so the leaderboard
+and a resume see what one ``lm_eval`` per pair leaves.
 
-Resume is per task: a task whose pair is done is not run again; when the shared run fails
-(or leaves one task's share incomplete), each task without its marker is retried alone, so
-a broken task fails only itself. A task that reads another task's samples (a judge) needs
-its own ``--metadata`` and runs alone after them, as does a model's only pending task (its
-command is exactly the one-pair command). A shared run whose sweep was killed after it
-finished is adopted (moved into the pair folders, not rerun), as a single pair's is.
+When the shared run fails, each task without its marker is retried alone, so a broken task
+fails only itself. A judge of another task's samples needs its own ``--metadata`` and runs
+alone, as does a model's only pending task.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
@@ -40,8 +34,8 @@ from custom_metrics.common.files import (
     read_regular_bytes,
     refuse_linked_folders,
 )
-from custom_metrics.common.harness_outputs import IncompleteRun, check_finished, set_aside
-from custom_metrics.common.results import PAIR_FILE, ResultsFileError, read_results_file
+from custom_metrics.common.harness_outputs import IncompleteRun, check_finished
+from custom_metrics.common.results import ResultsFileError, read_results_file
 from custom_metrics.sweep.child import (
     clear_record,
     read_record,
@@ -160,9 +154,8 @@ def _settle_shared_run(options: SweepOptions, setting: ModelSetting, say: Say) -
         if len(tasks) >= 2 and same:
             detail = f"adopted the shared run of pid {record['pid']}, which finished after its sweep stopped"
             outcomes = distribute(options, setting, tasks, results[0], record["command"], None, detail)
-    leftovers = runner.unfinished_files(folder) if folder.is_dir() else []
-    if leftovers:
-        moved = set_aside(leftovers)
+    moved = runner.set_aside_unfinished(folder)
+    if moved:
         say(f"{setting.name}: set aside the files of an unfinished shared run: {', '.join(map(str, moved))}")
     clear_record(folder)
     return outcomes
@@ -196,9 +189,7 @@ def _run_shared(options: SweepOptions, setting: ModelSetting, tasks: list[str], 
     if reason or len(new) != 1:
         why = reason or "more than one results file"
         say(f"{setting.name}: the shared lm_eval failed ({why}); each task is retried alone")
-        leftovers = runner.unfinished_files(folder)
-        if leftovers:
-            set_aside(leftovers)
+        runner.set_aside_unfinished(folder)
         clear_record(folder)
         return {}
     outcomes = distribute(options, setting, tasks, new[0], command, round(time.time() - started, 1))
@@ -258,11 +249,7 @@ def distribute(
             continue
         target = folder / results.parent.relative_to(results.parent.parent) / results.name
         target.parent.mkdir(parents=True, exist_ok=True)
-        (folder / runner.POST_RUN_DONE).unlink(missing_ok=True)  # new samples need a new post-run step
-        runner.write_json_atomic(
-            folder / PAIR_FILE,
-            {"model": setting.name, "model_args": setting.model_args, "task": task, "backend": options.backend},
-        )
+        runner.start_pair(options, setting, task, folder)
         atomic_write_bytes(target, json.dumps(share_of(data, names), indent=2).encode())
         for name in names:
             samples = results.with_name(f"samples_{name}_{stamp}.jsonl")
@@ -274,16 +261,13 @@ def distribute(
         except (IncompleteRun, ResultsFileError):
             continue
         _note_in_log(folder, command, results.parent.parent / "lm_eval.log")
-        runner.write_json_atomic(
-            folder / runner.DONE_FILE,
-            {
-                "command": runner.lm_eval_command(options, setting, task, folder),
-                "batch": {"command": command, "tasks": tasks, "log": str(results.parent.parent / "lm_eval.log")},
-                "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                "seconds": seconds,
-                "results": [str(target.relative_to(folder))],
-                **({"adopted": adopted} if adopted else {}),
-            },
+        runner.mark_done(
+            folder,
+            runner.lm_eval_command(options, setting, task, folder),
+            [target],
+            batch={"command": command, "tasks": tasks, "log": str(results.parent.parent / "lm_eval.log")},
+            seconds=seconds,
+            **({"adopted": adopted} if adopted else {}),
         )
         detail = adopted or f"{seconds:.0f} s, one lm_eval with {len(tasks) - 1} other task(s)"
         outcomes[task] = PairOutcome(setting.name, task, folder, "adopted" if adopted else "done", detail)
@@ -324,5 +308,4 @@ def run_sweep(options: SweepOptions) -> list[PairOutcome]:
     return outcomes
 
 
-def _say(text: str) -> None:
-    print(text, flush=True)
+_say = functools.partial(print, flush=True)

@@ -1,20 +1,12 @@
 """One pair's ``lm_eval`` as a child of the sweep: it dies with its sweep, its pid is on disk,
 and whoever runs the pair next finds out what became of it.
 
-A login node's session that drops kills the ``explain-eval sweep`` process alone. Its
-``lm_eval`` used to run on and write results while the resume ran the pair again (two
-results files for one pair, and the leaderboard took the newer). So each child is
-
-- started in a process group of its own, with a parent-death signal (Linux
-  ``prctl(PR_SET_PDEATHSIG)``): when the sweep dies, even by ``kill -9``, the kernel sends the
-  child SIGTERM; when the sweep is stopped (Ctrl-C, SIGTERM, a hang-up), it stops the whole
-  group, ``accelerate launch`` workers included, before it exits;
-- recorded in ``lm_eval.run.json`` in the pair folder (host, boot, pid, process group, start
-  time, command) before the sweep waits for it; the record goes once the pair is judged.
-
-What the next sweep does with a record left behind is ``runner.settle_earlier_run``'s: it
-waits while the recorded process group lives, then adopts the run if it finished (same
-command, whole outputs) or sets its files aside and runs the pair again.
+Why: a dropped login session kills the sweep alone; its ``lm_eval`` ran on and wrote results
+while the resume ran the pair again (two results files for one pair). So each child runs in
+a process group of its own with a parent-death signal (``prctl(PR_SET_PDEATHSIG)``: SIGTERM
+when the sweep dies, even by ``kill -9``; a stopped sweep stops the whole group, ``accelerate``
+workers included), and is recorded in ``lm_eval.run.json`` until the pair is judged
+(``runner.settle_earlier_run`` reads a record left behind).
 """
 
 from __future__ import annotations

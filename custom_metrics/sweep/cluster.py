@@ -1,25 +1,17 @@
 """Model x task pairs as a cluster job array: submit what is missing, attach to what is queued, wait, report.
 
-A sweep submits one job array (one per distinct resource request, usually one), one array
-task per model with pending pairs; each array task runs :func:`run_model_job`, the local
-sweep's ``batch.run_model`` (the model loaded once for all its pending tasks; markers,
-post-run steps and resume per task as on one machine). What survives between sweeps lives
-in the pair folders: ``lm_eval.done`` (written atomically by the job once the task's
-results are complete) and ``cluster_job.json`` (the id of the array task that runs the
-pair, and its log paths, written right after submission). A rerun of the same command
-therefore skips finished pairs, attaches to a model whose array task is still queued or
-running, and resubmits, in one new array, the models whose task failed, was cancelled or
-was preempted. The scheduler's scripts, pickles and logs go in ``OUT/_jobs``.
+One array task per model with pending pairs runs :func:`run_model_job`, the local sweep's
+``batch.run_model``. What survives between sweeps lives in the pair folders: ``lm_eval.done``
+and ``cluster_job.json`` (the array task that runs the pair, and its logs). A rerun of the
+same command skips finished pairs, attaches to queued or running array tasks, and resubmits,
+in one new array, the models whose task failed or was cancelled. The scheduler's scripts,
+pickles and logs go in ``OUT/_jobs``.
 
-Two sweeps on one folder never submit a pair twice: submission happens under a lock file
-(``OUT/.sweep.lock``, ``lock.py``), and an array whose name (derived from the sweep folder and
-the models it runs) is among the user's queued or running jobs is adopted instead of
-resubmitted, each of its tasks by its index, which also covers a sweep killed between
-submitting and writing ``cluster_job.json``, or one started on another login node.
-
-The scheduler is only asked for job states, never trusted to keep them: a job it no
-longer knows is judged by the pair's markers, so a cluster without accounting (no
-``sacct``) cannot make the sweep wait forever.
+Two sweeps never submit a pair twice: submission happens under ``OUT/.sweep.lock``, and an
+array whose name (from the sweep folder and its models) is among the user's queued or running
+jobs is adopted instead (a sweep killed before writing ``cluster_job.json``, or one on
+another login node). The scheduler is asked for job states but not trusted to keep them: a
+job it no longer knows is judged by the pair's markers (a cluster without ``sacct``).
 """
 
 from __future__ import annotations
@@ -106,11 +98,9 @@ class Scheduler(Protocol):
 
 
 def run_model_job(options: SweepOptions, setting: ModelSetting) -> dict[str, PairOutcome]:
-    """The body of every array task: one model's pairs exactly as the local sweep runs them.
-
-    A failed pair ends the task with exit status 1 (the scheduler records it as FAILED) and
-    the reason, with the tail of ``lm_eval.log``, as the last lines of its stderr, which is
-    what the sweep shows; an exception would bury it under a traceback.
+    """The body of every array task: one model's pairs exactly as the local sweep runs them. A failed
+    pair ends the task with exit status 1 and its reason as the last lines of stderr, which the sweep
+    shows (an exception would bury it under a traceback).
     """
     from custom_metrics.sweep.batch import run_model
 
@@ -195,12 +185,9 @@ def run_cluster_sweep(
     job: Callable[..., Any] = run_model_job,
 ) -> list[PairOutcome]:
     """Submit every model with pending pairs as a task of one job array, then (with ``wait``)
-    follow the array tasks until all have ended.
-
-    Outcomes are ``skipped`` / ``done`` / ``failed`` as in the local sweep, plus ``pending``
-    for pairs whose job is still queued or running when the sweep stops following them
-    (``wait=False``, Ctrl-C, or a scheduler unreachable for ``unreachable_s``): rerunning the
-    same command attaches to them.
+    follow the array tasks until all have ended. Pairs still queued or running when the sweep stops
+    following them (``wait=False``, Ctrl-C, a scheduler unreachable for ``unreachable_s``) are
+    ``pending``: rerunning the same command attaches to them.
     """
     combinations = itertools.product(options.models, options.tasks)
     pairs = [

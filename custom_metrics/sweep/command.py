@@ -1,10 +1,8 @@
 """``explain-eval sweep``: every model x task pair, on this machine or as Slurm jobs, then the leaderboard.
 
-``explain-eval sweep --models "M1 M2" --tasks "t1,t2" --out runs/sweep``
-runs the models one after another here, each loaded once for its pending tasks (``batch.py``,
-``runner.py``); ``--launcher slurm`` submits one job array, a task per model with pending
-pairs, and follows it (``cluster.py``, ``slurm.py``), with resources from ``--slurm-*``
-flags or ``--slurm-config`` (``resources.py``).
+Here the models run one after another, each loaded once for its pending tasks (``batch.py``,
+``runner.py``); ``--launcher slurm`` submits one job array, a task per model (``cluster.py``,
+``slurm.py``), with resources from ``--slurm-*`` flags or ``--slurm-config`` (``resources.py``).
 """
 
 from __future__ import annotations

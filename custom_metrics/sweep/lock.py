@@ -1,12 +1,9 @@
 """``OUT/.sweep.lock``: one sweep at a time decides what runs in a sweep folder.
 
-A Slurm sweep holds it while it submits (two sweeps never submit one pair twice); a sweep
-on this machine holds it while it runs its pairs, so that a second one started into the same
-``--out`` (a second terminal, a script run twice) waits, saying for whom, and then finds
-those pairs done instead of running them again. The lock is an ``flock`` on the file, which
-the kernel releases when its holder dies, even by ``kill -9``: no stale lock to remove.
-A lock file that is a link (planted in a shared folder to make the sweep truncate its
-target) is refused with a one-line error naming it.
+A Slurm sweep holds it while it submits; a local sweep while it runs its pairs, so a second
+sweep into the same ``--out`` waits, saying for whom, then finds those pairs done. An ``flock``,
+which the kernel releases when its holder dies (even by ``kill -9``): no stale lock to remove.
+A lock file that is a link is refused, naming it.
 """
 
 from __future__ import annotations

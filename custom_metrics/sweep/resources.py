@@ -1,9 +1,8 @@
 """What each model x task job asks the cluster for: command-line flags and a small YAML file.
 
 A sweep mixes a 270M model with a 70B one, a two-minute task with an eight-hour one, so
-resources are per pair. They are resolved in this order, later winning key by key:
-built-in defaults, the file's ``defaults``, its ``models.<name>``, its ``tasks.<task>``,
-then the ``--slurm-*`` flags (the command line is the choice made last and most on purpose)::
+resources are per pair, resolved in this order, later winning key by key: built-in defaults,
+the file's ``defaults``, its ``models.<name>``, its ``tasks.<task>``, then the ``--slurm-*`` flags::
 
     defaults: {partition: gpu, account: my-lab, gpus: 1, cpus: 8, mem: 64G, time: "4:00:00"}
     models:
@@ -11,9 +10,8 @@ then the ``--slurm-*`` flags (the command line is the choice made last and most 
     tasks:
       reg_chaos: {time: "8:00:00"}
 
-Every level takes the same keys; ``sbatch`` (any other sbatch option, e.g. ``qos``,
-``constraint``, ``gres``) is merged key by key, ``setup`` (shell lines run before the job,
-e.g. ``module load cuda``) is replaced. A bad value is reported with file, line and key.
+``sbatch`` (any other sbatch option) is merged key by key, ``setup`` (shell lines run before the
+job) replaced. A bad value is reported with file, line and key.
 """
 
 from __future__ import annotations

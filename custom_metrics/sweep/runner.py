@@ -1,33 +1,17 @@
 """One model x task pair through ``lm_eval``, resumably (the sweep's loop is ``batch.run_sweep``).
 
-Each pair gets its own folder ``OUT/<model>/<task>/`` holding the harness output
-(``--log_samples``), the log, ``sweep_pair.json`` (the model setting's name, which the
-leaderboard shows) and ``lm_eval.done``, written atomically only after ``lm_eval`` exited 0
-and left a complete results file. A pair with a valid ``lm_eval.done`` is skipped, so an
-interrupted sweep picks up where it stopped and a finished pair never runs twice.
+Each pair gets its own folder ``OUT/<model>/<task>/`` holding the harness output, its log,
+``sweep_pair.json`` (the model setting's name, which the leaderboard shows) and
+``lm_eval.done``, written atomically only once ``lm_eval`` exited 0 and left a complete
+results file; a pair with that marker is skipped, so an interrupted sweep resumes.
 
-A pair runs exactly once whatever is killed when. The sweep holds ``OUT/.sweep.lock`` while
-it runs its pairs (a second sweep into the same folder waits, then finds them done); each
-``lm_eval`` dies with its sweep and is recorded in ``lm_eval.run.json`` (``child.py``). A
-pair that is not done but has such a record is settled first (``settle_earlier_run``): the
-sweep waits while the recorded run still lives, adopts it when it finished (the sweep was
-killed between its end and the marker), and otherwise sets the unfinished run's files aside
-(``*.incomplete``, read by nothing) before running the pair, so a pair folder never holds two
-runs' results. A folder under OUT that is a symbolic link (planted in a shared folder, it made
-the sweep rename and write another folder's files) fails its pair, named (``checked_folder``).
+A pair runs exactly once whatever is killed when: a pair not done but with a run record
+(``child.py``) is settled first (``settle_earlier_run``: wait, adopt, or set aside), and no
+folder under OUT may be a symbolic link (``checked_folder``). The sweep names no paper: a
+paper's ``PaperSpec`` supplies its ``post_run`` step and its ``samples_input`` tasks.
 
-The sweep names no paper: what a paper needs beyond ``lm_eval`` comes from its
-``PaperSpec``. A ``post_run`` step (e.g. scoring logged explanations into a report) runs in
-the pair folder after ``lm_eval`` on the pair's newest samples file (marker
-``post_run.done``, log ``post_run.log``); a failure there is reported for that pair and the
-sweep goes on. A task with a ``samples_input`` (e.g. a judge of another task's outputs)
-runs after its source task and gets that task's samples file in ``--metadata``.
-
-A model is given as ``NAME::MODEL_ARGS`` (``gemma-fp32::pretrained=/ckpt,dtype=float32``),
-as ``MODEL_ARGS`` or as a bare checkpoint (``meta-llama/Llama-3.1-8B``), which becomes
-``pretrained=<it>``; ``pretrained=embedded`` (or just ``embedded``) is the suite's
-embedded gemma-3-270m checkpoint. ``--model-args`` is added to every model's arguments
-(the model's own value wins on a clash).
+A model is given as ``NAME::MODEL_ARGS``, as ``MODEL_ARGS`` or as a bare checkpoint (which
+becomes ``pretrained=<it>``); ``pretrained=embedded`` is the suite's embedded checkpoint.
 """
 
 from __future__ import annotations
@@ -41,6 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import atomic_write_bytes, refuse_linked_folders
@@ -277,6 +262,13 @@ def write_json_atomic(path: Path, data: dict) -> None:
     atomic_write_bytes(path, json.dumps(data, indent=2).encode("utf-8"))
 
 
+def mark_done(folder: Path, command: list[str], results: list[Path], **details: Any) -> None:
+    """The pair's ``lm_eval.done``: the command that made it, when, and the results files it left."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+    named = [str(path.relative_to(folder)) for path in results]
+    write_json_atomic(folder / DONE_FILE, {"command": command, "finished": stamp, **details, "results": named})
+
+
 def checked_folder(out: Path, folder: Path) -> Path:
     """``folder`` under ``out``, made if missing, once no folder on the way to it or under it is a
     symbolic link (else a DataError naming the link): the sweep renames and writes only inside ``out``."""
@@ -322,13 +314,11 @@ def finish_pair(task: str, outcome: PairOutcome) -> PairOutcome:
 def settle_earlier_run(
     options: SweepOptions, setting: ModelSetting, task: str, folder: Path, say: Callable[[str], None] = print
 ) -> PairOutcome | None:
-    """What became of an earlier attempt at a pair that is not done, before it runs again.
-
-    A recorded ``lm_eval`` that still runs on this machine is waited for; one that finished
-    with this sweep's command and left whole outputs is adopted (its marker written, nothing
-    run again: the outcome is returned); any other run's files are set aside. A record from
-    another host cannot be judged here and fails the pair, saying what to check, except inside
-    a cluster job (the cluster sweep submits a pair only once its earlier job has ended).
+    """What became of an earlier attempt at a pair that is not done, before it runs again: a
+    recorded ``lm_eval`` still running here is waited for, one that finished with this sweep's
+    command and left whole outputs is adopted (its outcome returned), any other run's files are set
+    aside. A record from another host fails the pair, except inside a cluster job (the cluster sweep
+    submits a pair only once its earlier job has ended).
     """
     try:
         record = read_record(folder)
@@ -356,18 +346,17 @@ def settle_earlier_run(
         adopted = _adopt(options, setting, task, folder, record)
         if adopted is not None:
             return adopted
-    leftovers = unfinished_files(folder)
-    if leftovers:
-        moved = set_aside(leftovers)
+    moved = set_aside_unfinished(folder)
+    if moved:
         say(f"set aside the files of an unfinished earlier run: {', '.join(str(p.relative_to(folder)) for p in moved)}")
     clear_record(folder)
     return None
 
 
-def unfinished_files(folder: Path) -> list[Path]:
-    """The harness outputs in a pair folder that no marker names (the pair is not done)."""
+def set_aside_unfinished(folder: Path) -> list[Path]:
+    """Set aside the harness outputs in a folder that no marker names (its run is not done)."""
     patterns = ("results*.json", "samples_*.jsonl")
-    return sorted(path for pattern in patterns for path in folder.rglob(pattern) if path.is_file())
+    return set_aside(sorted(path for pattern in patterns for path in folder.rglob(pattern) if path.is_file()))
 
 
 def _adopt(options: SweepOptions, setting: ModelSetting, task: str, folder: Path, record: dict) -> PairOutcome | None:
@@ -389,25 +378,22 @@ def _adopt(options: SweepOptions, setting: ModelSetting, task: str, folder: Path
         return None
     sweep = record.get("sweep_pid", "?")
     detail = f"adopted the run of pid {record['pid']}, which finished after its sweep (pid {sweep}) stopped"
-    write_json_atomic(
-        folder / DONE_FILE,
-        {
-            "command": record["command"],
-            "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
-            "adopted": detail,
-            "results": [str(path.relative_to(folder)) for path in results],
-        },
-    )
+    mark_done(folder, record["command"], results, adopted=detail)
     clear_record(folder)
     return PairOutcome(setting.name, task, folder, "adopted", detail)
 
 
-def _run_lm_eval(options: SweepOptions, setting: ModelSetting, task: str, folder: Path) -> PairOutcome:
-    (folder / POST_RUN_DONE).unlink(missing_ok=True)  # new samples need a new post-run step
+def start_pair(options: SweepOptions, setting: ModelSetting, task: str, folder: Path) -> None:
+    """The pair file of a run about to fill ``folder``; new samples need a new post-run step."""
+    (folder / POST_RUN_DONE).unlink(missing_ok=True)
     write_json_atomic(
         folder / PAIR_FILE,
         {"model": setting.name, "model_args": setting.model_args, "task": task, "backend": options.backend},
     )
+
+
+def _run_lm_eval(options: SweepOptions, setting: ModelSetting, task: str, folder: Path) -> PairOutcome:
+    start_pair(options, setting, task, folder)
     try:
         command = lm_eval_command(options, setting, task, folder)
     except (FileNotFoundError, DataError) as error:  # no source samples, or a linked source folder
@@ -424,15 +410,7 @@ def _run_lm_eval(options: SweepOptions, setting: ModelSetting, task: str, folder
     if reason:
         clear_record(folder)
         return PairOutcome(setting.name, task, folder, "failed", f"{reason}; log {log}:\n{_tail(log)}")
-    write_json_atomic(
-        folder / DONE_FILE,
-        {
-            "command": command,
-            "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
-            "seconds": round(time.time() - started, 1),
-            "results": [str(path.relative_to(folder)) for path in new],
-        },
-    )
+    mark_done(folder, command, new, seconds=round(time.time() - started, 1))
     clear_record(folder)
     return PairOutcome(setting.name, task, folder, "done", f"{time.time() - started:.0f} s")
 

@@ -1,12 +1,10 @@
 """Slurm for the cluster sweep: one job array through submitit, job states from squeue, then sacct.
 
-submitit writes the sbatch script (``--array``), pickles each model's function and runs it
-inside its array task with the submitting machine's Python. Its own job states come from ``sacct`` alone,
-which fails where a cluster keeps no accounting database and then leaves every job
-``UNKNOWN`` (and ``job.result()`` of a cancelled job waiting forever). So states are read
-here: ``squeue`` (every queued or running job, and finished ones for ``MinJobAge``,
-300 s by default) first, ``sacct`` for older ones, and a job neither knows is judged by
-the pair's markers (see ``cluster.py``).
+submitit writes the sbatch script and runs each model's function inside its array task, but it
+reads job states from ``sacct`` alone, which leaves every job ``UNKNOWN`` where a cluster keeps
+no accounting (and a cancelled job's ``result()`` waiting forever). So states are read here:
+``squeue`` first (finished jobs stay there for ``MinJobAge``), ``sacct`` for older ones, and a
+job neither knows is judged by the pair's markers (``cluster.py``).
 """
 
 from __future__ import annotations

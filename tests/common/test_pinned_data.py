@@ -17,7 +17,7 @@ import pytest
 
 from custom_metrics.common.jsonl import read_jsonl
 from custom_metrics.common.settings import DATA_ENV
-from custom_metrics.common.sources import Source, read_arrow_rows, rows_fingerprint
+from custom_metrics.common.sources import Source, read_table_rows, rows_fingerprint
 from custom_metrics.geese import data as geese_data
 from custom_metrics.ibe import data as ibe_data
 from custom_metrics.pinned import DATASETS, pinned_files
@@ -98,7 +98,7 @@ def test_the_hub_alternative_accepts_exactly_the_pinned_content(
     full_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The mirror's JSONL (the Arrow file's conversion) served as a dataset folder: same fingerprint."""
-    arrow_rows = read_arrow_rows(full_data / "pinned/explained-full-llama-3.test.arrow", "GEESE")
+    arrow_rows = read_table_rows(full_data / "pinned/explained-full-llama-3.test.arrow", "GEESE")
     assert rows_fingerprint(arrow_rows) == geese_data.ROWS_FINGERPRINT
     folder = tmp_path / "hub-copy"
     folder.mkdir()
