@@ -106,12 +106,20 @@ class JudgeScore:
 
 @dataclass(frozen=True)
 class Regression:
+    """Figure 2 on one feature (``selector.feature_regressions``); NaN where the fit is undefined."""
+
     feature: str
     coefficient: float | None
     z: float | None
     p: float | None
     n: int | None
     note: str = ""
+
+    @property
+    def stars(self) -> str:
+        if self.p is None or math.isnan(self.p):
+            return ""
+        return "***" if self.p < 0.001 else "**" if self.p < 0.01 else "*" if self.p < 0.05 else ""
 
 
 @dataclass(frozen=True)

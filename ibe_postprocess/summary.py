@@ -25,9 +25,9 @@ from ibe_postprocess.analyses import (
 )
 from ibe_postprocess.features_file import Features
 from ibe_postprocess.questions import dataset_of
+from ibe_postprocess.report_file import Regression
 from ibe_postprocess.selector import (
     FEATURES,
-    Regression,
     Selector,
     ablation,
     by_dataset,
@@ -150,10 +150,7 @@ def to_report(summary: Summary) -> report_file.Report:
             report_file.JudgeScore(judge_model, judged.accuracy, judged.questions, judged.unparsed, judged.method)
             if judged
             else None,
-            tuple(
-                report_file.Regression(r.feature, r.coefficient, r.z, r.p, r.n, r.note)
-                for r in summary.regressions[dataset]
-            ),
+            tuple(summary.regressions[dataset]),
             summary.self_evident[dataset],
             summary.directions[dataset],
             summary.hedges[dataset],
