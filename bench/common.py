@@ -13,7 +13,9 @@ import json
 import os
 import platform
 import resource
+import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,6 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 RESULTS = Path(os.environ.get("BENCH_RESULTS", REPO / "bench" / "results.json"))
 WORK = REPO / "runs" / "bench"  # scratch (caches, generated inputs); `make clean` removes runs/
 
+CHROMIUM = os.environ.get("EXPLAIN_EVAL_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 
 
@@ -39,8 +42,6 @@ def setup_env() -> None:
 
 def scratch(name: str, fresh: bool = True) -> Path:
     """A scratch folder under runs/bench; ``fresh`` empties it so no cache from an earlier run is reused."""
-    import shutil
-
     path = WORK / name
     if fresh and path.exists():
         shutil.rmtree(path)
@@ -50,13 +51,41 @@ def scratch(name: str, fresh: bool = True) -> Path:
 
 @contextmanager
 def timed() -> Iterator[dict[str, float]]:
-    """``with timed() as t: ...`` then ``t["s"]`` holds the wall seconds."""
+    """``with timed() as t: ...`` then ``t["s"]`` holds the wall seconds and ``t["cpu"]`` this process's
+    CPU seconds (on a shared, loaded machine the steadier of the two for single-process work)."""
     box: dict[str, float] = {}
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     try:
         yield box
     finally:
-        box["s"] = time.perf_counter() - start
+        box.update(s=time.perf_counter() - start, cpu=time.process_time() - cpu)
+
+
+def child_json(module: str, *args: str) -> Any:
+    """``python -m module args`` in a fresh process (no model or cache shared with this one);
+    the last line it printed, as JSON."""
+    done = subprocess.run([sys.executable, "-m", module, *args], cwd=REPO, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{module} {' '.join(args)} failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def opened_pages(pages: list[Path], repeats: int) -> Iterator[tuple[Path, Any]]:
+    """Each page opened from disk in headless Chromium once its first contentful paint is in,
+    alternating pages ``repeats`` times so that all see the same machine load."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        for _ in range(repeats):
+            for path in pages:
+                context = browser.new_context(viewport={"width": 1440, "height": 900})
+                page = context.new_page()
+                page.goto(path.as_uri(), wait_until="load")
+                page.wait_for_function("performance.getEntriesByName('first-contentful-paint').length > 0")
+                yield path, page
+                context.close()
+        browser.close()
 
 
 def peak_rss_mib() -> float:

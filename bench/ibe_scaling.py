@@ -41,12 +41,10 @@ import argparse
 import hashlib
 import json
 import resource
-import subprocess
-import sys
 import time
 from functools import wraps
 
-from bench.common import REPO, figure, peak_rss_mib, save_section, scratch, setup_env, table, timed, verdict
+from bench.common import child_json, figure, peak_rss_mib, save_section, scratch, setup_env, table, timed, verdict
 from ibe_postprocess.workers import usable_cores
 
 LINEAR_TOLERANCE = 1.5  # per-explanation time at the largest size at most 1.5x that at 1,000 (or the smallest)
@@ -205,23 +203,10 @@ def one_size(size: int, processes: int) -> dict:
     }
 
 
-def _subprocess(mode: str, size: int, processes: int) -> dict:
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.ibe_scaling", mode, str(size), "--processes", str(processes)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"{mode} {size} on {processes} process(es) failed:\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def _one(size: int, processes: int) -> dict:
     """``score`` on ``size`` explanations in a fresh process, then its floor in another."""
-    run = _subprocess("--one", size, processes)
-    run["floor_s"] = _subprocess("--floor", size, processes)
+    run = child_json("bench.ibe_scaling", "--one", str(size), "--processes", str(processes))
+    run["floor_s"] = child_json("bench.ibe_scaling", "--floor", str(size), "--processes", str(processes))
     run["floor_total_s"] = round(sum(run["floor_s"].values()), 2)
     run["ms_per_explanation"] = round(1000 * run["total_s"] / run["size"], 2)
     run["outside_judge_per_s"] = round(run["size"] / run["outside_judge_s"], 1)

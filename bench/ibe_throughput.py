@@ -42,23 +42,6 @@ def _prolog_list(value) -> str:
     return str(value)
 
 
-def _query_args(prover, program) -> dict:
-    from ibe_postprocess.prover import _spec
-
-    sims = [list(t) for t in prover.embedder.similarities(sorted(program.predicates()))]
-    rules = [[i, _spec(r.head), [_spec(a) for a in r.body]] for i, r in enumerate(program.rules, 1)]
-    return {
-        "Facts": [_spec(f) for f in program.facts],
-        "Rules": rules,
-        "Query": _spec(program.query),
-        "Sims": sims,
-        "T": float(prover.threshold),
-        "D": int(prover.max_depth),
-        "I": int(prover.max_inferences),
-        "S": float(prover.seconds),
-    }
-
-
 def swipl_subprocess_proof(swipl: str, args: dict) -> list:
     """One fresh swipl process: load prover.pl, run the same ibe_prove query, print the result."""
     from ibe_postprocess.prover import PROVER_FILE
@@ -87,7 +70,7 @@ def run(size: int, coherence_subset: int, swipl_subset: int) -> dict:
     from ibe_postprocess.embeddings import PredicateEmbedder
     from ibe_postprocess.formalize import clause_texts, formalize_many
     from ibe_postprocess.parsing import parse_explanation
-    from ibe_postprocess.prover import Prover, janus, swi_home
+    from ibe_postprocess.prover import QUERY, Prover, janus, swi_home
     from ibe_postprocess.uncertainty import PAPER_CERTAINTY_MODEL, UncertaintyScorer
 
     work = scratch("ibe_throughput")
@@ -156,11 +139,11 @@ def run(size: int, coherence_subset: int, swipl_subset: int) -> dict:
         swipl = shutil.which("swipl") or swipl
     prolog = janus()
     subset = programs[:swipl_subset]
-    queries = [_query_args(prover, p) for p in subset]
+    queries = [prover.query_args(p) for p in subset]
     janus_times, janus_results = [], []
     for args in queries:
         start = time.perf_counter()
-        result = prolog.query_once("ibe_prover:ibe_prove(Facts, Rules, Query, Sims, T, D, I, S, R)", args)["R"]
+        result = prolog.query_once(QUERY, args)["R"]
         janus_times.append(time.perf_counter() - start)
         janus_results.append(result)
     process_times, mismatches = [], 0

@@ -32,9 +32,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from bench.common import figure, save_section, scratch, setup_env, table, timed, verdict
 
@@ -98,17 +95,6 @@ def bare_tokens_pass(judge, rows: list[list[int]]) -> None:
             )
 
 
-@contextmanager
-def cpu_timed() -> Iterator[dict[str, float]]:
-    """Wall seconds ("s") and this process's CPU seconds ("cpu"): on a shared, loaded machine the
-    CPU seconds of single-process work are the steadier of the two."""
-    box: dict[str, float] = {}
-    cpu = time.process_time()
-    with timed() as wall:
-        yield box
-    box.update(s=wall["s"], cpu=time.process_time() - cpu)
-
-
 def _max_diff(first: list[list[float]], second: list[list[float]]) -> float:
     from custom_metrics.judge.types import verdict_from_scores
 
@@ -148,7 +134,7 @@ def run(count: int, model: str | None, device: str, dtype: str, batch_size: int,
     runs: dict[str, list[dict[str, float]]] = {"floor": [], "bare": [], "shared": []}
     before = judge.shared.tokens, judge.shared.padded_tokens
     for _ in range(repeats):
-        with cpu_timed() as t_shared:
+        with timed() as t_shared:
             shared = judge.label_scores(pairs)
             _sync(device)
         runs["shared"].append(t_shared)
@@ -156,13 +142,13 @@ def run(count: int, model: str | None, device: str, dtype: str, batch_size: int,
             shared_tokens = judge.shared.tokens - before[0]
             shared_padded = judge.shared.padded_tokens - before[1]
         for name, floor in (("floor", own_tokens_pass), ("bare", bare_tokens_pass)):
-            with cpu_timed() as t_floor:
+            with timed() as t_floor:
                 floor(judge, own)
                 _sync(device)
             runs[name].append(t_floor)
     t = {name: {key: statistics.median(r[key] for r in done) for key in ("s", "cpu")} for name, done in runs.items()}
     before_full = judge.full_tokens
-    with cpu_timed() as t_full:
+    with timed() as t_full:
         full = judge.full_sequence_scores([judge.encode_labels(p, h) for p, h in pairs])
         _sync(device)
     full_tokens = judge.full_tokens - before_full
@@ -232,7 +218,7 @@ def _harness(judge, pairs, batch_size: int, device: str, shared: list[list[float
     requests = [(judge.context(p, h), cont) for p, h in pairs for cont in judge.continuations()]
     model = HFLM(pretrained=judge.model, tokenizer=judge.tokenizer, batch_size=batch_size, device=device)
     instances = [new_instance("loglikelihood", r, i) for i, r in enumerate(requests)]
-    with cpu_timed() as t_harness:
+    with timed() as t_harness:
         flat = [ll for ll, _greedy in model.loglikelihood(instances, disable_tqdm=True)]
         _sync(device)
     scores = [flat[3 * i : 3 * i + 3] for i in range(len(pairs))]

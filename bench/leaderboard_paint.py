@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -25,9 +24,8 @@ import tempfile
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from bench.common import REPO, figure, save_section, table
+from bench.common import REPO, figure, opened_pages, save_section, table
 
-CHROMIUM = os.environ.get("EXPLAIN_EVAL_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 BEFORE_COMMIT = "b09921c"  # the leaderboard before its summary view, deferred scripts and the basic plotly bundle
 TIMINGS = """() => {
   const nav = performance.getEntriesByType("navigation")[0];
@@ -56,26 +54,16 @@ def build(commit: str | None, runs: list[Path], out: Path) -> Path:
 
 
 def measure(pages: dict[str, Path], repeats: int) -> dict[str, dict[str, list[float]]]:
-    from playwright.sync_api import sync_playwright
-
+    name_of = {path: name for name, path in pages.items()}
     found: dict[str, dict[str, list[float]]] = {name: {} for name in pages}
-    with sync_playwright() as driver:
-        browser = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        for _ in range(repeats):
-            for name, page_path in pages.items():
-                context = browser.new_context(viewport={"width": 1440, "height": 900})
-                page = context.new_page()
-                page.goto(page_path.as_uri(), wait_until="load")
-                page.wait_for_function("performance.getEntriesByName('first-contentful-paint').length > 0")
-                page.wait_for_selector("table.dataTable", state="attached")  # drawn, maybe in a hidden view
-                tables = page.evaluate("performance.now()")
-                timings = page.evaluate(TIMINGS)
-                sources = page.evaluate("Array.from(document.scripts).map(s => s.src).filter(Boolean)")
-                script_mb = sum(Path(unquote(urlparse(src).path)).stat().st_size for src in sources) / 1e6
-                for key, value in {**timings, "tables": tables, "script_mb": script_mb}.items():
-                    found[name].setdefault(key, []).append(value)
-                context.close()
-        browser.close()
+    for path, page in opened_pages(list(pages.values()), repeats):
+        page.wait_for_selector("table.dataTable", state="attached")  # drawn, maybe in a hidden view
+        tables = page.evaluate("performance.now()")
+        timings = page.evaluate(TIMINGS)
+        sources = page.evaluate("Array.from(document.scripts).map(s => s.src).filter(Boolean)")
+        script_mb = sum(Path(unquote(urlparse(src).path)).stat().st_size for src in sources) / 1e6
+        for key, value in {**timings, "tables": tables, "script_mb": script_mb}.items():
+            found[name_of[path]].setdefault(key, []).append(value)
     return found
 
 

@@ -36,9 +36,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.common import REPO, figure, save_section, scratch, setup_env, table, timed
+from bench.common import CHROMIUM, REPO, figure, opened_pages, save_section, scratch, setup_env, table, timed
 
-CHROMIUM = os.environ.get("EXPLAIN_EVAL_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 TASKS = "geese_noexp,geese_llama3,rule_main,reg_judge_select_loglik,ibe_judge_copa"
 DEMO = REPO / "tests" / "fixtures" / "leaderboard" / "demo-generation"
 STAMP = "2026-12-02T00-00-00.000000"
@@ -139,34 +138,23 @@ def page_timings(pages: list[Path], repeats: int) -> dict[str, dict[str, float]]
     load event) and long-view opening (ms) of each page opened from disk, alternating pages. The
     long view: "All metrics" of the first tab clicked, until its table and the pair picker's first
     pair of rows are drawn."""
-    from playwright.sync_api import sync_playwright
-
     kinds = ("fcp", "load", "charts", "long")
     found: dict[str, dict[str, list[float]]] = {str(page): {kind: [] for kind in kinds} for page in pages}
-    with sync_playwright() as driver:
-        browser = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        for _ in range(repeats):
-            for page_path in pages:
-                context = browser.new_context(viewport={"width": 1440, "height": 900})
-                page = context.new_page()
-                page.goto(page_path.as_uri(), wait_until="load")
-                page.wait_for_function("performance.getEntriesByName('first-contentful-paint').length > 0")
-                times = found[str(page_path)]
-                times["fcp"].append(page.evaluate(FCP))
-                times["load"].append(page.evaluate(LOAD))
-                drawn = "() => [...document.querySelectorAll('section.panel .plot')]"
-                drawn += ".filter((p) => p.offsetParent !== null).every((p) => p.querySelector('.main-svg'))"
-                page.wait_for_function(drawn, timeout=120_000)
-                times["charts"].append(page.evaluate("performance.now()"))
-                start = page.evaluate("performance.now()")
-                page.locator("section.panel:visible .views label").nth(1).click()
-                page.wait_for_selector("section.panel:visible .view-long table.dataTable", timeout=120_000)
-                if page.locator("section.panel:visible .pair-picker").count():
-                    drawn = "section.panel:visible .pair-table"
-                    page.wait_for_selector(f"{drawn} table, {drawn} p")
-                times["long"].append(page.evaluate("performance.now()") - start)
-                context.close()
-        browser.close()
+    for page_path, page in opened_pages(pages, repeats):
+        times = found[str(page_path)]
+        times["fcp"].append(page.evaluate(FCP))
+        times["load"].append(page.evaluate(LOAD))
+        drawn = "() => [...document.querySelectorAll('section.panel .plot')]"
+        drawn += ".filter((p) => p.offsetParent !== null).every((p) => p.querySelector('.main-svg'))"
+        page.wait_for_function(drawn, timeout=120_000)
+        times["charts"].append(page.evaluate("performance.now()"))
+        start = page.evaluate("performance.now()")
+        page.locator("section.panel:visible .views label").nth(1).click()
+        page.wait_for_selector("section.panel:visible .view-long table.dataTable", timeout=120_000)
+        if page.locator("section.panel:visible .pair-picker").count():
+            drawn = "section.panel:visible .pair-table"
+            page.wait_for_selector(f"{drawn} table, {drawn} p")
+        times["long"].append(page.evaluate("performance.now()") - start)
     return {name: {key: statistics.median(values) for key, values in times.items()} for name, times in found.items()}
 
 

@@ -21,13 +21,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
-from bench.common import REPO, figure, peak_rss_mib, save_section, scratch, setup_env, table
+from bench.common import child_json, figure, peak_rss_mib, save_section, setup_env, table
 
 MODELS = ("hf-prefix", "hf")
 TOLERANCE = 1e-4
@@ -63,8 +60,8 @@ def two_token_options(lm: Any, context: str, count: int) -> list[str]:
     raise SystemExit(f"only {len(options)} two-token options found in the context; {count} asked")
 
 
-def child(model: str, count: int, context_tokens: int, out: Path) -> None:
-    """One model on ``count`` options in this (fresh) process; writes its figures to ``out``."""
+def child(model: str, count: int, context_tokens: int) -> None:
+    """One model on ``count`` options in this (fresh) process; prints its figures."""
     from lm_eval.models.huggingface import HFLM
 
     from custom_metrics.common.embedded_model import ensure_checkpoint
@@ -85,18 +82,7 @@ def child(model: str, count: int, context_tokens: int, out: Path) -> None:
         "seconds": round(seconds, 1),
         "answers": answers,
     }
-    out.write_text(json.dumps(figures))
-
-
-def measure(model: str, count: int, context_tokens: int) -> dict[str, Any]:
-    out = scratch("prefix_memory", fresh=False) / f"{model}-{count}.json"
-    out.unlink(missing_ok=True)
-    command = [sys.executable, "-m", "bench.prefix_memory", "--child", model, "--options", str(count)]
-    command += ["--context-tokens", str(context_tokens), "--child-out", str(out)]
-    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"{model} at {count} options failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
-    return json.loads(out.read_text())
+    print(json.dumps(figures))
 
 
 def compare(ours: list[list[Any]], theirs: list[list[Any]]) -> tuple[float, int]:
@@ -111,17 +97,17 @@ def main() -> int:
     parser.add_argument("--context-tokens", type=int, default=1000)
     parser.add_argument("--hf-max", type=int, default=100, help="run HFLM up to this many options")
     parser.add_argument("--child", choices=MODELS, help=argparse.SUPPRESS)
-    parser.add_argument("--child-out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     setup_env()
     if args.child:
-        child(args.child, int(args.options), args.context_tokens, args.child_out)
+        child(args.child, int(args.options), args.context_tokens)
         return 0
     counts = [int(count) for count in args.options.split(",")]
     if min(counts) > args.hf_max:
         raise SystemExit(f"--hf-max {args.hf_max}: HFLM would run at none of {counts}")
+    context = ("--context-tokens", str(args.context_tokens))
     runs = {
-        (model, count): measure(model, count, args.context_tokens)
+        (model, count): child_json("bench.prefix_memory", "--child", model, "--options", str(count), *context)
         for count in counts
         for model in MODELS
         if model == "hf-prefix" or count <= args.hf_max

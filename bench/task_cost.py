@@ -55,7 +55,7 @@ MODEL_ARGS = {"reg_chaos_thinking": {"chat_template_args": {"enable_thinking": T
 def count(task_name: str, manager: Any, tokenizer: Any) -> tuple[dict[str, Any], list[Any]]:
     """Docs, requests and tokens of one task on its full data, as the harness builds them;
     the requests too, so that the timing below runs the very requests ``lm_eval`` sends."""
-    task = _task(manager, task_name)
+    task = manager.load([task_name])["tasks"][task_name]
     task.build_all_requests(limit=None, rank=0, world_size=1)
     instances = task.instances
     kind = instances[0].request_type
@@ -71,10 +71,6 @@ def count(task_name: str, manager: Any, tokenizer: Any) -> tuple[dict[str, Any],
         "prompt_tokens_total": sum(lengths),
     }
     return row, instances
-
-
-def _task(manager: Any, name: str) -> Any:
-    return manager.load([name])["tasks"][name]
 
 
 def seconds_per_loglik_request(instances: list[Any], model: Any) -> float:

@@ -41,6 +41,7 @@ from custom_metrics.judge.available import MODEL_LIST_MAX_BYTES
 from custom_metrics.judge.deadline import Deadline
 from custom_metrics.judge.http_client import EndpointError, JSONClient, Limits, body_bound
 from ibe_postprocess.formalize import Program
+from ibe_postprocess.judge_answer import without_trace
 from ibe_postprocess.parsing import ParsedExplanation
 from ibe_postprocess.prolog_guard import GuardError, guarded_program
 
@@ -95,7 +96,6 @@ _SECTIONS = ("goal", "facts", "rules")
 # A section label on its own line, markdown around it tolerated: "Goal:", "**Facts:**", "### Rules".
 _LABEL = re.compile(r"^[ \t#>*_-]*(goal|facts|rules)[ \t*_]*(?::[ \t*_]*|$)(.*)$", re.IGNORECASE)
 _FENCE = re.compile(r"^\s*```")
-_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 
 
 def program_from_answer(text: str, is_system_predicate=None) -> Program:
@@ -103,13 +103,12 @@ def program_from_answer(text: str, is_system_predicate=None) -> Program:
     (prose, "Here is the program:") and a reasoning trace are dropped, code-fence lines and
     blank lines inside the program skipped; the program ends at the first blank line after a
     rule (what follows is commentary). The clauses then go through the guard, as the LM's."""
-    if _THINK_CLOSE in text:
-        text = text.rsplit(_THINK_CLOSE, 1)[1]
-    if _THINK_OPEN in text:
+    answer = without_trace(text)
+    if answer is None:
         raise GuardError("the answer ends inside its reasoning trace (<think> without </think>)")
     found: dict[str, list[str]] = {name: [] for name in _SECTIONS}
     section = None
-    for line in text.replace("\r\n", "\n").split("\n"):
+    for line in answer.replace("\r\n", "\n").split("\n"):
         label = _LABEL.match(line)
         if label:
             section = label[1].lower()

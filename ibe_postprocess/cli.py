@@ -6,6 +6,7 @@ import argparse
 import logging
 import sys
 from collections import Counter
+from dataclasses import fields
 from pathlib import Path
 
 from custom_metrics.common.arguments import positive_int
@@ -28,16 +29,7 @@ def _score(args: argparse.Namespace) -> None:
                 "--log_samples and that the pattern names its --output_path."
             )
     records, judged = read_inputs(args.inputs)
-    settings = ScoreSettings(
-        nli_judge=args.nli_judge,
-        certainty_model=args.certainty_model,
-        uncertainty_aggregation=args.uncertainty_aggregation,
-        uncertainty_inversion=args.uncertainty_inversion,
-        formalizer=args.formalizer,
-        encoder=args.encoder,
-        batch_size=args.batch_size,
-        processes=args.processes,
-    )
+    settings = ScoreSettings(**{field.name: getattr(args, field.name) for field in fields(ScoreSettings)})
     rows = score(records, args.out, settings, judged, provenance_of(args.inputs))
     folder = FeaturesFolder(args.out)
     flags = Counter(reason for row in rows for reason in str(row["flag"] or "").split("; ") if reason)

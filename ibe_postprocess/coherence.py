@@ -43,6 +43,12 @@ Pair = tuple[str, str]
 StepVerdict = tuple[float, float, bool]  # P(entailment), P(contradiction), unparsed
 
 
+def _chunks(pairs: Iterable[Pair]) -> list[list[Pair]]:
+    """The distinct pairs, sorted, in chunks of ``CHUNK``."""
+    unique = sorted(set(pairs))
+    return [unique[start : start + CHUNK] for start in range(0, len(unique), CHUNK)]
+
+
 class Coherence:
     """The coherence scorer; ``name`` is its judge (the cache key), ``source`` what rows record."""
 
@@ -82,21 +88,15 @@ class Coherence:
                 f"{PAPER_NLI_MODEL}."
             ) from err
 
-    @staticmethod
-    def _chunks(parsed: Sequence[ParsedExplanation]) -> list[list[Pair]]:
-        """The input's distinct (IF, THEN) pairs, sorted, in chunks of ``CHUNK``."""
-        unique = sorted({(step.condition, step.consequence) for item in parsed for step in item.steps})
-        return [unique[start : start + CHUNK] for start in range(0, len(unique), CHUNK)]
-
     def cached(self, parsed: Sequence[ParsedExplanation], store: JsonlCache) -> bool:
         """Whether every chunk of ``parsed`` is in ``store`` (then no judge needs to load)."""
-        return all(key("coherence", self.name, chunk) in store for chunk in self._chunks(parsed))
+        pairs = ((step.condition, step.consequence) for item in parsed for step in item.steps)
+        return all(key("coherence", self.name, chunk) in store for chunk in _chunks(pairs))
 
     def verdicts(self, pairs: Iterable[Pair], store: JsonlCache | None = None) -> dict[Pair, StepVerdict]:
         """(P(entailment), P(contradiction), unparsed) per distinct pair, judged in canonical chunks;
         ``store`` keeps each chunk's verdicts (read back when the same chunk is asked again)."""
-        unique = sorted(set(pairs))
-        chunks = [unique[start : start + CHUNK] for start in range(0, len(unique), CHUNK)]
+        chunks = _chunks(pairs)
         found: dict[Pair, StepVerdict] = {}
         for chunk in tqdm(chunks, desc="coherence", unit="chunk", disable=not chunks):
             chunk_key = key("coherence", self.name, chunk)

@@ -48,7 +48,7 @@ _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _BARE = re.compile(r"(?:(?:final )?answer ?(?:is ?)?:? ?)?\(? ?([12]) ?\)? ?\.?")
 
 
-def _without_trace(text: str) -> str | None:
+def without_trace(text: str) -> str | None:
     """The answer after any reasoning trace, or None when it is still inside one."""
     if _THINK_CLOSE in text:
         text = text.rsplit(_THINK_CLOSE, 1)[1]
@@ -70,7 +70,7 @@ def _clause_choice(clause: str) -> tuple[bool, int | None]:
 
 def parse_choice(text: str | None) -> int | None:
     """The explanation (1 or 2) the judge's answer picks, or None when it cannot be read."""
-    answer = _without_trace(text or "")
+    answer = without_trace(text or "")
     if answer is None:
         return None
     answer = _SPACES.sub(" ", _MARKUP.sub("", answer[:MAX_CHARS]).lower())

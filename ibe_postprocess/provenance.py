@@ -18,6 +18,7 @@ from typing import Any
 
 from custom_metrics.common.results import TaskRun, samples_run
 from ibe_postprocess.folder import SAMPLES_NAME
+from ibe_postprocess.report_file import GenerationRun  # the record report.json reads back
 
 
 def _run_of(path: Path) -> tuple[TaskRun, bool] | None:
@@ -39,13 +40,7 @@ def provenance_of(inputs: Iterable[Path]) -> dict[str, Any]:
         record["model"] = writers.pop()
         record["tasks"] = sorted({run.task for _, (run, judge) in found if not judge})
         record["runs"] = [
-            {
-                "task": run.task,
-                "samples": path.name,
-                "limit": run.limit,
-                "docs": run.n_samples,
-                "of_docs": run.n_original,
-            }
+            vars(GenerationRun(run.task, path.name, run.limit, run.n_samples, run.n_original))
             for path, (run, judge) in found
             if not judge
         ]

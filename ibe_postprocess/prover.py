@@ -34,6 +34,7 @@ MAX_INFERENCES = 5_000_000
 SECONDS = 10.0
 MIN_PLVERSION = 90112  # janus-swi needs SWI-Prolog >= 9.1.12
 PROVER_FILE = Path(__file__).with_name("prover.pl")
+QUERY = "ibe_prover:ibe_prove(Facts, Rules, Query, Sims, T, D, I, S, R)"
 
 
 class PrologUnavailable(RuntimeError):
@@ -144,28 +145,26 @@ class Prover:
             "seconds": self.seconds,
         }
 
-    def prove(self, program: Program) -> Proof:
-        prolog = janus()
-        names = sorted(program.predicates())
-        sims = [list(triple) for triple in self.embedder.similarities(names)]
+    def query_args(self, program: Program) -> dict:
+        """The arguments of ``QUERY`` for ``program`` (its similarities embedded first)."""
+        sims = [list(triple) for triple in self.embedder.similarities(sorted(program.predicates()))]
         rules = [
             [index, _spec(rule.head), [_spec(atom) for atom in rule.body]]
             for index, rule in enumerate(program.rules, 1)
         ]
-        result = prolog.query_once(
-            "ibe_prover:ibe_prove(Facts, Rules, Query, Sims, T, D, I, S, R)",
-            {
-                "Facts": [_spec(fact) for fact in program.facts],
-                "Rules": rules,
-                "Query": _spec(program.query),
-                "Sims": sims,
-                "T": float(self.threshold),
-                "D": int(self.max_depth),
-                "I": int(self.max_inferences),
-                "S": float(self.seconds),
-            },
-        )
-        score, used, status, steps = result["R"]
+        return {
+            "Facts": [_spec(fact) for fact in program.facts],
+            "Rules": rules,
+            "Query": _spec(program.query),
+            "Sims": sims,
+            "T": float(self.threshold),
+            "D": int(self.max_depth),
+            "I": int(self.max_inferences),
+            "S": float(self.seconds),
+        }
+
+    def prove(self, program: Program) -> Proof:
+        score, used, status, steps = janus().query_once(QUERY, self.query_args(program))["R"]
         consistent = bool(used) and score > self.threshold
         unifications = [
             Unification(str(goal), str(matched), float(sim), int(rule) or None) for goal, matched, sim, rule in steps

@@ -94,10 +94,6 @@ def _own_verdicts(rows: Sequence[dict[str, Any]]) -> Verdicts:
     ]
 
 
-def _pairs(rows: Sequence[dict[str, Any]]) -> list[list[tuple[str, str]]]:
-    return [[(step["if"], step["then"]) for step in row["step_coherence"]] for row in rows]
-
-
 def _judge(rows: Sequence[dict[str, Any]], spec: Any, folder: Path, request: RejudgeRequest) -> Verdicts:
     """Every logged step judged by ``spec`` in ``ibe score``'s canonical chunks (the folder's chunk cache)."""
     from ibe_postprocess.cache import JsonlCache
@@ -106,21 +102,18 @@ def _judge(rows: Sequence[dict[str, Any]], spec: Any, folder: Path, request: Rej
 
     features = FeaturesFolder(folder)
     coherence = Coherence(spec, request.judge_cache or features.cache("nli_verdicts"))
-    pairs = _pairs(rows)
+    pairs = [[(step["if"], step["then"]) for step in row["step_coherence"]] for row in rows]
     verdicts = coherence.verdicts(
         (pair for steps in pairs for pair in steps), JsonlCache(features.cache("coherence"), valid_chunk)
     )
     return [[verdicts[pair] for pair in steps] for steps in pairs]
 
 
-def _header(features: Any, judge: str, display: str) -> dict[str, Any]:
-    return {HEADER_KEY: {"judge": judge, "judge_display": display, "features_sha256": features.header.rows_sha256}}
-
-
 def _write(path: Path, features: Any, spec: Any, verdicts: Verdicts) -> None:
     from ibe_postprocess.coherence import coherence_of
 
-    lines = [_header(features, spec.name, spec.display_name)]
+    header = {"judge": spec.name, "judge_display": spec.display_name, "features_sha256": features.header.rows_sha256}
+    lines = [{HEADER_KEY: header}]
     for row, steps in zip(features.rows, verdicts):
         value, unparsed = coherence_of(steps)
         lines.append(
@@ -253,22 +246,17 @@ def run(path: Path, request: RejudgeRequest) -> list[RejudgedTask]:
             continue
         _again(features, folder, spec, request)
     own_name = friendly_spec(own[0]) if len(own) == 1 else "the folder's judges"
-    raters, notes = [], []
-    found, note = rater(own_name, RUN_JUDGE, rows, _own_verdicts(rows), path)
-    raters.append(found)
-    notes.append(note)
+    judged = [rater(own_name, RUN_JUDGE, rows, _own_verdicts(rows), path)]
     for file in sorted((folder / FOLDER).glob(f"*/{FILE}")):
         read = _read(file, features)
         if read is None:
             print(f"skipped {file}: judged other rows than {path}'s", file=sys.stderr)
             continue
         judge, display, verdicts = read
-        if own == [judge]:
-            continue
-        found, note = rater(display, AGAIN, rows, verdicts, file)
-        raters.append(found)
-        notes.append(note)
-    raters.append(_gold(rows))
+        if own != [judge]:
+            judged.append(rater(display, AGAIN, rows, verdicts, file))
+    raters = [found for found, _ in judged] + [_gold(rows)]
+    notes = [note for _, note in judged]
     runs = features.header.origin.provenance.get("runs") or ()
     notes += cut_notes("; ".join(subset for run in runs if (subset := GenerationRun(**run).subset)))
     notes.append(

@@ -12,9 +12,9 @@ import math
 from ibe_postprocess.coherence import PAPER_NLI_MODEL
 from ibe_postprocess.folder import FIGURES, FeaturesFolder
 from ibe_postprocess.paper import IBE_COLUMNS, JUDGE_ROW, PAPER_JUDGE, SECTION_6, figure_19, table_1
-from ibe_postprocess.report_file import DIRECTIONS, GenerationRun
+from ibe_postprocess.report_file import DIRECTIONS, GenerationRun, JudgeScore
 from ibe_postprocess.selector import FEATURES, LABELS, Selector
-from ibe_postprocess.summary import Judged, Summary
+from ibe_postprocess.summary import Summary
 from ibe_postprocess.uncertainty import AGGREGATION_NAMES, HEDGE_CUES, INVERSION_NAMES
 
 DATASET_NAMES = {"copa": "COPA", "ecare": "e-CARE"}
@@ -186,7 +186,7 @@ def cut_lines(provenance: dict) -> list[str]:
     ]
 
 
-def _judge_cell(judged: Judged) -> str:
+def _judge_cell(judged: JudgeScore) -> str:
     unparsed = f", {judged.unparsed} unparsed" if judged.method == "generated" else ""
     return f"{_fmt(judged.accuracy)} (n={judged.questions}{unparsed})"
 

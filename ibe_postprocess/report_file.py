@@ -106,12 +106,20 @@ class JudgeScore:
 
 @dataclass(frozen=True)
 class Regression:
+    """Figure 2 on one feature (``selector.feature_regressions``); NaN where the fit is undefined."""
+
     feature: str
     coefficient: float | None
     z: float | None
     p: float | None
     n: int | None
     note: str = ""
+
+    @property
+    def stars(self) -> str:
+        if self.p is None or math.isnan(self.p):
+            return ""
+        return "***" if self.p < 0.001 else "**" if self.p < 0.01 else "*" if self.p < 0.05 else ""
 
 
 @dataclass(frozen=True)
@@ -202,26 +210,8 @@ def _clean(value: Any) -> Any:
 
 
 def to_json(report: Report) -> dict[str, Any]:
-    def judge(score: JudgeScore | None) -> dict[str, Any] | None:
-        if score is None:
-            return None
-        return {
-            "model": score.model,
-            "accuracy": score.accuracy,
-            "questions": score.questions,
-            "unparsed": score.unparsed,
-            "method": score.method,
-        }
-
     data = {
-        HEADER_KEY: {
-            "version": report.version,
-            "features": {
-                "rows": report.features.rows,
-                "rows_sha256": report.features.rows_sha256,
-                "inputs_sha256": report.features.inputs_sha256,
-            },
-        },
+        HEADER_KEY: {"version": report.version, "features": vars(report.features)},
         "model": report.model,
         "tasks": list(report.tasks),
         "judge_model": report.judge_model,
@@ -231,7 +221,7 @@ def to_json(report: Report) -> dict[str, Any]:
             name: {
                 "table1": [vars(row) for row in entry.table1],
                 "test_questions": entry.test_questions,
-                "judge": judge(entry.judge),
+                "judge": vars(entry.judge) if entry.judge else None,
                 "figure2": [vars(r) for r in entry.figure2],
                 "self_evident": vars(entry.self_evident) if entry.self_evident else None,
                 "directions": vars(entry.directions) if entry.directions else None,

@@ -32,6 +32,7 @@ import pandas as pd
 
 from ibe_postprocess.features_file import FEATURES
 from ibe_postprocess.questions import dataset_of
+from ibe_postprocess.report_file import Regression
 
 LABELS = {
     "consistent": "Consistency",
@@ -197,22 +198,6 @@ def ablation(rows: pd.DataFrame, protocol: str = "a9") -> pd.DataFrame:
     for end in range(1, len(FEATURES) + 1):
         records += accuracies("Composed Model", CUMULATIVE_LABELS[FEATURES[end - 1]], FEATURES[:end])
     return pd.DataFrame(records, columns=["block", "row", "dataset", "accuracy"])
-
-
-@dataclass(frozen=True)
-class Regression:
-    feature: str
-    coefficient: float
-    z: float
-    p: float
-    n: int
-    note: str = ""
-
-    @property
-    def stars(self) -> str:
-        if math.isnan(self.p):
-            return ""
-        return "***" if self.p < 0.001 else "**" if self.p < 0.01 else "*" if self.p < 0.05 else ""
 
 
 def unreliable(values: pd.Series, correct: pd.Series) -> list[str]:

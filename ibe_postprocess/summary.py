@@ -25,9 +25,9 @@ from ibe_postprocess.analyses import (
 )
 from ibe_postprocess.features_file import Features
 from ibe_postprocess.questions import dataset_of
+from ibe_postprocess.report_file import Regression
 from ibe_postprocess.selector import (
     FEATURES,
-    Regression,
     Selector,
     ablation,
     by_dataset,
@@ -49,7 +49,7 @@ class Summary:
     per_dataset: dict[str, pd.DataFrame]  # every row, per dataset
     tests: dict[str, pd.DataFrame]  # test rows per dataset
     regressions: dict[str, list[Regression]]
-    judged: dict[str, Judged]  # per dataset
+    judged: dict[str, report_file.JudgeScore]  # the LLM judge on each dataset's test questions
     self_evident: dict[str, SelfEvident]  # §6, per dataset
     directions: dict[str, DirectionAccuracy]  # Figure 19, per dataset
     hedges: dict[str, HedgeCues]  # Figures 6, 17, 18, per dataset
@@ -67,28 +67,19 @@ class Summary:
         return self.features.header.origin.provenance
 
 
-@dataclass(frozen=True)
-class Judged:
-    """The LLM judge on one dataset's test questions."""
-
-    accuracy: float
-    questions: int
-    unparsed: int  # generated answers that name no single explanation, counted as wrong
-    method: str  # "loglik" or "generated" (``inputs.read_inputs`` refuses a mix)
-
-
-def judge_accuracy(decisions: list[dict[str, Any]]) -> dict[str, Judged]:
-    """Per dataset: the share of test questions the judge answered correctly, how many, and how
-    many of its answers named no explanation."""
+def judge_accuracy(decisions: list[dict[str, Any]], model: str | None = None) -> dict[str, report_file.JudgeScore]:
+    """Per dataset: the share of test questions the judge (``model``) answered correctly, how
+    many, and how many of its answers named no explanation (counted as wrong)."""
     found: dict[str, list[dict[str, Any]]] = {}
     for record in decisions:
         found.setdefault(dataset_of(str(record["qid"])), []).append(record)
     return {
-        name: Judged(
+        name: report_file.JudgeScore(
+            model,
             sum(r["choice"] == r["gold"] for r in records) / len(records),
             len(records),
             sum(r["choice"] is None for r in records),
-            records[0].get("method", "loglik"),
+            records[0].get("method", "loglik"),  # ``inputs.read_inputs`` refuses a mix
         )
         for name, records in sorted(found.items())
     }
@@ -120,7 +111,7 @@ def summarize(features: Features, fig2_split: str = "test", protocol: str = "a9"
         per_dataset=per_dataset,
         tests=tests,
         regressions={d: feature_regressions(regression_rows.get(d, rows.iloc[0:0])) for d in datasets},
-        judged=judge_accuracy(features.judged),
+        judged=judge_accuracy(features.judged, features.header.origin.provenance.get("judge_model")),
         self_evident={d: self_evident(per_dataset[d], tests[d], selectors[d]) for d in datasets},
         directions={d: direction_accuracy(tests[d], selectors[d]) for d in datasets},
         hedges={d: hedge_cues(per_dataset[d]) for d in datasets},
@@ -139,21 +130,14 @@ def to_report(summary: Summary) -> report_file.Report:
     """The schema object written as report.json."""
     header = summary.features.header
     provenance = summary.provenance
-    judge_model = provenance.get("judge_model")
     datasets = {}
     for dataset in summary.datasets:
         table = summary.table[summary.table["dataset"] == dataset]
-        judged = summary.judged.get(dataset)
         datasets[dataset] = report_file.DatasetReport(
             tuple(report_file.TableRow(r.block, r.row, float(r.accuracy)) for r in table.itertuples()),
             int(summary.tests[dataset]["qid"].nunique()),
-            report_file.JudgeScore(judge_model, judged.accuracy, judged.questions, judged.unparsed, judged.method)
-            if judged
-            else None,
-            tuple(
-                report_file.Regression(r.feature, r.coefficient, r.z, r.p, r.n, r.note)
-                for r in summary.regressions[dataset]
-            ),
+            summary.judged.get(dataset),
+            tuple(summary.regressions[dataset]),
             summary.self_evident[dataset],
             summary.directions[dataset],
             summary.hedges[dataset],
@@ -163,7 +147,7 @@ def to_report(summary: Summary) -> report_file.Report:
         datasets=datasets,
         model=provenance.get("model"),
         tasks=tuple(provenance.get("tasks") or ()),
-        judge_model=judge_model,
+        judge_model=provenance.get("judge_model"),
         runs=tuple(report_file.GenerationRun(**run) for run in provenance.get("runs") or ()),
         selector={
             "protocol": summary.protocol,

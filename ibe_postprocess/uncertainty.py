@@ -294,16 +294,13 @@ class UncertaintyScorer:
             return [lexicon_certainty(text) for text in sentences]
         return self.model.certainty(list(sentences))
 
-    def sentence_uncertainty(self, sentences: Sequence[str]) -> list[float]:
-        return [inverted(value, self.inversion) for value in self.sentence_certainty(sentences)]
-
     def score_many(self, parsed: Sequence[ParsedExplanation]) -> list[UncertaintyResult]:
         sentences: list[str] = []
         for item in parsed:
             sentences += [_sentence(text) for text in item.assumptions]
             if item.summary:
                 sentences.append(_sentence(item.summary))
-        values = iter(self.sentence_uncertainty(sentences) if sentences else [])
+        values = iter([inverted(value, self.inversion) for value in self.sentence_certainty(sentences)])
         results = []
         for item in parsed:
             assumption_scores = [next(values) for _ in item.assumptions]
