@@ -42,6 +42,7 @@ CHECKS = (
     "tests/test_layers.py",
     "tests/test_paper_specs.py",
     "tests/test_task_readmes.py",
+    "tests/common/test_download.py",
     "tests/common/test_metadata.py",
     "tests/test_task_configs.py",
     "tests/esnli",
@@ -54,6 +55,7 @@ CHECK = [sys.executable, "-m", "custom_metrics.cli", "check", "esnli"]  # `expla
 # Their fast tests run in the copy with the fixture papers; the guard below finds any test module
 # that reads every paper and is missing here.
 EVERY_PAPER_TESTS = (
+    "tests/common/test_download.py",
     "tests/common/test_metadata.py",
     "tests/common/test_pinned_data.py",
     "tests/ibe/test_layout.py",
