@@ -28,7 +28,6 @@ from custom_metrics.leaderboard.display import Paths
 from custom_metrics.leaderboard.numbers import cell_text, interval_text, p_digits, signed
 from custom_metrics.leaderboard.procedures import ALPHA, USES
 from custom_metrics.leaderboard.summary import Summary, SummaryCell, SummaryRow
-from custom_metrics.leaderboard.versus_paper import PaperDelta
 from custom_metrics.leaderboard.wording import (
     RANK_RULE,
     data_text,
@@ -199,47 +198,21 @@ def csv_cell(value: object) -> object:
     return value
 
 
-# Per headline, in the CSV and JSON: the summary's numbers and the test behind each.
-HEADLINE_FIELDS = (
-    "value",
-    "ci_low",
-    "ci_high",
-    "interval",
-    "items",
-    "rank",
-    "delta",
-    "vs",
-    "test",
-    "paper_items",
-    "p",
-    "p_holm",
-    "family",
-    "family_size",
-    "significant",
-    "interval_of",
-    "test_low",
-    "test_high",
-    "reproduced",
-    "tost_low",
-    "tost_high",
-    "margin",
-)
-
-
-def headline_fields(cell: SummaryCell, entry: SummaryRow) -> dict[str, object]:
-    """One summary number as exact values for scripts ("" where there is none)."""
-    if cell.key is None or cell.cell is None:
-        return dict.fromkeys(HEADLINE_FIELDS, "")
-    interval, delta, evidence = cell.interval, cell.delta, cell.evidence
+def headline_fields(cell: SummaryCell | None, entry: SummaryRow | None) -> dict[str, object]:
+    """One summary number as exact values for scripts ("" where there is none, and for no cell)."""
+    shown = cell is not None and cell.key is not None and cell.cell is not None
+    interval, evidence, delta = (cell.interval, cell.evidence, cell.delta) if shown else (None, None, None)
+    adjusted = delta is not None and delta.p_adjusted is not None
+    found = delta.equivalence if delta is not None else None
     return {
-        "value": _exact(cell.cell, pm=False),
+        "value": _exact(cell.cell, pm=False) if shown else "",
         "ci_low": "" if interval is None else repr(interval.low),
         "ci_high": "" if interval is None else repr(interval.high),
         "interval": (f"none: {evidence.reason}" if evidence is not None and evidence.reason else "")
         if interval is None
         else interval.method,
         "items": "" if evidence is None or evidence.items is None else evidence.items,
-        "rank": rank_text(cell, entry),
+        "rank": rank_text(cell, entry) if shown else "",
         "delta": "" if delta is None or delta.difference is None else repr(delta.difference),
         "vs": ""
         if delta is None
@@ -247,27 +220,22 @@ def headline_fields(cell: SummaryCell, entry: SummaryRow) -> dict[str, object]:
         "test": "" if delta is None else delta.test,
         "paper_items": "" if delta is None or delta.paper_items is None else delta.paper_items,
         "p": "" if delta is None or delta.p_value is None else repr(delta.p_value),
-        "p_holm": "" if delta is None or delta.p_adjusted is None else repr(delta.p_adjusted),
-        "family": "" if delta is None or delta.p_adjusted is None else delta.family_name,
-        "family_size": "" if delta is None or delta.p_adjusted is None else delta.family,
+        "p_holm": repr(delta.p_adjusted) if adjusted else "",
+        "family": delta.family_name if adjusted else "",
+        "family_size": delta.family if adjusted else "",
         "significant": "" if delta is None or not delta.tested else delta.significant,
         "interval_of": "" if delta is None or delta.low is None else delta.interval_of,
         "test_low": "" if delta is None or delta.low is None else repr(delta.low),
         "test_high": "" if delta is None or delta.high is None else repr(delta.high),
-        **_equivalence_fields(delta),
+        "reproduced": "" if found is None else found.equivalent,
+        "tost_low": "" if found is None else repr(found.low),
+        "tost_high": "" if found is None else repr(found.high),
+        "margin": "" if found is None else found.margin,
     }
 
 
-def _equivalence_fields(delta: PaperDelta | None) -> dict[str, object]:
-    found = delta.equivalence if delta is not None else None
-    if found is None:
-        return {"reproduced": "", "tost_low": "", "tost_high": "", "margin": ""}
-    return {
-        "reproduced": found.equivalent,
-        "tost_low": repr(found.low),
-        "tost_high": repr(found.high),
-        "margin": found.margin,
-    }
+# Per headline, in the CSV and JSON: the summary's numbers and the test behind each.
+HEADLINE_FIELDS = tuple(headline_fields(None, None))
 
 
 def write_csv(table: Table, summary: Summary, path: Path, paths: Paths) -> None:
@@ -292,12 +260,7 @@ def write_csv(table: Table, summary: Summary, path: Path, paths: Paths) -> None:
             flags = "; ".join(paths.text(flag) for flag in row_flags(row))
             line: list[object] = [rank, row.model, row.setting, row.kind, data_text(row, entry), flags]
             for index in range(len(summary.headlines)):
-                fields = (
-                    headline_fields(entry.cells[index], entry)
-                    if entry is not None
-                    else dict.fromkeys(HEADLINE_FIELDS, "")
-                )
-                line += list(fields.values())
+                line += list(headline_fields(entry.cells[index] if entry else None, entry).values())
             for column in columns:
                 cell = row.cells.get(column.key)
                 line.append(_exact(cell, pm=False))

@@ -64,15 +64,10 @@ def separate_batches(runs: Sequence[TaskRun]) -> list[TaskRun]:
     harness version not recorded]``); ``model_id`` keeps the model, so each batch still meets
     the paper's row of its model."""
     shown = [_as_shown(run) for run in runs]
-    settings: dict[str, set[str]] = {}
-    for run in shown:
-        if run.setting:
-            settings.setdefault(run.model, set()).add(run.setting)
+    only = only_settings(shown)
     groups: dict[tuple[str, str], list[tuple[TaskRun, str]]] = {}
-    for original, run in zip(runs, shown):  # as ``run_rows`` makes rows: no setting joins the model's only one
-        known = settings.get(run.model, set())
-        setting = run.setting or (next(iter(known)) if len(known) == 1 else "")
-        groups.setdefault((run.model, setting), []).append((original, run.task))
+    for original, run in zip(runs, shown):  # as ``run_rows`` makes rows
+        groups.setdefault((run.model, run.setting or only.get(run.model, "")), []).append((original, run.task))
     renamed: dict[int, TaskRun] = {}
     for group in groups.values():
         batches: dict[tuple[str, str], set[str]] = {}
@@ -157,12 +152,12 @@ def build_tables(runs: Sequence[TaskRun], papers: Sequence[str] = ()) -> list[Ta
 
 
 def build_table(
-    spec: PaperSpec, runs: list[TaskRun], notes: list[str], passed: dict[tuple[str, str], list[str]] | None = None
+    spec: PaperSpec, runs: list[TaskRun], notes: list[str], passed: dict[tuple[str, str], list[str]]
 ) -> Table:
     published = spec.board.published()
     if spec.board.adjust_runs is not None:
         runs = spec.board.adjust_runs(runs, notes)
-    rows = run_rows(runs, spec, passed or {}) + [_published_row(row) for row in published]
+    rows = run_rows(runs, spec, passed) + [_published_row(row) for row in published]
     columns = _columns(spec, runs, published)
     if spec.board.derive is not None:
         columns = spec.board.derive(columns, rows, runs, notes)
@@ -183,26 +178,29 @@ def build_table(
     return Table(spec.key, spec.title, columns, rows, chart_keys, notes)
 
 
-def run_rows(
-    runs: list[TaskRun], spec: PaperSpec = OTHER, passed: dict[tuple[str, str], list[str]] | None = None
-) -> list[Row]:
+def only_settings(runs: Sequence[TaskRun]) -> dict[str, str]:
+    """Each model's setting where its runs name exactly one: a run naming none joins its row."""
+    settings: dict[str, set[str]] = {}
+    for run in runs:
+        if run.setting:
+            settings.setdefault(run.model, set()).add(run.setting)
+    return {model: next(iter(found)) for model, found in settings.items() if len(found) == 1}
+
+
+def run_rows(runs: list[TaskRun], spec: PaperSpec, passed: dict[tuple[str, str], list[str]]) -> list[Row]:
     """One row per (model, setting); a run without a setting joins its model's only row.
 
     Each row also keeps, per task, its samples file and how the run's logged task config
     differs from the suite's (``task_configs``); how its results files differ from each other
     (batch size, model args, harness version) and which files its tasks passed over."""
-    settings: dict[str, set[str]] = {}
-    for run in runs:
-        if run.setting:
-            settings.setdefault(run.model, set()).add(run.setting)
+    only = only_settings(runs)
     rows: dict[tuple[str, str], Row] = {}
     how: dict[tuple[str, str], list[TaskRun]] = {}
     for run in sorted(runs, key=lambda run: (run.model, run.setting, run.task)):
-        known = settings.get(run.model, set())
-        setting = run.setting or (next(iter(known)) if len(known) == 1 else "")
+        setting = run.setting or only.get(run.model, "")
         row = rows.setdefault((run.model, setting), Row(run.model, "run", [], setting=setting, model_id=run.model_id))
         how.setdefault((run.model, setting), []).append(run)
-        row.passed_over += (passed or {}).get((str(run.path), run.source_task or run.task), [])
+        row.passed_over += passed.get((str(run.path), run.source_task or run.task), [])
         source = str(run.path)
         if source not in row.sources:
             row.sources.append(source)
