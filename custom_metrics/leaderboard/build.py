@@ -84,10 +84,9 @@ def build_leaderboard(
     with replaced_folder(out, _is_site, "leaderboard folder") as stage:
         runs, problems = load_runs(inputs)
         for spec in PAPERS:
-            if spec.board.read_extra is not None:
-                extra_runs, extra_problems = spec.board.read_extra(inputs)
-                runs += extra_runs
-                problems += extra_problems
+            extra_runs, extra_problems = spec.board.read_extra(inputs)
+            runs += extra_runs
+            problems += extra_problems
         if not runs and not papers:
             raise NoResults(_nothing_read(inputs, problems), problems)
         # Names come from files anyone writes: their control and bidi characters made visible once, here.
@@ -191,7 +190,7 @@ def summary(board: Leaderboard) -> list[str]:
                 extra = f" (⚠ {subset})" if subset else f" ({docs.value:.0f} docs)" if docs else ""
                 if row.config_differences.get(task):
                     extra += f" (⚑ not this suite's task config: {row.config_differences[task]})"
-                remark = spec.board.remark(task, {k: c.value for k, c in values.items()}) if spec.board.remark else ""
+                remark = spec.board.remark(task, {k: c.value for k, c in values.items()})
                 label = row_label(row.model, row.setting)
                 lines.append(
                     f"{table.key.upper():6} {label} | {task}: {numbers}{extra}" + (f" — {remark}" if remark else "")

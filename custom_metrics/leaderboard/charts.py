@@ -145,7 +145,7 @@ def _chosen_rows(summary: Summary, spec: PaperSpec, columns: Sequence[Headline])
         run_models = {model_key(e.row.model_id or e.row.model) for e in runs}
         compared = {id(cell.delta.paper) for e in runs for cell in e.cells if cell.delta is not None}
         references = {h.reference or spec.board.reference_model for h in columns}
-        wanted = {spec.board.paper_setting(e.row.setting) if spec.board.paper_setting else None for e in runs}
+        wanted = {spec.board.paper_setting(e.row.setting) for e in runs}
         keep |= {
             id(e)
             for e in papers

@@ -85,10 +85,7 @@ def separate_batches(runs: Sequence[TaskRun]) -> list[TaskRun]:
 def _as_shown(run: TaskRun) -> TaskRun:
     """The run as its paper's ``adjust_runs`` hook shows it (REG's mode in the setting, the GEESE
     authors' task names read as ours): the row and task it will land in."""
-    spec = paper_of(run.task)
-    if spec.board.adjust_runs is None:
-        return run
-    found = spec.board.adjust_runs([run], [])
+    found = paper_of(run.task).board.adjust_runs([run], [])
     return found[0] if found else run
 
 
@@ -155,12 +152,10 @@ def build_table(
     spec: PaperSpec, runs: list[TaskRun], notes: list[str], passed: dict[tuple[str, str], list[str]]
 ) -> Table:
     published = spec.board.published()
-    if spec.board.adjust_runs is not None:
-        runs = spec.board.adjust_runs(runs, notes)
+    runs = spec.board.adjust_runs(runs, notes)
     rows = run_rows(runs, spec, passed) + [_published_row(row) for row in published]
     columns = _columns(spec, runs, published)
-    if spec.board.derive is not None:
-        columns = spec.board.derive(columns, rows, runs, notes)
+    columns = spec.board.derive(columns, rows, runs, notes)
     chart_keys = [c.key for c in columns if c.metric in spec.board.chart_metrics and c.kind != "samples"]
     if spec is OTHER:
         chart_keys = _first_metric_per_task(columns)

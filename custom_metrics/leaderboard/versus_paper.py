@@ -90,7 +90,7 @@ def model_key(name: str) -> str:
 def paper_row(spec: PaperSpec, headline: Headline, run: Row, published: Sequence[Row]) -> tuple[Row, str, bool] | None:
     """The published row (with its key) a run's ``headline`` number compares with, and whether
     it is the same model."""
-    wanted = spec.board.paper_setting(run.setting) if spec.board.paper_setting else None
+    wanted = spec.board.paper_setting(run.setting)
     candidates = [(row, key) for row in published for key in headline.keys[:1] if _finite(row.cells.get(key))]
     if not candidates:
         return None
