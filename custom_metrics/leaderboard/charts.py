@@ -38,7 +38,7 @@ from custom_metrics.common.leaderboard_types import Headline, Row
 from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.leaderboard.differences import Difference, row_label
 from custom_metrics.leaderboard.display import Paths
-from custom_metrics.leaderboard.numbers import cell_text, format_number, interval_text, p_digits, signed
+from custom_metrics.leaderboard.numbers import cell_text, finite, format_number, interval_text, p_digits, signed
 from custom_metrics.leaderboard.summary import Summary, SummaryRow
 from custom_metrics.leaderboard.versus_paper import model_key
 from custom_metrics.leaderboard.wording import delta_words
@@ -114,10 +114,6 @@ def colour(row: Row, hues: dict[str, int] | None = None) -> str:
     return f"hsl({hue}, {RUN_SATURATION}%, {lightness}%)"
 
 
-def _finite(value: float | None) -> bool:
-    return value is not None and math.isfinite(value)
-
-
 def family_charts(summary: Summary, spec: PaperSpec, paths: Paths, prefix: str) -> list[tuple[str, str, dict]]:
     """(div id, title, figure) for each family with a number to draw."""
     charts = []
@@ -139,7 +135,7 @@ def _chosen_rows(summary: Summary, spec: PaperSpec, columns: Sequence[Headline])
     if len(papers) > ALL_PAPER_ROWS:
         first = positions[0]
         by_value = sorted(
-            (e for e in papers if _finite(e.cells[first].value)), key=lambda e: -(e.cells[first].value or 0.0)
+            (e for e in papers if finite(e.cells[first].value)), key=lambda e: -(e.cells[first].value or 0.0)
         )
         keep = {id(e) for e in by_value[:BEST_PAPER_ROWS]}
         run_models = {model_key(e.row.model_id or e.row.model) for e in runs}
@@ -160,7 +156,7 @@ def _chosen_rows(summary: Summary, spec: PaperSpec, columns: Sequence[Headline])
 def _family_figure(summary: Summary, spec: PaperSpec, columns: Sequence[Headline], family, paths: Paths) -> dict | None:
     rows = _chosen_rows(summary, spec, columns)
     positions = [summary.headlines.index(h) for h in columns]
-    if not any(_finite(entry.cells[i].value) for entry in rows for i in positions):
+    if not any(finite(entry.cells[i].value) for entry in rows for i in positions):
         return None
     categories = [_wrap(h.label) for h in columns]
     hues = model_hues([entry.row.model for entry in summary.rows if entry.row.kind == "run"])
@@ -168,13 +164,13 @@ def _family_figure(summary: Summary, spec: PaperSpec, columns: Sequence[Headline
     for entry in rows:
         fill = colour(entry.row, hues)
         cells = [entry.cells[i] for i in positions]
-        values = [cell.value if _finite(cell.value) else None for cell in cells]
+        values = [cell.value if finite(cell.value) else None for cell in cells]
         limited = entry.limited
         row = entry.row
         name = _label(row_label(row.model, row.setting)) + _kind_suffix(row)
         if limited:
             name += " ⚠ part of the data"
-        intervals = [cell.interval if _finite(cell.value) else None for cell in cells]
+        intervals = [cell.interval if finite(cell.value) else None for cell in cells]
         data.append(
             {
                 "type": "bar",
@@ -228,8 +224,8 @@ def _kind_suffix(row: Row) -> str:
 def _hover(cell, paths: Paths) -> str:
     if cell.key is None:
         return f"{_label(cell.headline.label)}: n/a (not run)"
-    lines = [f"{_label(cell.headline.label)}: {_label(cell_text(cell.cell)) if _finite(cell.value) else 'NaN'}"]
-    if cell.interval is not None and _finite(cell.value):
+    lines = [f"{_label(cell.headline.label)}: {_label(cell_text(cell.cell)) if finite(cell.value) else 'NaN'}"]
+    if cell.interval is not None and finite(cell.value):
         interval = cell.interval
         lines.append(f"95% interval {interval_text(interval.low, interval.high)} ({_label(interval.method)})")
     if cell.rank is not None:

@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import html
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from custom_metrics.leaderboard.numbers import format_number
+from custom_metrics.leaderboard.numbers import finite, format_number
 
 ASSET = "datatables.js"
 TEXT_RENDER = "explainEvalText"  # defined in assets/leaderboard.js
@@ -52,7 +51,7 @@ def loader_script() -> str:
 
 def number_cell(value: float | None, shown: str | None = None) -> list[Any]:
     """A number as ``[shown, sort value]``: NaN shows as "NaN" and sorts as missing."""
-    if value is None or not math.isfinite(value):
+    if not finite(value):
         return [shown or format_number(value), None]
     return [shown if shown is not None else format_number(value), value]
 

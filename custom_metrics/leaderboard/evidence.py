@@ -27,9 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
-from custom_metrics.common.leaderboard_types import Cell, Row
+from custom_metrics.common.leaderboard_types import Cell, Comparison, Row
 from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.leaderboard import procedures
+from custom_metrics.leaderboard.numbers import finite
 from custom_metrics.leaderboard.paired import PairedResult, paired_difference
 from custom_metrics.leaderboard.procedures import Interval
 from custom_metrics.leaderboard.registry import GENERIC_OUTCOMES, OTHER
@@ -61,7 +62,7 @@ class Evidence:
 def run_evidence(spec: PaperSpec, row: Row, key: str, cell: Cell, outcomes: Outcomes) -> Evidence:
     """The items behind a run's ``key`` cell and its interval."""
     value = cell.value
-    if value is None or not math.isfinite(value):
+    if not finite(value):
         return Evidence(None, reason="no number")
     task, metric = key.split("/", 1)
     metric = metric.split("[", 1)[0]
@@ -73,7 +74,7 @@ def run_evidence(spec: PaperSpec, row: Row, key: str, cell: Cell, outcomes: Outc
     if paired is not None and abs(paired.difference - value) <= _WHOLE:
         interval = None if paired.low is None else Interval(paired.low, paired.high, paired.test)
         return Evidence(interval, paired=paired, basis="logged samples of both tasks", reason=paired.no_interval)
-    if paired is None and _is_comparison(spec, task, metric):
+    if paired is None and _comparison(spec, task, metric) is not None:
         return Evidence(None, reason="a difference of two tasks: needs both tasks' logged samples")
     if cell.pm is not None and cell.se is None:
         return Evidence(None, reason="a mean over runs (its ± is their spread): no count of items behind it")
@@ -92,10 +93,10 @@ def run_evidence(spec: PaperSpec, row: Row, key: str, cell: Cell, outcomes: Outc
 def paper_evidence(spec: PaperSpec, row: Row, key: str, cell: Cell) -> Evidence:
     """The items the paper states behind its ``key`` number, and the interval they give."""
     value = cell.value
-    if value is None or not math.isfinite(value):
+    if not finite(value):
         return Evidence(None, reason="no number")
     task, metric = key.split("/", 1)
-    if _is_comparison(spec, task, metric):
+    if _comparison(spec, task, metric) is not None:
         return Evidence(None, reason="a difference of two of the paper's numbers: the paper gives no interval")
     n = cell.n
     docs = row.cells.get(f"{task}/#samples")
@@ -119,14 +120,15 @@ def _binary(values: np.ndarray) -> bool:
     return bool(np.isin(values, (0.0, 1.0)).all())
 
 
-def _is_comparison(spec: PaperSpec, task: str, metric: str) -> bool:
-    return any(c.task == task and c.label == metric for c in spec.board.comparisons)
+def _comparison(spec: PaperSpec, task: str, metric: str) -> Comparison | None:
+    """The paper comparison whose difference ``task``'s ``metric`` is (GEESE's effectiveness), named by its label."""
+    return next((c for c in spec.board.comparisons if c.task == task and c.label == metric), None)
 
 
 def _paired(spec: PaperSpec, row: Row, task: str, metric: str, outcomes: Outcomes) -> PairedResult | None:
     """The paired test of a paper comparison's two tasks (``task`` − its baseline) over the
-    documents both logged; the comparison is named by its label (GEESE's effectiveness)."""
-    comparison = next((c for c in spec.board.comparisons if c.task == task and c.label == metric), None)
+    documents both logged."""
+    comparison = _comparison(spec, task, metric)
     if comparison is None:
         return None
     paths = row.samples.get(comparison.task), row.samples.get(comparison.baseline)

@@ -23,7 +23,6 @@ rank only by being significantly better than it, never by making a family larger
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,6 +30,7 @@ import numpy as np
 
 from custom_metrics.leaderboard import procedures
 from custom_metrics.leaderboard.differences import Difference
+from custom_metrics.leaderboard.numbers import finite
 from custom_metrics.leaderboard.procedures import ALPHA
 
 NO_TEST = (
@@ -53,7 +53,7 @@ def rank_group(labels: Sequence[str], cells: Sequence[Sequence[Any]], difference
     found: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []  # (column, i, j, [k_i, n_i, k_j, n_j])
     for column in range(columns):
         col = [row[column] for row in cells]
-        present = np.array([_finite(cell.value) for cell in col])
+        present = np.array([finite(cell.value) for cell in col])
         counted = present & np.array([_counted(cell) for cell in col])
         tasks = [cell.task for cell in col]
         by_test = np.zeros((rows, rows), dtype=bool)
@@ -85,7 +85,7 @@ def rank_group(labels: Sequence[str], cells: Sequence[Sequence[Any]], difference
         np.add.at(beaten, (j[better], column[better]), 1)
         np.add.at(beaten, (i[worse], column[worse]), 1)
     for column in range(columns):
-        present = [x for x, row in enumerate(cells) if _finite(row[column].value)]
+        present = [x for x, row in enumerate(cells) if finite(row[column].value)]
         for x in present:
             cell = cells[x][column]
             cell.compared = int(compared[x, column])
@@ -128,7 +128,3 @@ def _metric(key: str) -> str:
 def _counted(cell: Any) -> bool:
     evidence = cell.evidence
     return evidence is not None and evidence.k is not None and evidence.n is not None and evidence.n > 0
-
-
-def _finite(value: float | None) -> bool:
-    return value is not None and math.isfinite(value)

@@ -25,7 +25,7 @@ from custom_metrics.common.leaderboard_types import Cell, Column, Table
 from custom_metrics.common.results import Problem
 from custom_metrics.leaderboard.differences import Difference, row_label
 from custom_metrics.leaderboard.display import Paths
-from custom_metrics.leaderboard.numbers import cell_text, interval_text, p_digits, signed
+from custom_metrics.leaderboard.numbers import cell_text, finite, interval_text, p_digits, signed
 from custom_metrics.leaderboard.procedures import ALPHA, USES
 from custom_metrics.leaderboard.summary import Summary, SummaryCell, SummaryRow
 from custom_metrics.leaderboard.wording import (
@@ -161,7 +161,7 @@ def _summary_legend(summary: Summary, differences: Sequence[Difference]) -> str:
 def _summary_cell(cell: SummaryCell) -> str:
     if cell.key is None or cell.cell is None:
         return "–"
-    if cell.value is None or not math.isfinite(cell.value):
+    if not finite(cell.value):
         return "NaN"
     interval = cell.interval
     text = cell_text(cell.cell).split(" ± ")[0]

@@ -36,6 +36,7 @@ from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.leaderboard import procedures
 from custom_metrics.leaderboard.differences import Difference, row_label
 from custom_metrics.leaderboard.evidence import Evidence, Outcomes, paper_evidence, run_evidence
+from custom_metrics.leaderboard.numbers import finite
 from custom_metrics.leaderboard.ranks import rank_group
 from custom_metrics.leaderboard.versus_paper import PaperDelta, adjust, paper_delta
 
@@ -186,15 +187,11 @@ def _adjust(summary: Summary) -> None:
             cell.delta = delta
 
 
-def _finite(value: float | None) -> bool:
-    return value is not None and math.isfinite(value)
-
-
 def _rank(summary: Summary, differences: Sequence[Difference]) -> None:
     main_index = summary.headlines.index(summary.main) if summary.main else None
     for entry in summary.rows:
         main = entry.cells[main_index] if main_index is not None else None
-        has_value = any(_finite(cell.value) for cell in entry.cells)
+        has_value = any(finite(cell.value) for cell in entry.cells)
         limited = main.limited if main is not None and main.key else any(cell.limited for cell in entry.cells)
         entry.group = LIMITED if limited else RANKED if has_value else UNRANKED
     for group in (RANKED, LIMITED):
@@ -214,7 +211,7 @@ def _rank(summary: Summary, differences: Sequence[Difference]) -> None:
 
     def main_value(entry: SummaryRow) -> float:
         value = entry.cells[main_index].value if main_index is not None else None
-        return value if _finite(value) else -math.inf
+        return value if finite(value) else -math.inf
 
     order = {RANKED: 0, LIMITED: 1, UNRANKED: 2}
     summary.rows.sort(

@@ -13,7 +13,6 @@ links to its sample page; Δ and its test sit under the number they qualify.
 from __future__ import annotations
 
 import html
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +21,7 @@ from custom_metrics.common.leaderboard_types import Headline, Table
 from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.leaderboard.differences import Difference
 from custom_metrics.leaderboard.display import Paths, hub_url
-from custom_metrics.leaderboard.numbers import cell_text, format_number, interval_text, p_digits, p_text, signed
+from custom_metrics.leaderboard.numbers import cell_text, finite, format_number, interval_text, p_digits, p_text, signed
 from custom_metrics.leaderboard.procedures import ALPHA, BOOTSTRAP, EXACT_SHARE, FISHER
 from custom_metrics.leaderboard.summary import LIMITED, RANKED, UNRANKED, Summary, SummaryCell, SummaryRow
 from custom_metrics.leaderboard.wording import RANK_RULE, delta_words, rank_text, reference_value, row_flags
@@ -224,7 +223,7 @@ def _row(
         extra = _column_classes(index, cell.headline, shown_on_phone, main_index)
         if cell.delta is not None and cell.delta.significant:
             extra.append("significant")
-        sort = "" if cell.value is None or not math.isfinite(cell.value) else repr(cell.value)
+        sort = repr(cell.value) if finite(cell.value) else ""
         ranked = rank_text(cell, entry)
         rank_attrs = f' data-rank="{_e(ranked)}" data-rank-sort="{cell.rank if cell.rank and entry.contender else ""}"'
         cells.append(
@@ -273,7 +272,7 @@ def _model_cell(entry: SummaryRow, paths: Paths) -> str:
 def _score(cell: SummaryCell, entry: SummaryRow, context: SummaryContext) -> str:
     if cell.key is None or cell.cell is None:
         return '<span class="na" title="not run">–</span>'
-    if cell.value is None or not math.isfinite(cell.value):
+    if not finite(cell.value):
         return '<span class="na" title="the harness returned NaN: undefined on these documents">NaN</span>'
     value, _, pm = cell_text(cell.cell).partition(" ± ")
     shown = _e(value) + (f'<span class="pm"> ± {_e(pm)}</span>' if pm else "")

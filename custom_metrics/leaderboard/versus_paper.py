@@ -31,15 +31,15 @@ the page never moves them.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from custom_metrics.common.leaderboard_types import Cell, Headline, Row
+from custom_metrics.common.leaderboard_types import Headline, Row
 from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.leaderboard import procedures
 from custom_metrics.leaderboard.evidence import Evidence, paper_evidence
+from custom_metrics.leaderboard.numbers import finite
 from custom_metrics.leaderboard.procedures import ALPHA
 
 REFERENCE = "no Δ, no test: another model's number, a reference line"
@@ -91,7 +91,12 @@ def paper_row(spec: PaperSpec, headline: Headline, run: Row, published: Sequence
     """The published row (with its key) a run's ``headline`` number compares with, and whether
     it is the same model."""
     wanted = spec.board.paper_setting(run.setting)
-    candidates = [(row, key) for row in published for key in headline.keys[:1] if _finite(row.cells.get(key))]
+    candidates = [
+        (row, key)
+        for row in published
+        for key in headline.keys[:1]
+        if key in row.cells and finite(row.cells[key].value)
+    ]
     if not candidates:
         return None
 
@@ -120,7 +125,7 @@ def paper_delta(
 ) -> PaperDelta | None:
     """Δ of the run's ``key`` cell against its paper row; tested only against the same model."""
     cell = run.cells.get(key)
-    if not _finite(cell):
+    if cell is None or not finite(cell.value):
         return None
     found = paper_row(spec, headline, run, published)
     if found is None:
@@ -164,15 +169,14 @@ def _two_sample(
     """The run's k of n against the paper's k of n (its printed number ``theirs``): Fisher's
     test and the TOST verdict."""
     (k, n), (k_paper, n_paper) = run, paper
-    if procedures.fisher_smallest_p(n, k_paper, n_paper) >= ALPHA:
-        smallest = procedures.fisher_smallest_p(n, k_paper, n_paper)
+    equivalence = procedures.equivalence(k, n, k_paper, n_paper, margin)
+    base = replace(base, items=n, paper_items=n_paper, equivalence=equivalence)
+    smallest = procedures.fisher_smallest_p(n, k_paper, n_paper)
+    if smallest >= ALPHA:
         return replace(
             base,
             test=f"no test: {n} item(s) are too few to test against {theirs:g} on the paper's {n_paper} "
             f"(the smallest p any outcome could reach is {smallest:.2g})",
-            items=n,
-            paper_items=n_paper,
-            equivalence=procedures.equivalence(k, n, k_paper, n_paper, margin),
         )
     outcome = procedures.fisher_test(k, n, k_paper, n_paper)
     return replace(
@@ -181,10 +185,7 @@ def _two_sample(
         p_value=outcome.p_value,
         low=outcome.interval.low,
         high=outcome.interval.high,
-        items=n,
         interval_of="odds ratio",
-        paper_items=n_paper,
-        equivalence=procedures.equivalence(k, n, k_paper, n_paper, margin),
     )
 
 
@@ -197,7 +198,3 @@ def adjust(deltas: Sequence[PaperDelta], family_name: str) -> list[PaperDelta]:
     for i, p in zip(tested, adjusted):
         found[i] = replace(deltas[i], p_adjusted=float(p), family=len(tested), family_name=family_name)
     return found
-
-
-def _finite(cell: Cell | None) -> bool:
-    return cell is not None and cell.value is not None and math.isfinite(cell.value)
