@@ -9,15 +9,11 @@ and, on run rows, its Δ vs paper (``versus_paper``). Rows fall in groups:
   run, e.g. an IBE selector fitted on a ``--samples`` run), ranked among themselves;
 - **unranked**: rows with no finite headline number (NaN), by name.
 
-Ranks come from the tests the page shows: per column, a row's rank is 1 + the number of
-rows of its group significantly better than it (Holm-adjusted p < 0.05 within the pair's
-family, ``ranks``): by the paired test on the documents both logged where the pair has one,
-else by Fisher's exact test of their two counts. Rows no test separates share a rank (1, 1,
-3); a number no test can take (a derived one with no count of items) is not ranked. The rank of a row is its rank on
-the paper's main metric (the first headline that is not a sanity check), or, for a row without
-it, on the first headline it is ranked on, named beside the rank. The paper's rows
-are references, not contenders, unless asked for (``rank_published``); sanity checks
-(GEESE's hint = gold label) are never ranked on.
+Per column, the rows of a group are ranked by the tests the page shows (``ranks``). The rank
+of a row is its rank on the paper's main metric (the first headline that is not a sanity
+check), or, for a row without it, on the first headline it is ranked on, named beside the
+rank. The paper's rows are references, not contenders, unless asked for (``rank_published``);
+sanity checks (GEESE's hint = gold label) are never ranked on.
 Rows are ordered your runs first (full, then on part of the data, then without a number),
 then the published rows, each block by the main metric (rows without it after, by name): a
 newcomer's own numbers open the page however many rows the paper prints. The page re-sorts

@@ -9,24 +9,14 @@ the page.
 Only the same model's row gives a Δ: a different model's number is a reference line, shown
 with no Δ and no test (a difference, or a test, would ask whether two models differ, which no
 row here can answer). The paper's number is an estimate too, from the items the paper states
-(``evidence.paper_evidence``), so (``procedures``):
-
-- a share (accuracy, consistency, REG's success of |N|) whose paper n is known: Fisher's
-  exact test of the run's k of n against the paper's k of n, with the conditional exact
-  interval of their odds ratio, and the reproduction verdict: TOST equivalence within ±δ
-  (``--equivalence-margin``) by the 90% interval of the difference. Where the paper states
-  no n, the exact binomial test against the paper's number taken as fixed, said so. A run
-  too small for any outcome to reach p < 0.05 says so instead of a p;
-- a difference of two tasks on the same documents (GEESE's effectiveness): no test. The run's
-  difference has its paired test against 0 (McNemar's, its interval the number's), but the
-  paper's is a difference of two of its numbers with no count of the documents that changed,
-  and no exact test compares the two (a bootstrap against the paper's difference taken as
-  fixed gave the number a second interval from another procedure);
-- anything else (no count of items, a mean over split runs): "no test", saying why.
-
-Every p and interval come from one procedure, named in the cell. The stars are Holm-adjusted
-within the run row's own family, its tests against the paper (``adjust``), so another run on
-the page never moves them.
+(``evidence.paper_evidence``): a share is tested against the paper's k of n, or against its
+number taken as fixed where it states no n, with the reproduction verdict (``procedures``). A
+difference of two tasks (GEESE's effectiveness) gets no test: the paper's is a difference of
+two of its numbers with no count of the documents that changed, so no exact test compares the
+run's with it (a bootstrap against it taken as fixed gave the number a second interval from
+another procedure). Anything else (no count of items, a mean over split runs): "no test",
+saying why. The stars are Holm-adjusted within the run row's own tests against the paper
+(``adjust``), so another run on the page never moves them.
 """
 
 from __future__ import annotations
