@@ -234,14 +234,13 @@ def _hover(cell, paths: Paths) -> str:
         lines.append(_label(delta_words(cell.delta)))
     elif cell.delta is not None:
         delta = cell.delta
-        versus = "paper"
         holm = f", Holm {p_digits(delta.p_adjusted)}" if delta.p_adjusted is not None else ""
         tested = (
             f", {_label(delta.test)}, p = {p_digits(delta.p_value)}{holm}"
             if delta.tested
             else f" ({_label(delta.test)})"
         )
-        lines.append(f"Δ vs {_label(delta.paper.model)} ({versus}): {signed(delta.difference)}{tested}")
+        lines.append(f"Δ vs {_label(delta.paper.model)} (paper): {signed(delta.difference)}{tested}")
     if cell.limited:
         lines.append(f"⚠ {_label(cell.limited)}")
     if cell.cell and cell.cell.source:

@@ -14,6 +14,7 @@ on which other runs sit on the page; the page and the exports name each differen
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -52,9 +53,7 @@ def paired_differences(spec: PaperSpec, logged: Sequence[LoggedTask]) -> list[Di
     found = _within_runs(spec, mine) + _between_runs(spec, mine)
     families = [family_of(d) for d in found]
     adjusted = procedures.holm_groups([d.result.p_value for d in found], families)
-    sizes: dict[str, int] = {}
-    for name in families:
-        sizes[name] = sizes.get(name, 0) + 1
+    sizes = Counter(families)
     return [
         replace(d, result=replace(d.result, p_adjusted=float(p), family=sizes[name], family_name=name))
         for d, p, name in zip(found, adjusted, families)

@@ -67,7 +67,7 @@ def run_evidence(spec: PaperSpec, row: Row, key: str, cell: Cell, outcomes: Outc
     task, metric = key.split("/", 1)
     metric = metric.split("[", 1)[0]
     logged = _logged(row, task, metric, outcomes)
-    if logged is not None and _binary(logged) and abs(float(np.mean(logged)) - value) <= _WHOLE:
+    if logged is not None and np.isin(logged, (0.0, 1.0)).all() and abs(float(np.mean(logged)) - value) <= _WHOLE:
         k, n = int(logged.sum()), len(logged)
         return Evidence(procedures.share_interval(k, n), k, n, basis="logged samples")
     paired = _paired(spec, row, task, metric, outcomes)
@@ -114,10 +114,6 @@ def _logged(row: Row, task: str, metric: str, outcomes: Outcomes) -> np.ndarray 
     path = row.samples.get(task)
     found = outcomes.get(path, {}).get(metric) if path is not None else None
     return np.fromiter(found.values(), dtype=float, count=len(found)) if found else None
-
-
-def _binary(values: np.ndarray) -> bool:
-    return bool(np.isin(values, (0.0, 1.0)).all())
 
 
 def _comparison(spec: PaperSpec, task: str, metric: str) -> Comparison | None:

@@ -63,9 +63,8 @@ def rank_group(labels: Sequence[str], cells: Sequence[Sequence[Any]], difference
                     by_test[i, j] = by_test[j, i] = True
                     tested[[i, j], column] = True
                     compared[[i, j], column] += 1
-                    direction = _direction(p_adjusted, difference)
-                    if direction:
-                        beaten[j if direction > 0 else i, column] += 1
+                    if p_adjusted < ALPHA and difference != 0:  # the worse of the two is beaten
+                        beaten[j if difference > 0 else i, column] += 1
         keep = counted[first] & counted[second] & ~by_test[first, second]
         i, j = first[keep], second[keep]
         np.add.at(compared[:, column], i, 1)
@@ -113,12 +112,6 @@ def _paired_by_outcome(
         p = r.p_adjusted if r.p_adjusted is not None else r.p_value
         found.setdefault((d.task, d.metric), []).append((position[d.a], position[d.b], p, r.difference))
     return found
-
-
-def _direction(p_value: float, difference: float) -> int:
-    if p_value >= ALPHA or difference == 0:
-        return 0
-    return 1 if difference > 0 else -1
 
 
 def _metric(key: str) -> str:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -243,7 +242,9 @@ def write_csv(table: Table, summary: Summary, path: Path, paths: Paths) -> None:
     short), flags, each headline's value, interval, rank, Δ vs paper, test, p and Holm's p;
     then every metric with its ± column where any row has one; files as the page names them."""
     columns = [c for c in table.columns if any(c.key in row.cells for row in table.rows)]
-    with_pm = {c.key for c in columns if any(_has_pm(row.cells.get(c.key)) for row in table.rows)}
+    with_pm = {
+        c.key for c in columns if any(c.key in row.cells and row.cells[c.key].pm is not None for row in table.rows)
+    }
     header = ["rank", "model", "setting", "row", "data", "flags"]
     for headline in summary.headlines:
         header += [f"{headline.keys[0]} {name}" for name in HEADLINE_FIELDS]
@@ -289,7 +290,10 @@ def write_json(table: Table, summary: Summary, differences: Sequence[Difference]
                 }
                 if entry is not None
                 else {},
-                "metrics": {key: _json_number(cell.value) for key, cell in row.cells.items() if cell.value is not None},
+                # strict JSON: NaN is null
+                "metrics": {
+                    key: c.value if finite(c.value) else None for key, c in row.cells.items() if c.value is not None
+                },
                 "sources": [paths.show(source) for source in row.sources],
             }
         )
@@ -319,10 +323,6 @@ def write_json(table: Table, summary: Summary, differences: Sequence[Difference]
         "notes": [paths.text(note) for note in table.notes],
     }
     path.write_text(json.dumps(document, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-
-
-def _json_number(value: float) -> float | None:
-    return value if math.isfinite(value) else None  # strict JSON: NaN is null
 
 
 DIFFERENCE_COLUMNS = (
@@ -382,10 +382,6 @@ def write_differences_csv(differences: Sequence[Difference], path: Path, paths: 
                     *(paths.show(source) for source in d.sources),
                 ]
             )
-
-
-def _has_pm(cell: Cell | None) -> bool:
-    return cell is not None and cell.pm is not None
 
 
 def _exact(cell: Cell | None, pm: bool) -> str:

@@ -159,14 +159,10 @@ def _pager(pages: Pages, number: int, total: int) -> str:
     if len(pages.names) == 1:
         return ""
     start, end = pages.bounds[number - 1]
-    links = []
-    for index, name in enumerate(pages.names, start=1):
-        label = f"{index}"
-        links.append(
-            f'<span aria-current="page">{label}</span>'
-            if index == number
-            else f'<a href="{html.escape(name)}">{label}</a>'
-        )
+    links = [
+        f'<span aria-current="page">{index}</span>' if index == number else f'<a href="{html.escape(name)}">{index}</a>'
+        for index, name in enumerate(pages.names, start=1)
+    ]
     previous = f'<a href="{html.escape(pages.names[number - 2])}" rel="prev">‹ previous</a> · ' if number > 1 else ""
     following = (
         f' · <a href="{html.escape(pages.names[number])}" rel="next">next ›</a>' if number < len(pages.names) else ""
