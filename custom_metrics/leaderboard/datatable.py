@@ -80,16 +80,12 @@ def datatable(
     if row_classes is not None:  # a hidden last column read by createdRow
         all_columns.append(TableColumn("", visible=False))
         data = [[*row, cls] for row, cls in zip(data, row_classes)]
-    numbers = [i for i, column in enumerate(all_columns) if column.kind == "number"]
-    links = [i for i, column in enumerate(all_columns) if column.kind == "link"]
-    texts = [i for i, column in enumerate(all_columns) if column.kind not in ("number", "link")]
     column_defs: list[dict[str, Any]] = [{"targets": "_all", "defaultContent": ""}]
-    if numbers:
-        column_defs.append({"targets": numbers, "render": NUMBER_RENDER, "className": "dt-right"})
-    if links:
-        column_defs.append({"targets": links, "render": LINK_RENDER})
-    if texts:
-        column_defs.append({"targets": texts, "render": TEXT_RENDER})
+    for kind, render in (("number", NUMBER_RENDER), ("link", LINK_RENDER), ("text", TEXT_RENDER)):
+        targets = [i for i, column in enumerate(all_columns) if column.kind == kind]
+        if targets:
+            right = {"className": "dt-right"} if kind == "number" else {}
+            column_defs.append({"targets": targets, "render": render, **right})
     hidden = [i for i, column in enumerate(all_columns) if not column.visible]
     if hidden:
         column_defs.append({"targets": hidden, "visible": False})

@@ -200,7 +200,7 @@ def _pair_picker(key: str, count: int, rows: Sequence[str]) -> str:
     )
 
 
-def sample_links(logged: Sequence[LoggedTask], pages: dict[LoggedTask, str]) -> str:
+def sample_links(logged: Sequence[LoggedTask], pages: dict[Path, str]) -> str:
     parts = ["<h3>Logged samples</h3>"]
     if not logged:
         return parts[0] + "<p><em>No samples file beside these results (run lm_eval with --log_samples).</em></p>"
@@ -209,7 +209,7 @@ def sample_links(logged: Sequence[LoggedTask], pages: dict[LoggedTask, str]) -> 
         problems = f", {task.problems} unreadable" if task.problems else ""
         parts.append(
             f"<li>{html.escape(row_label(task.run.model, task.run.setting))}: "
-            f'<a href="samples/{pages[task]}">{html.escape(task.spec.board.task_label(task.run.task))}</a> '
+            f'<a href="samples/{pages[task.path]}">{html.escape(task.spec.board.task_label(task.run.task))}</a> '
             f"({len(task.rows)} doc{'' if len(task.rows) == 1 else 's'}{problems})</li>"
         )
     parts.append("</ul>")

@@ -81,8 +81,7 @@ def write_site(
     sample_pages.write_document_data(samples_dir / "docs", logged, pages)
     index = out / "index.html"
     by_file = {task.path: task_pages.first for task, task_pages in pages.items()}
-    first_pages = {task: task_pages.first for task, task_pages in pages.items()}
-    text = _index(tables, specs, summaries, problems, logged, first_pages, by_file, differences, inputs, paths, out)
+    text = _index(tables, specs, summaries, problems, logged, by_file, differences, inputs, paths, out)
     index.write_text(text, encoding="utf-8")
     return [index, samples_dir / "index.html", *written, document]
 
@@ -109,7 +108,6 @@ def _index(
     summaries: Sequence[Summary],
     problems: Sequence[Problem],
     logged: Sequence[LoggedTask],
-    pages: dict[LoggedTask, str],
     by_file: dict[Path, str],
     differences: dict[str, list[Difference]],
     inputs: Sequence[Path],
@@ -147,7 +145,7 @@ def _index(
     parts.append("</div>")
     for table, spec, summary in zip(tables, specs, summaries):
         mine = [task for task in logged if task.spec is spec]
-        parts.append(_panel(table, spec, summary, mine, pages, by_file, differences.get(table.key, []), paths, out))
+        parts.append(_panel(table, spec, summary, mine, by_file, differences.get(table.key, []), paths, out))
     parts.append("</div></main></body></html>")
     return "\n".join(parts)
 
@@ -157,7 +155,6 @@ def _panel(
     spec: PaperSpec,
     summary: Summary,
     logged: list[LoggedTask],
-    pages: dict[LoggedTask, str],
     by_file: dict[Path, str],
     differences: list[Difference],
     paths: Paths,
@@ -184,7 +181,7 @@ def _panel(
         [
             long_view.score_table(table, spec, paths, by_file),
             long_view.differences_block(key, spec, differences, pair_rows, paths),
-            long_view.sample_links(logged, pages),
+            long_view.sample_links(logged, by_file),
             long_view.notes_and_sources(table, paths),
         ]
     )
