@@ -1,30 +1,12 @@
 """Charts of the leaderboard page (plotly.js): one per metric family, with its unit on the axis.
 
-Each chart is a figure dict written as JSON into the page (``<script type="application/json">``)
-and drawn by ``assets/leaderboard.js`` once its tab shows, with the smallest plotly.js
-bundle that draws bars and points (``plotly.js-basic-dist-min``, committed as
-``assets/plotly-basic.min.js``; 1.2 MB against the full bundle's 4.8 MB).
-
-What a chart shows, so that it always compares a run with the paper:
-
-- every run row with a value in the family, limited runs hatched and faded;
-- the paper's rows: all of them when few, else the paper's best ``BEST_PAPER_ROWS`` by
-  the family's first column plus every paper row of a run's model and every row a Δ was
-  computed against (the paper's reference model);
-- a missing or NaN value as no bar at all (plotly's null: the gap is the run's slot), never a
-  bar of height zero; a zero as a "0" label (a bar of height zero draws nothing);
-- each bar's 95% interval (``evidence``) as its error bar, the same interval as the table's;
-- one colour per model: runs in a hue of a 12-hue qualitative palette picked by the name's
-  hash (the same on every page and every build), moved to the next free hue only where two
-  models on one page want the same one (``model_hues``), so no two models drawn together are
-  within 30° while the palette lasts; the paper's rows in greys; a setting shifts the
-  lightness, so two settings of one model stay apart. Runs on
-  part of the data are hatched *over* their model's colour, so they stay told apart;
-- the title is the figure's caption (HTML, so it wraps on a phone), the legend below the
-  plot; on a narrow screen ``assets/leaderboard.js`` turns the bars horizontal (labels one
-  per line, the legend sized to its entries).
-Plotly reads labels as a small HTML dialect, so every name is HTML-escaped before it
-becomes a label, and LaTeX typesetting is off (``typesetMath``): a ``$`` stays a dollar.
+What a chart shows (which rows, its error bars, one colour per model): docs/leaderboard.md,
+"Charts". Each chart is a figure dict written as JSON into the page and drawn by
+``assets/leaderboard.js`` once its tab shows, with the smallest plotly.js bundle that draws
+bars and points (``plotly.js-basic-dist-min``, committed as ``assets/plotly-basic.min.js``;
+1.2 MB against the full bundle's 4.8 MB); on a narrow screen the script turns the bars
+horizontal. Plotly reads labels as a small HTML dialect, so every name is HTML-escaped before
+it becomes a label, and LaTeX typesetting is off (``typesetMath``): a ``$`` stays a dollar.
 """
 
 from __future__ import annotations

@@ -1,24 +1,13 @@
 """Ranks from the tests the page shows: 1 + the rows of a group significantly better.
 
-A rank says "no row is shown to beat this one more often than ..."; it must agree with the
-tests printed beside it, so it is read from them, per column, among the rows of one group:
-
-- two rows that logged the same documents of the column's task: their paired test on that
-  outcome (McNemar's exact test, or the paired bootstrap), with its adjusted p from the
-  pair's family (every paired test of those two rows on the tab: ``differences``);
-- else, when both numbers are k of n items: Fisher's exact test of the two counts
-  (independent samples; on the same documents it is conservative), Holm-adjusted within a
-  family of its own per pair, those two rows' count tests across the columns;
-- else no test: the pair does not count.
-
-A number no such test can take (a derived one, GEESE's effectiveness, with no count of items
-and no per-document outcome compared between rows) is not ranked, and says why; any other
-is ranked, rank 1 when no row is shown better (also when it is alone), so a newcomer can
-only move it by being significantly better.
-
-A row is significantly better when the adjusted p is below 0.05 and its number is the larger.
-Every family belongs to one pair of rows, so a row joining the page changes another row's
-rank only by being significantly better than it, never by making a family larger.
+A rank must agree with the tests printed beside it, so it is read from them, per column, among
+the rows of one group (docs/leaderboard.md, "Ranks from the tests shown"): two rows' paired
+test on the column's outcome where both logged its documents, with its adjusted p from the
+pair's family (``differences``); else, when both numbers are k of n items, Fisher's exact test
+of the two counts, Holm-adjusted within a family of its own per pair (those two rows' count
+tests across the columns); else no test. A number no such test can take is not ranked, and
+says why. Every family belongs to one pair of rows, so a row joining the page changes another
+row's rank only by being significantly better than it, never by making a family larger.
 """
 
 from __future__ import annotations

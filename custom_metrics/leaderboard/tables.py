@@ -6,11 +6,8 @@ Choices a reader must know about, stated in every rendered table's notes:
   an IBE report) joins its model's row when that model has one setting;
 - when a model has several runs of a task in one setting, the newest is used and the
   others are listed;
-- runs of one model and setting made differently (full data or cut short, harness version
-  recorded or which) that would meet in one row (a task
-  run both ways, or the two tasks of a paper's comparison such as GEESE's effectiveness) are
-  kept apart, each batch a row of its own named by how it differs (``separate_batches``), so
-  no row's numbers, or a difference derived from two of them, mix documents or harnesses;
+- runs of one model and setting made differently that would meet in one row are kept apart
+  (``separate_batches``), so no row's numbers mix documents or harnesses;
 - ± on run rows is the harness' stderr; on published rows it is what the paper printed;
 - runs cut short with ``--limit`` or ``--samples`` are flagged: they are not comparable
   with full-data rows.
