@@ -1,28 +1,14 @@
 """The leaderboard as one self-contained folder: opens from disk, needs no network, zips.
 
-::
-
-    index.html            one tab per paper: the summary (ranked rows with intervals, Δ vs paper,
-                          paired verdicts), its charts and "All metrics" one click away
-    panels/<paper>.charts.js  a tab's charts, loaded when the tab first shows
-    panels/<paper>.long.js    a tab's long view (every metric, each run's tests within itself, a
-                          picker of two rows, sample links, notes), loaded when it is opened
-    panels/<paper>.pairs/<i>.js  row i's tests against every later row, loaded when picked
-    samples/index.html    every run and task whose samples were logged
-    samples/<run-task>.html  the logged samples of one task of one run (paged: ….page2.html ...)
-    samples/document.html, samples/docs/  one document across every run that logged it
-    assets/               DataTables (itables' offline bundle), plotly.js (basic bundle), the page's CSS/JS
-
-What grows with the runs squared (every pair's paired test) is in no page: it is in one file
-per row (``pair_shards``), each growing with the runs and loaded when its row is picked; the
-index holds the summary table and the long view a row per run and task, both growing with
-the runs (``bench/leaderboard_scale.py`` measures them at 10 to 300 runs).
-
-Every text that comes from a file (model names, paths, generations) is HTML-escaped
-here or drawn as text by the tables; the tests open the pages in Chromium with hostile
-names to keep it that way. No page shows a machine's absolute path (``display``).
-Scripts are deferred, so the first paint waits for none of them. The URL's fragment holds
-the state: ``#rule&sort=h1:asc&q=llama&limited=shown&view=long&cols=h2.h3&lsort=5:asc``.
+Its files, and what loads when: docs/comparing-models.md (the folder's table) and
+docs/leaderboard.md ("Load"). What grows with the runs squared (every pair's paired test) is in
+no page: it is in one file per row (``pair_shards``), loaded when its row is picked; the index
+holds the summary table and the long view a row per run and task (``bench/leaderboard_scale.py``
+measures them at 10 to 300 runs). Every text that comes from a file (model names, paths,
+generations) is HTML-escaped here or drawn as text by the tables; the tests open the pages in
+Chromium with hostile names to keep it that way. No page shows a machine's absolute path
+(``display``). Scripts are deferred, so the first paint waits for none of them. The URL's
+fragment holds the state: ``#rule&sort=h1:asc&q=llama&limited=shown&view=long&cols=h2.h3&lsort=5:asc``.
 """
 
 from __future__ import annotations
