@@ -4,11 +4,8 @@ in them come from ``numbers`` and ``wording``, as on the page.
 CSV cells hold each number exactly (``repr`` of the harness' float, the paper's digits
 for published rows) so a script can check them against the results files; markdown and
 the page round for reading. Names come from files anyone can write, so both outputs keep
-them text: a CSV cell starting with ``=``, ``+``, ``-``, ``@``, tab or carriage return
-that is not a number gets a leading apostrophe (a spreadsheet would run it as a formula,
-the OWASP rule); markdown backslash-escapes what a renderer would act on (``<`` of raw
-HTML, ``[`` and ``]`` of links and images, emphasis, code, ``|``, ``$`` of math, ``&`` of
-an entity), and nothing else, so ``Zaninello & Magnini`` reads as written.
+them text: ``csv_cell`` (a spreadsheet would run a formula: the OWASP rule), ``_md``
+(escaping only what a renderer acts on, so ``Zaninello & Magnini`` reads as written).
 """
 
 from __future__ import annotations
