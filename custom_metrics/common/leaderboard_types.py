@@ -125,11 +125,8 @@ def default_doc_key(task: str, sample: dict[str, Any]) -> str:
 
 
 def doc_field_key(name: str) -> DocKeyHook:
-    """A doc key read from the logged doc's own id field ``name``, else the harness' position.
-
-    For tasks whose docs carry a run setting (REG's judge, GEESE's hint), so the harness'
-    document hash differs between settings of one document.
-    """
+    """A doc key read from the logged doc's own id field ``name``, else the harness' position:
+    for tasks whose docs carry a run setting (REG's judge, GEESE's hint)."""
     return lambda task, sample: str((sample.get("doc") or {}).get(name, sample.get("doc_id")))
 
 

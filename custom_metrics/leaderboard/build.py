@@ -69,13 +69,10 @@ def build_leaderboard(
     all_pairs: bool = False,
 ) -> Leaderboard:
     """Read every run under ``inputs`` and write the leaderboard folder ``out``: a tab per paper
-    with a run, and per paper of ``papers`` (its published rows) even without one.
+    with a run, and per paper of ``papers`` (its published rows) even without one; the other
+    arguments are the options ``main`` reads (``--name``, ``--rank-published``,
+    ``--equivalence-margin``, ``--all-pairs``).
 
-    ``rank_published`` ranks the papers' rows with the runs (by default they are references);
-    ``margin`` is the δ of the reproduction verdict (a run within ±δ of the paper's share);
-    ``all_pairs`` writes every test between two runs into ``<paper>_differences.csv`` too (by
-    default it holds each run's tests within itself: the pairs grow with the square of the
-    runs, and the page loads them per pair, ``pair_shards``).
     The site is written into a fresh folder that then takes the place of ``out`` whole: two
     runs on one ``out`` at once, or a run killed half-way, never leave a site mixed from two
     runs. ``out`` must be new, empty or a leaderboard folder (checked before any reading).

@@ -27,6 +27,7 @@ from typing import Any
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.leaderboard.spec_faults import REGISTRY, load_problems, regex_fault
+from custom_metrics.leaderboard.task_configs import folder_configs, folder_groups, paper_metrics
 
 RECIPE = 'docs/development.md, "Adding a paper"'
 
@@ -60,15 +61,7 @@ def spec_problems(specs: Sequence[PaperSpec], tasks_root: Path, repo: Path, only
     return list(dict.fromkeys(problems))
 
 
-def _known(spec: PaperSpec) -> dict[str, list[str]]:
-    from custom_metrics.leaderboard.task_configs import paper_metrics  # reads the YAMLs: full checks only
-
-    return paper_metrics(spec)
-
-
 def _folder_problems(spec: PaperSpec, specs: Sequence[PaperSpec], folder: Path) -> list[str]:
-    from custom_metrics.leaderboard.task_configs import folder_configs, folder_groups
-
     if regex_fault(spec.pattern):
         return []  # named by load_problems
     problems = []
@@ -87,7 +80,7 @@ def _folder_problems(spec: PaperSpec, specs: Sequence[PaperSpec], folder: Path) 
         for group in folder_groups(folder)
         if not re.match(spec.pattern, group)
     ]
-    known = _known(spec)
+    known = paper_metrics(spec)
     problems += [
         f"{spec.key}: task_order names {task}, which is no task of lm_eval_tasks/{spec.key}/ nor of extra_tasks"
         for task in spec.board.task_order
@@ -98,7 +91,7 @@ def _folder_problems(spec: PaperSpec, specs: Sequence[PaperSpec], folder: Path) 
 
 def _column_problems(spec: PaperSpec) -> list[str]:
     """Headlines, comparisons, charts and published rows name columns that some run or the paper fills."""
-    known = _known(spec)
+    known = paper_metrics(spec)
     derived = set(spec.board.derived_metrics)
 
     def missing(key: str, where: str) -> str | None:
@@ -128,7 +121,7 @@ def _range_problems(spec: PaperSpec) -> list[str]:
     results file's 1.5 or -500 under a name without one would be shown (``common.metric_ranges``)."""
     ranges = getattr(importlib.import_module(f"custom_metrics.{spec.key}"), "METRIC_RANGES", {})
     reported: dict[str, str] = {}
-    for task, metrics in _known(spec).items():
+    for task, metrics in paper_metrics(spec).items():
         for metric in metrics:
             reported.setdefault(metric, f"{task}'s metric_list")
     reported |= {metric: "the board's derived_metrics" for metric in spec.board.derived_metrics}
@@ -142,7 +135,7 @@ def _range_problems(spec: PaperSpec) -> list[str]:
 
 def _word_problems(spec: PaperSpec) -> list[str]:
     """Labels and definitions are for tasks and metrics that exist (a typo shows the bare name)."""
-    known = _known(spec)
+    known = paper_metrics(spec)
     metrics = {metric for listed in known.values() for metric in listed} | set(spec.board.derived_metrics)
     where = f"custom_metrics/{spec.key}/leaderboard.py (or the words.yaml it reads)"
     problems = [
