@@ -107,8 +107,14 @@ def build_leaderboard(
         pages = write_site(
             stage, tables, [specs[t.key] for t in tables], summaries, problems, logged, differences, inputs
         )
-        for table, summary in zip(tables, summaries):
-            write_tables(table, summary, stage, problems, differences[table.key], paths, all_pairs)
+        for table, summary in zip(tables, summaries):  # each paper's exports, in rank order
+            mine = differences[table.key]
+            (stage / f"{table.key}.md").write_text(markdown(table, summary, problems, mine, paths), encoding="utf-8")
+            write_csv(table, summary, stage / f"{table.key}.csv", paths)
+            write_json(table, summary, mine, stage / f"{table.key}.json", paths)
+            if mine:
+                listed = mine if all_pairs else [d for d in mine if d.kind == "same run"]
+                write_differences_csv(listed, stage / f"{table.key}_differences.csv", paths)
         index_md = "\n\n".join(
             markdown(table, summary, problems if i == 0 else (), differences[table.key], paths)
             for i, (table, summary) in enumerate(zip(tables, summaries))
@@ -128,25 +134,6 @@ def _nothing_read(inputs: Sequence[Path], problems: Sequence[Problem]) -> str:
         f"no readable results under {where} (no results*.json of lm-eval, no report of ibe_postprocess){skipped}: "
         "pass the folder lm_eval --output_path wrote, or --paper KEY to see a paper's published rows alone"
     )
-
-
-def write_tables(
-    table: Table,
-    summary: Summary,
-    folder: Path,
-    problems: Sequence[Problem],
-    differences: list[Difference],
-    paths: Paths,
-    all_pairs: bool = False,
-) -> None:
-    """A paper's markdown table, CSV and JSON (its paired differences' CSV when there are any),
-    in rank order, every file named as the page names it."""
-    (folder / f"{table.key}.md").write_text(markdown(table, summary, problems, differences, paths), encoding="utf-8")
-    write_csv(table, summary, folder / f"{table.key}.csv", paths)
-    write_json(table, summary, differences, folder / f"{table.key}.json", paths)
-    if differences:
-        listed = differences if all_pairs else [d for d in differences if d.kind == "same run"]
-        write_differences_csv(listed, folder / f"{table.key}_differences.csv", paths)
 
 
 def _is_site(folder: Path) -> bool:

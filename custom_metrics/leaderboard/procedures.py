@@ -64,9 +64,7 @@ class Use:
     where: str = ""
 
 
-# Every procedure behind a number on the page and in the exports: the one place that says
-# which test and interval a number gets (the JSON export prints it, the docs' test holds
-# every procedure the docs name to it).
+# Every procedure behind a number on the page and in the exports (see the module docstring).
 USES = (
     Use(DELTA, FISHER, "the paper states the items its number is a share of"),
     Use(DELTA, EXACT_SHARE, "the paper states no count of items: its number taken as fixed"),

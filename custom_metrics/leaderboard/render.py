@@ -50,16 +50,11 @@ def column_groups(table: Table) -> list[tuple[str, list[Column]]]:
 
 
 def markdown(
-    table: Table,
-    summary: Summary,
-    problems: Sequence[Problem],
-    differences: Sequence[Difference] = (),
-    paths: Paths | None = None,
+    table: Table, summary: Summary, problems: Sequence[Problem], differences: Sequence[Difference], paths: Paths
 ) -> str:
     """The paper's tables as markdown, in the page's order (your runs first, in rank order, then
     the published rows): the summary (rank, each headline with its 95% interval, data and flags),
     the Δ-vs-paper tests, every metric, paired differences."""
-    paths = paths or Paths([])
     ordered = summary_order(table, summary)
     lines = [f"## {_md(table.title)}"]
     if summary.headlines:

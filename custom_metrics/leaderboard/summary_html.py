@@ -2,12 +2,10 @@
 
 A plain table, drawn by the server and sorted by ``assets/leaderboard.js`` (a few dozen
 rows need no DataTables): one ``<tbody>`` per group of your runs (ranked, limited,
-unranked), then one of the published rows, so your own numbers come first however many rows
-the paper prints, and sorting by any column never mixes runs on part of the data with full
-ones, nor the paper's rows with yours. The model
-column is the row header (pinned on a phone); columns after the first two headlines are
-``secondary`` (collapsed on a phone, one button away). Every number from a logged run
-links to its sample page; Δ and its test sit under the number they qualify.
+unranked), then one of the published rows, so sorting by any column never mixes runs on part
+of the data with full ones, nor the paper's rows with yours. The model column is the row
+header (pinned on a phone); columns after the first two headlines are ``secondary``
+(collapsed on a phone, one button away).
 """
 
 from __future__ import annotations

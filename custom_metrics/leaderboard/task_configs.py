@@ -4,8 +4,8 @@ A results file records each task's config (``configs``: prompt template, dataset
 and version (``versions``). A run made with an older release of the suite, or with
 someone else's task of the same name (the GEESE authors' early files call their tasks
 ``geese_noexp``... with another template and dataset), reads like a run of ours unless
-these are compared. The suite's side is read from the installed ``lm_eval_tasks/`` (``include`` files
-merged, ``!function`` kept as the function's name), no harness needed.
+these are compared. The suite's side is read from the installed ``lm_eval_tasks/``
+(``include`` files merged, ``!function`` kept as the function's name), no harness needed.
 
 Compared, each named when it differs:
 
