@@ -103,8 +103,7 @@ def _share(count: tuple[int, int] | None) -> str:
     if count is None:
         return "–"
     k, n = count
-    low, high = exact_interval(k, n) or (float("nan"), float("nan"))
-    return f"{k / n:.3f} [{low:.3f}, {high:.3f}] ({k}/{n})"
+    return f"{_number(k / n, exact_interval(k, n))} ({k}/{n})"
 
 
 def _number(value: float | None, interval: tuple[float, float] | None) -> str:

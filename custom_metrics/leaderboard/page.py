@@ -65,41 +65,8 @@ def write_site(
     document = samples_dir / sample_pages.DOCUMENT_PAGE
     document.write_text(sample_pages.document_page(_head("Document across runs", "../")), encoding="utf-8")
     sample_pages.write_document_data(samples_dir / "docs", logged, pages)
-    index = out / "index.html"
+    # The index: a tab per paper, its summary in the page, its charts and long view in files beside it.
     by_file = {task.path: task_pages.first for task, task_pages in pages.items()}
-    text = _index(tables, specs, summaries, problems, logged, by_file, differences, inputs, paths, out)
-    index.write_text(text, encoding="utf-8")
-    return [index, samples_dir / "index.html", *written, document]
-
-
-def _head(title: str, prefix: str, charts_too: bool = False, style: str = "") -> str:
-    """The page head: every script deferred (the first paint waits for none), ours last; plotly.js
-    is named, not loaded: ``leaderboard.js`` adds it after the load event, when it draws."""
-    scripts = [f"{prefix}assets/{datatable.ASSET}", f"{prefix}assets/leaderboard.js"]
-    plotly = f'<meta name="explain-eval-plotly" content="{prefix}assets/{charts.ASSET}">' if charts_too else ""
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{html.escape(title)}</title>"
-        f'<link rel="stylesheet" href="{prefix}assets/leaderboard.css">{plotly}'
-        + (f"<style>{style}</style>" if style else "")
-        + "".join(f'<script defer src="{src}"></script>' for src in scripts)
-        + "</head>"
-    )
-
-
-def _index(
-    tables: Sequence[Table],
-    specs: Sequence[PaperSpec],
-    summaries: Sequence[Summary],
-    problems: Sequence[Problem],
-    logged: Sequence[LoggedTask],
-    by_file: dict[Path, str],
-    differences: dict[str, list[Difference]],
-    inputs: Sequence[Path],
-    paths: Paths,
-    out: Path,
-) -> str:
     runs = sorted({(row.model, row.setting) for table in tables for row in table.rows if row.kind == "run"})
     # The checked tab's panel shows from the first paint, before any script ran.
     shown = ", ".join(f".tabs:has(#tab-{table.key}:checked) #panel-{table.key}" for table in tables)
@@ -133,7 +100,25 @@ def _index(
         mine = [task for task in logged if task.spec is spec]
         parts.append(_panel(table, spec, summary, mine, by_file, differences.get(table.key, []), paths, out))
     parts.append("</div></main></body></html>")
-    return "\n".join(parts)
+    index = out / "index.html"
+    index.write_text("\n".join(parts), encoding="utf-8")
+    return [index, samples_dir / "index.html", *written, document]
+
+
+def _head(title: str, prefix: str, charts_too: bool = False, style: str = "") -> str:
+    """The page head: every script deferred (the first paint waits for none), ours last; plotly.js
+    is named, not loaded: ``leaderboard.js`` adds it after the load event, when it draws."""
+    scripts = [f"{prefix}assets/{datatable.ASSET}", f"{prefix}assets/leaderboard.js"]
+    plotly = f'<meta name="explain-eval-plotly" content="{prefix}assets/{charts.ASSET}">' if charts_too else ""
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{html.escape(title)}</title>"
+        f'<link rel="stylesheet" href="{prefix}assets/leaderboard.css">{plotly}'
+        + (f"<style>{style}</style>" if style else "")
+        + "".join(f'<script defer src="{src}"></script>' for src in scripts)
+        + "</head>"
+    )
 
 
 def _panel(
