@@ -1,13 +1,7 @@
-"""Comparison tables of many harness runs, per paper, beside the papers' published rows.
-
-``explain-eval leaderboard RUN_DIR... --out DIR`` reads every ``results*.json`` under
-the given folders (any harness version, any task), the IBE Table 1 reports that
-``explain-eval ibe report`` writes, and the ``--log_samples`` files beside them, and
-writes one self-contained folder: ``index.html`` (a tab per paper: sortable, filterable
-tables, interactive charts, paired differences), a sample viewer per run and task
-(``samples/``), and per paper a markdown table and CSV (``<paper>.md``, ``<paper>.csv``,
-``<paper>_differences.csv``) plus ``index.md``. A file that cannot be read is named and
-skipped; everything else is still written.
+"""``explain-eval leaderboard RUN_DIR... --out DIR``: comparison tables of many harness runs, per
+paper, beside the papers' published rows, as one self-contained folder (its files:
+docs/comparing-models.md). A file that cannot be read is named and skipped; everything else is
+still written.
 """
 
 from __future__ import annotations

@@ -6,10 +6,9 @@
 - Between runs: every two model/setting rows that logged the same task, on each
   per-document outcome the paper defines (``SampleView.outcomes``), over the documents
   both logged (all pairs of a task at once: ``paired.paired_matrix``).
-The statistics are in ``paired``. The p-values are Holm-adjusted within families that each
-answer one question: every difference between the same two rows (across tasks and outcomes)
-is one family, a run's comparisons within itself another, so a pair's verdict never depends
-on which other runs sit on the page; the page and the exports name each difference's family.
+The statistics are in ``paired``. The p-values are Holm-adjusted within families
+(``family_of``: docs/leaderboard.md, "Families"), so a pair's verdict never depends on which
+other runs sit on the page; the page and the exports name each difference's family.
 """
 
 from __future__ import annotations
