@@ -169,17 +169,13 @@ def _cell(
     )
 
 
-def family_name(row: Row) -> str:
-    """The family of a run row's Δ-vs-paper tests, in words."""
-    return f"Δ vs paper of {row_label(row.model, row.setting)}"
-
-
 def _adjust(summary: Summary) -> None:
     """Holm within each run row's tests against the paper: one family per row, so a row's
     stars depend on its own numbers only."""
     for entry in summary.rows:
         cells = [cell for cell in entry.cells if cell.delta is not None]
-        for cell, delta in zip(cells, adjust([cell.delta for cell in cells], family_name(entry.row))):
+        family = f"Δ vs paper of {row_label(entry.row.model, entry.row.setting)}"
+        for cell, delta in zip(cells, adjust([cell.delta for cell in cells], family)):
             cell.delta = delta
 
 
