@@ -1,21 +1,13 @@
-"""What each summary number rests on, statistically: its items and its 95% interval.
+"""What each summary number rests on, statistically: its items and its 95% interval
+(docs/leaderboard.md, "Every number with its 95% interval").
 
-A run's number is a share of items (documents, questions, REG's |N|) whose count comes, in
-order of trust, from
-
-- its logged samples: the per-item 0/1 outcomes of that metric (``SampleView.outcomes``),
-  used when their mean is the number (k of n, exact);
-- the results file: the count the paper's ``share_of`` names (the task's documents by
-  default), used when the number is a whole count of them;
-- for a difference of two tasks on the same documents (GEESE's effectiveness, a paper
-  ``Comparison``): the paired test of the two tasks' logged outcomes, the same one the paired
-  differences show for that run (McNemar's for 0/1 outcomes), so the number has one interval
-  wherever it is printed.
-
-A published number is a share of the items the paper states (the cell's ``n``, or the row's
-own document count), its count recovered from the printed digits; else, where the paper
-prints a standard error, a normal interval from it. Without any of these there is no
-interval, and the reason is kept for the page.
+A run's number is a share of items whose count comes, in order of trust, from its logged
+samples (the per-item 0/1 outcomes, when their mean is the number), else from the results file
+(the count the paper's ``share_of`` names, the task's documents by default). A difference of two
+tasks on the same documents (a paper ``Comparison``) gets its paired test's own interval, the
+one the paired differences show, so the number has one interval wherever it is printed. A
+published number is a share of the items the paper states, else gets a normal interval from its
+standard error; without either there is no interval, and the reason is kept for the page.
 """
 
 from __future__ import annotations

@@ -1,23 +1,16 @@
-"""The summary view of a paper: who is best, how far from the paper, is it significant.
+"""The summary view of a paper: who is best, how far from the paper, is it significant
+(docs/leaderboard.md, "The summary view").
 
-One row per model and setting (runs and the paper's rows), one column per task's
-headline metric (``Board.headlines``), each number with its 95% interval (``evidence``)
-and, on run rows, its Δ vs paper (``versus_paper``). Rows fall in groups:
-
-- **ranked**: full-data runs, with the paper's rows beside them as references;
-- **limited**: runs on part of the data (``--limit``/``--samples``, or derived from such a
-  run, e.g. an IBE selector fitted on a ``--samples`` run), ranked among themselves;
-- **unranked**: rows with no finite headline number (NaN), by name.
-
-Per column, the rows of a group are ranked by the tests the page shows (``ranks``). The rank
-of a row is its rank on the paper's main metric (the first headline that is not a sanity
-check), or, for a row without it, on the first headline it is ranked on, named beside the
-rank. The paper's rows are references, not contenders, unless asked for (``rank_published``);
-sanity checks (GEESE's hint = gold label) are never ranked on.
-Rows are ordered your runs first (full, then on part of the data, then without a number),
-then the published rows, each block by the main metric (rows without it after, by name): a
-newcomer's own numbers open the page however many rows the paper prints. The page re-sorts
-inside each block.
+One row per model and setting, one column per task's headline metric (``Board.headlines``),
+each number with its 95% interval (``evidence``) and, on run rows, its Δ vs paper
+(``versus_paper``). Rows fall in groups, each ranked on its own (``ranks``): **ranked** (full-data
+runs), **limited** (runs on part of the data, or derived from such a run, e.g. an IBE selector
+fitted on a ``--samples`` run) and **unranked** (no finite headline number). A row's rank is its
+rank on the paper's main metric (the first headline that is not a sanity check), else on the
+first headline it is ranked on, named beside it; the paper's rows are references unless
+``rank_published``, and sanity checks are never ranked on. Rows are ordered your runs first (by
+group), then the published rows, each block by the main metric: a newcomer's own numbers open
+the page however many rows the paper prints.
 """
 
 from __future__ import annotations
