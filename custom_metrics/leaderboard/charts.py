@@ -149,7 +149,9 @@ def _family_figure(summary: Summary, spec: PaperSpec, columns: Sequence[Headline
         values = [cell.value if finite(cell.value) else None for cell in cells]
         limited = entry.limited
         row = entry.row
-        name = _label(row_label(row.model, row.setting)) + _kind_suffix(row)
+        name = _label(row_label(row.model, row.setting))
+        if row.kind == "published":
+            name += " (paper)" if row.origin == "paper" else f" ({_label(row.origin)})"
         if limited:
             name += " ⚠ part of the data"
         intervals = [cell.interval if finite(cell.value) else None for cell in cells]
@@ -195,12 +197,6 @@ def _family_figure(summary: Summary, spec: PaperSpec, columns: Sequence[Headline
         "uniformtext": {"minsize": 9, "mode": "show"},
     }
     return {"data": data, "layout": layout, "config": CONFIG}
-
-
-def _kind_suffix(row: Row) -> str:
-    if row.kind != "published":
-        return ""
-    return " (paper)" if row.origin == "paper" else f" ({_label(row.origin)})"
 
 
 def _hover(cell, paths: Paths) -> str:

@@ -59,7 +59,13 @@ def markdown(
     lines = [f"## {_md(table.title)}"]
     if summary.headlines:
         lines += ["", "### Summary (your runs first, then the published rows; each in rank order)", ""]
-        lines.append(_summary_legend(summary, differences))
+        lines.append(
+            "Each number with its 95% interval and its rank on that column among the rows of its group "
+            f"({RANK_RULE}; `=` a tie; `ref`: the paper's rows, references, not ranked). "
+            f"{summary.tests} Δ-vs-paper test(s), Holm-adjusted within each run row's own family; reproduced: the "
+            f"90% interval of Δ inside ±{summary.margin:g}"
+            + (f"; {len(differences)} paired test(s), Holm-adjusted within each pair of rows." if differences else ".")
+        )
         lines += [""]
         heads = " | ".join(_md(h.label) for h in summary.headlines)
         lines.append(f"| rank | model | setting | row | data | {heads} | flags |")
@@ -137,16 +143,6 @@ def markdown(
             f"- {_md(paths.show(p.path))}: {_md(paths.text(p.reason))}" for p in problems
         ]
     return "\n".join(lines) + "\n"
-
-
-def _summary_legend(summary: Summary, differences: Sequence[Difference]) -> str:
-    return (
-        "Each number with its 95% interval and its rank on that column among the rows of its group "
-        f"({RANK_RULE}; `=` a tie; `ref`: the paper's rows, references, not ranked). "
-        f"{summary.tests} Δ-vs-paper test(s), Holm-adjusted within each run row's own family; reproduced: the "
-        f"90% interval of Δ inside ±{summary.margin:g}"
-        + (f"; {len(differences)} paired test(s), Holm-adjusted within each pair of rows." if differences else ".")
-    )
 
 
 def _summary_cell(cell: SummaryCell) -> str:

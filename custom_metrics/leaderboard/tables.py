@@ -161,7 +161,11 @@ def build_table(
         notes.append(spec.board.pm_note)
     if runs:
         notes.append("± on run rows: the harness' stderr, where it reports one (none where it is 0 by construction).")
-    notes += _config_notes(rows)
+    notes += [
+        f"{row.model}{f' ({row.setting})' if row.setting else ''}, {task}: not this suite's task config: {difference}."
+        for row in rows
+        for task, difference in sorted(row.config_differences.items())
+    ]
     if any(c.value is not None and math.isnan(c.value) for r in rows for c in r.cells.values()):
         notes.append(
             "NaN: the harness (or ibe_postprocess) returned NaN, e.g. a per-label accuracy with "
@@ -297,14 +301,6 @@ def _first_metric_per_task(columns: list[Column]) -> list[str]:
             if column.kind == "metric" and column.task not in chosen and metric in (None, column.metric):
                 chosen[column.task] = column.key
     return [key for key in (c.key for c in columns) if key in chosen.values()]
-
-
-def _config_notes(rows: list[Row]) -> list[str]:
-    return [
-        f"{row.model}{f' ({row.setting})' if row.setting else ''}, {task}: not this suite's task config: {difference}."
-        for row in rows
-        for task, difference in sorted(row.config_differences.items())
-    ]
 
 
 def _subset_notes(runs: list[TaskRun]) -> list[str]:
