@@ -79,7 +79,13 @@ def build_leaderboard(
             runs += extra_runs
             problems += extra_problems
         if not runs and not papers:
-            raise NoResults(_nothing_read(inputs, problems), problems)
+            skipped = f"; {len(problems)} file(s) skipped, named above" if problems else ""
+            raise NoResults(
+                f"no readable results under {', '.join(map(str, inputs))} (no results*.json of lm-eval, no report of "
+                f"ibe_postprocess){skipped}: pass the folder lm_eval --output_path wrote, or --paper KEY to see a "
+                "paper's published rows alone",
+                problems,
+            )
         # Names come from files anyone writes: their control and bidi characters made visible once, here.
         runs = [
             replace(run, model=visible(run.model), setting=visible(run.setting))
@@ -119,15 +125,6 @@ def build_leaderboard(
         written += sorted(path.relative_to(stage) for path in stage.glob("*.*") if path not in pages)
     site = Path(os.path.realpath(out))
     return Leaderboard(tables, problems, [site / path for path in written], logged, differences, summaries)
-
-
-def _nothing_read(inputs: Sequence[Path], problems: Sequence[Problem]) -> str:
-    where = ", ".join(map(str, inputs))
-    skipped = f"; {len(problems)} file(s) skipped, named above" if problems else ""
-    return (
-        f"no readable results under {where} (no results*.json of lm-eval, no report of ibe_postprocess){skipped}: "
-        "pass the folder lm_eval --output_path wrote, or --paper KEY to see a paper's published rows alone"
-    )
 
 
 def _is_site(folder: Path) -> bool:

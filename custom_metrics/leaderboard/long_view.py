@@ -49,17 +49,11 @@ def chart_block(div_id: str, title: str, figure: dict | None) -> str:
     )
 
 
-def _metric_columns(table: Table) -> list[tuple[str, list[Column]]]:
-    """The table's metrics (with filter), each with the task columns that report it."""
-    metrics: dict[str, list[Column]] = {}
+def score_table(table: Table, spec: PaperSpec, paths: Paths, sample_pages: dict[Path, str]) -> str:
+    metrics: dict[str, list[Column]] = {}  # each metric (with its filter): the task columns that report it
     for column in table.columns:
         if column.kind != "samples":
             metrics.setdefault(column.key.split("/", 1)[1], []).append(column)
-    return list(metrics.items())
-
-
-def score_table(table: Table, spec: PaperSpec, paths: Paths, sample_pages: dict[Path, str]) -> str:
-    metrics = _metric_columns(table)
     tasks = list(dict.fromkeys(column.task for column in table.columns))
     columns = [
         TableColumn("Model", "The model (run rows: as named by --name, the sweep, or its checkpoint)."),
@@ -68,7 +62,7 @@ def score_table(table: Table, spec: PaperSpec, paths: Paths, sample_pages: dict[
         TableColumn("Row", "run = your results; published = the paper's table."),
         TableColumn("Data", "Full data, or ⚠ how the run was cut short (--limit / --samples)."),
     ]
-    for key, group in metrics:
+    for key, group in metrics.items():
         metric, _, suffix = key.partition("[")
         title = spec.board.metric_label(metric) + (f" [{suffix}" if suffix else "")
         tooltip = next(
@@ -87,7 +81,7 @@ def score_table(table: Table, spec: PaperSpec, paths: Paths, sample_pages: dict[
             subset = row.subsets.get(task)
             data = "published" if row.kind == "published" else f"⚠ {subset}" if subset else "all docs"
             line: list = [row.model, row.setting, spec.board.task_label(task), row.kind, data]
-            for key, _ in metrics:
+            for key in metrics:
                 cell = values.get(key)
                 line.append(number_cell(None) if cell is None else number_cell(cell.value, cell_text(cell)))
             docs = values.get("#samples")

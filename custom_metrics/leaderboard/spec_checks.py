@@ -56,7 +56,11 @@ def spec_problems(specs: Sequence[PaperSpec], tasks_root: Path, repo: Path, only
         problems += _range_problems(spec)
         problems += _word_problems(spec)
         problems += _data_problems(spec, repo)
-        problems += _readme_problems(spec, folder)
+        if not (folder / "README.md").is_file():
+            problems.append(
+                f"{spec.key}: lm_eval_tasks/{spec.key}/README.md is missing: write it in the harness' format (title, "
+                f"### Paper, ### Citation, ### Groups, Tags, and Tasks, ### Checklist; {RECIPE}, step 3)"
+            )
         problems += _utils_problems(spec, folder)
     return list(dict.fromkeys(problems))
 
@@ -209,15 +213,6 @@ def _data_problems(spec: PaperSpec, repo: Path) -> list[str]:
         if source not in listed
     ]
     return problems
-
-
-def _readme_problems(spec: PaperSpec, folder: Path) -> list[str]:
-    if (folder / "README.md").is_file():
-        return []
-    return [
-        f"{spec.key}: lm_eval_tasks/{spec.key}/README.md is missing: write it in the harness' format (title, "
-        f"### Paper, ### Citation, ### Groups, Tags, and Tasks, ### Checklist; {RECIPE}, step 3)"
-    ]
 
 
 def _utils_problems(spec: PaperSpec, folder: Path) -> list[str]:

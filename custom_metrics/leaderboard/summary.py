@@ -132,7 +132,11 @@ def build_summary(
         cells = [_cell(spec, headline, row, published, outcomes or {}, margin) for headline in summary.headlines]
         if any(cell.key for cell in cells):
             summary.rows.append(SummaryRow(row, cells, contender=row.kind == "run" or rank_published))
-    _adjust(summary)
+    for entry in summary.rows:  # Holm within each run row's own tests against the paper: its stars rest on it alone
+        cells = [cell for cell in entry.cells if cell.delta is not None]
+        family = f"Δ vs paper of {row_label(entry.row.model, entry.row.setting)}"
+        for cell, delta in zip(cells, adjust([cell.delta for cell in cells], family)):
+            cell.delta = delta
     _rank(summary, differences)
     return summary
 
@@ -160,16 +164,6 @@ def _cell(
         config=row.config_differences.get(task, ""),
         evidence=evidence,
     )
-
-
-def _adjust(summary: Summary) -> None:
-    """Holm within each run row's tests against the paper: one family per row, so a row's
-    stars depend on its own numbers only."""
-    for entry in summary.rows:
-        cells = [cell for cell in entry.cells if cell.delta is not None]
-        family = f"Δ vs paper of {row_label(entry.row.model, entry.row.setting)}"
-        for cell, delta in zip(cells, adjust([cell.delta for cell in cells], family)):
-            cell.delta = delta
 
 
 def _rank(summary: Summary, differences: Sequence[Difference]) -> None:
