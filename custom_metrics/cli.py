@@ -18,9 +18,9 @@ from custom_metrics.common.errors import DataError
 from custom_metrics.common.settings import CACHE_ENV
 from custom_metrics.common.task_folders import paper_packages
 
-# subcommand -> (module with main(argv), or "module:function", one-line help); each paper adds its
-# own (``COMMANDS`` in its package's ``__init__.py``, the same shape, and optionally what chooses
-# where the command writes): ``commands()``.
+# subcommand -> (module with main(argv), or "module:function", one-line help[, what chooses where it
+# writes, for a command with no --out of its own]); each paper adds its own (``COMMANDS`` in its
+# package's ``__init__.py``, the same shape): ``commands()``.
 COMMANDS: dict[str, tuple[str, ...]] = {
     "sweep": (
         "custom_metrics.sweep.command",
@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "rejudge": (
         "custom_metrics.rejudge",
         "judge a logged run again with other judges (no generation): their metrics side by side, kappa, MCC",
+        "copy the run's folder there and pass the copy; the verdict cache: --judge-cache",  # it writes beside the run
     ),
     "lm-eval": (
         "custom_metrics.lm_eval_cli",
@@ -42,6 +43,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "download": (
         "custom_metrics.pinned",
         "download and verify the pinned data files into the cache (login node, then offline runs)",
+        f"set {CACHE_ENV} to one",
     ),
     "check": (
         "custom_metrics.leaderboard.spec_checks",
@@ -50,6 +52,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "model-path": (
         "custom_metrics.common.embedded_model",
         "print the embedded model's checkpoint folder (creates it once)",
+        f"set {CACHE_ENV} to one",
     ),
     "tasks-path": (
         "custom_metrics.common.task_folders",
@@ -97,13 +100,6 @@ _ADVICE = {
     errno.EISDIR: "a folder stands where a file is expected: check the path",
     errno.EIO: "the disk reported an input/output error: check it, or use another disk",
 }
-# Commands that write somewhere other than an --out folder of their own: what chooses where.
-_WRITES_TO = {
-    "model-path": f"set {CACHE_ENV} to one",
-    "download": f"set {CACHE_ENV} to one",
-    # rejudge writes beside the run it is given, and has no --out
-    "rejudge": "copy the run's folder there and pass the copy; the verdict cache: --judge-cache",
-}
 
 
 def os_error_line(err: OSError, args: Sequence[str] = (), out: str = "--out") -> str:
@@ -147,7 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"explain-eval {name}: {err}", file=sys.stderr)
         return 2
     except OSError as err:  # a read-only, full or vanished disk: where, and what to do
-        out = _WRITES_TO.get(name) or next(iter(writes_to), "--out")
+        out = next(iter(writes_to), "--out")
         print(f"explain-eval {name}: {os_error_line(err, rest, out)}", file=sys.stderr)
         return 1
 

@@ -1,22 +1,13 @@
 """``explain-eval rejudge RUN --judge SPEC [--judge SPEC ...]``: a logged run judged again by
 other judges, their metrics side by side and how much they agree.
 
-A paper's numbers rest on its judge. This command takes any logged run of a task a judge
-decides (each paper says which, ``PaperSpec.rejudge``: REG's ``reg_chaos*``, IBE's coherence
-in an ``ibe score`` folder, whether RULE's biased chains of thought mention their hint; GEESE's
-and RULE's other tasks score log-likelihoods against gold labels and have no judge), has every
-judge named decide the same logged
-outputs again, and writes each judge's verdicts and metrics beside the run, never over it.
-Nothing is sent to the model under test: the outputs are the logged ones.
-
-For every task judged it prints, and writes beside the run (``agreement_<samples file>.json``
-with every number, ``.md`` to read): each judge's metrics side by side with exact 95% binomial
-intervals and their spread over the judges, and, per decision and per pair of raters (every
-two judges, each judge and the gold labels where there are some), the items both decided,
-raw agreement, Cohen's kappa and MCC with their intervals (``judge.agreement`` says which) and
-the confusion matrix. With two or more judges their vote is one more rater (``judge.ensemble``);
-given several runs of one task, the rankings of the runs by each rater are compared (Kendall's
-tau-b, ``judge.rank_agreement``).
+Each paper says which of its tasks a judge decides (``PaperSpec.rejudge``). Every judge named
+decides the same logged outputs again (nothing is sent to the model under test), and each
+judge's verdicts and metrics are written beside the run, never over it (``agreement_<samples
+file>.json`` with every number, ``.md`` to read), with the judges' agreement per decision and
+per pair of raters (``judge.agreement``), their vote (``judge.ensemble``) and, over several runs
+of one task, the rankings they give (``judge.rank_agreement``): docs/comparing-models.md,
+"Judged numbers".
 
     explain-eval rejudge RUN... --judge SPEC [--judge SPEC ...] [--judge-cache DIR] [--judge-check warn]
     explain-eval rejudge RUN... --complete [SPEC]     # a run whose judge failed after generation
@@ -112,8 +103,7 @@ def _share(count: tuple[int, int] | None) -> str:
     if count is None:
         return "–"
     k, n = count
-    low, high = exact_interval(k, n) or (float("nan"), float("nan"))
-    return f"{k / n:.3f} [{low:.3f}, {high:.3f}] ({k}/{n})"
+    return f"{_number(k / n, exact_interval(k, n))} ({k}/{n})"
 
 
 def _number(value: float | None, interval: tuple[float, float] | None) -> str:

@@ -125,11 +125,8 @@ def default_doc_key(task: str, sample: dict[str, Any]) -> str:
 
 
 def doc_field_key(name: str) -> DocKeyHook:
-    """A doc key read from the logged doc's own id field ``name``, else the harness' position.
-
-    For tasks whose docs carry a run setting (REG's judge, GEESE's hint), so the harness'
-    document hash differs between settings of one document.
-    """
+    """A doc key read from the logged doc's own id field ``name``, else the harness' position:
+    for tasks whose docs carry a run setting (REG's judge, GEESE's hint)."""
     return lambda task, sample: str((sample.get("doc") or {}).get(name, sample.get("doc_id")))
 
 
@@ -192,9 +189,9 @@ class Board:
     # The paper's published rows (read from its table files: ``common.published``); each row says
     # whether its ± is a standard error and each cell the items behind it, where the paper does.
     published: Callable[[], list[PublishedRow]] = list
-    adjust_runs: RunsHook | None = None  # e.g. RULE: five split runs -> one setting row
-    derive: DeriveHook | None = None  # e.g. GEESE: explanation effectiveness columns
-    read_extra: ReaderHook | None = None  # e.g. IBE: selector reports beside the results files
+    adjust_runs: RunsHook = lambda runs, notes: runs  # e.g. RULE: five split runs -> one setting row
+    derive: DeriveHook = lambda columns, rows, runs, notes: columns  # e.g. GEESE: explanation effectiveness columns
+    read_extra: ReaderHook = lambda roots: ([], [])  # e.g. IBE: selector reports beside the results files
     # What the page shows: tasks and metrics in words, and each metric's definition (from
     # the task README) as the column header's tooltip; "task/metric" keys override "metric".
     # A paper gives them in its ``words.yaml`` (``common.board_words.read_words``).
@@ -203,7 +200,7 @@ class Board:
     definitions: Mapping[str, str] = field(default_factory=dict)
     samples: SampleView | None = None
     comparisons: tuple[Comparison, ...] = ()
-    remark: RemarkHook | None = None  # e.g. REG: why its scores are missing
+    remark: RemarkHook = lambda task, values: ""  # e.g. REG: why its scores are missing
     # The summary view: one column per task's headline metric; the first that is not a
     # sanity check ranks the rows. Its charts: one per family.
     headlines: tuple[Headline, ...] = ()
@@ -211,7 +208,7 @@ class Board:
     # Δ vs paper: the published row a run compares with is the same model's, in the paper
     # setting ``paper_setting(run setting)`` (None: any), else the reference model's.
     reference_model: str = ""
-    paper_setting: Callable[[str], str | None] | None = None
+    paper_setting: Callable[[str], str | None] = lambda setting: None
     # The items a run's headline number is a share of, for its exact test and interval when
     # no samples were logged (they give the count themselves). Default: the task's documents
     # (``#samples``); REG's scores are shares of |N|, RULE's combined task mixes question kinds.
@@ -220,7 +217,7 @@ class Board:
     # loader reads the same rows of, and a rewrite of a logged template into the suite's
     # spelling (the authors' hint field where the suite writes {{hint}}).
     suite_datasets: tuple[str, ...] = ()
-    normalize_template: Callable[[str, str], str] | None = None
+    normalize_template: Callable[[str, str], str] = lambda task, template: template
 
     @property
     def chart_metrics(self) -> tuple[str, ...]:

@@ -29,20 +29,13 @@ from ibe_postprocess.folder import FEATURES
 from ibe_postprocess.paper import PAPER_JUDGE
 
 SELECTION, JUDGE = "selection", "judge"
+GPT_JUDGE = judge_row("GPT 3.5")  # the paper's judge rows: GPT 3.5 judging each generator's explanations
 HEADLINES = (
     Headline(("ibe_copa_selection/cum_uncertainty",), "IBE-Eval, COPA", SELECTION, reference="GPT 3.5"),
     Headline(("ibe_ecare_selection/cum_uncertainty",), "IBE-Eval, e-CARE", SELECTION, reference="GPT 3.5"),
+    Headline(("ibe_judge_copa/acc", "ibe_judge_copa_chat/answer_acc"), "LLM judge, COPA", JUDGE, reference=GPT_JUDGE),
     Headline(
-        ("ibe_judge_copa/acc", "ibe_judge_copa_chat/answer_acc"),
-        "LLM judge, COPA",
-        JUDGE,
-        reference=judge_row("GPT 3.5"),
-    ),
-    Headline(
-        ("ibe_judge_ecare/acc", "ibe_judge_ecare_chat/answer_acc"),
-        "LLM judge, e-CARE",
-        JUDGE,
-        reference=judge_row("GPT 3.5"),
+        ("ibe_judge_ecare/acc", "ibe_judge_ecare_chat/answer_acc"), "LLM judge, e-CARE", JUDGE, reference=GPT_JUDGE
     ),
 )
 FAMILIES = {

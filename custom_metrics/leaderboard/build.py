@@ -1,13 +1,7 @@
-"""Comparison tables of many harness runs, per paper, beside the papers' published rows.
-
-``explain-eval leaderboard RUN_DIR... --out DIR`` reads every ``results*.json`` under
-the given folders (any harness version, any task), the IBE Table 1 reports that
-``explain-eval ibe report`` writes, and the ``--log_samples`` files beside them, and
-writes one self-contained folder: ``index.html`` (a tab per paper: sortable, filterable
-tables, interactive charts, paired differences), a sample viewer per run and task
-(``samples/``), and per paper a markdown table and CSV (``<paper>.md``, ``<paper>.csv``,
-``<paper>_differences.csv``) plus ``index.md``. A file that cannot be read is named and
-skipped; everything else is still written.
+"""``explain-eval leaderboard RUN_DIR... --out DIR``: comparison tables of many harness runs, per
+paper, beside the papers' published rows, as one self-contained folder (its files:
+docs/comparing-models.md). A file that cannot be read is named and skipped; everything else is
+still written.
 """
 
 from __future__ import annotations
@@ -69,13 +63,10 @@ def build_leaderboard(
     all_pairs: bool = False,
 ) -> Leaderboard:
     """Read every run under ``inputs`` and write the leaderboard folder ``out``: a tab per paper
-    with a run, and per paper of ``papers`` (its published rows) even without one.
+    with a run, and per paper of ``papers`` (its published rows) even without one; the other
+    arguments are the options ``main`` reads (``--name``, ``--rank-published``,
+    ``--equivalence-margin``, ``--all-pairs``).
 
-    ``rank_published`` ranks the papers' rows with the runs (by default they are references);
-    ``margin`` is the δ of the reproduction verdict (a run within ±δ of the paper's share);
-    ``all_pairs`` writes every test between two runs into ``<paper>_differences.csv`` too (by
-    default it holds each run's tests within itself: the pairs grow with the square of the
-    runs, and the page loads them per pair, ``pair_shards``).
     The site is written into a fresh folder that then takes the place of ``out`` whole: two
     runs on one ``out`` at once, or a run killed half-way, never leave a site mixed from two
     runs. ``out`` must be new, empty or a leaderboard folder (checked before any reading).
@@ -84,12 +75,17 @@ def build_leaderboard(
     with replaced_folder(out, _is_site, "leaderboard folder") as stage:
         runs, problems = load_runs(inputs)
         for spec in PAPERS:
-            if spec.board.read_extra is not None:
-                extra_runs, extra_problems = spec.board.read_extra(inputs)
-                runs += extra_runs
-                problems += extra_problems
+            extra_runs, extra_problems = spec.board.read_extra(inputs)
+            runs += extra_runs
+            problems += extra_problems
         if not runs and not papers:
-            raise NoResults(_nothing_read(inputs, problems), problems)
+            skipped = f"; {len(problems)} file(s) skipped, named above" if problems else ""
+            raise NoResults(
+                f"no readable results under {', '.join(map(str, inputs))} (no results*.json of lm-eval, no report of "
+                f"ibe_postprocess){skipped}: pass the folder lm_eval --output_path wrote, or --paper KEY to see a "
+                "paper's published rows alone",
+                problems,
+            )
         # Names come from files anyone writes: their control and bidi characters made visible once, here.
         runs = [
             replace(run, model=visible(run.model), setting=visible(run.setting))
@@ -111,8 +107,14 @@ def build_leaderboard(
         pages = write_site(
             stage, tables, [specs[t.key] for t in tables], summaries, problems, logged, differences, inputs
         )
-        for table, summary in zip(tables, summaries):
-            write_tables(table, summary, stage, problems, differences[table.key], paths, all_pairs)
+        for table, summary in zip(tables, summaries):  # each paper's exports, in rank order
+            mine = differences[table.key]
+            (stage / f"{table.key}.md").write_text(markdown(table, summary, problems, mine, paths), encoding="utf-8")
+            write_csv(table, summary, stage / f"{table.key}.csv", paths)
+            write_json(table, summary, mine, stage / f"{table.key}.json", paths)
+            if mine:
+                listed = mine if all_pairs else [d for d in mine if d.kind == "same run"]
+                write_differences_csv(listed, stage / f"{table.key}_differences.csv", paths)
         index_md = "\n\n".join(
             markdown(table, summary, problems if i == 0 else (), differences[table.key], paths)
             for i, (table, summary) in enumerate(zip(tables, summaries))
@@ -123,34 +125,6 @@ def build_leaderboard(
         written += sorted(path.relative_to(stage) for path in stage.glob("*.*") if path not in pages)
     site = Path(os.path.realpath(out))
     return Leaderboard(tables, problems, [site / path for path in written], logged, differences, summaries)
-
-
-def _nothing_read(inputs: Sequence[Path], problems: Sequence[Problem]) -> str:
-    where = ", ".join(map(str, inputs))
-    skipped = f"; {len(problems)} file(s) skipped, named above" if problems else ""
-    return (
-        f"no readable results under {where} (no results*.json of lm-eval, no report of ibe_postprocess){skipped}: "
-        "pass the folder lm_eval --output_path wrote, or --paper KEY to see a paper's published rows alone"
-    )
-
-
-def write_tables(
-    table: Table,
-    summary: Summary,
-    folder: Path,
-    problems: Sequence[Problem],
-    differences: list[Difference],
-    paths: Paths,
-    all_pairs: bool = False,
-) -> None:
-    """A paper's markdown table, CSV and JSON (its paired differences' CSV when there are any),
-    in rank order, every file named as the page names it."""
-    (folder / f"{table.key}.md").write_text(markdown(table, summary, problems, differences, paths), encoding="utf-8")
-    write_csv(table, summary, folder / f"{table.key}.csv", paths)
-    write_json(table, summary, differences, folder / f"{table.key}.json", paths)
-    if differences:
-        listed = differences if all_pairs else [d for d in differences if d.kind == "same run"]
-        write_differences_csv(listed, folder / f"{table.key}_differences.csv", paths)
 
 
 def _is_site(folder: Path) -> bool:
@@ -191,7 +165,7 @@ def summary(board: Leaderboard) -> list[str]:
                 extra = f" (⚠ {subset})" if subset else f" ({docs.value:.0f} docs)" if docs else ""
                 if row.config_differences.get(task):
                     extra += f" (⚑ not this suite's task config: {row.config_differences[task]})"
-                remark = spec.board.remark(task, {k: c.value for k, c in values.items()}) if spec.board.remark else ""
+                remark = spec.board.remark(task, {k: c.value for k, c in values.items()})
                 label = row_label(row.model, row.setting)
                 lines.append(
                     f"{table.key.upper():6} {label} | {task}: {numbers}{extra}" + (f" — {remark}" if remark else "")

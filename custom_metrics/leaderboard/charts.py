@@ -1,30 +1,12 @@
 """Charts of the leaderboard page (plotly.js): one per metric family, with its unit on the axis.
 
-Each chart is a figure dict written as JSON into the page (``<script type="application/json">``)
-and drawn by ``assets/leaderboard.js`` once its tab shows, with the smallest plotly.js
-bundle that draws bars and points (``plotly.js-basic-dist-min``, committed as
-``assets/plotly-basic.min.js``; 1.2 MB against the full bundle's 4.8 MB).
-
-What a chart shows, so that it always compares a run with the paper:
-
-- every run row with a value in the family, limited runs hatched and faded;
-- the paper's rows: all of them when few, else the paper's best ``BEST_PAPER_ROWS`` by
-  the family's first column plus every paper row of a run's model and every row a Δ was
-  computed against (the paper's reference model);
-- a missing or NaN value as no bar at all (plotly's null: the gap is the run's slot), never a
-  bar of height zero; a zero as a "0" label (a bar of height zero draws nothing);
-- each bar's 95% interval (``evidence``) as its error bar, the same interval as the table's;
-- one colour per model: runs in a hue of a 12-hue qualitative palette picked by the name's
-  hash (the same on every page and every build), moved to the next free hue only where two
-  models on one page want the same one (``model_hues``), so no two models drawn together are
-  within 30° while the palette lasts; the paper's rows in greys; a setting shifts the
-  lightness, so two settings of one model stay apart. Runs on
-  part of the data are hatched *over* their model's colour, so they stay told apart;
-- the title is the figure's caption (HTML, so it wraps on a phone), the legend below the
-  plot; on a narrow screen ``assets/leaderboard.js`` turns the bars horizontal (labels one
-  per line, the legend sized to its entries).
-Plotly reads labels as a small HTML dialect, so every name is HTML-escaped before it
-becomes a label, and LaTeX typesetting is off (``typesetMath``): a ``$`` stays a dollar.
+What a chart shows (which rows, its error bars, one colour per model): docs/leaderboard.md,
+"Charts". Each chart is a figure dict written as JSON into the page and drawn by
+``assets/leaderboard.js`` once its tab shows, with the smallest plotly.js bundle that draws
+bars and points (``plotly.js-basic-dist-min``, committed as ``assets/plotly-basic.min.js``;
+1.2 MB against the full bundle's 4.8 MB); on a narrow screen the script turns the bars
+horizontal. Plotly reads labels as a small HTML dialect, so every name is HTML-escaped before
+it becomes a label, and LaTeX typesetting is off (``typesetMath``): a ``$`` stays a dollar.
 """
 
 from __future__ import annotations
@@ -38,7 +20,7 @@ from custom_metrics.common.leaderboard_types import Headline, Row
 from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.leaderboard.differences import Difference, row_label
 from custom_metrics.leaderboard.display import Paths
-from custom_metrics.leaderboard.numbers import cell_text, format_number, interval_text, p_digits, signed
+from custom_metrics.leaderboard.numbers import cell_text, finite, format_number, interval_text, p_digits, signed
 from custom_metrics.leaderboard.summary import Summary, SummaryRow
 from custom_metrics.leaderboard.versus_paper import model_key
 from custom_metrics.leaderboard.wording import delta_words
@@ -114,10 +96,6 @@ def colour(row: Row, hues: dict[str, int] | None = None) -> str:
     return f"hsl({hue}, {RUN_SATURATION}%, {lightness}%)"
 
 
-def _finite(value: float | None) -> bool:
-    return value is not None and math.isfinite(value)
-
-
 def family_charts(summary: Summary, spec: PaperSpec, paths: Paths, prefix: str) -> list[tuple[str, str, dict]]:
     """(div id, title, figure) for each family with a number to draw."""
     charts = []
@@ -139,13 +117,13 @@ def _chosen_rows(summary: Summary, spec: PaperSpec, columns: Sequence[Headline])
     if len(papers) > ALL_PAPER_ROWS:
         first = positions[0]
         by_value = sorted(
-            (e for e in papers if _finite(e.cells[first].value)), key=lambda e: -(e.cells[first].value or 0.0)
+            (e for e in papers if finite(e.cells[first].value)), key=lambda e: -(e.cells[first].value or 0.0)
         )
         keep = {id(e) for e in by_value[:BEST_PAPER_ROWS]}
         run_models = {model_key(e.row.model_id or e.row.model) for e in runs}
         compared = {id(cell.delta.paper) for e in runs for cell in e.cells if cell.delta is not None}
         references = {h.reference or spec.board.reference_model for h in columns}
-        wanted = {spec.board.paper_setting(e.row.setting) if spec.board.paper_setting else None for e in runs}
+        wanted = {spec.board.paper_setting(e.row.setting) for e in runs}
         keep |= {
             id(e)
             for e in papers
@@ -160,7 +138,7 @@ def _chosen_rows(summary: Summary, spec: PaperSpec, columns: Sequence[Headline])
 def _family_figure(summary: Summary, spec: PaperSpec, columns: Sequence[Headline], family, paths: Paths) -> dict | None:
     rows = _chosen_rows(summary, spec, columns)
     positions = [summary.headlines.index(h) for h in columns]
-    if not any(_finite(entry.cells[i].value) for entry in rows for i in positions):
+    if not any(finite(entry.cells[i].value) for entry in rows for i in positions):
         return None
     categories = [_wrap(h.label) for h in columns]
     hues = model_hues([entry.row.model for entry in summary.rows if entry.row.kind == "run"])
@@ -168,13 +146,15 @@ def _family_figure(summary: Summary, spec: PaperSpec, columns: Sequence[Headline
     for entry in rows:
         fill = colour(entry.row, hues)
         cells = [entry.cells[i] for i in positions]
-        values = [cell.value if _finite(cell.value) else None for cell in cells]
+        values = [cell.value if finite(cell.value) else None for cell in cells]
         limited = entry.limited
         row = entry.row
-        name = _label(row_label(row.model, row.setting)) + _kind_suffix(row)
+        name = _label(row_label(row.model, row.setting))
+        if row.kind == "published":
+            name += " (paper)" if row.origin == "paper" else f" ({_label(row.origin)})"
         if limited:
             name += " ⚠ part of the data"
-        intervals = [cell.interval if _finite(cell.value) else None for cell in cells]
+        intervals = [cell.interval if finite(cell.value) else None for cell in cells]
         data.append(
             {
                 "type": "bar",
@@ -219,17 +199,11 @@ def _family_figure(summary: Summary, spec: PaperSpec, columns: Sequence[Headline
     return {"data": data, "layout": layout, "config": CONFIG}
 
 
-def _kind_suffix(row: Row) -> str:
-    if row.kind != "published":
-        return ""
-    return " (paper)" if row.origin == "paper" else f" ({_label(row.origin)})"
-
-
 def _hover(cell, paths: Paths) -> str:
     if cell.key is None:
         return f"{_label(cell.headline.label)}: n/a (not run)"
-    lines = [f"{_label(cell.headline.label)}: {_label(cell_text(cell.cell)) if _finite(cell.value) else 'NaN'}"]
-    if cell.interval is not None and _finite(cell.value):
+    lines = [f"{_label(cell.headline.label)}: {_label(cell_text(cell.cell)) if finite(cell.value) else 'NaN'}"]
+    if cell.interval is not None and finite(cell.value):
         interval = cell.interval
         lines.append(f"95% interval {interval_text(interval.low, interval.high)} ({_label(interval.method)})")
     if cell.rank is not None:
@@ -238,14 +212,13 @@ def _hover(cell, paths: Paths) -> str:
         lines.append(_label(delta_words(cell.delta)))
     elif cell.delta is not None:
         delta = cell.delta
-        versus = "paper"
         holm = f", Holm {p_digits(delta.p_adjusted)}" if delta.p_adjusted is not None else ""
         tested = (
             f", {_label(delta.test)}, p = {p_digits(delta.p_value)}{holm}"
             if delta.tested
             else f" ({_label(delta.test)})"
         )
-        lines.append(f"Δ vs {_label(delta.paper.model)} ({versus}): {signed(delta.difference)}{tested}")
+        lines.append(f"Δ vs {_label(delta.paper.model)} (paper): {signed(delta.difference)}{tested}")
     if cell.limited:
         lines.append(f"⚠ {_label(cell.limited)}")
     if cell.cell and cell.cell.source:

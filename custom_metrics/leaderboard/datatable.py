@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import html
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from custom_metrics.leaderboard.numbers import format_number
+from custom_metrics.leaderboard.numbers import finite, format_number
 
 ASSET = "datatables.js"
 TEXT_RENDER = "explainEvalText"  # defined in assets/leaderboard.js
@@ -52,7 +51,7 @@ def loader_script() -> str:
 
 def number_cell(value: float | None, shown: str | None = None) -> list[Any]:
     """A number as ``[shown, sort value]``: NaN shows as "NaN" and sorts as missing."""
-    if value is None or not math.isfinite(value):
+    if not finite(value):
         return [shown or format_number(value), None]
     return [shown if shown is not None else format_number(value), value]
 
@@ -81,16 +80,12 @@ def datatable(
     if row_classes is not None:  # a hidden last column read by createdRow
         all_columns.append(TableColumn("", visible=False))
         data = [[*row, cls] for row, cls in zip(data, row_classes)]
-    numbers = [i for i, column in enumerate(all_columns) if column.kind == "number"]
-    links = [i for i, column in enumerate(all_columns) if column.kind == "link"]
-    texts = [i for i, column in enumerate(all_columns) if column.kind not in ("number", "link")]
     column_defs: list[dict[str, Any]] = [{"targets": "_all", "defaultContent": ""}]
-    if numbers:
-        column_defs.append({"targets": numbers, "render": NUMBER_RENDER, "className": "dt-right"})
-    if links:
-        column_defs.append({"targets": links, "render": LINK_RENDER})
-    if texts:
-        column_defs.append({"targets": texts, "render": TEXT_RENDER})
+    for kind, render in (("number", NUMBER_RENDER), ("link", LINK_RENDER), ("text", TEXT_RENDER)):
+        targets = [i for i, column in enumerate(all_columns) if column.kind == kind]
+        if targets:
+            right = {"className": "dt-right"} if kind == "number" else {}
+            column_defs.append({"targets": targets, "render": render, **right})
     hidden = [i for i, column in enumerate(all_columns) if not column.visible]
     if hidden:
         column_defs.append({"targets": hidden, "visible": False})

@@ -6,14 +6,14 @@
 - Between runs: every two model/setting rows that logged the same task, on each
   per-document outcome the paper defines (``SampleView.outcomes``), over the documents
   both logged (all pairs of a task at once: ``paired.paired_matrix``).
-The statistics are in ``paired``. The p-values are Holm-adjusted within families that each
-answer one question: every difference between the same two rows (across tasks and outcomes)
-is one family, a run's comparisons within itself another, so a pair's verdict never depends
-on which other runs sit on the page; the page and the exports name each difference's family.
+The statistics are in ``paired``. The p-values are Holm-adjusted within families
+(``family_of``: docs/leaderboard.md, "Families"), so a pair's verdict never depends on which
+other runs sit on the page; the page and the exports name each difference's family.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -52,9 +52,7 @@ def paired_differences(spec: PaperSpec, logged: Sequence[LoggedTask]) -> list[Di
     found = _within_runs(spec, mine) + _between_runs(spec, mine)
     families = [family_of(d) for d in found]
     adjusted = procedures.holm_groups([d.result.p_value for d in found], families)
-    sizes: dict[str, int] = {}
-    for name in families:
-        sizes[name] = sizes.get(name, 0) + 1
+    sizes = Counter(families)
     return [
         replace(d, result=replace(d.result, p_adjusted=float(p), family=sizes[name], family_name=name))
         for d, p, name in zip(found, adjusted, families)

@@ -1,18 +1,10 @@
 """How the pages name files, judges and models: no machine's absolute path on any page.
 
 A leaderboard folder is zipped and sent, or published; the paths it was built from
-(``/home/me/scratch/...``, a checkpoint under ``~/.cache``) mean nothing to its reader
-and say more than they should. Pages therefore show
-
-- a file by its path below the input folder that holds it, prefixed by that folder's
-  name (``runs/gemma/results_2026-...json``); a folder lm-eval named after a local
-  checkpoint path (``__home__me__ckpt``) reads ``…``;
-- a judge or scorer spec (``lm:/root/.cache/explain-eval/gemma-3-270m-hf?mode=loglik``)
-  with each path in it replaced by the model's friendly name (``lm:gemma-3-270m (embedded)?mode=loglik``);
-- a model linked to its Hugging Face page only where the results record a Hub id;
-- a name's control and format characters (NUL, a newline, U+202E RIGHT-TO-LEFT OVERRIDE and
-  the other bidi controls, zero-width characters) as visible ``\\u202e`` escapes, in every
-  output: ``model\\u202egnp.exe`` never displays as "modelexe.png" (``visible``).
+(``/home/me/scratch/...``, a checkpoint under ``~/.cache``) mean nothing to its reader and say
+more than they should (docs/leaderboard.md, "Names"). A name's control and format characters
+are written as visible escapes in every output (``visible``): ``model\\u202egnp.exe`` never
+displays as "modelexe.png".
 """
 
 from __future__ import annotations

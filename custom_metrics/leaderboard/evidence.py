@@ -1,21 +1,13 @@
-"""What each summary number rests on, statistically: its items and its 95% interval.
+"""What each summary number rests on, statistically: its items and its 95% interval
+(docs/leaderboard.md, "Every number with its 95% interval").
 
-A run's number is a share of items (documents, questions, REG's |N|) whose count comes, in
-order of trust, from
-
-- its logged samples: the per-item 0/1 outcomes of that metric (``SampleView.outcomes``),
-  used when their mean is the number (k of n, exact);
-- the results file: the count the paper's ``share_of`` names (the task's documents by
-  default), used when the number is a whole count of them;
-- for a difference of two tasks on the same documents (GEESE's effectiveness, a paper
-  ``Comparison``): the paired test of the two tasks' logged outcomes, the same one the paired
-  differences show for that run (McNemar's for 0/1 outcomes), so the number has one interval
-  wherever it is printed.
-
-A published number is a share of the items the paper states (the cell's ``n``, or the row's
-own document count), its count recovered from the printed digits; else, where the paper
-prints a standard error, a normal interval from it. Without any of these there is no
-interval, and the reason is kept for the page.
+A run's number is a share of items whose count comes, in order of trust, from its logged
+samples (the per-item 0/1 outcomes, when their mean is the number), else from the results file
+(the count the paper's ``share_of`` names, the task's documents by default). A difference of two
+tasks on the same documents (a paper ``Comparison``) gets its paired test's own interval, the
+one the paired differences show, so the number has one interval wherever it is printed. A
+published number is a share of the items the paper states, else gets a normal interval from its
+standard error; without either there is no interval, and the reason is kept for the page.
 """
 
 from __future__ import annotations
@@ -27,9 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from custom_metrics.common.leaderboard_types import Cell, Row
+from custom_metrics.common.leaderboard_types import Cell, Comparison, Row
 from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.leaderboard import procedures
+from custom_metrics.leaderboard.numbers import finite
 from custom_metrics.leaderboard.paired import PairedResult, paired_difference
 from custom_metrics.leaderboard.procedures import Interval
 from custom_metrics.leaderboard.registry import GENERIC_OUTCOMES, OTHER
@@ -61,19 +54,19 @@ class Evidence:
 def run_evidence(spec: PaperSpec, row: Row, key: str, cell: Cell, outcomes: Outcomes) -> Evidence:
     """The items behind a run's ``key`` cell and its interval."""
     value = cell.value
-    if value is None or not math.isfinite(value):
+    if not finite(value):
         return Evidence(None, reason="no number")
     task, metric = key.split("/", 1)
     metric = metric.split("[", 1)[0]
     logged = _logged(row, task, metric, outcomes)
-    if logged is not None and _binary(logged) and abs(float(np.mean(logged)) - value) <= _WHOLE:
+    if logged is not None and np.isin(logged, (0.0, 1.0)).all() and abs(float(np.mean(logged)) - value) <= _WHOLE:
         k, n = int(logged.sum()), len(logged)
         return Evidence(procedures.share_interval(k, n), k, n, basis="logged samples")
     paired = _paired(spec, row, task, metric, outcomes)
     if paired is not None and abs(paired.difference - value) <= _WHOLE:
         interval = None if paired.low is None else Interval(paired.low, paired.high, paired.test)
         return Evidence(interval, paired=paired, basis="logged samples of both tasks", reason=paired.no_interval)
-    if paired is None and _is_comparison(spec, task, metric):
+    if paired is None and _comparison(spec, task, metric) is not None:
         return Evidence(None, reason="a difference of two tasks: needs both tasks' logged samples")
     if cell.pm is not None and cell.se is None:
         return Evidence(None, reason="a mean over runs (its ± is their spread): no count of items behind it")
@@ -92,10 +85,10 @@ def run_evidence(spec: PaperSpec, row: Row, key: str, cell: Cell, outcomes: Outc
 def paper_evidence(spec: PaperSpec, row: Row, key: str, cell: Cell) -> Evidence:
     """The items the paper states behind its ``key`` number, and the interval they give."""
     value = cell.value
-    if value is None or not math.isfinite(value):
+    if not finite(value):
         return Evidence(None, reason="no number")
     task, metric = key.split("/", 1)
-    if _is_comparison(spec, task, metric):
+    if _comparison(spec, task, metric) is not None:
         return Evidence(None, reason="a difference of two of the paper's numbers: the paper gives no interval")
     n = cell.n
     docs = row.cells.get(f"{task}/#samples")
@@ -115,18 +108,15 @@ def _logged(row: Row, task: str, metric: str, outcomes: Outcomes) -> np.ndarray 
     return np.fromiter(found.values(), dtype=float, count=len(found)) if found else None
 
 
-def _binary(values: np.ndarray) -> bool:
-    return bool(np.isin(values, (0.0, 1.0)).all())
-
-
-def _is_comparison(spec: PaperSpec, task: str, metric: str) -> bool:
-    return any(c.task == task and c.label == metric for c in spec.board.comparisons)
+def _comparison(spec: PaperSpec, task: str, metric: str) -> Comparison | None:
+    """The paper comparison whose difference ``task``'s ``metric`` is (GEESE's effectiveness), named by its label."""
+    return next((c for c in spec.board.comparisons if c.task == task and c.label == metric), None)
 
 
 def _paired(spec: PaperSpec, row: Row, task: str, metric: str, outcomes: Outcomes) -> PairedResult | None:
     """The paired test of a paper comparison's two tasks (``task`` − its baseline) over the
-    documents both logged; the comparison is named by its label (GEESE's effectiveness)."""
-    comparison = next((c for c in spec.board.comparisons if c.task == task and c.label == metric), None)
+    documents both logged."""
+    comparison = _comparison(spec, task, metric)
     if comparison is None:
         return None
     paths = row.samples.get(comparison.task), row.samples.get(comparison.baseline)

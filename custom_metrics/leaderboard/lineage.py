@@ -49,8 +49,7 @@ def _setting(run: TaskRun, lineage: Lineage) -> str:
         n_original=lineage.of_docs,
         model_id=lineage.model,
     )
-    adjust = paper_of(lineage.task).board.adjust_runs
-    shown = (adjust([source], []) if adjust is not None else [source])[:1]
+    shown = paper_of(lineage.task).board.adjust_runs([source], [])[:1]
     parts = (shown[0].setting if shown else lineage.setting).split(", ")
     parts += [part for part in run.setting.split(", ") if part not in parts and not part.endswith("-shot")]
     return ", ".join(part for part in parts if part)

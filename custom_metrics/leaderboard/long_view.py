@@ -49,17 +49,11 @@ def chart_block(div_id: str, title: str, figure: dict | None) -> str:
     )
 
 
-def _metric_columns(table: Table) -> list[tuple[str, list[Column]]]:
-    """The table's metrics (with filter), each with the task columns that report it."""
-    metrics: dict[str, list[Column]] = {}
+def score_table(table: Table, spec: PaperSpec, paths: Paths, sample_pages: dict[Path, str]) -> str:
+    metrics: dict[str, list[Column]] = {}  # each metric (with its filter): the task columns that report it
     for column in table.columns:
         if column.kind != "samples":
             metrics.setdefault(column.key.split("/", 1)[1], []).append(column)
-    return list(metrics.items())
-
-
-def score_table(table: Table, spec: PaperSpec, paths: Paths, sample_pages: dict[Path, str]) -> str:
-    metrics = _metric_columns(table)
     tasks = list(dict.fromkeys(column.task for column in table.columns))
     columns = [
         TableColumn("Model", "The model (run rows: as named by --name, the sweep, or its checkpoint)."),
@@ -68,7 +62,7 @@ def score_table(table: Table, spec: PaperSpec, paths: Paths, sample_pages: dict[
         TableColumn("Row", "run = your results; published = the paper's table."),
         TableColumn("Data", "Full data, or ⚠ how the run was cut short (--limit / --samples)."),
     ]
-    for key, group in metrics:
+    for key, group in metrics.items():
         metric, _, suffix = key.partition("[")
         title = spec.board.metric_label(metric) + (f" [{suffix}" if suffix else "")
         tooltip = next(
@@ -87,7 +81,7 @@ def score_table(table: Table, spec: PaperSpec, paths: Paths, sample_pages: dict[
             subset = row.subsets.get(task)
             data = "published" if row.kind == "published" else f"⚠ {subset}" if subset else "all docs"
             line: list = [row.model, row.setting, spec.board.task_label(task), row.kind, data]
-            for key, _ in metrics:
+            for key in metrics:
                 cell = values.get(key)
                 line.append(number_cell(None) if cell is None else number_cell(cell.value, cell_text(cell)))
             docs = values.get("#samples")
@@ -106,7 +100,7 @@ def score_table(table: Table, spec: PaperSpec, paths: Paths, sample_pages: dict[
 
 def _note(spec: PaperSpec, row, task: str, values: dict, paths: Paths) -> str:
     named = {name: cell.value for name, cell in task_values(row, task).items()}
-    notes = [spec.board.remark(task, named) if spec.board.remark else ""]
+    notes = [spec.board.remark(task, named)]
     notes += [f"{name}: {cell.basis}" for name, cell in values.items() if cell.basis]
     if row.config_differences.get(task):
         notes.append(f"⚑ not this suite's task config: {row.config_differences[task]}")
@@ -200,7 +194,7 @@ def _pair_picker(key: str, count: int, rows: Sequence[str]) -> str:
     )
 
 
-def sample_links(logged: Sequence[LoggedTask], pages: dict[LoggedTask, str]) -> str:
+def sample_links(logged: Sequence[LoggedTask], pages: dict[Path, str]) -> str:
     parts = ["<h3>Logged samples</h3>"]
     if not logged:
         return parts[0] + "<p><em>No samples file beside these results (run lm_eval with --log_samples).</em></p>"
@@ -209,7 +203,7 @@ def sample_links(logged: Sequence[LoggedTask], pages: dict[LoggedTask, str]) -> 
         problems = f", {task.problems} unreadable" if task.problems else ""
         parts.append(
             f"<li>{html.escape(row_label(task.run.model, task.run.setting))}: "
-            f'<a href="samples/{pages[task]}">{html.escape(task.spec.board.task_label(task.run.task))}</a> '
+            f'<a href="samples/{pages[task.path]}">{html.escape(task.spec.board.task_label(task.run.task))}</a> '
             f"({len(task.rows)} doc{'' if len(task.rows) == 1 else 's'}{problems})</li>"
         )
     parts.append("</ul>")

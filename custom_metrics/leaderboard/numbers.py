@@ -10,6 +10,11 @@ import math
 from custom_metrics.common.leaderboard_types import Cell
 
 
+def finite(value: float | None) -> bool:
+    """A number to show, rank or draw: neither missing nor NaN nor infinite."""
+    return value is not None and math.isfinite(value)
+
+
 def format_number(value: float | None, column_kind: str = "metric") -> str:
     if value is None:
         return ""

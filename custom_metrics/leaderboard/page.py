@@ -1,28 +1,14 @@
 """The leaderboard as one self-contained folder: opens from disk, needs no network, zips.
 
-::
-
-    index.html            one tab per paper: the summary (ranked rows with intervals, Δ vs paper,
-                          paired verdicts), its charts and "All metrics" one click away
-    panels/<paper>.charts.js  a tab's charts, loaded when the tab first shows
-    panels/<paper>.long.js    a tab's long view (every metric, each run's tests within itself, a
-                          picker of two rows, sample links, notes), loaded when it is opened
-    panels/<paper>.pairs/<i>.js  row i's tests against every later row, loaded when picked
-    samples/index.html    every run and task whose samples were logged
-    samples/<run-task>.html  the logged samples of one task of one run (paged: ….page2.html ...)
-    samples/document.html, samples/docs/  one document across every run that logged it
-    assets/               DataTables (itables' offline bundle), plotly.js (basic bundle), the page's CSS/JS
-
-What grows with the runs squared (every pair's paired test) is in no page: it is in one file
-per row (``pair_shards``), each growing with the runs and loaded when its row is picked; the
-index holds the summary table and the long view a row per run and task, both growing with
-the runs (``bench/leaderboard_scale.py`` measures them at 10 to 300 runs).
-
-Every text that comes from a file (model names, paths, generations) is HTML-escaped
-here or drawn as text by the tables; the tests open the pages in Chromium with hostile
-names to keep it that way. No page shows a machine's absolute path (``display``).
-Scripts are deferred, so the first paint waits for none of them. The URL's fragment holds
-the state: ``#rule&sort=h1:asc&q=llama&limited=shown&view=long&cols=h2.h3&lsort=5:asc``.
+Its files, and what loads when: docs/comparing-models.md (the folder's table) and
+docs/leaderboard.md ("Load"). What grows with the runs squared (every pair's paired test) is in
+no page: it is in one file per row (``pair_shards``), loaded when its row is picked; the index
+holds the summary table and the long view a row per run and task (``bench/leaderboard_scale.py``
+measures them at 10 to 300 runs). Every text that comes from a file (model names, paths,
+generations) is HTML-escaped here or drawn as text by the tables; the tests open the pages in
+Chromium with hostile names to keep it that way. No page shows a machine's absolute path
+(``display``). Scripts are deferred, so the first paint waits for none of them. The URL's
+fragment holds the state: ``#rule&sort=h1:asc&q=llama&limited=shown&view=long&cols=h2.h3&lsort=5:asc``.
 """
 
 from __future__ import annotations
@@ -79,43 +65,8 @@ def write_site(
     document = samples_dir / sample_pages.DOCUMENT_PAGE
     document.write_text(sample_pages.document_page(_head("Document across runs", "../")), encoding="utf-8")
     sample_pages.write_document_data(samples_dir / "docs", logged, pages)
-    index = out / "index.html"
+    # The index: a tab per paper, its summary in the page, its charts and long view in files beside it.
     by_file = {task.path: task_pages.first for task, task_pages in pages.items()}
-    first_pages = {task: task_pages.first for task, task_pages in pages.items()}
-    text = _index(tables, specs, summaries, problems, logged, first_pages, by_file, differences, inputs, paths, out)
-    index.write_text(text, encoding="utf-8")
-    return [index, samples_dir / "index.html", *written, document]
-
-
-def _head(title: str, prefix: str, charts_too: bool = False, style: str = "") -> str:
-    """The page head: every script deferred (the first paint waits for none), ours last; plotly.js
-    is named, not loaded: ``leaderboard.js`` adds it after the load event, when it draws."""
-    scripts = [f"{prefix}assets/{datatable.ASSET}", f"{prefix}assets/leaderboard.js"]
-    plotly = f'<meta name="explain-eval-plotly" content="{prefix}assets/{charts.ASSET}">' if charts_too else ""
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{html.escape(title)}</title>"
-        f'<link rel="stylesheet" href="{prefix}assets/leaderboard.css">{plotly}'
-        + (f"<style>{style}</style>" if style else "")
-        + "".join(f'<script defer src="{src}"></script>' for src in scripts)
-        + "</head>"
-    )
-
-
-def _index(
-    tables: Sequence[Table],
-    specs: Sequence[PaperSpec],
-    summaries: Sequence[Summary],
-    problems: Sequence[Problem],
-    logged: Sequence[LoggedTask],
-    pages: dict[LoggedTask, str],
-    by_file: dict[Path, str],
-    differences: dict[str, list[Difference]],
-    inputs: Sequence[Path],
-    paths: Paths,
-    out: Path,
-) -> str:
     runs = sorted({(row.model, row.setting) for table in tables for row in table.rows if row.kind == "run"})
     # The checked tab's panel shows from the first paint, before any script ran.
     shown = ", ".join(f".tabs:has(#tab-{table.key}:checked) #panel-{table.key}" for table in tables)
@@ -147,9 +98,27 @@ def _index(
     parts.append("</div>")
     for table, spec, summary in zip(tables, specs, summaries):
         mine = [task for task in logged if task.spec is spec]
-        parts.append(_panel(table, spec, summary, mine, pages, by_file, differences.get(table.key, []), paths, out))
+        parts.append(_panel(table, spec, summary, mine, by_file, differences.get(table.key, []), paths, out))
     parts.append("</div></main></body></html>")
-    return "\n".join(parts)
+    index = out / "index.html"
+    index.write_text("\n".join(parts), encoding="utf-8")
+    return [index, samples_dir / "index.html", *written, document]
+
+
+def _head(title: str, prefix: str, charts_too: bool = False, style: str = "") -> str:
+    """The page head: every script deferred (the first paint waits for none), ours last; plotly.js
+    is named, not loaded: ``leaderboard.js`` adds it after the load event, when it draws."""
+    scripts = [f"{prefix}assets/{datatable.ASSET}", f"{prefix}assets/leaderboard.js"]
+    plotly = f'<meta name="explain-eval-plotly" content="{prefix}assets/{charts.ASSET}">' if charts_too else ""
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{html.escape(title)}</title>"
+        f'<link rel="stylesheet" href="{prefix}assets/leaderboard.css">{plotly}'
+        + (f"<style>{style}</style>" if style else "")
+        + "".join(f'<script defer src="{src}"></script>' for src in scripts)
+        + "</head>"
+    )
 
 
 def _panel(
@@ -157,7 +126,6 @@ def _panel(
     spec: PaperSpec,
     summary: Summary,
     logged: list[LoggedTask],
-    pages: dict[LoggedTask, str],
     by_file: dict[Path, str],
     differences: list[Difference],
     paths: Paths,
@@ -184,7 +152,7 @@ def _panel(
         [
             long_view.score_table(table, spec, paths, by_file),
             long_view.differences_block(key, spec, differences, pair_rows, paths),
-            long_view.sample_links(logged, pages),
+            long_view.sample_links(logged, by_file),
             long_view.notes_and_sources(table, paths),
         ]
     )

@@ -2,17 +2,10 @@
 
 Two accuracies measured on the same documents are correlated; their stderrs cannot be
 combined as if independent, and the difference of two means hides how many documents
-actually changed. The leaderboard computes the right test from the logged samples:
-
-- the difference A - B of the per-document outcomes, on the documents both logged
-  (matched by each paper's document key, not by position);
-- for 0/1 outcomes (every paper's: accuracies, success, well-formed) McNemar's exact test on
-  the documents that changed and its conditional Clopper-Pearson interval;
-- for other outcomes a paired bootstrap over the documents (fixed seed: reproducible pages);
-- in both, p < 0.05 exactly when the 95% interval excludes 0 (``procedures``). The page's
-  stars are Holm-adjusted within the pair's family (``differences``);
-- no interval of zero width: where no document changed (McNemar) or the resampled means all
-  coincide (bootstrap) the result has none and says why (``no_interval``).
+actually changed. So the difference A - B is taken per document, over the documents both
+logged (matched by each paper's document key, not by position), and tested as ``procedures``
+says: McNemar's exact test for 0/1 outcomes, else a paired bootstrap; where either gives no
+interval, ``no_interval`` says why.
 
 ``paired_matrix`` does every pair of many runs of one task at once (a matrix product per
 outcome), so a page of 100 runs costs milliseconds per task, not a test per pair in Python.

@@ -1,49 +1,16 @@
 """Every test and interval the leaderboard prints, each test with the interval it inverts.
 
-The numbers the papers report are shares of items (documents, questions, the judge's |N|),
-so the procedures are exact binomial ones, valid at any n, and need no standard error (an
-all-right run of 8 documents has a stderr of 0 and is still testable). Every two-sided p
-here is **central**: twice the smaller one-sided p, the p that the printed 95% interval
-inverts (scipy's ``binomtest`` and ``fisher_exact`` default to the "minlike" p instead,
-which sums every outcome no likelier than the observed one and can be smaller: 599 of 800
-against 0.7812 is 0.0316 central, 0.0291 minlike; the central one is printed so p < 0.05
-exactly when the interval excludes the null):
-
-- **a share against a paper's share on its own n items** (a run's accuracy against the
-  paper's, which is itself an estimate from the paper's test set): Fisher's exact test of the
-  2x2 table (run right/wrong, paper right/wrong), central, and the conditional exact 95%
-  interval of the odds ratio that inverts it (scipy ``odds_ratio(kind="conditional")``).
-  Chosen over Barnard's and Boschloo's exact unconditional tests, which are more powerful
-  but take seconds per 800-by-800 table (a page holds thousands) and come with no interval
-  from the same procedure in scipy; Fisher's is conservative (it never says "significant"
-  more often than it should);
-- **a share against a fixed number** (where the paper states no n): the exact binomial test,
-  central, whose inversion is the Clopper-Pearson interval. A run of ``n`` items whose most
-  extreme outcome could not reach p < 0.05 is too small to test, and is said to be;
-- **a reproduction verdict**: equivalence within ±δ of the paper's share (two one-sided
-  tests, TOST, by the inclusion principle: equivalent at level 0.05 exactly when the 90%
-  interval of the difference lies inside ±δ), the interval being Newcombe's hybrid score
-  interval of a difference of two independent shares (closed form from the two Wilson
-  intervals, defined at 0 of n and n of n; asymptotic, not exact);
-- **two shares on the same items** (two runs, or two tasks of one run, per document: GEESE's
-  effectiveness is one, its interval on the summary the same as its paired test's):
-  McNemar's exact test (the binomial test of the changed items) and its conditional
-  Clopper-Pearson interval, scaled to a difference over all items: p < 0.05 exactly when the
-  interval excludes 0. With no changed item it conditions on nothing: p = 1 and no interval
-  (an interval of zero width would claim the difference is exactly 0);
-- **a paired mean that is not a share**: a paired bootstrap over items (scipy ``bootstrap``,
-  fixed seed); its interval is read from the resampled means' order statistics and its p
-  counts them, so again p < 0.05 exactly when 0 is outside the interval. Items whose
-  resampled means all coincide (a handful of documents, or all alike) give no spread, so no
-  interval and no test, said so;
-- **many tests**: Holm's step-down adjustment within each family of tests that answers one
-  question (``holm_groups``: a run's tests against the paper, a pair of rows' tests), never
-  over the whole tab, so a verdict never moves when unrelated runs join the page; a star
-  means the adjusted p is below 0.05.
-
-``USES`` says which of them gives which number (the JSON export lists it; the docs' test
-reads each procedure the docs name against it). The pairwise procedures take arrays, so every
-pair of 100 runs is one vectorised call.
+Which test each number gets, why, and under which assumption: docs/leaderboard.md, "The
+statistics"; ``USES`` says the same to the code (the JSON export prints it, the docs' test
+holds every procedure the docs name to it). The papers' numbers are shares of items, so the
+procedures are exact binomial ones where one exists: valid at any n, needing no standard error
+(an all-right run of 8 documents has a stderr of 0 and is still testable). Every two-sided p is
+**central**, twice the smaller one-sided p: the p the printed 95% interval inverts (scipy's
+default "minlike" p can be smaller), so p < 0.05 exactly when the interval excludes the null.
+No interval has zero width: where the procedure gives none, the result says why. Holm's
+adjustment runs within each family of tests that answers one question (``holm_groups``),
+never over the whole tab. The pairwise procedures take arrays, so every pair of 100 runs is
+one vectorised call.
 """
 
 from __future__ import annotations
@@ -97,9 +64,7 @@ class Use:
     where: str = ""
 
 
-# Every procedure behind a number on the page and in the exports: the one place that says
-# which test and interval a number gets (the JSON export prints it, the docs' test holds
-# every procedure the docs name to it).
+# Every procedure behind a number on the page and in the exports (see the module docstring).
 USES = (
     Use(DELTA, FISHER, "the paper states the items its number is a share of"),
     Use(DELTA, EXACT_SHARE, "the paper states no count of items: its number taken as fixed"),

@@ -1,29 +1,17 @@
 """Ranks from the tests the page shows: 1 + the rows of a group significantly better.
 
-A rank says "no row is shown to beat this one more often than ..."; it must agree with the
-tests printed beside it, so it is read from them, per column, among the rows of one group:
-
-- two rows that logged the same documents of the column's task: their paired test on that
-  outcome (McNemar's exact test, or the paired bootstrap), with its adjusted p from the
-  pair's family (every paired test of those two rows on the tab: ``differences``);
-- else, when both numbers are k of n items: Fisher's exact test of the two counts
-  (independent samples; on the same documents it is conservative), Holm-adjusted within a
-  family of its own per pair, those two rows' count tests across the columns;
-- else no test: the pair does not count.
-
-A number no such test can take (a derived one, GEESE's effectiveness, with no count of items
-and no per-document outcome compared between rows) is not ranked, and says why; any other
-is ranked, rank 1 when no row is shown better (also when it is alone), so a newcomer can
-only move it by being significantly better.
-
-A row is significantly better when the adjusted p is below 0.05 and its number is the larger.
-Every family belongs to one pair of rows, so a row joining the page changes another row's
-rank only by being significantly better than it, never by making a family larger.
+A rank must agree with the tests printed beside it, so it is read from them, per column, among
+the rows of one group (docs/leaderboard.md, "Ranks from the tests shown"): two rows' paired
+test on the column's outcome where both logged its documents, with its adjusted p from the
+pair's family (``differences``); else, when both numbers are k of n items, Fisher's exact test
+of the two counts, Holm-adjusted within a family of its own per pair (those two rows' count
+tests across the columns); else no test. A number no such test can take is not ranked, and
+says why. Every family belongs to one pair of rows, so a row joining the page changes another
+row's rank only by being significantly better than it, never by making a family larger.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,6 +19,7 @@ import numpy as np
 
 from custom_metrics.leaderboard import procedures
 from custom_metrics.leaderboard.differences import Difference
+from custom_metrics.leaderboard.numbers import finite
 from custom_metrics.leaderboard.procedures import ALPHA
 
 NO_TEST = (
@@ -53,7 +42,7 @@ def rank_group(labels: Sequence[str], cells: Sequence[Sequence[Any]], difference
     found: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []  # (column, i, j, [k_i, n_i, k_j, n_j])
     for column in range(columns):
         col = [row[column] for row in cells]
-        present = np.array([_finite(cell.value) for cell in col])
+        present = np.array([finite(cell.value) for cell in col])
         counted = present & np.array([_counted(cell) for cell in col])
         tasks = [cell.task for cell in col]
         by_test = np.zeros((rows, rows), dtype=bool)
@@ -63,9 +52,8 @@ def rank_group(labels: Sequence[str], cells: Sequence[Sequence[Any]], difference
                     by_test[i, j] = by_test[j, i] = True
                     tested[[i, j], column] = True
                     compared[[i, j], column] += 1
-                    direction = _direction(p_adjusted, difference)
-                    if direction:
-                        beaten[j if direction > 0 else i, column] += 1
+                    if p_adjusted < ALPHA and difference != 0:  # the worse of the two is beaten
+                        beaten[j if difference > 0 else i, column] += 1
         keep = counted[first] & counted[second] & ~by_test[first, second]
         i, j = first[keep], second[keep]
         np.add.at(compared[:, column], i, 1)
@@ -85,7 +73,7 @@ def rank_group(labels: Sequence[str], cells: Sequence[Sequence[Any]], difference
         np.add.at(beaten, (j[better], column[better]), 1)
         np.add.at(beaten, (i[worse], column[worse]), 1)
     for column in range(columns):
-        present = [x for x, row in enumerate(cells) if _finite(row[column].value)]
+        present = [x for x, row in enumerate(cells) if finite(row[column].value)]
         for x in present:
             cell = cells[x][column]
             cell.compared = int(compared[x, column])
@@ -115,12 +103,6 @@ def _paired_by_outcome(
     return found
 
 
-def _direction(p_value: float, difference: float) -> int:
-    if p_value >= ALPHA or difference == 0:
-        return 0
-    return 1 if difference > 0 else -1
-
-
 def _metric(key: str) -> str:
     return key.split("/", 1)[1].split("[", 1)[0]
 
@@ -128,7 +110,3 @@ def _metric(key: str) -> str:
 def _counted(cell: Any) -> bool:
     evidence = cell.evidence
     return evidence is not None and evidence.k is not None and evidence.n is not None and evidence.n > 0
-
-
-def _finite(value: float | None) -> bool:
-    return value is not None and math.isfinite(value)

@@ -4,18 +4,14 @@ in them come from ``numbers`` and ``wording``, as on the page.
 CSV cells hold each number exactly (``repr`` of the harness' float, the paper's digits
 for published rows) so a script can check them against the results files; markdown and
 the page round for reading. Names come from files anyone can write, so both outputs keep
-them text: a CSV cell starting with ``=``, ``+``, ``-``, ``@``, tab or carriage return
-that is not a number gets a leading apostrophe (a spreadsheet would run it as a formula,
-the OWASP rule); markdown backslash-escapes what a renderer would act on (``<`` of raw
-HTML, ``[`` and ``]`` of links and images, emphasis, code, ``|``, ``$`` of math, ``&`` of
-an entity), and nothing else, so ``Zaninello & Magnini`` reads as written.
+them text: ``csv_cell`` (a spreadsheet would run a formula: the OWASP rule), ``_md``
+(escaping only what a renderer acts on, so ``Zaninello & Magnini`` reads as written).
 """
 
 from __future__ import annotations
 
 import csv
 import json
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -25,10 +21,9 @@ from custom_metrics.common.leaderboard_types import Cell, Column, Table
 from custom_metrics.common.results import Problem
 from custom_metrics.leaderboard.differences import Difference, row_label
 from custom_metrics.leaderboard.display import Paths
-from custom_metrics.leaderboard.numbers import cell_text, interval_text, p_digits, signed
+from custom_metrics.leaderboard.numbers import cell_text, finite, interval_text, p_digits, signed
 from custom_metrics.leaderboard.procedures import ALPHA, USES
 from custom_metrics.leaderboard.summary import Summary, SummaryCell, SummaryRow
-from custom_metrics.leaderboard.versus_paper import PaperDelta
 from custom_metrics.leaderboard.wording import (
     RANK_RULE,
     data_text,
@@ -55,21 +50,22 @@ def column_groups(table: Table) -> list[tuple[str, list[Column]]]:
 
 
 def markdown(
-    table: Table,
-    summary: Summary,
-    problems: Sequence[Problem],
-    differences: Sequence[Difference] = (),
-    paths: Paths | None = None,
+    table: Table, summary: Summary, problems: Sequence[Problem], differences: Sequence[Difference], paths: Paths
 ) -> str:
     """The paper's tables as markdown, in the page's order (your runs first, in rank order, then
     the published rows): the summary (rank, each headline with its 95% interval, data and flags),
     the Δ-vs-paper tests, every metric, paired differences."""
-    paths = paths or Paths([])
     ordered = summary_order(table, summary)
     lines = [f"## {_md(table.title)}"]
     if summary.headlines:
         lines += ["", "### Summary (your runs first, then the published rows; each in rank order)", ""]
-        lines.append(_summary_legend(summary, differences))
+        lines.append(
+            "Each number with its 95% interval and its rank on that column among the rows of its group "
+            f"({RANK_RULE}; `=` a tie; `ref`: the paper's rows, references, not ranked). "
+            f"{summary.tests} Δ-vs-paper test(s), Holm-adjusted within each run row's own family; reproduced: the "
+            f"90% interval of Δ inside ±{summary.margin:g}"
+            + (f"; {len(differences)} paired test(s), Holm-adjusted within each pair of rows." if differences else ".")
+        )
         lines += [""]
         heads = " | ".join(_md(h.label) for h in summary.headlines)
         lines.append(f"| rank | model | setting | row | data | {heads} | flags |")
@@ -149,20 +145,10 @@ def markdown(
     return "\n".join(lines) + "\n"
 
 
-def _summary_legend(summary: Summary, differences: Sequence[Difference]) -> str:
-    return (
-        "Each number with its 95% interval and its rank on that column among the rows of its group "
-        f"({RANK_RULE}; `=` a tie; `ref`: the paper's rows, references, not ranked). "
-        f"{summary.tests} Δ-vs-paper test(s), Holm-adjusted within each run row's own family; reproduced: the "
-        f"90% interval of Δ inside ±{summary.margin:g}"
-        + (f"; {len(differences)} paired test(s), Holm-adjusted within each pair of rows." if differences else ".")
-    )
-
-
 def _summary_cell(cell: SummaryCell) -> str:
     if cell.key is None or cell.cell is None:
         return "–"
-    if cell.value is None or not math.isfinite(cell.value):
+    if not finite(cell.value):
         return "NaN"
     interval = cell.interval
     text = cell_text(cell.cell).split(" ± ")[0]
@@ -199,47 +185,21 @@ def csv_cell(value: object) -> object:
     return value
 
 
-# Per headline, in the CSV and JSON: the summary's numbers and the test behind each.
-HEADLINE_FIELDS = (
-    "value",
-    "ci_low",
-    "ci_high",
-    "interval",
-    "items",
-    "rank",
-    "delta",
-    "vs",
-    "test",
-    "paper_items",
-    "p",
-    "p_holm",
-    "family",
-    "family_size",
-    "significant",
-    "interval_of",
-    "test_low",
-    "test_high",
-    "reproduced",
-    "tost_low",
-    "tost_high",
-    "margin",
-)
-
-
-def headline_fields(cell: SummaryCell, entry: SummaryRow) -> dict[str, object]:
-    """One summary number as exact values for scripts ("" where there is none)."""
-    if cell.key is None or cell.cell is None:
-        return dict.fromkeys(HEADLINE_FIELDS, "")
-    interval, delta, evidence = cell.interval, cell.delta, cell.evidence
+def headline_fields(cell: SummaryCell | None, entry: SummaryRow | None) -> dict[str, object]:
+    """One summary number as exact values for scripts ("" where there is none, and for no cell)."""
+    shown = cell is not None and cell.key is not None and cell.cell is not None
+    interval, evidence, delta = (cell.interval, cell.evidence, cell.delta) if shown else (None, None, None)
+    adjusted = delta is not None and delta.p_adjusted is not None
+    found = delta.equivalence if delta is not None else None
     return {
-        "value": _exact(cell.cell, pm=False),
+        "value": _exact(cell.cell, pm=False) if shown else "",
         "ci_low": "" if interval is None else repr(interval.low),
         "ci_high": "" if interval is None else repr(interval.high),
         "interval": (f"none: {evidence.reason}" if evidence is not None and evidence.reason else "")
         if interval is None
         else interval.method,
         "items": "" if evidence is None or evidence.items is None else evidence.items,
-        "rank": rank_text(cell, entry),
+        "rank": rank_text(cell, entry) if shown else "",
         "delta": "" if delta is None or delta.difference is None else repr(delta.difference),
         "vs": ""
         if delta is None
@@ -247,27 +207,22 @@ def headline_fields(cell: SummaryCell, entry: SummaryRow) -> dict[str, object]:
         "test": "" if delta is None else delta.test,
         "paper_items": "" if delta is None or delta.paper_items is None else delta.paper_items,
         "p": "" if delta is None or delta.p_value is None else repr(delta.p_value),
-        "p_holm": "" if delta is None or delta.p_adjusted is None else repr(delta.p_adjusted),
-        "family": "" if delta is None or delta.p_adjusted is None else delta.family_name,
-        "family_size": "" if delta is None or delta.p_adjusted is None else delta.family,
+        "p_holm": repr(delta.p_adjusted) if adjusted else "",
+        "family": delta.family_name if adjusted else "",
+        "family_size": delta.family if adjusted else "",
         "significant": "" if delta is None or not delta.tested else delta.significant,
         "interval_of": "" if delta is None or delta.low is None else delta.interval_of,
         "test_low": "" if delta is None or delta.low is None else repr(delta.low),
         "test_high": "" if delta is None or delta.high is None else repr(delta.high),
-        **_equivalence_fields(delta),
+        "reproduced": "" if found is None else found.equivalent,
+        "tost_low": "" if found is None else repr(found.low),
+        "tost_high": "" if found is None else repr(found.high),
+        "margin": "" if found is None else found.margin,
     }
 
 
-def _equivalence_fields(delta: PaperDelta | None) -> dict[str, object]:
-    found = delta.equivalence if delta is not None else None
-    if found is None:
-        return {"reproduced": "", "tost_low": "", "tost_high": "", "margin": ""}
-    return {
-        "reproduced": found.equivalent,
-        "tost_low": repr(found.low),
-        "tost_high": repr(found.high),
-        "margin": found.margin,
-    }
+# Per headline, in the CSV and JSON: the summary's numbers and the test behind each.
+HEADLINE_FIELDS = tuple(headline_fields(None, None))
 
 
 def write_csv(table: Table, summary: Summary, path: Path, paths: Paths) -> None:
@@ -275,7 +230,9 @@ def write_csv(table: Table, summary: Summary, path: Path, paths: Paths) -> None:
     short), flags, each headline's value, interval, rank, Δ vs paper, test, p and Holm's p;
     then every metric with its ± column where any row has one; files as the page names them."""
     columns = [c for c in table.columns if any(c.key in row.cells for row in table.rows)]
-    with_pm = {c.key for c in columns if any(_has_pm(row.cells.get(c.key)) for row in table.rows)}
+    with_pm = {
+        c.key for c in columns if any(c.key in row.cells and row.cells[c.key].pm is not None for row in table.rows)
+    }
     header = ["rank", "model", "setting", "row", "data", "flags"]
     for headline in summary.headlines:
         header += [f"{headline.keys[0]} {name}" for name in HEADLINE_FIELDS]
@@ -292,12 +249,7 @@ def write_csv(table: Table, summary: Summary, path: Path, paths: Paths) -> None:
             flags = "; ".join(paths.text(flag) for flag in row_flags(row))
             line: list[object] = [rank, row.model, row.setting, row.kind, data_text(row, entry), flags]
             for index in range(len(summary.headlines)):
-                fields = (
-                    headline_fields(entry.cells[index], entry)
-                    if entry is not None
-                    else dict.fromkeys(HEADLINE_FIELDS, "")
-                )
-                line += list(fields.values())
+                line += list(headline_fields(entry.cells[index] if entry else None, entry).values())
             for column in columns:
                 cell = row.cells.get(column.key)
                 line.append(_exact(cell, pm=False))
@@ -326,7 +278,10 @@ def write_json(table: Table, summary: Summary, differences: Sequence[Difference]
                 }
                 if entry is not None
                 else {},
-                "metrics": {key: _json_number(cell.value) for key, cell in row.cells.items() if cell.value is not None},
+                # strict JSON: NaN is null
+                "metrics": {
+                    key: c.value if finite(c.value) else None for key, c in row.cells.items() if c.value is not None
+                },
                 "sources": [paths.show(source) for source in row.sources],
             }
         )
@@ -356,10 +311,6 @@ def write_json(table: Table, summary: Summary, differences: Sequence[Difference]
         "notes": [paths.text(note) for note in table.notes],
     }
     path.write_text(json.dumps(document, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-
-
-def _json_number(value: float) -> float | None:
-    return value if math.isfinite(value) else None  # strict JSON: NaN is null
 
 
 DIFFERENCE_COLUMNS = (
@@ -419,10 +370,6 @@ def write_differences_csv(differences: Sequence[Difference], path: Path, paths: 
                     *(paths.show(source) for source in d.sources),
                 ]
             )
-
-
-def _has_pm(cell: Cell | None) -> bool:
-    return cell is not None and cell.pm is not None
 
 
 def _exact(cell: Cell | None, pm: bool) -> str:

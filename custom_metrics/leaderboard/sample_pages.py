@@ -1,17 +1,12 @@
 """The sample viewer: the logged samples of each task run, paged
 (``samples/<paper>-<model>-<setting>-<task>.html``, then ``….page2.html`` ...), an index of
 them, and the document view (``samples/document.html``): one document across every run that
-logged it, HELM-style.
+logged it, HELM-style (docs/leaderboard.md, "Sample pages").
 
 A page holds at most ``ROWS_PER_PAGE`` rows and about ``PAGE_BYTES`` of them, whatever the
-rows hold (a 200,000-line samples file is 200 pages, each a click from the others), so a
-huge run opens as fast as a small one. Each row links to its document's view, where the
-prompt and what every run answered sit side by side: fields that every run logged alike
-(the document itself) once, the rest (outputs, scores) one line per run. The document
-view reads its data from small script files (``samples/docs/``), loaded when asked for.
-
-Files are named as the pages name them everywhere (below their input folder, no machine
-path), judges by their friendly spec (the paper's ``SampleView`` does that for its fields).
+rows hold, so a huge run opens as fast as a small one. The document view reads its data from
+small script files (``samples/docs/``), loaded when asked for. Files are named as the pages
+name them everywhere (below their input folder, no machine path).
 """
 
 from __future__ import annotations
@@ -159,14 +154,10 @@ def _pager(pages: Pages, number: int, total: int) -> str:
     if len(pages.names) == 1:
         return ""
     start, end = pages.bounds[number - 1]
-    links = []
-    for index, name in enumerate(pages.names, start=1):
-        label = f"{index}"
-        links.append(
-            f'<span aria-current="page">{label}</span>'
-            if index == number
-            else f'<a href="{html.escape(name)}">{label}</a>'
-        )
+    links = [
+        f'<span aria-current="page">{index}</span>' if index == number else f'<a href="{html.escape(name)}">{index}</a>'
+        for index, name in enumerate(pages.names, start=1)
+    ]
     previous = f'<a href="{html.escape(pages.names[number - 2])}" rel="prev">‹ previous</a> · ' if number > 1 else ""
     following = (
         f' · <a href="{html.escape(pages.names[number])}" rel="next">next ›</a>' if number < len(pages.names) else ""

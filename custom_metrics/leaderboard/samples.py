@@ -13,7 +13,6 @@ hostile generation must not hide the rest of a run.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from custom_metrics.common.leaderboard_types import SampleView, default_doc_key
 from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.common.results import TaskRun, current_metric_name
 from custom_metrics.common.samples import normalised
+from custom_metrics.leaderboard.numbers import finite
 
 PROBLEM = "problem"
 PROMPT = "prompt"
@@ -138,7 +138,7 @@ def _row(logged: LoggedTask, line: str, number: int, extra: dict[str, Any]) -> t
         row.update(extra)
         if view is not None and view.outcomes is not None:
             for metric, value in view.outcomes(task, sample).items():
-                if value is not None and math.isfinite(value):
+                if finite(value):
                     logged.outcomes.setdefault(current_metric_name(task, metric), {})[key] = float(value)
     except _SHAPE_ERRORS as error:
         row[PROBLEM] = f"line {number}: unexpected sample content ({type(error).__name__}: {error})"

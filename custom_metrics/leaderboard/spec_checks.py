@@ -27,6 +27,7 @@ from typing import Any
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.leaderboard.spec_faults import REGISTRY, load_problems, regex_fault
+from custom_metrics.leaderboard.task_configs import folder_configs, folder_groups, paper_metrics
 
 RECIPE = 'docs/development.md, "Adding a paper"'
 
@@ -55,20 +56,16 @@ def spec_problems(specs: Sequence[PaperSpec], tasks_root: Path, repo: Path, only
         problems += _range_problems(spec)
         problems += _word_problems(spec)
         problems += _data_problems(spec, repo)
-        problems += _readme_problems(spec, folder)
+        if not (folder / "README.md").is_file():
+            problems.append(
+                f"{spec.key}: lm_eval_tasks/{spec.key}/README.md is missing: write it in the harness' format (title, "
+                f"### Paper, ### Citation, ### Groups, Tags, and Tasks, ### Checklist; {RECIPE}, step 3)"
+            )
         problems += _utils_problems(spec, folder)
     return list(dict.fromkeys(problems))
 
 
-def _known(spec: PaperSpec) -> dict[str, list[str]]:
-    from custom_metrics.leaderboard.task_configs import paper_metrics  # reads the YAMLs: full checks only
-
-    return paper_metrics(spec)
-
-
 def _folder_problems(spec: PaperSpec, specs: Sequence[PaperSpec], folder: Path) -> list[str]:
-    from custom_metrics.leaderboard.task_configs import folder_configs, folder_groups
-
     if regex_fault(spec.pattern):
         return []  # named by load_problems
     problems = []
@@ -87,7 +84,7 @@ def _folder_problems(spec: PaperSpec, specs: Sequence[PaperSpec], folder: Path) 
         for group in folder_groups(folder)
         if not re.match(spec.pattern, group)
     ]
-    known = _known(spec)
+    known = paper_metrics(spec)
     problems += [
         f"{spec.key}: task_order names {task}, which is no task of lm_eval_tasks/{spec.key}/ nor of extra_tasks"
         for task in spec.board.task_order
@@ -98,7 +95,7 @@ def _folder_problems(spec: PaperSpec, specs: Sequence[PaperSpec], folder: Path) 
 
 def _column_problems(spec: PaperSpec) -> list[str]:
     """Headlines, comparisons, charts and published rows name columns that some run or the paper fills."""
-    known = _known(spec)
+    known = paper_metrics(spec)
     derived = set(spec.board.derived_metrics)
 
     def missing(key: str, where: str) -> str | None:
@@ -128,7 +125,7 @@ def _range_problems(spec: PaperSpec) -> list[str]:
     results file's 1.5 or -500 under a name without one would be shown (``common.metric_ranges``)."""
     ranges = getattr(importlib.import_module(f"custom_metrics.{spec.key}"), "METRIC_RANGES", {})
     reported: dict[str, str] = {}
-    for task, metrics in _known(spec).items():
+    for task, metrics in paper_metrics(spec).items():
         for metric in metrics:
             reported.setdefault(metric, f"{task}'s metric_list")
     reported |= {metric: "the board's derived_metrics" for metric in spec.board.derived_metrics}
@@ -142,7 +139,7 @@ def _range_problems(spec: PaperSpec) -> list[str]:
 
 def _word_problems(spec: PaperSpec) -> list[str]:
     """Labels and definitions are for tasks and metrics that exist (a typo shows the bare name)."""
-    known = _known(spec)
+    known = paper_metrics(spec)
     metrics = {metric for listed in known.values() for metric in listed} | set(spec.board.derived_metrics)
     where = f"custom_metrics/{spec.key}/leaderboard.py (or the words.yaml it reads)"
     problems = [
@@ -216,15 +213,6 @@ def _data_problems(spec: PaperSpec, repo: Path) -> list[str]:
         if source not in listed
     ]
     return problems
-
-
-def _readme_problems(spec: PaperSpec, folder: Path) -> list[str]:
-    if (folder / "README.md").is_file():
-        return []
-    return [
-        f"{spec.key}: lm_eval_tasks/{spec.key}/README.md is missing: write it in the harness' format (title, "
-        f"### Paper, ### Citation, ### Groups, Tags, and Tasks, ### Checklist; {RECIPE}, step 3)"
-    ]
 
 
 def _utils_problems(spec: PaperSpec, folder: Path) -> list[str]:

@@ -1,27 +1,16 @@
-"""The summary view of a paper: who is best, how far from the paper, is it significant.
+"""The summary view of a paper: who is best, how far from the paper, is it significant
+(docs/leaderboard.md, "The summary view").
 
-One row per model and setting (runs and the paper's rows), one column per task's
-headline metric (``Board.headlines``), each number with its 95% interval (``evidence``)
-and, on run rows, its Δ vs paper (``versus_paper``). Rows fall in groups:
-
-- **ranked**: full-data runs, with the paper's rows beside them as references;
-- **limited**: runs on part of the data (``--limit``/``--samples``, or derived from such a
-  run, e.g. an IBE selector fitted on a ``--samples`` run), ranked among themselves;
-- **unranked**: rows with no finite headline number (NaN), by name.
-
-Ranks come from the tests the page shows: per column, a row's rank is 1 + the number of
-rows of its group significantly better than it (Holm-adjusted p < 0.05 within the pair's
-family, ``ranks``): by the paired test on the documents both logged where the pair has one,
-else by Fisher's exact test of their two counts. Rows no test separates share a rank (1, 1,
-3); a number no test can take (a derived one with no count of items) is not ranked. The rank of a row is its rank on
-the paper's main metric (the first headline that is not a sanity check), or, for a row without
-it, on the first headline it is ranked on, named beside the rank. The paper's rows
-are references, not contenders, unless asked for (``rank_published``); sanity checks
-(GEESE's hint = gold label) are never ranked on.
-Rows are ordered your runs first (full, then on part of the data, then without a number),
-then the published rows, each block by the main metric (rows without it after, by name): a
-newcomer's own numbers open the page however many rows the paper prints. The page re-sorts
-inside each block.
+One row per model and setting, one column per task's headline metric (``Board.headlines``),
+each number with its 95% interval (``evidence``) and, on run rows, its Δ vs paper
+(``versus_paper``). Rows fall in groups, each ranked on its own (``ranks``): **ranked** (full-data
+runs), **limited** (runs on part of the data, or derived from such a run, e.g. an IBE selector
+fitted on a ``--samples`` run) and **unranked** (no finite headline number). A row's rank is its
+rank on the paper's main metric (the first headline that is not a sanity check), else on the
+first headline it is ranked on, named beside it; the paper's rows are references unless
+``rank_published``, and sanity checks are never ranked on. Rows are ordered your runs first (by
+group), then the published rows, each block by the main metric: a newcomer's own numbers open
+the page however many rows the paper prints.
 """
 
 from __future__ import annotations
@@ -36,6 +25,7 @@ from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.leaderboard import procedures
 from custom_metrics.leaderboard.differences import Difference, row_label
 from custom_metrics.leaderboard.evidence import Evidence, Outcomes, paper_evidence, run_evidence
+from custom_metrics.leaderboard.numbers import finite
 from custom_metrics.leaderboard.ranks import rank_group
 from custom_metrics.leaderboard.versus_paper import PaperDelta, adjust, paper_delta
 
@@ -142,7 +132,11 @@ def build_summary(
         cells = [_cell(spec, headline, row, published, outcomes or {}, margin) for headline in summary.headlines]
         if any(cell.key for cell in cells):
             summary.rows.append(SummaryRow(row, cells, contender=row.kind == "run" or rank_published))
-    _adjust(summary)
+    for entry in summary.rows:  # Holm within each run row's own tests against the paper: its stars rest on it alone
+        cells = [cell for cell in entry.cells if cell.delta is not None]
+        family = f"Δ vs paper of {row_label(entry.row.model, entry.row.setting)}"
+        for cell, delta in zip(cells, adjust([cell.delta for cell in cells], family)):
+            cell.delta = delta
     _rank(summary, differences)
     return summary
 
@@ -172,29 +166,11 @@ def _cell(
     )
 
 
-def family_name(row: Row) -> str:
-    """The family of a run row's Δ-vs-paper tests, in words."""
-    return f"Δ vs paper of {row_label(row.model, row.setting)}"
-
-
-def _adjust(summary: Summary) -> None:
-    """Holm within each run row's tests against the paper: one family per row, so a row's
-    stars depend on its own numbers only."""
-    for entry in summary.rows:
-        cells = [cell for cell in entry.cells if cell.delta is not None]
-        for cell, delta in zip(cells, adjust([cell.delta for cell in cells], family_name(entry.row))):
-            cell.delta = delta
-
-
-def _finite(value: float | None) -> bool:
-    return value is not None and math.isfinite(value)
-
-
 def _rank(summary: Summary, differences: Sequence[Difference]) -> None:
     main_index = summary.headlines.index(summary.main) if summary.main else None
     for entry in summary.rows:
         main = entry.cells[main_index] if main_index is not None else None
-        has_value = any(_finite(cell.value) for cell in entry.cells)
+        has_value = any(finite(cell.value) for cell in entry.cells)
         limited = main.limited if main is not None and main.key else any(cell.limited for cell in entry.cells)
         entry.group = LIMITED if limited else RANKED if has_value else UNRANKED
     for group in (RANKED, LIMITED):
@@ -214,7 +190,7 @@ def _rank(summary: Summary, differences: Sequence[Difference]) -> None:
 
     def main_value(entry: SummaryRow) -> float:
         value = entry.cells[main_index].value if main_index is not None else None
-        return value if _finite(value) else -math.inf
+        return value if finite(value) else -math.inf
 
     order = {RANKED: 0, LIMITED: 1, UNRANKED: 2}
     summary.rows.sort(

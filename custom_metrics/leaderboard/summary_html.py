@@ -2,27 +2,24 @@
 
 A plain table, drawn by the server and sorted by ``assets/leaderboard.js`` (a few dozen
 rows need no DataTables): one ``<tbody>`` per group of your runs (ranked, limited,
-unranked), then one of the published rows, so your own numbers come first however many rows
-the paper prints, and sorting by any column never mixes runs on part of the data with full
-ones, nor the paper's rows with yours. The model
-column is the row header (pinned on a phone); columns after the first two headlines are
-``secondary`` (collapsed on a phone, one button away). Every number from a logged run
-links to its sample page; Δ and its test sit under the number they qualify.
+unranked), then one of the published rows, so sorting by any column never mixes runs on part
+of the data with full ones, nor the paper's rows with yours. The model column is the row
+header (pinned on a phone); columns after the first two headlines are ``secondary``
+(collapsed on a phone, one button away).
 """
 
 from __future__ import annotations
 
 import html
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from custom_metrics.common.leaderboard_types import Table
+from custom_metrics.common.leaderboard_types import Headline, Table
 from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.leaderboard.differences import Difference
 from custom_metrics.leaderboard.display import Paths, hub_url
-from custom_metrics.leaderboard.numbers import cell_text, format_number, interval_text, p_digits, p_text, signed
+from custom_metrics.leaderboard.numbers import cell_text, finite, format_number, interval_text, p_digits, p_text, signed
 from custom_metrics.leaderboard.procedures import ALPHA, BOOTSTRAP, EXACT_SHARE, FISHER
 from custom_metrics.leaderboard.summary import LIMITED, RANKED, UNRANKED, Summary, SummaryCell, SummaryRow
 from custom_metrics.leaderboard.wording import RANK_RULE, delta_words, rank_text, reference_value, row_flags
@@ -58,11 +55,11 @@ def column_id(index: int) -> str:
 
 
 def summary_section(table: Table, spec: PaperSpec, summary: Summary, context: SummaryContext) -> str:
-    key = table.key
-    main = summary.main
-    parts = [_controls(key, spec, summary, table), _table(key, spec, summary, context)]
-    parts.append(_definitions(key, spec, summary))
-    return "\n".join(parts) if main is not None or summary.rows else ""
+    if summary.main is None and not summary.rows:
+        return ""
+    return "\n".join(
+        [_controls(table.key, spec, summary), _table(table.key, spec, summary, context), _definitions(spec, summary)]
+    )
 
 
 def lead(spec: PaperSpec, summary: Summary) -> str:
@@ -101,7 +98,7 @@ def _row_name(entry: SummaryRow) -> str:
     return f"{row.model} · {row.setting}" if row.setting else row.model
 
 
-def _controls(key: str, spec: PaperSpec, summary: Summary, table: Table) -> str:
+def _controls(key: str, spec: PaperSpec, summary: Summary) -> str:
     limited = sum(1 for r in summary.rows if r.group == LIMITED)
     hide = summary.full_runs and limited > 0
     checkbox = (
@@ -127,8 +124,7 @@ def _controls(key: str, spec: PaperSpec, summary: Summary, table: Table) -> str:
 def _table(key: str, spec: PaperSpec, summary: Summary, context: SummaryContext) -> str:
     main = summary.main
     main_index = summary.headlines.index(main) if main else -1
-    shown_on_phone = {i for i, h in enumerate(summary.headlines) if not h.sanity}
-    shown_on_phone = set(sorted(shown_on_phone)[:SHOWN_ON_PHONE])
+    shown_on_phone = set([i for i, h in enumerate(summary.headlines) if not h.sanity][:SHOWN_ON_PHONE])
     unit = summary.families[main.family].unit if main and main.family in summary.families else ""
     caption = (
         f"{spec.key.upper()} summary: one row per model and setting, ranked by {main.label}"
@@ -147,13 +143,7 @@ def _table(key: str, spec: PaperSpec, summary: Summary, context: SummaryContext)
         "</th>",
     ]
     for index, headline in enumerate(summary.headlines):
-        classes = ["num", column_id(index)]
-        if index not in shown_on_phone:
-            classes.append("secondary")
-        if headline.sanity:
-            classes.append("sanity")
-        if index == main_index:
-            classes.append("main")
+        classes = _column_classes(index, headline, shown_on_phone, main_index)
         definition = _definition(spec, headline)
         head.append(
             f'<th scope="col" class="{" ".join(classes)}" data-col="{column_id(index)}"'
@@ -192,11 +182,17 @@ def _table(key: str, spec: PaperSpec, summary: Summary, context: SummaryContext)
     )
 
 
+def _column_classes(index: int, headline: Headline, shown_on_phone: set[int], main_index: int) -> list[str]:
+    """A headline column's classes, on its header and on its cells alike."""
+    flags = (("secondary", index not in shown_on_phone), ("sanity", headline.sanity), ("main", index == main_index))
+    return ["num", column_id(index), *(name for name, on in flags if on)]
+
+
 def _quoted(text: str) -> str:
     return f'"{_e(text)}"'
 
 
-def _definition(spec: PaperSpec, headline) -> str:
+def _definition(spec: PaperSpec, headline: Headline) -> str:
     task, metric = headline.keys[0].split("/", 1)
     return spec.board.definition(task, metric)
 
@@ -222,16 +218,10 @@ def _row(
         _model_cell(entry, context.paths),
     ]
     for index, cell in enumerate(entry.cells):
-        extra = ["num", column_id(index)]
-        if index not in shown_on_phone:
-            extra.append("secondary")
-        if cell.headline.sanity:
-            extra.append("sanity")
-        if index == main_index:
-            extra.append("main")
+        extra = _column_classes(index, cell.headline, shown_on_phone, main_index)
         if cell.delta is not None and cell.delta.significant:
             extra.append("significant")
-        sort = "" if cell.value is None or not math.isfinite(cell.value) else repr(cell.value)
+        sort = repr(cell.value) if finite(cell.value) else ""
         ranked = rank_text(cell, entry)
         rank_attrs = f' data-rank="{_e(ranked)}" data-rank-sort="{cell.rank if cell.rank and entry.contender else ""}"'
         cells.append(
@@ -280,7 +270,7 @@ def _model_cell(entry: SummaryRow, paths: Paths) -> str:
 def _score(cell: SummaryCell, entry: SummaryRow, context: SummaryContext) -> str:
     if cell.key is None or cell.cell is None:
         return '<span class="na" title="not run">–</span>'
-    if cell.value is None or not math.isfinite(cell.value):
+    if not finite(cell.value):
         return '<span class="na" title="the harness returned NaN: undefined on these documents">NaN</span>'
     value, _, pm = cell_text(cell.cell).partition(" ± ")
     shown = _e(value) + (f'<span class="pm"> ± {_e(pm)}</span>' if pm else "")
@@ -372,7 +362,7 @@ def _notes(entry: SummaryRow, main_index: int, context: SummaryContext) -> str:
     return text
 
 
-def _definitions(key: str, spec: PaperSpec, summary: Summary) -> str:
+def _definitions(spec: PaperSpec, summary: Summary) -> str:
     items = "".join(
         f"<dt>{_e(h.label)}{' (sanity check: never ranked)' if h.sanity else ''}</dt>"
         f"<dd>{_e(_definition(spec, h) or 'No definition recorded.')} <code>{_e(' or '.join(h.keys))}</code></dd>"

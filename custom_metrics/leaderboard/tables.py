@@ -6,11 +6,8 @@ Choices a reader must know about, stated in every rendered table's notes:
   an IBE report) joins its model's row when that model has one setting;
 - when a model has several runs of a task in one setting, the newest is used and the
   others are listed;
-- runs of one model and setting made differently (full data or cut short, harness version
-  recorded or which) that would meet in one row (a task
-  run both ways, or the two tasks of a paper's comparison such as GEESE's effectiveness) are
-  kept apart, each batch a row of its own named by how it differs (``separate_batches``), so
-  no row's numbers, or a difference derived from two of them, mix documents or harnesses;
+- runs of one model and setting made differently that would meet in one row are kept apart
+  (``separate_batches``), so no row's numbers mix documents or harnesses;
 - ± on run rows is the harness' stderr; on published rows it is what the paper printed;
 - runs cut short with ``--limit`` or ``--samples`` are flagged: they are not comparable
   with full-data rows.
@@ -64,15 +61,10 @@ def separate_batches(runs: Sequence[TaskRun]) -> list[TaskRun]:
     harness version not recorded]``); ``model_id`` keeps the model, so each batch still meets
     the paper's row of its model."""
     shown = [_as_shown(run) for run in runs]
-    settings: dict[str, set[str]] = {}
-    for run in shown:
-        if run.setting:
-            settings.setdefault(run.model, set()).add(run.setting)
+    only = only_settings(shown)
     groups: dict[tuple[str, str], list[tuple[TaskRun, str]]] = {}
-    for original, run in zip(runs, shown):  # as ``run_rows`` makes rows: no setting joins the model's only one
-        known = settings.get(run.model, set())
-        setting = run.setting or (next(iter(known)) if len(known) == 1 else "")
-        groups.setdefault((run.model, setting), []).append((original, run.task))
+    for original, run in zip(runs, shown):  # as ``run_rows`` makes rows
+        groups.setdefault((run.model, run.setting or only.get(run.model, "")), []).append((original, run.task))
     renamed: dict[int, TaskRun] = {}
     for group in groups.values():
         batches: dict[tuple[str, str], set[str]] = {}
@@ -90,10 +82,7 @@ def separate_batches(runs: Sequence[TaskRun]) -> list[TaskRun]:
 def _as_shown(run: TaskRun) -> TaskRun:
     """The run as its paper's ``adjust_runs`` hook shows it (REG's mode in the setting, the GEESE
     authors' task names read as ours): the row and task it will land in."""
-    spec = paper_of(run.task)
-    if spec.board.adjust_runs is None:
-        return run
-    found = spec.board.adjust_runs([run], [])
+    found = paper_of(run.task).board.adjust_runs([run], [])
     return found[0] if found else run
 
 
@@ -157,15 +146,13 @@ def build_tables(runs: Sequence[TaskRun], papers: Sequence[str] = ()) -> list[Ta
 
 
 def build_table(
-    spec: PaperSpec, runs: list[TaskRun], notes: list[str], passed: dict[tuple[str, str], list[str]] | None = None
+    spec: PaperSpec, runs: list[TaskRun], notes: list[str], passed: dict[tuple[str, str], list[str]]
 ) -> Table:
     published = spec.board.published()
-    if spec.board.adjust_runs is not None:
-        runs = spec.board.adjust_runs(runs, notes)
-    rows = run_rows(runs, spec, passed or {}) + [_published_row(row) for row in published]
+    runs = spec.board.adjust_runs(runs, notes)
+    rows = run_rows(runs, spec, passed) + [_published_row(row) for row in published]
     columns = _columns(spec, runs, published)
-    if spec.board.derive is not None:
-        columns = spec.board.derive(columns, rows, runs, notes)
+    columns = spec.board.derive(columns, rows, runs, notes)
     chart_keys = [c.key for c in columns if c.metric in spec.board.chart_metrics and c.kind != "samples"]
     if spec is OTHER:
         chart_keys = _first_metric_per_task(columns)
@@ -174,7 +161,11 @@ def build_table(
         notes.append(spec.board.pm_note)
     if runs:
         notes.append("± on run rows: the harness' stderr, where it reports one (none where it is 0 by construction).")
-    notes += _config_notes(rows)
+    notes += [
+        f"{row.model}{f' ({row.setting})' if row.setting else ''}, {task}: not this suite's task config: {difference}."
+        for row in rows
+        for task, difference in sorted(row.config_differences.items())
+    ]
     if any(c.value is not None and math.isnan(c.value) for r in rows for c in r.cells.values()):
         notes.append(
             "NaN: the harness (or ibe_postprocess) returned NaN, e.g. a per-label accuracy with "
@@ -183,26 +174,29 @@ def build_table(
     return Table(spec.key, spec.title, columns, rows, chart_keys, notes)
 
 
-def run_rows(
-    runs: list[TaskRun], spec: PaperSpec = OTHER, passed: dict[tuple[str, str], list[str]] | None = None
-) -> list[Row]:
+def only_settings(runs: Sequence[TaskRun]) -> dict[str, str]:
+    """Each model's setting where its runs name exactly one: a run naming none joins its row."""
+    settings: dict[str, set[str]] = {}
+    for run in runs:
+        if run.setting:
+            settings.setdefault(run.model, set()).add(run.setting)
+    return {model: next(iter(found)) for model, found in settings.items() if len(found) == 1}
+
+
+def run_rows(runs: list[TaskRun], spec: PaperSpec, passed: dict[tuple[str, str], list[str]]) -> list[Row]:
     """One row per (model, setting); a run without a setting joins its model's only row.
 
     Each row also keeps, per task, its samples file and how the run's logged task config
     differs from the suite's (``task_configs``); how its results files differ from each other
     (batch size, model args, harness version) and which files its tasks passed over."""
-    settings: dict[str, set[str]] = {}
-    for run in runs:
-        if run.setting:
-            settings.setdefault(run.model, set()).add(run.setting)
+    only = only_settings(runs)
     rows: dict[tuple[str, str], Row] = {}
     how: dict[tuple[str, str], list[TaskRun]] = {}
     for run in sorted(runs, key=lambda run: (run.model, run.setting, run.task)):
-        known = settings.get(run.model, set())
-        setting = run.setting or (next(iter(known)) if len(known) == 1 else "")
+        setting = run.setting or only.get(run.model, "")
         row = rows.setdefault((run.model, setting), Row(run.model, "run", [], setting=setting, model_id=run.model_id))
         how.setdefault((run.model, setting), []).append(run)
-        row.passed_over += (passed or {}).get((str(run.path), run.source_task or run.task), [])
+        row.passed_over += passed.get((str(run.path), run.source_task or run.task), [])
         source = str(run.path)
         if source not in row.sources:
             row.sources.append(source)
@@ -307,14 +301,6 @@ def _first_metric_per_task(columns: list[Column]) -> list[str]:
             if column.kind == "metric" and column.task not in chosen and metric in (None, column.metric):
                 chosen[column.task] = column.key
     return [key for key in (c.key for c in columns) if key in chosen.values()]
-
-
-def _config_notes(rows: list[Row]) -> list[str]:
-    return [
-        f"{row.model}{f' ({row.setting})' if row.setting else ''}, {task}: not this suite's task config: {difference}."
-        for row in rows
-        for task, difference in sorted(row.config_differences.items())
-    ]
 
 
 def _subset_notes(runs: list[TaskRun]) -> list[str]:

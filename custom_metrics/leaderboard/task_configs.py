@@ -4,8 +4,8 @@ A results file records each task's config (``configs``: prompt template, dataset
 and version (``versions``). A run made with an older release of the suite, or with
 someone else's task of the same name (the GEESE authors' early files call their tasks
 ``geese_noexp``... with another template and dataset), reads like a run of ours unless
-these are compared. The suite's side is read from the installed ``lm_eval_tasks/`` (``include`` files
-merged, ``!function`` kept as the function's name), no harness needed.
+these are compared. The suite's side is read from the installed ``lm_eval_tasks/``
+(``include`` files merged, ``!function`` kept as the function's name), no harness needed.
 
 Compared, each named when it differs:
 
@@ -21,6 +21,7 @@ A run that logged no config (older harness layouts) is not checked.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping
 from functools import lru_cache
@@ -68,48 +69,40 @@ def suite_configs() -> dict[str, dict[str, Any]]:
 
 
 @lru_cache(maxsize=16)
+def _folder_yamls(folder: Path) -> list[dict[str, Any]]:
+    """Every YAML of one task folder, in file order (a broken one left out: tests/test_task_configs.py
+    holds them valid, and a broken one checks nothing)."""
+    found = []
+    for path in sorted(folder.glob("*.yaml")):
+        with contextlib.suppress(OSError, yaml.YAMLError):
+            found.append(_load(path))
+    return found
+
+
 def folder_configs(folder: Path) -> dict[str, dict[str, Any]]:
     """The task configs of one task folder by task name, in file order (group YAMLs left out)."""
-    found: dict[str, dict[str, Any]] = {}
-    for path in sorted(folder.glob("*.yaml")):
-        try:
-            config = _load(path)
-        except (OSError, yaml.YAMLError):
-            continue  # tests/test_task_configs.py holds the YAMLs valid; a broken one checks nothing
-        if isinstance(config.get("task"), str) and "group" not in config:
-            found[config["task"]] = config
-    return found
+    return {c["task"]: c for c in _folder_yamls(folder) if isinstance(c.get("task"), str) and "group" not in c}
 
 
-def metric_names(config: Mapping[str, Any]) -> list[str]:
-    """The metrics a task config reports: its ``metric_list`` entries, in order."""
-    entries = config.get("metric_list") or []
-    return [entry["metric"] for entry in entries if isinstance(entry, Mapping) and isinstance(entry.get("metric"), str)]
+def metric_names(entries: Any) -> list[str]:
+    """The metrics of a ``metric_list`` (or ``aggregate_metric_list``), in order."""
+    return [e["metric"] for e in entries or () if isinstance(e, Mapping) and isinstance(e.get("metric"), str)]
 
 
-@lru_cache(maxsize=16)
 def folder_groups(folder: Path) -> dict[str, list[str]]:
     """The groups of one task folder, each with the metrics it aggregates (``aggregate_metric_list``)."""
-    found: dict[str, list[str]] = {}
-    for path in sorted(folder.glob("*.yaml")):
-        try:
-            config = _load(path)
-        except (OSError, yaml.YAMLError):
-            continue
-        if isinstance(config.get("group"), str):
-            found[config["group"]] = [
-                entry["metric"]
-                for entry in config.get("aggregate_metric_list") or []
-                if isinstance(entry, Mapping) and isinstance(entry.get("metric"), str)
-            ]
-    return found
+    return {
+        config["group"]: metric_names(config.get("aggregate_metric_list"))
+        for config in _folder_yamls(folder)
+        if isinstance(config.get("group"), str)
+    }
 
 
 def paper_metrics(spec: PaperSpec) -> dict[str, list[str]]:
     """Each task (and group) of the paper's folder (``lm_eval_tasks/<key>/``) and each task the
     spec adds, with the metrics it reports."""
     folder = TASKS_PATH / spec.key
-    tasks = {task: metric_names(config) for task, config in folder_configs(folder).items()}
+    tasks = {task: metric_names(config.get("metric_list")) for task, config in folder_configs(folder).items()}
     return tasks | folder_groups(folder) | {task: list(metrics) for task, metrics in spec.board.extra_tasks.items()}
 
 
@@ -141,8 +134,7 @@ def _prompt(spec: PaperSpec, task: str, ours: Any, theirs: Any) -> str:
         return f"prompt: not the suite's {ours.name}()"
     if not isinstance(theirs, str):
         return "prompt: not a template"
-    normalized = spec.board.normalize_template(task, theirs) if spec.board.normalize_template else theirs
-    if normalized == ours:
+    if spec.board.normalize_template(task, theirs) == ours:
         return ""
     return f'prompt template "{_start_of_difference(theirs, ours)}" (the suite: "{_start_of_difference(ours, theirs)}")'
 

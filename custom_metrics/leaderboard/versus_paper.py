@@ -9,37 +9,27 @@ the page.
 Only the same model's row gives a Δ: a different model's number is a reference line, shown
 with no Δ and no test (a difference, or a test, would ask whether two models differ, which no
 row here can answer). The paper's number is an estimate too, from the items the paper states
-(``evidence.paper_evidence``), so (``procedures``):
-
-- a share (accuracy, consistency, REG's success of |N|) whose paper n is known: Fisher's
-  exact test of the run's k of n against the paper's k of n, with the conditional exact
-  interval of their odds ratio, and the reproduction verdict: TOST equivalence within ±δ
-  (``--equivalence-margin``) by the 90% interval of the difference. Where the paper states
-  no n, the exact binomial test against the paper's number taken as fixed, said so. A run
-  too small for any outcome to reach p < 0.05 says so instead of a p;
-- a difference of two tasks on the same documents (GEESE's effectiveness): no test. The run's
-  difference has its paired test against 0 (McNemar's, its interval the number's), but the
-  paper's is a difference of two of its numbers with no count of the documents that changed,
-  and no exact test compares the two (a bootstrap against the paper's difference taken as
-  fixed gave the number a second interval from another procedure);
-- anything else (no count of items, a mean over split runs): "no test", saying why.
-
-Every p and interval come from one procedure, named in the cell. The stars are Holm-adjusted
-within the run row's own family, its tests against the paper (``adjust``), so another run on
-the page never moves them.
+(``evidence.paper_evidence``): a share is tested against the paper's k of n, or against its
+number taken as fixed where it states no n, with the reproduction verdict (``procedures``). A
+difference of two tasks (GEESE's effectiveness) gets no test: the paper's is a difference of
+two of its numbers with no count of the documents that changed, so no exact test compares the
+run's with it (a bootstrap against it taken as fixed gave the number a second interval from
+another procedure). Anything else (no count of items, a mean over split runs): "no test",
+saying why. The stars are Holm-adjusted within the run row's own tests against the paper
+(``adjust``), so another run on the page never moves them.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from custom_metrics.common.leaderboard_types import Cell, Headline, Row
+from custom_metrics.common.leaderboard_types import Headline, Row
 from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.leaderboard import procedures
 from custom_metrics.leaderboard.evidence import Evidence, paper_evidence
+from custom_metrics.leaderboard.numbers import finite
 from custom_metrics.leaderboard.procedures import ALPHA
 
 REFERENCE = "no Δ, no test: another model's number, a reference line"
@@ -90,8 +80,13 @@ def model_key(name: str) -> str:
 def paper_row(spec: PaperSpec, headline: Headline, run: Row, published: Sequence[Row]) -> tuple[Row, str, bool] | None:
     """The published row (with its key) a run's ``headline`` number compares with, and whether
     it is the same model."""
-    wanted = spec.board.paper_setting(run.setting) if spec.board.paper_setting else None
-    candidates = [(row, key) for row in published for key in headline.keys[:1] if _finite(row.cells.get(key))]
+    wanted = spec.board.paper_setting(run.setting)
+    candidates = [
+        (row, key)
+        for row in published
+        for key in headline.keys[:1]
+        if key in row.cells and finite(row.cells[key].value)
+    ]
     if not candidates:
         return None
 
@@ -120,7 +115,7 @@ def paper_delta(
 ) -> PaperDelta | None:
     """Δ of the run's ``key`` cell against its paper row; tested only against the same model."""
     cell = run.cells.get(key)
-    if not _finite(cell):
+    if cell is None or not finite(cell.value):
         return None
     found = paper_row(spec, headline, run, published)
     if found is None:
@@ -164,15 +159,14 @@ def _two_sample(
     """The run's k of n against the paper's k of n (its printed number ``theirs``): Fisher's
     test and the TOST verdict."""
     (k, n), (k_paper, n_paper) = run, paper
-    if procedures.fisher_smallest_p(n, k_paper, n_paper) >= ALPHA:
-        smallest = procedures.fisher_smallest_p(n, k_paper, n_paper)
+    equivalence = procedures.equivalence(k, n, k_paper, n_paper, margin)
+    base = replace(base, items=n, paper_items=n_paper, equivalence=equivalence)
+    smallest = procedures.fisher_smallest_p(n, k_paper, n_paper)
+    if smallest >= ALPHA:
         return replace(
             base,
             test=f"no test: {n} item(s) are too few to test against {theirs:g} on the paper's {n_paper} "
             f"(the smallest p any outcome could reach is {smallest:.2g})",
-            items=n,
-            paper_items=n_paper,
-            equivalence=procedures.equivalence(k, n, k_paper, n_paper, margin),
         )
     outcome = procedures.fisher_test(k, n, k_paper, n_paper)
     return replace(
@@ -181,10 +175,7 @@ def _two_sample(
         p_value=outcome.p_value,
         low=outcome.interval.low,
         high=outcome.interval.high,
-        items=n,
         interval_of="odds ratio",
-        paper_items=n_paper,
-        equivalence=procedures.equivalence(k, n, k_paper, n_paper, margin),
     )
 
 
@@ -197,7 +188,3 @@ def adjust(deltas: Sequence[PaperDelta], family_name: str) -> list[PaperDelta]:
     for i, p in zip(tested, adjusted):
         found[i] = replace(deltas[i], p_adjusted=float(p), family=len(tested), family_name=family_name)
     return found
-
-
-def _finite(cell: Cell | None) -> bool:
-    return cell is not None and cell.value is not None and math.isfinite(cell.value)

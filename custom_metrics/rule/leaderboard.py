@@ -115,19 +115,12 @@ def _extra(setting: str) -> list[str]:
 
 
 def paper_setting(setting: str) -> str:
-    """The Table 2 setting a run's setting compares with."""
-    for prefix, published in (
-        ("five-shot on ReClor, CoT", "five-shot on ReClor, CoT"),
-        ("five-shot on ReClor", "five-shot on ReClor"),
-        ("five-shot on RULE", "five-shot on RULE, for reference"),
-        ("one-shot on ReClor, CoT", "one-shot on ReClor, CoT"),
-        ("one-shot on ReClor", "one-shot on ReClor"),
-        ("one-shot on RULE", "one-shot on RULE, for reference"),
-        (ZERO_SHOT_COT, ZERO_SHOT_COT),
-    ):
-        if setting.startswith(prefix):
-            return published
-    return ZERO_SHOT
+    """The Table 2 setting a run's setting compares with (its rows on RULE's demonstrations: for reference)."""
+    for shots in ("five-shot", "one-shot"):
+        for demos, published in (("ReClor, CoT", "ReClor, CoT"), ("ReClor", "ReClor"), ("RULE", "RULE, for reference")):
+            if setting.startswith(f"{shots} on {demos}"):
+                return f"{shots} on {published}"
+    return ZERO_SHOT_COT if setting.startswith(ZERO_SHOT_COT) else ZERO_SHOT
 
 
 # The run columns that are shares of their task's documents: the combined `rule` task mixes
