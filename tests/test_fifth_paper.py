@@ -42,7 +42,6 @@ CHECKS = (
     "tests/test_layers.py",
     "tests/test_paper_specs.py",
     "tests/test_task_readmes.py",
-    "tests/common/test_download.py",
     "tests/common/test_metadata.py",
     "tests/test_task_configs.py",
     "tests/esnli",
