@@ -112,7 +112,7 @@ download: install
 demo: export TIMEFORMAT := $(shell printf '   ... %%0R s')
 demo: install
 	@echo "data: $${EXPLAIN_EVAL_DATA:-public sources (set EXPLAIN_EVAL_DATA for a local mirror)}"
-	@echo "make demo: 4 stages, about 5 min on an idle 2-core CPU (20+ on a loaded one), peak memory about 9 GB"
+	@echo "make demo: 4 stages, about 5 min on an idle 2-core CPU, 29 on a loaded one, peak memory about 9 GB"
 	@scorer=$$($(BIN)/explain-eval model-path) && \
 	  writer=$$($(BIN)/explain-eval model-path --model smollm2-135m-instruct) && \
 	  echo "== 1/4 GEESE M2 and RULE (log-likelihood) on gemma-3-270m" && \
@@ -121,11 +121,11 @@ demo: install
 	    --log_samples --output_path $(DEMO_OUT) && \
 	  echo "== 2/4 GEESE M1, REG, IBE (generation) on SmolLM2-135M-Instruct, chat template" && \
 	  requests=$$($(BIN)/python -c 'import json, sys; print(sum(map(len, json.loads(sys.argv[1]).values())))' '$(DEMO_GENERATED_DOCS)') && \
-	  echo "   the $$requests generation requests run as one batch (--batch_size 16): lm-eval's bar stays at 0/$$requests until the batch ends (minutes), then jumps; its ETA meanwhile means nothing" && \
+	  echo "   the $$requests generation requests run one at a time (--batch_size 1), so that lm-eval's bar moves after each" && \
 	  echo "   REG shows NaN here: its judge is the embedded gemma-3-270m, a base model that fails REG's judge check (warned below); pass a real NLI judge for REG numbers (README, One GPU)" && \
 	  echo "   no NLI judge that passes the check ships in a package, so none runs offline; with the Hub, the smallest: seqcls:cross-encoder/nli-distilroberta-base (docs/serving.md)" && \
 	  time $(OFFLINE) $(BIN)/lm_eval --model hf --model_args pretrained=$$writer,dtype=float32 --device $(DEVICE) \
-	    --batch_size 16 --apply_chat_template --gen_kwargs max_gen_toks=$(DEMO_GEN_TOKENS) \
+	    --batch_size 1 --apply_chat_template --gen_kwargs max_gen_toks=$(DEMO_GEN_TOKENS) \
 	    --tasks $(DEMO_GENERATED_TASKS) --samples '$(DEMO_GENERATED_DOCS)' --metadata '{"judge_check": "warn"}' \
 	    --include_path lm_eval_tasks --log_samples --output_path $(DEMO_OUT)
 	@echo "== 3/4 IBE features (Prolog, NLI, lexicon uncertainty) and the selector"
