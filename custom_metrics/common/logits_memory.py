@@ -14,8 +14,9 @@ batch of the run's longest requests (each paper states its tasks' longest reques
 ``RunSteps.request_tokens``) from the checkpoint's ``config.json`` (vocabulary, dtype), and warn
 when that exceeds the memory this machine has free, naming ``hf-prefix`` and a batch whose logits
 take at most half of it. Only a CPU run is checked (``--device cpu``): on a GPU, ``--batch_size auto`` finds the
-batch that fits. The estimate counts the two copies only, so it errs low: a warning is never a
-false alarm.
+batch that fits. The estimate is of a batch of the longest requests (of the full data: a run of
+shorter documents or a ``--limit`` may hold less) and counts the two copies only (the harness
+holds more beside them: tests/common/test_logits_memory.py).
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ def logits_warning(
     smaller = f", or --batch_size {fits} (its logits at most half of that)" if fits >= 1 else ""
     return (
         f"--model {model} --batch_size {batch}: a batch of {task}'s longest requests (about {tokens:,} tokens) holds "
-        f"{batch} x {tokens:,} x {vocab:,} logits at least twice (the logits and their log-softmax, {width} bytes "
-        f"each), at least {_gb(batch * per_request)}, more than the {_gb(free)} free here. Pass --model hf-prefix "
+        f"{batch} x {tokens:,} x {vocab:,} logits twice (the logits and their log-softmax, {width} bytes "
+        f"each): about {_gb(batch * per_request)}, more than the {_gb(free)} free here. Pass --model hf-prefix "
         f"(the same arguments and answers; it never projects the context onto the vocabulary){smaller}."
     )

@@ -92,9 +92,15 @@ def check_run(
 
 
 def request_tokens(tasks: Sequence[str]) -> dict[str, int]:
-    """Each of ``tasks`` whose paper states its longest log-likelihood request: that request's tokens."""
+    """Each log-likelihood task of ``tasks`` (a group's own tasks, one level) whose paper states its
+    longest request: that request's tokens. A generation task holds logits of its last position only."""
+    from custom_metrics.leaderboard.task_configs import suite_configs, suite_groups
+
+    configs, groups = suite_configs(), suite_groups()
     stated = {}
-    for task in tasks:
+    for task in (member for name in tasks for member in groups.get(name, [name])):
+        if configs.get(task, {}).get("output_type") not in ("multiple_choice", "loglikelihood"):
+            continue
         found = (tokens for pattern, tokens in paper_of(task).runs.request_tokens if re.fullmatch(pattern, task))
         tokens = next(found, None)
         if tokens is not None:

@@ -21,12 +21,17 @@ GB = 10**9
 
 
 def _warned(
-    model: Path, capsys: pytest.CaptureFixture[str], kind: str = "hf", batch: str = "8", device: str = "cpu"
+    model: Path,
+    capsys: pytest.CaptureFixture[str],
+    kind: str = "hf",
+    batch: str = "8",
+    device: str = "cpu",
+    tasks: str = "rule_cot_faithfulness",
 ) -> list[str]:
-    """What ``explain-eval lm-eval``'s checks print of rule_cot_faithfulness on ``model``."""
+    """What ``explain-eval lm-eval``'s checks print of ``tasks`` on ``model``."""
     register_models()
     run = ["--model", kind, "--model_args", f"pretrained={model},dtype=float32", "--device", device]
-    check_run_args([*run, "--batch_size", batch, "--tasks", "rule_cot_faithfulness", "--include_path", str(TASKS_DIR)])
+    check_run_args([*run, "--batch_size", batch, "--tasks", tasks, "--include_path", str(TASKS_DIR)])
     return capsys.readouterr().err.splitlines()
 
 
@@ -40,13 +45,25 @@ def test_a_batch_of_long_contexts_that_would_not_fit_is_warned_of_naming_hf_pref
     per_request = 2 * tokens * vocab * 4
     (line,) = _warned(embedded_model, capsys)
     assert line.startswith("explain-eval lm-eval: warning: --model hf --batch_size 8: a batch of rule_cot_faithfulness")
-    assert f"at least {8 * per_request / GB:.1f} GB, more than the 16.0 GB free here" in line
+    assert f"about {8 * per_request / GB:.1f} GB, more than the 16.0 GB free here" in line
     assert "Pass --model hf-prefix (the same arguments" in line
     assert f"or --batch_size {16 * GB // (2 * per_request)} " in line
     # what fits, what never projects the context onto the vocabulary, and a GPU's auto batch: no word
     assert _warned(embedded_model, capsys, batch="1") == []
     assert _warned(embedded_model, capsys, kind="hf-prefix") == []
     assert _warned(embedded_model, capsys, device="cuda:0") == []
+
+
+def test_a_group_counts_its_tasks_and_a_generation_task_none(
+    embedded_model: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--tasks geese`` is its log-likelihood tasks (GEESE states one bound, 405 tokens, for those
+    with a premise); a five-shot chain of thought generates, and holds its last position's logits only."""
+    monkeypatch.setattr(logits_memory, "free_memory", lambda: 2 * GB)
+    (line,) = _warned(embedded_model, capsys, tasks="geese")
+    assert "--batch_size 8: a batch of geese_" in line and "longest requests (about 405 tokens)" in line
+    assert _warned(embedded_model, capsys, tasks="rule_5shot_cot_split1") == []
+    assert registry.request_tokens(["rule_5shot_cot_split1", "rule_zeroshot_cot_reasoning"]) == {}
 
 
 @pytest.mark.slow
