@@ -67,6 +67,9 @@ def check_run_args(args: Sequence[str]) -> None:
     config = check_run(list(args[1:] if args[0] == "run" else args), "explain-eval lm-eval")
     # the papers' own checks, as the sweep's
     registry.check_run(task_names(config), config.metadata or {}, limit=config.limit)
+    warning = registry.logits_memory_warning(config, task_names(config))
+    if warning:
+        print(f"explain-eval lm-eval: warning: {warning}", file=sys.stderr, flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

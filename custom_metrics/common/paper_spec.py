@@ -57,6 +57,10 @@ class RunSteps:
     samples_input: SamplesInput | None = None  # e.g. IBE: a judge task reads its generation task's samples
     # What is checked of a run before any model loads (REG: its judge spec and folder).
     check_run: RunCheckHook | None = None
+    # Its log-likelihood tasks' longest request in tokens (context + continuation, gemma-3's tokenizer,
+    # the full data: ``python -m bench.request_tokens``), as (task-name regex, tokens), the first full
+    # match counting: what ``--model hf``'s logits would hold is checked from it before a run (logits_memory).
+    request_tokens: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

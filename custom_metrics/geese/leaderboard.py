@@ -13,7 +13,7 @@ from typing import Any
 
 from custom_metrics.common.board_words import read_words
 from custom_metrics.common.leaderboard_types import Board, Comparison, Family, Headline, SampleView, doc_field_key
-from custom_metrics.common.paper_spec import PaperSpec
+from custom_metrics.common.paper_spec import PaperSpec, RunSteps
 from custom_metrics.common.results import TaskRun
 from custom_metrics.common.samples import logged_response
 from custom_metrics.geese import data as geese_data
@@ -188,4 +188,5 @@ SPEC = PaperSpec(
         suite_datasets=(AUTHORS_DATASET,),
         normalize_template=authors_template,
     ),
+    runs=RunSteps(request_tokens=((r"geese_.*_only", 227), (r"geese_.*", 405))),
 )

@@ -89,6 +89,7 @@ SPEC = PaperSpec(
     runs=RunSteps(
         post_run=post_run.POST_RUN,
         samples_input=post_run.SAMPLES_INPUT,
+        request_tokens=((r"ibe_judge_.*", 1168),),
     ),
     rejudge=Rejudging(
         what=f"the coherence feature of an `explain-eval ibe score` folder ({FEATURES}: each IF-THEN step's "

@@ -16,6 +16,7 @@ from typing import Any
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.leaderboard_types import Board, SampleView
+from custom_metrics.common.logits_memory import logits_warning
 from custom_metrics.common.metadata import check_metadata_keys
 from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.common.task_folders import paper_packages
@@ -88,6 +89,35 @@ def check_run(
     for spec in PAPERS:
         if spec.runs.check_run is not None:
             spec.runs.check_run(tasks, metadata, here)
+
+
+def request_tokens(tasks: Sequence[str]) -> dict[str, int]:
+    """Each log-likelihood task of ``tasks`` (a group's own tasks, one level) whose paper states its
+    longest request: that request's tokens. A generation task holds logits of its last position only."""
+    from custom_metrics.leaderboard.task_configs import suite_configs, suite_groups
+
+    configs, groups = suite_configs(), suite_groups()
+    stated = {}
+    for task in (member for name in tasks for member in groups.get(name, [name])):
+        if configs.get(task, {}).get("output_type") not in ("multiple_choice", "loglikelihood"):
+            continue
+        found = (tokens for pattern, tokens in paper_of(task).runs.request_tokens if re.fullmatch(pattern, task))
+        tokens = next(found, None)
+        if tokens is not None:
+            stated[task] = tokens
+    return stated
+
+
+def logits_memory_warning(config: Any, tasks: Sequence[str]) -> str | None:
+    """For lm-eval's configuration of a run (``EvaluatorConfig``) of ``tasks``: the warning that a
+    batch of their longest requests would hold more ``hf`` logits than this machine has free."""
+    return logits_warning(
+        config.model or "hf",
+        dict(config.model_args or {}),
+        str(config.batch_size),
+        config.device,
+        request_tokens(tasks),
+    )
 
 
 def paper_of(task: str) -> PaperSpec:

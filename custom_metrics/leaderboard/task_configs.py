@@ -84,6 +84,16 @@ def folder_configs(folder: Path) -> dict[str, dict[str, Any]]:
     return {c["task"]: c for c in _folder_yamls(folder) if isinstance(c.get("task"), str) and "group" not in c}
 
 
+def suite_groups() -> dict[str, list[str]]:
+    """The suite's groups by name, each with the task names its YAML lists."""
+    return {
+        config["group"]: [name for name in config.get("task") or () if isinstance(name, str)]
+        for folder in sorted(TASKS_PATH.iterdir())
+        for config in _folder_yamls(folder)
+        if isinstance(config.get("group"), str)
+    }
+
+
 def metric_names(entries: Any) -> list[str]:
     """The metrics of a ``metric_list`` (or ``aggregate_metric_list``), in order."""
     return [e["metric"] for e in entries or () if isinstance(e, Mapping) and isinstance(e.get("metric"), str)]

@@ -168,6 +168,7 @@ SPEC = PaperSpec(
     ),
     runs=RunSteps(
         check_run=check_run,
+        request_tokens=((r"reg_judge_.*", 351),),
     ),
     rejudge=Rejudging(
         what="reg_chaos* explanations, judged twice by an NLI judge (J(p, h); then J(p;e, h) and J(p, e))",

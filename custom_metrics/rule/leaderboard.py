@@ -219,5 +219,13 @@ SPEC = PaperSpec(
         samples_input=SamplesInput(
             lambda task: zeroshot_cot.REASONING_TASK if task == zeroshot_cot.ANSWER_TASK else None, "explanations"
         ),
+        request_tokens=(
+            (r"rule_cot_faithfulness_edits", 2310),
+            (r"rule_cot_faithfulness|rule_5shot_(alignment|rationale).*", 2051),
+            (r"rule_5shot_noctx", 1004),
+            (r"rule_5shot_.*", 1820),
+            (r"rule_1shot_.*", 760),
+            (r"rule.*", 518),  # zero-shot
+        ),
     ),
 )

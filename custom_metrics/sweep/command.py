@@ -17,7 +17,7 @@ from pathlib import Path
 from custom_metrics.common.arguments import OneLineParser, non_negative_int, positive_int
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.harness_args import check_batch_size, check_harness_args, check_limit, check_tasks
-from custom_metrics.leaderboard.registry import check_run
+from custom_metrics.leaderboard.registry import check_run, logits_memory_warning
 from custom_metrics.sweep.batch import plan_model, run_sweep, shared_command
 from custom_metrics.sweep.resources import RESOURCE_KEYS, ResourcePlan, load_plan
 from custom_metrics.sweep.runner import (
@@ -163,6 +163,9 @@ def check_sweep(options: SweepOptions, poll_seconds: float, *, here: bool) -> No
             config = check_harness_args(command[command.index("lm_eval") + 1 :], f"model {setting.name}", here=here)
             # the papers' own (REG: its judge), and whole groups of documents under --limit
             check_run(options.tasks, config.metadata or {}, here=here, limit=options.limit)
+            warning = logits_memory_warning(config, options.tasks) if here else None  # a job's memory is its node's
+            if warning:
+                print(f"explain-eval sweep: warning: model {setting.name}: {warning}", file=sys.stderr, flush=True)
             break
 
 
