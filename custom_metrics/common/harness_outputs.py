@@ -37,8 +37,20 @@ def finished_samples(folder: Path, task: str) -> tuple[list[tuple[str, dict]], d
     return task_samples(found[-1], task)
 
 
-def _samples_file(results: Path, task: str) -> Path:
+def samples_file(results: Path, task: str) -> Path:
+    """The samples file lm-eval writes for ``task`` beside its ``results`` file (same timestamp)."""
     return results.with_name(f"samples_{task}_{results.name[len('results_') : -len('.json')]}.jsonl")
+
+
+def logged_samples_file(results: Path, task: str, kept: str) -> Path:
+    """``samples_file``, refused in one line when the run did not log it (``kept``: what only it holds)."""
+    path = samples_file(results, task)
+    if not path.is_file():
+        raise DataError(
+            f"{results}: task {task} has no samples file {path.name} beside it; {kept} only kept there: "
+            "rerun with --log_samples"
+        )
+    return path
 
 
 def _results_data(results: Path, leftovers: Sequence[Path]) -> dict:
@@ -53,7 +65,7 @@ def _results_data(results: Path, leftovers: Sequence[Path]) -> dict:
 
 def task_samples(results: Path, task: str) -> tuple[list[tuple[str, dict]], dict]:
     """The samples of ``task`` beside the results file ``results``, if they are all there."""
-    samples = _samples_file(results, task)
+    samples = samples_file(results, task)
     leftovers = [path for path in (results, samples) if path.exists()]
     data = _results_data(results, leftovers)
     try:

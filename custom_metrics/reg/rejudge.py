@@ -27,6 +27,7 @@ from typing import Any
 from custom_metrics.common.display_names import friendly_spec
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import atomic_write_bytes, unwritable
+from custom_metrics.common.harness_outputs import logged_samples_file
 from custom_metrics.common.rejudging import (
     AGAIN,
     GOLD,
@@ -89,17 +90,6 @@ def _tasks(results: dict[str, Any]) -> list[str]:
     return sorted(task for task in results["results"] if task.startswith(REG_TASK_PREFIX))
 
 
-def _samples_file(results_file: Path, task: str) -> Path:
-    stamp = results_file.stem[len("results_") :]
-    path = results_file.with_name(f"samples_{task}_{stamp}.jsonl")
-    if not path.is_file():
-        raise DataError(
-            f"{results_file}: task {task} has no samples file {path.name} beside it; the generations are only "
-            "kept in the samples file: rerun with --log_samples"
-        )
-    return path
-
-
 def _check_sample(sample: dict[str, Any]) -> None:
     record = read_record(sample["filtered_resps"][0])
     if not isinstance(record, dict):
@@ -112,7 +102,7 @@ def _check_sample(sample: dict[str, Any]) -> None:
 
 
 def _read(results_file: Path, task: str) -> tuple[Path, list[dict[str, Any]]]:
-    path = _samples_file(results_file, task)
+    path = logged_samples_file(results_file, task, "the generations are")
     return path, read_samples(path, _check_sample, key=_item)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import unwritable
+from custom_metrics.common.harness_outputs import logged_samples_file
 from custom_metrics.common.rejudging import AGAIN, FOLDER, RUN_JUDGE, Rater, RejudgedTask, RejudgeRequest
 from custom_metrics.common.results import ResultsFileError, read_json_object
 from custom_metrics.common.settings import judge_cache_dir
@@ -66,21 +67,11 @@ def find(path: Path) -> list[Path]:
     return [file for file in files if _tasks(file)]
 
 
-def _samples(results_file: Path, task: str) -> Path:
-    path = results_file.with_name(f"samples_{task}_{results_file.stem[len('results_') :]}.jsonl")
-    if not path.is_file():
-        raise DataError(
-            f"{results_file}: task {task} has no samples file {path.name} beside it; its chains of thought are "
-            "only kept there: rerun with --log_samples"
-        )
-    return path
-
-
 def check(results_file: Path, request: RejudgeRequest) -> None:
     """Before any judging: every biased task's samples file there and readable, the run's ``rejudge/``
     folder writable."""
     for task in _tasks(results_file):
-        logged_answers(_samples(results_file, task))
+        logged_answers(logged_samples_file(results_file, task, "its chains of thought are"))
     problem = unwritable(results_file.parent / FOLDER) if request.judges else None
     if problem:
         raise DataError(
@@ -125,7 +116,7 @@ def run(results_file: Path, request: RejudgeRequest) -> list[RejudgedTask]:
     """Ask each judge of ``request`` about every biased task of the run; return each task's detectors."""
     if not request.judges:
         return []
-    runs = {_samples(results_file, task): task for task in _tasks(results_file)}
+    runs = {logged_samples_file(results_file, task, "its chains of thought are"): task for task in _tasks(results_file)}
     logged = {samples: logged_answers(samples) for samples in runs}
     for spec in request.judges:
         _judge(logged, spec, request)
