@@ -112,14 +112,11 @@ Compared = list[tuple[str, str, str, Agreement]]  # (decision, rater A, rater B,
 
 def agreements(task: RejudgedTask) -> Compared:
     """(decision, rater A, rater B, agreement) for every decision and every two raters that made it."""
-    found = []
-    for decision in task.decisions:
-        raters = [rater for rater in task.raters if decision in rater.decisions]
-        for a, b in combinations(raters, 2):
-            found.append(
-                (decision, a.name, b.name, agreement(a.decisions[decision], b.decisions[decision], task.label_order))
-            )
-    return found
+    return [
+        (decision, a.name, b.name, agreement(a.decisions[decision], b.decisions[decision], task.label_order))
+        for decision in task.decisions
+        for a, b in combinations([rater for rater in task.raters if decision in rater.decisions], 2)
+    ]
 
 
 def spreads(task: RejudgedTask) -> dict[str, float]:

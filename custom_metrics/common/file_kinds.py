@@ -99,12 +99,10 @@ def file_kind(path: Path, named: Mapping[str, tuple[str, str]] | None = None) ->
 def _first_line(path: Path) -> bytes | None:
     try:
         for line in iter_regular_lines(path, JSONL_MAX_BYTES, "file"):
-            if line.strip():
+            if line.strip() or len(line) > _FIRST_LINE_BYTES:  # a blank line so long: no first line either
                 return line if len(line) <= _FIRST_LINE_BYTES else None
-            if len(line) > _FIRST_LINE_BYTES:
-                return None
     except (DataError, OSError):
-        return None
+        pass
     return None
 
 

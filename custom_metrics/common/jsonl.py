@@ -110,17 +110,10 @@ def _line(text: str, pos: int) -> int:
     return text.count("\n", 0, pos) + 1
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Yield ("file:line", object) for each non-blank line; a path that is not a regular file
+def numbered_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, object) for each non-blank line; a path that is not a regular file
     of at most ``JSONL_MAX_BYTES``, a line that is not UTF-8 or not valid JSON, a duplicate key or
     an overflowing number raises DataError naming the file (and line)."""
-    for lineno, row in numbered_jsonl(path):
-        yield f"{path}:{lineno}", row
-
-
-def numbered_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``iter_jsonl`` with the line number (1-based) as a number, for readers that record
-    where each row came from."""
     for lineno, raw in enumerate(iter_regular_lines(path, JSONL_MAX_BYTES, ""), start=1):
         where = f"{path}:{lineno}"
         try:
@@ -174,7 +167,8 @@ def read_jsonl(
     """
     rows: list[dict[str, Any]] = []
     seen: dict[str, str] = {}
-    for where, raw in iter_jsonl(path):
+    for lineno, raw in numbered_jsonl(path):
+        where = f"{path}:{lineno}"
         row = shape(raw) if shape is not None else raw
         check_row(row, required, check, where)
         key = unique(row) if unique is not None else None
