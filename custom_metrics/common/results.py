@@ -285,13 +285,8 @@ def source_lineage(path: Path) -> Lineage:
 
 
 def read_json_object(path: Path, what: str, max_bytes: int = RESULTS_MAX_BYTES) -> dict[str, Any]:
-    """A JSON object from ``path``; ResultsFileError saying what is wrong otherwise.
-
-    Only a regular file of at most ``max_bytes`` is opened. Bare ``NaN``/``Infinity``
-    (Python's json writes them, browsers reject them) are accepted here: the numbers they
-    stand for are checked where they are used. A key given twice and a number that no float
-    holds (``1e999``) are refused with their line: either would be read silently wrong.
-    """
+    """A JSON object from a regular file ``path`` of at most ``max_bytes``, read as strictly as
+    ``jsonl.loads_strict`` reads; ResultsFileError saying what is wrong otherwise."""
     try:
         data = loads_strict(read_regular_bytes(path, max_bytes, what).decode("utf-8"))
     except DataError as error:  # not a regular file, too large, unreadable: the message names the path
