@@ -354,12 +354,7 @@ def friendly_model_name(raw: str) -> str:
 
 def rename(runs: Iterable[TaskRun], names: Mapping[str, str]) -> list[TaskRun]:
     """Runs with ``--name`` overrides applied: a key matches the shown name or the recorded model."""
-    return [
-        replace(run, model=names.get(run.model, names.get(run.model_id, run.model)))
-        if run.model in names or run.model_id in names
-        else run
-        for run in runs
-    ]
+    return [replace(run, model=names.get(run.model, names.get(run.model_id, run.model))) for run in runs]
 
 
 def parse_model_args(text: str) -> dict[str, str]:
@@ -380,10 +375,9 @@ def sweep_label(path: Path, roots: Iterable[Path] = ()) -> str | None:
         marker = folder / PAIR_FILE
         if marker.is_file():
             try:
-                record = loads_strict(read_regular_bytes(marker, MARKER_MAX_BYTES, "pair file").decode("utf-8"))
-            except (DataError, ValueError):
+                name = read_json_object(marker, "pair file", MARKER_MAX_BYTES).get("model")
+            except ResultsFileError:
                 return None
-            name = record.get("model") if isinstance(record, dict) else None
             return name.strip() if isinstance(name, str) and name.strip() else None
         if folder == root:
             break
