@@ -11,9 +11,9 @@ are setuptools' own: a strict editable install keeps its links under ``build/``.
 
 from __future__ import annotations
 
+import functools
 import shutil
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,25 +22,18 @@ from setuptools import build_meta as _setuptools
 LEFT_BEHIND = ("build", "explain_eval.egg-info")  # what setuptools writes into the source folder
 
 
-@contextmanager
-def _leaving_nothing_behind() -> Iterator[None]:
-    source = Path.cwd()  # PEP 517: hooks run in the source tree
-    before = {name for name in LEFT_BEHIND if (source / name).exists()}
-    try:
-        yield
-    finally:
-        for name in LEFT_BEHIND:
-            if name not in before:
-                shutil.rmtree(source / name, ignore_errors=True)
-
-
 def _clean(hook: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(hook)
     def run(*args: Any, **kwargs: Any) -> Any:
-        with _leaving_nothing_behind():
+        source = Path.cwd()  # PEP 517: hooks run in the source tree
+        before = {name for name in LEFT_BEHIND if (source / name).exists()}
+        try:
             return hook(*args, **kwargs)
+        finally:
+            for name in LEFT_BEHIND:
+                if name not in before:
+                    shutil.rmtree(source / name, ignore_errors=True)
 
-    run.__name__ = run.__qualname__ = hook.__name__
-    run.__doc__ = hook.__doc__
     return run
 
 

@@ -111,7 +111,7 @@ def os_error_line(err: OSError, args: Sequence[str] = (), out: str = "--out") ->
         given = [a.split("=", 1)[1] for a in args if a.startswith("--out=")]
         given += [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--out"]
         paths = [f"writing under --out {given[-1]}"] if given else []
-    advice = _ADVICE.get(err.errno) if err.errno is not None else None
+    advice = _ADVICE.get(err.errno)
     reason = err.strerror or str(err) or type(err).__name__
     todo = f"; {advice.format(out=out)}" if advice else ""
     return (f"{' -> '.join(paths)}: " if paths else "") + reason + todo + "."

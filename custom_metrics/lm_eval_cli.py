@@ -45,16 +45,15 @@ def register_models() -> None:
 _NOT_RUNS = ("ls", "validate")
 
 
-def suite_models() -> str:
-    """The line ``explain-eval lm-eval --help`` adds above lm-eval's own help."""
-    return (
-        "explain-eval lm-eval: lm_eval's own CLI (same arguments) with the suite's model classes registered: "
-        "--model reasoning-chat-completions (API reasoning models such as OpenAI's: keeps each response's token "
-        "usage, sends only what such APIs take; REG's reg_chaos_reasoning_served) and --model hf-prefix (HFLM's "
-        "arguments; each distinct log-likelihood context run once, its KV cache reused). Before the model loads, "
-        "a run's arguments, model path, --include_path, task names, --metadata keys and REG judge are checked as "
-        "explain-eval sweep checks them.\n"
-    )
+# The line ``explain-eval lm-eval --help`` adds above lm-eval's own help.
+SUITE_MODELS = (
+    "explain-eval lm-eval: lm_eval's own CLI (same arguments) with the suite's model classes registered: "
+    "--model reasoning-chat-completions (API reasoning models such as OpenAI's: keeps each response's token "
+    "usage, sends only what such APIs take; REG's reg_chaos_reasoning_served) and --model hf-prefix (HFLM's "
+    "arguments; each distinct log-likelihood context run once, its KV cache reused). Before the model loads, "
+    "a run's arguments, model path, --include_path, task names, --metadata keys and REG judge are checked as "
+    "explain-eval sweep checks them.\n"
+)
 
 
 def check_run_args(args: Sequence[str]) -> None:
@@ -77,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     register_models()  # first: the checks look a --model name up in lm-eval's registry
     if "-h" in args or "--help" in args:
-        print(suite_models())
+        print(SUITE_MODELS)
     elif len(args) > 1 and args[0] not in _NOT_RUNS:
         check_run_args(args)
     from lm_eval.__main__ import cli_evaluate

@@ -62,12 +62,6 @@ class TokenCounts:
     positions: int = 0
 
 
-def shares_context(request: Request) -> bool:
-    """Whether a request has a context of its own text (not a rolling window, not an empty context)."""
-    strings = request[0]
-    return strings is not None and strings[0] != ""
-
-
 class EmptyOption(ValueError):
     """A request whose continuation adds no token to its context: ``HFLM`` would score it 0.0 and
     greedy, so an option that tokenizes to nothing would win every question it is in."""
@@ -79,13 +73,6 @@ class EmptyOption(ValueError):
             f"{MODEL_NAME}: the option {option!r} adds no token to the context ending {context[-60:]!r}; "
             "it would score 0 and win: fix the task's choices"
         )
-
-
-def refuse_empty_options(requests: Sequence[Request]) -> None:
-    """Raise ``EmptyOption`` for the first request (rolling windows aside) with no continuation token."""
-    for strings, _, continuation in requests:
-        if strings is not None and not continuation:
-            raise EmptyOption(tuple(strings))
 
 
 def group_by_context(requests: Sequence[Request], indices: Sequence[int], max_length: int) -> list[Group]:
@@ -155,9 +142,12 @@ class PrefixHFLM(HFLM):
     def _loglikelihood_tokens(
         self, requests: list[Request], disable_tqdm: bool = False, override_bs: int | None = None
     ) -> list[tuple[float, bool]]:
-        refuse_empty_options(requests)
+        for strings, _, continuation in requests:  # rolling windows aside
+            if strings is not None and not continuation:
+                raise EmptyOption(tuple(strings))
         causal = self.backend == "causal"
-        shared = [i for i, request in enumerate(requests) if causal and shares_context(request)]
+        # a context of its own text (not a rolling window, not an empty context)
+        shared = [i for i, (strings, _, _) in enumerate(requests) if causal and strings and strings[0]]
         rest = sorted(set(range(len(requests))) - set(shared))
         results: list[tuple[float, bool] | None] = [None] * len(requests)
         if rest:  # rolling windows, empty contexts, seq2seq: HFLM's own path

@@ -55,20 +55,15 @@ def _spec(text: str, option: str) -> JudgeSpec:
         raise DataError(f"{option}: {error}") from error
 
 
-def _found(spec: JudgeSpec, cache: Path | None) -> None:
-    """The judge's model or server there and its verdict cache writable: seconds, nothing loaded."""
-    try:
-        build_judge(spec, cache_dir=cache or judge_cache_dir()).cache.check_writable()
-        check_available(spec)
-    except (JudgeUnavailable, VerdictCacheError) as error:
-        raise DataError(str(error)) from error
-
-
 def request_of(args: argparse.Namespace) -> RejudgeRequest:
     cache = Path(args.judge_cache).expanduser().resolve() if args.judge_cache else None
     judges = {spec.name: spec for spec in (_spec(text, "--judge") for text in args.judge)}
-    for spec in judges.values():
-        _found(spec, cache)
+    for spec in judges.values():  # its model or server there and its verdict cache writable: nothing loaded
+        try:
+            build_judge(spec, cache_dir=cache or judge_cache_dir()).cache.check_writable()
+            check_available(spec)
+        except (JudgeUnavailable, VerdictCacheError) as error:
+            raise DataError(str(error)) from error
     complete_judge = _spec(args.complete, "--complete") if args.complete else None
     return RejudgeRequest(tuple(judges.values()), cache, args.judge_check, args.complete is not None, complete_judge)
 
@@ -117,14 +112,11 @@ Compared = list[tuple[str, str, str, Agreement]]  # (decision, rater A, rater B,
 
 def agreements(task: RejudgedTask) -> Compared:
     """(decision, rater A, rater B, agreement) for every decision and every two raters that made it."""
-    found = []
-    for decision in task.decisions:
-        raters = [rater for rater in task.raters if decision in rater.decisions]
-        for a, b in combinations(raters, 2):
-            found.append(
-                (decision, a.name, b.name, agreement(a.decisions[decision], b.decisions[decision], task.label_order))
-            )
-    return found
+    return [
+        (decision, a.name, b.name, agreement(a.decisions[decision], b.decisions[decision], task.label_order))
+        for decision in task.decisions
+        for a, b in combinations([rater for rater in task.raters if decision in rater.decisions], 2)
+    ]
 
 
 def spreads(task: RejudgedTask) -> dict[str, float]:

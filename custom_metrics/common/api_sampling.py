@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.run_parser import model_option
+from custom_metrics.common.run_parser import option_value
 
 # lm-eval's base of request-building API classes, as its registry names classes.
 API_CLASS = "lm_eval.models.api_models:TemplateAPI"
@@ -76,6 +76,6 @@ def check_command_line(argv: list[str], run_args: Mapping[str, Any]) -> None:
     """``check_api_sampling`` for the ``lm_eval`` command line ``argv`` (its arguments, with or
     without the ``run`` lm-eval inserts), whose model arguments the harness merged into the
     task's ``run_args``."""
-    model = model_option(argv[1:] if argv[:1] == ["run"] else argv)
+    model = option_value(argv, "model")
     if model is not None:
         check_api_sampling(model, run_args)

@@ -143,6 +143,14 @@ class Retrying:
         """Seconds to sleep before attempt ``attempt`` (1-based retries): backoff, 2x backoff, ..."""
         return self.backoff * 2 ** (attempt - 1)
 
+    def left(self, deadline: float) -> float:
+        """Seconds before ``deadline`` (a ``time.monotonic()``); a _Transient once it has passed (no
+        further attempt follows)."""
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise _Transient(f"the file took longer than the {self.deadline:g} s deadline ({DOWNLOAD_DEADLINE_ENV})")
+        return left
+
 
 class _Transient(Exception):
     """A failure worth another attempt: no connection, a timeout, a cut transfer, a 5xx."""
@@ -209,7 +217,7 @@ def fetch(file: PinnedFile, dataset: str, mirror_path: str, requested: bool = Fa
             )
             time.sleep(pause)
         try:
-            _download_once(file, url, target, _Limits(policy.timeout, deadline, policy.deadline), dataset, mirror_path)
+            _download_once(file, url, target, policy, deadline, dataset, mirror_path)
             return target
         except _Transient as err:
             failures.append(str(err))
@@ -220,20 +228,6 @@ def fetch(file: PinnedFile, dataset: str, mirror_path: str, requested: bool = Fa
         f"and the time one file may take), fill the cache from a machine with network (`explain-eval download` "
         f"with the same {CACHE_ENV}), {_mirror_hint(mirror_path)}."
     )
-
-
-@dataclass(frozen=True)
-class _Limits:
-    timeout: float  # seconds to connect, and for each read
-    deadline: float  # time.monotonic() by which the file must be in
-    seconds: float  # the deadline as configured, for messages
-
-    def left(self) -> float:
-        """Seconds before the deadline; a _Transient once it has passed (no further attempt follows)."""
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            raise _Transient(f"the file took longer than the {self.seconds:g} s deadline ({DOWNLOAD_DEADLINE_ENV})")
-        return left
 
 
 def _remove_stale_parts(target: Path, deadline: float) -> None:
@@ -254,11 +248,14 @@ def _remove_stale_parts(target: Path, deadline: float) -> None:
             continue  # gone already, or not ours to delete: never a reason to fail a run
 
 
-def _download_once(file: PinnedFile, url: str, target: Path, limits: _Limits, dataset: str, mirror_path: str) -> None:
-    """One transfer into a temporary file, moved to ``target`` only if size and sha256 match."""
+def _download_once(
+    file: PinnedFile, url: str, target: Path, policy: Retrying, deadline: float, dataset: str, mirror_path: str
+) -> None:
+    """One transfer into a temporary file, moved to ``target`` only if size and sha256 match, by
+    ``deadline`` (a ``time.monotonic()``)."""
     try:
         # identity: the body's length is then the file's, and Content-Length can be checked
-        timeout = min(limits.timeout, limits.left())
+        timeout = min(policy.timeout, policy.left(deadline))
         headers = {**file.headers(), "Accept-Encoding": "identity"}
         response = requests.get(url, stream=True, timeout=timeout, headers=headers)
     except requests.RequestException as err:
@@ -279,7 +276,7 @@ def _download_once(file: PinnedFile, url: str, target: Path, limits: _Limits, da
         try:
             with os.fdopen(descriptor, "wb") as out:
                 fcntl.flock(out, fcntl.LOCK_EX)  # alive: _remove_stale_parts leaves it alone
-                for chunk in _chunks(response, limits):
+                for chunk in _chunks(response, policy, deadline):
                     received += len(chunk)
                     head = head or chunk[:256]
                     if received > file.size:
@@ -302,7 +299,7 @@ def _download_once(file: PinnedFile, url: str, target: Path, limits: _Limits, da
             os.chmod(temporary, file_mode())  # mkstemp's 0600 would hide a shared cache from the group
             os.replace(temporary, target)
         except (requests.RequestException, urllib3.exceptions.HTTPError) as err:
-            limits.left()  # a read that timed out at the deadline: say so
+            policy.left(deadline)  # a read that timed out at the deadline: say so
             raise _Transient(
                 f"transfer cut before all {file.size} bytes arrived ({type(err).__name__}: {err})"
             ) from err
@@ -313,18 +310,18 @@ def _download_once(file: PinnedFile, url: str, target: Path, limits: _Limits, da
     logger.info("%s: downloaded and verified %s -> %s", dataset, url, target)
 
 
-def _chunks(response: requests.Response, limits: _Limits) -> Iterator[bytes]:
+def _chunks(response: requests.Response, policy: Retrying, deadline: float) -> Iterator[bytes]:
     """The body as it arrives, stopping at the deadline. ``read1`` returns whatever bytes are
     there (``iter_content`` waits for a full chunk, which a trickling server never sends), so
     the deadline is checked at least once per read timeout."""
     read1 = getattr(response.raw, "read1", None)
     if read1 is None:  # urllib3 before 2.0
         for chunk in response.iter_content(_CHUNK):
-            limits.left()
+            policy.left(deadline)
             yield chunk
         return
     while True:
-        limits.left()
+        policy.left(deadline)
         chunk = read1(_CHUNK, decode_content=True)
         if not chunk:
             return

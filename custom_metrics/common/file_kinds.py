@@ -99,12 +99,10 @@ def file_kind(path: Path, named: Mapping[str, tuple[str, str]] | None = None) ->
 def _first_line(path: Path) -> bytes | None:
     try:
         for line in iter_regular_lines(path, JSONL_MAX_BYTES, "file"):
-            if line.strip():
+            if line.strip() or len(line) > _FIRST_LINE_BYTES:  # a blank line so long: no first line either
                 return line if len(line) <= _FIRST_LINE_BYTES else None
-            if len(line) > _FIRST_LINE_BYTES:
-                return None
     except (DataError, OSError):
-        return None
+        pass
     return None
 
 
@@ -123,22 +121,16 @@ def _whole_document(path: Path, headers: Mapping[str, tuple[str, str]]) -> FileK
     return FileKind("json_document", "a whole JSON document, not JSONL (one object per line)")
 
 
-def samples_beside(path: Path, kind: FileKind, tasks: Collection[str] = ()) -> list[Path]:
-    """The samples files lm-eval wrote beside the results file ``path`` (same timestamp when
-    the name has one), restricted to ``tasks`` (task-name prefixes) when given."""
-    pattern = f"samples_*_{kind.stamp}.jsonl" if kind.stamp else "samples_*.jsonl"
-    found = sorted(path.parent.glob(pattern))
-    if tasks:
-        found = [p for p in found if (m := _SAMPLES_NAME.match(p.name)) and m.group("task").startswith(tuple(tasks))]
-    return found
-
-
 def wrong_kind(path: Path, kind: FileKind, needs: str, how: str, tasks: Collection[str] = ()) -> DataError:
     """The error for ``path`` of ``kind`` given where ``needs`` belongs: what it is, what is
-    needed, and ``how`` to make it (or, for a results file, the samples files beside it)."""
+    needed, and ``how`` to make it, or, for a results file, the samples files lm-eval wrote beside
+    it (same timestamp when the name has one; of ``tasks``, task-name prefixes, when given)."""
     message = f"{path}: this is {kind.what}; {needs}."
     if kind.kind == "results":
-        beside = samples_beside(path, kind, tasks)
+        found = sorted(path.parent.glob(f"samples_*_{kind.stamp}.jsonl" if kind.stamp else "samples_*.jsonl"))
+        beside = [
+            p for p in found if not tasks or ((m := _SAMPLES_NAME.match(p.name)) and m["task"].startswith(tuple(tasks)))
+        ]
         if beside:
             return DataError(f"{message} lm-eval wrote it beside this file: {', '.join(str(p) for p in beside)}.")
     return DataError(f"{message} Make it with: {how}")

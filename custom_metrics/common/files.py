@@ -46,9 +46,7 @@ def file_mode() -> int:
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and a rename,
-    so a reader sees the old file or the new one, never a cut one. The file gets the mode
-    an ordinary ``open`` would give it (0666 less the umask), not mkstemp's 0600, so a shared
-    cache stays readable to the group."""
+    so a reader sees the old file or the new one, never a cut one, with ``file_mode``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

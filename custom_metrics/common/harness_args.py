@@ -60,12 +60,10 @@ def close_names(name: str, known: Iterable[str]) -> str:
 
 
 def check_harness_args(argv: Sequence[str], who: str, *, here: bool = True) -> Any:
-    """lm-eval's configuration (``EvaluatorConfig``) for the ``lm_eval`` arguments ``argv``,
-    or a DataError (prefixed with ``who``, the option that carried them) naming what lm-eval
-    would refuse: an unknown option, a bad value, a model it does not know, a model argument
-    its class requires and did not get, a checkpoint that cannot be found, a count that
-    makes no sense. ``here`` False: ``lm_eval`` runs on another machine (a Slurm job), so a
-    model class this one cannot import, or a checkpoint it does not see, proves nothing."""
+    """lm-eval's configuration (``EvaluatorConfig``) for the ``lm_eval`` arguments ``argv``, or a
+    DataError (prefixed with ``who``, the option that carried them) naming what lm-eval would refuse.
+    ``here`` False: ``lm_eval`` runs on another machine (a Slurm job), so a model class this one
+    cannot import, or a checkpoint it does not see, proves nothing."""
     try:
         namespace = run_parser().parse_args(list(argv))
     except Refused as refused:

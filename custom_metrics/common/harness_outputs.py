@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.jsonl import iter_jsonl
+from custom_metrics.common.jsonl import numbered_jsonl
 
 INCOMPLETE_SUFFIX = ".incomplete"  # an unfinished run's files, kept for inspection, read by nothing
 
@@ -79,7 +79,7 @@ def task_samples(results: Path, task: str) -> tuple[list[tuple[str, dict]], dict
     if not samples.is_file():
         raise IncompleteRun(f"{samples}: missing beside {results.name} (lm_eval stopped before writing it)", leftovers)
     try:
-        rows = list(iter_jsonl(samples))
+        rows = [(f"{samples}:{line}", sample) for line, sample in numbered_jsonl(samples)]
     except DataError as err:
         raise IncompleteRun(f"{err} The samples file is cut short or damaged.", leftovers) from err
     per_filter = Counter(str(sample.get("filter", "none")) for _, sample in rows)

@@ -10,23 +10,14 @@ the model loads, and under plain ``lm_eval`` by the first task loader.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import os
 from pathlib import Path
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.task_folders import paper_folders
+from custom_metrics.common.task_folders import package_folder, paper_folders
 
 PASS_INSTEAD = 'pass the suite\'s own, --include_path "$(explain-eval tasks-path)"'
 SKIPPED = {"__pycache__", ".git"}  # holds no task YAML; .git can be large
-
-
-def _harness_tasks() -> Path | None:
-    """The installed lm-eval's own task folder (found, not imported)."""
-    found = importlib.util.find_spec("lm_eval")
-    if found is None or not found.submodule_search_locations:
-        return None
-    return (Path(next(iter(found.submodule_search_locations))) / "tasks").resolve()
 
 
 @functools.cache
@@ -34,7 +25,8 @@ def check_include_path(folder: Path, option: str = "--include_path") -> None:
     """Refuse a folder that holds lm-eval's own tasks (the installed harness', or any other
     ``lm_eval/tasks`` below it) or one of the suite's task folders twice."""
     root = Path(folder).expanduser().resolve()
-    harness = _harness_tasks()
+    lm_eval = package_folder("lm_eval")
+    harness = (lm_eval / "tasks").resolve() if lm_eval else None  # the installed lm-eval's own tasks
     if harness is not None and harness.is_relative_to(root):
         raise _harness_inside(folder, option, harness)
     markers = {paper.name: min(path.name for path in paper.glob("*.yaml")) for paper in paper_folders()}

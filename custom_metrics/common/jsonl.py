@@ -50,14 +50,13 @@ def _finite_float(text: str) -> float:
 
 
 def _bounded_int(text: str) -> int:
-    if len(text.lstrip("-")) > 308:  # at most 308 digits always fit a float
-        try:
-            value = int(text)
+    try:
+        value = int(text)
+        if len(text) > 308:  # at most 308 digits always fit a float
             float(value)
-        except (OverflowError, ValueError):  # ValueError: beyond Python's digit limit
-            raise _Refused from None
-        return value
-    return int(text)
+    except (OverflowError, ValueError):  # ValueError: beyond Python's digit limit
+        raise _Refused from None
+    return value
 
 
 _INF = float("inf")
@@ -111,22 +110,11 @@ def _line(text: str, pos: int) -> int:
     return text.count("\n", 0, pos) + 1
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Yield ("file:line", object) for each non-blank line; a path that is not a regular file
+def numbered_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, object) for each non-blank line; a path that is not a regular file
     of at most ``JSONL_MAX_BYTES``, a line that is not UTF-8 or not valid JSON, a duplicate key or
     an overflowing number raises DataError naming the file (and line)."""
-    for lineno, row in numbered_jsonl(path):
-        yield f"{path}:{lineno}", row
-
-
-def numbered_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``iter_jsonl`` with the line number (1-based) as a number, for readers that record
-    where each row came from."""
-    yield from _rows(path, iter_regular_lines(path, JSONL_MAX_BYTES, ""))
-
-
-def _rows(path: Path, lines: Iterable[bytes]) -> Iterator[tuple[int, dict[str, Any]]]:
-    for lineno, raw in enumerate(lines, start=1):
+    for lineno, raw in enumerate(iter_regular_lines(path, JSONL_MAX_BYTES, ""), start=1):
         where = f"{path}:{lineno}"
         try:
             line = raw.decode("utf-8")
@@ -135,17 +123,22 @@ def _rows(path: Path, lines: Iterable[bytes]) -> Iterator[tuple[int, dict[str, A
             raise DataError(f"{where}: not UTF-8 text (byte {bad!r} at byte offset {err.start} of the line).") from err
         if not line.strip():
             continue
-        try:
-            row = loads_strict(line)
-        except StrictJSONError as err:
-            raise DataError(f"{where}: {err.msg}.") from err
-        except json.JSONDecodeError as err:
-            raise DataError(f"{where}: not valid JSON ({err.msg}).") from err
-        except RecursionError as err:
-            raise DataError(f"{where}: JSON nested too deeply to be a row.") from err
+        row = _loaded(line, lambda _, where=where: where, " to be a row")
         if not isinstance(row, dict):
             raise DataError(f"{where}: expected a JSON object, got {type(row).__name__}.")
         yield lineno, row
+
+
+def _loaded(text: str, where: Callable[[int | None], str], nested: str) -> Any:
+    """``loads_strict``, each refusal a DataError naming ``where`` (of the line, when known)."""
+    try:
+        return loads_strict(text)
+    except StrictJSONError as err:
+        raise DataError(f"{where(err.lineno)}: {err.msg}.") from err
+    except json.JSONDecodeError as err:
+        raise DataError(f"{where(err.lineno)}: not valid JSON ({err.msg}).") from err
+    except RecursionError as err:
+        raise DataError(f"{where(None)}: JSON nested too deeply{nested}.") from err
 
 
 def check_row(row: dict[str, Any], required: Iterable[str], check: RowCheck | None, where: str) -> None:
@@ -174,7 +167,8 @@ def read_jsonl(
     """
     rows: list[dict[str, Any]] = []
     seen: dict[str, str] = {}
-    for where, raw in iter_jsonl(path):
+    for lineno, raw in numbered_jsonl(path):
+        where = f"{path}:{lineno}"
         row = shape(raw) if shape is not None else raw
         check_row(row, required, check, where)
         key = unique(row) if unique is not None else None
@@ -191,12 +185,7 @@ def read_jsonl(
 def read_json(path: Path) -> Any:
     """A whole JSON document (not JSONL), such as RULE's prompts.json."""
     try:
-        return loads_strict(read_regular_bytes(path, JSON_MAX_BYTES).decode("utf-8"))
-    except StrictJSONError as err:
-        raise DataError(f"{path}:{err.lineno}: {err.msg}.") from err
-    except json.JSONDecodeError as err:
-        raise DataError(f"{path}:{err.lineno}: not valid JSON ({err.msg}).") from err
+        text = read_regular_bytes(path, JSON_MAX_BYTES).decode("utf-8")
     except UnicodeDecodeError as err:
         raise DataError(f"{path}: not UTF-8 text (byte offset {err.start}).") from err
-    except RecursionError as err:
-        raise DataError(f"{path}: JSON nested too deeply.") from err
+    return _loaded(text, lambda line: f"{path}:{line}" if line else str(path), "")

@@ -39,6 +39,7 @@ COUNT = Range(0.0, math.inf, "not a whole, non-negative count", whole=True)
 MEAN_LENGTH = Range(0.0, math.inf, "negative, for a mean length")  # of words, tokens, steps per item
 DIFFERENCE = Range(-1.0, 1.0, "not a difference of two shares, between -1 and 1")
 DIVERGENCE = Range(0.0, math.inf, "negative, for a divergence")
+_STDERR = Range(0.0, math.inf, "a negative standard error")
 # lm-eval's common proportions, for the tasks of no paper.
 _HARNESS_SHARES = frozenset({"acc", "acc_norm", "exact_match", "f1", "f1_macro"})
 
@@ -62,20 +63,17 @@ def range_of(task: str, metric: str) -> Range | None:
 
 def out_of_range(task: str, metric: str, value: float) -> str | None:
     """Why ``value`` cannot be a value of ``task``'s ``metric`` (in words), or None when it can. NaN can."""
-    if math.isnan(value):
-        return None
-    if not math.isfinite(value):
-        return "not a finite number"
-    allowed = range_of(task, metric)
-    return allowed.outside if allowed is not None and allowed.refuses(value) else None
+    return _outside(value, range_of(task, metric), "not a finite number")
 
 
 def stderr_out_of_range(value: float) -> str | None:
     """Why ``value`` cannot be a standard error, or None when it can (NaN: none computed)."""
+    return _outside(value, _STDERR, "not a finite standard error")
+
+
+def _outside(value: float, allowed: Range | None, infinite: str) -> str | None:
     if math.isnan(value):
         return None
     if not math.isfinite(value):
-        return "not a finite standard error"
-    if value < 0:
-        return "a negative standard error"
-    return None
+        return infinite
+    return allowed.outside if allowed is not None and allowed.refuses(value) else None

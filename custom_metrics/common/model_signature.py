@@ -123,9 +123,7 @@ def _resolve(base: ast.expr, module_name: str, module: _Module) -> str | None:
             return "object"
         if any(isinstance(n, ast.ClassDef) and n.name == base.id for n in module.tree.body):
             return f"{module_name}:{base.id}"
-        bound = module.names.get(base.id)
-        if bound is None:
-            return None
+        bound = module.names.get(base.id, "")
         return bound if ":" in bound else None
     if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
         bound = module.names.get(base.value.id)

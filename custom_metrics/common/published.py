@@ -49,12 +49,6 @@ def number(text: str, percent: bool) -> Decimal:
     return value.scaleb(-2) if percent else value
 
 
-def cell(text: str, percent: bool) -> PublishedCell:
-    """``"71.8±1.0"`` as value and ± (both fractions when ``percent``)."""
-    value, _, pm = text.partition("±")
-    return PublishedCell(number(value, percent), number(pm, percent) if pm else None)
-
-
 def plain(value: Decimal) -> str:
     """A published number as printed (no exponent, no rounding)."""
     return format(value, "f")
@@ -77,9 +71,10 @@ class TableRow:
         return " | ".join(text for name, text in self.cells.items() if name not in added)
 
     def cell(self, column: str, percent: bool = False) -> PublishedCell:
-        """The cell as a number and its ± (``"71.8±1.0"``)."""
+        """The cell as a number and its ± (``"71.8±1.0"``; both fractions when ``percent``)."""
+        value, _, pm = self[column].partition("±")
         try:
-            return cell(self[column], percent)
+            return PublishedCell(number(value, percent), number(pm, percent) if pm else None)
         except InvalidOperation:
             raise self.error(column, "is not a number (or number±number)") from None
 

@@ -108,11 +108,14 @@ class TaskRun:
     @property
     def samples_file(self) -> Path | None:
         """The ``--log_samples`` file of this task written with the results file, if any."""
-        match = _FILENAME_TIME.search(self.path.name)
-        if match is None:
-            return None
-        candidate = self.path.with_name(f"samples_{self.source_task or self.task}_{match.group(1)}.jsonl")
-        return candidate if candidate.is_file() else None
+        return _samples_beside(self.path, self.source_task or self.task)
+
+
+def _samples_beside(results: Path, task: str) -> Path | None:
+    """The samples file of ``task`` that lm-eval wrote with the results file ``results``, if any."""
+    match = _FILENAME_TIME.search(results.name)
+    path = results.with_name(f"samples_{task}_{match.group(1)}.jsonl") if match else None
+    return path if path is not None and path.is_file() else None
 
 
 @dataclass(frozen=True)
@@ -202,6 +205,8 @@ def _task_runs(path: Path, label: str | None) -> list[TaskRun]:
     model = label or model_name(data)
     timestamp = _timestamp(data, path)
     version = data.get("lm_eval_version")
+    model_args = config.get("model_args")  # one form whatever the harness version wrote (a string or an object)
+    model_args = parse_model_args(model_args) if isinstance(model_args, str) and "=" in model_args else model_args
     runs = []
     for task, scores in entries.items():
         if not isinstance(scores, dict):
@@ -227,7 +232,7 @@ def _task_runs(path: Path, label: str | None) -> list[TaskRun]:
                 task_config=configs.get(task) if isinstance(configs.get(task), dict) else None,
                 task_version=versions.get(task),
                 batch_size=_plain(config.get("batch_size")),
-                model_args=_plain(_model_args(config.get("model_args"))),
+                model_args=_plain(model_args),
                 lineage=_read_lineage(str(task), path, configs.get(task)),
             )
         )
@@ -239,14 +244,13 @@ def _read_lineage(task: str, path: Path, config: Any) -> Lineage | None:
     without ``--log_samples``, or made before lineage was recorded) the samples file its logged
     ``--metadata`` names, where that is still there; None for a task that reads no other run."""
     key = readers().get(task)
-    match = _FILENAME_TIME.search(path.name)
-    if key is None or match is None:
+    if key is None or not _FILENAME_TIME.search(path.name):
         return None
-    own = path.with_name(f"samples_{task}_{match.group(1)}.jsonl")
+    own = _samples_beside(path, task)
     metadata = config.get("metadata") if isinstance(config, dict) else None
     named = metadata.get(key) if isinstance(metadata, dict) else None
     try:
-        found = logged_lineage(own) if own.is_file() else None
+        found = logged_lineage(own) if own else None
         if found is None and isinstance(named, str) and Path(named).expanduser().is_file():
             found = source_lineage(Path(named).expanduser())
     except DataError as error:
@@ -281,13 +285,8 @@ def source_lineage(path: Path) -> Lineage:
 
 
 def read_json_object(path: Path, what: str, max_bytes: int = RESULTS_MAX_BYTES) -> dict[str, Any]:
-    """A JSON object from ``path``; ResultsFileError saying what is wrong otherwise.
-
-    Only a regular file of at most ``max_bytes`` is opened. Bare ``NaN``/``Infinity``
-    (Python's json writes them, browsers reject them) are accepted here: the numbers they
-    stand for are checked where they are used. A key given twice and a number that no float
-    holds (``1e999``) are refused with their line: either would be read silently wrong.
-    """
+    """A JSON object from a regular file ``path`` of at most ``max_bytes``, read as strictly as
+    ``jsonl.loads_strict`` reads; ResultsFileError saying what is wrong otherwise."""
     try:
         data = loads_strict(read_regular_bytes(path, max_bytes, what).decode("utf-8"))
     except DataError as error:  # not a regular file, too large, unreadable: the message names the path
@@ -355,12 +354,7 @@ def friendly_model_name(raw: str) -> str:
 
 def rename(runs: Iterable[TaskRun], names: Mapping[str, str]) -> list[TaskRun]:
     """Runs with ``--name`` overrides applied: a key matches the shown name or the recorded model."""
-    return [
-        replace(run, model=names.get(run.model, names.get(run.model_id, run.model)))
-        if run.model in names or run.model_id in names
-        else run
-        for run in runs
-    ]
+    return [replace(run, model=names.get(run.model, names.get(run.model_id, run.model))) for run in runs]
 
 
 def parse_model_args(text: str) -> dict[str, str]:
@@ -381,10 +375,9 @@ def sweep_label(path: Path, roots: Iterable[Path] = ()) -> str | None:
         marker = folder / PAIR_FILE
         if marker.is_file():
             try:
-                record = loads_strict(read_regular_bytes(marker, MARKER_MAX_BYTES, "pair file").decode("utf-8"))
-            except (DataError, ValueError):
+                name = read_json_object(marker, "pair file", MARKER_MAX_BYTES).get("model")
+            except ResultsFileError:
                 return None
-            name = record.get("model") if isinstance(record, dict) else None
             return name.strip() if isinstance(name, str) and name.strip() else None
         if folder == root:
             break
@@ -464,11 +457,6 @@ def _n_samples(task: str, entry: Any, scores: dict[str, Any]) -> int | None:
         if entry.get("effective") is not None:
             return fields.count(entry["effective"], f'n-samples["{task}"].effective', strings=True)
     return fields.count(scores.get("sample_len"), f'results["{task}"].sample_len', strings=True)
-
-
-def _model_args(value: Any) -> Any:
-    """Model args in one form whatever the harness version wrote (a string or an object)."""
-    return parse_model_args(value) if isinstance(value, str) and "=" in value else value
 
 
 def _plain(value: Any) -> str:

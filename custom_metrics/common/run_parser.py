@@ -41,26 +41,12 @@ def options_given(argv: Sequence[str]) -> set[str]:
     return {f"--{name}" for name, value in given.items() if name not in empty or empty[name] != value}
 
 
-def model_option(argv: Sequence[str]) -> str | None:
-    """The ``--model`` an ``lm_eval`` command line names (lm-eval's default where it names none),
-    or None when lm-eval would refuse the line anyway."""
-    return option_value(argv, "model")
-
-
 def option_value(argv: Sequence[str], name: str) -> Any:
-    """The value of option ``name`` (its ``dest``: ``include_path``) an ``lm_eval`` command line
-    gives (lm-eval's default where it gives none), or None when lm-eval would refuse the line anyway."""
+    """The value of option ``name`` (its ``dest``: ``model``, ``limit``, ``include_path``) an ``lm_eval``
+    command line gives, with or without the ``run`` lm-eval inserts (lm-eval's default where it gives
+    none), or None when lm-eval would refuse the line anyway."""
+    args = list(argv)
     try:
-        return getattr(run_parser().parse_known_args(list(argv))[0], name, None)
+        return getattr(run_parser().parse_known_args(args[1:] if args[:1] == ["run"] else args)[0], name, None)
     except Refused:
         return None
-
-
-def limit_option(argv: Sequence[str]) -> str | None:
-    """The ``--limit`` an ``lm_eval`` command line names, as given (None: none, or a line lm-eval
-    would refuse anyway)."""
-    try:
-        limit = getattr(run_parser().parse_known_args(list(argv))[0], "limit", None)
-    except Refused:
-        return None
-    return None if limit is None else str(limit)

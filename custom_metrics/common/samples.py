@@ -84,18 +84,6 @@ def logged_prompt(sample: dict[str, Any]) -> Any:
     return request["arg_0"]
 
 
-def _check_sample(sample: dict[str, Any]) -> None:
-    if not isinstance(sample.get("doc"), dict):
-        raise ValueError("field 'doc' missing; is this an lm-eval samples file?")
-    logged_response(sample)
-
-
-def _sample_key(sample: dict[str, Any]) -> str | None:
-    if "doc_id" not in sample:
-        return None
-    return f"doc_id {sample['doc_id']!r} (filter {sample.get('filter', 'none')!r})"
-
-
 def read_samples(
     path: str | Path, check: RowCheck | None = None, key: Callable[[dict[str, Any]], str] | None = None
 ) -> list[dict[str, Any]]:
@@ -111,11 +99,16 @@ def read_samples(
         raise DataError(f"samples file {path} does not exist.")
 
     def check_all(sample: dict[str, Any]) -> None:
-        _check_sample(sample)
+        if not isinstance(sample.get("doc"), dict):
+            raise ValueError("field 'doc' missing; is this an lm-eval samples file?")
+        logged_response(sample)
         if check is not None:
             check(sample)
 
     def unique(sample: dict[str, Any]) -> str | None:
-        return _sample_key(sample) if key is None else f"{key(sample)} (filter {sample.get('filter', 'none')!r})"
+        if key is None and "doc_id" not in sample:
+            return None
+        named = f"doc_id {sample['doc_id']!r}" if key is None else key(sample)
+        return f"{named} (filter {sample.get('filter', 'none')!r})"
 
     return read_jsonl(path, check=check_all, unique=unique, shape=normalised)

@@ -105,11 +105,9 @@ def fetch_file(source: Source) -> Path:
 
 def load_rows(source: Source, required: Sequence[str] = (), check: RowCheck | None = None) -> list[dict[str, Any]]:
     """Rows of ``source``: the mirror's JSONL, else the pinned JSONL or Arrow file."""
-    path = mirror_file(source)
-    if path is not None:
-        return read_jsonl(path, required, check)
-    path = download(source)
-    if not source.remote.path.endswith((".parquet", ".arrow")):
+    mirrored = mirror_file(source)
+    path = mirrored or download(source)
+    if mirrored or not source.remote.path.endswith((".parquet", ".arrow")):
         return read_jsonl(path, required, check)
     rows = read_table_rows(path, source.name)
     for index, row in enumerate(rows, start=1):

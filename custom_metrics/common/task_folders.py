@@ -15,13 +15,21 @@ from pathlib import Path
 from types import ModuleType
 
 
-def _tasks_path() -> Path:
-    found = importlib.util.find_spec("lm_eval_tasks")
+def package_folder(name: str) -> Path | None:
+    """The folder of the installed package ``name`` (found, not imported), or None."""
+    found = importlib.util.find_spec(name)
     if found is None or not found.submodule_search_locations:
+        return None
+    return Path(next(iter(found.submodule_search_locations))).resolve()
+
+
+def _tasks_path() -> Path:
+    found = package_folder("lm_eval_tasks")
+    if found is None:
         raise ImportError(
             "the suite's task folders (package lm_eval_tasks) are not installed: pip install explain-eval"
         )
-    return Path(next(iter(found.submodule_search_locations))).resolve()
+    return found
 
 
 TASKS_PATH = _tasks_path()

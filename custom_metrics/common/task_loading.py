@@ -79,16 +79,14 @@ def refuse_cut_groups(task: str, group: int) -> None:
     refuse it before the model loads: ``LIMIT_GROUPS``)."""
     if under_lm_eval_command():
         from custom_metrics.common.harness_args import check_group_limit
-        from custom_metrics.common.run_parser import limit_option
 
-        argv = sys.argv[1:]
-        check_group_limit(task, group, limit_option(argv[1:] if argv[:1] == ["run"] else argv))
+        check_group_limit(task, group, option_value(sys.argv[1:], "limit"))
 
 
 def check_include_option(argv: list[str]) -> None:
     """The ``--include_path`` of the ``lm_eval`` command line ``argv`` holds lm-eval's own tasks,
     or the suite's twice: refused here too, where plain ``lm_eval`` first runs the suite's code."""
-    include = option_value(argv[1:] if argv[:1] == ["run"] else argv, "include_path")
+    include = option_value(argv, "include_path")
     for folder in include if isinstance(include, list) else [include] if include else []:
         check_include_path(Path(folder))
 

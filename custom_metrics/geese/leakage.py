@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.jsonl import iter_jsonl
+from custom_metrics.common.jsonl import numbered_jsonl
 
 TEST = "exact sign-flip test (McNemar's null in each leakage bin)"
 
@@ -142,7 +142,8 @@ def doc_outcomes(path: Path) -> dict[str, float]:
     """Doc id -> acc of a GEESE M2 samples file; a bad line, or a doc logged twice, is a
     DataError naming the file and line."""
     outcomes: dict[str, float] = {}
-    for where, sample in iter_jsonl(path):
+    for line, sample in numbered_jsonl(path):
+        where = f"{path}:{line}"
         key, acc = _acc(sample, where)
         if key in outcomes:
             raise DataError(f"{where}: doc id {key!r} is logged twice (two runs written into one file?).")
