@@ -11,8 +11,9 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from custom_metrics.common.settings import JUDGE_ENV, env_value
 from custom_metrics.judge.prompt import PROMPT_ID
@@ -57,13 +58,7 @@ class Sampling:
 
     def key(self) -> list[str]:
         """The cache-key parts: every parameter, defaults included, so a changed default never reuses old verdicts."""
-        return [
-            f"temperature={self.temperature:g}",
-            f"top_p={self.top_p:g}",
-            f"top_k={self.top_k}",
-            f"seed={self.seed}",
-            f"max_tokens={self.max_tokens}",
-        ]
+        return [f"{f.name}={format(getattr(self, f.name), 'g' if f.type == 'float' else '')}" for f in fields(self)]
 
 
 def _choice(*values: str) -> tuple[Callable[[str], bool], str]:
@@ -203,6 +198,14 @@ class JudgeSpec:
     @property
     def prompt_id(self) -> str:
         return "" if self.kind == "seqcls" else PROMPT_ID
+
+    def device_and_dtype(self) -> tuple[Any, Any]:
+        """Where an in-process judge runs and in which dtype (both checked by ``parse_spec``):
+        CUDA in bfloat16 where there is a GPU, else the CPU in float32."""
+        import torch
+
+        device = torch.device(self.options.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
+        return device, getattr(torch, self.options.get("dtype") or ("bfloat16" if device.type == "cuda" else "float32"))
 
 
 def _options(spec: str, kind: str, query: str) -> dict[str, str]:
