@@ -44,9 +44,3 @@ def answers_within(seconds: float, what: str) -> Iterator[Deadline]:
         yield deadline
     finally:
         _CURRENT.reset(token)
-
-
-def earliest(*deadlines: Deadline | None) -> Deadline | None:
-    """The first of the given deadlines to come (None where none is given)."""
-    given = [deadline for deadline in deadlines if deadline is not None]
-    return min(given, key=lambda deadline: deadline.at) if given else None

@@ -28,7 +28,7 @@ from typing import Any
 
 import httpx
 
-from custom_metrics.judge.deadline import Deadline, earliest
+from custom_metrics.judge.deadline import Deadline
 from custom_metrics.judge.types import JudgeError
 
 RETRIES = 3  # further attempts after a failed one
@@ -116,7 +116,7 @@ class JSONClient:
             time.monotonic() + self.limits.timeout_s,
             f"its request timeout of {self.limits.timeout_s:g} s ({self.limits.timeout_set_by})",
         )
-        until = earliest(own, deadline) or own
+        until = own if deadline is None or own.at <= deadline.at else deadline
         body = None if payload is None else json.dumps(payload).encode()
         failure = _Retryable("no attempt made")
         attempts = 0
@@ -132,7 +132,10 @@ class JSONClient:
             except _Retryable as error:
                 failure = error
                 continue
-            return self._json(url, raw)
+            try:
+                return json.loads(raw)
+            except (ValueError, UnicodeDecodeError, RecursionError) as error:
+                raise EndpointError(f"{self.who}: {url} answered with no JSON: {raw[:300]!r}") from error
         tried = f"{attempts} attempt{'s' if attempts != 1 else ''}"
         reason = f"{failure} ({tried})"
         raise EndpointError(f"{self.who}: {method} {url}: {reason}", failure.status, reason)
@@ -204,18 +207,8 @@ class JSONClient:
     @staticmethod
     def _detail(response: httpx.Response) -> str:
         """The start of an error response's body, for the message."""
-        kept = b""
-        for chunk in response.iter_bytes():
-            kept += chunk
-            if len(kept) >= ERROR_DETAIL_BYTES:
-                break
-        return kept[:ERROR_DETAIL_BYTES].decode(errors="replace").strip() or "(no body)"
-
-    def _json(self, url: str, raw: bytes) -> Any:
-        try:
-            return json.loads(raw)
-        except (ValueError, UnicodeDecodeError, RecursionError) as error:
-            raise EndpointError(f"{self.who}: {url} answered with no JSON: {raw[:300]!r}") from error
+        kept = next(response.iter_bytes(ERROR_DETAIL_BYTES), b"")
+        return kept.decode(errors="replace").strip() or "(no body)"
 
     def close(self) -> None:
         if self._client is not None:
