@@ -47,11 +47,11 @@ class Agreement:
             "labels": list(self.labels),
             "confusion_matrix": [list(row) for row in self.matrix],
             "raw_agreement": self.raw,
-            "raw_agreement_interval": _listed(self.raw_interval),
+            "raw_agreement_interval": list(self.raw_interval) if self.raw_interval else None,
             "kappa": self.kappa,
-            "kappa_interval": _listed(self.kappa_interval),
+            "kappa_interval": list(self.kappa_interval) if self.kappa_interval else None,
             "mcc": self.mcc,
-            "mcc_interval": _listed(self.mcc_interval),
+            "mcc_interval": list(self.mcc_interval) if self.mcc_interval else None,
             "undefined": self.undefined,
             "bootstrap": {
                 "resamples": RESAMPLES,
@@ -60,10 +60,6 @@ class Agreement:
                 "mcc_undefined": self.mcc_undefined,
             },
         }
-
-
-def _listed(interval: tuple[float, float] | None) -> list[float] | None:
-    return None if interval is None else [interval[0], interval[1]]
 
 
 def exact_interval(successes: int, trials: int) -> tuple[float, float] | None:
@@ -108,12 +104,20 @@ def agreement(a: Mapping[str, str], b: Mapping[str, str], order: Sequence[str] =
         reasons.append(f"MCC: {which} gave every item one label (no variance)")
     else:
         mcc = float(matthews_corrcoef(first, second))
-    (kappa_interval, kappa_undefined), (mcc_interval, mcc_undefined) = _bootstrap(
-        first, second, labels, kappa is not None, mcc is not None
-    )
-    for name, value, interval in (("kappa", kappa, kappa_interval), ("MCC", mcc, mcc_interval)):
+    # one draw of ``RESAMPLES`` resamples of the items for both statistics
+    index = {label: i for i, label in enumerate(labels)}
+    codes_a, codes_b = np.array([index[label] for label in first]), np.array([index[label] for label in second])
+    draws = np.random.default_rng(SEED).integers(0, n, size=(RESAMPLES, n))
+    matrices = confusion_matrices(codes_a[draws], codes_b[draws], len(labels))
+    bootstrapped = []
+    for name, value, statistic in (("kappa", kappa, kappa_of), ("MCC", mcc, mcc_of)):
+        interval, undefined = percentile_interval(statistic(matrices)) if value is not None else (None, 0)
+        if interval is not None and interval[0] == interval[1]:  # no width: no interval
+            interval = None
         if value is not None and interval is None:
             reasons.append(f"{name}: no interval: its bootstrap over {n} item(s) has no spread (too few or too alike)")
+        bootstrapped.append((interval, undefined))
+    (kappa_interval, kappa_undefined), (mcc_interval, mcc_undefined) = bootstrapped
     return Agreement(
         n,
         labels,
@@ -163,11 +167,8 @@ def mcc_of(matrices):
         return np.where(denominator > 0, covariance / np.sqrt(denominator), np.nan)
 
 
-Bootstrapped = tuple[tuple[float, float] | None, int]  # (interval, resamples on which it was undefined)
-
-
-def percentile_interval(values) -> Bootstrapped:
-    """The percentile interval of a statistic's bootstrap values; undefined (NaN) ones left out and counted."""
+def percentile_interval(values) -> tuple[tuple[float, float] | None, int]:
+    """The percentile interval of a statistic's bootstrap values, and how many were undefined (NaN, left out)."""
     import numpy as np
 
     defined = values[~np.isnan(values)]
@@ -176,23 +177,3 @@ def percentile_interval(values) -> Bootstrapped:
         (float(np.percentile(defined, tail)), float(np.percentile(defined, 100 - tail))) if defined.size else None
     )
     return interval, int(values.size - defined.size)
-
-
-def _bootstrap(
-    first: Sequence[str], second: Sequence[str], labels: Sequence[str], want_kappa: bool, want_mcc: bool
-) -> tuple[Bootstrapped, Bootstrapped]:
-    """Percentile intervals of kappa and MCC over ``RESAMPLES`` resamples of the items (one draw for both)."""
-    import numpy as np
-
-    index = {label: i for i, label in enumerate(labels)}
-    codes_a = np.array([index[label] for label in first])
-    codes_b = np.array([index[label] for label in second])
-    draws = np.random.default_rng(SEED).integers(0, len(first), size=(RESAMPLES, len(first)))
-    matrices = confusion_matrices(codes_a[draws], codes_b[draws], len(labels))
-    results = []
-    for wanted, statistic in ((want_kappa, kappa_of), (want_mcc, mcc_of)):
-        interval, undefined = percentile_interval(statistic(matrices)) if wanted else (None, 0)
-        if interval is not None and interval[0] == interval[1]:  # no width: no interval
-            interval = None
-        results.append((interval, undefined))
-    return results[0], results[1]
