@@ -64,12 +64,8 @@ class AnswerTooLarge(EndpointError):
     caller that answers many requests can flag this one and go on)."""
 
 
-class _Retryable(Exception):
+class _Retryable(EndpointError):
     """An attempt failed in a way another attempt may not (the message says how)."""
-
-    def __init__(self, reason: str, status: int | None = None) -> None:
-        super().__init__(reason)
-        self.status = status
 
 
 @dataclass(frozen=True)
