@@ -38,8 +38,7 @@ from dataclasses import dataclass
 from custom_metrics.common.errors import DataError
 from custom_metrics.judge.answer import cut_answer
 from custom_metrics.judge.available import MODEL_LIST_MAX_BYTES
-from custom_metrics.judge.deadline import Deadline
-from custom_metrics.judge.http_client import EndpointError, JSONClient, Limits, body_bound
+from custom_metrics.judge.http_client import Deadline, EndpointError, JSONClient, Limits, body_bound
 from ibe_postprocess.formalize import Program
 from ibe_postprocess.judge_answer import without_trace
 from ibe_postprocess.parsing import ParsedExplanation

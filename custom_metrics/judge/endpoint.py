@@ -13,8 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from custom_metrics.judge.answer import cut_answer, parse_label
-from custom_metrics.judge.deadline import Deadline, current
-from custom_metrics.judge.http_client import EndpointError, JSONClient, Limits, body_bound
+from custom_metrics.judge.http_client import Deadline, EndpointError, JSONClient, Limits, body_bound, current
 from custom_metrics.judge.prompt import nli_prompt
 from custom_metrics.judge.spec import SERVERS, JudgeSpec
 from custom_metrics.judge.types import NLI_LABELS, JudgeError, Pair, Verdict, answer_verdict, verdict_from_probs

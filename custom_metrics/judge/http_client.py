@@ -6,8 +6,9 @@ endless body (a run grew past 5.7 GB in 75 s), or send megabytes where 16 tokens
 So every request has
 
 - a deadline for the whole request, every retry and wait included (the judge's ``timeout`` or a
-  caller's ``deadline.answers_within``, whichever comes first); each attempt runs in a worker
-  thread the caller stops waiting for, so a server trickling its headers cannot stretch it;
+  caller's ``answers_within``, whichever comes first: REG's check of its judge on gold items sets
+  one for all its requests); each attempt runs in a worker thread the caller stops waiting for,
+  so a server trickling its headers cannot stretch it;
 - a bound on the body (``body_bound``): a larger ``Content-Length`` is refused unread, the body
   is streamed up to the bound, and no compression is asked for;
 - bounded retries with backoff, only for what a retry can fix (no connection, a dropped one,
@@ -22,13 +23,14 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from custom_metrics.judge.deadline import Deadline
 from custom_metrics.judge.types import JudgeError
 
 RETRIES = 3  # further attempts after a failed one
@@ -38,6 +40,38 @@ ERROR_DETAIL_BYTES = 500  # of an error response's body, quoted in the message
 # base; each token asked for may add this many bytes (a long token, escaped, with logprobs).
 BODY_BASE_BYTES = 64 * 1024
 BODY_BYTES_PER_TOKEN = 256
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """``at`` on the ``time.monotonic`` clock; ``what`` names it in messages (and how to change it)."""
+
+    at: float
+    what: str
+
+    def remaining(self) -> float:
+        return self.at - time.monotonic()
+
+
+_CURRENT: ContextVar[Deadline | None] = ContextVar("judge_deadline", default=None)
+
+
+def current() -> Deadline | None:
+    """The deadline set by the innermost ``answers_within`` of this thread, if any. A judge that
+    answers in worker threads reads it here and passes it on (context variables stay in their thread)."""
+    return _CURRENT.get()
+
+
+@contextmanager
+def answers_within(seconds: float, what: str) -> Iterator[Deadline]:
+    """Every endpoint request made inside (this thread) ends ``seconds`` from now at the latest."""
+    deadline = Deadline(time.monotonic() + seconds, what)
+    outer = _CURRENT.get()
+    token = _CURRENT.set(deadline if outer is None or deadline.at < outer.at else outer)
+    try:
+        yield deadline
+    finally:
+        _CURRENT.reset(token)
 
 
 def body_bound(max_tokens: int) -> int:
