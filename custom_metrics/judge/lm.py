@@ -80,7 +80,8 @@ class LMJudge:
         self.max_length = int(getattr(self.model.config, "max_position_embeddings", 0) or 4096)
         self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         self.slices_logits = forward_options(self.model)[0]
-        self.stop_ids = self._stop_ids()
+        stop = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
+        self.stop_ids = {self.tokenizer.eos_token_id, *(stop if isinstance(stop, list) else [stop])} - {None}
         self._torch = torch
         self.full_tokens = 0
         self.shared = self._shared_kv() if spec.options.get("share", "auto") == "auto" else None
@@ -119,12 +120,6 @@ class LMJudge:
     def encode_labels(self, premise: str, hypothesis: str) -> Encoded:
         """One pair's context ids and its three label continuations' ids, as both paths score them."""
         return self._encode_continuations(self.context(premise, hypothesis), self.continuations())
-
-    def _stop_ids(self) -> set[int]:
-        ids = {self.tokenizer.eos_token_id}
-        configured = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
-        ids.update(configured if isinstance(configured, list) else [configured])
-        return {token for token in ids if token is not None}
 
     def _shared_kv(self) -> SharedKV | None:
         """The shared-cache scorer, if this model gives the full-sequence path's verdicts through it."""
@@ -177,6 +172,8 @@ class LMJudge:
         return [flat[3 * i : 3 * i + 3] for i in range(len(items))]
 
     def _full_loglikelihoods(self, encoded: Sequence[tuple[list[int], list[int]]]) -> list[float]:
+        from torch.nn.utils.rnn import pad_sequence
+
         order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i][0]) - len(encoded[i][1]))
         results = [0.0] * len(encoded)
         torch = self._torch
@@ -188,12 +185,8 @@ class LMJudge:
                 ids = (context_ids + cont_ids)[-(self.max_length + 1) :][:-1]
                 inputs.append(ids)
                 spans.append((len(ids) - len(cont_ids), cont_ids))
-            width = max(len(ids) for ids in inputs)
-            input_ids = torch.full((len(inputs), width), self.pad_id, dtype=torch.long)
-            mask = torch.zeros((len(inputs), width), dtype=torch.long)
-            for row, ids in enumerate(inputs):
-                input_ids[row, : len(ids)] = torch.tensor(ids)
-                mask[row, : len(ids)] = 1
+            input_ids = pad_sequence([torch.tensor(ids) for ids in inputs], batch_first=True, padding_value=self.pad_id)
+            mask = (torch.arange(input_ids.shape[1]) < torch.tensor([len(ids) for ids in inputs])[:, None]).long()
             self.full_tokens += sum(len(ids) for ids in inputs)
             # Only the continuation positions are read, so only their logits are computed:
             # projecting every position onto a 262k-word vocabulary was most of the cost.
