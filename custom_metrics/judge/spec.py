@@ -21,19 +21,15 @@ from custom_metrics.judge.prompt import PROMPT_ID
 KINDS = ("lm", "seqcls", "openai")
 MODES = ("loglik", "generate")
 THINKING = ("off", "on", "unset")
-DEFAULT_THINKING = "off"
 # Why these defaults: lm_eval_tasks/reg/DETAILS.md, "Choosing the judge". In-process LMs score the three label
 # words (deterministic, never unparsed; the embedded default is a base model that cannot
 # answer in one word). Endpoints serve chat models, the paper's kind of judge, and many
 # return no logprobs, so they answer as the paper's judge did: a sampled word.
 DEFAULT_MODE = {"lm": "loglik", "openai": "generate"}
 
-
 # An API reasoning model's effort (OpenAI's names): sent instead of every sampling field.
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
-# Qwen3.5's non-thinking top_k (with min_p 0), the paper's sampling for every model, judge included.
-# ``transformers serve`` takes them in its ``generation_config`` field (``server=transformers``); the
-# OpenAI API refuses them (``top_k=0`` sends neither).
+# Why 20: ``Sampling``. The OpenAI API refuses top_k and min_p: ``top_k=0`` sends neither.
 DEFAULT_TOP_K = {"lm": 20, "openai": 20}
 SERVERS = ("vllm", "transformers")
 
@@ -160,7 +156,7 @@ class JudgeSpec:
         models, whose effort says whether they think."""
         if self.kind != "openai" or self.reasoning_effort is not None:
             return None
-        return self.options.get("thinking", DEFAULT_THINKING)
+        return self.options.get("thinking", "off")
 
     @property
     def name(self) -> str:
