@@ -26,15 +26,11 @@ class JudgeUnavailable(ValueError):
     """The judge cannot be used here; the message names it, what failed and what to pass."""
 
 
-def _looks_like_path(target: str) -> bool:
-    return target.startswith(("/", "./", "../", "~")) or Path(target).expanduser().exists()
-
-
 def check_available(spec: JudgeSpec) -> None:
     """Raise ``JudgeUnavailable`` unless the judge's model folder, Hub id or endpoint is there."""
     if spec.kind == "openai":
         _check_endpoint(spec)
-    elif _looks_like_path(spec.model):
+    elif spec.model.startswith(("/", "./", "../", "~")) or Path(spec.model).expanduser().exists():
         _check_folder(spec)
     else:
         _check_hub_id(spec)

@@ -13,11 +13,7 @@ from custom_metrics.judge.types import NLI_LABELS, Pair, Verdict, normalize_labe
 
 def label_order(id2label: dict[Any, str], model: str) -> list[int]:
     """Class indices of entailment, neutral, contradiction, read from a config's id2label."""
-    found: dict[str, int] = {}
-    for index, name in id2label.items():
-        label = normalize_label(str(name))
-        if label is not None:
-            found[label] = int(index)
+    found = {normalize_label(str(name)): int(index) for index, name in id2label.items()}
     if set(found) != set(NLI_LABELS) or len(id2label) != 3:
         raise ValueError(
             f"{model}: config.id2label {dict(id2label)} does not name exactly entailment, neutral "
