@@ -1,4 +1,5 @@
-"""How much two raters of the same items agree: two judges, or a judge and the gold labels.
+"""How much two raters agree: on the same items (two judges, or a judge and the gold labels), and
+on how they rank the same runs.
 
 REG's Appendix H reports raw agreement, Cohen's kappa and the Matthews correlation coefficient
 (scikit-learn's numbers). Intervals: raw agreement, a share, gets the exact Clopper-Pearson 95%
@@ -11,13 +12,32 @@ gave one and the same label to every item; MCC: either did, where scikit-learn's
 as "no better than chance"). Resamples where it is undefined are left out and counted
 (``kappa_undefined``, ``mcc_undefined``). An interval of zero width (a handful of items giving
 one value on every resample) would read as certainty: it is None, and ``undefined`` says why.
+
+Rankings (``rankings``): judges can disagree on many items and still order the models the same
+way, which is what a leaderboard reports (Verga et al. 2024). Given several runs of one task, each
+rater scores every run by the task's headline metric (``RejudgedTask.headline``) and every two
+raters get Kendall's tau-b (``scipy.stats.kendalltau``) over the runs both score. Its 95% interval
+is a percentile bootstrap over items resampled within runs, the same draw for both raters (they
+judged the same outputs). Items, not runs: the runs are the fixed models compared, and a ranking
+is uncertain through the items each metric rests on. Tau-b is undefined with fewer than 3 runs or
+where a rater gives every run one value; resamples where it is undefined are left out and
+counted. No p-value: the interval is the inference.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import warnings
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+from custom_metrics.common.files import atomic_write_bytes
+from custom_metrics.common.rejudging import GOLD, RejudgedTask
 
 RESAMPLES = 2000
 SEED = 0
@@ -177,3 +197,169 @@ def percentile_interval(values) -> tuple[tuple[float, float] | None, int]:
         (float(np.percentile(defined, tail)), float(np.percentile(defined, 100 - tail))) if defined.size else None
     )
     return interval, int(values.size - defined.size)
+
+
+MIN_RUNS = 3
+INTERVAL = (
+    f"Kendall's tau-b over the runs both raters score (scipy.stats.kendalltau); 95% percentile bootstrap over items "
+    f"resampled within each run ({RESAMPLES:,} resamples, seed {SEED}, one draw for both raters); resamples on which "
+    f"tau-b is undefined are left out and counted. Undefined with fewer than {MIN_RUNS} runs."
+)
+
+
+@dataclass(frozen=True)
+class RankAgreement:
+    """Two raters' rankings of the same runs."""
+
+    a: str
+    b: str
+    runs: int  # the runs both score
+    tau: float | None
+    interval: tuple[float, float] | None
+    undefined: str = ""  # why tau-b is undefined ("" when it is a number)
+    resamples_undefined: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "a": self.a,
+            "b": self.b,
+            "runs": self.runs,
+            "kendall_tau_b": self.tau,
+            "interval": list(self.interval) if self.interval else None,
+            "undefined": self.undefined,
+            "bootstrap": {"resamples": RESAMPLES, "seed": SEED, "undefined": self.resamples_undefined},
+        }
+
+
+Outcomes = Mapping[str, bool]  # item -> the headline metric's outcome for that item
+
+
+def tau_b(x, y):
+    """Kendall's tau-b of each row of ``x`` against the same row of ``y`` (resamples x runs); NaN where
+    either row is constant. The formula ``scipy.stats.kendalltau`` computes, for many rows at once."""
+    import numpy as np
+
+    dx = np.sign(x[:, :, None] - x[:, None, :])
+    dy = np.sign(y[:, :, None] - y[:, None, :])
+    concordance = (dx * dy).sum(axis=(1, 2))
+    denominator = np.sqrt((dx * dx).sum(axis=(1, 2)) * (dy * dy).sum(axis=(1, 2)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(denominator > 0, concordance / denominator, np.nan)
+
+
+def _share(outcomes: Outcomes) -> float | None:
+    return sum(outcomes.values()) / len(outcomes) if outcomes else None
+
+
+def compare(a: str, b: str, runs_a: Sequence[Outcomes], runs_b: Sequence[Outcomes]) -> RankAgreement:
+    """Tau-b of rater ``a``'s and rater ``b``'s rankings of the runs (one outcomes map per run, same order)
+    over the runs both score, with its bootstrap interval."""
+    import numpy as np
+    from scipy.stats import kendalltau
+
+    both = [(x, y) for x, y in zip(runs_a, runs_b) if x and y]
+    if len(both) < MIN_RUNS:
+        return RankAgreement(a, b, len(both), None, None, f"{len(both)} runs scored by both (tau-b needs {MIN_RUNS})")
+    first, second = [_share(x) for x, _ in both], [_share(y) for _, y in both]
+    constant = [name for name, values in ((a, first), (b, second)) if len(set(values)) == 1]
+    if constant:
+        reason = f"{' and '.join(constant)} gave every run the same value (no ranking)"
+        return RankAgreement(a, b, len(both), None, None, reason)
+    tau = float(kendalltau(first, second, variant="b").statistic)
+    rng = np.random.default_rng(SEED)
+    means = []
+    for x, y in both:
+        items = sorted(set(x) | set(y))
+        values = np.array([[x.get(i, np.nan), y.get(i, np.nan)] for i in items], dtype=float)
+        drawn = values[rng.integers(0, len(items), size=(RESAMPLES, len(items)))]  # resamples x items x 2
+        with warnings.catch_warnings():  # a resample holding none of a rater's items: its mean is NaN
+            warnings.simplefilter("ignore", RuntimeWarning)
+            means.append(np.nanmean(drawn, axis=1))
+    stacked = np.stack(means, axis=1)  # resamples x runs x 2
+    defined_runs = ~np.isnan(stacked).any(axis=(1, 2))
+    values = np.full(RESAMPLES, np.nan)
+    values[defined_runs] = tau_b(stacked[defined_runs, :, 0], stacked[defined_runs, :, 1])
+    interval, undefined = percentile_interval(values)
+    return RankAgreement(a, b, len(both), tau, interval, "", undefined)
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """One task's runs as every rater scores them, and every two raters' rank agreement."""
+
+    task: str
+    metric: str
+    runs: tuple[Path, ...]  # the runs' logged files, in table order
+    scores: Mapping[str, tuple[float | None, ...]]  # rater -> its metric per run (None: it does not score it)
+    pairs: tuple[RankAgreement, ...]
+
+
+def rankings(tasks: Sequence[RejudgedTask]) -> list[Ranking]:
+    """For every task judged in more than one run, the raters' rankings of those runs compared."""
+    by_task: dict[str, list[RejudgedTask]] = defaultdict(list)
+    for task in tasks:
+        if task.headline:
+            by_task[task.task].append(task)
+    found = []
+    for name, runs in sorted(by_task.items()):
+        if len(runs) < 2:
+            continue
+        metric = runs[0].headline
+        raters = list(dict.fromkeys(r.name for run in runs for r in run.raters if r.role != GOLD))
+        outcomes = {
+            rater: [next((dict(r.scores.get(metric, {})) for r in run.raters if r.name == rater), {}) for run in runs]
+            for rater in raters
+        }
+        pairs = tuple(compare(a, b, outcomes[a], outcomes[b]) for a, b in combinations(raters, 2))
+        scores = {rater: tuple(_share(x) for x in outcomes[rater]) for rater in raters}
+        found.append(Ranking(name, metric, tuple(run.source for run in runs), scores, pairs))
+    return found
+
+
+def _value(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def markdown(ranking: Ranking, labels: Sequence[str]) -> str:
+    """The runs' scores per rater, then tau-b per pair of raters."""
+    raters = list(ranking.scores)
+    lines = [
+        f"## {ranking.task}: the runs ranked by each rater's {ranking.metric}",
+        "",
+        "| run | " + " | ".join(raters) + " |",
+        "|---|" + "---|" * len(raters),
+    ]
+    for index, label in enumerate(labels):
+        lines.append(f"| {label} | " + " | ".join(_value(ranking.scores[r][index]) for r in raters) + " |")
+    lines += ["", "| A | B | runs both score | Kendall's tau-b | 95% interval |", "|---|---|---|---|---|"]
+    for pair in ranking.pairs:
+        tau = "undefined" if pair.tau is None else f"{pair.tau:.3f}"
+        interval = f"[{pair.interval[0]:.3f}, {pair.interval[1]:.3f}]" if pair.interval else "–"
+        lines.append(f"| {pair.a} | {pair.b} | {pair.runs} | {tau} | {interval} |")
+    undefined = [f"{p.a} vs {p.b}: {p.undefined}" for p in ranking.pairs if p.undefined]
+    undefined += [
+        f"{p.a} vs {p.b}: {p.resamples_undefined} resamples undefined" for p in ranking.pairs if p.resamples_undefined
+    ]
+    return "\n".join([*lines, "", INTERVAL, *(f"- {note}" for note in undefined), ""])
+
+
+def write(ranking: Ranking) -> tuple[Path, str]:
+    """The ranking's tables, written to ``rejudge/`` in the runs' common folder: (markdown file, markdown)."""
+    common = Path(os.path.commonpath([str(run.parent) for run in ranking.runs]))
+    labels = [str(run.parent.relative_to(common)) for run in ranking.runs]
+    if len(set(labels)) < len(labels):  # runs in one folder: their files tell them apart
+        labels = [str(run.relative_to(common)) for run in ranking.runs]
+    text = markdown(ranking, labels)
+    data = {
+        "task": ranking.task,
+        "metric": ranking.metric,
+        "runs": [str(run) for run in ranking.runs],
+        "scores": {rater: list(values) for rater, values in ranking.scores.items()},
+        "rank_agreement": [pair.as_dict() for pair in ranking.pairs],
+        "intervals": INTERVAL,
+    }
+    path = common / "rejudge" / f"rank_agreement_{ranking.task}.json"
+    atomic_write_bytes(path, json.dumps(data, indent=2, ensure_ascii=False).encode("utf-8"))
+    markdown_file = path.with_suffix(".md")
+    atomic_write_bytes(markdown_file, text.encode("utf-8"))
+    return markdown_file, text
