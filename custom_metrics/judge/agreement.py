@@ -36,6 +36,8 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from custom_metrics.common.files import atomic_write_bytes
 from custom_metrics.common.rejudging import GOLD, RejudgedTask
 
@@ -97,7 +99,6 @@ def agreement(a: Mapping[str, str], b: Mapping[str, str], order: Sequence[str] =
 
     ``order`` lists the labels in the order the matrix shows them; labels it lacks follow, sorted.
     """
-    import numpy as np
     from sklearn.metrics import cohen_kappa_score, confusion_matrix, matthews_corrcoef
 
     items = sorted(set(a) & set(b))
@@ -156,8 +157,6 @@ def agreement(a: Mapping[str, str], b: Mapping[str, str], order: Sequence[str] =
 
 def confusion_matrices(codes_a, codes_b, size: int):
     """One confusion matrix per row of the label-code arrays ``codes_a``/``codes_b`` (resamples x items)."""
-    import numpy as np
-
     resamples = codes_a.shape[0]
     flat = codes_a * size + codes_b + (np.arange(resamples) * size * size)[:, None]
     return np.bincount(flat.ravel(), minlength=resamples * size * size).reshape(resamples, size, size)
@@ -165,8 +164,6 @@ def confusion_matrices(codes_a, codes_b, size: int):
 
 def kappa_of(matrices):
     """Cohen's kappa of each confusion matrix (NaN where chance agreement is 1), as scikit-learn computes it."""
-    import numpy as np
-
     total = matrices.sum(axis=(1, 2)).astype(float)
     observed = np.trace(matrices, axis1=1, axis2=2) / total
     chance = (matrices.sum(axis=2) * matrices.sum(axis=1)).sum(axis=1) / total**2
@@ -176,8 +173,6 @@ def kappa_of(matrices):
 
 def mcc_of(matrices):
     """The multiclass Matthews correlation (Gorodkin's R_K) of each matrix, NaN where a rater is constant."""
-    import numpy as np
-
     total = matrices.sum(axis=(1, 2)).astype(float)
     correct = np.trace(matrices, axis1=1, axis2=2).astype(float)
     true, predicted = matrices.sum(axis=2).astype(float), matrices.sum(axis=1).astype(float)
@@ -189,8 +184,6 @@ def mcc_of(matrices):
 
 def percentile_interval(values) -> tuple[tuple[float, float] | None, int]:
     """The percentile interval of a statistic's bootstrap values, and how many were undefined (NaN, left out)."""
-    import numpy as np
-
     defined = values[~np.isnan(values)]
     tail = (1 - LEVEL) / 2 * 100
     interval = (
@@ -237,8 +230,6 @@ Outcomes = Mapping[str, bool]  # item -> the headline metric's outcome for that 
 def tau_b(x, y):
     """Kendall's tau-b of each row of ``x`` against the same row of ``y`` (resamples x runs); NaN where
     either row is constant. The formula ``scipy.stats.kendalltau`` computes, for many rows at once."""
-    import numpy as np
-
     dx = np.sign(x[:, :, None] - x[:, None, :])
     dy = np.sign(y[:, :, None] - y[:, None, :])
     concordance = (dx * dy).sum(axis=(1, 2))
@@ -254,7 +245,6 @@ def _share(outcomes: Outcomes) -> float | None:
 def compare(a: str, b: str, runs_a: Sequence[Outcomes], runs_b: Sequence[Outcomes]) -> RankAgreement:
     """Tau-b of rater ``a``'s and rater ``b``'s rankings of the runs (one outcomes map per run, same order)
     over the runs both score, with its bootstrap interval."""
-    import numpy as np
     from scipy.stats import kendalltau
 
     both = [(x, y) for x, y in zip(runs_a, runs_b) if x and y]
