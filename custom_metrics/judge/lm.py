@@ -91,9 +91,8 @@ class LMJudge:
         prompt = nli_prompt(premise, hypothesis)
         if not self.chat:
             return prompt
-        messages = [{"role": "user", "content": prompt}]
         return self.tokenizer.apply_chat_template(
-            messages, tokenize=False, add_generation_prompt=True, enable_thinking=False
+            [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True, enable_thinking=False
         )
 
     def continuations(self) -> list[str]:
