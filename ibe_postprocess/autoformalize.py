@@ -185,7 +185,7 @@ class EndpointFormalizer:
         self.url = f"{spec.base_url}/chat/completions"
         self.who = f"--formalizer {spec.name}"
         self.client = JSONClient(
-            spec.name, Limits(spec.timeout, body_bound(spec.max_tokens), timeout_set_by="?timeout="), self.who
+            self.who, Limits(spec.timeout, body_bound(spec.max_tokens), timeout_set_by="?timeout=")
         )
 
     def _headers(self) -> dict[str, str]:
@@ -196,7 +196,7 @@ class EndpointFormalizer:
         """Ask the server for its models: a server that is down, a wrong URL or a refused key fails
         here, before any work."""
         limits = Limits(CHECK_TIMEOUT_S, MODEL_LIST_MAX_BYTES, retries=1, timeout_set_by="the check's")
-        client = JSONClient(self.spec.name, limits, self.who)
+        client = JSONClient(self.who, limits)
         try:
             client.request("GET", f"{self.spec.base_url}/models", None, self._headers(), None)
         except EndpointError as err:

@@ -77,7 +77,7 @@ def _check_hub_id(spec: JudgeSpec) -> None:
 def _check_endpoint(spec: JudgeSpec) -> None:
     url = f"{spec.base_url}/models"
     limits = Limits(ENDPOINT_TIMEOUT_S, MODEL_LIST_MAX_BYTES, retries=0, timeout_set_by="the availability check's")
-    client = JSONClient(spec.name, limits)
+    client = JSONClient(f"judge {spec.name}", limits)
     try:
         listing = client.get(url)
     except EndpointError as err:

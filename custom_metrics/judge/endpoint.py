@@ -47,7 +47,7 @@ class OpenAIJudge:
         self.key_env = spec.options.get("key_env", "OPENAI_API_KEY")
         self.max_tokens = self.sampling.max_tokens if self.mode == "generate" else LOGLIK_MAX_TOKENS
         limits = Limits(float(spec.options.get("timeout", DEFAULT_TIMEOUT_S)), body_bound(self.max_tokens))
-        self.client = JSONClient(self.name, limits)
+        self.client = JSONClient(f"judge {self.name}", limits)
 
     def _payload(self, premise: str, hypothesis: str) -> dict[str, Any]:
         payload: dict[str, Any] = {

@@ -116,10 +116,9 @@ class Limits:
 class JSONClient:
     """JSON requests to one judge's server, within ``Limits``; one client per judge, shared by its threads."""
 
-    def __init__(self, judge: str, limits: Limits, who: str | None = None) -> None:
-        self.judge = judge
+    def __init__(self, who: str, limits: Limits) -> None:
+        self.who = who  # what messages name: the judge, or another caller (a formalizer)
         self.limits = limits
-        self.who = who or f"judge {judge}"  # what messages name: the judge, or another caller (a formalizer)
         self._client: httpx.Client | None = None
         self._opening = threading.Lock()
 
