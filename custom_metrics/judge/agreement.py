@@ -14,14 +14,12 @@ as "no better than chance"). Resamples where it is undefined are left out and co
 one value on every resample) would read as certainty: it is None, and ``undefined`` says why.
 
 Rankings (``rankings``): judges can disagree on many items and still order the models the same
-way, which is what a leaderboard reports (Verga et al. 2024). Given several runs of one task, each
-rater scores every run by the task's headline metric (``RejudgedTask.headline``) and every two
-raters get Kendall's tau-b (``scipy.stats.kendalltau``) over the runs both score. Its 95% interval
-is a percentile bootstrap over items resampled within runs, the same draw for both raters (they
-judged the same outputs). Items, not runs: the runs are the fixed models compared, and a ranking
-is uncertain through the items each metric rests on. Tau-b is undefined with fewer than 3 runs or
-where a rater gives every run one value; resamples where it is undefined are left out and
-counted. No p-value: the interval is the inference.
+way, which is what a leaderboard reports (Verga et al. 2024): Kendall's tau-b of two raters'
+scores of the runs (each run's headline metric). Its bootstrap resamples items within runs, the
+same draw for both raters (they judged the same outputs). Items, not runs: the runs are the fixed
+models compared, and a ranking is uncertain through the items each metric rests on. Tau-b is
+undefined with fewer than 3 runs or where a rater gives every run one value. No p-value: the
+interval is the inference.
 """
 
 from __future__ import annotations
@@ -99,7 +97,7 @@ def agreement(a: Mapping[str, str], b: Mapping[str, str], order: Sequence[str] =
 
     ``order`` lists the labels in the order the matrix shows them; labels it lacks follow, sorted.
     """
-    from sklearn.metrics import cohen_kappa_score, confusion_matrix, matthews_corrcoef
+    from sklearn.metrics import cohen_kappa_score, matthews_corrcoef
 
     items = sorted(set(a) & set(b))
     seen = {a[item] for item in items} | {b[item] for item in items}
@@ -108,9 +106,9 @@ def agreement(a: Mapping[str, str], b: Mapping[str, str], order: Sequence[str] =
     if n == 0:
         return Agreement(0, labels, (), None, None, None, None, None, None, "no item was decided by both")
     first, second = [a[item] for item in items], [b[item] for item in items]
-    with warnings.catch_warnings():  # one label in all: the labels given make the shape right
-        warnings.filterwarnings("ignore", message="A single label was found")
-        matrix = confusion_matrix(first, second, labels=list(labels))
+    index = {label: i for i, label in enumerate(labels)}
+    codes_a, codes_b = np.array([index[label] for label in first]), np.array([index[label] for label in second])
+    matrix = confusion_matrices(codes_a[None], codes_b[None], len(labels))[0]
     agreed = int(np.trace(matrix))
     constant_a, constant_b = len(set(first)) == 1, len(set(second)) == 1
     reasons = []
@@ -126,8 +124,6 @@ def agreement(a: Mapping[str, str], b: Mapping[str, str], order: Sequence[str] =
     else:
         mcc = float(matthews_corrcoef(first, second))
     # one draw of ``RESAMPLES`` resamples of the items for both statistics
-    index = {label: i for i, label in enumerate(labels)}
-    codes_a, codes_b = np.array([index[label] for label in first]), np.array([index[label] for label in second])
     draws = np.random.default_rng(SEED).integers(0, n, size=(RESAMPLES, n))
     matrices = confusion_matrices(codes_a[draws], codes_b[draws], len(labels))
     bootstrapped = []
