@@ -128,22 +128,15 @@ class LMJudge:
         # one token short of the common prefix: a tokenizer may merge the last one with a pair's text
         prefix = contexts[0][: max(common - 1, 0)]
         if not prefix:
-            log.warning("judge %s: the prompts share no token prefix; judging on full sequences", self.name)
-            return None
+            return self._declined("the prompts share no token prefix")
         try:
             shared = SharedKV(self.model, prefix, self.pad_id, self.device, self.max_length)
             if not all(shared.covers(context, max(map(len, conts))) for context, conts in probes):
                 limit = f"{shared.window}-token sliding window" if shared.window else f"{self.max_length} positions"
-                log.warning(
-                    "judge %s: the model's %s cannot hold the prompt and its labels; judging on full sequences",
-                    self.name,
-                    limit,
-                )
-                return None
+                return self._declined(f"the model's {limit} cannot hold the prompt and its labels")
             got = shared.label_logprobs(probes, self.batch_size)
         except Exception as err:  # any model the probe cannot run on keeps the full-sequence path
-            log.warning("judge %s: shared KV cache unavailable (%s); judging on full sequences", self.name, err)
-            return None
+            return self._declined(f"shared KV cache unavailable ({err})")
         want = self.full_sequence_scores(probes)
         difference = max(
             abs(a - b)
@@ -151,14 +144,12 @@ class LMJudge:
             for a, b in zip(verdict_from_scores(got_row).probs.values(), verdict_from_scores(want_row).probs.values())
         )
         if difference > SHARED_TOLERANCE:
-            log.warning(
-                "judge %s: shared KV cache differs from full sequences by %.2e; judging on full sequences",
-                self.name,
-                difference,
-            )
-            return None
+            return self._declined(f"shared KV cache differs from full sequences by {difference:.2e}")
         shared.tokens = shared.padded_tokens = 0  # the probe is part of loading
         return shared
+
+    def _declined(self, reason: str) -> None:
+        log.warning("judge %s: %s; judging on full sequences", self.name, reason)
 
     def loglikelihoods(self, requests: Sequence[tuple[str, str]]) -> list[float]:
         """The sum of continuation log-probs per (context, continuation), on full sequences, batched."""
