@@ -181,11 +181,10 @@ def mcc_of(matrices):
 def percentile_interval(values) -> tuple[tuple[float, float] | None, int]:
     """The percentile interval of a statistic's bootstrap values, and how many were undefined (NaN, left out)."""
     defined = values[~np.isnan(values)]
-    tail = (1 - LEVEL) / 2 * 100
-    interval = (
-        (float(np.percentile(defined, tail)), float(np.percentile(defined, 100 - tail))) if defined.size else None
-    )
-    return interval, int(values.size - defined.size)
+    if not defined.size:
+        return None, int(values.size)
+    low, high = np.percentile(defined, [(1 - LEVEL) / 2 * 100, (1 + LEVEL) / 2 * 100])
+    return (float(low), float(high)), int(values.size - defined.size)
 
 
 MIN_RUNS = 3
@@ -225,7 +224,7 @@ Outcomes = Mapping[str, bool]  # item -> the headline metric's outcome for that 
 
 def tau_b(x, y):
     """Kendall's tau-b of each row of ``x`` against the same row of ``y`` (resamples x runs); NaN where
-    either row is constant. The formula ``scipy.stats.kendalltau`` computes, for many rows at once."""
+    either row is constant or holds a NaN. The formula ``scipy.stats.kendalltau`` computes, for many rows at once."""
     dx = np.sign(x[:, :, None] - x[:, None, :])
     dy = np.sign(y[:, :, None] - y[:, None, :])
     concordance = (dx * dy).sum(axis=(1, 2))
@@ -262,10 +261,7 @@ def compare(a: str, b: str, runs_a: Sequence[Outcomes], runs_b: Sequence[Outcome
             warnings.simplefilter("ignore", RuntimeWarning)
             means.append(np.nanmean(drawn, axis=1))
     stacked = np.stack(means, axis=1)  # resamples x runs x 2
-    defined_runs = ~np.isnan(stacked).any(axis=(1, 2))
-    values = np.full(RESAMPLES, np.nan)
-    values[defined_runs] = tau_b(stacked[defined_runs, :, 0], stacked[defined_runs, :, 1])
-    interval, undefined = percentile_interval(values)
+    interval, undefined = percentile_interval(tau_b(stacked[:, :, 0], stacked[:, :, 1]))
     return RankAgreement(a, b, len(both), tau, interval, "", undefined)
 
 

@@ -150,16 +150,13 @@ class OpenAIJudge:
             try:
                 responses = [future.result() for future in futures]
             except BaseException:
-                for future in futures:  # one failure is the batch's: no request waits for its turn
-                    future.cancel()
+                pool.shutdown(cancel_futures=True)  # one failure is the batch's: no request waits for its turn
                 raise
         return [self.verdict(response) for response in responses]
 
 
 def label_for_prefix(token: str) -> str | None:
     """The label whose word starts with this token's letters ("Ent" -> entailment), if any."""
-    letters = re.sub(r"[^a-z]", "", token.lower())
-    if not letters:
-        return None
+    letters = re.sub(r"[^a-z]", "", token.lower())  # none: every label matches, so none is chosen
     matches = [label for label in NLI_LABELS if label.startswith(letters) or letters.startswith(label)]
     return matches[0] if len(matches) == 1 else None

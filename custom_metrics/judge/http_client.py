@@ -165,8 +165,7 @@ class JSONClient:
                 return json.loads(raw)
             except (ValueError, UnicodeDecodeError, RecursionError) as error:
                 raise EndpointError(f"{self.who}: {url} answered with no JSON: {raw[:300]!r}") from error
-        tried = f"{attempts} attempt{'s' if attempts != 1 else ''}"
-        reason = f"{failure} ({tried})"
+        reason = f"{failure} ({attempts} attempt{'s' if attempts != 1 else ''})"
         raise EndpointError(f"{self.who}: {method} {url}: {reason}", failure.status, reason)
 
     def _attempt(self, method: str, url: str, body: bytes | None, headers: dict[str, str], until: Deadline) -> bytes:

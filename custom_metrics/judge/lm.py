@@ -153,8 +153,7 @@ class LMJudge:
 
     def loglikelihoods(self, requests: Sequence[tuple[str, str]]) -> list[float]:
         """The sum of continuation log-probs per (context, continuation), on full sequences, batched."""
-        encoded = [self.encode_pair(context, cont) for context, cont in requests]
-        return self._full_loglikelihoods(encoded)
+        return self._full_loglikelihoods([self.encode_pair(context, cont) for context, cont in requests])
 
     def full_sequence_scores(self, items: Sequence[Encoded]) -> list[list[float]]:
         """The three label log-likelihoods per encoded pair, each (context, label) run whole."""
@@ -205,14 +204,12 @@ class LMJudge:
         """The three label log-likelihoods per pair: shared path where it covers the pair, else full sequences."""
         items = [self.encode_labels(p, h) for p, h in pairs]
         covered, rest = self._split([context for context, _ in items], [max(map(len, conts)) for _, conts in items])
-        scores: list[list[float]] = [[] for _ in items]
+        scores: dict[int, list[float]] = {}
         with self._torch.inference_mode():
             if covered and self.shared is not None:
-                for i, row in zip(covered, self.shared.label_logprobs([items[i] for i in covered], self.batch_size)):
-                    scores[i] = row
-            for i, row in zip(rest, self.full_sequence_scores([items[i] for i in rest])):
-                scores[i] = row
-        return scores
+                scores = dict(zip(covered, self.shared.label_logprobs([items[i] for i in covered], self.batch_size)))
+            scores |= zip(rest, self.full_sequence_scores([items[i] for i in rest]))
+        return [scores[i] for i in range(len(items))]
 
     def judge(self, pairs: Sequence[Pair]) -> list[Verdict]:
         if self.mode == "generate":

@@ -212,8 +212,9 @@ def _options(spec: str, kind: str, query: str) -> dict[str, str]:
         if not eq:
             raise ValueError(f"judge spec {spec!r}: option {item!r} is not key=value")
         if key not in accepted:
-            known = ", ".join(accepted)
-            raise ValueError(f"judge spec {spec!r}: unknown option {key!r} for {kind}: (accepted: {known})")
+            raise ValueError(
+                f"judge spec {spec!r}: unknown option {key!r} for {kind}: (accepted: {', '.join(accepted)})"
+            )
         if key in options:
             raise ValueError(f"judge spec {spec!r}: option {key!r} is given twice ({options[key]!r} and {value!r})")
         check, expected = accepted[key]
