@@ -79,7 +79,7 @@ def _check_endpoint(spec: JudgeSpec) -> None:
     limits = Limits(ENDPOINT_TIMEOUT_S, MODEL_LIST_MAX_BYTES, retries=0, timeout_set_by="the availability check's")
     client = JSONClient(f"judge {spec.name}", limits)
     try:
-        listing = client.get(url)
+        listing = client.request("GET", url, None, {}, None)
     except EndpointError as err:
         if err.status in (401, 403):  # a server that wants a key still answered: it is up
             return

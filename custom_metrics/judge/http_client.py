@@ -131,9 +131,6 @@ class JSONClient:
                 self._client = httpx.Client(headers={"Accept-Encoding": "identity"}, follow_redirects=False)
             return self._client
 
-    def get(self, url: str, deadline: Deadline | None = None) -> Any:
-        return self.request("GET", url, None, {}, deadline)
-
     def post(self, url: str, payload: Any, headers: Mapping[str, str], deadline: Deadline | None = None) -> Any:
         return self.request("POST", url, payload, {"Content-Type": "application/json", **headers}, deadline)
 
