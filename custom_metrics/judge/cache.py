@@ -159,13 +159,9 @@ def free_bytes(folder: Path) -> int | None:
 
 
 def _size(count: int) -> str:
-    return (
-        f"{count} bytes"
-        if count < 1024
-        else f"{count / 1024:.0f} KiB"
-        if count < 1024**2
-        else f"{count / 1024**2:.0f} MiB"
-    )
+    if count < 1024:
+        return f"{count} bytes"
+    return f"{count / 1024:.0f} KiB" if count < 1024**2 else f"{count / 1024**2:.0f} MiB"
 
 
 def _disk_full(err: BaseException) -> bool:

@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,9 @@ class Sampling:
 
     def key(self) -> list[str]:
         """The cache-key parts: every parameter, defaults included, so a changed default never reuses old verdicts."""
-        return [f"{f.name}={format(getattr(self, f.name), 'g' if f.type == 'float' else '')}" for f in fields(self)]
+        return [
+            f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}" for name, value in vars(self).items()
+        ]
 
 
 def _choice(*values: str) -> tuple[Callable[[str], bool], str]:
