@@ -6,7 +6,7 @@ decides the same logged outputs again (nothing is sent to the model under test),
 judge's verdicts and metrics are written beside the run, never over it (``agreement_<samples
 file>.json`` with every number, ``.md`` to read), with the judges' agreement per decision and
 per pair of raters (``judge.agreement``), their vote (``judge.ensemble``) and, over several runs
-of one task, the rankings they give (``judge.rank_agreement``): docs/comparing-models.md,
+of one task, the rankings they give (``judge.agreement``): docs/comparing-models.md,
 "Judged numbers".
 
     explain-eval rejudge RUN... --judge SPEC [--judge SPEC ...] [--judge-cache DIR] [--judge-check warn]
@@ -30,14 +30,13 @@ from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import atomic_write_bytes
 from custom_metrics.common.rejudging import GOLD, RejudgedTask, RejudgeRequest, Rejudging
 from custom_metrics.common.settings import judge_cache_dir
-from custom_metrics.judge.agreement import RESAMPLES, SEED, Agreement, agreement, exact_interval
+from custom_metrics.judge.agreement import RESAMPLES, SEED, Agreement, agreement, exact_interval, rankings
+from custom_metrics.judge.agreement import write as write_ranking
 from custom_metrics.judge.available import JudgeUnavailable, check_available
 from custom_metrics.judge.build import build_judge
 from custom_metrics.judge.cache import VerdictCacheError
 from custom_metrics.judge.ensemble import VOTE, Vote, with_vote
 from custom_metrics.judge.ensemble import markdown as vote_markdown
-from custom_metrics.judge.rank_agreement import rankings
-from custom_metrics.judge.rank_agreement import write as write_ranking
 from custom_metrics.judge.spec import JudgeSpec, parse_spec
 from custom_metrics.leaderboard.registry import PAPERS
 

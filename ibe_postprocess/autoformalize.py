@@ -38,8 +38,7 @@ from dataclasses import dataclass
 from custom_metrics.common.errors import DataError
 from custom_metrics.judge.answer import cut_answer
 from custom_metrics.judge.available import MODEL_LIST_MAX_BYTES
-from custom_metrics.judge.deadline import Deadline
-from custom_metrics.judge.http_client import EndpointError, JSONClient, Limits, body_bound
+from custom_metrics.judge.http_client import Deadline, EndpointError, JSONClient, Limits, body_bound
 from ibe_postprocess.formalize import Program
 from ibe_postprocess.judge_answer import without_trace
 from ibe_postprocess.parsing import ParsedExplanation
@@ -186,7 +185,7 @@ class EndpointFormalizer:
         self.url = f"{spec.base_url}/chat/completions"
         self.who = f"--formalizer {spec.name}"
         self.client = JSONClient(
-            spec.name, Limits(spec.timeout, body_bound(spec.max_tokens), timeout_set_by="?timeout="), self.who
+            self.who, Limits(spec.timeout, body_bound(spec.max_tokens), timeout_set_by="?timeout=")
         )
 
     def _headers(self) -> dict[str, str]:
@@ -197,7 +196,7 @@ class EndpointFormalizer:
         """Ask the server for its models: a server that is down, a wrong URL or a refused key fails
         here, before any work."""
         limits = Limits(CHECK_TIMEOUT_S, MODEL_LIST_MAX_BYTES, retries=1, timeout_set_by="the check's")
-        client = JSONClient(self.spec.name, limits, self.who)
+        client = JSONClient(self.who, limits)
         try:
             client.request("GET", f"{self.spec.base_url}/models", None, self._headers(), None)
         except EndpointError as err:

@@ -26,15 +26,11 @@ class JudgeUnavailable(ValueError):
     """The judge cannot be used here; the message names it, what failed and what to pass."""
 
 
-def _looks_like_path(target: str) -> bool:
-    return target.startswith(("/", "./", "../", "~")) or Path(target).expanduser().exists()
-
-
 def check_available(spec: JudgeSpec) -> None:
     """Raise ``JudgeUnavailable`` unless the judge's model folder, Hub id or endpoint is there."""
     if spec.kind == "openai":
         _check_endpoint(spec)
-    elif _looks_like_path(spec.model):
+    elif spec.model.startswith(("/", "./", "../", "~")) or Path(spec.model).expanduser().exists():
         _check_folder(spec)
     else:
         _check_hub_id(spec)
@@ -81,9 +77,9 @@ def _check_hub_id(spec: JudgeSpec) -> None:
 def _check_endpoint(spec: JudgeSpec) -> None:
     url = f"{spec.base_url}/models"
     limits = Limits(ENDPOINT_TIMEOUT_S, MODEL_LIST_MAX_BYTES, retries=0, timeout_set_by="the availability check's")
-    client = JSONClient(spec.name, limits)
+    client = JSONClient(f"judge {spec.name}", limits)
     try:
-        listing = client.get(url)
+        listing = client.request("GET", url, None, {}, None)
     except EndpointError as err:
         if err.status in (401, 403):  # a server that wants a key still answered: it is up
             return

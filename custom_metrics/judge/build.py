@@ -22,14 +22,11 @@ def _make_backend(spec: JudgeSpec) -> NLIJudge:
     from custom_metrics.judge.lm import LMJudge
     from custom_metrics.judge.seqcls import SeqClsJudge
 
-    factory = {"lm": LMJudge, "seqcls": SeqClsJudge, "openai": OpenAIJudge}
-    return factory[spec.kind](spec)
+    return {"lm": LMJudge, "seqcls": SeqClsJudge, "openai": OpenAIJudge}[spec.kind](spec)
 
 
 def build_judge(spec: JudgeSpec | str | None = None, cache_dir: str | Path | None = None) -> CachedJudge:
-    """A judge from a parsed ``JudgeSpec`` or a spec string (``spec.parse_spec``; None: the
-    embedded model), caching its verdicts on disk under ``cache_dir`` (default ``judge_cache_dir()``)
-    by judge name, prompt, premise and hypothesis; ``spec.OPTIONS`` lists each backend's options.
-    """
+    """A judge from a ``JudgeSpec`` or a spec string (None: the embedded model), its verdicts cached
+    under ``cache_dir`` (default ``judge_cache_dir()``); ``spec.OPTIONS`` lists each backend's options."""
     parsed = spec if isinstance(spec, JudgeSpec) else parse_spec(spec)
     return CachedJudge(parsed.name, parsed.prompt_id, lambda: _make_backend(parsed), cache_dir or judge_cache_dir())

@@ -107,20 +107,17 @@ class VerdictCache:
         keys = {cache_key(judge, prompt_id, p, h): (p, h) for p, h in pairs}
         found: dict[Pair, Verdict] = {}
         key_list = list(keys)
-        with self._errors("read"):
+        with self._errors("read"), self._db:  # the connection ends the transaction begun here
             self._db.execute("BEGIN")  # one snapshot for all the chunks below
-            try:
-                for start in range(0, len(key_list), 500):  # sqlite caps the number of bound variables
-                    batch = key_list[start : start + 500]
-                    rows = self._db.execute(
-                        "SELECT key, label, p_entailment, p_neutral, p_contradiction, method, answer FROM verdicts "
-                        f"WHERE key IN ({','.join('?' * len(batch))})",
-                        batch,
-                    ).fetchall()
-                    for key, label, *probs, method, answer in rows:
-                        found[keys[key]] = Verdict(label, dict(zip(NLI_LABELS, probs)), method, answer)
-            finally:
-                self._db.execute("COMMIT")
+            for start in range(0, len(key_list), 500):  # sqlite caps the number of bound variables
+                batch = key_list[start : start + 500]
+                rows = self._db.execute(
+                    "SELECT key, label, p_entailment, p_neutral, p_contradiction, method, answer FROM verdicts "
+                    f"WHERE key IN ({','.join('?' * len(batch))})",
+                    batch,
+                ).fetchall()
+                for key, label, *probs, method, answer in rows:
+                    found[keys[key]] = Verdict(label, dict(zip(NLI_LABELS, probs)), method, answer)
         return found
 
     def put_many(self, judge: str, prompt_id: str, items: Sequence[tuple[Pair, Verdict]]) -> None:
@@ -137,14 +134,9 @@ class VerdictCache:
             )
             for (p, h), v in items
         ]
-        with self._errors("write"):
+        with self._errors("write"), self._db:  # committed, or rolled back on any error
             self._db.execute("BEGIN IMMEDIATE")  # one transaction: the whole batch is on disk, or none of it
-            try:
-                self._db.executemany("INSERT OR IGNORE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+            self._db.executemany("INSERT OR IGNORE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     def __len__(self) -> int:
         with self._errors("read"):
@@ -167,13 +159,9 @@ def free_bytes(folder: Path) -> int | None:
 
 
 def _size(count: int) -> str:
-    return (
-        f"{count} bytes"
-        if count < 1024
-        else f"{count / 1024:.0f} KiB"
-        if count < 1024**2
-        else f"{count / 1024**2:.0f} MiB"
-    )
+    if count < 1024:
+        return f"{count} bytes"
+    return f"{count / 1024:.0f} KiB" if count < 1024**2 else f"{count / 1024**2:.0f} MiB"
 
 
 def _disk_full(err: BaseException) -> bool:

@@ -13,8 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from custom_metrics.judge.answer import cut_answer, parse_label
-from custom_metrics.judge.deadline import Deadline, current
-from custom_metrics.judge.http_client import EndpointError, JSONClient, Limits, body_bound
+from custom_metrics.judge.http_client import Deadline, EndpointError, JSONClient, Limits, body_bound, current
 from custom_metrics.judge.prompt import nli_prompt
 from custom_metrics.judge.spec import SERVERS, JudgeSpec
 from custom_metrics.judge.types import NLI_LABELS, JudgeError, Pair, Verdict, answer_verdict, verdict_from_probs
@@ -39,29 +38,25 @@ class OpenAIJudge:
     """
 
     def __init__(self, spec: JudgeSpec) -> None:
+        self.spec = spec
         self.name = spec.name
-        self.model = spec.model
         self.url = f"{spec.base_url}/chat/completions"
         self.mode = spec.mode
         self.sampling = spec.sampling
         self.server = spec.options.get("server", SERVERS[0])
-        self.concurrency = int(spec.options.get("concurrency", "8"))
-        self.top_logprobs = int(spec.options.get("top_logprobs", "20"))
         self.key_env = spec.options.get("key_env", "OPENAI_API_KEY")
-        self.thinking = spec.thinking
-        self.reasoning_effort = spec.reasoning_effort
         self.max_tokens = self.sampling.max_tokens if self.mode == "generate" else LOGLIK_MAX_TOKENS
         limits = Limits(float(spec.options.get("timeout", DEFAULT_TIMEOUT_S)), body_bound(self.max_tokens))
-        self.client = JSONClient(self.name, limits)
+        self.client = JSONClient(f"judge {self.name}", limits)
 
     def _payload(self, premise: str, hypothesis: str) -> dict[str, Any]:
         payload: dict[str, Any] = {
-            "model": self.model,
+            "model": self.spec.model,
             "messages": [{"role": "user", "content": nli_prompt(premise, hypothesis)}],
         }
-        if self.reasoning_effort is not None:  # an API reasoning model refuses every sampling field and max_tokens
+        if self.spec.reasoning_effort is not None:  # an API reasoning model refuses every sampling field and max_tokens
             return payload | {
-                "reasoning_effort": self.reasoning_effort,
+                "reasoning_effort": self.spec.reasoning_effort,
                 "max_completion_tokens": self.sampling.max_tokens,
             }
         if self.mode == "generate":
@@ -71,34 +66,29 @@ class OpenAIJudge:
                 "seed": self.sampling.pair_seed(premise, hypothesis),
                 "max_tokens": self.sampling.max_tokens,
             }
-            payload |= self._top_k_fields()
+            # top_k and min_p 0 (Qwen's), none when top_k is 0: as fields, or for ``transformers serve``
+            # (HTTP 422 on them) in its ``generation_config`` field, with do_sample, which it otherwise
+            # takes from the served folder
+            if self.sampling.top_k > 0:
+                fields = {"top_k": self.sampling.top_k, "min_p": 0.0}
+                if self.server == "transformers":
+                    fields = {"generation_config": json.dumps({"do_sample": True, **fields}, sort_keys=True)}
+                payload |= fields
         else:
             payload |= {
                 "temperature": 0,
                 "max_tokens": LOGLIK_MAX_TOKENS,
                 "logprobs": True,
-                "top_logprobs": self.top_logprobs,
+                "top_logprobs": int(self.spec.options.get("top_logprobs", "20")),
             }
-        if self.thinking not in (None, "unset"):  # the chat template's switch; a server that ignores it: task README
-            payload["chat_template_kwargs"] = {"enable_thinking": self.thinking == "on"}
+        # the chat template's switch; a server that ignores it: task README
+        if self.spec.thinking not in (None, "unset"):
+            payload["chat_template_kwargs"] = {"enable_thinking": self.spec.thinking == "on"}
         return payload
 
-    def _top_k_fields(self) -> dict[str, Any]:
-        """top_k and min_p 0 (Qwen's), none when top_k is 0: as fields, or for ``transformers
-        serve`` (HTTP 422 on them) in its ``generation_config`` field, with do_sample, which it
-        otherwise takes from the served folder."""
-        if self.sampling.top_k <= 0:
-            return {}
-        fields = {"top_k": self.sampling.top_k, "min_p": 0.0}
-        if self.server == "transformers":
-            return {"generation_config": json.dumps({"do_sample": True, **fields}, sort_keys=True)}
-        return fields
-
     def _post(self, payload: dict[str, Any], deadline: Deadline | None = None) -> dict[str, Any]:
-        headers = {}
         key = os.environ.get(self.key_env, "")
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
         try:
             response = self.client.post(self.url, payload, headers, deadline)
         except EndpointError as error:
@@ -155,21 +145,18 @@ class OpenAIJudge:
 
     def judge(self, pairs: Sequence[Pair]) -> list[Verdict]:
         deadline = current()  # the caller's, read in this thread: the pool's threads do not see it
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+        with ThreadPoolExecutor(max_workers=int(self.spec.options.get("concurrency", "8"))) as pool:
             futures = [pool.submit(self._post, self._payload(*pair), deadline) for pair in pairs]
             try:
                 responses = [future.result() for future in futures]
             except BaseException:
-                for future in futures:  # one failure is the batch's: no request waits for its turn
-                    future.cancel()
+                pool.shutdown(cancel_futures=True)  # one failure is the batch's: no request waits for its turn
                 raise
         return [self.verdict(response) for response in responses]
 
 
 def label_for_prefix(token: str) -> str | None:
     """The label whose word starts with this token's letters ("Ent" -> entailment), if any."""
-    letters = re.sub(r"[^a-z]", "", token.lower())
-    if not letters:
-        return None
+    letters = re.sub(r"[^a-z]", "", token.lower())  # none: every label matches, so none is chosen
     matches = [label for label in NLI_LABELS if label.startswith(letters) or letters.startswith(label)]
     return matches[0] if len(matches) == 1 else None

@@ -3,11 +3,9 @@
 Verga et al. 2024 pool several judges by voting and find the panel agrees with people better
 than any one judge; the vote here is compared like any judge.
 
-The rule, one for every decision: on each item, among the judges that decided it (at least two),
-the label most of them gave. A tie is no verdict (counted, never broken by judge or label
-order); an item only one judge decided (REG: call 2 only for items in that judge's N) has no
-vote and is counted. The vote's metrics are voted the same way from each judge's per-item
-outcomes (``Rater.scores``), so they count what the task counts.
+The rule (``RULE``) is one for every decision; items one judge decided occur in REG (call 2 only
+for items in that judge's N). The metrics are voted from each judge's per-item outcomes
+(``Rater.scores``), so they count what the task counts.
 """
 
 from __future__ import annotations

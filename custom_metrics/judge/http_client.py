@@ -6,8 +6,9 @@ endless body (a run grew past 5.7 GB in 75 s), or send megabytes where 16 tokens
 So every request has
 
 - a deadline for the whole request, every retry and wait included (the judge's ``timeout`` or a
-  caller's ``deadline.answers_within``, whichever comes first); each attempt runs in a worker
-  thread the caller stops waiting for, so a server trickling its headers cannot stretch it;
+  caller's ``answers_within``, whichever comes first: REG's check of its judge on gold items sets
+  one for all its requests); each attempt runs in a worker thread the caller stops waiting for,
+  so a server trickling its headers cannot stretch it;
 - a bound on the body (``body_bound``): a larger ``Content-Length`` is refused unread, the body
   is streamed up to the bound, and no compression is asked for;
 - bounded retries with backoff, only for what a retry can fix (no connection, a dropped one,
@@ -22,13 +23,14 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from custom_metrics.judge.deadline import Deadline, earliest
 from custom_metrics.judge.types import JudgeError
 
 RETRIES = 3  # further attempts after a failed one
@@ -38,6 +40,38 @@ ERROR_DETAIL_BYTES = 500  # of an error response's body, quoted in the message
 # base; each token asked for may add this many bytes (a long token, escaped, with logprobs).
 BODY_BASE_BYTES = 64 * 1024
 BODY_BYTES_PER_TOKEN = 256
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """``at`` on the ``time.monotonic`` clock; ``what`` names it in messages (and how to change it)."""
+
+    at: float
+    what: str
+
+    def remaining(self) -> float:
+        return self.at - time.monotonic()
+
+
+_CURRENT: ContextVar[Deadline | None] = ContextVar("judge_deadline", default=None)
+
+
+def current() -> Deadline | None:
+    """The deadline set by the innermost ``answers_within`` of this thread, if any. A judge that
+    answers in worker threads reads it here and passes it on (context variables stay in their thread)."""
+    return _CURRENT.get()
+
+
+@contextmanager
+def answers_within(seconds: float, what: str) -> Iterator[Deadline]:
+    """Every endpoint request made inside (this thread) ends ``seconds`` from now at the latest."""
+    deadline = Deadline(time.monotonic() + seconds, what)
+    outer = _CURRENT.get()
+    token = _CURRENT.set(deadline if outer is None or deadline.at < outer.at else outer)
+    try:
+        yield deadline
+    finally:
+        _CURRENT.reset(token)
 
 
 def body_bound(max_tokens: int) -> int:
@@ -64,12 +98,8 @@ class AnswerTooLarge(EndpointError):
     caller that answers many requests can flag this one and go on)."""
 
 
-class _Retryable(Exception):
+class _Retryable(EndpointError):
     """An attempt failed in a way another attempt may not (the message says how)."""
-
-    def __init__(self, reason: str, status: int | None = None) -> None:
-        super().__init__(reason)
-        self.status = status
 
 
 @dataclass(frozen=True)
@@ -86,10 +116,9 @@ class Limits:
 class JSONClient:
     """JSON requests to one judge's server, within ``Limits``; one client per judge, shared by its threads."""
 
-    def __init__(self, judge: str, limits: Limits, who: str | None = None) -> None:
-        self.judge = judge
+    def __init__(self, who: str, limits: Limits) -> None:
+        self.who = who  # what messages name: the judge, or another caller (a formalizer)
         self.limits = limits
-        self.who = who or f"judge {judge}"  # what messages name: the judge, or another caller (a formalizer)
         self._client: httpx.Client | None = None
         self._opening = threading.Lock()
 
@@ -102,9 +131,6 @@ class JSONClient:
                 self._client = httpx.Client(headers={"Accept-Encoding": "identity"}, follow_redirects=False)
             return self._client
 
-    def get(self, url: str, deadline: Deadline | None = None) -> Any:
-        return self.request("GET", url, None, {}, deadline)
-
     def post(self, url: str, payload: Any, headers: Mapping[str, str], deadline: Deadline | None = None) -> Any:
         return self.request("POST", url, payload, {"Content-Type": "application/json", **headers}, deadline)
 
@@ -116,7 +142,7 @@ class JSONClient:
             time.monotonic() + self.limits.timeout_s,
             f"its request timeout of {self.limits.timeout_s:g} s ({self.limits.timeout_set_by})",
         )
-        until = earliest(own, deadline) or own
+        until = own if deadline is None or own.at <= deadline.at else deadline
         body = None if payload is None else json.dumps(payload).encode()
         failure = _Retryable("no attempt made")
         attempts = 0
@@ -132,9 +158,11 @@ class JSONClient:
             except _Retryable as error:
                 failure = error
                 continue
-            return self._json(url, raw)
-        tried = f"{attempts} attempt{'s' if attempts != 1 else ''}"
-        reason = f"{failure} ({tried})"
+            try:
+                return json.loads(raw)
+            except (ValueError, UnicodeDecodeError, RecursionError) as error:
+                raise EndpointError(f"{self.who}: {url} answered with no JSON: {raw[:300]!r}") from error
+        reason = f"{failure} ({attempts} attempt{'s' if attempts != 1 else ''})"
         raise EndpointError(f"{self.who}: {method} {url}: {reason}", failure.status, reason)
 
     def _attempt(self, method: str, url: str, body: bytes | None, headers: dict[str, str], until: Deadline) -> bytes:
@@ -204,18 +232,8 @@ class JSONClient:
     @staticmethod
     def _detail(response: httpx.Response) -> str:
         """The start of an error response's body, for the message."""
-        kept = b""
-        for chunk in response.iter_bytes():
-            kept += chunk
-            if len(kept) >= ERROR_DETAIL_BYTES:
-                break
-        return kept[:ERROR_DETAIL_BYTES].decode(errors="replace").strip() or "(no body)"
-
-    def _json(self, url: str, raw: bytes) -> Any:
-        try:
-            return json.loads(raw)
-        except (ValueError, UnicodeDecodeError, RecursionError) as error:
-            raise EndpointError(f"{self.who}: {url} answered with no JSON: {raw[:300]!r}") from error
+        kept = next(response.iter_bytes(ERROR_DETAIL_BYTES), b"")
+        return kept.decode(errors="replace").strip() or "(no body)"
 
     def close(self) -> None:
         if self._client is not None:

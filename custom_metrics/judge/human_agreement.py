@@ -59,17 +59,13 @@ def floored(probs: Sequence[float]) -> np.ndarray:
     return values / values.sum()
 
 
-def human_distribution(counts: Sequence[int]) -> np.ndarray:
-    """The crowd's label shares from its counts in NLI_LABELS order (ChaosNLI's [E, N, C])."""
-    values = np.asarray(counts, dtype=float)
-    if values.shape != (len(NLI_LABELS),) or np.any(values < 0) or values.sum() <= 0:
-        raise ValueError(f"human label counts must be 3 non-negative counts [E, N, C], got {list(counts)}")
-    return values / values.sum()
-
-
 def item_agreement(counts: Sequence[int], majority: str, probs: Mapping[str, float], label: str) -> ItemAgreement:
-    """One item's JS distance, KL(human || judge) and whether the judge's label is the majority's."""
-    human = human_distribution(counts)
+    """One item's JS distance, KL(human || judge) and whether the judge's label is the majority's;
+    ``counts``: the crowd's labels in NLI_LABELS order (ChaosNLI's [E, N, C])."""
+    human = np.asarray(counts, dtype=float)
+    if human.shape != (len(NLI_LABELS),) or np.any(human < 0) or human.sum() <= 0:
+        raise ValueError(f"human label counts must be 3 non-negative counts [E, N, C], got {list(counts)}")
+    human = human / human.sum()
     judge = floored([probs[name] for name in NLI_LABELS])
     jsd = float(distance.jensenshannon(human, judge))
     # scipy returns NaN for two identical one-hot vectors under rounding; the distance is 0 there.

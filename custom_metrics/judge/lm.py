@@ -12,17 +12,14 @@ at load; otherwise, with ``share=no``, or for a pair that reaches a sliding wind
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Sequence
 from typing import Any
 
 from custom_metrics.judge.answer import answer_complete, parse_label
-from custom_metrics.judge.options import batch_size, device_and_dtype
 from custom_metrics.judge.prompt import LABEL_WORDS, nli_prompt
-from custom_metrics.judge.sampling import next_token, pair_generator
-from custom_metrics.judge.shared_kv import Encoded, SharedKV, common_prefix_length
-from custom_metrics.judge.spec import JudgeSpec
+from custom_metrics.judge.shared_kv import Encoded, SharedKV, forward_options
+from custom_metrics.judge.spec import JudgeSpec, Sampling
 from custom_metrics.judge.types import JudgeError, Pair, Verdict, answer_verdict, verdict_from_scores
 
 log = logging.getLogger(__name__)
@@ -35,6 +32,24 @@ _PROBE_PAIRS = (
     ('"Yes," she said, closing the door.', "She agreed."),
 )
 SHARED_TOLERANCE = 1e-4  # probe: largest label-probability difference accepted against full sequences
+
+
+def next_token(logits: Any, sampling: Sampling, generator: Any) -> int:
+    """The next token from one row of logits (vocabulary-sized); greedy at temperature 0. Temperature,
+    top-k and top-p are transformers' own logits warpers, in the order ``generate`` applies them."""
+    import torch
+    from transformers.generation.logits_process import TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+
+    scores = logits.detach().float().cpu()[None]
+    if sampling.temperature == 0:
+        return int(scores[0].argmax())
+    scores = TemperatureLogitsWarper(sampling.temperature)(None, scores)
+    if sampling.top_k > 0:
+        scores = TopKLogitsWarper(sampling.top_k)(None, scores)
+    if sampling.top_p < 1:
+        scores = TopPLogitsWarper(sampling.top_p)(None, scores)
+    probs = torch.softmax(scores[0], dim=-1)
+    return int(torch.multinomial(probs, 1, generator=generator))
 
 
 class LMJudge:
@@ -53,8 +68,8 @@ class LMJudge:
         self.name = spec.name
         self.mode = spec.mode
         self.sampling = spec.sampling
-        self.device, dtype = device_and_dtype(spec)
-        self.batch_size = batch_size(spec, 8)
+        self.device, dtype = spec.device_and_dtype()
+        self.batch_size = int(spec.options.get("batch_size", 8))
         self.tokenizer = AutoTokenizer.from_pretrained(spec.model)
         self.model = AutoModelForCausalLM.from_pretrained(spec.model, dtype=dtype).to(self.device).eval()
         chat = spec.options.get("chat", "auto")
@@ -64,8 +79,9 @@ class LMJudge:
         self.chat = has_template if chat == "auto" else chat == "yes"
         self.max_length = int(getattr(self.model.config, "max_position_embeddings", 0) or 4096)
         self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        self.slices_logits = "logits_to_keep" in inspect.signature(self.model.forward).parameters
-        self.stop_ids = self._stop_ids()
+        self.slices_logits = forward_options(self.model)[0]
+        stop = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
+        self.stop_ids = {self.tokenizer.eos_token_id, *(stop if isinstance(stop, list) else [stop])} - {None}
         self._torch = torch
         self.full_tokens = 0
         self.shared = self._shared_kv() if spec.options.get("share", "auto") == "auto" else None
@@ -75,9 +91,8 @@ class LMJudge:
         prompt = nli_prompt(premise, hypothesis)
         if not self.chat:
             return prompt
-        messages = [{"role": "user", "content": prompt}]
         return self.tokenizer.apply_chat_template(
-            messages, tokenize=False, add_generation_prompt=True, enable_thinking=False
+            [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True, enable_thinking=False
         )
 
     def continuations(self) -> list[str]:
@@ -105,34 +120,23 @@ class LMJudge:
         """One pair's context ids and its three label continuations' ids, as both paths score them."""
         return self._encode_continuations(self.context(premise, hypothesis), self.continuations())
 
-    def _stop_ids(self) -> set[int]:
-        ids = {self.tokenizer.eos_token_id}
-        configured = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
-        ids.update(configured if isinstance(configured, list) else [configured])
-        return {token for token in ids if token is not None}
-
     def _shared_kv(self) -> SharedKV | None:
         """The shared-cache scorer, if this model gives the full-sequence path's verdicts through it."""
         probes = [self.encode_labels(p, h) for p, h in _PROBE_PAIRS]
+        contexts = [context for context, _ in probes]
+        common = next((i for i, tokens in enumerate(zip(*contexts)) if len(set(tokens)) > 1), min(map(len, contexts)))
         # one token short of the common prefix: a tokenizer may merge the last one with a pair's text
-        prefix = probes[0][0][: max(common_prefix_length([context for context, _ in probes]) - 1, 0)]
+        prefix = contexts[0][: max(common - 1, 0)]
         if not prefix:
-            log.warning("judge %s: the prompts share no token prefix; judging on full sequences", self.name)
-            return None
+            return self._declined("the prompts share no token prefix")
         try:
             shared = SharedKV(self.model, prefix, self.pad_id, self.device, self.max_length)
             if not all(shared.covers(context, max(map(len, conts))) for context, conts in probes):
                 limit = f"{shared.window}-token sliding window" if shared.window else f"{self.max_length} positions"
-                log.warning(
-                    "judge %s: the model's %s cannot hold the prompt and its labels; judging on full sequences",
-                    self.name,
-                    limit,
-                )
-                return None
+                return self._declined(f"the model's {limit} cannot hold the prompt and its labels")
             got = shared.label_logprobs(probes, self.batch_size)
         except Exception as err:  # any model the probe cannot run on keeps the full-sequence path
-            log.warning("judge %s: shared KV cache unavailable (%s); judging on full sequences", self.name, err)
-            return None
+            return self._declined(f"shared KV cache unavailable ({err})")
         want = self.full_sequence_scores(probes)
         difference = max(
             abs(a - b)
@@ -140,19 +144,16 @@ class LMJudge:
             for a, b in zip(verdict_from_scores(got_row).probs.values(), verdict_from_scores(want_row).probs.values())
         )
         if difference > SHARED_TOLERANCE:
-            log.warning(
-                "judge %s: shared KV cache differs from full sequences by %.2e; judging on full sequences",
-                self.name,
-                difference,
-            )
-            return None
+            return self._declined(f"shared KV cache differs from full sequences by {difference:.2e}")
         shared.tokens = shared.padded_tokens = 0  # the probe is part of loading
         return shared
 
+    def _declined(self, reason: str) -> None:
+        log.warning("judge %s: %s; judging on full sequences", self.name, reason)
+
     def loglikelihoods(self, requests: Sequence[tuple[str, str]]) -> list[float]:
         """The sum of continuation log-probs per (context, continuation), on full sequences, batched."""
-        encoded = [self.encode_pair(context, cont) for context, cont in requests]
-        return self._full_loglikelihoods(encoded)
+        return self._full_loglikelihoods([self.encode_pair(context, cont) for context, cont in requests])
 
     def full_sequence_scores(self, items: Sequence[Encoded]) -> list[list[float]]:
         """The three label log-likelihoods per encoded pair, each (context, label) run whole."""
@@ -160,6 +161,8 @@ class LMJudge:
         return [flat[3 * i : 3 * i + 3] for i in range(len(items))]
 
     def _full_loglikelihoods(self, encoded: Sequence[tuple[list[int], list[int]]]) -> list[float]:
+        from torch.nn.utils.rnn import pad_sequence
+
         order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i][0]) - len(encoded[i][1]))
         results = [0.0] * len(encoded)
         torch = self._torch
@@ -171,12 +174,8 @@ class LMJudge:
                 ids = (context_ids + cont_ids)[-(self.max_length + 1) :][:-1]
                 inputs.append(ids)
                 spans.append((len(ids) - len(cont_ids), cont_ids))
-            width = max(len(ids) for ids in inputs)
-            input_ids = torch.full((len(inputs), width), self.pad_id, dtype=torch.long)
-            mask = torch.zeros((len(inputs), width), dtype=torch.long)
-            for row, ids in enumerate(inputs):
-                input_ids[row, : len(ids)] = torch.tensor(ids)
-                mask[row, : len(ids)] = 1
+            input_ids = pad_sequence([torch.tensor(ids) for ids in inputs], batch_first=True, padding_value=self.pad_id)
+            mask = (torch.arange(input_ids.shape[1]) < torch.tensor([len(ids) for ids in inputs])[:, None]).long()
             self.full_tokens += sum(len(ids) for ids in inputs)
             # Only the continuation positions are read, so only their logits are computed:
             # projecting every position onto a 262k-word vocabulary was most of the cost.
@@ -196,25 +195,21 @@ class LMJudge:
                 results[index] = float(logprobs[row, positions, target].sum())
         return results
 
+    def _split(self, contexts: Sequence[Sequence[int]], longest: Sequence[int]) -> tuple[list[int], list[int]]:
+        """The indices of the contexts the shared path covers (each with its longest continuation), and the rest."""
+        covered = [i for i, c in enumerate(contexts) if self.shared is not None and self.shared.covers(c, longest[i])]
+        return covered, sorted(set(range(len(contexts))) - set(covered))
+
     def label_scores(self, pairs: Sequence[Pair]) -> list[list[float]]:
         """The three label log-likelihoods per pair: shared path where it covers the pair, else full sequences."""
         items = [self.encode_labels(p, h) for p, h in pairs]
-        shared = self.shared
-        covered = [
-            i
-            for i, (context, conts) in enumerate(items)
-            if shared is not None and shared.covers(context, max(len(c) for c in conts))
-        ]
-        rest = sorted(set(range(len(items))) - set(covered))
-        scores: list[list[float]] = [[] for _ in items]
+        covered, rest = self._split([context for context, _ in items], [max(map(len, conts)) for _, conts in items])
+        scores: dict[int, list[float]] = {}
         with self._torch.inference_mode():
-            if covered and shared is not None:
-                for i, row in zip(covered, shared.label_logprobs([items[i] for i in covered], self.batch_size)):
-                    scores[i] = row
-            if rest:
-                for i, row in zip(rest, self.full_sequence_scores([items[i] for i in rest])):
-                    scores[i] = row
-        return scores
+            if covered and self.shared is not None:
+                scores = dict(zip(covered, self.shared.label_logprobs([items[i] for i in covered], self.batch_size)))
+            scores |= zip(rest, self.full_sequence_scores([items[i] for i in rest]))
+        return [scores[i] for i in range(len(items))]
 
     def judge(self, pairs: Sequence[Pair]) -> list[Verdict]:
         if self.mode == "generate":
@@ -231,9 +226,11 @@ class LMJudge:
         return verdicts
 
     def generate_answers(self, pairs: Sequence[Pair]) -> list[str]:
-        """Each pair's sampled answer (its own seeded generator), up to the end of its label line."""
+        """Each pair's sampled answer, up to the end of its label line. Each pair has its own generator,
+        seeded from (seed, premise, hypothesis), so its answer is the same whatever the batch, order,
+        device or process."""
         contexts = [self._encode(self.context(p, h)) for p, h in pairs]
-        generators = [pair_generator(self.sampling, p, h) for p, h in pairs]
+        generators = [self._torch.Generator(device="cpu").manual_seed(self.sampling.pair_seed(*pair)) for pair in pairs]
         tokens: list[list[int]] = [[] for _ in pairs]
 
         def choose(row: int, logits: Any) -> tuple[int | None, bool]:
@@ -244,13 +241,12 @@ class LMJudge:
             return token, answer_complete(self.tokenizer.decode(tokens[row], skip_special_tokens=True))
 
         steps = self.sampling.max_tokens
-        shared = self.shared
-        covered = [i for i, ctx in enumerate(contexts) if shared is not None and shared.covers(ctx, steps)]
+        covered, rest = self._split(contexts, [steps] * len(contexts))
         with self._torch.inference_mode():
-            if covered and shared is not None:
+            if covered and self.shared is not None:
                 chooser = lambda row, logits: choose(covered[row], logits)
-                shared.generate([contexts[i] for i in covered], chooser, steps, self.batch_size)
-            for i in sorted(set(range(len(pairs))) - set(covered)):
+                self.shared.generate([contexts[i] for i in covered], chooser, steps, self.batch_size)
+            for i in rest:
                 self._generate_full(contexts[i], lambda lg, i=i: choose(i, lg), steps)
         return [self.tokenizer.decode(row, skip_special_tokens=True) for row in tokens]
 

@@ -7,18 +7,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from custom_metrics.common.position_limit import input_limit
-from custom_metrics.judge.options import batch_size, device_and_dtype
 from custom_metrics.judge.spec import JudgeSpec
 from custom_metrics.judge.types import NLI_LABELS, Pair, Verdict, normalize_label, verdict_from_probs
 
 
 def label_order(id2label: dict[Any, str], model: str) -> list[int]:
     """Class indices of entailment, neutral, contradiction, read from a config's id2label."""
-    found: dict[str, int] = {}
-    for index, name in id2label.items():
-        label = normalize_label(str(name))
-        if label is not None:
-            found[label] = int(index)
+    found = {normalize_label(str(name)): int(index) for index, name in id2label.items()}
     if set(found) != set(NLI_LABELS) or len(id2label) != 3:
         raise ValueError(
             f"{model}: config.id2label {dict(id2label)} does not name exactly entailment, neutral "
@@ -35,8 +30,8 @@ class SeqClsJudge:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         self.name = spec.name
-        self.device, dtype = device_and_dtype(spec)
-        self.batch_size = batch_size(spec, 16)
+        self.device, dtype = spec.device_and_dtype()
+        self.batch_size = int(spec.options.get("batch_size", 16))
         self.tokenizer = AutoTokenizer.from_pretrained(spec.model)
         self.model = AutoModelForSequenceClassification.from_pretrained(spec.model, dtype=dtype).to(self.device).eval()
         self.order = label_order(self.model.config.id2label, spec.model)

@@ -57,15 +57,6 @@ def copy_cache(cache: Any) -> Any:
     return copy.deepcopy(cache)
 
 
-def common_prefix_length(sequences: Sequence[Sequence[int]]) -> int:
-    first = sequences[0]
-    length = min(len(seq) for seq in sequences)
-    for index in range(length):
-        if any(seq[index] != first[index] for seq in sequences[1:]):
-            return index
-    return length
-
-
 def label_tree(continuations: Sequence[Sequence[int]]) -> list[tuple[int, ...]]:
     """The label tokens to feed, as the distinct label prefixes they end (a shared token once).
 
@@ -218,26 +209,23 @@ class SharedKV:
 
     def generate(self, contexts: Sequence[Sequence[int]], choose: Chooser, max_tokens: int, batch_size: int) -> None:
         """Feed each context's own tokens once, then the tokens ``choose`` picks, one step at a time."""
+        torch = self._torch
         order = sorted(range(len(contexts)), key=lambda i: len(contexts[i]))
         for start in range(0, len(order), batch_size):
-            batch = order[start : start + batch_size]
-            with self._torch.inference_mode():
-                self._generate(batch, [contexts[i] for i in batch], choose, max_tokens)
-
-    def _generate(self, rows_of: Sequence[int], contexts: Sequence[Sequence[int]], choose: Chooser, steps: int) -> None:
-        torch = self._torch
-        logits, cache, mask = self.first_pass([context[len(self.prefix) :] for context in contexts])
-        done = [False] * len(contexts)
-        for step in range(steps):
-            fed = torch.full((len(contexts), 1), self.pad_id, dtype=torch.long)
-            for slot, row in enumerate(rows_of):
-                if not done[slot]:
-                    token, done[slot] = choose(row, logits[slot, -1])
-                    fed[slot, 0] = self.pad_id if token is None else token
-            if all(done) or step == steps - 1:
-                return
-            mask = torch.cat([mask, torch.ones((len(contexts), 1), dtype=torch.long)], dim=1)
-            positions = torch.tensor([[len(context) + step] for context in contexts])
-            logits, cache = self._forward(fed, mask, positions, cache, 1)
-            self.tokens += done.count(False)
-            self.padded_tokens += len(contexts)
+            rows = order[start : start + batch_size]
+            with torch.inference_mode():
+                logits, cache, mask = self.first_pass([contexts[row][len(self.prefix) :] for row in rows])
+                done = [False] * len(rows)
+                for step in range(max_tokens):
+                    fed = torch.full((len(rows), 1), self.pad_id, dtype=torch.long)
+                    for slot, row in enumerate(rows):
+                        if not done[slot]:
+                            token, done[slot] = choose(row, logits[slot, -1])
+                            fed[slot, 0] = self.pad_id if token is None else token
+                    if all(done) or step == max_tokens - 1:
+                        break
+                    mask = torch.cat([mask, torch.ones((len(rows), 1), dtype=torch.long)], dim=1)
+                    positions = torch.tensor([[len(contexts[row]) + step] for row in rows])
+                    logits, cache = self._forward(fed, mask, positions, cache, 1)
+                    self.tokens += done.count(False)
+                    self.padded_tokens += len(rows)

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from custom_metrics.common.settings import JUDGE_ENV, env_value
 from custom_metrics.judge.prompt import PROMPT_ID
@@ -20,19 +21,15 @@ from custom_metrics.judge.prompt import PROMPT_ID
 KINDS = ("lm", "seqcls", "openai")
 MODES = ("loglik", "generate")
 THINKING = ("off", "on", "unset")
-DEFAULT_THINKING = "off"
 # Why these defaults: lm_eval_tasks/reg/DETAILS.md, "Choosing the judge". In-process LMs score the three label
 # words (deterministic, never unparsed; the embedded default is a base model that cannot
 # answer in one word). Endpoints serve chat models, the paper's kind of judge, and many
 # return no logprobs, so they answer as the paper's judge did: a sampled word.
 DEFAULT_MODE = {"lm": "loglik", "openai": "generate"}
 
-
 # An API reasoning model's effort (OpenAI's names): sent instead of every sampling field.
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
-# Qwen3.5's non-thinking top_k (with min_p 0), the paper's sampling for every model, judge included.
-# ``transformers serve`` takes them in its ``generation_config`` field (``server=transformers``); the
-# OpenAI API refuses them (``top_k=0`` sends neither).
+# Why 20: ``Sampling``. The OpenAI API refuses top_k and min_p: ``top_k=0`` sends neither.
 DEFAULT_TOP_K = {"lm": 20, "openai": 20}
 SERVERS = ("vllm", "transformers")
 
@@ -58,11 +55,7 @@ class Sampling:
     def key(self) -> list[str]:
         """The cache-key parts: every parameter, defaults included, so a changed default never reuses old verdicts."""
         return [
-            f"temperature={self.temperature:g}",
-            f"top_p={self.top_p:g}",
-            f"top_k={self.top_k}",
-            f"seed={self.seed}",
-            f"max_tokens={self.max_tokens}",
+            f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}" for name, value in vars(self).items()
         ]
 
 
@@ -165,7 +158,7 @@ class JudgeSpec:
         models, whose effort says whether they think."""
         if self.kind != "openai" or self.reasoning_effort is not None:
             return None
-        return self.options.get("thinking", DEFAULT_THINKING)
+        return self.options.get("thinking", "off")
 
     @property
     def name(self) -> str:
@@ -204,6 +197,14 @@ class JudgeSpec:
     def prompt_id(self) -> str:
         return "" if self.kind == "seqcls" else PROMPT_ID
 
+    def device_and_dtype(self) -> tuple[Any, Any]:
+        """Where an in-process judge runs and in which dtype (both checked by ``parse_spec``):
+        CUDA in bfloat16 where there is a GPU, else the CPU in float32."""
+        import torch
+
+        device = torch.device(self.options.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
+        return device, getattr(torch, self.options.get("dtype") or ("bfloat16" if device.type == "cuda" else "float32"))
+
 
 def _options(spec: str, kind: str, query: str) -> dict[str, str]:
     options: dict[str, str] = {}
@@ -213,8 +214,9 @@ def _options(spec: str, kind: str, query: str) -> dict[str, str]:
         if not eq:
             raise ValueError(f"judge spec {spec!r}: option {item!r} is not key=value")
         if key not in accepted:
-            known = ", ".join(accepted)
-            raise ValueError(f"judge spec {spec!r}: unknown option {key!r} for {kind}: (accepted: {known})")
+            raise ValueError(
+                f"judge spec {spec!r}: unknown option {key!r} for {kind}: (accepted: {', '.join(accepted)})"
+            )
         if key in options:
             raise ValueError(f"judge spec {spec!r}: option {key!r} is given twice ({options[key]!r} and {value!r})")
         check, expected = accepted[key]

@@ -20,16 +20,9 @@ UNPARSED = "unparsed"
 Pair = tuple[str, str]
 
 _LABEL_ALIASES = {
-    "entailment": "entailment",
-    "entail": "entailment",
-    "entails": "entailment",
-    "entailed": "entailment",
+    **dict.fromkeys(("entailment", "entail", "entails", "entailed"), "entailment"),
     "neutral": "neutral",
-    "contradiction": "contradiction",
-    "contradict": "contradiction",
-    "contradicts": "contradiction",
-    "contradicted": "contradiction",
-    "contradictory": "contradiction",
+    **dict.fromkeys(("contradiction", "contradict", "contradicts", "contradicted", "contradictory"), "contradiction"),
 }
 
 

@@ -96,7 +96,7 @@ class ReasoningChatCompletions(LocalChatCompletion):
                 limits = Limits(
                     float(self.timeout), body_bound(budget), self._attempts - 1, timeout_set_by="--model_args timeout="
                 )
-                self._clients[budget] = JSONClient(MODEL_NAME, limits, f"{MODEL_NAME} {self.model}")
+                self._clients[budget] = JSONClient(f"{MODEL_NAME} {self.model}", limits)
             return self._clients[budget]
 
     def _post(self, payload: dict[str, Any]) -> Any:

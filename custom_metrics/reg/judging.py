@@ -32,7 +32,7 @@ from custom_metrics.common.settings import JUDGE_CHECK_DEADLINE_ENV, JUDGE_ENV, 
 from custom_metrics.judge.available import JudgeUnavailable, check_available
 from custom_metrics.judge.build import build_judge
 from custom_metrics.judge.cache import CachedJudge, VerdictCacheError
-from custom_metrics.judge.deadline import answers_within
+from custom_metrics.judge.http_client import answers_within
 from custom_metrics.judge.spec import JudgeSpec, judge_from_environment, parse_spec, resolve_judge
 from custom_metrics.judge.types import UNPARSED, NLIJudge, Verdict
 from custom_metrics.reg.data import judge_check_docs, load_items

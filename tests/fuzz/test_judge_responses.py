@@ -15,9 +15,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from custom_metrics.judge.deadline import answers_within
 from custom_metrics.judge.endpoint import OpenAIJudge
-from custom_metrics.judge.http_client import body_bound
+from custom_metrics.judge.http_client import answers_within, body_bound
 from custom_metrics.judge.spec import parse_spec
 from custom_metrics.judge.types import JudgeError
 from tests.fuzz.support import json_values, names

@@ -18,9 +18,8 @@ import pytest
 from custom_metrics.judge.answer import ANSWER_CHARS_PER_TOKEN
 from custom_metrics.judge.build import build_judge
 from custom_metrics.judge.cache import VerdictCacheError
-from custom_metrics.judge.deadline import answers_within
 from custom_metrics.judge.endpoint import OpenAIJudge
-from custom_metrics.judge.http_client import RETRIES, body_bound
+from custom_metrics.judge.http_client import RETRIES, answers_within, body_bound
 from custom_metrics.judge.spec import parse_spec
 from custom_metrics.judge.types import JudgeError
 from tests.helpers import FIXTURES, fill_disk, tmpfs

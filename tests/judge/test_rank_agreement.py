@@ -1,4 +1,4 @@
-"""Kendall's tau-b between the raters' rankings of runs (``custom_metrics.judge.rank_agreement``):
+"""Kendall's tau-b between the raters' rankings of runs (``custom_metrics.judge.agreement``):
 a hand-computed example checked against scipy, its bootstrap interval recomputed as documented,
 and undefined (never a number) with fewer than three runs or a rater that ranks nothing."""
 
@@ -11,8 +11,7 @@ import pytest
 from scipy.stats import kendalltau
 
 from custom_metrics.common.rejudging import AGAIN, GOLD, RUN_JUDGE, Rater, RejudgedTask
-from custom_metrics.judge.agreement import RESAMPLES, SEED
-from custom_metrics.judge.rank_agreement import compare, markdown, rankings, tau_b
+from custom_metrics.judge.agreement import RESAMPLES, SEED, compare, markdown, rankings, tau_b
 
 
 def _outcomes(*hits: int, items: int = 4) -> list[dict[str, bool]]:
