@@ -27,8 +27,9 @@ from typing import Any
 import datasets
 import pyarrow as pa
 
+from custom_metrics.common.download import sha256_of
 from custom_metrics.common.settings import cache_root
-from custom_metrics.common.sources import Source, fetch_file, to_dataset
+from custom_metrics.common.sources import fetch_file, to_dataset
 from custom_metrics.rule import data
 
 log = logging.getLogger(__name__)
@@ -48,21 +49,10 @@ SHAPING_MODULES = (
 )
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def input_sources(variant: str) -> list[Source]:
-    """The data files a variant reads: all questions, and the published prompts for few-shot tasks."""
-    found = [data.MAIN_SOURCE, *data.SUB_SOURCES.values()]
-    return [*found, data.PROMPTS_SOURCE] if variant.startswith("fewshot") else found
-
-
 def cache_key(variant: str, split: int | None, demos: str = "reclor", shots: int = 5) -> str:
+    inputs = [data.MAIN_SOURCE, *data.SUB_SOURCES.values()]  # the data files a variant reads
+    if variant.startswith("fewshot"):  # and the published prompts
+        inputs.append(data.PROMPTS_SOURCE)
     code = [Path(importlib.import_module(name).__file__).read_bytes() for name in SHAPING_MODULES]
     parts = {
         "format": FORMAT,
@@ -70,15 +60,11 @@ def cache_key(variant: str, split: int | None, demos: str = "reclor", shots: int
         "split": split,
         "demos": demos,
         "shots": shots,
-        "inputs": {source.mirror_path: _sha256(fetch_file(source)) for source in input_sources(variant)},
+        "inputs": {source.mirror_path: sha256_of(fetch_file(source)) for source in inputs},
         "code": hashlib.sha256(b"\0".join(code)).hexdigest(),
         "versions": [datasets.__version__, pa.__version__],
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
-
-
-def _entry_prefix(variant: str, split: int | None, demos: str, shots: int) -> str:
-    return f"{variant}{split or ''}{'' if demos == 'reclor' else '-' + demos}{'' if shots == 5 else f'-{shots}shot'}-"
 
 
 def _read(folder: Path, key: str) -> datasets.Dataset | None:
@@ -86,7 +72,7 @@ def _read(folder: Path, key: str) -> datasets.Dataset | None:
     try:
         manifest = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
         arrow = folder / ARROW_FILE
-        if manifest.get("key") != key or manifest.get("sha256") != _sha256(arrow):
+        if manifest.get("key") != key or manifest.get("sha256") != sha256_of(arrow):
             log.warning("RULE docs cache %s does not match its manifest; building the docs again.", folder)
             return None
         docs = datasets.Dataset.from_file(str(arrow))
@@ -105,7 +91,7 @@ def _write(root: Path, folder: Path, key: str, docs: datasets.Dataset, stale: It
         table = docs.data.table
         with pa.OSFile(str(partial / ARROW_FILE), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
             writer.write_table(table)
-        manifest = {"key": key, "rows": len(docs), "sha256": _sha256(partial / ARROW_FILE)}
+        manifest = {"key": key, "rows": len(docs), "sha256": sha256_of(partial / ARROW_FILE)}
         (partial / MANIFEST_FILE).write_text(json.dumps(manifest), encoding="utf-8")
         if folder.exists():  # an invalid copy: replaced
             shutil.rmtree(folder, ignore_errors=True)
@@ -127,7 +113,7 @@ def cached_docs(
     """The docs of ``variant`` from the cache when a verified copy exists, else ``build()`` and stored."""
     root = cache_root() / "rule-docs"
     key = cache_key(variant, split, demos, shots)
-    prefix = _entry_prefix(variant, split, demos, shots)
+    prefix = f"{variant}{split or ''}{'' if demos == 'reclor' else '-' + demos}{'' if shots == 5 else f'-{shots}shot'}-"
     folder = root / f"{prefix}{key[:32]}"
     cached = _read(folder, key)
     if cached is not None:

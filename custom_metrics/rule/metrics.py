@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from custom_metrics.common.classification import predicted_index
 from custom_metrics.common.resampling import over_groups, warn
-from custom_metrics.rule.answers import problem_kind, read_answer
+from custom_metrics.rule.answers import Reading, problem_kind, read_answer
 
 log = logging.getLogger(__name__)
 
@@ -195,10 +195,6 @@ TABLE2_METRICS = {
 }
 
 
-def outcome(doc: dict[str, Any], results: Sequence[tuple[float, bool]]) -> Outcome:
-    return answered(doc, predicted_index(results, f"RULE doc {doc['doc_id']}") == doc["label"])
-
-
 def answered(doc: dict[str, Any], correct: bool) -> Outcome:
     """A doc's outcome once its answer is judged (scored, or read from a generation)."""
     return Outcome(
@@ -216,30 +212,31 @@ TABLE8_METRICS = {
     f"mainq_wise_subq_acc{MAINQ_CORRECT}": mainq_wise_subq_acc_mainq_correct,
 }
 COMBINED_METRICS = (*TABLE2_METRICS, *TABLE8_METRICS)
-MAIN_METRICS = ("mainq_acc",)
 SUB_METRICS = ("subq_acc", "selective_acc", "eliminative_acc", "mainq_wise_subq_acc", "none_acc")
-ALIGNMENT_METRICS = ("correct_option_acc", "incorrect_option_acc")
-# Table 9 (context ablation) prints the per-question accuracies only; its five-shot task asks
-# every main question under each of the five prompts, so groups are not a run's.
-ABLATION_METRICS = ("mainq_acc", "subq_acc", "selective_acc", "eliminative_acc")
 
 
 def _scorer(metrics: Sequence[str]) -> Callable[[dict[str, Any], Sequence[tuple[float, bool]]], dict[str, Outcome]]:
     # lm-eval averages any returned key its YAML does not list, so each task type returns
     # exactly its own metrics.
     def process(doc: dict[str, Any], results: Sequence[tuple[float, bool]]) -> dict[str, Outcome]:
-        value = outcome(doc, results)
-        return {metric: value for metric in metrics}
+        value = answered(doc, predicted_index(results, f"RULE doc {doc['doc_id']}") == doc["label"])
+        return dict.fromkeys(metrics, value)
 
     return process
 
 
+def read_outcome(doc: dict[str, Any], reading: Reading) -> dict[str, Any]:
+    """A generated answer's outcome under every metric (one read as none counts as wrong), and
+    ``unparsed``: why none was read ("" when an option was)."""
+    return {
+        **dict.fromkeys(COMBINED_METRICS, answered(doc, reading.option == doc["label"])),
+        "unparsed": reading.problem,
+    }
+
+
 def process_cot(doc: dict[str, Any], results: Sequence[str]) -> dict[str, Any]:
-    """A chain-of-thought doc: the generated answer read by ``answers.read_answer``; one read
-    as none counts as wrong, and ``unparsed`` holds why ("" when an option was read)."""
-    reading = read_answer(results[0] if results else "")
-    value = answered(doc, reading.option == doc["label"])
-    return {**{metric: value for metric in COMBINED_METRICS}, "unparsed": reading.problem}
+    """A chain-of-thought doc, its answer read by ``answers.read_answer``."""
+    return read_outcome(doc, read_answer(results[0] if results else ""))
 
 
 def unparsed(problems: Sequence[str]) -> float:
@@ -258,10 +255,12 @@ def unparsed(problems: Sequence[str]) -> float:
 
 
 process_combined = _scorer(COMBINED_METRICS)
-process_main = _scorer(MAIN_METRICS)
+process_main = _scorer(("mainq_acc",))
 process_sub = _scorer(SUB_METRICS)
-process_alignment = _scorer(ALIGNMENT_METRICS)
-process_ablation = _scorer(ABLATION_METRICS)
+process_alignment = _scorer(("correct_option_acc", "incorrect_option_acc"))
+# Table 9 (context ablation) prints the per-question accuracies only; its five-shot task asks
+# every main question under each of the five prompts, so groups are not a run's.
+process_ablation = _scorer(("mainq_acc", "subq_acc", "selective_acc", "eliminative_acc"))
 
 # Appendix J reports the alignment accuracy for correct and incorrect main options: the
 # docs built from selective and eliminative subquestions respectively.
