@@ -54,12 +54,8 @@ class Judged:
     verdicts: Mapping[str, str]  # doc id -> YES | NO | UNPARSED
 
 
-def verdicts_path(samples: Path, judge: str, display: str) -> Path:
-    return samples.parent / FOLDER / judge_folder_name(judge, display) / f"{PREFIX}{samples.stem}.json"
-
-
 def write_verdicts(samples: Path, judge: str, display: str, verdicts: Mapping[str, str]) -> Path:
-    path = verdicts_path(samples, judge, display)
+    path = samples.parent / FOLDER / judge_folder_name(judge, display) / f"{PREFIX}{samples.stem}.json"
     data = {"judge": judge, "judge_display": display, "samples_file": samples.name, "verdicts": dict(verdicts)}
     atomic_write_bytes(path, json.dumps(data, indent=1, ensure_ascii=False).encode("utf-8"))
     return path
