@@ -64,9 +64,8 @@ def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
             plain.append(replace(run, setting=run.setting or "zero-shot"))
     for (model, setting, shots, demos, bias), group in splits.items():
         group.sort(key=lambda run: run.task)
-        metrics = sorted({key for run in group for key in run.scores})
         scores = {}
-        for key in metrics:
+        for key in sorted({key for run in group for key in run.scores}):
             values = [run.scores[key].value for run in group if key in run.scores]
             finite = [v for v in values if v is not None and math.isfinite(v)]
             scores[key] = Score(

@@ -136,16 +136,6 @@ def biased_docs(bias: str, split: int, demos: str) -> list[dict[str, Any]]:
     ]
 
 
-def rationales(subs: Iterable[SubQuestion]) -> dict[str, dict[int, str]]:
-    """main id -> option index -> rationale (gold answer of the subquestion about that option;
-    none where that is "None of the above choices": its rationale did not survive validation)."""
-    found: dict[str, dict[int, str]] = {}
-    for sub in subs:
-        if not sub.none_gold:
-            found.setdefault(sub.main_id, {})[sub.option_index] = sub.gold_text
-    return found
-
-
 RATIONALE_SETTINGS = ("none", "selective", "eliminative", "both")
 
 
@@ -168,7 +158,12 @@ def rationale_docs(setting: str, five_shot: bool = False) -> list[dict[str, Any]
     Zero-shot, or ``five_shot`` as the paper ran it: under each published ReClor demonstration set,
     its demonstrations carrying the test question's kind of rationale, the shared subset less the
     main questions it demonstrates (so the pooled accuracy weights the five prompts by size)."""
-    known = rationales(all_sub_questions())
+    # main id -> option index -> rationale (gold answer of the subquestion about that option; none
+    # where that is "None of the above choices": its rationale did not survive validation)
+    known: dict[str, dict[int, str]] = {}
+    for sub in all_sub_questions():
+        if not sub.none_gold:
+            known.setdefault(sub.main_id, {})[sub.option_index] = sub.gold_text
     mains = {main.id: main for main in main_questions()}
     subset = [
         main
