@@ -45,10 +45,7 @@ ZERO_SHOT_COT = "zero-shot, CoT"  # Table 2's zero-shot "InstructGPT+ CoT" row (
 
 def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
     """RULE rows per setting, as in the paper's Tables 2 and 6: zero-shot tasks as they are, the
-    five-prompt tasks (Tables 5, 7, 9) in a five-shot row, and the split runs of each few-shot
-    setting as one ``rule`` row whose values are the mean and ± the population std over the
-    splits (as ``explain-eval rule-protocol``).
-    """
+    five-prompt tasks (Tables 5, 7, 9) in a five-shot row, each few-shot setting's split runs in one."""
     plain, splits = [], {}
     for run in runs:
         match = _SPLIT_TASK.fullmatch(run.task)
