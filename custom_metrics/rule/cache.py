@@ -11,15 +11,12 @@ be written, the docs are built as before and a warning says why.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib
 import json
 import logging
-import os
 import re
 import shutil
-import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -28,6 +25,8 @@ import datasets
 import pyarrow as pa
 
 from custom_metrics.common.download import sha256_of
+from custom_metrics.common.errors import DataError
+from custom_metrics.common.files import replaced_folder
 from custom_metrics.common.settings import cache_root
 from custom_metrics.common.sources import fetch_file, to_dataset
 from custom_metrics.rule import data
@@ -84,21 +83,13 @@ def _read(folder: Path, key: str) -> datasets.Dataset | None:
     return docs if len(docs) == manifest.get("rows") else None
 
 
-def _write(root: Path, folder: Path, key: str, docs: datasets.Dataset, stale: Iterable[Path]) -> None:
-    root.mkdir(parents=True, exist_ok=True)
-    partial = Path(tempfile.mkdtemp(prefix=".partial-", dir=root))
-    try:
+def _write(folder: Path, key: str, docs: datasets.Dataset, stale: Iterable[Path]) -> None:
+    with replaced_folder(folder, lambda _: True, "RULE docs cache entry") as partial:  # an invalid copy: replaced
         table = docs.data.table
         with pa.OSFile(str(partial / ARROW_FILE), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
             writer.write_table(table)
         manifest = {"key": key, "rows": len(docs), "sha256": sha256_of(partial / ARROW_FILE)}
         (partial / MANIFEST_FILE).write_text(json.dumps(manifest), encoding="utf-8")
-        if folder.exists():  # an invalid copy: replaced
-            shutil.rmtree(folder, ignore_errors=True)
-        with contextlib.suppress(OSError):  # fails only when another process put the same entry in place first
-            os.rename(partial, folder)
-    finally:
-        shutil.rmtree(partial, ignore_errors=True)
     for old in stale:  # earlier keys of the same variant (older data or code)
         shutil.rmtree(old, ignore_errors=True)
 
@@ -124,7 +115,7 @@ def cached_docs(
     # starts the same, e.g. "fewshot1-" and "fewshot1-rule-").
     stale = [p for p in root.glob(f"{prefix}*") if p != folder and _KEY.fullmatch(p.name[len(prefix) :])]
     try:
-        _write(root, folder, key, docs, stale)
-    except OSError as err:
+        _write(folder, key, docs, stale)
+    except (OSError, DataError) as err:
         log.warning("RULE docs cache %s cannot be written (%s); the docs are built on every run.", root, err)
     return docs
