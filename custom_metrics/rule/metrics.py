@@ -55,31 +55,32 @@ class Outcome(NamedTuple):
         return outcome
 
 
-def _accuracy(outcomes: Iterable[Outcome]) -> float:
-    hits = [outcome.correct for outcome in outcomes]
+def share(hits: Iterable[bool | float]) -> float:
+    """The mean of ``hits``: the share of true ones; NaN when there are none."""
+    hits = list(hits)
     return sum(hits) / len(hits) if hits else math.nan
 
 
 def mainq_acc(outcomes: Sequence[Outcome]) -> float:
-    return _accuracy(o for o in outcomes if o.kind == MAIN)
+    return share(o.correct for o in outcomes if o.kind == MAIN)
 
 
 def subq_acc(outcomes: Sequence[Outcome]) -> float:
     """Micro average over subquestions."""
-    return _accuracy(o for o in outcomes if o.kind in SUB_KINDS)
+    return share(o.correct for o in outcomes if o.kind in SUB_KINDS)
 
 
 def selective_acc(outcomes: Sequence[Outcome]) -> float:
-    return _accuracy(o for o in outcomes if o.kind == SELECTIVE)
+    return share(o.correct for o in outcomes if o.kind == SELECTIVE)
 
 
 def eliminative_acc(outcomes: Sequence[Outcome]) -> float:
-    return _accuracy(o for o in outcomes if o.kind == ELIMINATIVE)
+    return share(o.correct for o in outcomes if o.kind == ELIMINATIVE)
 
 
 def none_acc(outcomes: Sequence[Outcome]) -> float:
     """Accuracy on subquestions whose gold answer is "None of the above choices" (Table 3)."""
-    return _accuracy(o for o in outcomes if o.kind in SUB_KINDS and o.none_gold)
+    return share(o.correct for o in outcomes if o.kind in SUB_KINDS and o.none_gold)
 
 
 @dataclass
@@ -128,25 +129,18 @@ def _complete(metric: str, candidates: Iterable[Group]) -> list[Group]:
     return complete
 
 
-def _consistent_share(complete: list[Group]) -> float:
-    return sum(g.consistent for g in complete) / len(complete) if complete else math.nan
-
-
-def _mean_subq_share(complete: list[Group]) -> float:
-    return sum(sum(s.correct for s in g.subs) / len(g.subs) for g in complete) / len(complete) if complete else math.nan
-
-
 @over_groups
 def consistency(outcomes: Sequence[Outcome]) -> float:
     """Share of main questions answered correctly together with all of their subquestions."""
     scored = (g for g in groups(outcomes).values() if g.main is not None and g.size > 0)
-    return _consistent_share(_complete("consistency", scored))
+    return share(g.consistent for g in _complete("consistency", scored))
 
 
 @over_groups
 def mainq_wise_subq_acc(outcomes: Sequence[Outcome]) -> float:
     """Macro average: mean over main questions of the share of their subquestions answered."""
-    return _mean_subq_share(_complete("mainq_wise_subq_acc", (g for g in groups(outcomes).values() if g.subs)))
+    complete = _complete("mainq_wise_subq_acc", (g for g in groups(outcomes).values() if g.subs))
+    return share(share(s.correct for s in g.subs) for g in complete)
 
 
 def _main_correct(outcomes: Sequence[Outcome]) -> list[Group]:
@@ -157,31 +151,31 @@ def _main_correct(outcomes: Sequence[Outcome]) -> list[Group]:
 @over_groups
 def subq_acc_mainq_correct(outcomes: Sequence[Outcome]) -> float:
     """Table 8: SubQ accuracy over the subquestions of correctly answered main questions."""
-    return _accuracy(s for g in _main_correct(outcomes) for s in g.subs)
+    return share(s.correct for g in _main_correct(outcomes) for s in g.subs)
 
 
 @over_groups
 def selective_acc_mainq_correct(outcomes: Sequence[Outcome]) -> float:
-    return _accuracy(s for g in _main_correct(outcomes) for s in g.subs if s.kind == SELECTIVE)
+    return share(s.correct for g in _main_correct(outcomes) for s in g.subs if s.kind == SELECTIVE)
 
 
 @over_groups
 def eliminative_acc_mainq_correct(outcomes: Sequence[Outcome]) -> float:
-    return _accuracy(s for g in _main_correct(outcomes) for s in g.subs if s.kind == ELIMINATIVE)
+    return share(s.correct for g in _main_correct(outcomes) for s in g.subs if s.kind == ELIMINATIVE)
 
 
 @over_groups
 def consistency_mainq_correct(outcomes: Sequence[Outcome]) -> float:
     """Table 8: the share of correctly answered main questions whose subquestions are all right."""
     scored = (g for g in _main_correct(outcomes) if g.size > 0)
-    return _consistent_share(_complete("consistency_mainq_correct", scored))
+    return share(g.consistent for g in _complete("consistency_mainq_correct", scored))
 
 
 @over_groups
 def mainq_wise_subq_acc_mainq_correct(outcomes: Sequence[Outcome]) -> float:
     """Table 8: MainQ-wise SubQ accuracy over the correctly answered main questions."""
     with_subs = (g for g in _main_correct(outcomes) if g.subs)
-    return _mean_subq_share(_complete("mainq_wise_subq_acc_mainq_correct", with_subs))
+    return share(share(s.correct for s in g.subs) for g in _complete("mainq_wise_subq_acc_mainq_correct", with_subs))
 
 
 TABLE2_METRICS = {
@@ -251,7 +245,7 @@ def unparsed(problems: Sequence[str]) -> float:
             len(problems),
             ", ".join(f"{count} {kind}" for kind, count in kinds.most_common()),
         )
-    return sum(bool(problem) for problem in problems) / len(problems) if problems else math.nan
+    return share(bool(problem) for problem in problems)
 
 
 process_combined = _scorer(COMBINED_METRICS)
