@@ -84,7 +84,8 @@ def _read(folder: Path, key: str) -> datasets.Dataset | None:
 
 
 def _write(folder: Path, key: str, docs: datasets.Dataset, stale: Iterable[Path]) -> None:
-    with replaced_folder(folder, lambda _: True, "RULE docs cache entry") as partial:  # an invalid copy: replaced
+    # Swapped in whole when written (an invalid copy there is replaced), so no run sees half an entry.
+    with replaced_folder(folder, lambda _: True, "RULE docs cache entry") as partial:
         table = docs.data.table
         with pa.OSFile(str(partial / ARROW_FILE), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
             writer.write_table(table)
