@@ -9,12 +9,9 @@ from custom_metrics.common.metric_ranges import MEAN_LENGTH, SHARE, Range
 METADATA_KEYS = frozenset({"variant", "split", "demos", "shots", "explanations", "edits"})
 # Its tasks that read another run's samples -> the --metadata key naming that file (the run whose
 # cut, setting and model they inherit: custom_metrics.common.lineage).
-READS_SAMPLES = {
-    "rule_zeroshot_cot": "explanations",
-    "rule_cot_faithfulness": "explanations",
-    "rule_cot_edits": "explanations",
-    "rule_cot_faithfulness_edits": "explanations",
-}
+READS_SAMPLES = dict.fromkeys(
+    ("rule_zeroshot_cot", "rule_cot_faithfulness", "rule_cot_edits", "rule_cot_faithfulness_edits"), "explanations"
+)
 # Its tasks whose documents come in groups a --limit must keep whole (custom_metrics.common.harness_args).
 LIMIT_GROUPS = {"rule_cot_faithfulness": DOCS_PER_GENERATION}
 # The range of each metric it reports (custom_metrics.common.metric_ranges).

@@ -54,12 +54,8 @@ class Judged:
     verdicts: Mapping[str, str]  # doc id -> YES | NO | UNPARSED
 
 
-def verdicts_path(samples: Path, judge: str, display: str) -> Path:
-    return samples.parent / FOLDER / judge_folder_name(judge, display) / f"{PREFIX}{samples.stem}.json"
-
-
 def write_verdicts(samples: Path, judge: str, display: str, verdicts: Mapping[str, str]) -> Path:
-    path = verdicts_path(samples, judge, display)
+    path = samples.parent / FOLDER / judge_folder_name(judge, display) / f"{PREFIX}{samples.stem}.json"
     data = {"judge": judge, "judge_display": display, "samples_file": samples.name, "verdicts": dict(verdicts)}
     atomic_write_bytes(path, json.dumps(data, indent=1, ensure_ascii=False).encode("utf-8"))
     return path
@@ -137,9 +133,7 @@ def beside(samples: Path) -> tuple[list[Judged], list[Problem]]:
 
 def detector_runs(paths: Sequence[Path]) -> tuple[list[TaskRun], list[Problem]]:
     """``Board.read_extra``: a run per judge of each biased chain-of-thought run judged again, its
-    setting the run's plus "articulation by <judge>", holding ``articulation`` (the judge's rate),
-    ``detector_kappa`` (against the default patterns) and ``articulation_range`` (the largest rate of
-    the run's detectors minus the smallest)."""
+    setting the run's plus "articulation by <judge>" (``articulation_range``: the largest rate minus the smallest)."""
     roots = [Path(p).resolve() for p in paths]
     files, problems = find_named_files(roots, f"{PREFIX}samples_*.json", RESULTS_MAX_BYTES)
     judged = {  # the samples files judged again

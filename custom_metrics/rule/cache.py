@@ -11,15 +11,12 @@ be written, the docs are built as before and a warning says why.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib
 import json
 import logging
-import os
 import re
 import shutil
-import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -27,8 +24,11 @@ from typing import Any
 import datasets
 import pyarrow as pa
 
+from custom_metrics.common.download import sha256_of
+from custom_metrics.common.errors import DataError
+from custom_metrics.common.files import replaced_folder
 from custom_metrics.common.settings import cache_root
-from custom_metrics.common.sources import Source, fetch_file, to_dataset
+from custom_metrics.common.sources import fetch_file, to_dataset
 from custom_metrics.rule import data
 
 log = logging.getLogger(__name__)
@@ -48,21 +48,10 @@ SHAPING_MODULES = (
 )
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def input_sources(variant: str) -> list[Source]:
-    """The data files a variant reads: all questions, and the published prompts for few-shot tasks."""
-    found = [data.MAIN_SOURCE, *data.SUB_SOURCES.values()]
-    return [*found, data.PROMPTS_SOURCE] if variant.startswith("fewshot") else found
-
-
 def cache_key(variant: str, split: int | None, demos: str = "reclor", shots: int = 5) -> str:
+    inputs = [data.MAIN_SOURCE, *data.SUB_SOURCES.values()]  # the data files a variant reads
+    if variant.startswith("fewshot"):  # and the published prompts
+        inputs.append(data.PROMPTS_SOURCE)
     code = [Path(importlib.import_module(name).__file__).read_bytes() for name in SHAPING_MODULES]
     parts = {
         "format": FORMAT,
@@ -70,15 +59,11 @@ def cache_key(variant: str, split: int | None, demos: str = "reclor", shots: int
         "split": split,
         "demos": demos,
         "shots": shots,
-        "inputs": {source.mirror_path: _sha256(fetch_file(source)) for source in input_sources(variant)},
+        "inputs": {source.mirror_path: sha256_of(fetch_file(source)) for source in inputs},
         "code": hashlib.sha256(b"\0".join(code)).hexdigest(),
         "versions": [datasets.__version__, pa.__version__],
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
-
-
-def _entry_prefix(variant: str, split: int | None, demos: str, shots: int) -> str:
-    return f"{variant}{split or ''}{'' if demos == 'reclor' else '-' + demos}{'' if shots == 5 else f'-{shots}shot'}-"
 
 
 def _read(folder: Path, key: str) -> datasets.Dataset | None:
@@ -86,7 +71,7 @@ def _read(folder: Path, key: str) -> datasets.Dataset | None:
     try:
         manifest = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
         arrow = folder / ARROW_FILE
-        if manifest.get("key") != key or manifest.get("sha256") != _sha256(arrow):
+        if manifest.get("key") != key or manifest.get("sha256") != sha256_of(arrow):
             log.warning("RULE docs cache %s does not match its manifest; building the docs again.", folder)
             return None
         docs = datasets.Dataset.from_file(str(arrow))
@@ -98,21 +83,14 @@ def _read(folder: Path, key: str) -> datasets.Dataset | None:
     return docs if len(docs) == manifest.get("rows") else None
 
 
-def _write(root: Path, folder: Path, key: str, docs: datasets.Dataset, stale: Iterable[Path]) -> None:
-    root.mkdir(parents=True, exist_ok=True)
-    partial = Path(tempfile.mkdtemp(prefix=".partial-", dir=root))
-    try:
+def _write(folder: Path, key: str, docs: datasets.Dataset, stale: Iterable[Path]) -> None:
+    # Swapped in whole when written (an invalid copy there is replaced), so no run sees half an entry.
+    with replaced_folder(folder, lambda _: True, "RULE docs cache entry") as partial:
         table = docs.data.table
         with pa.OSFile(str(partial / ARROW_FILE), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
             writer.write_table(table)
-        manifest = {"key": key, "rows": len(docs), "sha256": _sha256(partial / ARROW_FILE)}
+        manifest = {"key": key, "rows": len(docs), "sha256": sha256_of(partial / ARROW_FILE)}
         (partial / MANIFEST_FILE).write_text(json.dumps(manifest), encoding="utf-8")
-        if folder.exists():  # an invalid copy: replaced
-            shutil.rmtree(folder, ignore_errors=True)
-        with contextlib.suppress(OSError):  # fails only when another process put the same entry in place first
-            os.rename(partial, folder)
-    finally:
-        shutil.rmtree(partial, ignore_errors=True)
     for old in stale:  # earlier keys of the same variant (older data or code)
         shutil.rmtree(old, ignore_errors=True)
 
@@ -127,7 +105,7 @@ def cached_docs(
     """The docs of ``variant`` from the cache when a verified copy exists, else ``build()`` and stored."""
     root = cache_root() / "rule-docs"
     key = cache_key(variant, split, demos, shots)
-    prefix = _entry_prefix(variant, split, demos, shots)
+    prefix = f"{variant}{split or ''}{'' if demos == 'reclor' else '-' + demos}{'' if shots == 5 else f'-{shots}shot'}-"
     folder = root / f"{prefix}{key[:32]}"
     cached = _read(folder, key)
     if cached is not None:
@@ -138,7 +116,7 @@ def cached_docs(
     # starts the same, e.g. "fewshot1-" and "fewshot1-rule-").
     stale = [p for p in root.glob(f"{prefix}*") if p != folder and _KEY.fullmatch(p.name[len(prefix) :])]
     try:
-        _write(root, folder, key, docs, stale)
-    except OSError as err:
+        _write(folder, key, docs, stale)
+    except (OSError, DataError) as err:
         log.warning("RULE docs cache %s cannot be written (%s); the docs are built on every run.", root, err)
     return docs

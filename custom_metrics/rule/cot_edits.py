@@ -49,17 +49,13 @@ def edit_request_docs(explanations: str) -> list[dict[str, Any]]:
         whole = cot.reasoning.strip()
         if not whole:
             continue
-        generation = cot.shared["generation"]
-        for index in mistake_sentences(cot.reasoning):
-            step = sentence(cot.reasoning, index)
-            request = mistake_request(cot.question, step)
+        steps = [(MISTAKE, index, sentence(cot.reasoning, index)) for index in mistake_sentences(cot.reasoning)]
+        for kind, index, original in [*steps, (PARAPHRASE, WHOLE, whole)]:
+            request = mistake_request(cot.question, original) if kind == MISTAKE else paraphrase_request(original)
             docs.append(
-                {"generation": generation, "kind": MISTAKE, "sentence": index, "original": step, "request": request}
+                {"generation": cot.shared["generation"], "kind": kind, "sentence": index, "original": original}
+                | {"request": request}
             )
-        docs.append(
-            {"generation": generation, "kind": PARAPHRASE, "sentence": WHOLE, "original": whole}
-            | {"request": paraphrase_request(whole)}
-        )
     if not docs:
         raise DataError(
             f"{EDITS_TASK}: no generation of {explanations} has reasoning before its answer: nothing to edit."

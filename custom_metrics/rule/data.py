@@ -273,7 +273,7 @@ def demo_sets(demos: str = "reclor", shots: int = 5) -> tuple[DemoSet, ...]:
 def _demo_sets(demos: str, shots: int, _data: tuple[str | None, ...]) -> tuple[DemoSet, ...]:
     document = read_json(fetch_file(PROMPTS_SOURCE))
     key, name = SHOTS[shots], DEMOS[demos]
-    where = f"{PROMPTS_SOURCE.describe()}"
+    where = PROMPTS_SOURCE.describe()
     try:
         entry = next(entry["prompt"] for entry in document[key] if entry["name"] == name)
         prompts, contexts, questions, options, labels = (

@@ -60,8 +60,7 @@ EXPLANATIONS_EXAMPLE = '--metadata \'{"explanations": "OUT/<model>/samples_rule_
 
 
 def _check(sample: dict[str, Any]) -> None:
-    """What the tasks read of a logged CoT sample, each field checked: the prompt (text), the
-    question's id and label (an option number), the prompt its doc logged, the generation's size."""
+    """Each field the tasks read of a logged CoT sample, checked."""
     doc = sample["doc"]
     fields.bounded_text(logged_prompt(sample), "field 'arguments.gen_args_0.arg_0' (the prompt)", MAX_PROMPT_CHARS)
     try:

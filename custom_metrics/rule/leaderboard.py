@@ -45,10 +45,7 @@ ZERO_SHOT_COT = "zero-shot, CoT"  # Table 2's zero-shot "InstructGPT+ CoT" row (
 
 def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
     """RULE rows per setting, as in the paper's Tables 2 and 6: zero-shot tasks as they are, the
-    five-prompt tasks (Tables 5, 7, 9) in a five-shot row, and the split runs of each few-shot
-    setting as one ``rule`` row whose values are the mean and ± the population std over the
-    splits (as ``explain-eval rule-protocol``).
-    """
+    five-prompt tasks (Tables 5, 7, 9) in a five-shot row, each few-shot setting's split runs in one."""
     plain, splits = [], {}
     for run in runs:
         match = _SPLIT_TASK.fullmatch(run.task)
@@ -64,9 +61,8 @@ def rule_settings(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
             plain.append(replace(run, setting=run.setting or "zero-shot"))
     for (model, setting, shots, demos, bias), group in splits.items():
         group.sort(key=lambda run: run.task)
-        metrics = sorted({key for run in group for key in run.scores})
         scores = {}
-        for key in metrics:
+        for key in sorted({key for run in group for key in run.scores}):
             values = [run.scores[key].value for run in group if key in run.scores]
             finite = [v for v in values if v is not None and math.isfinite(v)]
             scores[key] = Score(

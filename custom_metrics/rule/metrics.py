@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from custom_metrics.common.classification import predicted_index
 from custom_metrics.common.resampling import over_groups, warn
-from custom_metrics.rule.answers import problem_kind, read_answer
+from custom_metrics.rule.answers import Reading, problem_kind, read_answer
 
 log = logging.getLogger(__name__)
 
@@ -55,31 +55,32 @@ class Outcome(NamedTuple):
         return outcome
 
 
-def _accuracy(outcomes: Iterable[Outcome]) -> float:
-    hits = [outcome.correct for outcome in outcomes]
+def share(hits: Iterable[bool | float]) -> float:
+    """The mean of ``hits``: the share of true ones; NaN when there are none."""
+    hits = list(hits)
     return sum(hits) / len(hits) if hits else math.nan
 
 
 def mainq_acc(outcomes: Sequence[Outcome]) -> float:
-    return _accuracy(o for o in outcomes if o.kind == MAIN)
+    return share(o.correct for o in outcomes if o.kind == MAIN)
 
 
 def subq_acc(outcomes: Sequence[Outcome]) -> float:
     """Micro average over subquestions."""
-    return _accuracy(o for o in outcomes if o.kind in SUB_KINDS)
+    return share(o.correct for o in outcomes if o.kind in SUB_KINDS)
 
 
 def selective_acc(outcomes: Sequence[Outcome]) -> float:
-    return _accuracy(o for o in outcomes if o.kind == SELECTIVE)
+    return share(o.correct for o in outcomes if o.kind == SELECTIVE)
 
 
 def eliminative_acc(outcomes: Sequence[Outcome]) -> float:
-    return _accuracy(o for o in outcomes if o.kind == ELIMINATIVE)
+    return share(o.correct for o in outcomes if o.kind == ELIMINATIVE)
 
 
 def none_acc(outcomes: Sequence[Outcome]) -> float:
     """Accuracy on subquestions whose gold answer is "None of the above choices" (Table 3)."""
-    return _accuracy(o for o in outcomes if o.kind in SUB_KINDS and o.none_gold)
+    return share(o.correct for o in outcomes if o.kind in SUB_KINDS and o.none_gold)
 
 
 @dataclass
@@ -128,25 +129,18 @@ def _complete(metric: str, candidates: Iterable[Group]) -> list[Group]:
     return complete
 
 
-def _consistent_share(complete: list[Group]) -> float:
-    return sum(g.consistent for g in complete) / len(complete) if complete else math.nan
-
-
-def _mean_subq_share(complete: list[Group]) -> float:
-    return sum(sum(s.correct for s in g.subs) / len(g.subs) for g in complete) / len(complete) if complete else math.nan
-
-
 @over_groups
 def consistency(outcomes: Sequence[Outcome]) -> float:
     """Share of main questions answered correctly together with all of their subquestions."""
     scored = (g for g in groups(outcomes).values() if g.main is not None and g.size > 0)
-    return _consistent_share(_complete("consistency", scored))
+    return share(g.consistent for g in _complete("consistency", scored))
 
 
 @over_groups
 def mainq_wise_subq_acc(outcomes: Sequence[Outcome]) -> float:
     """Macro average: mean over main questions of the share of their subquestions answered."""
-    return _mean_subq_share(_complete("mainq_wise_subq_acc", (g for g in groups(outcomes).values() if g.subs)))
+    complete = _complete("mainq_wise_subq_acc", (g for g in groups(outcomes).values() if g.subs))
+    return share(share(s.correct for s in g.subs) for g in complete)
 
 
 def _main_correct(outcomes: Sequence[Outcome]) -> list[Group]:
@@ -157,31 +151,31 @@ def _main_correct(outcomes: Sequence[Outcome]) -> list[Group]:
 @over_groups
 def subq_acc_mainq_correct(outcomes: Sequence[Outcome]) -> float:
     """Table 8: SubQ accuracy over the subquestions of correctly answered main questions."""
-    return _accuracy(s for g in _main_correct(outcomes) for s in g.subs)
+    return share(s.correct for g in _main_correct(outcomes) for s in g.subs)
 
 
 @over_groups
 def selective_acc_mainq_correct(outcomes: Sequence[Outcome]) -> float:
-    return _accuracy(s for g in _main_correct(outcomes) for s in g.subs if s.kind == SELECTIVE)
+    return share(s.correct for g in _main_correct(outcomes) for s in g.subs if s.kind == SELECTIVE)
 
 
 @over_groups
 def eliminative_acc_mainq_correct(outcomes: Sequence[Outcome]) -> float:
-    return _accuracy(s for g in _main_correct(outcomes) for s in g.subs if s.kind == ELIMINATIVE)
+    return share(s.correct for g in _main_correct(outcomes) for s in g.subs if s.kind == ELIMINATIVE)
 
 
 @over_groups
 def consistency_mainq_correct(outcomes: Sequence[Outcome]) -> float:
     """Table 8: the share of correctly answered main questions whose subquestions are all right."""
     scored = (g for g in _main_correct(outcomes) if g.size > 0)
-    return _consistent_share(_complete("consistency_mainq_correct", scored))
+    return share(g.consistent for g in _complete("consistency_mainq_correct", scored))
 
 
 @over_groups
 def mainq_wise_subq_acc_mainq_correct(outcomes: Sequence[Outcome]) -> float:
     """Table 8: MainQ-wise SubQ accuracy over the correctly answered main questions."""
     with_subs = (g for g in _main_correct(outcomes) if g.subs)
-    return _mean_subq_share(_complete("mainq_wise_subq_acc_mainq_correct", with_subs))
+    return share(share(s.correct for s in g.subs) for g in _complete("mainq_wise_subq_acc_mainq_correct", with_subs))
 
 
 TABLE2_METRICS = {
@@ -193,10 +187,6 @@ TABLE2_METRICS = {
     "mainq_wise_subq_acc": mainq_wise_subq_acc,
     "none_acc": none_acc,
 }
-
-
-def outcome(doc: dict[str, Any], results: Sequence[tuple[float, bool]]) -> Outcome:
-    return answered(doc, predicted_index(results, f"RULE doc {doc['doc_id']}") == doc["label"])
 
 
 def answered(doc: dict[str, Any], correct: bool) -> Outcome:
@@ -216,30 +206,31 @@ TABLE8_METRICS = {
     f"mainq_wise_subq_acc{MAINQ_CORRECT}": mainq_wise_subq_acc_mainq_correct,
 }
 COMBINED_METRICS = (*TABLE2_METRICS, *TABLE8_METRICS)
-MAIN_METRICS = ("mainq_acc",)
 SUB_METRICS = ("subq_acc", "selective_acc", "eliminative_acc", "mainq_wise_subq_acc", "none_acc")
-ALIGNMENT_METRICS = ("correct_option_acc", "incorrect_option_acc")
-# Table 9 (context ablation) prints the per-question accuracies only; its five-shot task asks
-# every main question under each of the five prompts, so groups are not a run's.
-ABLATION_METRICS = ("mainq_acc", "subq_acc", "selective_acc", "eliminative_acc")
 
 
 def _scorer(metrics: Sequence[str]) -> Callable[[dict[str, Any], Sequence[tuple[float, bool]]], dict[str, Outcome]]:
     # lm-eval averages any returned key its YAML does not list, so each task type returns
     # exactly its own metrics.
     def process(doc: dict[str, Any], results: Sequence[tuple[float, bool]]) -> dict[str, Outcome]:
-        value = outcome(doc, results)
-        return {metric: value for metric in metrics}
+        value = answered(doc, predicted_index(results, f"RULE doc {doc['doc_id']}") == doc["label"])
+        return dict.fromkeys(metrics, value)
 
     return process
 
 
+def read_outcome(doc: dict[str, Any], reading: Reading) -> dict[str, Any]:
+    """A generated answer's outcome under every metric (one read as none counts as wrong), and
+    ``unparsed``: why none was read ("" when an option was)."""
+    return {
+        **dict.fromkeys(COMBINED_METRICS, answered(doc, reading.option == doc["label"])),
+        "unparsed": reading.problem,
+    }
+
+
 def process_cot(doc: dict[str, Any], results: Sequence[str]) -> dict[str, Any]:
-    """A chain-of-thought doc: the generated answer read by ``answers.read_answer``; one read
-    as none counts as wrong, and ``unparsed`` holds why ("" when an option was read)."""
-    reading = read_answer(results[0] if results else "")
-    value = answered(doc, reading.option == doc["label"])
-    return {**{metric: value for metric in COMBINED_METRICS}, "unparsed": reading.problem}
+    """A chain-of-thought doc, its answer read by ``answers.read_answer``."""
+    return read_outcome(doc, read_answer(results[0] if results else ""))
 
 
 def unparsed(problems: Sequence[str]) -> float:
@@ -254,14 +245,16 @@ def unparsed(problems: Sequence[str]) -> float:
             len(problems),
             ", ".join(f"{count} {kind}" for kind, count in kinds.most_common()),
         )
-    return sum(bool(problem) for problem in problems) / len(problems) if problems else math.nan
+    return share(bool(problem) for problem in problems)
 
 
 process_combined = _scorer(COMBINED_METRICS)
-process_main = _scorer(MAIN_METRICS)
+process_main = _scorer(("mainq_acc",))
 process_sub = _scorer(SUB_METRICS)
-process_alignment = _scorer(ALIGNMENT_METRICS)
-process_ablation = _scorer(ABLATION_METRICS)
+process_alignment = _scorer(("correct_option_acc", "incorrect_option_acc"))
+# Table 9 (context ablation) prints the per-question accuracies only; its five-shot task asks
+# every main question under each of the five prompts, so groups are not a run's.
+process_ablation = _scorer(("mainq_acc", "subq_acc", "selective_acc", "eliminative_acc"))
 
 # Appendix J reports the alignment accuracy for correct and incorrect main options: the
 # docs built from selective and eliminative subquestions respectively.

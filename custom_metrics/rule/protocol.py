@@ -53,7 +53,6 @@ RESERVED = ("--tasks", "--output_path", "--log_samples", "--include_path", "--nu
 class Run:
     """The outcomes of one lm_eval task run, and whether ``--limit`` cut it."""
 
-    task: str
     outcomes: list[Outcome]
     limited: bool
     unparsed: int | None = None  # generations whose answer was not read (chain of thought; None: not generated)
@@ -84,12 +83,7 @@ def read_run(folder: Path, task: str) -> Run:
         except (TypeError, ValueError) as err:
             raise DataError(f"{where}: the RULE metric field is not an outcome list ({err}).") from err
     original = counts.get("original")
-    return Run(task, outcomes, isinstance(original, int) and counts["effective"] < original, unparsed)
-
-
-def split_view(run: Run, split: int) -> list[Outcome]:
-    """A zero-shot run seen as split ``split``: every main question, that split's subquestions."""
-    return [o for o in run.outcomes if o.kind == MAIN or o.split == split]
+    return Run(outcomes, isinstance(original, int) and counts["effective"] < original, unparsed)
 
 
 def pooled(runs: Sequence[list[Outcome]]) -> dict[str, float | int]:
@@ -332,7 +326,8 @@ def collect(output: Path, shots: int, demos: str = "reclor") -> dict:
             extra["unparsed"] = {k: {"unread": run.unparsed or 0, "docs": len(run.outcomes)} for k, run in runs.items()}
     else:
         run = read_run(output / "zeroshot", "rule")
-        per_split = {k: split_view(run, k) for k in SPLITS}
+        # the run seen split by split: every main question, each split's subquestions
+        per_split = {k: [o for o in run.outcomes if o.kind == MAIN or o.split == k] for k in SPLITS}
         pooled_runs = [run.outcomes]
         none_in_shot = {k: 0 for k in SPLITS}
         limited = run.limited

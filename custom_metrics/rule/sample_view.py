@@ -81,19 +81,13 @@ def faithfulness_fields(sample: dict[str, Any]) -> dict[str, Any]:
 
 
 def _cot_kept(doc: dict[str, Any]) -> str:
-    condition = doc.get("condition")
+    condition, problem = doc.get("condition"), doc.get("edit_problem")
     if condition == "early":
         return f"{doc.get('fraction', 0):.0%}"
-    if condition == MISTAKE:
-        return f"all, sentence {doc.get('sentence', 0) + 1} made wrong" + _unusable(doc)
-    if condition == PARAPHRASE:
-        return "all, paraphrased" + _unusable(doc)
-    return "filler"
-
-
-def _unusable(doc: dict[str, Any]) -> str:
-    problem = doc.get("edit_problem")
-    return f" (unusable: {problem}; the original given)" if problem else ""
+    if condition not in (MISTAKE, PARAPHRASE):
+        return "filler"
+    edit = f"sentence {doc.get('sentence', 0) + 1} made wrong" if condition == MISTAKE else "paraphrased"
+    return f"all, {edit}" + (f" (unusable: {problem}; the original given)" if problem else "")
 
 
 def edit_fields(sample: dict[str, Any]) -> dict[str, Any]:

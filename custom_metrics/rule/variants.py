@@ -43,28 +43,25 @@ from custom_metrics.rule.prompts import (
 )
 
 
-def _doc(
-    doc_id: str, main_id: str, kind: str, split: int, label: int, none_gold: bool, group_size: int, prompt: str
-) -> dict[str, Any]:
+def _doc(question: MainQuestion | SubQuestion, group_size: int, prompt: str) -> dict[str, Any]:
+    """One question as a doc; a main question is of split 0 and has no "None of the above" gold."""
+    sub = question if isinstance(question, SubQuestion) else None
     return {
-        "doc_id": doc_id,
-        "main_id": main_id,
-        "kind": kind,
-        "split": split,
-        "label": label,
-        "none_gold": none_gold,
+        "doc_id": question.id,
+        "main_id": sub.main_id if sub else question.id,
+        "kind": MAIN if sub is None else SELECTIVE if sub.selective else ELIMINATIVE,
+        "split": sub.split if sub else 0,
+        "label": question.label,
+        "none_gold": bool(sub and sub.none_gold),
         "group_size": group_size,
         "prompt": prompt,
     }
 
 
-def main_doc(main: MainQuestion, group_size: int, prompt: str) -> dict[str, Any]:
-    return _doc(main.id, main.id, MAIN, 0, main.label, False, group_size, prompt)
-
-
-def sub_doc(sub: SubQuestion, group_size: int, prompt: str) -> dict[str, Any]:
-    kind = SELECTIVE if sub.selective else ELIMINATIVE
-    return _doc(sub.id, sub.main_id, kind, sub.split, sub.label, sub.none_gold, group_size, prompt)
+def _asked(
+    question: MainQuestion | SubQuestion, context: bool = True, rationale: str | None = None, answer: str = ANSWER
+) -> str:
+    return question_block(question.context if context else None, question.question, question.options, rationale, answer)
 
 
 def _by_main(subs: Iterable[SubQuestion]) -> dict[str, list[SubQuestion]]:
@@ -77,9 +74,9 @@ def _by_main(subs: Iterable[SubQuestion]) -> dict[str, list[SubQuestion]]:
 def grouped_docs(
     subs: Sequence[SubQuestion],
     *,
-    with_main: bool,
-    with_subs: bool,
-    prefix: str = "",
+    prefix: str = INSTRUCTION,
+    with_main: bool = True,
+    with_subs: bool = True,
     context: bool = True,
     skip_mains: frozenset[str] = frozenset(),
     answer: str = ANSWER,
@@ -91,34 +88,33 @@ def grouped_docs(
     for main in main_questions():
         group = by_main.get(main.id, [])
         if with_main and main.id not in skip_mains:
-            block = question_block(main.context if context else None, main.question, main.options, answer=answer)
-            docs.append(main_doc(main, len(group), prefix + block))
+            docs.append(_doc(main, len(group), prefix + _asked(main, context, answer=answer)))
         if with_subs:
-            for sub in group:
-                block = question_block(sub.context if context else None, sub.question, sub.options, answer=answer)
-                docs.append(sub_doc(sub, len(group), prefix + block))
+            docs += [_doc(sub, len(group), prefix + _asked(sub, context, answer=answer)) for sub in group]
     return docs
 
 
-def fewshot_prefix(shown: DemoSet, context: bool = True) -> str:
-    """The instruction and a published prompt, ready for the test question; without context,
-    the demonstrations rebuilt from their fields in the context-free layout (Appendix M)."""
-    if context:
-        return INSTRUCTION + ahead_of_question(shown.prompt)
-    shots = zip(shown.questions, shown.options, shown.labels)
-    return INSTRUCTION + ahead_of_question(demonstrations([demonstration(None, q, o, label) for q, o, label in shots]))
+def _five_prompts(run: Callable[[DemoSet], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """A task that asks its questions under each published ReClor prompt: the docs of each, the
+    doc id naming the prompt (``train_1@2``), so ids stay unique and pair across runs."""
+    return [{**doc, "doc_id": f"{doc['doc_id']}@{shown.index}"} for shown in demo_sets("reclor") for doc in run(shown)]
 
 
-def fewshot_docs(split: int, demos: str = "reclor", shots: int = 5) -> list[dict[str, Any]]:
+def fewshot_docs(split: int, demos: str = "reclor", shots: int = 5, context: bool = True) -> list[dict[str, Any]]:
     """Test split ``split`` with published demonstration set ``split`` (Appendix E): every main
     question but those the demonstrations show, and every subquestion of the split (as Table
-    3's denominators show; the task's DETAILS.md), each laid out as a demonstration is."""
+    3's denominators show; the task's DETAILS.md), each laid out as a demonstration is. Without
+    context, the demonstrations are rebuilt from their fields in the context-free layout (Appendix M)."""
     shown = demo_sets(demos, shots)[split - 1]
+    if context:
+        demonstrated = shown.prompt
+    else:
+        shots_shown = zip(shown.questions, shown.options, shown.labels)
+        demonstrated = demonstrations([demonstration(None, q, o, label) for q, o, label in shots_shown])
     return grouped_docs(
         sub_questions(split),
-        with_main=True,
-        with_subs=True,
-        prefix=fewshot_prefix(shown),
+        prefix=INSTRUCTION + ahead_of_question(demonstrated),
+        context=context,
         skip_mains=frozenset(shown.main_ids),
         answer=COT_ANSWER if demos in COT_DEMOS else ANSWER,
     )
@@ -133,44 +129,11 @@ def biased_docs(bias: str, split: int, demos: str) -> list[dict[str, Any]]:
     prefix = INSTRUCTION + ahead_of_question(shown_demonstrations(shown, True) if bias == ALWAYS0 else shown.prompt)
     answer = COT_ANSWER if demos in COT_DEMOS else ANSWER
     return [
-        {**main_doc(main, 0, prefix + biased_question(bias, main, target, answer)), "bias": bias, "bias_target": target}
+        {**_doc(main, 0, prefix + biased_question(bias, main, target, answer)), "bias": bias, "bias_target": target}
         for main in main_questions()
         if main.id not in shown.main_ids
         for target in [bias_target(bias, main)]
     ]
-
-
-def _each_prompt(index: int, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Docs of one of five prompts in a task that asks every question under all five: the
-    doc id names the prompt (``train_1@2``), so ids stay unique and pair across runs."""
-    return [{**doc, "doc_id": f"{doc['doc_id']}@{index}"} for doc in docs]
-
-
-def fewshot_noctx_docs() -> list[dict[str, Any]]:
-    """Table 9's five-shot row: the five-shot-on-ReClor runs with every context removed, the
-    demonstrations' too, all five runs in one task (main questions once per run)."""
-    docs: list[dict[str, Any]] = []
-    for shown in demo_sets("reclor"):
-        run = grouped_docs(
-            sub_questions(shown.index),
-            with_main=True,
-            with_subs=True,
-            prefix=fewshot_prefix(shown, context=False),
-            context=False,
-            skip_mains=frozenset(shown.main_ids),
-        )
-        docs += _each_prompt(shown.index, run)
-    return docs
-
-
-def rationales(subs: Iterable[SubQuestion]) -> dict[str, dict[int, str]]:
-    """main id -> option index -> rationale (gold answer of the subquestion about that option;
-    none where that is "None of the above choices": its rationale did not survive validation)."""
-    found: dict[str, dict[int, str]] = {}
-    for sub in subs:
-        if not sub.none_gold:
-            found.setdefault(sub.main_id, {})[sub.option_index] = sub.gold_text
-    return found
 
 
 RATIONALE_SETTINGS = ("none", "selective", "eliminative", "both")
@@ -189,72 +152,41 @@ def rationale_line(main: MainQuestion, written: dict[int, str], setting: str) ->
     return " ".join(written[index].strip() for index in chosen) if chosen else None
 
 
-def _rationale_subset(known: dict[str, dict[int, str]]) -> list[MainQuestion]:
-    """The main questions with a selective rationale and at least one eliminative one: the
-    shared subset of Table 5's four settings, so the rows compare the same questions."""
-    return [
+def rationale_docs(setting: str, five_shot: bool = False) -> list[dict[str, Any]]:
+    """Main questions with rationales appended (Table 5), on the main questions with a selective
+    rationale and at least one eliminative one, so the four settings compare the same questions.
+    Zero-shot, or ``five_shot`` as the paper ran it: under each published ReClor demonstration set,
+    its demonstrations carrying the test question's kind of rationale, the shared subset less the
+    main questions it demonstrates (so the pooled accuracy weights the five prompts by size)."""
+    # main id -> option index -> rationale (gold answer of the subquestion about that option; none
+    # where that is "None of the above choices": its rationale did not survive validation)
+    known: dict[str, dict[int, str]] = {}
+    for sub in all_sub_questions():
+        if not sub.none_gold:
+            known.setdefault(sub.main_id, {})[sub.option_index] = sub.gold_text
+    mains = {main.id: main for main in main_questions()}
+    subset = [
         main
-        for main in main_questions()
+        for main in mains.values()
         if main.label in known.get(main.id, {}) and any(index != main.label for index in known[main.id])
     ]
 
+    def run(prefix: str, shown_ids: Sequence[str] = ()) -> list[dict[str, Any]]:
+        return [
+            _doc(main, 0, prefix + _asked(main, rationale=rationale_line(main, known[main.id], setting)))
+            for main in subset
+            if main.id not in shown_ids
+        ]
 
-def _check_rationale_setting(setting: str) -> None:
-    if setting not in RATIONALE_SETTINGS:
-        raise DataError(f"unknown RULE rationale setting {setting!r}; expected one of {RATIONALE_SETTINGS}.")
-
-
-def rationale_docs(setting: str) -> list[dict[str, Any]]:
-    """Main questions with rationales appended (Table 5), zero-shot, on the shared subset."""
-    _check_rationale_setting(setting)
-    known = rationales(all_sub_questions())
-    return [
-        main_doc(main, 0, INSTRUCTION + question_block(main.context, main.question, main.options, text))
-        for main in _rationale_subset(known)
-        for text in [rationale_line(main, known[main.id], setting)]
-    ]
-
-
-def fewshot_rationale_docs(setting: str) -> list[dict[str, Any]]:
-    """Table 5 as the paper ran it, five-shot: under each published ReClor demonstration set, its
-    demonstrations carrying the test question's kind of rationale, the shared subset less the
-    main questions it demonstrates (so the pooled accuracy weights the five prompts by size)."""
-    _check_rationale_setting(setting)
-    known = rationales(all_sub_questions())
-    mains = {main.id: main for main in main_questions()}
-    subset = _rationale_subset(known)
-    docs: list[dict[str, Any]] = []
-    for shown in demo_sets("reclor"):
+    def under(shown: DemoSet) -> list[dict[str, Any]]:
         fields = zip(shown.links, shown.contexts, shown.questions, shown.options, shown.labels)
         shots = [
             demonstration(c, q, o, label, main_id and rationale_line(mains[main_id], known.get(main_id, {}), setting))
             for main_id, c, q, o, label in fields
         ]
-        prefix = INSTRUCTION + ahead_of_question(demonstrations(shots))
-        run = [
-            main_doc(main, 0, prefix + question_block(main.context, main.question, main.options, text))
-            for main in subset
-            if main.id not in shown.main_ids
-            for text in [rationale_line(main, known[main.id], setting)]
-        ]
-        docs += _each_prompt(shown.index, run)
-    return docs
+        return run(INSTRUCTION + ahead_of_question(demonstrations(shots)), shown.main_ids)
 
-
-def _alignment_items() -> list[tuple[MainQuestion, SubQuestion, int]]:
-    """(main question, subquestion, group size) of every alignment item, in main-question order."""
-    mains = {main.id: main for main in main_questions()}
-    return [(mains[sub.main_id], sub, len(subs)) for subs in _by_main(all_sub_questions()).values() for sub in subs]
-
-
-def alignment_docs(instruction: bool = True) -> list[dict[str, Any]]:
-    """Rationale alignment (Appendix J), zero-shot: one doc per subquestion, asked about the main
-    question and option it concerns; Table 7 reports it with and without the instruction."""
-    lead = ALIGNMENT_INSTRUCTION if instruction else ""
-    return [
-        sub_doc(sub, size, lead + alignment_block(main, sub.option_index, sub.options))
-        for main, sub, size in _alignment_items()
-    ]
+    return _five_prompts(under) if five_shot else run(INSTRUCTION)
 
 
 ALIGNMENT_EXEMPLARS = (2, 3)  # Appendix J: per prompt, two correct-option and three incorrect-option exemplars
@@ -278,43 +210,45 @@ def alignment_exemplars(shown: DemoSet) -> list[str]:
     return [f"{alignment_block(mains[sub.main_id], sub.option_index, sub.options)}{sub.label}" for sub in chosen]
 
 
-def fewshot_alignment_docs(instruction: bool = True) -> list[dict[str, Any]]:
-    """Table 7 as the paper ran it: five-shot, every item under each of five prompts (one per
-    ReClor demonstration set), the exemplars' own items too, as the paper's counts show (2,218
-    incorrect options of 2,218): the pooled accuracy is the mean over the prompts."""
+def alignment_docs(instruction: bool = True, five_shot: bool = False) -> list[dict[str, Any]]:
+    """Rationale alignment (Appendix J): one doc per subquestion, asked about the main question and
+    option it concerns; Table 7 reports it with and without the instruction. Zero-shot, or
+    ``five_shot`` as the paper ran it: every item under each of five prompts (one per ReClor
+    demonstration set), the exemplars' own items too, as the paper's counts show (2,218 incorrect
+    options of 2,218): the pooled accuracy is the mean over the prompts."""
     lead = ALIGNMENT_INSTRUCTION if instruction else ""
-    items = _alignment_items()
-    docs: list[dict[str, Any]] = []
-    for shown in demo_sets("reclor"):
-        prefix = lead + ahead_of_question(demonstrations(alignment_exemplars(shown)))
-        run = [
-            sub_doc(sub, size, prefix + alignment_block(main, sub.option_index, sub.options))
-            for main, sub, size in items
+    mains = {main.id: main for main in main_questions()}
+    groups = _by_main(all_sub_questions()).values()
+
+    def run(prefix: str) -> list[dict[str, Any]]:
+        return [
+            _doc(sub, len(subs), prefix + alignment_block(mains[sub.main_id], sub.option_index, sub.options))
+            for subs in groups
+            for sub in subs
         ]
-        docs += _each_prompt(shown.index, run)
-    return docs
+
+    if not five_shot:
+        return run(lead)
+    return _five_prompts(lambda shown: run(lead + ahead_of_question(demonstrations(alignment_exemplars(shown)))))
 
 
 def docs_for(variant: str, split: int | None = None, demos: str = "reclor", shots: int = 5) -> list[dict[str, Any]]:
     """Docs of one task variant (the ``dataset_kwargs`` of the task YAMLs)."""
     subs = all_sub_questions
     builders: dict[str, Callable[[], list[dict[str, Any]]]] = {
-        "combined": lambda: grouped_docs(subs(), with_main=True, with_subs=True, prefix=INSTRUCTION),
-        "main": lambda: grouped_docs(subs(), with_main=True, with_subs=False, prefix=INSTRUCTION),
-        "sub": lambda: grouped_docs(subs(), with_main=False, with_subs=True, prefix=INSTRUCTION),
-        "combined_noctx": lambda: grouped_docs(
-            subs(), with_main=True, with_subs=True, prefix=INSTRUCTION, context=False
-        ),
-        "zeroshot_cot_reasoning": lambda: grouped_docs(
-            subs(), with_main=True, with_subs=True, prefix=INSTRUCTION, answer=ZEROSHOT_COT_ANSWER
-        ),
+        "combined": lambda: grouped_docs(subs()),
+        "main": lambda: grouped_docs(subs(), with_subs=False),
+        "sub": lambda: grouped_docs(subs(), with_main=False),
+        "combined_noctx": lambda: grouped_docs(subs(), context=False),
+        "zeroshot_cot_reasoning": lambda: grouped_docs(subs(), answer=ZEROSHOT_COT_ANSWER),
+        # Table 9's five-shot row: every context removed, the demonstrations' too, all five runs in one task.
+        "fewshot_noctx": lambda: _five_prompts(lambda shown: fewshot_docs(shown.index, context=False)),
         "alignment": alignment_docs,
         "alignment_noinstr": lambda: alignment_docs(instruction=False),
-        "fewshot_noctx": fewshot_noctx_docs,
-        "fewshot_alignment": fewshot_alignment_docs,
-        "fewshot_alignment_noinstr": lambda: fewshot_alignment_docs(instruction=False),
+        "fewshot_alignment": lambda: alignment_docs(five_shot=True),
+        "fewshot_alignment_noinstr": lambda: alignment_docs(instruction=False, five_shot=True),
         **{f"rationale_{s}": (lambda s=s: rationale_docs(s)) for s in RATIONALE_SETTINGS},
-        **{f"fewshot_rationale_{s}": (lambda s=s: fewshot_rationale_docs(s)) for s in RATIONALE_SETTINGS},
+        **{f"fewshot_rationale_{s}": (lambda s=s: rationale_docs(s, five_shot=True)) for s in RATIONALE_SETTINGS},
     }
     biased = {f"fewshot_{bias}": bias for bias in BIASES}
     if variant == "fewshot" or variant in biased:

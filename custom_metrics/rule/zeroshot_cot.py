@@ -28,7 +28,7 @@ from custom_metrics.common.results import source_lineage
 from custom_metrics.common.samples import MAX_PROMPT_CHARS, MAX_RESPONSE_CHARS, logged_response, read_samples
 from custom_metrics.rule.answers import EMPTY, NO_SUCH_OPTION, Reading
 from custom_metrics.rule.data import N_OPTIONS
-from custom_metrics.rule.metrics import COMBINED_METRICS, answered
+from custom_metrics.rule.metrics import read_outcome
 
 REASONING_TASK, ANSWER_TASK = "rule_zeroshot_cot_reasoning", "rule_zeroshot_cot"
 ANSWER_TRIGGER = f"\nTherefore, among Option0 through Option{N_OPTIONS - 1}, the answer is"
@@ -100,8 +100,5 @@ def process_reasoning(doc: dict[str, Any], results: list[str]) -> dict[str, floa
 
 
 def process_answer(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
-    """The second request's output, read by ``read_first_label``: RULE's outcome (every Table 2
-    metric) and ``unparsed`` (why no option was read; "" when one was)."""
-    reading = read_first_label(results[0] if results else "")
-    value = answered(doc, reading.option == doc["label"])
-    return {**{metric: value for metric in COMBINED_METRICS}, "unparsed": reading.problem}
+    """The second request's output, read by ``read_first_label``."""
+    return read_outcome(doc, read_first_label(results[0] if results else ""))
