@@ -131,11 +131,10 @@ class ReasoningChatCompletions(LocalChatCompletion):
     ) -> list[str]:
         """lm-eval's concurrent path (``num_concurrent`` > 1): the same bounded request, in a thread;
         lm-eval's session is not used."""
-        payload = self._create_payload(
-            self.create_message(messages), generate=generate, gen_kwargs=copy.deepcopy(gen_kwargs), **kwargs
-        )
         async with sem:
-            outputs = await asyncio.to_thread(self._post, payload)
+            outputs = await asyncio.to_thread(
+                self.model_call, messages, generate=generate, gen_kwargs=gen_kwargs, **kwargs
+            )
         answers = self.parse_generations(outputs)
         for answer, key in zip(answers, cache_keys or [], strict=False):
             self.cache_hook.add_partial("generate_until", key, answer)

@@ -12,6 +12,7 @@ no doc: their share is ``original_unusable``.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import Counter
 from dataclasses import astuple, dataclass
@@ -22,20 +23,15 @@ from custom_metrics.common import fields
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.faithfulness import (  # noqa: F401 (same_at_*, early_aoc, filler_same: re-exported for utils.py)
     DOCS_PER_GENERATION,
-    EARLY,
-    FILLER,
-    FRACTIONS,
     Answer,
+    cut_docs,
     early_aoc,
-    filler,
     filler_same,
-    kept_share,
     same_at_0,
     same_at_25,
     same_at_50,
     same_at_75,
     same_at_100,
-    truncated,
 )
 from custom_metrics.common.lineage import with_lineage
 from custom_metrics.common.metadata import check_metadata_keys
@@ -201,19 +197,7 @@ def _docs(sample: dict[str, Any], success: float, trace: ClosedTrace, unusable: 
         "original": success,
         "original_unusable": unusable,
     }
-    docs = []
-    for fraction in FRACTIONS:
-        kept = truncated(trace.trace, fraction)
-        docs.append(
-            {**shared, "condition": EARLY, "fraction": fraction, "kept": kept_share(trace.trace, fraction)}
-            | {"cot": kept, "context": trace.context(prompt, kept)}
-        )
-    words = filler(trace.trace)
-    docs.append(
-        {**shared, "condition": FILLER, "fraction": 1.0, "kept": None, "cot": words}
-        | {"context": trace.context(prompt, words)}
-    )
-    return docs
+    return cut_docs(shared, trace.trace, functools.partial(trace.context, prompt))
 
 
 @task_loader

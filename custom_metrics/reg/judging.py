@@ -140,21 +140,16 @@ def judge_outputs(
             unparsed,
             len(initial) + len(second),
         )
-    records = []
-    for i, (verdict, out) in enumerate(zip(initial, outputs)):
-        records.append(
-            {
-                "explanation": out.explanation,
-                "flag": out.flag,
-                "judge": judge.name,
-                "initial": _verdict_record(verdict),
-                "effectiveness": _verdict_record(effect.get(i)),
-                "coherence": _verdict_record(cohere.get(i)),
-                **out.length_fields(),
-                "judge_check": check,
-            }
-        )
-    return records
+    return [
+        unjudged_record(judge.name, out)
+        | {
+            "initial": _verdict_record(verdict),
+            "effectiveness": _verdict_record(effect.get(i)),
+            "coherence": _verdict_record(cohere.get(i)),
+            "judge_check": check,
+        }
+        for i, (verdict, out) in enumerate(zip(initial, outputs))
+    ]
 
 
 @dataclass(frozen=True)
@@ -331,13 +326,14 @@ JUDGE_FAILED = (
 )
 
 
-def unjudged_record(judge: str, output: Output, error: str) -> dict[str, Any]:
-    """The record of an output the judge failed on: everything but the verdicts, and why."""
+def unjudged_record(judge: str, output: Output, error: str = "") -> dict[str, Any]:
+    """The record of an output without verdicts: before the judge gives them (``judge_outputs``),
+    or with ``error``, why the judge failed on it."""
     return {
         "explanation": output.explanation,
         "flag": output.flag,
         "judge": judge,
-        "judge_error": error,
+        **({"judge_error": error} if error else {}),
         "initial": None,
         "effectiveness": None,
         "coherence": None,

@@ -30,12 +30,14 @@ from custom_metrics.common.files import atomic_write_bytes, unwritable
 from custom_metrics.common.harness_outputs import logged_samples_file
 from custom_metrics.common.rejudging import (
     AGAIN,
+    FOLDER,
     GOLD,
     RUN_JUDGE,
     Rater,
     RejudgedTask,
     RejudgeRequest,
     cut_notes,
+    judge_folder_name,
 )
 from custom_metrics.common.results import ResultsFileError, read_json_object, read_results_file
 from custom_metrics.common.samples import read_samples
@@ -128,7 +130,7 @@ def check(results_file: Path, request: RejudgeRequest) -> None:
 def _writable(results_file: Path, request: RejudgeRequest) -> None:
     """The run's ``rejudge/`` folder and, to complete a run, its own folder writable: a read-only
     copy of a run fails in a second, not after the judging."""
-    out = results_file.parent / rejudge_files.FOLDER
+    out = results_file.parent / FOLDER
     for folder, what in ((out, "each judge's verdicts and the agreement tables"), (results_file.parent, "")):
         if not what and not request.complete:
             continue
@@ -323,7 +325,7 @@ def _judge_again(results_file: Path, results: dict[str, Any], spec: JudgeSpec, r
     """One judge's verdicts on every REG task of the run, written to its folder beside the run."""
     cache = request.judge_cache or judge_cache_dir()
     judge, check = _checked_judge(spec, cache, request.judge_check)
-    folder = rejudge_files.judge_folder(results_file, spec.name, spec.display_name)
+    folder = results_file.parent / FOLDER / judge_folder_name(spec.name, spec.display_name)
     tasks = _tasks(results)
     copy = {**results, "results": {task: dict(results["results"][task]) for task in tasks}}
     own = set()
@@ -335,7 +337,7 @@ def _judge_again(results_file: Path, results: dict[str, Any], spec: JudgeSpec, r
         _write_samples(folder / samples_path.name, judged)
         copy["results"][task].update(aggregate(task, judged, _bootstrap_iters(results)))
     release_backend(judge.cached)
-    path = rejudge_files.rejudged_results_file(folder, results_file)
+    path = folder / f"{rejudge_files.PREFIX}{results_file.name}"
     rejudged = rejudge_files.Rejudged(path, spec.name, spec.display_name, results_file, tuple(sorted(own)))
     _write_json(rejudged.path, {**copy, rejudge_files.BLOCK: rejudged.block()})
     print(f"{rejudged.path}: {', '.join(tasks)} judged again by {spec.display_name}")
@@ -347,22 +349,17 @@ def rater(name: str, role: str, samples: Sequence[dict[str, Any]], path: Path) -
     count as the task does (``record_scores``); a flagged output fails by rule, not by the judge's
     decision, so it counts in the metrics and not in the agreement."""
     decisions: dict[str, dict[str, str]] = {decision: {} for decision in DECISIONS}
-    counts = {metric: [0, 0] for metric in METRICS}
-    check: dict[str, Any] = {}
-    scores: dict[str, dict[str, bool]] = {metric: {} for metric in METRICS}
+    scores: dict[str, dict[str, bool]] = {metric: {} for metric in JUDGED_METRICS}
+    unparsed, check = [0, 0], {}
     for sample in samples:
         record = read_record(sample["filtered_resps"][0])
         if record.get("judge_error") or not isinstance(record.get("initial"), dict):
             continue
         uid = sample["doc"]["uid"]
         decisions["J(p, h)"][uid] = record["initial"]["label"]
-        counts["N"][0] += record["initial"]["label"] == "contradiction"
-        counts["N"][1] += 1
-        scores["N"][uid] = record["initial"]["label"] == "contradiction"
+        scores["n"][uid] = record["initial"]["label"] == "contradiction"
         for metric, value in record_scores(record).items():
-            if metric in counts and value is not None:
-                counts[metric][0] += int(value)
-                counts[metric][1] += 1
+            if metric in scores and value is not None:
                 scores[metric][uid] = bool(value)
         effect, cohere = record.get("effectiveness"), record.get("coherence")
         if isinstance(effect, dict) and isinstance(cohere, dict):
@@ -372,16 +369,16 @@ def rater(name: str, role: str, samples: Sequence[dict[str, Any]], path: Path) -
                 decisions["effective"][uid] = "yes" if effective else "no"
                 decisions["coherent"][uid] = "yes" if coherent else "no"
                 decisions["success"][uid] = "yes" if effective and coherent else "no"
-        unparsed, verdicts = unparsed_count(record)
-        counts["unparsed"][0] += unparsed
-        counts["unparsed"][1] += verdicts
+        unparsed = [total + count for total, count in zip(unparsed, unparsed_count(record))]
         check = record.get("judge_check") or check
+    # Each metric as the tables name it (METRICS): (count, out of)
+    counts = {name: (sum(scores[metric].values()), len(scores[metric])) for name, metric in zip(METRICS, scores)}
+    counts["unparsed"] = (unparsed[0], unparsed[1])
     if check.get("items"):
-        counts["judge check"] = [round(check["acc"] * check["items"]), check["items"]]
-    metrics = {metric: (value[0], value[1]) for metric, value in counts.items() if value[1]}
-    return Rater(
-        name, role, {d: v for d, v in decisions.items() if v}, metrics, path, {m: v for m, v in scores.items() if v}
-    )
+        counts["judge check"] = (round(check["acc"] * check["items"]), check["items"])
+    metrics = {metric: value for metric, value in counts.items() if value[1]}
+    named = {name: scores[metric] for name, metric in zip(METRICS, scores) if scores[metric]}
+    return Rater(name, role, {d: v for d, v in decisions.items() if v}, metrics, path, named)
 
 
 def _gold(samples: Sequence[dict[str, Any]]) -> Rater:
@@ -433,7 +430,7 @@ def run(results_file: Path, request: RejudgeRequest) -> list[RejudgedTask]:
             if item.judge != own[task] and path.is_file():
                 raters.append(rater(labels[item.path], AGAIN, read_samples(path, _check_sample, key=_item), path))
         raters.append(_gold(samples))
-        out = results_file.parent / rejudge_files.FOLDER
+        out = results_file.parent / FOLDER
         judged.append(
             RejudgedTask(task, samples_path, out, tuple(raters), DECISIONS, METRICS, LABELS, tuple(notes), "success")
         )

@@ -14,21 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from custom_metrics.common.files import RESULTS_MAX_BYTES
-from custom_metrics.common.rejudging import FOLDER, judge_folder_name, told_apart
+from custom_metrics.common.rejudging import FOLDER, told_apart
 from custom_metrics.common.results import Problem, ResultsFileError, find_named_files, read_json_object
 
 PREFIX = "rejudge_"
 GLOB = f"{PREFIX}results_*.json"
 BLOCK = "rejudge"  # the key of the rejudged results file that says what was judged again
-
-
-def judge_folder(results_file: Path, judge: str, display: str) -> Path:
-    """The folder of one judge's verdicts on a run (``common.rejudging.judge_folder_name``)."""
-    return results_file.parent / FOLDER / judge_folder_name(judge, display)
-
-
-def rejudged_results_file(folder: Path, results_file: Path) -> Path:
-    return folder / f"{PREFIX}{results_file.name}"
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ digits 0-3 are scored; the original answer is the CoT run's reading (``answers.r
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import astuple, dataclass
 from pathlib import Path
@@ -21,19 +22,16 @@ from custom_metrics.common.faithfulness import (  # noqa: F401 (same_at_*, early
     DOCS_PER_GENERATION,
     EARLY,
     FILLER,
-    FRACTIONS,
     Answer,
     correct_share,
+    cut_docs,
     early_aoc,
-    filler,
     filler_same,
-    kept_share,
     same_at_0,
     same_at_25,
     same_at_50,
     same_at_75,
     same_at_100,
-    truncated,
     unread_share,
 )
 from custom_metrics.common.lineage import Lineage, with_lineage
@@ -122,21 +120,11 @@ def context(prompt: str, reasoning: str) -> str:
 
 def faithfulness_docs(explanations: str) -> list[dict[str, Any]]:
     """Every doc of the faithfulness task from one CoT run's samples file."""
-    docs = []
-    for cot in logged_cots(TASK, explanations):
-        prompt, reasoning, shared = cot.prompt, cot.reasoning, cot.shared
-        for fraction in FRACTIONS:
-            kept = truncated(reasoning, fraction)
-            docs.append(
-                {**shared, "condition": EARLY, "fraction": fraction, "kept": kept_share(reasoning, fraction)}
-                | {"cot": kept, "context": context(prompt, kept)}
-            )
-        words = filler(reasoning)
-        docs.append(
-            {**shared, "condition": FILLER, "fraction": 1.0, "kept": None, "cot": words}
-            | {"context": context(prompt, " " + words)}
-        )
-    return docs
+    return [
+        doc
+        for cot in logged_cots(TASK, explanations)
+        for doc in cut_docs(cot.shared, cot.reasoning, functools.partial(context, cot.prompt), filler_lead=" ")
+    ]
 
 
 def cot_run_dataset(
