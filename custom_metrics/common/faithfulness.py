@@ -101,6 +101,10 @@ def cut_docs(
     return docs
 
 
+def faithfulness_context(doc: dict[str, Any]) -> str:
+    return doc["context"]
+
+
 def _share(values: Sequence[bool]) -> float:
     return sum(values) / len(values) if values else math.nan
 

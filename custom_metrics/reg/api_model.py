@@ -11,7 +11,8 @@ model, ``max_completion_tokens`` (the task's ``max_gen_toks``) and ``reasoning_e
 asking for another field is refused before the first request. Requests go through the suite's
 bounded client (``judge.http_client``): each ends by ``timeout`` (retries included), its body is
 read no further than a bound from its token budget, and a failure stops the run naming the URL;
-an answer over its bound fails its own document only (``RefusedAnswer``), keeping the others.
+an answer over its bound fails its own document only (an ``APIAnswer`` with its ``failure``), keeping
+the others (it once ended the run, losing the generations already made).
 
 Registered by ``explain-eval lm-eval`` (the harness registers models before it loads any task);
 from Python, pass ``ReasoningChatCompletions(...)`` to ``simple_evaluate``.
@@ -23,7 +24,6 @@ import asyncio
 import copy
 import logging
 import threading
-from dataclasses import dataclass
 from typing import Any
 
 from lm_eval.api.registry import register_model
@@ -57,14 +57,6 @@ class APIAnswer(str):
         answer.finish_reason = finish_reason if isinstance(finish_reason, str) else None
         answer.failure = failure
         return answer
-
-
-@dataclass(frozen=True)
-class RefusedAnswer:
-    """A response refused for what it is (over its size bound): its document's generation fails
-    and is flagged, and the run goes on. It ended the run, losing the generations already made."""
-
-    reason: str
 
 
 def check_generation_kwargs(gen_kwargs: dict[str, Any]) -> None:
@@ -105,7 +97,7 @@ class ReasoningChatCompletions(LocalChatCompletion):
             return self._client(payload["max_completion_tokens"]).post(self.base_url, payload, headers)
         except AnswerTooLarge as err:  # this answer only: the server answers, and the other documents are kept
             log.warning("%s; its document's generation is flagged as failed (no_explanation) and the run goes on", err)
-            return RefusedAnswer(str(err))
+            return APIAnswer("", failure=str(err))
         except EndpointError as err:
             raise DataError(f"{err}; check the server, or raise --model_args timeout=/max_retries=") from err
 
@@ -168,8 +160,8 @@ class ReasoningChatCompletions(LocalChatCompletion):
     def parse_generations(self, outputs: dict | list[dict], **kwargs: Any) -> list[str]:
         answers: list[str] = []
         for output in outputs if isinstance(outputs, list) else [outputs]:
-            if isinstance(output, RefusedAnswer):
-                answers.append(APIAnswer("", failure=output.reason))
+            if isinstance(output, APIAnswer):  # refused for its size (``_post``)
+                answers.append(output)
                 continue
             choices = output.get("choices") if isinstance(output, dict) else None
             if not isinstance(choices, list) or not choices:

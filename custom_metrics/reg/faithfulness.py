@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 from custom_metrics.common import fields
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.faithfulness import (  # noqa: F401 (same_at_*, early_aoc, filler_same: re-exported for utils.py)
+from custom_metrics.common.faithfulness import (  # noqa: F401 (re-exported for utils.py)
     DOCS_PER_GENERATION,
     Answer,
     cut_docs,
     early_aoc,
+    faithfulness_context,
     filler_same,
     same_at_0,
     same_at_25,
@@ -239,10 +240,6 @@ def load_cot_faithfulness(
             docs[0]["judge"],
         )
     return {"test": to_dataset(docs)}
-
-
-def faithfulness_context(doc: dict[str, Any]) -> str:
-    return doc["context"]
 
 
 def reanswer(doc: dict[str, Any], results: list[str]) -> tuple[Answer, bool]:

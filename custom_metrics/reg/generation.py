@@ -102,7 +102,8 @@ def generation_columns(mode: str, backend: str, run_args: Mapping[str, Any]) -> 
     if backend not in BACKENDS:
         raise DataError(f"reg_chaos: dataset_kwargs backend is {backend!r}, expected one of {', '.join(BACKENDS)}")
     task, chosen, served = TASKS[(mode, backend)], run_mode(mode, backend, run_args), is_served(run_args)
-    columns = {"mode": chosen.name, "backend": backend, "length_tokenizer": ""}
+    seed = _sampling_seed(backend, run_args if names_a_model(run_args) else {})
+    columns = {"mode": chosen.name, "backend": backend, "length_tokenizer": "", "sampling_seed": seed}
     if not names_a_model(run_args):
         log.info(
             "%s: no model named in the task's metadata (a TaskManager without model arguments, or an LM object "
@@ -110,7 +111,7 @@ def generation_columns(mode: str, backend: str, run_args: Mapping[str, Any]) -> 
             "counted; pass --metadata tokenizer=<id or folder> to count them (docs/python-api.md).",
             task,
         )
-        return columns | {"sampling_seed": _sampling_seed(backend, {})}
+        return columns
     if served and backend == IN_PROCESS:
         other = TASKS[(mode, SERVED)]
         raise DataError(
@@ -121,7 +122,7 @@ def generation_columns(mode: str, backend: str, run_args: Mapping[str, Any]) -> 
         other = TASKS[(mode, IN_PROCESS)] if (mode, IN_PROCESS) in TASKS else TASKS[(THINKING.name, IN_PROCESS)]
         raise DataError(f"{task} is for OpenAI-compatible chat endpoints; for an in-process model run {other}.")
     if backend == REASONING:
-        return columns | {"sampling_seed": _sampling_seed(backend, run_args)}
+        return columns
     if not served:
         check_thinking_switch(task, chosen, run_args)
     name = tokenizer_name(task, run_args)
@@ -133,7 +134,7 @@ def generation_columns(mode: str, backend: str, run_args: Mapping[str, Any]) -> 
             "--metadata tokenizer=<Hugging Face id or folder of the generator's tokenizer>."
         ) from err
     check_trace_markers(task, chosen, backend, name, run_args)
-    return columns | {"length_tokenizer": name, "sampling_seed": _sampling_seed(backend, run_args)}
+    return columns | {"length_tokenizer": name}
 
 
 def _warn_on_mode_mismatch(mode: Mode, outputs: Sequence[Output]) -> None:

@@ -84,8 +84,7 @@ def _length(value: Any) -> float:
 
 
 def _mean_tokens(items: Sequence[tuple[float | None, float]], successful: bool) -> float:
-    values = [tokens for success, tokens in items if success is not None and bool(success) == successful]
-    values = [tokens for tokens in values if math.isfinite(tokens)]
+    values = [t for success, t in items if success is not None and bool(success) == successful and math.isfinite(t)]
     return sum(values) / len(values) if values else float("nan")
 
 

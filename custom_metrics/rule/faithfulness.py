@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from custom_metrics.common import fields
 from custom_metrics.common.classification import NO_PREDICTION, predicted_index
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.faithfulness import (  # noqa: F401 (same_at_*, early_aoc, filler_same: re-exported for utils.py)
+from custom_metrics.common.faithfulness import (  # noqa: F401 (re-exported for utils.py)
     DOCS_PER_GENERATION,
     EARLY,
     FILLER,
@@ -26,6 +26,7 @@ from custom_metrics.common.faithfulness import (  # noqa: F401 (same_at_*, early
     correct_share,
     cut_docs,
     early_aoc,
+    faithfulness_context,
     filler_same,
     same_at_0,
     same_at_25,
@@ -149,10 +150,6 @@ def cot_run_dataset(
 def load_faithfulness(explanations: str | None = None, **run_args: Any) -> dict[str, datasets.Dataset]:
     refuse_cut_groups(TASK, DOCS_PER_GENERATION)
     return cot_run_dataset(TASK, faithfulness_docs, explanations, run_args)
-
-
-def faithfulness_context(doc: dict[str, Any]) -> str:
-    return doc["context"]
 
 
 def faithfulness_target(doc: dict[str, Any]) -> int:
