@@ -27,7 +27,7 @@ from custom_metrics.common.results import (
 )
 from custom_metrics.common.samples import numbered_samples
 from custom_metrics.reg import rejudge_files
-from custom_metrics.reg.judge_calls import calls_field, calls_text, logged_record
+from custom_metrics.reg.sample_view import calls_field, calls_text, logged_record
 
 
 def judge_calls(roots: Sequence[Path]) -> dict[tuple[str, int], dict[str, Any]]:
