@@ -7,7 +7,7 @@ effectiveness and success alike (one scored set). ``unparsed`` reports their sha
 
 What the generator produced is reported over all docs (``cut_off``, ``no_explanation``, mean
 lengths in the generator's tokens; Table 3's successful/unsuccessful means are over N); a row
-whose API usage cannot be (``api_usage.usage_problem``) is left out of the length means.
+whose API usage cannot be (``generation.usage_problem``) is left out of the length means.
 """
 
 from __future__ import annotations

@@ -13,6 +13,10 @@ model under test nor its tokenizer is loaded.
 
 Each task's raters go back to the command: the run's own judge, every judge it was judged again
 by, and the gold labels (ChaosNLI's majority label, for J(p, h)).
+
+A judge that fails part-way is said in one line: the judge, the item it stopped at, the reason and
+what the verdict cache kept (the same command resumes there), not a traceback. ``Asked``
+remembers the pairs asked, so the message can count what the cache kept and find the item.
 """
 
 from __future__ import annotations
@@ -44,15 +48,14 @@ from custom_metrics.common.samples import read_samples
 from custom_metrics.common.settings import judge_cache_dir
 from custom_metrics.judge.available import JudgeUnavailable, check_available
 from custom_metrics.judge.build import build_judge
-from custom_metrics.judge.cache import VerdictCacheError
+from custom_metrics.judge.cache import CachedJudge, VerdictCacheError
 from custom_metrics.judge.spec import JudgeSpec, parse_spec
-from custom_metrics.judge.types import NLI_LABELS, UNPARSED
+from custom_metrics.judge.types import NLI_LABELS, UNPARSED, Pair, Verdict
 from custom_metrics.reg import rejudge_files
 from custom_metrics.reg.data import judge_check_docs, load_items, with_judge
-from custom_metrics.reg.judge_failure import Asked, stopped
 from custom_metrics.reg.judging import check_judge, judge_outputs, read_record, release_backend
 from custom_metrics.reg.metrics import process_results, record_scores, unparsed_count
-from custom_metrics.reg.outputs import Output
+from custom_metrics.reg.outputs import Output, combine
 
 REG_TASK_PREFIX = "reg_chaos"
 FILTER = "judged"
@@ -70,6 +73,70 @@ GOLD_NOTE = (
     "judge's raw agreement with it is the share of items it put in N; kappa is 0 (or undefined) and MCC undefined "
     "by construction. The judge check's accuracy on the balanced gold items is in the metrics table."
 )
+
+
+class Asked:
+    """``judge`` as judge_outputs and check_judge call it, keeping every pair asked of it."""
+
+    def __init__(self, judge: CachedJudge) -> None:
+        self.cached = judge
+        self.name = judge.name
+        self.asked: list[Pair] = []
+        self.last: list[Pair] = []  # the pairs of the latest call: the one that failed, when one did
+
+    def judge(self, pairs: Sequence[Pair]) -> list[Verdict]:
+        self.last = [(str(p), str(h)) for p, h in pairs]
+        self.asked += self.last
+        return self.cached.judge(pairs)
+
+    def kept(self) -> int:
+        """How many of the verdicts asked for are in the verdict cache."""
+        unique = list(dict.fromkeys(self.asked))
+        return len(self.cached.cache.get_many(self.cached.name, self.cached.prompt_id, unique))
+
+    def missing(self) -> Pair | None:
+        """The first pair of the latest call the cache holds no verdict for."""
+        found = self.cached.cache.get_many(self.cached.name, self.cached.prompt_id, list(dict.fromkeys(self.last)))
+        return next((pair for pair in self.last if pair not in found), None)
+
+
+def _pair_item(pair: Pair | None, docs: Sequence[dict[str, Any]], outputs: Sequence[Output]) -> int | None:
+    """The index of the doc a judged pair belongs to: (p, h), (p;e, h) or (p, e)."""
+    for index, (doc, out) in enumerate(zip(docs, outputs)):
+        premise, hypothesis = doc["premise"], doc["hypothesis"]
+        if pair in ((premise, hypothesis), (combine(premise, out.explanation), hypothesis), (premise, out.explanation)):
+            return index
+    return None
+
+
+def stopped(
+    error: Exception,
+    judge: Asked,
+    where: str,
+    written: str,
+    docs: Sequence[dict[str, Any]] | None = None,
+    outputs: Sequence[Output] = (),
+    samples: Path | None = None,
+) -> DataError:
+    """One line for a judge that failed: which judge, where it stopped (the item, given the docs
+    and outputs it was judging), why, what the verdict cache kept and what ``written`` says."""
+    if isinstance(error, VerdictCacheError):  # the cache's own message names its file and what to do
+        return DataError(str(error))
+    reason = str(error).removeprefix(f"judge {judge.name}: ") or type(error).__name__
+    reason = " ".join(f"{type(error).__name__}: {reason}".split())  # one line, whatever the backend said
+    place = where
+    try:
+        index = _pair_item(judge.missing(), docs, outputs) if docs is not None else None
+        kept = f"{judge.kept()} of its verdicts are kept in the verdict cache {judge.cached.cache.path}"
+    except VerdictCacheError:
+        index, kept = None, "its verdict cache cannot be read to count what it kept"
+    if docs is not None and index is not None:
+        named = samples.name if samples else "the samples"
+        place += f" item {docs[index].get('uid', index)} (line {index + 1} of {named})"
+    return DataError(
+        f"judge {judge.name} stopped at {place}: {reason}. {kept}; {written}. Rerun the same command when the judge "
+        "answers again: it asks only for the verdicts not kept."
+    )
 
 
 def find(path: Path) -> list[Path]:
