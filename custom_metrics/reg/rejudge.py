@@ -5,7 +5,7 @@ model under test nor its tokenizer is loaded.
 
 - **Judging again** (``--judge SPEC``, repeatable): each judge is checked on the gold items as a
   run checks it, then judges every logged explanation; its records and aggregates (lm-eval's
-  own) go to its folder beside the run (``rejudge_files``). The run's files are never rewritten.
+  own) go to its folder beside the run (``rejudged``). The run's files are never rewritten.
 - **Completing** (``--complete``): a judge that died after generation leaves the generations
   with no verdicts (``REGJudgeFilter`` records the failure). Completing judges them with the judge
   they name (or ``--complete SPEC``) and rewrites the samples and results files in place as the
@@ -51,7 +51,7 @@ from custom_metrics.judge.build import build_judge
 from custom_metrics.judge.cache import CachedJudge, VerdictCacheError
 from custom_metrics.judge.spec import JudgeSpec, parse_spec
 from custom_metrics.judge.types import NLI_LABELS, UNPARSED, Pair, Verdict
-from custom_metrics.reg import rejudge_files
+from custom_metrics.reg import rejudged
 from custom_metrics.reg.data import judge_check_docs, load_items, with_judge
 from custom_metrics.reg.judging import check_judge, judge_outputs, read_record, release_backend
 from custom_metrics.reg.metrics import process_results, record_scores, unparsed_count
@@ -404,11 +404,11 @@ def _judge_again(results_file: Path, results: dict[str, Any], spec: JudgeSpec, r
         _write_samples(folder / samples_path.name, judged)
         copy["results"][task].update(aggregate(task, judged, _bootstrap_iters(results)))
     release_backend(judge.cached)
-    path = folder / f"{rejudge_files.PREFIX}{results_file.name}"
-    rejudged = rejudge_files.Rejudged(path, spec.name, spec.display_name, results_file, tuple(sorted(own)))
-    _write_json(rejudged.path, {**copy, rejudge_files.BLOCK: rejudged.block()})
-    print(f"{rejudged.path}: {', '.join(tasks)} judged again by {spec.display_name}")
-    return rejudged.path
+    path = folder / f"{rejudged.PREFIX}{results_file.name}"
+    written = rejudged.Rejudged(path, spec.name, spec.display_name, results_file, tuple(sorted(own)))
+    _write_json(written.path, {**copy, rejudged.BLOCK: written.block()})
+    print(f"{written.path}: {', '.join(tasks)} judged again by {spec.display_name}")
+    return written.path
 
 
 def rater(name: str, role: str, samples: Sequence[dict[str, Any]], path: Path) -> Rater:
@@ -472,10 +472,10 @@ def run(results_file: Path, request: RejudgeRequest) -> list[RejudgedTask]:
             print(f"{results_file}: {spec.display_name} is the run's own judge; its verdicts are the run's")
             continue
         _judge_again(results_file, results, spec, request)
-    rejudged, problems = rejudge_files.rejudged_beside(results_file)
+    again, problems = rejudged.rejudged_beside(results_file)
     for problem in problems:
         print(f"skipped {problem.path}: {problem.reason}", file=sys.stderr)
-    labels = rejudge_files.labels(rejudged)
+    labels = rejudged.labels(again)
     try:
         cut = {run.task: run.subset for run in read_results_file(results_file)}
     except ResultsFileError:
@@ -492,7 +492,7 @@ def run(results_file: Path, request: RejudgeRequest) -> list[RejudgedTask]:
             )
         else:
             raters.append(rater(friendly_spec(own[task]), RUN_JUDGE, samples, samples_path))
-        for item in sorted(rejudged, key=lambda item: labels[item.path]):
+        for item in sorted(again, key=lambda item: labels[item.path]):
             path = item.path.parent / samples_path.name
             if item.judge != own[task] and path.is_file():
                 raters.append(rater(labels[item.path], AGAIN, read_samples(path, _check_sample, key=_item), path))
