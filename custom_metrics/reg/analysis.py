@@ -199,21 +199,18 @@ def fit_glm(rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
     except np.linalg.LinAlgError as err:
         raise ValueError(f"the GLM cannot be fitted on these {len(frame)} explanations ({err})") from err
     ci = result.conf_int(alpha=0.05)
-    table = []
-    for term in result.params.index:
-        if term == "Intercept":
-            continue
-        table.append(
-            {
-                "term": term.replace("Q('w_con_per_0.1')", "w_con (per 0.1)").replace(
-                    "log2_length", "log2(output length) (per doubling)"
-                ),
-                "odds_ratio": math.exp(result.params[term]),
-                "ci_low": math.exp(ci.loc[term, 0]),
-                "ci_high": math.exp(ci.loc[term, 1]),
-                "p_value": float(result.pvalues[term]),
-            }
-        )
+    names = {"Q('w_con_per_0.1')": "w_con (per 0.1)", "log2_length": "log2(output length) (per doubling)"}
+    table = [
+        {
+            "term": names.get(term, term),
+            "odds_ratio": math.exp(result.params[term]),
+            "ci_low": math.exp(ci.loc[term, 0]),
+            "ci_high": math.exp(ci.loc[term, 1]),
+            "p_value": float(result.pvalues[term]),
+        }
+        for term in result.params.index
+        if term != "Intercept"
+    ]
     dropped = "; w_con left out: the same for every explanation" if constant else ""
     summary = (
         f"{result.summary()}\n\nrows: {len(frame)}, clusters (items): {len(set(groups))}, "

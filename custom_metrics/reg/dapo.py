@@ -8,10 +8,8 @@ not in our text) except the upper clip of the importance-sampling ratio, epsilon
 mode on True Detective and MuSR, the mean over seeds reported (Table 5).
 
 Here each (epsilon_high, seed) is one ``GRPOTrainer`` run with ``loss_type="dapo"`` (token-level
-normalisation, clip-higher through ``epsilon_high``), thinking off for the rollouts, saved to
-``<out>/eps<e>-seed<s>/checkpoint``; the harness' MuSR tasks (``leaderboard_musr``) then run on it
-in non-thinking mode, and the mean over seeds is printed per epsilon_high. True Detective has no
-harness task (the REG task README says what it needs).
+normalisation, clip-higher through ``epsilon_high``), then the harness' MuSR tasks on its checkpoint.
+True Detective has no harness task (the REG task README says what it needs).
 
 Everything that could fail is checked before the policy loads, in seconds, each in one line: the
 device and precision (TRL trains in bf16 by default, which ``TrainingArguments`` refuses without a
@@ -142,9 +140,8 @@ def checked_judge(judge: str, judge_cache: str | None, judge_check: str) -> Any:
 
 
 def dapo_config(output_dir: Path, setting: Setting, num_generations: int = ROLLOUTS, **overrides: Any) -> Any:
-    """TRL's ``GRPOConfig`` for one run: DAPO's loss and clip-higher, the paper's rollouts,
-    non-thinking generation, ``EPOCHS`` epochs; ``overrides`` are any other ``GRPOConfig`` field
-    (batch sizes, steps, lengths, the epochs), TRL's defaults otherwise."""
+    """TRL's ``GRPOConfig`` for one run; ``overrides`` are any other ``GRPOConfig`` field (batch sizes,
+    steps, lengths, the epochs), TRL's defaults otherwise."""
     import trl
 
     return trl.GRPOConfig(
@@ -169,8 +166,7 @@ def train(
     num_generations: int = ROLLOUTS,
     **overrides: Any,
 ) -> Any:
-    """One DAPO run on REG docs (``training_rows``: the Appendix C.1 prompt as a user turn),
-    rewarded by ``REGReward(judge)``; the checkpoint and tokenizer are saved to
+    """One DAPO run on REG docs (``training_rows``: the Appendix C.1 prompt as a user turn), saved to
     ``output_dir/checkpoint``. Returns the trainer (its ``state`` holds the logged rewards)."""
     import trl
 

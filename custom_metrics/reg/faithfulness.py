@@ -149,8 +149,7 @@ def original_verdict(record: dict[str, Any], raw: str) -> tuple[float | None, st
 
 def faithfulness_docs(explanations: str) -> list[dict[str, Any]]:
     """Every doc of the task from one thinking run's samples file: six per usable generation, each
-    carrying the judge the run logged (``judge_spec``), the original verdict and the run's share of
-    unusable generations."""
+    with the judge the run logged, the original verdict and the run's share of unusable generations."""
     try:
         samples = read_samples(explanations, check=_check, key=lambda sample: f"item {sample['doc']['uid']!r}")
     except DataError as err:

@@ -156,9 +156,8 @@ def _sampling_seed(backend: str, run_args: Mapping[str, Any]) -> int | str | Non
 
 
 def generation_columns(mode: str, backend: str, run_args: Mapping[str, Any]) -> dict[str, Any]:
-    """The doc columns a ``reg_chaos*`` run's filter reads (``mode``, ``backend``,
-    ``length_tokenizer``, ``sampling_seed``), after checking, before any generation, the model
-    kind, the thinking switch or reasoning effort, and a loadable tokenizer whose trace markers
+    """The doc columns a ``reg_chaos*`` run's filter reads, after checking, before any generation, the
+    model kind, the thinking switch or reasoning effort, and a loadable tokenizer whose trace markers
     the backend keeps (an API reasoning model's lengths come from ``usage``: no tokenizer)."""
     if mode not in MODES:
         raise DataError(f"reg_chaos: dataset_kwargs mode is {mode!r}, expected one of {sorted(MODES)}")

@@ -86,11 +86,9 @@ def run_mode(run: TaskRun) -> str | None:
 
 
 def mode_rows(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
-    """REG rows per mode, as Table 2 has them: each run's setting says its mode, so a thinking
-    run is a row of its own beside the paper's thinking rows, and a model's non-thinking
-    explanations and judge accuracy share a row; every ``reg_chaos`` variant is read as
-    ``reg_chaos`` (a served run joins the in-process one of its mode). Which task each came
-    from is kept for its samples and said in the notes."""
+    """REG rows per mode, as Table 2 has them: each run's setting says its mode (a model's
+    non-thinking explanations and judge accuracy share a row); every ``reg_chaos`` variant is read as
+    ``reg_chaos``, the task it came from kept for its samples and said in the notes."""
     adjusted = []
     for run in runs:
         mode = run_mode(run)

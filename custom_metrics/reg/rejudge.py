@@ -241,33 +241,24 @@ def _write_samples(path: Path, samples: Sequence[dict[str, Any]]) -> None:
     atomic_write_bytes(path, "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in samples).encode("utf-8"))
 
 
-def _aggregations(task: str) -> dict[str, Any]:
-    """The task's aggregation per metric, read from its YAML as lm-eval reads it."""
+def aggregate(
+    task: str, per_sample: Sequence[dict[str, Any]], bootstrap_iters: int, metrics: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """The task's results entry from its samples' metric values, as lm-eval aggregates them
+    (``metrics``: only these, e.g. those a run logged before the task counted more), each metric's
+    aggregation read from the task's YAML as lm-eval reads it."""
+    from lm_eval.api.metrics import stderr_for_metric
     from lm_eval.api.registry import get_aggregation
 
     from custom_metrics.common.harness_api import read_task_yaml
     from custom_metrics.common.task_folders import TASKS_PATH
 
-    config = read_task_yaml(Path(TASKS_PATH) / "reg" / f"{task}.yaml")
-    return {
-        item["metric"]: get_aggregation(item["aggregation"])
-        if isinstance(item["aggregation"], str)
-        else item["aggregation"]
-        for item in config["metric_list"]
-    }
-
-
-def aggregate(
-    task: str, per_sample: Sequence[dict[str, Any]], bootstrap_iters: int, metrics: Sequence[str] | None = None
-) -> dict[str, Any]:
-    """The task's results entry from its samples' metric values, as lm-eval aggregates them
-    (``metrics``: only these, e.g. those a run logged before the task counted more)."""
-    from lm_eval.api.metrics import stderr_for_metric
-
     entry: dict[str, Any] = {}
-    for metric, function in _aggregations(task).items():
+    for item in read_task_yaml(Path(TASKS_PATH) / "reg" / f"{task}.yaml")["metric_list"]:
+        metric, function = item["metric"], item["aggregation"]
         if metrics is not None and metric not in metrics:
             continue
+        function = get_aggregation(function) if isinstance(function, str) else function
         items = [tuple(value) if isinstance(value, list) else value for value in (s[metric] for s in per_sample)]
         entry[f"{metric},{FILTER}"] = function(items)
         stderr = stderr_for_metric(metric=function, bootstrap_iters=bootstrap_iters) if bootstrap_iters > 0 else None
@@ -303,9 +294,8 @@ def _judged_samples(
         raise stopped(error, judge, task, written, docs, outputs, samples_path) from error
     judged = []
     for sample, doc, record, new in zip(samples, docs, records, records_new):
-        merged = {key: value for key, value in record.items() if key != "judge_error"}
-        merged.update({key: new[key] for key in VERDICT_FIELDS})
-        filtered = json.dumps(merged)
+        kept = {key: value for key, value in record.items() if key != "judge_error"}
+        filtered = json.dumps(kept | {key: new[key] for key in VERDICT_FIELDS})
         judged.append({**sample, "doc": doc, "filtered_resps": [filtered], **process_results(doc, [filtered])})
     return judged
 
