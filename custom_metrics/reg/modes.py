@@ -13,7 +13,7 @@ Not every backend takes every field (lm-eval 0.4.13, transformers 5.24; the task
 tabulates it): transformers' generate() has no presence penalty; ``transformers serve`` refuses
 top_k and min_p (HTTP 422) and ignores presence_penalty; vLLM takes them all. The thinking
 switch reaches an in-process template through the ``chat_template_args`` model argument
-(``thinking_switch``) and a served one through each request's ``chat_template_kwargs``, so
+(``generation``) and a served one through each request's ``chat_template_kwargs``, so
 each mode has an in-process task and a served one (``task``).
 """
 
