@@ -4,8 +4,6 @@
 REG's verdicts rest on one judge: this measures any judge spec on the items of
 ``reg_judge_humans``, through the verdict cache, without a run. A judge that answers with text
 gives one-hot distributions, floored as ChaosNLI floors them, so its KL is large by construction.
-
-    explain-eval judge-humans --judge seqcls:ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli [--out FILE]
 """
 
 from __future__ import annotations
