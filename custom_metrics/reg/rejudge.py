@@ -197,15 +197,14 @@ def check(results_file: Path, request: RejudgeRequest) -> None:
 def _writable(results_file: Path, request: RejudgeRequest) -> None:
     """The run's ``rejudge/`` folder and, to complete a run, its own folder writable: a read-only
     copy of a run fails in a second, not after the judging."""
-    out = results_file.parent / FOLDER
-    for folder, what in ((out, "each judge's verdicts and the agreement tables"), (results_file.parent, "")):
-        if not what and not request.complete:
-            continue
+    written = {results_file.parent / FOLDER: "each judge's verdicts and the agreement tables"}
+    if request.complete:
+        written[results_file.parent] = "the completed samples and results files, in place"
+    for folder, what in written.items():
         problem = unwritable(folder)
         if problem:
-            written = what or "the completed samples and results files, in place"
             raise DataError(
-                f"{problem}: rejudge writes {written} beside the run, in {folder} (it has no --out option); copy the "
+                f"{problem}: rejudge writes {what} beside the run, in {folder} (it has no --out option); copy the "
                 "run's folder to a writable disk and pass the copy (the verdict cache's folder is --judge-cache)"
             )
 
@@ -438,13 +437,6 @@ def rater(name: str, role: str, samples: Sequence[dict[str, Any]], path: Path) -
     return Rater(name, role, {d: v for d, v in decisions.items() if v}, metrics, path, named)
 
 
-def _gold(samples: Sequence[dict[str, Any]]) -> Rater:
-    labels = {
-        sample["doc"]["uid"]: sample["doc"]["majority_label"] for sample in samples if "majority_label" in sample["doc"]
-    }
-    return Rater(f"gold: {GOLD_NAME}", GOLD, {"J(p, h)": labels} if labels else {})
-
-
 def _own_judge(samples: Sequence[dict[str, Any]]) -> str:
     """The canonical name of the judge the run's records name (set by the filter, also when it failed)."""
     names = {read_record(sample["filtered_resps"][0]).get("judge") for sample in samples}
@@ -486,7 +478,8 @@ def run(results_file: Path, request: RejudgeRequest) -> list[RejudgedTask]:
             path = item.path.parent / samples_path.name
             if item.judge != own[task] and path.is_file():
                 raters.append(rater(labels[item.path], AGAIN, read_samples(path, _check_sample, key=_item), path))
-        raters.append(_gold(samples))
+        gold = {s["doc"]["uid"]: s["doc"]["majority_label"] for s in samples if "majority_label" in s["doc"]}
+        raters.append(Rater(f"gold: {GOLD_NAME}", GOLD, {"J(p, h)": gold} if gold else {}))
         out = results_file.parent / FOLDER
         judged.append(
             RejudgedTask(task, samples_path, out, tuple(raters), DECISIONS, METRICS, LABELS, tuple(notes), "success")
