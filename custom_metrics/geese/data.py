@@ -177,7 +177,6 @@ def load_m2(
 
 @task_loader
 def load_m1(explanation_type: str, geese_source: str | None = None, **run_args: Any) -> dict[str, datasets.Dataset]:
-    """M1 docs with the ``explanation_type`` the prompt asks for."""
     check_metadata_keys("GEESE", run_args)
     if explanation_type not in M1_TYPES:
         raise DataError(

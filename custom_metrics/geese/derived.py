@@ -123,5 +123,4 @@ def add_leakage(columns: list[Column], rows: list[Row], runs: list[TaskRun], not
 
 
 def derive_columns(columns: list[Column], rows: list[Row], runs: list[TaskRun], notes: list[str]) -> list[Column]:
-    """GEESE's derived columns: effectiveness, then leakage-adjusted simulatability."""
     return add_leakage(add_effectiveness(columns, rows, runs, notes), rows, runs, notes)

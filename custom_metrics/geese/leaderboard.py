@@ -77,7 +77,6 @@ def authors_template(task: str, template: str) -> str:
 
 
 def sample_fields(task: str, sample: dict[str, Any]) -> dict[str, Any]:
-    """GEESE docs in the sample viewer: the pair, its gold label and, for M2, the hint."""
     doc = sample.get("doc") or {}
     fields: dict[str, Any] = {
         "id": doc.get("id"),

@@ -61,8 +61,6 @@ REWARD = "the reward's judge"  # what the judge check's messages begin with (a t
 
 @dataclass(frozen=True)
 class Setting:
-    """One training run of Table 5: an upper clip and a seed."""
-
     epsilon_high: float
     seed: int
 
@@ -212,7 +210,6 @@ def evaluate_command(checkpoint: Path, out: Path, tasks: str = EVAL_TASKS, extra
 
 
 def evaluate(checkpoint: Path, out: Path, tasks: str = EVAL_TASKS, extra: Sequence[str] = ()) -> Path:
-    """Run ``evaluate_command``; the results file it wrote."""
     completed = subprocess.run(evaluate_command(checkpoint, out, tasks, extra), capture_output=True, text=True)
     if completed.returncode != 0:
         raise DataError(
@@ -226,7 +223,6 @@ def evaluate(checkpoint: Path, out: Path, tasks: str = EVAL_TASKS, extra: Sequen
 
 
 def score(results: Path, task: str, metric: str = EVAL_METRIC) -> float:
-    """A task's (or group's) metric in a results file."""
     from custom_metrics.common.results import read_json_object
 
     entry = read_json_object(results, "lm-eval results file").get("results", {}).get(task, {})

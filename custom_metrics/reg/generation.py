@@ -179,7 +179,6 @@ def _template_args(task: str, run_args: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _switches(task: str, run_args: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
-    """The run's thinking switches: lm-eval's model argument and the chat template's."""
     template = _template_args(task, run_args).get("enable_thinking")
     return ("enable_thinking", run_args.get("enable_thinking")), ("chat_template_args.enable_thinking", template)
 

@@ -154,8 +154,6 @@ def judge_outputs(
 
 @dataclass(frozen=True)
 class LocatedJudge:
-    """A judge found before generation: its parsed spec, its verdict cache folder, the judge."""
-
     spec: JudgeSpec
     cache_dir: Path
     judge: CachedJudge
@@ -227,7 +225,6 @@ def check_run_judge(tasks: Sequence[str], metadata: Mapping[str, Any], *, here: 
 
 
 def judge_named(judge: str | None) -> bool:
-    """Whether the run names its judge (``--metadata judge`` or ``$EXPLAIN_EVAL_JUDGE``)."""
     return bool((judge or "").strip() or (judge_from_environment() or "").strip())
 
 
@@ -241,7 +238,6 @@ def default_judge(task: str, judge_cache: str | None, default: str = DEFAULT_JUD
 
 
 def check_judge_check(task: str, judge_check: Any) -> None:
-    """``--metadata judge_check`` is one of ``ON_DEGENERATE``."""
     if judge_check not in ON_DEGENERATE:
         expected = " or ".join(ON_DEGENERATE)
         raise DataError(f"{task}: --metadata judge_check is {judge_check!r}, expected {expected}")

@@ -113,7 +113,6 @@ def size_of_n(items: Sequence[float]) -> int | float:
 
 
 def unparsed_share(items: Sequence[tuple[int, int]]) -> float:
-    """Share of all the task's judge verdicts that named no single label."""
     total = sum(count for _, count in items)
     return sum(unparsed for unparsed, _ in items) / total if total else float("nan")
 
@@ -143,6 +142,5 @@ def judge_humans_results(doc: dict[str, Any], results: list[tuple[float, bool]])
 
 
 def mean_comparable(items: Sequence[float | None]) -> float:
-    """Mean over the docs that had a distribution (NaN when none had)."""
     values = [value for value in items if value is not None]
     return sum(values) / len(values) if values else float("nan")

@@ -34,8 +34,6 @@ NO_REASONING = "none"
 
 @dataclass(frozen=True)
 class Mode:
-    """One of the paper's two modes: Qwen3.5's sampling set for it and the token budget."""
-
     name: str
     thinking: bool
     temperature: float

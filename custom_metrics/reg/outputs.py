@@ -18,8 +18,6 @@ FLAGS = (CUT_OFF, NO_EXPLANATION)
 
 @dataclass(frozen=True)
 class Output:
-    """A generation split into its thinking trace and its answer (the explanation)."""
-
     raw: str
     explanation: str
     thinking: str

@@ -331,9 +331,8 @@ def _same(recorded: Any, counted: Any) -> bool:
     """Whether a results file's number is the one its samples give (NaN is NaN)."""
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (recorded, counted)):
         return recorded == counted
-    if math.isnan(recorded) or math.isnan(counted):
-        return math.isnan(recorded) and math.isnan(counted)
-    return math.isclose(recorded, counted, rel_tol=1e-9, abs_tol=1e-12)
+    both_nan = math.isnan(recorded) and math.isnan(counted)
+    return both_nan or math.isclose(recorded, counted, rel_tol=1e-9, abs_tol=1e-12)
 
 
 def _results_behind(entry: dict[str, Any], counted: dict[str, Any]) -> bool:
@@ -444,7 +443,6 @@ def _own_judge(samples: Sequence[dict[str, Any]]) -> str:
 
 
 def run(results_file: Path, request: RejudgeRequest) -> list[RejudgedTask]:
-    """Complete (when asked), judge again with each judge, and return each task's raters."""
     results = _results(results_file)
     if request.complete:
         _complete(results_file, results, request)

@@ -44,8 +44,6 @@ BLOCK = "rejudge"  # the key of the rejudged results file that says what was jud
 
 @dataclass(frozen=True)
 class Rejudged:
-    """One rejudged results file: which judge, of which run."""
-
     path: Path
     judge: str  # canonical spec
     display: str
@@ -97,7 +95,6 @@ def labels(items: Sequence[Rejudged]) -> dict[Path, str]:
 
 
 def find_rejudged(paths: Iterable[Path]) -> tuple[list[Rejudged], list[Problem]]:
-    """Every rejudged results file under ``paths``, and the unreadable ones."""
     files, problems = find_named_files([Path(p).resolve() for p in paths], GLOB, RESULTS_MAX_BYTES)
     found = []
     for path in files:

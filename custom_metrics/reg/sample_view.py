@@ -63,7 +63,6 @@ def logged_record(sample: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def calls_field(record: dict[str, Any]) -> str:
-    """The viewer's column of a judge's calls, named by the judge the record names."""
     judge = record.get("judge")
     return f"judge calls: {friendly_spec(judge) if isinstance(judge, str) else 'judge not recorded'}"
 
@@ -77,7 +76,6 @@ def _yes(value: float | None) -> str:
 
 
 def sample_fields(task: str, sample: dict[str, Any]) -> dict[str, Any]:
-    """REG items in the sample viewer: the pair, the explanation and the judge's three verdicts."""
     doc = sample.get("doc") or {}
     fields: dict[str, Any] = {"uid": doc.get("uid"), "premise": doc.get("premise"), "hypothesis": doc.get("hypothesis")}
     record = logged_record(sample)
