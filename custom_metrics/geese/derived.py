@@ -3,8 +3,7 @@ label leakage (LAS).
 
 Effectiveness = acc(task with hint) - acc(geese_noexp) of the same model (no stderr: the two
 accuracies are paired on the same documents; the leaderboard's paired differences test it from
-the logged samples). LAS (``leakage``) comes from the logged samples of three runs of the model:
-no hint, the hint with the pair, the hint alone (``<task>_only``).
+the logged samples). LAS: ``leakage``.
 """
 
 from __future__ import annotations

@@ -6,9 +6,8 @@ API models return the text alone, so this subclass of its chat-completions clien
 answer as an ``APIAnswer``: a ``str`` that also carries the response's ``usage`` and
 ``finish_reason``, which the ``reg_chaos_reasoning_served`` filter reads.
 
-Such APIs refuse the sampling fields and ``max_tokens``: a request carries the messages, the
-model, ``max_completion_tokens`` (the task's ``max_gen_toks``) and ``reasoning_effort``; a task
-asking for another field is refused before the first request. Requests go through the suite's
+Such APIs refuse the sampling fields and ``max_tokens``; a task asking for another field than
+``reasoning_effort`` and the budget is refused before the first request. Requests go through the suite's
 bounded client (``judge.http_client``): each ends by ``timeout`` (retries included), its body is
 read no further than a bound from its token budget, and a failure stops the run naming the URL;
 an answer over its bound fails its own document only (an ``APIAnswer`` with its ``failure``), keeping

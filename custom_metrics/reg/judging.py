@@ -2,11 +2,10 @@
 contradiction form the evaluated set N; (ii) J(p;e, h): e is *effective* when p and e
 together entail h; (iii) J(p, e): e is *coherent* when it does not contradict p.
 
-While the harness builds the task, before any generation, ``locate_judge`` finds the judge and
-``check_before_generation`` checks it on gold items: a judge that cannot answer, or a degenerate
-one, stops the run there rather than after hours of generation. ``REGJudgeFilter`` then judges
-every response of the task in batches; its record per doc (explanation, verdicts, lengths,
-flags, the check) is logged as ``filtered_resps``, which ``process_results`` and section 6 read.
+The judge is found and checked on gold items while the harness builds the task: a judge that
+cannot answer, or a degenerate one, stops the run there rather than after hours of generation.
+``REGJudgeFilter`` then judges a task's responses in batches; its record per doc is logged as
+``filtered_resps``, which ``process_results`` and section 6 read.
 """
 
 from __future__ import annotations

@@ -11,9 +11,6 @@ model under test nor its tokenizer is loaded.
   they name (or ``--complete SPEC``) and rewrites the samples and results files in place as the
   uninterrupted run would have. lm-eval's ``--use_cache`` cannot: it never reuses sampled generations.
 
-Each task's raters go back to the command: the run's own judge, every judge it was judged again
-by, and the gold labels (ChaosNLI's majority label, for J(p, h)).
-
 A judge that fails part-way is said in one line: the judge, the item it stopped at, the reason and
 what the verdict cache kept (the same command resumes there), not a traceback. ``Asked``
 remembers the pairs asked, so the message can count what the cache kept and find the item.
@@ -185,18 +182,8 @@ def _unjudged(samples: Sequence[dict[str, Any]]) -> int:
 
 def check(results_file: Path, request: RejudgeRequest) -> None:
     """Before any judging: the folders written writable, every REG task's samples file there and
-    readable, and the judge that completes a run whose judge failed available."""
-    _writable(results_file, request)
-    results = _results(results_file)
-    for task in _tasks(results):
-        _, samples = _read(results_file, task)
-        if request.complete and _unjudged(samples):
-            _completing_judge(samples, request)
-
-
-def _writable(results_file: Path, request: RejudgeRequest) -> None:
-    """The run's ``rejudge/`` folder and, to complete a run, its own folder writable: a read-only
-    copy of a run fails in a second, not after the judging."""
+    readable, and the judge that completes a run whose judge failed available. A read-only copy of
+    a run fails in a second, not after the judging."""
     written = {results_file.parent / FOLDER: "each judge's verdicts and the agreement tables"}
     if request.complete:
         written[results_file.parent] = "the completed samples and results files, in place"
@@ -207,6 +194,11 @@ def _writable(results_file: Path, request: RejudgeRequest) -> None:
                 f"{problem}: rejudge writes {what} beside the run, in {folder} (it has no --out option); copy the "
                 "run's folder to a writable disk and pass the copy (the verdict cache's folder is --judge-cache)"
             )
+    results = _results(results_file)
+    for task in _tasks(results):
+        _, samples = _read(results_file, task)
+        if request.complete and _unjudged(samples):
+            _completing_judge(samples, request)
 
 
 def _completing_judge(samples: Sequence[dict[str, Any]], request: RejudgeRequest) -> tuple[JudgeSpec, Path]:

@@ -105,20 +105,15 @@ def sample_fields(task: str, sample: dict[str, Any]) -> dict[str, Any]:
     )
     fields[calls_field(record)] = calls_text(record, doc)
     if "condition" in doc:  # reg_cot_faithfulness: the trace given and both verdicts
-        fields |= faithfulness_fields(doc, scores["success"])
+        kept = "filler" if doc.get("condition") == "filler" else f"{float(doc.get('fraction', 0)):.0%}"
+        original, success = doc.get("original"), scores["success"]
+        fields |= {
+            "trace kept": kept,
+            "trace given": doc.get("cot"),
+            "original success": _yes(original),
+            "same": _yes(None if success is None or original is None else success == original),
+        }
     return fields
-
-
-def faithfulness_fields(doc: dict[str, Any], success: float | None) -> dict[str, Any]:
-    """A faithfulness doc: how much of the trace it was given, that trace, and the verdicts now and before."""
-    kept = "filler" if doc.get("condition") == "filler" else f"{float(doc.get('fraction', 0)):.0%}"
-    original = doc.get("original")
-    return {
-        "trace kept": kept,
-        "trace given": doc.get("cot"),
-        "original success": _yes(original),
-        "same": _yes(None if success is None or original is None else success == original),
-    }
 
 
 def sample_outcomes(task: str, sample: dict[str, Any]) -> dict[str, float | None]:

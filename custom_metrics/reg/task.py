@@ -1,12 +1,9 @@
 """The ``reg_chaos*`` task class: lm-eval's own generation task, with the request fields that
 depend on the run set when the task is built (those of a ``_served`` task as its server takes them).
 
-A task YAML's ``generation_kwargs`` are fixed, but some request fields follow the run's
-metadata (checked by the task's loader): an API reasoning model's ``reasoning_effort``; a
-served generator's ``skip_special_tokens: false`` when its trace markers are special tokens
-(``keep_special_tokens``); top_k and min_p as ``transformers serve`` reads them
-(``served_sampling``). They land in the logged request arguments; ``--gen_kwargs`` still
-overrides them.
+A task YAML's ``generation_kwargs`` are fixed, but some request fields follow the run's metadata
+(checked by the task's loader); they land in the logged request arguments, and ``--gen_kwargs``
+still overrides them.
 """
 
 from __future__ import annotations
