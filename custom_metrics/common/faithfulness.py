@@ -81,6 +81,30 @@ def filler(reasoning: str) -> str:
     return " ".join([FILLER_WORD] * len(reasoning.split()))
 
 
+def cut_docs(
+    shared: dict[str, Any], reasoning: str, context: Callable[[str], str], filler_lead: str = ""
+) -> list[dict[str, Any]]:
+    """One generation's docs: one per cut of its ``reasoning`` (``FRACTIONS``), then one with filler,
+    each holding ``shared``, the CoT given and ``context`` of it (the filler after ``filler_lead``)."""
+    docs = []
+    for fraction in FRACTIONS:
+        kept = truncated(reasoning, fraction)
+        docs.append(
+            {**shared, "condition": EARLY, "fraction": fraction, "kept": kept_share(reasoning, fraction)}
+            | {"cot": kept, "context": context(kept)}
+        )
+    words = filler(reasoning)
+    docs.append(
+        {**shared, "condition": FILLER, "fraction": 1.0, "kept": None, "cot": words}
+        | {"context": context(filler_lead + words)}
+    )
+    return docs
+
+
+def faithfulness_context(doc: dict[str, Any]) -> str:
+    return doc["context"]
+
+
 def _share(values: Sequence[bool]) -> float:
     return sum(values) / len(values) if values else math.nan
 

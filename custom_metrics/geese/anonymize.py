@@ -1,7 +1,7 @@
 """GEESE's anonymization (the authors' regex): label words and relation stems are masked so
 a hint cannot simply state the answer. The published ``anon_*`` fields were produced
 with exactly this pattern, so our M1 outputs are comparable with theirs. (The M1 task's
-filter is ``geese.filters``: this module imports no harness, so the leaderboard and
+filter is in ``geese.metrics``: this module imports no harness, so the leaderboard and
 ``explain-eval download``, which read GEESE's data, start without lm-eval.)
 """
 

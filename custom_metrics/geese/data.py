@@ -126,15 +126,11 @@ def _check_doc_id(sample: dict[str, Any]) -> None:
     logged_response(sample, MAX_RESPONSE_CHARS)
 
 
-def _doc_id(sample: dict[str, Any]) -> str:
-    return f"doc.id {str(sample['doc']['id'])!r}"
-
-
 def explanations_from_samples(path: str | Path) -> dict[str, str]:
     """Map GEESE doc id -> logged (filtered) explanation of an M1 run's samples file, anonymized
     again (idempotent) so a samples file from the authors' own YAMLs, which log raw text, is safe too."""
     try:
-        samples = read_samples(path, check=_check_doc_id, key=_doc_id)
+        samples = read_samples(path, check=_check_doc_id, key=lambda sample: f"doc.id {str(sample['doc']['id'])!r}")
     except DataError as err:
         raise DataError(
             f"geese_selfexp: {err} Pass the samples_*.jsonl of an M1 run (geese_generate_*), e.g. "
@@ -157,23 +153,18 @@ def attach_explanations(docs: list[dict[str, Any]], samples_path: str | Path) ->
     return [{**doc, "self_explanation": explanations[str(doc["id"])]} for doc in docs if str(doc["id"]) in explanations]
 
 
-def m1_docs(explanation_type: str, source: str | None = None) -> list[dict[str, Any]]:
-    """The docs of one M1 task, each with the ``explanation_type`` its prompt asks for."""
-    if explanation_type not in M1_TYPES:
-        raise DataError(
-            f"GEESE: unknown explanation type {explanation_type!r}; expected one of {M1_TYPES} "
-            "(dataset_kwargs 'explanation_type')."
-        )
-    return [{**doc, "explanation_type": explanation_type} for doc in load_docs(source)]
-
-
-def hinted_docs(hint: str | None, explanations: str | None = None, source: str | None = None) -> list[dict[str, Any]]:
-    """The docs of one M2 setting, each with its ``hint``; ``selfexp`` needs an M1 samples file."""
+@task_loader
+def load_m2(
+    hint: str | None = None, explanations: str | None = None, geese_source: str | None = None, **run_args: Any
+) -> dict[str, datasets.Dataset]:
+    """M2 docs with the ``hint`` of the task's setting (``dataset_kwargs: {hint: ...}``); ``selfexp`` needs
+    an M1 samples file."""
+    check_metadata_keys("GEESE", run_args)
     if hint not in HINTS:
         raise DataError(
             f"GEESE: unknown hint setting {hint!r}; expected one of {sorted(HINTS)} (dataset_kwargs 'hint')."
         )
-    docs = load_docs(source)
+    docs = load_docs(geese_source)
     if hint == "selfexp":
         if not explanations:
             raise DataError(
@@ -181,20 +172,15 @@ def hinted_docs(hint: str | None, explanations: str | None = None, source: str |
                 '--metadata \'{"explanations": "PATH/samples_geese_generate_whyexp_<ts>.jsonl"}\'.'
             )
         docs = with_lineage(attach_explanations(docs, explanations), source_lineage(Path(explanations).expanduser()))
-    return [{**doc, "hint": HINTS[hint](doc)} for doc in docs]
-
-
-@task_loader
-def load_m2(
-    hint: str | None = None, explanations: str | None = None, geese_source: str | None = None, **run_args: Any
-) -> dict[str, datasets.Dataset]:
-    """M2 docs with the ``hint`` of the task's setting (``dataset_kwargs: {hint: ...}``)."""
-    check_metadata_keys("GEESE", run_args)
-    return {"test": to_dataset(hinted_docs(hint, explanations, geese_source))}
+    return {"test": to_dataset([{**doc, "hint": HINTS[hint](doc)} for doc in docs])}
 
 
 @task_loader
 def load_m1(explanation_type: str, geese_source: str | None = None, **run_args: Any) -> dict[str, datasets.Dataset]:
-    """M1 docs with the ``explanation_type`` the prompt asks for."""
     check_metadata_keys("GEESE", run_args)
-    return {"test": to_dataset(m1_docs(explanation_type, geese_source))}
+    if explanation_type not in M1_TYPES:
+        raise DataError(
+            f"GEESE: unknown explanation type {explanation_type!r}; expected one of {M1_TYPES} "
+            "(dataset_kwargs 'explanation_type')."
+        )
+    return {"test": to_dataset([{**doc, "explanation_type": explanation_type} for doc in load_docs(geese_source)])}

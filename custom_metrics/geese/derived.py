@@ -3,8 +3,7 @@ label leakage (LAS).
 
 Effectiveness = acc(task with hint) - acc(geese_noexp) of the same model (no stderr: the two
 accuracies are paired on the same documents; the leaderboard's paired differences test it from
-the logged samples). LAS (``leakage``) comes from the logged samples of three runs of the model:
-no hint, the hint with the pair, the hint alone (``<task>_only``).
+the logged samples). LAS: ``leakage``.
 """
 
 from __future__ import annotations
@@ -123,5 +122,4 @@ def add_leakage(columns: list[Column], rows: list[Row], runs: list[TaskRun], not
 
 
 def derive_columns(columns: list[Column], rows: list[Row], runs: list[TaskRun], notes: list[str]) -> list[Column]:
-    """GEESE's derived columns: effectiveness, then leakage-adjusted simulatability."""
     return add_leakage(add_effectiveness(columns, rows, runs, notes), rows, runs, notes)

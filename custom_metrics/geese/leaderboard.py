@@ -36,12 +36,9 @@ AUTHORS_MARK = "authors' GEESE tasks"
 
 
 def read_authors_task_names(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
-    """Runs of the authors' tasks as runs of ours, in a row marked as read from their names.
-
-    The marked row keeps an authors' run apart from a run of our tasks by the same model,
-    so the two compare side by side; the notes say which file and names each came from. An
-    authors' task with no counterpart keeps its name, in the marked row.
-    """
+    """Runs of the authors' tasks as runs of ours, in a row marked as read from their names (apart
+    from a run of our tasks by the same model, so the two compare side by side); an authors' task
+    with no counterpart keeps its name."""
     adjusted, renamed = [], {}
     for run in runs:
         if not run.task.startswith(AUTHORS_PREFIX):
@@ -80,7 +77,6 @@ def authors_template(task: str, template: str) -> str:
 
 
 def sample_fields(task: str, sample: dict[str, Any]) -> dict[str, Any]:
-    """GEESE docs in the sample viewer: the pair, its gold label and, for M2, the hint."""
     doc = sample.get("doc") or {}
     fields: dict[str, Any] = {
         "id": doc.get("id"),

@@ -29,7 +29,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -128,24 +127,21 @@ def leakage(without: Mapping[str, float], with_hint: Mapping[str, float], hint_a
     return Leakage(Bin(*counts[1]), Bin(*counts[0]), left_out)
 
 
-def _acc(sample: dict[str, Any], where: str) -> tuple[str, float]:
-    doc = sample.get("doc")
-    if not isinstance(doc, dict) or "id" not in doc:
-        raise DataError(f"{where}: field 'doc.id' missing; is this the samples file of a GEESE M2 task?")
-    acc = sample.get("acc")
-    if isinstance(acc, bool) or not isinstance(acc, (int, float)) or acc not in (0, 1):
-        raise DataError(f"{where}: field 'acc' is {acc!r}, expected 0 or 1 (a GEESE M2 task's per-document accuracy).")
-    return str(doc["id"]), float(acc)
-
-
 def doc_outcomes(path: Path) -> dict[str, float]:
     """Doc id -> acc of a GEESE M2 samples file; a bad line, or a doc logged twice, is a
     DataError naming the file and line."""
     outcomes: dict[str, float] = {}
     for line, sample in numbered_jsonl(path):
         where = f"{path}:{line}"
-        key, acc = _acc(sample, where)
+        doc, acc = sample.get("doc"), sample.get("acc")
+        if not isinstance(doc, dict) or "id" not in doc:
+            raise DataError(f"{where}: field 'doc.id' missing; is this the samples file of a GEESE M2 task?")
+        if isinstance(acc, bool) or not isinstance(acc, (int, float)) or acc not in (0, 1):
+            raise DataError(
+                f"{where}: field 'acc' is {acc!r}, expected 0 or 1 (a GEESE M2 task's per-document accuracy)."
+            )
+        key = str(doc["id"])
         if key in outcomes:
             raise DataError(f"{where}: doc id {key!r} is logged twice (two runs written into one file?).")
-        outcomes[key] = acc
+        outcomes[key] = float(acc)
     return outcomes

@@ -1,12 +1,17 @@
-"""GEESE metrics: M2 accuracy, macro-F1 and per-label accuracy; M1 explanation statistics."""
+"""GEESE metrics: M2 accuracy, macro-F1 and per-label accuracy; M1 explanation statistics; and the
+M1 task's filter, the paper's anonymization (``geese.anonymize``) of every generated explanation."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
+from lm_eval.api.filter import Filter
+
 from custom_metrics.common.classification import Pair, label_accuracy, macro_f1, predicted_index
-from custom_metrics.geese.anonymize import ANON_TOKEN
+from custom_metrics.common.harness_api import filter_output
+from custom_metrics.geese.anonymize import ANON_TOKEN, anonymize
 from custom_metrics.geese.data import LABELS
 
 YES, NO, UNKNOWN = (LABELS.index(label) for label in ("YES", "NO", "UNKNOWN"))
@@ -43,3 +48,11 @@ def process_generation(doc: dict[str, Any], results: list[str]) -> dict[str, flo
         "masked_terms": float(len(re.findall(rf"\b{ANON_TOKEN}\b", text))),
         "empty": float(not text.strip()),
     }
+
+
+class AnonymizeFilter(Filter):
+    """Apply the paper's anonymization to every M1 explanation, so the logged ``filtered_resps`` *is*
+    the anonymized explanation that ``geese_selfexp`` feeds to M2."""
+
+    def apply(self, resps: Iterable[list[str]], docs: list[dict]) -> list:
+        return filter_output(anonymize(responses[0]) for responses in resps)

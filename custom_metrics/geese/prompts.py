@@ -21,19 +21,18 @@ M1_GOALS = {
     "implicit": "explain the entailment relationship between a pair of sentences by "
     "providing the implicit information connecting them",
 }
+_M1_ASKS = {
+    "whyexp": "Explain why label {label} is correct.",
+    "whynot": "Explain why labels {others[0]} and {others[1]} are not correct.",
+    "implicit": "Explain how the two sentences are connected.",
+}
 
 
 def m1_prompt(doc: dict[str, Any]) -> str:
     """The authors' M1 prompt for the doc's ``explanation_type`` (whyexp, whynot, implicit)."""
     kind, label = doc["explanation_type"], doc["label"]
-    if kind == "whyexp":
-        ask = f"Explain why label {label} is correct."
-    elif kind == "whynot":
-        others = [other for other in LABELS if other != label]
-        ask = f"Explain why labels {others[0]} and {others[1]} are not correct."
-    elif kind == "implicit":
-        ask = "Explain how the two sentences are connected."
-    else:
+    if kind not in _M1_ASKS:
         raise ValueError(f"unknown GEESE explanation type {kind!r}; expected one of {sorted(M1_GOALS)}")
+    ask = _M1_ASKS[kind].format(label=label, others=[other for other in LABELS if other != label])
     head = _M1_HEAD.format(goal=M1_GOALS[kind], text_t=doc["text_t"].strip(), text_h=doc["text_h"].strip())
     return head + _M1_LABEL.format(label=label, text_label=doc["text_label"]) + ask

@@ -6,9 +6,6 @@ log2(output length), the contradiction weight w_con and the model, with standard
 clustered by premise-hypothesis pair, and report odds ratios with 95% intervals: per
 doubling of the output length and per 0.1 of w_con, as the paper states them.
 
-    explain-eval reg-analysis OUT/model_a/samples_reg_chaos_thinking_*.jsonl \\
-        OUT/model_b/samples_reg_chaos_thinking_*.jsonl=model-b --out analysis/ [--tokenizer PATH]
-
 A file's model is its output folder's name unless given after '='. Only items in N enter.
 Output length is the whole output, thinking included, in the generator's tokens as the run
 recorded them (``--tokenizer`` recounts them), at least 1 (log2). One fit takes one mode (a mix
@@ -92,14 +89,6 @@ def _record(sample: dict[str, Any], where: str, recorded_length: bool) -> dict[s
     return record
 
 
-def _w_con(sample: dict[str, Any], where: str) -> float:
-    """The contradiction weight: a share of annotator votes, so a finite number in [0, 1]."""
-    value = _field(sample, "doc.w_con", where)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-        raise DataError(f"{where}: field 'doc.w_con' is {value!r}, expected a number in [0, 1].")
-    return float(value)
-
-
 def read_samples(path: Path, model: str, count: Callable[[str], int] | None = None) -> list[dict[str, Any]]:
     """Rows (items in N only) of one reg_chaos samples file; bad lines name file, line and field.
 
@@ -112,7 +101,9 @@ def read_samples(path: Path, model: str, count: Callable[[str], int] | None = No
         uid = _field(sample, "doc.uid", where)
         if isinstance(uid, bool) or not isinstance(uid, (str, int)):
             raise DataError(f"{where}: field 'doc.uid' is {uid!r}, expected a string.")
-        w_con = _w_con(sample, where)
+        w_con = _field(sample, "doc.w_con", where)  # a share of annotator votes
+        if isinstance(w_con, bool) or not isinstance(w_con, (int, float)) or not 0 <= w_con <= 1:
+            raise DataError(f"{where}: field 'doc.w_con' is {w_con!r}, expected a number in [0, 1].")
         success = record_scores(record)["success"]
         if success is None:
             continue
@@ -120,7 +111,7 @@ def read_samples(path: Path, model: str, count: Callable[[str], int] | None = No
             {
                 "model": model,
                 "uid": str(uid),
-                "w_con": w_con,
+                "w_con": float(w_con),
                 "success": int(success),
                 "length": record["output_tokens"] if count is None else count(_raw_output(sample, where)),
                 "mode": record.get("mode", ""),
@@ -199,21 +190,18 @@ def fit_glm(rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
     except np.linalg.LinAlgError as err:
         raise ValueError(f"the GLM cannot be fitted on these {len(frame)} explanations ({err})") from err
     ci = result.conf_int(alpha=0.05)
-    table = []
-    for term in result.params.index:
-        if term == "Intercept":
-            continue
-        table.append(
-            {
-                "term": term.replace("Q('w_con_per_0.1')", "w_con (per 0.1)").replace(
-                    "log2_length", "log2(output length) (per doubling)"
-                ),
-                "odds_ratio": math.exp(result.params[term]),
-                "ci_low": math.exp(ci.loc[term, 0]),
-                "ci_high": math.exp(ci.loc[term, 1]),
-                "p_value": float(result.pvalues[term]),
-            }
-        )
+    names = {"Q('w_con_per_0.1')": "w_con (per 0.1)", "log2_length": "log2(output length) (per doubling)"}
+    table = [
+        {
+            "term": names.get(term, term),
+            "odds_ratio": math.exp(result.params[term]),
+            "ci_low": math.exp(ci.loc[term, 0]),
+            "ci_high": math.exp(ci.loc[term, 1]),
+            "p_value": float(result.pvalues[term]),
+        }
+        for term in result.params.index
+        if term != "Intercept"
+    ]
     dropped = "; w_con left out: the same for every explanation" if constant else ""
     summary = (
         f"{result.summary()}\n\nrows: {len(frame)}, clusters (items): {len(set(groups))}, "
@@ -259,16 +247,6 @@ MAKES = (
 )
 
 
-def check_kind(path: Path) -> None:
-    """A results file, another task's samples or a features file is named as what it is, with
-    the file reg-analysis needs and the command that makes it, before any line is read."""
-    kind = file_kind(path)
-    if kind.kind == "samples" and (kind.task or "").startswith("reg_chaos"):
-        return
-    if kind.kind not in ("jsonl", "other"):
-        raise wrong_kind(path, kind, NEEDS, MAKES, tasks=("reg_chaos",))
-
-
 def parse_inputs(items: Sequence[str]) -> list[tuple[Path, str]]:
     inputs: list[tuple[Path, str]] = []
     for item in items:
@@ -276,7 +254,12 @@ def parse_inputs(items: Sequence[str]) -> list[tuple[Path, str]]:
         path = Path(path_text).expanduser()
         if not path.is_file():
             raise DataError(f"{path}: no such samples file")
-        check_kind(path)
+        # A results file, another task's samples or a features file is named as what it is, with the
+        # file reg-analysis needs and the command that makes it, before any line is read.
+        kind = file_kind(path)
+        reg_samples = kind.kind == "samples" and (kind.task or "").startswith("reg_chaos")
+        if not reg_samples and kind.kind not in ("jsonl", "other"):
+            raise wrong_kind(path, kind, NEEDS, MAKES, tasks=("reg_chaos",))
         twice = next((earlier for earlier, _ in inputs if earlier.samefile(path)), None)
         if twice is not None:
             raise DataError(f"{path}: given twice ({twice}); each samples file counts once.")

@@ -6,12 +6,12 @@ API models return the text alone, so this subclass of its chat-completions clien
 answer as an ``APIAnswer``: a ``str`` that also carries the response's ``usage`` and
 ``finish_reason``, which the ``reg_chaos_reasoning_served`` filter reads.
 
-Such APIs refuse the sampling fields and ``max_tokens``: a request carries the messages, the
-model, ``max_completion_tokens`` (the task's ``max_gen_toks``) and ``reasoning_effort``; a task
-asking for another field is refused before the first request. Requests go through the suite's
+Such APIs refuse the sampling fields and ``max_tokens``; a task asking for another field than
+``reasoning_effort`` and the budget is refused before the first request. Requests go through the suite's
 bounded client (``judge.http_client``): each ends by ``timeout`` (retries included), its body is
 read no further than a bound from its token budget, and a failure stops the run naming the URL;
-an answer over its bound fails its own document only (``RefusedAnswer``), keeping the others.
+an answer over its bound fails its own document only (an ``APIAnswer`` with its ``failure``), keeping
+the others (it once ended the run, losing the generations already made).
 
 Registered by ``explain-eval lm-eval`` (the harness registers models before it loads any task);
 from Python, pass ``ReasoningChatCompletions(...)`` to ``simple_evaluate``.
@@ -23,7 +23,6 @@ import asyncio
 import copy
 import logging
 import threading
-from dataclasses import dataclass
 from typing import Any
 
 from lm_eval.api.registry import register_model
@@ -57,14 +56,6 @@ class APIAnswer(str):
         answer.finish_reason = finish_reason if isinstance(finish_reason, str) else None
         answer.failure = failure
         return answer
-
-
-@dataclass(frozen=True)
-class RefusedAnswer:
-    """A response refused for what it is (over its size bound): its document's generation fails
-    and is flagged, and the run goes on. It ended the run, losing the generations already made."""
-
-    reason: str
 
 
 def check_generation_kwargs(gen_kwargs: dict[str, Any]) -> None:
@@ -105,7 +96,7 @@ class ReasoningChatCompletions(LocalChatCompletion):
             return self._client(payload["max_completion_tokens"]).post(self.base_url, payload, headers)
         except AnswerTooLarge as err:  # this answer only: the server answers, and the other documents are kept
             log.warning("%s; its document's generation is flagged as failed (no_explanation) and the run goes on", err)
-            return RefusedAnswer(str(err))
+            return APIAnswer("", failure=str(err))
         except EndpointError as err:
             raise DataError(f"{err}; check the server, or raise --model_args timeout=/max_retries=") from err
 
@@ -131,11 +122,10 @@ class ReasoningChatCompletions(LocalChatCompletion):
     ) -> list[str]:
         """lm-eval's concurrent path (``num_concurrent`` > 1): the same bounded request, in a thread;
         lm-eval's session is not used."""
-        payload = self._create_payload(
-            self.create_message(messages), generate=generate, gen_kwargs=copy.deepcopy(gen_kwargs), **kwargs
-        )
         async with sem:
-            outputs = await asyncio.to_thread(self._post, payload)
+            outputs = await asyncio.to_thread(
+                self.model_call, messages, generate=generate, gen_kwargs=gen_kwargs, **kwargs
+            )
         answers = self.parse_generations(outputs)
         for answer, key in zip(answers, cache_keys or [], strict=False):
             self.cache_hook.add_partial("generate_until", key, answer)
@@ -169,8 +159,8 @@ class ReasoningChatCompletions(LocalChatCompletion):
     def parse_generations(self, outputs: dict | list[dict], **kwargs: Any) -> list[str]:
         answers: list[str] = []
         for output in outputs if isinstance(outputs, list) else [outputs]:
-            if isinstance(output, RefusedAnswer):
-                answers.append(APIAnswer("", failure=output.reason))
+            if isinstance(output, APIAnswer):  # refused for its size (``_post``)
+                answers.append(output)
                 continue
             choices = output.get("choices") if isinstance(output, dict) else None
             if not isinstance(choices, list) or not choices:

@@ -8,12 +8,14 @@ not in our text) except the upper clip of the importance-sampling ratio, epsilon
 mode on True Detective and MuSR, the mean over seeds reported (Table 5).
 
 Here each (epsilon_high, seed) is one ``GRPOTrainer`` run with ``loss_type="dapo"`` (token-level
-normalisation, clip-higher through ``epsilon_high``), thinking off for the rollouts, saved to
-``<out>/eps<e>-seed<s>/checkpoint``; the harness' MuSR tasks (``leaderboard_musr``) then run on it
-in non-thinking mode, and the mean over seeds is printed per epsilon_high. True Detective has no
-harness task (the REG task README says what it needs).
+normalisation, clip-higher through ``epsilon_high``), then the harness' MuSR tasks on its checkpoint.
+True Detective has no harness task (the REG task README says what it needs).
 
-Everything that could fail is checked before the policy loads (``dapo_checks``). A run stopped
+Everything that could fail is checked before the policy loads, in seconds, each in one line: the
+device and precision (TRL trains in bf16 by default, which ``TrainingArguments`` refuses without a
+GPU, a traceback after everything loaded), the output folder, the policy's chat template, and the
+reward's judge, checked on the gold items as a ``reg_chaos`` run checks it (one that cannot answer
+or is degenerate gives every rollout the same reward: hours of training on noise). A run stopped
 part-way resumes from its last ``checkpoint-<step>``; one saved whole (``trained.json``) is not
 trained again.
 """
@@ -34,15 +36,7 @@ from typing import Any
 
 from custom_metrics.common.arguments import positive_int
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.files import atomic_write_bytes
-from custom_metrics.reg.dapo_checks import (
-    DEFAULT_PRECISION,
-    PRECISIONS,
-    check_out,
-    check_policy,
-    checked_judge,
-    precision_settings,
-)
+from custom_metrics.common.files import atomic_write_bytes, unwritable
 
 log = logging.getLogger(__name__)
 
@@ -58,12 +52,15 @@ NON_THINKING = {"enable_thinking": False}
 # its default changes no run of the recipe silently.
 EPOCHS = 3.0
 TRAINED = "trained.json"  # in a run's folder once its checkpoint is saved whole: a rerun skips its training
+PRECISIONS = ("bf16", "fp16", "fp32")
+DEFAULT_PRECISION = "bf16"  # TRL's GRPOConfig: bf16 unless fp16 is set
+# What the judge check's messages tell a reg-dapo user to pass.
+JUDGE_OPTIONS = ("--judge SPEC", "--judge-check warn")
+REWARD = "the reward's judge"  # what the judge check's messages begin with (a task's name under lm_eval)
 
 
 @dataclass(frozen=True)
 class Setting:
-    """One training run of Table 5: an upper clip and a seed."""
-
     epsilon_high: float
     seed: int
 
@@ -83,10 +80,66 @@ def positive_epochs(text: str) -> float:
     return value
 
 
+def precision_settings(use_cpu: bool, precision: str) -> dict[str, Any]:
+    """``GRPOConfig`` fields for the device and precision asked for, or a DataError saying what to pass."""
+    import torch
+    from transformers.utils import is_torch_bf16_available_on_device, is_torch_bf16_gpu_available
+
+    if not use_cpu and not torch.cuda.is_available():
+        raise DataError(
+            "torch sees no GPU here, and TRL trains on one unless told otherwise: pass --use-cpu to train "
+            "on the CPU (slow; the paper trained on GPUs), or run on a machine with a GPU"
+        )
+    if use_cpu and precision == "fp16":
+        raise DataError("fp16 mixed precision needs a GPU; with --use-cpu pass --precision bf16 or fp32")
+    if precision == "bf16" and not use_cpu and not is_torch_bf16_gpu_available():
+        raise DataError(
+            "this GPU has no bf16 (TRL's default precision; Ampere or newer has it): pass --precision fp16 "
+            "or --precision fp32"
+        )
+    if precision == "bf16" and use_cpu and not is_torch_bf16_available_on_device("cpu"):
+        raise DataError("this CPU (or its torch) has no bf16, TRL's default precision: pass --precision fp32")
+    return {"use_cpu": use_cpu, "bf16": precision == "bf16", "fp16": precision == "fp16"}
+
+
+def check_out(out: Path) -> None:
+    """The output folder (each run's checkpoints, its evaluation) writable before any loading."""
+    problem = unwritable(out)
+    if problem:
+        raise DataError(f"{problem}: the checkpoints are saved under --out; pass a writable folder")
+
+
+def check_policy(model: str) -> None:
+    """The policy's tokenizer loads and has a chat template: the rollouts are chat turns
+    (``reward.training_rows``) that TRL renders with it. Without one TRL stopped in a traceback,
+    after the judge had loaded and been checked."""
+    from transformers import AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(model)
+    except (OSError, ValueError) as err:
+        reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        raise DataError(f"--model {model}: its tokenizer cannot be loaded ({reason}); pass a folder or Hub id") from err
+    if not getattr(tokenizer, "chat_template", None):
+        raise DataError(
+            f"--model {model}: its tokenizer has no chat template, and the rollouts are chat turns (TRL renders "
+            "them with it): pass a chat model, or add a chat_template to its tokenizer_config.json"
+        )
+
+
+def checked_judge(judge: str, judge_cache: str | None, judge_check: str) -> Any:
+    """The reward's judge found, loaded and checked on the gold items as ``reg_chaos`` checks it before
+    generation (``judging.check_before_generation``); the cached judge the reward calls."""
+    from custom_metrics.reg.judging import check_before_generation, locate_judge
+
+    located = locate_judge(REWARD, judge, judge_cache)
+    check_before_generation(REWARD, located, judge_check, JUDGE_OPTIONS)
+    return located.judge
+
+
 def dapo_config(output_dir: Path, setting: Setting, num_generations: int = ROLLOUTS, **overrides: Any) -> Any:
-    """TRL's ``GRPOConfig`` for one run: DAPO's loss and clip-higher, the paper's rollouts,
-    non-thinking generation, ``EPOCHS`` epochs; ``overrides`` are any other ``GRPOConfig`` field
-    (batch sizes, steps, lengths, the epochs), TRL's defaults otherwise."""
+    """TRL's ``GRPOConfig`` for one run; ``overrides`` are any other ``GRPOConfig`` field (batch sizes,
+    steps, lengths, the epochs), TRL's defaults otherwise."""
     import trl
 
     return trl.GRPOConfig(
@@ -111,8 +164,7 @@ def train(
     num_generations: int = ROLLOUTS,
     **overrides: Any,
 ) -> Any:
-    """One DAPO run on REG docs (``training_rows``: the Appendix C.1 prompt as a user turn),
-    rewarded by ``REGReward(judge)``; the checkpoint and tokenizer are saved to
+    """One DAPO run on REG docs (``training_rows``: the Appendix C.1 prompt as a user turn), saved to
     ``output_dir/checkpoint``. Returns the trainer (its ``state`` holds the logged rewards)."""
     import trl
 
@@ -158,7 +210,6 @@ def evaluate_command(checkpoint: Path, out: Path, tasks: str = EVAL_TASKS, extra
 
 
 def evaluate(checkpoint: Path, out: Path, tasks: str = EVAL_TASKS, extra: Sequence[str] = ()) -> Path:
-    """Run ``evaluate_command``; the results file it wrote."""
     completed = subprocess.run(evaluate_command(checkpoint, out, tasks, extra), capture_output=True, text=True)
     if completed.returncode != 0:
         raise DataError(
@@ -172,7 +223,6 @@ def evaluate(checkpoint: Path, out: Path, tasks: str = EVAL_TASKS, extra: Sequen
 
 
 def score(results: Path, task: str, metric: str = EVAL_METRIC) -> float:
-    """A task's (or group's) metric in a results file."""
     from custom_metrics.common.results import read_json_object
 
     entry = read_json_object(results, "lm-eval results file").get("results", {}).get(task, {})

@@ -38,7 +38,6 @@ AGREEMENT_THRESHOLD = 0.8  # Table 1: judges are selected on items with >= 80% a
 
 
 def _doc(row: dict[str, Any], where: str) -> dict[str, Any]:
-    """Flatten one ChaosNLI row into a doc, checking the fields REG relies on."""
     example = row["example"]
     if not isinstance(example, dict) or not all(isinstance(example.get(k), str) for k in ("premise", "hypothesis")):
         raise DataError(f"{where}: field 'example' must hold string 'premise' and 'hypothesis'.")
@@ -107,7 +106,5 @@ def judge_check_docs(items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """A handful of gold items for the judge's sanity check: the first four items of
     each majority label among the ``reg_judge_select`` items (12 in the full data), so a
     judge that calls everything one label scores at most a third and shows as degenerate."""
-    chosen: list[dict[str, Any]] = []
-    for label in NLI_LABELS:
-        chosen += [doc for doc in judge_select_docs(items) if doc["majority_label"] == label][:4]
-    return chosen
+    candidates = judge_select_docs(items)
+    return [doc for label in NLI_LABELS for doc in [d for d in candidates if d["majority_label"] == label][:4]]

@@ -12,6 +12,7 @@ no doc: their share is ``original_unusable``.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import Counter
 from dataclasses import astuple, dataclass
@@ -20,22 +21,18 @@ from typing import TYPE_CHECKING, Any
 
 from custom_metrics.common import fields
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.faithfulness import (  # noqa: F401 (same_at_*, early_aoc, filler_same: re-exported for utils.py)
+from custom_metrics.common.faithfulness import (  # noqa: F401 (re-exported for utils.py)
     DOCS_PER_GENERATION,
-    EARLY,
-    FILLER,
-    FRACTIONS,
     Answer,
+    cut_docs,
     early_aoc,
-    filler,
+    faithfulness_context,
     filler_same,
-    kept_share,
     same_at_0,
     same_at_25,
     same_at_50,
     same_at_75,
     same_at_100,
-    truncated,
 )
 from custom_metrics.common.lineage import with_lineage
 from custom_metrics.common.metadata import check_metadata_keys
@@ -152,8 +149,7 @@ def original_verdict(record: dict[str, Any], raw: str) -> tuple[float | None, st
 
 def faithfulness_docs(explanations: str) -> list[dict[str, Any]]:
     """Every doc of the task from one thinking run's samples file: six per usable generation, each
-    carrying the judge the run logged (``judge_spec``), the original verdict and the run's share of
-    unusable generations."""
+    with the judge the run logged, the original verdict and the run's share of unusable generations."""
     try:
         samples = read_samples(explanations, check=_check, key=lambda sample: f"item {sample['doc']['uid']!r}")
     except DataError as err:
@@ -201,19 +197,7 @@ def _docs(sample: dict[str, Any], success: float, trace: ClosedTrace, unusable: 
         "original": success,
         "original_unusable": unusable,
     }
-    docs = []
-    for fraction in FRACTIONS:
-        kept = truncated(trace.trace, fraction)
-        docs.append(
-            {**shared, "condition": EARLY, "fraction": fraction, "kept": kept_share(trace.trace, fraction)}
-            | {"cot": kept, "context": trace.context(prompt, kept)}
-        )
-    words = filler(trace.trace)
-    docs.append(
-        {**shared, "condition": FILLER, "fraction": 1.0, "kept": None, "cot": words}
-        | {"context": trace.context(prompt, words)}
-    )
-    return docs
+    return cut_docs(shared, trace.trace, functools.partial(trace.context, prompt))
 
 
 @task_loader
@@ -255,10 +239,6 @@ def load_cot_faithfulness(
             docs[0]["judge"],
         )
     return {"test": to_dataset(docs)}
-
-
-def faithfulness_context(doc: dict[str, Any]) -> str:
-    return doc["context"]
 
 
 def reanswer(doc: dict[str, Any], results: list[str]) -> tuple[Answer, bool]:

@@ -2,21 +2,27 @@
 the model kind, the thinking switch, a tokenizer counting lengths), and its outputs split in
 that mode with their lengths.
 
+An in-process run's chat template takes the thinking switch as a model argument
+(``chat_template_args``); REG's judges run non-thinking (Table 1, section 4.4).
+
 These checks need a model: the harness merges ``--model_args`` into the task's metadata only for
 a model named by string. A task built with none named (a plain ``TaskManager``, or an LM object
 without ``--metadata``) defers them: its outputs are split and judged as usual, their token
 counts left empty unless ``--metadata tokenizer`` names the tokenizer (docs/python-api.md).
+
+An API reasoning model's trace stays on the server, so the token counts its responses report
+(``usage``) are the only lengths there are, checked before use (``usage_problem``).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.reg.api_usage import usage_lengths, warn_on_usage
 from custom_metrics.reg.modes import (
     BACKENDS,
     IN_PROCESS,
@@ -31,14 +37,74 @@ from custom_metrics.reg.modes import (
     THINKING,
     Mode,
 )
-from custom_metrics.reg.outputs import Output, split_output
-from custom_metrics.reg.thinking_switch import check_thinking_switch
+from custom_metrics.reg.outputs import CUT_OFF, Output, split_output
 from custom_metrics.reg.tokens import check_trace_markers, count_tokens, load_tokenizer, tokenizer_name
 
 log = logging.getLogger(__name__)
 
 # lm-eval's API models send this seed with every request unless model_args set `seed`.
 API_DEFAULT_SEED = 1234
+# Tokens an API may report past the budget it was sent (an end-of-turn token counted):
+# anything further is no count of this answer.
+USAGE_SLACK_TOKENS = 16
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def usage_problem(completion: Any, reasoning: Any, budget: int) -> str:
+    """Why a response's token counts cannot be its answer's ("" when they can): whole numbers
+    (a boolean is none), 0 <= reasoning <= completion <= the budget sent (and a little slack).
+    A response without counts has no problem: its lengths are simply not known."""
+    if completion is None and reasoning is None:
+        return ""
+    for name, value in (("completion_tokens", completion), ("reasoning_tokens", reasoning)):
+        if value is not None and not _whole(value):
+            return f"{name} is {value!r}, not a whole number of tokens"
+    if completion is None:
+        return f"reasoning_tokens is {reasoning!r} without completion_tokens"
+    if completion < 0 or (reasoning is not None and reasoning < 0):
+        return f"a negative token count (completion_tokens {completion!r}, reasoning_tokens {reasoning!r})"
+    if reasoning is not None and reasoning > completion:
+        return f"reasoning_tokens {reasoning} is more than completion_tokens {completion}, which include them"
+    if completion > budget + USAGE_SLACK_TOKENS:
+        return f"completion_tokens {completion} is past the budget of {budget} tokens the request was sent"
+    return ""
+
+
+def usage_lengths(output: Output, response: Any, budget: int) -> Output:
+    """An API reasoning model's output, its lengths from the response's ``usage`` when they can be
+    this answer's (``usage_problem``). An answer the budget stopped (``finish_reason`` "length") is
+    cut off, as a trace cut off in the other modes, and not judged."""
+    usage = getattr(response, "usage", None)
+    usage = usage if isinstance(usage, Mapping) else {}
+    details = usage.get("completion_tokens_details")
+    reasoning = details.get("reasoning_tokens") if isinstance(details, Mapping) else None
+    completion = usage.get("completion_tokens")
+    problem = usage_problem(completion, reasoning, budget)
+    if getattr(response, "finish_reason", None) == "length":
+        output = replace(output, flag=CUT_OFF, explanation="")
+    return replace(
+        output,
+        output_tokens=completion if _whole(completion) and not problem else None,
+        thinking_tokens=reasoning if _whole(reasoning) and not problem else None,
+        usage_problem=problem,
+        generation_error=getattr(response, "failure", "") or "",  # api_model.APIAnswer: refused, so empty and flagged
+    )
+
+
+def warn_on_usage(outputs: Sequence[Output]) -> None:
+    """Responses whose token counts cannot be: say how many and why, once."""
+    flagged = [out.usage_problem for out in outputs if out.usage_problem]
+    if flagged:
+        log.warning(
+            "REG: %d of %d responses reported token usage that cannot be their answer's (%s); their lengths are "
+            "left out of output_tokens and thinking_tokens, and each such row's usage_problem says why.",
+            len(flagged),
+            len(outputs),
+            "; ".join(sorted(set(flagged))[:3]),
+        )
 
 
 def reasoning_effort(task: str, run_args: Mapping[str, Any]) -> str:
@@ -92,17 +158,90 @@ def _sampling_seed(backend: str, run_args: Mapping[str, Any]) -> int | str | Non
     return seed if seed < 2**63 else str(seed)
 
 
+def _flag(value: Any) -> bool | None:
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise DataError(f"enable_thinking is {value!r}, expected true or false")
+
+
+def _template_args(task: str, run_args: Mapping[str, Any]) -> dict[str, Any]:
+    value = run_args.get("chat_template_args") or {}
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as err:
+            raise DataError(f"{task}: model argument chat_template_args is not a JSON object: {value!r}") from err
+    if not isinstance(value, dict):
+        raise DataError(f"{task}: model argument chat_template_args is {value!r}, expected a JSON object")
+    return value
+
+
+def _switches(task: str, run_args: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    template = _template_args(task, run_args).get("enable_thinking")
+    return ("enable_thinking", run_args.get("enable_thinking")), ("chat_template_args.enable_thinking", template)
+
+
+def check_thinking_switch(task: str, mode: Mode, run_args: Mapping[str, Any]) -> None:
+    """An in-process run's chat-template switch must say the task's mode, and the harness must
+    hand the task the whole output: lm-eval's ``enable_thinking=True`` requires ``think_end_token``,
+    which drops the trace (its length is lost, and a cut-off trace would be judged as the
+    explanation); ``chat_template_args`` passes the switch to the template alone."""
+    switch = '--model_args \'{"pretrained": ..., "chat_template_args": {"enable_thinking": %s}}\''
+    if run_args.get("think_end_token") not in (None, ""):
+        raise DataError(
+            f"{task}: model argument think_end_token makes the harness drop the thinking trace before the task "
+            "sees it (its length is lost, and a trace cut off by the token budget would be judged as the "
+            f"explanation). Pass the switch to the chat template instead: {switch % 'true'} "
+            "(lm_eval_tasks/reg/DETAILS.md, 'Running each mode')."
+        )
+    for where, value in _switches(task, run_args):
+        said = _flag(value)
+        if said is not None and said != mode.thinking:
+            raise DataError(
+                f"{task} runs the {mode.name} mode, but model argument {where} is {value!r}; run "
+                f"{TASKS[(('thinking' if said else 'non-thinking'), IN_PROCESS)]} for that mode, or pass "
+                f"{switch % str(mode.thinking).lower()}."
+            )
+    if mode.thinking and _flag(_template_args(task, run_args).get("enable_thinking")) is None:
+        raise DataError(
+            f"{task}: the chat template's thinking switch is not set; pass {switch % 'true'} (and "
+            "--apply_chat_template) so the model thinks because the run says so, not by its template's default."
+        )
+
+
+def check_judge_non_thinking(task: str, run_args: Mapping[str, Any]) -> None:
+    """The model as NLI judge runs non-thinking (Table 1: "all tested in non-thinking mode";
+    section 4.4): a thinking switch set to true, or a reasoning effort that reasons, stops the
+    run before any request."""
+    for where, value in _switches(task, run_args):
+        if _flag(value):
+            raise DataError(
+                f"{task} measures the model as the paper's judges were measured, non-thinking (Table 1, section "
+                f"4.4), but model argument {where} is {value!r}; pass it false (or leave it out for a template "
+                "that does not think by default)."
+            )
+    effort = run_args.get("reasoning_effort")
+    if effort not in (None, "") and str(effort).strip().lower() != NO_REASONING:
+        raise DataError(
+            f"{task} measures the model non-thinking (Table 1, section 4.4), but --metadata reasoning_effort is "
+            f"{effort!r}; an API reasoning model judges with reasoning_effort {NO_REASONING} "
+            "(reg_judge_select_reasoning_served sends it)."
+        )
+
+
 def generation_columns(mode: str, backend: str, run_args: Mapping[str, Any]) -> dict[str, Any]:
-    """The doc columns a ``reg_chaos*`` run's filter reads (``mode``, ``backend``,
-    ``length_tokenizer``, ``sampling_seed``), after checking, before any generation, the model
-    kind, the thinking switch or reasoning effort, and a loadable tokenizer whose trace markers
+    """The doc columns a ``reg_chaos*`` run's filter reads, after checking, before any generation, the
+    model kind, the thinking switch or reasoning effort, and a loadable tokenizer whose trace markers
     the backend keeps (an API reasoning model's lengths come from ``usage``: no tokenizer)."""
     if mode not in MODES:
         raise DataError(f"reg_chaos: dataset_kwargs mode is {mode!r}, expected one of {sorted(MODES)}")
     if backend not in BACKENDS:
         raise DataError(f"reg_chaos: dataset_kwargs backend is {backend!r}, expected one of {', '.join(BACKENDS)}")
     task, chosen, served = TASKS[(mode, backend)], run_mode(mode, backend, run_args), is_served(run_args)
-    columns = {"mode": chosen.name, "backend": backend, "length_tokenizer": ""}
+    seed = _sampling_seed(backend, run_args if names_a_model(run_args) else {})
+    columns = {"mode": chosen.name, "backend": backend, "length_tokenizer": "", "sampling_seed": seed}
     if not names_a_model(run_args):
         log.info(
             "%s: no model named in the task's metadata (a TaskManager without model arguments, or an LM object "
@@ -110,7 +249,7 @@ def generation_columns(mode: str, backend: str, run_args: Mapping[str, Any]) -> 
             "counted; pass --metadata tokenizer=<id or folder> to count them (docs/python-api.md).",
             task,
         )
-        return columns | {"sampling_seed": _sampling_seed(backend, {})}
+        return columns
     if served and backend == IN_PROCESS:
         other = TASKS[(mode, SERVED)]
         raise DataError(
@@ -121,7 +260,7 @@ def generation_columns(mode: str, backend: str, run_args: Mapping[str, Any]) -> 
         other = TASKS[(mode, IN_PROCESS)] if (mode, IN_PROCESS) in TASKS else TASKS[(THINKING.name, IN_PROCESS)]
         raise DataError(f"{task} is for OpenAI-compatible chat endpoints; for an in-process model run {other}.")
     if backend == REASONING:
-        return columns | {"sampling_seed": _sampling_seed(backend, run_args)}
+        return columns
     if not served:
         check_thinking_switch(task, chosen, run_args)
     name = tokenizer_name(task, run_args)
@@ -133,7 +272,7 @@ def generation_columns(mode: str, backend: str, run_args: Mapping[str, Any]) -> 
             "--metadata tokenizer=<Hugging Face id or folder of the generator's tokenizer>."
         ) from err
     check_trace_markers(task, chosen, backend, name, run_args)
-    return columns | {"length_tokenizer": name, "sampling_seed": _sampling_seed(backend, run_args)}
+    return columns | {"length_tokenizer": name}
 
 
 def _warn_on_mode_mismatch(mode: Mode, outputs: Sequence[Output]) -> None:

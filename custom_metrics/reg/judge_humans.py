@@ -4,8 +4,6 @@
 REG's verdicts rest on one judge: this measures any judge spec on the items of
 ``reg_judge_humans``, through the verdict cache, without a run. A judge that answers with text
 gives one-hot distributions, floored as ChaosNLI floors them, so its KL is large by construction.
-
-    explain-eval judge-humans --judge seqcls:ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli [--out FILE]
 """
 
 from __future__ import annotations
@@ -80,15 +78,11 @@ def measure(
     return summarize(scored), dict(Counter(verdict.method for verdict in verdicts))
 
 
-def _row(name: str, result: Agreement, methods: str) -> str:
-    numbers = f"{result.n:,} | {result.jsd:.4f} | {result.kl:.4f} | {result.acc:.4f} | {result.unparsed}"
-    return f"| {name} | {numbers} | {methods} |"
-
-
 def markdown(results: dict[str, tuple[Agreement, dict[str, int]]]) -> str:
     lines = [COLUMNS, "|---|---|---|---|---|---|---|"]
     for name, (result, methods) in results.items():
-        lines.append(_row(name, result, ", ".join(f"{count} {method}" for method, count in sorted(methods.items()))))
+        numbers = f"{result.n:,} | {result.jsd:.4f} | {result.kl:.4f} | {result.acc:.4f} | {result.unparsed}"
+        lines.append(f"| {name} | {numbers} | {', '.join(f'{n} {method}' for method, n in sorted(methods.items()))} |")
     for name, (jsd, kl, acc) in chaosnli_rows().items():
         lines.append(f"| {name} (published) | {CHAOSNLI_N:,} | {jsd:.4f} | {kl:.4f} | {acc:.4f} | - | fine-tuned |")
     lines += [

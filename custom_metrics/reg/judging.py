@@ -2,11 +2,10 @@
 contradiction form the evaluated set N; (ii) J(p;e, h): e is *effective* when p and e
 together entail h; (iii) J(p, e): e is *coherent* when it does not contradict p.
 
-While the harness builds the task, before any generation, ``locate_judge`` finds the judge and
-``check_before_generation`` checks it on gold items: a judge that cannot answer, or a degenerate
-one, stops the run there rather than after hours of generation. ``REGJudgeFilter`` then judges
-every response of the task in batches; its record per doc (explanation, verdicts, lengths,
-flags, the check) is logged as ``filtered_resps``, which ``process_results`` and section 6 read.
+The judge is found and checked on gold items while the harness builds the task: a judge that
+cannot answer, or a degenerate one, stops the run there rather than after hours of generation.
+``REGJudgeFilter`` then judges a task's responses in batches; its record per doc is logged as
+``filtered_resps``, which ``process_results`` and section 6 read.
 """
 
 from __future__ import annotations
@@ -140,27 +139,20 @@ def judge_outputs(
             unparsed,
             len(initial) + len(second),
         )
-    records = []
-    for i, (verdict, out) in enumerate(zip(initial, outputs)):
-        records.append(
-            {
-                "explanation": out.explanation,
-                "flag": out.flag,
-                "judge": judge.name,
-                "initial": _verdict_record(verdict),
-                "effectiveness": _verdict_record(effect.get(i)),
-                "coherence": _verdict_record(cohere.get(i)),
-                **out.length_fields(),
-                "judge_check": check,
-            }
-        )
-    return records
+    return [
+        unjudged_record(judge.name, out)
+        | {
+            "initial": _verdict_record(verdict),
+            "effectiveness": _verdict_record(effect.get(i)),
+            "coherence": _verdict_record(cohere.get(i)),
+            "judge_check": check,
+        }
+        for i, (verdict, out) in enumerate(zip(initial, outputs))
+    ]
 
 
 @dataclass(frozen=True)
 class LocatedJudge:
-    """A judge found before generation: its parsed spec, its verdict cache folder, the judge."""
-
     spec: JudgeSpec
     cache_dir: Path
     judge: CachedJudge
@@ -232,7 +224,6 @@ def check_run_judge(tasks: Sequence[str], metadata: Mapping[str, Any], *, here: 
 
 
 def judge_named(judge: str | None) -> bool:
-    """Whether the run names its judge (``--metadata judge`` or ``$EXPLAIN_EVAL_JUDGE``)."""
     return bool((judge or "").strip() or (judge_from_environment() or "").strip())
 
 
@@ -246,7 +237,6 @@ def default_judge(task: str, judge_cache: str | None, default: str = DEFAULT_JUD
 
 
 def check_judge_check(task: str, judge_check: Any) -> None:
-    """``--metadata judge_check`` is one of ``ON_DEGENERATE``."""
     if judge_check not in ON_DEGENERATE:
         expected = " or ".join(ON_DEGENERATE)
         raise DataError(f"{task}: --metadata judge_check is {judge_check!r}, expected {expected}")
@@ -331,13 +321,14 @@ JUDGE_FAILED = (
 )
 
 
-def unjudged_record(judge: str, output: Output, error: str) -> dict[str, Any]:
-    """The record of an output the judge failed on: everything but the verdicts, and why."""
+def unjudged_record(judge: str, output: Output, error: str = "") -> dict[str, Any]:
+    """The record of an output without verdicts: before the judge gives them (``judge_outputs``),
+    or with ``error``, why the judge failed on it."""
     return {
         "explanation": output.explanation,
         "flag": output.flag,
         "judge": judge,
-        "judge_error": error,
+        **({"judge_error": error} if error else {}),
         "initial": None,
         "effectiveness": None,
         "coherence": None,

@@ -17,7 +17,7 @@ from custom_metrics.common.paper_spec import PaperSpec, RunSteps
 from custom_metrics.common.rejudging import Rejudging
 from custom_metrics.common.results import TaskRun
 from custom_metrics.reg import data as reg_data
-from custom_metrics.reg.generation import NO_REASONING
+from custom_metrics.reg.generation import NO_REASONING, TASKS
 from custom_metrics.reg.published import published_rows
 from custom_metrics.reg.rejudged import judge_calls, judge_of_each_number, rejudged_runs
 from custom_metrics.reg.sample_view import sample_fields, sample_outcomes
@@ -63,11 +63,7 @@ FAMILIES = {
 # served alike, lm_eval_tasks/reg/DETAILS.md); Table 1 tested every judge in non-thinking mode.
 # An API reasoning model's mode is its reasoning effort's (``run_mode``).
 MODES = {
-    "reg_chaos": "non-thinking",
-    "reg_chaos_served": "non-thinking",
-    "reg_chaos_thinking": "thinking",
-    "reg_chaos_thinking_served": "thinking",
-    "reg_chaos_reasoning_served": "thinking",
+    **{task: mode for (mode, _), task in TASKS.items()},
     "reg_judge_select": "non-thinking",
     "reg_judge_select_loglik": "non-thinking",
     "reg_judge_select_reasoning_served": "non-thinking",
@@ -90,11 +86,9 @@ def run_mode(run: TaskRun) -> str | None:
 
 
 def mode_rows(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
-    """REG rows per mode, as Table 2 has them: each run's setting says its mode, so a thinking
-    run is a row of its own beside the paper's thinking rows, and a model's non-thinking
-    explanations and judge accuracy share a row; every ``reg_chaos`` variant is read as
-    ``reg_chaos`` (a served run joins the in-process one of its mode). Which task each came
-    from is kept for its samples and said in the notes."""
+    """REG rows per mode, as Table 2 has them: each run's setting says its mode (a model's
+    non-thinking explanations and judge accuracy share a row); every ``reg_chaos`` variant is read as
+    ``reg_chaos``, the task it came from kept for its samples and said in the notes."""
     adjusted = []
     for run in runs:
         mode = run_mode(run)

@@ -15,7 +15,7 @@ import datasets
 from custom_metrics.common.metadata import check_metadata_keys
 from custom_metrics.common.sources import to_dataset
 from custom_metrics.common.task_loading import task_loader
-from custom_metrics.reg import data, generation, judging, thinking_switch
+from custom_metrics.reg import data, generation, judging
 
 
 @task_loader
@@ -78,7 +78,7 @@ def load_judge_select(
     checking that the model judges non-thinking, as Table 1's candidates did."""
     task = "reg_judge_select_reasoning_served" if backend == generation.REASONING else "reg_judge_select"
     check_metadata_keys(task, run_args)
-    thinking_switch.check_judge_non_thinking(task, run_args)
+    generation.check_judge_non_thinking(task, run_args)
     return {"test": to_dataset(data.judge_select_docs(data.load_items(), float(agreement)))}
 
 

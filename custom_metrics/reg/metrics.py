@@ -7,7 +7,7 @@ effectiveness and success alike (one scored set). ``unparsed`` reports their sha
 
 What the generator produced is reported over all docs (``cut_off``, ``no_explanation``, mean
 lengths in the generator's tokens; Table 3's successful/unsuccessful means are over N); a row
-whose API usage cannot be (``api_usage.usage_problem``) is left out of the length means.
+whose API usage cannot be (``generation.usage_problem``) is left out of the length means.
 """
 
 from __future__ import annotations
@@ -84,8 +84,7 @@ def _length(value: Any) -> float:
 
 
 def _mean_tokens(items: Sequence[tuple[float | None, float]], successful: bool) -> float:
-    values = [tokens for success, tokens in items if success is not None and bool(success) == successful]
-    values = [tokens for tokens in values if math.isfinite(tokens)]
+    values = [t for success, t in items if success is not None and bool(success) == successful and math.isfinite(t)]
     return sum(values) / len(values) if values else float("nan")
 
 
@@ -114,7 +113,6 @@ def size_of_n(items: Sequence[float]) -> int | float:
 
 
 def unparsed_share(items: Sequence[tuple[int, int]]) -> float:
-    """Share of all the task's judge verdicts that named no single label."""
     total = sum(count for _, count in items)
     return sum(unparsed for unparsed, _ in items) / total if total else float("nan")
 
@@ -144,6 +142,5 @@ def judge_humans_results(doc: dict[str, Any], results: list[tuple[float, bool]])
 
 
 def mean_comparable(items: Sequence[float | None]) -> float:
-    """Mean over the docs that had a distribution (NaN when none had)."""
     values = [value for value in items if value is not None]
     return sum(values) / len(values) if values else float("nan")

@@ -4,21 +4,17 @@ backends and the task of each mode and backend.
 Section 4.2 evaluates every model in non-thinking and in thinking mode; section 4.4 uses
 "the default sampling parameters recommended by Qwen Team (2026) when prompting models in
 non-thinking and thinking modes respectively", with the details in Appendix G, which our
-copy of the paper does not hold. The values here are the Qwen3.5 model cards' "Best
-Practices" for general tasks (huggingface.co/Qwen/Qwen3.5-9B and its siblings):
-
-- thinking: temperature 1.0, top_p 0.95, top_k 20, min_p 0.0, presence_penalty 1.5;
-- non-thinking ("instruct"): temperature 0.7, top_p 0.8, top_k 20, min_p 0.0, presence_penalty 1.5
-
-(repetition_penalty 1.0, the default, in both); the cards' other sets are for coding and
-reasoning tasks, which REG's explanations are not.
+copy of the paper does not hold. The values here (``THINKING``, ``NON_THINKING``: the cards'
+"instruct") are the Qwen3.5 model cards' "Best Practices" for general tasks
+(huggingface.co/Qwen/Qwen3.5-9B and its siblings; repetition_penalty 1.0, the default, in both);
+the cards' other sets are for coding and reasoning tasks, which REG's explanations are not.
 
 Not every backend takes every field (lm-eval 0.4.13, transformers 5.24; the task README
 tabulates it): transformers' generate() has no presence penalty; ``transformers serve`` refuses
 top_k and min_p (HTTP 422) and ignores presence_penalty; vLLM takes them all. The thinking
 switch reaches an in-process template through the ``chat_template_args`` model argument
-(``thinking_switch``) and a served one through each request's ``chat_template_kwargs``, so
-each mode has an in-process task and a served one (``served``).
+(``generation``) and a served one through each request's ``chat_template_kwargs``, so
+each mode has an in-process task and a served one (``task``).
 """
 
 from __future__ import annotations
@@ -38,8 +34,6 @@ NO_REASONING = "none"
 
 @dataclass(frozen=True)
 class Mode:
-    """One of the paper's two modes: Qwen3.5's sampling set for it and the token budget."""
-
     name: str
     thinking: bool
     temperature: float

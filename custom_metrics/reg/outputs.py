@@ -18,8 +18,6 @@ FLAGS = (CUT_OFF, NO_EXPLANATION)
 
 @dataclass(frozen=True)
 class Output:
-    """A generation split into its thinking trace and its answer (the explanation)."""
-
     raw: str
     explanation: str
     thinking: str
@@ -28,7 +26,7 @@ class Output:
     closed_trace: bool = False  # a trace ended inside the output (a closing marker was seen)
     output_tokens: int | None = None  # the whole output, trace included, in the generator's tokens
     thinking_tokens: int | None = None  # the trace alone
-    # Why an API's reported token counts cannot be (``api_usage.usage_problem``): the lengths
+    # Why an API's reported token counts cannot be (``generation.usage_problem``): the lengths
     # are then left empty and out of the run's means, and the samples file says why.
     usage_problem: str = ""
     # Why an API refused to give this output (an answer over its size bound): the generation

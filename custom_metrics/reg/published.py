@@ -41,10 +41,8 @@ def _stated(cells: dict[str, PublishedCell]) -> dict[str, PublishedCell]:
 
 
 def published_rows() -> list[PublishedRow]:
-    """Table 2's models in both modes (tables/table_2.csv: each metric in percent, non-thinking then
-    thinking), with Table 1's judge accuracy (percent; every judge tested in non-thinking mode) on
-    the non-thinking row and Table 3's mean output tokens (thinking mode only) on the thinking one;
-    then ChaosNLI's model rows."""
+    """Table 2's models in both modes, with Table 1's judge accuracy (every judge tested non-thinking)
+    on the non-thinking row and Table 3's mean output tokens on the thinking one; then ChaosNLI's."""
     judge = {row["model"]: row.cell("acc", percent=True) for row in read_table(TABLES / "table_1.csv")}
     lengths = {
         row["model"]: {f"reg_chaos/{column}": row.cell(column) for column in list(row.cells)[1:]}

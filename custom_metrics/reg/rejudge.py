@@ -5,14 +5,15 @@ model under test nor its tokenizer is loaded.
 
 - **Judging again** (``--judge SPEC``, repeatable): each judge is checked on the gold items as a
   run checks it, then judges every logged explanation; its records and aggregates (lm-eval's
-  own) go to its folder beside the run (``rejudge_files``). The run's files are never rewritten.
+  own) go to its folder beside the run (``rejudged``). The run's files are never rewritten.
 - **Completing** (``--complete``): a judge that died after generation leaves the generations
   with no verdicts (``REGJudgeFilter`` records the failure). Completing judges them with the judge
   they name (or ``--complete SPEC``) and rewrites the samples and results files in place as the
   uninterrupted run would have. lm-eval's ``--use_cache`` cannot: it never reuses sampled generations.
 
-Each task's raters go back to the command: the run's own judge, every judge it was judged again
-by, and the gold labels (ChaosNLI's majority label, for J(p, h)).
+A judge that fails part-way is said in one line: the judge, the item it stopped at, the reason and
+what the verdict cache kept (the same command resumes there), not a traceback. ``Asked``
+remembers the pairs asked, so the message can count what the cache kept and find the item.
 """
 
 from __future__ import annotations
@@ -30,27 +31,28 @@ from custom_metrics.common.files import atomic_write_bytes, unwritable
 from custom_metrics.common.harness_outputs import logged_samples_file
 from custom_metrics.common.rejudging import (
     AGAIN,
+    FOLDER,
     GOLD,
     RUN_JUDGE,
     Rater,
     RejudgedTask,
     RejudgeRequest,
     cut_notes,
+    judge_folder_name,
 )
 from custom_metrics.common.results import ResultsFileError, read_json_object, read_results_file
 from custom_metrics.common.samples import read_samples
 from custom_metrics.common.settings import judge_cache_dir
 from custom_metrics.judge.available import JudgeUnavailable, check_available
 from custom_metrics.judge.build import build_judge
-from custom_metrics.judge.cache import VerdictCacheError
+from custom_metrics.judge.cache import CachedJudge, VerdictCacheError
 from custom_metrics.judge.spec import JudgeSpec, parse_spec
-from custom_metrics.judge.types import NLI_LABELS, UNPARSED
-from custom_metrics.reg import rejudge_files
+from custom_metrics.judge.types import NLI_LABELS, UNPARSED, Pair, Verdict
+from custom_metrics.reg import rejudged
 from custom_metrics.reg.data import judge_check_docs, load_items, with_judge
-from custom_metrics.reg.judge_failure import Asked, stopped
 from custom_metrics.reg.judging import check_judge, judge_outputs, read_record, release_backend
 from custom_metrics.reg.metrics import process_results, record_scores, unparsed_count
-from custom_metrics.reg.outputs import Output
+from custom_metrics.reg.outputs import Output, combine
 
 REG_TASK_PREFIX = "reg_chaos"
 FILTER = "judged"
@@ -68,6 +70,70 @@ GOLD_NOTE = (
     "judge's raw agreement with it is the share of items it put in N; kappa is 0 (or undefined) and MCC undefined "
     "by construction. The judge check's accuracy on the balanced gold items is in the metrics table."
 )
+
+
+class Asked:
+    """``judge`` as judge_outputs and check_judge call it, keeping every pair asked of it."""
+
+    def __init__(self, judge: CachedJudge) -> None:
+        self.cached = judge
+        self.name = judge.name
+        self.asked: list[Pair] = []
+        self.last: list[Pair] = []  # the pairs of the latest call: the one that failed, when one did
+
+    def judge(self, pairs: Sequence[Pair]) -> list[Verdict]:
+        self.last = [(str(p), str(h)) for p, h in pairs]
+        self.asked += self.last
+        return self.cached.judge(pairs)
+
+    def kept(self) -> int:
+        """How many of the verdicts asked for are in the verdict cache."""
+        unique = list(dict.fromkeys(self.asked))
+        return len(self.cached.cache.get_many(self.cached.name, self.cached.prompt_id, unique))
+
+    def missing(self) -> Pair | None:
+        """The first pair of the latest call the cache holds no verdict for."""
+        found = self.cached.cache.get_many(self.cached.name, self.cached.prompt_id, list(dict.fromkeys(self.last)))
+        return next((pair for pair in self.last if pair not in found), None)
+
+
+def _pair_item(pair: Pair | None, docs: Sequence[dict[str, Any]], outputs: Sequence[Output]) -> int | None:
+    """The index of the doc a judged pair belongs to: (p, h), (p;e, h) or (p, e)."""
+    for index, (doc, out) in enumerate(zip(docs, outputs)):
+        premise, hypothesis = doc["premise"], doc["hypothesis"]
+        if pair in ((premise, hypothesis), (combine(premise, out.explanation), hypothesis), (premise, out.explanation)):
+            return index
+    return None
+
+
+def stopped(
+    error: Exception,
+    judge: Asked,
+    where: str,
+    written: str,
+    docs: Sequence[dict[str, Any]] | None = None,
+    outputs: Sequence[Output] = (),
+    samples: Path | None = None,
+) -> DataError:
+    """One line for a judge that failed: which judge, where it stopped (the item, given the docs
+    and outputs it was judging), why, what the verdict cache kept and what ``written`` says."""
+    if isinstance(error, VerdictCacheError):  # the cache's own message names its file and what to do
+        return DataError(str(error))
+    reason = str(error).removeprefix(f"judge {judge.name}: ") or type(error).__name__
+    reason = " ".join(f"{type(error).__name__}: {reason}".split())  # one line, whatever the backend said
+    place = where
+    try:
+        index = _pair_item(judge.missing(), docs, outputs) if docs is not None else None
+        kept = f"{judge.kept()} of its verdicts are kept in the verdict cache {judge.cached.cache.path}"
+    except VerdictCacheError:
+        index, kept = None, "its verdict cache cannot be read to count what it kept"
+    if docs is not None and index is not None:
+        named = samples.name if samples else "the samples"
+        place += f" item {docs[index].get('uid', index)} (line {index + 1} of {named})"
+    return DataError(
+        f"judge {judge.name} stopped at {place}: {reason}. {kept}; {written}. Rerun the same command when the judge "
+        "answers again: it asks only for the verdicts not kept."
+    )
 
 
 def find(path: Path) -> list[Path]:
@@ -116,29 +182,23 @@ def _unjudged(samples: Sequence[dict[str, Any]]) -> int:
 
 def check(results_file: Path, request: RejudgeRequest) -> None:
     """Before any judging: the folders written writable, every REG task's samples file there and
-    readable, and the judge that completes a run whose judge failed available."""
-    _writable(results_file, request)
+    readable, and the judge that completes a run whose judge failed available. A read-only copy of
+    a run fails in a second, not after the judging."""
+    written = {results_file.parent / FOLDER: "each judge's verdicts and the agreement tables"}
+    if request.complete:
+        written[results_file.parent] = "the completed samples and results files, in place"
+    for folder, what in written.items():
+        problem = unwritable(folder)
+        if problem:
+            raise DataError(
+                f"{problem}: rejudge writes {what} beside the run, in {folder} (it has no --out option); copy the "
+                "run's folder to a writable disk and pass the copy (the verdict cache's folder is --judge-cache)"
+            )
     results = _results(results_file)
     for task in _tasks(results):
         _, samples = _read(results_file, task)
         if request.complete and _unjudged(samples):
             _completing_judge(samples, request)
-
-
-def _writable(results_file: Path, request: RejudgeRequest) -> None:
-    """The run's ``rejudge/`` folder and, to complete a run, its own folder writable: a read-only
-    copy of a run fails in a second, not after the judging."""
-    out = results_file.parent / rejudge_files.FOLDER
-    for folder, what in ((out, "each judge's verdicts and the agreement tables"), (results_file.parent, "")):
-        if not what and not request.complete:
-            continue
-        problem = unwritable(folder)
-        if problem:
-            written = what or "the completed samples and results files, in place"
-            raise DataError(
-                f"{problem}: rejudge writes {written} beside the run, in {folder} (it has no --out option); copy the "
-                "run's folder to a writable disk and pass the copy (the verdict cache's folder is --judge-cache)"
-            )
 
 
 def _completing_judge(samples: Sequence[dict[str, Any]], request: RejudgeRequest) -> tuple[JudgeSpec, Path]:
@@ -172,33 +232,24 @@ def _write_samples(path: Path, samples: Sequence[dict[str, Any]]) -> None:
     atomic_write_bytes(path, "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in samples).encode("utf-8"))
 
 
-def _aggregations(task: str) -> dict[str, Any]:
-    """The task's aggregation per metric, read from its YAML as lm-eval reads it."""
+def aggregate(
+    task: str, per_sample: Sequence[dict[str, Any]], bootstrap_iters: int, metrics: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """The task's results entry from its samples' metric values, as lm-eval aggregates them
+    (``metrics``: only these, e.g. those a run logged before the task counted more), each metric's
+    aggregation read from the task's YAML as lm-eval reads it."""
+    from lm_eval.api.metrics import stderr_for_metric
     from lm_eval.api.registry import get_aggregation
 
     from custom_metrics.common.harness_api import read_task_yaml
     from custom_metrics.common.task_folders import TASKS_PATH
 
-    config = read_task_yaml(Path(TASKS_PATH) / "reg" / f"{task}.yaml")
-    return {
-        item["metric"]: get_aggregation(item["aggregation"])
-        if isinstance(item["aggregation"], str)
-        else item["aggregation"]
-        for item in config["metric_list"]
-    }
-
-
-def aggregate(
-    task: str, per_sample: Sequence[dict[str, Any]], bootstrap_iters: int, metrics: Sequence[str] | None = None
-) -> dict[str, Any]:
-    """The task's results entry from its samples' metric values, as lm-eval aggregates them
-    (``metrics``: only these, e.g. those a run logged before the task counted more)."""
-    from lm_eval.api.metrics import stderr_for_metric
-
     entry: dict[str, Any] = {}
-    for metric, function in _aggregations(task).items():
+    for item in read_task_yaml(Path(TASKS_PATH) / "reg" / f"{task}.yaml")["metric_list"]:
+        metric, function = item["metric"], item["aggregation"]
         if metrics is not None and metric not in metrics:
             continue
+        function = get_aggregation(function) if isinstance(function, str) else function
         items = [tuple(value) if isinstance(value, list) else value for value in (s[metric] for s in per_sample)]
         entry[f"{metric},{FILTER}"] = function(items)
         stderr = stderr_for_metric(metric=function, bootstrap_iters=bootstrap_iters) if bootstrap_iters > 0 else None
@@ -234,9 +285,8 @@ def _judged_samples(
         raise stopped(error, judge, task, written, docs, outputs, samples_path) from error
     judged = []
     for sample, doc, record, new in zip(samples, docs, records, records_new):
-        merged = {key: value for key, value in record.items() if key != "judge_error"}
-        merged.update({key: new[key] for key in VERDICT_FIELDS})
-        filtered = json.dumps(merged)
+        kept = {key: value for key, value in record.items() if key != "judge_error"}
+        filtered = json.dumps(kept | {key: new[key] for key in VERDICT_FIELDS})
         judged.append({**sample, "doc": doc, "filtered_resps": [filtered], **process_results(doc, [filtered])})
     return judged
 
@@ -273,9 +323,8 @@ def _same(recorded: Any, counted: Any) -> bool:
     """Whether a results file's number is the one its samples give (NaN is NaN)."""
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (recorded, counted)):
         return recorded == counted
-    if math.isnan(recorded) or math.isnan(counted):
-        return math.isnan(recorded) and math.isnan(counted)
-    return math.isclose(recorded, counted, rel_tol=1e-9, abs_tol=1e-12)
+    both_nan = math.isnan(recorded) and math.isnan(counted)
+    return both_nan or math.isclose(recorded, counted, rel_tol=1e-9, abs_tol=1e-12)
 
 
 def _results_behind(entry: dict[str, Any], counted: dict[str, Any]) -> bool:
@@ -323,7 +372,7 @@ def _judge_again(results_file: Path, results: dict[str, Any], spec: JudgeSpec, r
     """One judge's verdicts on every REG task of the run, written to its folder beside the run."""
     cache = request.judge_cache or judge_cache_dir()
     judge, check = _checked_judge(spec, cache, request.judge_check)
-    folder = rejudge_files.judge_folder(results_file, spec.name, spec.display_name)
+    folder = results_file.parent / FOLDER / judge_folder_name(spec.name, spec.display_name)
     tasks = _tasks(results)
     copy = {**results, "results": {task: dict(results["results"][task]) for task in tasks}}
     own = set()
@@ -335,11 +384,11 @@ def _judge_again(results_file: Path, results: dict[str, Any], spec: JudgeSpec, r
         _write_samples(folder / samples_path.name, judged)
         copy["results"][task].update(aggregate(task, judged, _bootstrap_iters(results)))
     release_backend(judge.cached)
-    path = rejudge_files.rejudged_results_file(folder, results_file)
-    rejudged = rejudge_files.Rejudged(path, spec.name, spec.display_name, results_file, tuple(sorted(own)))
-    _write_json(rejudged.path, {**copy, rejudge_files.BLOCK: rejudged.block()})
-    print(f"{rejudged.path}: {', '.join(tasks)} judged again by {spec.display_name}")
-    return rejudged.path
+    path = folder / f"{rejudged.PREFIX}{results_file.name}"
+    written = rejudged.Rejudged(path, spec.name, spec.display_name, results_file, tuple(sorted(own)))
+    _write_json(written.path, {**copy, rejudged.BLOCK: written.block()})
+    print(f"{written.path}: {', '.join(tasks)} judged again by {spec.display_name}")
+    return written.path
 
 
 def rater(name: str, role: str, samples: Sequence[dict[str, Any]], path: Path) -> Rater:
@@ -347,22 +396,17 @@ def rater(name: str, role: str, samples: Sequence[dict[str, Any]], path: Path) -
     count as the task does (``record_scores``); a flagged output fails by rule, not by the judge's
     decision, so it counts in the metrics and not in the agreement."""
     decisions: dict[str, dict[str, str]] = {decision: {} for decision in DECISIONS}
-    counts = {metric: [0, 0] for metric in METRICS}
-    check: dict[str, Any] = {}
-    scores: dict[str, dict[str, bool]] = {metric: {} for metric in METRICS}
+    scores: dict[str, dict[str, bool]] = {metric: {} for metric in JUDGED_METRICS}
+    unparsed, check = [0, 0], {}
     for sample in samples:
         record = read_record(sample["filtered_resps"][0])
         if record.get("judge_error") or not isinstance(record.get("initial"), dict):
             continue
         uid = sample["doc"]["uid"]
         decisions["J(p, h)"][uid] = record["initial"]["label"]
-        counts["N"][0] += record["initial"]["label"] == "contradiction"
-        counts["N"][1] += 1
-        scores["N"][uid] = record["initial"]["label"] == "contradiction"
+        scores["n"][uid] = record["initial"]["label"] == "contradiction"
         for metric, value in record_scores(record).items():
-            if metric in counts and value is not None:
-                counts[metric][0] += int(value)
-                counts[metric][1] += 1
+            if metric in scores and value is not None:
                 scores[metric][uid] = bool(value)
         effect, cohere = record.get("effectiveness"), record.get("coherence")
         if isinstance(effect, dict) and isinstance(cohere, dict):
@@ -372,23 +416,16 @@ def rater(name: str, role: str, samples: Sequence[dict[str, Any]], path: Path) -
                 decisions["effective"][uid] = "yes" if effective else "no"
                 decisions["coherent"][uid] = "yes" if coherent else "no"
                 decisions["success"][uid] = "yes" if effective and coherent else "no"
-        unparsed, verdicts = unparsed_count(record)
-        counts["unparsed"][0] += unparsed
-        counts["unparsed"][1] += verdicts
+        unparsed = [total + count for total, count in zip(unparsed, unparsed_count(record))]
         check = record.get("judge_check") or check
+    # Each metric as the tables name it (METRICS): (count, out of)
+    counts = {name: (sum(scores[metric].values()), len(scores[metric])) for name, metric in zip(METRICS, scores)}
+    counts["unparsed"] = (unparsed[0], unparsed[1])
     if check.get("items"):
-        counts["judge check"] = [round(check["acc"] * check["items"]), check["items"]]
-    metrics = {metric: (value[0], value[1]) for metric, value in counts.items() if value[1]}
-    return Rater(
-        name, role, {d: v for d, v in decisions.items() if v}, metrics, path, {m: v for m, v in scores.items() if v}
-    )
-
-
-def _gold(samples: Sequence[dict[str, Any]]) -> Rater:
-    labels = {
-        sample["doc"]["uid"]: sample["doc"]["majority_label"] for sample in samples if "majority_label" in sample["doc"]
-    }
-    return Rater(f"gold: {GOLD_NAME}", GOLD, {"J(p, h)": labels} if labels else {})
+        counts["judge check"] = (round(check["acc"] * check["items"]), check["items"])
+    metrics = {metric: value for metric, value in counts.items() if value[1]}
+    named = {name: scores[metric] for name, metric in zip(METRICS, scores) if scores[metric]}
+    return Rater(name, role, {d: v for d, v in decisions.items() if v}, metrics, path, named)
 
 
 def _own_judge(samples: Sequence[dict[str, Any]]) -> str:
@@ -398,7 +435,6 @@ def _own_judge(samples: Sequence[dict[str, Any]]) -> str:
 
 
 def run(results_file: Path, request: RejudgeRequest) -> list[RejudgedTask]:
-    """Complete (when asked), judge again with each judge, and return each task's raters."""
     results = _results(results_file)
     if request.complete:
         _complete(results_file, results, request)
@@ -408,10 +444,10 @@ def run(results_file: Path, request: RejudgeRequest) -> list[RejudgedTask]:
             print(f"{results_file}: {spec.display_name} is the run's own judge; its verdicts are the run's")
             continue
         _judge_again(results_file, results, spec, request)
-    rejudged, problems = rejudge_files.rejudged_beside(results_file)
+    again, problems = rejudged.rejudged_beside(results_file)
     for problem in problems:
         print(f"skipped {problem.path}: {problem.reason}", file=sys.stderr)
-    labels = rejudge_files.labels(rejudged)
+    labels = rejudged.labels(again)
     try:
         cut = {run.task: run.subset for run in read_results_file(results_file)}
     except ResultsFileError:
@@ -428,12 +464,13 @@ def run(results_file: Path, request: RejudgeRequest) -> list[RejudgedTask]:
             )
         else:
             raters.append(rater(friendly_spec(own[task]), RUN_JUDGE, samples, samples_path))
-        for item in sorted(rejudged, key=lambda item: labels[item.path]):
+        for item in sorted(again, key=lambda item: labels[item.path]):
             path = item.path.parent / samples_path.name
             if item.judge != own[task] and path.is_file():
                 raters.append(rater(labels[item.path], AGAIN, read_samples(path, _check_sample, key=_item), path))
-        raters.append(_gold(samples))
-        out = results_file.parent / rejudge_files.FOLDER
+        gold = {s["doc"]["uid"]: s["doc"]["majority_label"] for s in samples if "majority_label" in s["doc"]}
+        raters.append(Rater(f"gold: {GOLD_NAME}", GOLD, {"J(p, h)": gold} if gold else {}))
+        out = results_file.parent / FOLDER
         judged.append(
             RejudgedTask(task, samples_path, out, tuple(raters), DECISIONS, METRICS, LABELS, tuple(notes), "success")
         )

@@ -1,20 +1,53 @@
 """The ``reg_chaos*`` task class: lm-eval's own generation task, with the request fields that
-depend on the run set when the task is built.
+depend on the run set when the task is built (those of a ``_served`` task as its server takes them).
 
-A task YAML's ``generation_kwargs`` are fixed, but some request fields follow the run's
-metadata (checked by the task's loader): an API reasoning model's ``reasoning_effort``; a
-served generator's ``skip_special_tokens: false`` when its trace markers are special tokens
-(``served.keep_special_tokens``); top_k and min_p as ``transformers serve`` reads them
-(``served.served_sampling``). They land in the logged request arguments; ``--gen_kwargs`` still
-overrides them.
+A task YAML's ``generation_kwargs`` are fixed, but some request fields follow the run's metadata
+(checked by the task's loader); they land in the logged request arguments, and ``--gen_kwargs``
+still overrides them.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any
 
+from custom_metrics.common.errors import DataError
 from custom_metrics.common.harness_api import generation_task_base
-from custom_metrics.reg import generation, served
+from custom_metrics.reg import generation
+from custom_metrics.reg.tokens import special_trace_markers, tokenizer_name
+
+# vLLM (and SGLang) take top_k and min_p as request fields; ``transformers serve`` refuses them
+# (HTTP 422) but reads a request's ``generation_config`` JSON, so there they travel in that field,
+# with do_sample, which it otherwise takes from the served folder only.
+SERVERS = ("vllm", "transformers")
+DEFAULT_SERVER = "vllm"
+_SERVER_FIELDS = ("top_k", "min_p")
+
+
+def served_sampling(task: str, kwargs: Mapping[str, Any], run_args: Mapping[str, Any]) -> dict[str, Any]:
+    """A served task's request fields for the server ``--metadata server`` names (vLLM by default)."""
+    value = run_args.get("server")
+    server = DEFAULT_SERVER if value in (None, "") else str(value).strip().lower()
+    if server not in SERVERS:
+        raise DataError(
+            f"{task}: --metadata server is {value!r}, expected one of {', '.join(SERVERS)} (vllm, the default, "
+            "also for SGLang: top_k and min_p as request fields; transformers: `transformers serve`, which takes "
+            "them in its generation_config field)"
+        )
+    if server == DEFAULT_SERVER:
+        return dict(kwargs)
+    moved = {"do_sample": bool(kwargs.get("do_sample", True))} | {k: kwargs[k] for k in _SERVER_FIELDS if k in kwargs}
+    rest = {key: value for key, value in kwargs.items() if key not in _SERVER_FIELDS}
+    return rest | {"generation_config": json.dumps(moved, sort_keys=True)}
+
+
+def keep_special_tokens(run_args: Mapping[str, Any]) -> bool:
+    """Whether a served task must ask for the special tokens it decodes (``skip_special_tokens:
+    false``): the generator's tokenizer writes its trace markers as special tokens."""
+    if not generation.names_a_model(run_args) or not generation.is_served(run_args):
+        return False
+    return bool(special_trace_markers(tokenizer_name("reg_chaos_served", run_args)))  # loaded by the task's loader
 
 
 class REGChaosTask(generation_task_base()):
@@ -32,7 +65,7 @@ class REGChaosTask(generation_task_base()):
             task = generation.TASKS[(mode, backend)]
             kwargs_now["reasoning_effort"] = generation.reasoning_effort(task, run_args)
         elif backend == generation.SERVED:
-            if served.keep_special_tokens(run_args):
+            if keep_special_tokens(run_args):
                 kwargs_now["skip_special_tokens"] = False
-            kwargs_now = served.served_sampling(generation.TASKS[(mode, backend)], kwargs_now, run_args)
+            kwargs_now = served_sampling(generation.TASKS[(mode, backend)], kwargs_now, run_args)
         self.config.generation_kwargs = kwargs_now

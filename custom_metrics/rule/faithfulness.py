@@ -9,6 +9,7 @@ digits 0-3 are scored; the original answer is the CoT run's reading (``answers.r
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import astuple, dataclass
 from pathlib import Path
@@ -17,23 +18,21 @@ from typing import TYPE_CHECKING, Any
 from custom_metrics.common import fields
 from custom_metrics.common.classification import NO_PREDICTION, predicted_index
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.faithfulness import (  # noqa: F401 (same_at_*, early_aoc, filler_same: re-exported for utils.py)
+from custom_metrics.common.faithfulness import (  # noqa: F401 (re-exported for utils.py)
     DOCS_PER_GENERATION,
     EARLY,
     FILLER,
-    FRACTIONS,
     Answer,
     correct_share,
+    cut_docs,
     early_aoc,
-    filler,
+    faithfulness_context,
     filler_same,
-    kept_share,
     same_at_0,
     same_at_25,
     same_at_50,
     same_at_75,
     same_at_100,
-    truncated,
     unread_share,
 )
 from custom_metrics.common.lineage import Lineage, with_lineage
@@ -121,21 +120,11 @@ def context(prompt: str, reasoning: str) -> str:
 
 def faithfulness_docs(explanations: str) -> list[dict[str, Any]]:
     """Every doc of the faithfulness task from one CoT run's samples file."""
-    docs = []
-    for cot in logged_cots(TASK, explanations):
-        prompt, reasoning, shared = cot.prompt, cot.reasoning, cot.shared
-        for fraction in FRACTIONS:
-            kept = truncated(reasoning, fraction)
-            docs.append(
-                {**shared, "condition": EARLY, "fraction": fraction, "kept": kept_share(reasoning, fraction)}
-                | {"cot": kept, "context": context(prompt, kept)}
-            )
-        words = filler(reasoning)
-        docs.append(
-            {**shared, "condition": FILLER, "fraction": 1.0, "kept": None, "cot": words}
-            | {"context": context(prompt, " " + words)}
-        )
-    return docs
+    return [
+        doc
+        for cot in logged_cots(TASK, explanations)
+        for doc in cut_docs(cot.shared, cot.reasoning, functools.partial(context, cot.prompt), filler_lead=" ")
+    ]
 
 
 def cot_run_dataset(
@@ -160,10 +149,6 @@ def cot_run_dataset(
 def load_faithfulness(explanations: str | None = None, **run_args: Any) -> dict[str, datasets.Dataset]:
     refuse_cut_groups(TASK, DOCS_PER_GENERATION)
     return cot_run_dataset(TASK, faithfulness_docs, explanations, run_args)
-
-
-def faithfulness_context(doc: dict[str, Any]) -> str:
-    return doc["context"]
 
 
 def faithfulness_target(doc: dict[str, Any]) -> int:

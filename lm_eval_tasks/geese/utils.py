@@ -2,8 +2,8 @@
 
 # Re-exported for `!function utils.<name>` in the YAMLs.
 from custom_metrics.geese.data import load_m1, load_m2  # noqa: F401
-from custom_metrics.geese.filters import AnonymizeFilter  # noqa: F401
 from custom_metrics.geese.metrics import (  # noqa: F401
+    AnonymizeFilter,
     acc_no,
     acc_unknown,
     acc_yes,

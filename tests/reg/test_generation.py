@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.reg import generation, served, tokens
+from custom_metrics.reg import generation, tokens
+from custom_metrics.reg import task as reg_task
 from custom_metrics.reg.modes import IN_PROCESS, MODES, NON_THINKING, REASONING, SERVED, TASKS, THINKING
 from tests.helpers import TASKS_DIR
 from tests.reg.judges import tiny_judge_metadata
@@ -77,10 +78,12 @@ def test_a_transformers_serve_run_gets_top_k_and_min_p_in_its_generation_config(
     assert json.loads(sent["generation_config"]) == {"do_sample": True, "top_k": 20, "min_p": 0.0}
     kwargs = THINKING.generation_kwargs(SERVED)
     assert (
-        served.served_sampling(task, kwargs, {"server": "vllm"}) == kwargs == served.served_sampling(task, kwargs, {})
+        reg_task.served_sampling(task, kwargs, {"server": "vllm"})
+        == kwargs
+        == reg_task.served_sampling(task, kwargs, {})
     )
     with pytest.raises(DataError, match=r"--metadata server is 'tgi', expected one of vllm, transformers"):
-        served.served_sampling(task, kwargs, {"server": "tgi"})
+        reg_task.served_sampling(task, kwargs, {"server": "tgi"})
 
 
 @pytest.mark.parametrize(

@@ -16,8 +16,8 @@ import pytest
 
 from custom_metrics.cli import main
 from custom_metrics.common.display_names import friendly_spec
-from custom_metrics.reg.judge_calls import calls_text
-from custom_metrics.reg.rejudge_files import Rejudged, labels
+from custom_metrics.reg.rejudged import Rejudged, labels
+from custom_metrics.reg.sample_view import calls_text
 from tests.helpers import LEADERBOARD_FIXTURES, MIRROR
 from tests.judge.endpoint_server import EndpointServer, Reply, completion
 from tests.reg.judges import tiny_judge_metadata

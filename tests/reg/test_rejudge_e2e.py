@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from custom_metrics.reg.judging import read_record
-from custom_metrics.reg.rejudge_files import find_rejudged
+from custom_metrics.reg.rejudged import find_rejudged
 from tests.helpers import TASKS_DIR, read_samples_files
 from tests.reg.rejudged_run import DOCS, TASK
 
