@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import html
 import math
+import textwrap
 from collections.abc import Sequence
 
 from custom_metrics.common.leaderboard_types import Headline, Row
@@ -52,14 +53,8 @@ def _label(text: str) -> str:
 
 def _wrap(text: str, width: int = 16) -> str:
     """An axis label broken into lines of about ``width`` characters (escaped)."""
-    lines, line = [], ""
-    for word in text.split():
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}".strip()
-    return "<br>".join(_label(part) for part in [*lines, line] if part)
+    lines = textwrap.wrap(" ".join(text.split()), width, break_long_words=False, break_on_hyphens=False)
+    return "<br>".join(_label(line) for line in lines)
 
 
 def _hash(text: str) -> int:

@@ -158,12 +158,8 @@ def _cell(value: Any, kind: str) -> Any:
 
 
 def _header(columns: Sequence[TableColumn]) -> str:
-    cells = "".join(
-        f'<th title="{html.escape(column.tooltip)}">{html.escape(column.title)}</th>'
-        if column.tooltip
-        else f"<th>{html.escape(column.title)}</th>"
-        for column in columns
-    )
+    titles = [f' title="{html.escape(c.tooltip)}"' if c.tooltip else "" for c in columns]
+    cells = "".join(f"<th{title}>{html.escape(c.title)}</th>" for c, title in zip(columns, titles))
     # itables turns each footer cell into a filter box named by its text
     footer = "".join(f"<th>{html.escape(c.title)}</th>" for c in columns)
     return f"<table><thead><tr>{cells}</tr></thead><tfoot><tr>{footer}</tr></tfoot></table>"

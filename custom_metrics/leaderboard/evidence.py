@@ -73,11 +73,9 @@ def run_evidence(spec: PaperSpec, row: Row, key: str, cell: Cell, outcomes: Outc
     count = _count(spec, row, task, key, metric)
     if count is None:
         return Evidence(None, reason="neither logged samples nor the results file give the items it is a share of")
-    if not (math.isfinite(count) and 0 <= value <= 1):  # no share of a count: nothing to round
-        return Evidence(None, reason=f"not a whole count of the {count:g} items the results file records")
-    n = round(count)
+    n = round(count) if math.isfinite(count) else 0
     k = value * n
-    if n <= 0 or abs(count - n) > _WHOLE or abs(k - round(k)) > _WHOLE * max(1, n):
+    if not 0 <= value <= 1 or n <= 0 or abs(count - n) > _WHOLE or abs(k - round(k)) > _WHOLE * max(1, n):
         return Evidence(None, reason=f"not a whole count of the {count:g} items the results file records")
     return Evidence(procedures.share_interval(round(k), n), round(k), n, basis="results file")
 

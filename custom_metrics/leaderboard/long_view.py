@@ -30,25 +30,6 @@ DOCS_TOOLTIP = (
 )
 
 
-def chart_place(div_id: str, title: str) -> str:
-    """A summary chart's place: ``leaderboard.js`` draws it from the tab's charts file once it shows."""
-    return (
-        f'<figure class="chart"><figcaption>{html.escape(title)}</figcaption>'
-        f'<div class="plot" id="{div_id}" data-chart="{div_id}"></div></figure>'
-    )
-
-
-def chart_block(div_id: str, title: str, figure: dict | None) -> str:
-    """A chart's place in the page: a labelled figure whose plot ``leaderboard.js`` draws."""
-    if figure is None:
-        return ""
-    return (
-        f'<figure class="chart"><figcaption>{html.escape(title)}</figcaption><div class="plot" id="{div_id}"></div>'
-        f'<script type="application/json" class="chart-data" data-for="{div_id}">'
-        f"{datatable.safe_json(figure)}</script></figure>"
-    )
-
-
 def score_table(table: Table, spec: PaperSpec, paths: Paths, sample_pages: dict[Path, str]) -> str:
     metrics: dict[str, list[Column]] = {}  # each metric (with its filter): the task columns that report it
     for column in table.columns:
@@ -127,9 +108,15 @@ def differences_block(
         return intro + "<p><em>None here: no two runs or settings logged samples of the same documents.</em></p>"
     parts = [intro, _within_table(key, spec, within), _pair_picker(key, between, pair_rows)]
     figure = charts.difference_chart(differences, spec, paths)
-    shown = min(len(differences), charts.FOREST_SHOWN)
-    title = f"Paired differences A − B with their 95% intervals ({shown} of {len(differences)}, smallest p first)"
-    return "".join(parts) + chart_block(f"forest-{key}", title, figure)
+    if figure is not None:  # a labelled figure whose plot ``leaderboard.js`` draws
+        shown = min(len(differences), charts.FOREST_SHOWN)
+        title = f"Paired differences A − B with their 95% intervals ({shown} of {len(differences)}, smallest p first)"
+        parts.append(
+            f'<figure class="chart"><figcaption>{html.escape(title)}</figcaption><div class="plot" id="forest-{key}">'
+            f'</div><script type="application/json" class="chart-data" data-for="forest-{key}">'
+            f"{datatable.safe_json(figure)}</script></figure>"
+        )
+    return "".join(parts)
 
 
 def _within_table(key: str, spec: PaperSpec, within: Sequence[Difference]) -> str:

@@ -132,21 +132,9 @@ def central_p(k: np.ndarray | int, n: np.ndarray | int, p0: np.ndarray | float) 
 
 
 def smallest_p(n: int, p0: float) -> float:
-    """The smallest two-sided p any outcome of ``n`` items can reach against ``p0``."""
+    """The smallest two-sided p any outcome of ``n`` items can reach against ``p0`` (1 for no item):
+    at ``ALPHA`` or more, the run is too small to test."""
     return float(min(1.0, 2 * min((1 - p0) ** n, p0**n)))
-
-
-def testable(n: int, p0: float) -> bool:
-    """Whether ``n`` items can reject ``p0`` at all: else the run is too small to test."""
-    return n > 0 and smallest_p(n, p0) < ALPHA
-
-
-def share_test(k: int, n: int, p0: float) -> Outcome:
-    """The run's share ``k``/``n`` against a fixed ``p0``; the interval is the share's, so the
-    test rejects exactly when ``p0`` is outside it."""
-    p_value = float(central_p(k, n, p0))
-    # scipy's one-sided tests give the same numbers (checked in the tests); binom is vectorised.
-    return Outcome(p_value, share_interval(k, n))
 
 
 def mcnemar(a_only: np.ndarray, b_only: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -216,11 +204,6 @@ def fisher_test(k1: int, n1: int, k2: int, n2: int) -> Outcome:
 
     found = odds_ratio([[k1, n1 - k1], [k2, n2 - k2]], kind="conditional").confidence_interval(LEVEL)
     return Outcome(float(fisher_p(k1, n1, k2, n2)), Interval(float(found.low), float(found.high), ODDS_RATIO))
-
-
-def fisher_smallest_p(n1: int, k2: int, n2: int) -> float:
-    """The smallest p Fisher's test of ``n1`` items against ``k2`` of ``n2`` can reach (all right or all wrong)."""
-    return float(min(fisher_p(0, n1, k2, n2), fisher_p(n1, n1, k2, n2)))
 
 
 def wilson(k: float, n: float, z: float) -> tuple[float, float]:

@@ -81,27 +81,21 @@ def paper_row(spec: PaperSpec, headline: Headline, run: Row, published: Sequence
     """The published row (with its key) a run's ``headline`` number compares with, and whether
     it is the same model."""
     wanted = spec.board.paper_setting(run.setting)
-    candidates = [
-        (row, key)
-        for row in published
-        for key in headline.keys[:1]
-        if key in row.cells and finite(row.cells[key].value)
-    ]
-    if not candidates:
-        return None
+    key = headline.keys[0]  # the published rows' key
+    candidates = [row for row in published if key in row.cells and finite(row.cells[key].value)]
 
-    def pick(model_matches) -> tuple[Row, str] | None:
-        matching = [(row, key) for row, key in candidates if model_matches(row)]
-        in_setting = [(row, key) for row, key in matching if wanted is None or row.setting == wanted]
+    def pick(model_matches) -> Row | None:
+        matching = [row for row in candidates if model_matches(row)]
+        in_setting = [row for row in matching if wanted is None or row.setting == wanted]
         return (in_setting or matching or [None])[0]
 
     mine = model_key(run.model_id or run.model)
     same = pick(lambda row: model_key(row.model) == mine)
     if same is not None:
-        return (*same, True)
+        return same, key, True
     reference = headline.reference or spec.board.reference_model
     found = pick(lambda row: row.model == reference)
-    return (*found, False) if found is not None else None
+    return (found, key, False) if found is not None else None
 
 
 def paper_delta(
@@ -131,21 +125,23 @@ def paper_delta(
         stated = paper_evidence(spec, paper, paper_key, paper.cells[paper_key])
         if stated.k is not None and stated.n is not None:
             return _two_sample(base, theirs, (evidence.k, evidence.n), (stated.k, stated.n), margin)
-        if not procedures.testable(evidence.n, theirs):
-            smallest = procedures.smallest_p(evidence.n, theirs)
+        smallest = procedures.smallest_p(evidence.n, theirs)
+        if smallest >= ALPHA:
             return replace(
                 base,
                 test=f"no test: {evidence.n} item(s) are too few to test against {theirs:g} "
                 f"(the smallest p any outcome could reach is {smallest:.2g})",
                 items=evidence.n,
             )
-        outcome = procedures.share_test(evidence.k, evidence.n, theirs)
+        # The run's share against the paper's taken as fixed: the share's own interval, so the
+        # test rejects exactly when the paper's number is outside it.
+        interval = procedures.share_interval(evidence.k, evidence.n)
         return replace(
             base,
             test=procedures.EXACT_SHARE,
-            p_value=outcome.p_value,
-            low=outcome.interval.low - theirs,
-            high=outcome.interval.high - theirs,
+            p_value=float(procedures.central_p(evidence.k, evidence.n, theirs)),
+            low=interval.low - theirs,
+            high=interval.high - theirs,
             items=evidence.n,
         )
     if evidence.paired is not None:
@@ -161,7 +157,7 @@ def _two_sample(
     (k, n), (k_paper, n_paper) = run, paper
     equivalence = procedures.equivalence(k, n, k_paper, n_paper, margin)
     base = replace(base, items=n, paper_items=n_paper, equivalence=equivalence)
-    smallest = procedures.fisher_smallest_p(n, k_paper, n_paper)
+    smallest = float(procedures.fisher_p([0, n], n, k_paper, n_paper).min())  # all wrong or all right
     if smallest >= ALPHA:
         return replace(
             base,
