@@ -72,9 +72,7 @@ def model_hues(models: Sequence[str]) -> dict[str, int]:
         if not free:  # more models than slots: a hue from the name alone
             hues[model] = _hash(model) % 360
             continue
-        slot = next(
-            HUES[(wanted + step) % len(HUES)] for step in range(len(HUES)) if HUES[(wanted + step) % len(HUES)] in free
-        )
+        slot = next(hue for hue in HUES[wanted:] + HUES[:wanted] if hue in free)
         free.remove(slot)
         hues[model] = slot
     return hues

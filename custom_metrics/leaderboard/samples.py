@@ -161,10 +161,10 @@ def _generic(sample: dict[str, Any], shown: dict[str, Any], view: SampleView | N
             f"{(choices[i].strip() if i < len(choices) else i)} {value:.2f}" for i, value in enumerate(logliks)
         )
     else:
-        response = responses[0][0] if _nested_text(responses) else None
+        response = _first_text(responses, 2)
         if response not in already:
             fields["response"] = response
-        text = filtered[0] if isinstance(filtered, list) and filtered and isinstance(filtered[0], str) else None
+        text = _first_text(filtered, 1)
         if text is not None and text != response and text not in already and (view is None or view.show_filtered):
             fields["filtered output"] = text
     target = sample.get("target")
@@ -178,14 +178,13 @@ def _generic(sample: dict[str, Any], shown: dict[str, Any], view: SampleView | N
     return fields
 
 
-def _nested_text(responses: Any) -> bool:
-    return (
-        isinstance(responses, list)
-        and bool(responses)
-        and isinstance(responses[0], list)
-        and bool(responses[0])
-        and isinstance(responses[0][0], str)
-    )
+def _first_text(value: Any, depth: int) -> str | None:
+    """``value[0]``, ``depth`` lists deep, where each is a non-empty list and it is a text; else None."""
+    for _ in range(depth):
+        if not (isinstance(value, list) and value):
+            return None
+        value = value[0]
+    return value if isinstance(value, str) else None
 
 
 def _choices(sample: dict[str, Any]) -> list[str]:
