@@ -13,7 +13,7 @@ from __future__ import annotations
 import csv
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
@@ -313,63 +313,38 @@ def write_json(table: Table, summary: Summary, differences: Sequence[Difference]
     path.write_text(json.dumps(document, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 
-DIFFERENCE_COLUMNS = (
-    "kind",
-    "comparison",
-    "a",
-    "b",
-    "task",
-    "metric",
-    "docs",
-    "mean_a",
-    "mean_b",
-    "difference",
-    "ci_low",
-    "ci_high",
-    "no_interval",
-    "test",
-    "p_value",
-    "p_holm",
-    "family",
-    "family_size",
-    "significant",
-    "samples_a",
-    "samples_b",
-)
+# Each column of the paired differences CSV with its exact value; then the two samples files.
+DIFFERENCE_FIELDS: dict[str, Callable[[Difference], object]] = {
+    "kind": lambda d: d.kind,
+    "comparison": lambda d: d.label,
+    "a": lambda d: d.a,
+    "b": lambda d: d.b,
+    "task": lambda d: d.task,
+    "metric": lambda d: d.metric,
+    "docs": lambda d: d.result.n,
+    "mean_a": lambda d: repr(d.result.mean_a),
+    "mean_b": lambda d: repr(d.result.mean_b),
+    "difference": lambda d: repr(d.result.difference),
+    "ci_low": lambda d: "" if d.result.low is None else repr(d.result.low),
+    "ci_high": lambda d: "" if d.result.high is None else repr(d.result.high),
+    "no_interval": lambda d: d.result.no_interval,
+    "test": lambda d: d.result.test,
+    "p_value": lambda d: repr(d.result.p_value),
+    "p_holm": lambda d: "" if d.result.p_adjusted is None else repr(d.result.p_adjusted),
+    "family": lambda d: d.result.family_name,
+    "family_size": lambda d: d.result.family,
+    "significant": lambda d: d.result.significant,
+}
 
 
 def write_differences_csv(differences: Sequence[Difference], path: Path, paths: Paths) -> None:
     """Every paired difference with its exact numbers, for scripts (files as the page names them)."""
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(DIFFERENCE_COLUMNS)
+        writer.writerow([*DIFFERENCE_FIELDS, "samples_a", "samples_b"])
         for d in differences:
-            r = d.result
-            writer.writerow(
-                csv_cell(value)
-                for value in [
-                    d.kind,
-                    d.label,
-                    d.a,
-                    d.b,
-                    d.task,
-                    d.metric,
-                    r.n,
-                    repr(r.mean_a),
-                    repr(r.mean_b),
-                    repr(r.difference),
-                    "" if r.low is None else repr(r.low),
-                    "" if r.high is None else repr(r.high),
-                    r.no_interval,
-                    r.test,
-                    repr(r.p_value),
-                    "" if r.p_adjusted is None else repr(r.p_adjusted),
-                    r.family_name,
-                    r.family,
-                    r.significant,
-                    *(paths.show(source) for source in d.sources),
-                ]
-            )
+            values = [value(d) for value in DIFFERENCE_FIELDS.values()]
+            writer.writerow(csv_cell(value) for value in [*values, *(paths.show(source) for source in d.sources)])
 
 
 def _exact(cell: Cell | None, pm: bool) -> str:

@@ -122,57 +122,46 @@ def paper_delta(
     if evidence.k is not None and evidence.n is not None:
         if not 0 <= theirs <= 1:
             return replace(base, test="no test: the paper's number is not a share")
+        k, n = evidence.k, evidence.n
+        base = replace(base, items=n)
         stated = paper_evidence(spec, paper, paper_key, paper.cells[paper_key])
-        if stated.k is not None and stated.n is not None:
-            return _two_sample(base, theirs, (evidence.k, evidence.n), (stated.k, stated.n), margin)
-        smallest = procedures.smallest_p(evidence.n, theirs)
+        two_sample = stated.k is not None and stated.n is not None
+        if two_sample:  # against the paper's k of n: Fisher's test and the TOST verdict
+            equivalence = procedures.equivalence(k, n, stated.k, stated.n, margin)
+            base = replace(base, paper_items=stated.n, equivalence=equivalence)
+            smallest = float(procedures.fisher_p([0, n], n, stated.k, stated.n).min())  # all wrong or all right
+            against = f"{theirs:g} on the paper's {stated.n}"
+        else:
+            smallest, against = procedures.smallest_p(n, theirs), f"{theirs:g}"
         if smallest >= ALPHA:
             return replace(
                 base,
-                test=f"no test: {evidence.n} item(s) are too few to test against {theirs:g} "
+                test=f"no test: {n} item(s) are too few to test against {against} "
                 f"(the smallest p any outcome could reach is {smallest:.2g})",
-                items=evidence.n,
             )
-        # The run's share against the paper's taken as fixed: the share's own interval, so the
-        # test rejects exactly when the paper's number is outside it.
-        interval = procedures.share_interval(evidence.k, evidence.n)
+        if two_sample:
+            outcome = procedures.fisher_test(k, n, stated.k, stated.n)
+            return replace(
+                base,
+                test=procedures.FISHER,
+                p_value=outcome.p_value,
+                low=outcome.interval.low,
+                high=outcome.interval.high,
+                interval_of="odds ratio",
+            )
+        # Against the paper's number taken as fixed: the share's own interval, so the test
+        # rejects exactly when the paper's number is outside it.
+        interval = procedures.share_interval(k, n)
         return replace(
             base,
             test=procedures.EXACT_SHARE,
-            p_value=float(procedures.central_p(evidence.k, evidence.n, theirs)),
+            p_value=float(procedures.central_p(k, n, theirs)),
             low=interval.low - theirs,
             high=interval.high - theirs,
-            items=evidence.n,
         )
     if evidence.paired is not None:
         return replace(base, test=COMPARISON.format(test=evidence.paired.test), items=evidence.paired.n)
     return replace(base, test=f"no test: {evidence.reason}")
-
-
-def _two_sample(
-    base: PaperDelta, theirs: float, run: tuple[int, int], paper: tuple[int, int], margin: float
-) -> PaperDelta:
-    """The run's k of n against the paper's k of n (its printed number ``theirs``): Fisher's
-    test and the TOST verdict."""
-    (k, n), (k_paper, n_paper) = run, paper
-    equivalence = procedures.equivalence(k, n, k_paper, n_paper, margin)
-    base = replace(base, items=n, paper_items=n_paper, equivalence=equivalence)
-    smallest = float(procedures.fisher_p([0, n], n, k_paper, n_paper).min())  # all wrong or all right
-    if smallest >= ALPHA:
-        return replace(
-            base,
-            test=f"no test: {n} item(s) are too few to test against {theirs:g} on the paper's {n_paper} "
-            f"(the smallest p any outcome could reach is {smallest:.2g})",
-        )
-    outcome = procedures.fisher_test(k, n, k_paper, n_paper)
-    return replace(
-        base,
-        test=procedures.FISHER,
-        p_value=outcome.p_value,
-        low=outcome.interval.low,
-        high=outcome.interval.high,
-        interval_of="odds ratio",
-    )
 
 
 def adjust(deltas: Sequence[PaperDelta], family_name: str) -> list[PaperDelta]:
