@@ -134,10 +134,7 @@ def _panel(
     """One paper's tab: the summary in the page; its charts and long view in files beside it."""
     key = table.key
     runs = sum(row.kind == "run" for row in table.rows)
-    first: dict[str, str] = {}
-    for row in table.rows:
-        if row.kind == "published":
-            first.setdefault(row.model, row.setting)
+    first = {row.model: row.setting for row in reversed(table.rows) if row.kind == "published"}  # the first wins
     context = summary_html.SummaryContext(paths, by_file, first)
     downloads = [(f"{key}.csv", "CSV"), (f"{key}.md", "markdown"), (f"{key}.json", "JSON")]
     if differences:

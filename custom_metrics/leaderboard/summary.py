@@ -169,15 +169,14 @@ def _rank(summary: Summary, differences: Sequence[Difference]) -> None:
         has_value = any(finite(cell.value) for cell in entry.cells)
         limited = main.limited if main is not None and main.key else any(cell.limited for cell in entry.cells)
         entry.group = LIMITED if limited else RANKED if has_value else UNRANKED
+    order = [i for i, h in enumerate(summary.headlines) if not h.sanity]  # sanity checks never rank
     for group in (RANKED, LIMITED):
         members = [e for e in summary.rows if e.group == group and e.contender]
-        columns = [i for i, headline in enumerate(summary.headlines) if not headline.sanity]
         rank_group(
             [row_label(e.row.model, e.row.setting) for e in members],
-            [[e.cells[i] for i in columns] for e in members],
+            [[e.cells[i] for i in order] for e in members],
             differences,
         )
-    order = [i for i, h in enumerate(summary.headlines) if not h.sanity]
     if main_index is not None:
         order = [main_index] + [i for i in order if i != main_index]
     for entry in summary.rows:  # a row without the main metric (REG's without success) on what it has
