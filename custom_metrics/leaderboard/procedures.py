@@ -274,7 +274,7 @@ def bootstrap_test(values: Sequence[float]) -> Outcome | None:
     return Outcome(min(1.0, 2 * min(below, above) / len(means)), Interval(low, high, BOOTSTRAP))
 
 
-def holm_groups(p_values: Sequence[float] | np.ndarray, groups: Sequence[object]) -> np.ndarray:
+def holm_groups(p_values: Sequence[float] | np.ndarray, groups: Sequence[object] | np.ndarray) -> np.ndarray:
     """Holm's step-down adjusted p-values within each group (a family), in the given order:
     in a family of m tests the i-th smallest p (from 0) is multiplied by m − i, the running
     maximum taken and capped at 1 (statsmodels ``multipletests(method="holm")`` per family,
@@ -284,11 +284,7 @@ def holm_groups(p_values: Sequence[float] | np.ndarray, groups: Sequence[object]
         return p
     import pandas as pd  # a dependency of statsmodels; its grouped running maximum is exact
 
-    given = np.asarray(groups) if isinstance(groups, np.ndarray) else None
-    if given is not None and given.dtype.kind in "iu":  # family codes already
-        codes = pd.factorize(given)[0]
-    else:
-        codes = pd.factorize(pd.Series([str(g) for g in groups]))[0]
+    codes = pd.factorize(np.asarray(groups))[0]  # family names or codes -> 0, 1, ... in order of appearance
     order = np.lexsort((p, codes))
     sorted_codes = codes[order]
     position = pd.Series(sorted_codes).groupby(sorted_codes).cumcount().to_numpy()
