@@ -245,13 +245,11 @@ def _published_row(row: PublishedRow) -> Row:
         for key, cell in row.cells.items()
         if not key.endswith("/n")
     }
-    cells.update(
-        {
-            f"{key[:-2]}/#samples": Cell(float(cell.value), text=plain(cell.value), source=row.source)
-            for key, cell in row.cells.items()
-            if key.endswith("/n")
-        }
-    )
+    cells |= {  # the items behind the numbers, after them all (the JSON export keeps this order)
+        f"{key[:-2]}/#samples": Cell(float(cell.value), text=plain(cell.value), source=row.source)
+        for key, cell in row.cells.items()
+        if key.endswith("/n")
+    }
     return Row(row.model, "published", [row.source], cells, setting=row.setting, origin=row.origin)
 
 
@@ -275,16 +273,10 @@ def _columns(spec: PaperSpec, runs: list[TaskRun], published: list[PublishedRow]
 
     task_order, metric_order = column_order(spec) if spec is not OTHER else ((), OTHER_METRICS)
 
-    def rank(column: Column) -> tuple:
+    def rank(column: Column) -> tuple:  # by task; within it, by metric, the #samples column last
         task_rank = task_order.index(column.task) if column.task in task_order else len(task_order)
-        metric_rank = (
-            len(metric_order) + 1
-            if column.kind == "samples"
-            else metric_order.index(column.metric)
-            if column.metric in metric_order
-            else len(metric_order)
-        )
-        return (task_rank, column.task, metric_rank, column.key)
+        metric_rank = metric_order.index(column.metric) if column.metric in metric_order else len(metric_order)
+        return (task_rank, column.task, column.kind == "samples", metric_rank, column.key)
 
     return sorted(found.values(), key=rank)
 
