@@ -94,9 +94,7 @@ def family_charts(summary: Summary, spec: PaperSpec, paths: Paths, prefix: str) 
     charts = []
     for index, (family_key, family) in enumerate(summary.families.items()):
         columns = [h for h in summary.headlines if h.family == family_key and not h.sanity]
-        if not columns:
-            continue
-        figure = _family_figure(summary, spec, columns, family, paths)
+        figure = _family_figure(summary, spec, columns, family, paths)  # None without a number to draw
         if figure is not None:
             charts.append((f"{prefix}-{index}", family.title, figure))
     return charts

@@ -139,26 +139,24 @@ def _within_table(key: str, spec: PaperSpec, within: Sequence[Difference]) -> st
         TableColumn("Family", "The tests adjusted together: one run's comparisons within itself."),
         TableColumn("Significant", "Holm-adjusted p < 0.05."),
     ]
-    lines = []
-    for difference in within:
-        result = difference.result
-        lines.append(
-            [
-                difference.label,
-                spec.board.task_label(difference.task),
-                spec.board.metric_label(difference.metric),
-                result.n,
-                number_cell(result.mean_a),
-                number_cell(result.mean_b),
-                number_cell(result.difference, signed(result.difference)),
-                result.interval_text,
-                result.test,
-                number_cell(result.p_value, p_digits(result.p_value)),
-                number_cell(result.p_adjusted, p_digits(result.p_adjusted)),
-                f"{result.family_name} ({result.family})",
-                "yes ✱" if result.significant else "no",
-            ]
-        )
+    lines = [
+        [
+            d.label,
+            spec.board.task_label(d.task),
+            spec.board.metric_label(d.metric),
+            d.result.n,
+            number_cell(d.result.mean_a),
+            number_cell(d.result.mean_b),
+            number_cell(d.result.difference, signed(d.result.difference)),
+            d.result.interval_text,
+            d.result.test,
+            number_cell(d.result.p_value, p_digits(d.result.p_value)),
+            number_cell(d.result.p_adjusted, p_digits(d.result.p_adjusted)),
+            f"{d.result.family_name} ({d.result.family})",
+            "yes ✱" if d.result.significant else "no",
+        ]
+        for d in within
+    ]
     classes = ["significant" if d.result.significant else "" for d in within]
     table = datatable.datatable(f"differences-{key}", columns, lines, page_length=25, row_classes=classes)
     return "<h4>Within a run</h4>" + table

@@ -262,29 +262,26 @@ def write_csv(table: Table, summary: Summary, path: Path, paths: Paths) -> None:
 def write_json(table: Table, summary: Summary, differences: Sequence[Difference], path: Path, paths: Paths) -> None:
     """The same table as the CSV, for scripts: rows in rank order, each headline with its
     interval, rank and test, every metric's exact value; the tests' counts and correction."""
-    rows = []
-    for row, entry in summary_order(table, summary):
-        rows.append(
-            {
-                "rank": row_rank_text(entry, summary),
-                "model": row.model,
-                "setting": row.setting,
-                "row": row.kind,
-                "origin": row.origin or "run",
-                "data": data_text(row, entry),
-                "flags": [paths.text(flag) for flag in row_flags(row)],
-                "headlines": {
-                    h.keys[0]: headline_fields(entry.cells[i], entry) for i, h in enumerate(summary.headlines)
-                }
-                if entry is not None
-                else {},
-                # strict JSON: NaN is null
-                "metrics": {
-                    key: c.value if finite(c.value) else None for key, c in row.cells.items() if c.value is not None
-                },
-                "sources": [paths.show(source) for source in row.sources],
-            }
-        )
+    rows = [
+        {
+            "rank": row_rank_text(entry, summary),
+            "model": row.model,
+            "setting": row.setting,
+            "row": row.kind,
+            "origin": row.origin or "run",
+            "data": data_text(row, entry),
+            "flags": [paths.text(flag) for flag in row_flags(row)],
+            "headlines": {h.keys[0]: headline_fields(entry.cells[i], entry) for i, h in enumerate(summary.headlines)}
+            if entry is not None
+            else {},
+            # strict JSON: NaN is null
+            "metrics": {
+                key: c.value if finite(c.value) else None for key, c in row.cells.items() if c.value is not None
+            },
+            "sources": [paths.show(source) for source in row.sources],
+        }
+        for row, entry in summary_order(table, summary)
+    ]
     document = {
         "paper": table.key,
         "title": table.title,
