@@ -143,11 +143,11 @@ def _cell(value: Any, kind: str) -> Any:
     if kind == "link":
         return value if isinstance(value, list) else [value, None]
     if kind == "number":
-        if isinstance(value, list) or value is None:
-            return value if value is not None else number_cell(None)
+        if isinstance(value, list):
+            return value
         if isinstance(value, int) and not isinstance(value, bool):
             return number_cell(float(value), str(value)) if abs(value) < 2**53 else [str(value), None]
-        if isinstance(value, float):
+        if value is None or isinstance(value, float):
             return number_cell(value)
         return [str(value), None]
     if value is None or isinstance(value, str):

@@ -226,9 +226,8 @@ HEADLINE_FIELDS = tuple(headline_fields(None, None))
 
 
 def write_csv(table: Table, summary: Summary, path: Path, paths: Paths) -> None:
-    """One row per model and setting, in rank order: rank, data (full or how it was cut
-    short), flags, each headline's value, interval, rank, Δ vs paper, test, p and Holm's p;
-    then every metric with its ± column where any row has one; files as the page names them."""
+    """One row per model and setting, in rank order: the summary's fields, then every metric
+    with its ± column where any row has one; files as the page names them."""
     columns = [c for c in table.columns if any(c.key in row.cells for row in table.rows)]
     with_pm = {
         c.key for c in columns if any(c.key in row.cells and row.cells[c.key].pm is not None for row in table.rows)

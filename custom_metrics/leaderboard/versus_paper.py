@@ -13,10 +13,9 @@ row here can answer). The paper's number is an estimate too, from the items the 
 number taken as fixed where it states no n, with the reproduction verdict (``procedures``). A
 difference of two tasks (GEESE's effectiveness) gets no test: the paper's is a difference of
 two of its numbers with no count of the documents that changed, so no exact test compares the
-run's with it (a bootstrap against it taken as fixed gave the number a second interval from
-another procedure). Anything else (no count of items, a mean over split runs): "no test",
-saying why. The stars are Holm-adjusted within the run row's own tests against the paper
-(``adjust``), so another run on the page never moves them.
+run's with it. Anything else (no count of items, a mean over split runs): "no test", saying
+why. The stars are Holm-adjusted within the run row's own tests against the paper (``adjust``),
+so another run on the page never moves them.
 """
 
 from __future__ import annotations
