@@ -184,11 +184,8 @@ def only_settings(runs: Sequence[TaskRun]) -> dict[str, str]:
 
 
 def run_rows(runs: list[TaskRun], spec: PaperSpec, passed: dict[tuple[str, str], list[str]]) -> list[Row]:
-    """One row per (model, setting); a run without a setting joins its model's only row.
-
-    Each row also keeps, per task, its samples file and how the run's logged task config
-    differs from the suite's (``task_configs``); how its results files differ from each other
-    (batch size, model args, harness version) and which files its tasks passed over."""
+    """One row per (model, setting); a run without a setting joins its model's only row. A row
+    also keeps what a reader must be told of its files (``wording.row_flags``)."""
     only = only_settings(runs)
     rows: dict[tuple[str, str], Row] = {}
     how: dict[tuple[str, str], list[TaskRun]] = {}
