@@ -46,9 +46,7 @@ def score_table(table: Table, spec: PaperSpec, paths: Paths, sample_pages: dict[
     for key, group in metrics.items():
         metric, _, suffix = key.partition("[")
         title = spec.board.metric_label(metric) + (f" [{suffix}" if suffix else "")
-        tooltip = next(
-            (spec.board.definition(c.task, metric) for c in group if spec.board.definition(c.task, metric)), ""
-        )
+        tooltip = next(filter(None, (spec.board.definition(c.task, metric) for c in group)), "")
         columns.append(TableColumn(title, tooltip or f"{metric} as the harness reports it.", kind="number"))
     columns.append(TableColumn("docs", DOCS_TOOLTIP, kind="number"))
     columns.append(TableColumn("Samples", "The logged samples behind this line.", kind="link"))
