@@ -259,8 +259,7 @@ def write_csv(table: Table, summary: Summary, path: Path, paths: Paths) -> None:
 
 
 def write_json(table: Table, summary: Summary, differences: Sequence[Difference], path: Path, paths: Paths) -> None:
-    """The same table as the CSV, for scripts: rows in rank order, each headline with its
-    interval, rank and test, every metric's exact value; the tests' counts and correction."""
+    """The same table as the CSV, for scripts, with the tests' counts and correction."""
     rows = [
         {
             "rank": row_rank_text(entry, summary),

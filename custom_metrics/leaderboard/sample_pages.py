@@ -84,12 +84,11 @@ def sample_pages(task: LoggedTask, pages: Pages, head: str, paths: Paths) -> lis
     run = task.run
     title = f"{task.spec.board.task_label(run.task)} — {row_label(run.model, run.setting)}"
     names = task.columns
-    kinds = {name: _kind([row.get(name) for row in task.rows]) for name in names}
     columns = [
         TableColumn(
             name,
             "The prompt the model saw (shown with the Columns button)." if name == PROMPT else "",
-            kind=kinds[name],
+            kind=_kind([row.get(name) for row in task.rows]),
             visible=name != PROMPT,
         )
         for name in names
