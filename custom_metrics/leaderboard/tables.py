@@ -17,6 +17,7 @@ effectiveness, RULE's five-shot rows) comes from the paper's spec (``registry``)
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Sequence
@@ -89,15 +90,10 @@ def _as_shown(run: TaskRun) -> TaskRun:
 def _would_meet(batches: list[set[str]]) -> bool:
     """Whether tasks of different batches would share a row's numbers: one task in two batches,
     or a paper comparison's two tasks (GEESE effectiveness) in two."""
-    for i, first in enumerate(batches):
-        for second in batches[i + 1 :]:
-            if first & second:
-                return True
-            for task in first | second:
-                for comparison in paper_of(task).board.comparisons:
-                    pair = {comparison.task, comparison.baseline}
-                    if pair & first and pair & second and pair <= first | second:
-                        return True
+    for first, second in itertools.combinations(batches, 2):
+        pairs = ({c.task, c.baseline} for task in first | second for c in paper_of(task).board.comparisons)
+        if first & second or any(pair & first and pair & second for pair in pairs):
+            return True
     return False
 
 
