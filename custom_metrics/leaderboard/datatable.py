@@ -66,14 +66,10 @@ def datatable(
     row_classes: Sequence[str] | None = None,
     columns_button: bool = False,
 ) -> str:
-    """The HTML of one DataTable; ``rows`` hold text, None, or ``number_cell`` pairs.
-
-    A filter box is under every column (itables makes one per footer cell); ``facets`` are
-    columns offered as click filters (SearchPanes); ``columns_button`` offers a column picker
-    (always there when a column starts hidden).
-    No ``scrollX``: DataTables would draw the header and the filter boxes twice (a hidden
-    copy still focusable); the page's CSS scrolls the table in its own box instead.
-    """
+    """The HTML of one DataTable; ``rows`` hold text, None, or ``number_cell`` pairs; ``facets``
+    are columns offered as click filters (SearchPanes). No ``scrollX``: DataTables would draw the
+    header and the filter boxes twice (a hidden copy still focusable); the page's CSS scrolls the
+    table in its own box instead."""
     show_columns_button = columns_button or any(not column.visible for column in columns)
     all_columns = list(columns)
     data = [[_cell(value, column.kind) for value, column in zip(row, columns)] for row in rows]

@@ -53,8 +53,7 @@ def markdown(
     table: Table, summary: Summary, problems: Sequence[Problem], differences: Sequence[Difference], paths: Paths
 ) -> str:
     """The paper's tables as markdown, in the page's order (your runs first, in rank order, then
-    the published rows): the summary (rank, each headline with its 95% interval, data and flags),
-    the Δ-vs-paper tests, every metric, paired differences."""
+    the published rows)."""
     ordered = summary_order(table, summary)
     lines = [f"## {_md(table.title)}"]
     if summary.headlines:

@@ -107,9 +107,8 @@ def build_summary(
     differences: Sequence[Difference] = (),
     margin: float = procedures.EQUIVALENCE_MARGIN,
 ) -> Summary:
-    """The summary of one paper's table; ``outcomes`` are the logged per-document outcomes by
-    samples file, ``differences`` the tab's paired tests (their pair families' adjusted p
-    rank the rows), ``margin`` the δ of the reproduction verdict."""
+    """The summary of one paper's table; ``differences`` are the tab's paired tests (their pair
+    families' adjusted p rank the rows)."""
     published = [row for row in table.rows if row.kind == "published"]
     headlines, families = spec.board.headlines, spec.board.families
     if not headlines:  # tasks of no paper: each task's first charted metric
