@@ -174,6 +174,5 @@ def _dataset(spec: PaperSpec, ours: Mapping[str, Any], theirs: Mapping[str, Any]
 def _version(ours: Mapping[str, Any], version: Any) -> str:
     metadata = ours.get("metadata") if isinstance(ours.get("metadata"), Mapping) else {}
     suite = metadata.get("version")
-    numbers = (int, float)
-    comparable = isinstance(version, numbers) and isinstance(suite, numbers) and not isinstance(version, bool)
+    comparable = isinstance(version, (int, float)) and isinstance(suite, (int, float)) and not isinstance(version, bool)
     return f"version {version:g} (the suite: {suite:g})" if comparable and float(version) != float(suite) else ""

@@ -72,8 +72,7 @@ def model_key(name: str) -> str:
     text = name.strip().rstrip("/").rsplit("/", 1)[-1].lower()
     text = re.sub(r"[^a-z0-9]+", "", text)
     text = re.sub(r"^meta(?=llama)", "", text)
-    text = re.sub(r"(hf|v\d+)+$", "", text)
-    return text
+    return re.sub(r"(hf|v\d+)+$", "", text)
 
 
 def paper_row(spec: PaperSpec, headline: Headline, run: Row, published: Sequence[Row]) -> tuple[Row, str, bool] | None:
