@@ -135,7 +135,7 @@ class SampleView:
     """How a paper's logged samples (``--log_samples``) read in the sample viewer, and
     which per-document outcomes are compared between runs (paired differences)."""
 
-    fields: SampleFieldsHook
+    fields: SampleFieldsHook = lambda task, sample: {}  # default: the fields every task logs, alone
     facets: tuple[str, ...] = ()  # fields offered as click filters (e.g. "coherent")
     outcomes: OutcomesHook | None = None
     doc_key: DocKeyHook = default_doc_key
@@ -198,7 +198,7 @@ class Board:
     task_labels: Mapping[str, str] = field(default_factory=dict)
     metric_labels: Mapping[str, str] = field(default_factory=dict)
     definitions: Mapping[str, str] = field(default_factory=dict)
-    samples: SampleView | None = None
+    samples: SampleView = SampleView()
     comparisons: tuple[Comparison, ...] = ()
     remark: RemarkHook = lambda task, values: ""  # e.g. REG: why its scores are missing
     # The summary view: one column per task's headline metric; the first that is not a

@@ -64,8 +64,7 @@ def build_leaderboard(
 ) -> Leaderboard:
     """Read every run under ``inputs`` and write the leaderboard folder ``out``: a tab per paper
     with a run, and per paper of ``papers`` (its published rows) even without one; the other
-    arguments are the options ``main`` reads (``--name``, ``--rank-published``,
-    ``--equivalence-margin``, ``--all-pairs``).
+    arguments are the options of ``main``.
 
     The site is written into a fresh folder that then takes the place of ``out`` whole: two
     runs on one ``out`` at once, or a run killed half-way, never leave a site mixed from two

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import html
 import math
+import textwrap
 from collections.abc import Sequence
 
 from custom_metrics.common.leaderboard_types import Headline, Row
@@ -52,14 +53,8 @@ def _label(text: str) -> str:
 
 def _wrap(text: str, width: int = 16) -> str:
     """An axis label broken into lines of about ``width`` characters (escaped)."""
-    lines, line = [], ""
-    for word in text.split():
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}".strip()
-    return "<br>".join(_label(part) for part in [*lines, line] if part)
+    lines = textwrap.wrap(" ".join(text.split()), width, break_long_words=False, break_on_hyphens=False)
+    return "<br>".join(_label(line) for line in lines)
 
 
 def _hash(text: str) -> int:
@@ -77,9 +72,7 @@ def model_hues(models: Sequence[str]) -> dict[str, int]:
         if not free:  # more models than slots: a hue from the name alone
             hues[model] = _hash(model) % 360
             continue
-        slot = next(
-            HUES[(wanted + step) % len(HUES)] for step in range(len(HUES)) if HUES[(wanted + step) % len(HUES)] in free
-        )
+        slot = next(hue for hue in HUES[wanted:] + HUES[:wanted] if hue in free)
         free.remove(slot)
         hues[model] = slot
     return hues
@@ -101,9 +94,7 @@ def family_charts(summary: Summary, spec: PaperSpec, paths: Paths, prefix: str) 
     charts = []
     for index, (family_key, family) in enumerate(summary.families.items()):
         columns = [h for h in summary.headlines if h.family == family_key and not h.sanity]
-        if not columns:
-            continue
-        figure = _family_figure(summary, spec, columns, family, paths)
+        figure = _family_figure(summary, spec, columns, family, paths)  # None without a number to draw
         if figure is not None:
             charts.append((f"{prefix}-{index}", family.title, figure))
     return charts

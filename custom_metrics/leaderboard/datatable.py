@@ -66,14 +66,10 @@ def datatable(
     row_classes: Sequence[str] | None = None,
     columns_button: bool = False,
 ) -> str:
-    """The HTML of one DataTable; ``rows`` hold text, None, or ``number_cell`` pairs.
-
-    A filter box is under every column (itables makes one per footer cell); ``facets`` are
-    columns offered as click filters (SearchPanes); ``columns_button`` offers a column picker
-    (always there when a column starts hidden).
-    No ``scrollX``: DataTables would draw the header and the filter boxes twice (a hidden
-    copy still focusable); the page's CSS scrolls the table in its own box instead.
-    """
+    """The HTML of one DataTable; ``rows`` hold text, None, or ``number_cell`` pairs; ``facets``
+    are columns offered as click filters (SearchPanes). No ``scrollX``: DataTables would draw the
+    header and the filter boxes twice (a hidden copy still focusable); the page's CSS scrolls the
+    table in its own box instead."""
     show_columns_button = columns_button or any(not column.visible for column in columns)
     all_columns = list(columns)
     data = [[_cell(value, column.kind) for value, column in zip(row, columns)] for row in rows]
@@ -143,11 +139,11 @@ def _cell(value: Any, kind: str) -> Any:
     if kind == "link":
         return value if isinstance(value, list) else [value, None]
     if kind == "number":
-        if isinstance(value, list) or value is None:
-            return value if value is not None else number_cell(None)
+        if isinstance(value, list):
+            return value
         if isinstance(value, int) and not isinstance(value, bool):
             return number_cell(float(value), str(value)) if abs(value) < 2**53 else [str(value), None]
-        if isinstance(value, float):
+        if value is None or isinstance(value, float):
             return number_cell(value)
         return [str(value), None]
     if value is None or isinstance(value, str):
@@ -158,12 +154,8 @@ def _cell(value: Any, kind: str) -> Any:
 
 
 def _header(columns: Sequence[TableColumn]) -> str:
-    cells = "".join(
-        f'<th title="{html.escape(column.tooltip)}">{html.escape(column.title)}</th>'
-        if column.tooltip
-        else f"<th>{html.escape(column.title)}</th>"
-        for column in columns
-    )
+    titles = [f' title="{html.escape(c.tooltip)}"' if c.tooltip else "" for c in columns]
+    cells = "".join(f"<th{title}>{html.escape(c.title)}</th>" for c, title in zip(columns, titles))
     # itables turns each footer cell into a filter box named by its text
     footer = "".join(f"<th>{html.escape(c.title)}</th>" for c in columns)
     return f"<table><thead><tr>{cells}</tr></thead><tfoot><tr>{footer}</tr></tfoot></table>"

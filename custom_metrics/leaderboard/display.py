@@ -45,12 +45,10 @@ class Paths:
         self._shown: dict[str, str] = {}  # every paired difference names its two samples files again
 
     def show(self, path: str | Path | None) -> str:
-        if path is None or str(path) == "":
-            return ""
-        text = str(path)
-        if text not in self._shown:
+        text = "" if path is None else str(path)
+        if text and text not in self._shown:
             self._shown[text] = visible(self._show(text))
-        return self._shown[text]
+        return self._shown.get(text, "")
 
     def _show(self, text: str) -> str:
         if not Path(text).is_absolute():

@@ -58,26 +58,29 @@ def run_evidence(spec: PaperSpec, row: Row, key: str, cell: Cell, outcomes: Outc
         return Evidence(None, reason="no number")
     task, metric = key.split("/", 1)
     metric = metric.split("[", 1)[0]
-    logged = _logged(row, task, metric, outcomes)
+    found = outcomes.get(row.samples.get(task), {}).get(metric)
+    logged = np.fromiter(found.values(), dtype=float, count=len(found)) if found else None
     if logged is not None and np.isin(logged, (0.0, 1.0)).all() and abs(float(np.mean(logged)) - value) <= _WHOLE:
         k, n = int(logged.sum()), len(logged)
         return Evidence(procedures.share_interval(k, n), k, n, basis="logged samples")
-    paired = _paired(spec, row, task, metric, outcomes)
-    if paired is not None and abs(paired.difference - value) <= _WHOLE:
-        interval = None if paired.low is None else Interval(paired.low, paired.high, paired.test)
-        return Evidence(interval, paired=paired, basis="logged samples of both tasks", reason=paired.no_interval)
-    if paired is None and _comparison(spec, task, metric) is not None:
-        return Evidence(None, reason="a difference of two tasks: needs both tasks' logged samples")
+    comparison = _comparison(spec, task, metric)
+    if comparison is not None:  # its paired test: ``task`` − its baseline over the documents both logged
+        a = outcomes.get(row.samples.get(comparison.task), {}).get(comparison.metric, {})
+        b = outcomes.get(row.samples.get(comparison.baseline), {}).get(comparison.compared, {})
+        paired = paired_difference(a, b)  # None: a task without logged samples, or no document shared
+        if paired is None:
+            return Evidence(None, reason="a difference of two tasks: needs both tasks' logged samples")
+        if abs(paired.difference - value) <= _WHOLE:
+            interval = None if paired.low is None else Interval(paired.low, paired.high, paired.test)
+            return Evidence(interval, paired=paired, basis="logged samples of both tasks", reason=paired.no_interval)
     if cell.pm is not None and cell.se is None:
         return Evidence(None, reason="a mean over runs (its ± is their spread): no count of items behind it")
     count = _count(spec, row, task, key, metric)
     if count is None:
         return Evidence(None, reason="neither logged samples nor the results file give the items it is a share of")
-    if not (math.isfinite(count) and 0 <= value <= 1):  # no share of a count: nothing to round
-        return Evidence(None, reason=f"not a whole count of the {count:g} items the results file records")
-    n = round(count)
+    n = round(count) if math.isfinite(count) else 0
     k = value * n
-    if n <= 0 or abs(count - n) > _WHOLE or abs(k - round(k)) > _WHOLE * max(1, n):
+    if not 0 <= value <= 1 or n <= 0 or abs(count - n) > _WHOLE or abs(k - round(k)) > _WHOLE * max(1, n):
         return Evidence(None, reason=f"not a whole count of the {count:g} items the results file records")
     return Evidence(procedures.share_interval(round(k), n), round(k), n, basis="results file")
 
@@ -102,29 +105,9 @@ def paper_evidence(spec: PaperSpec, row: Row, key: str, cell: Cell) -> Evidence:
     return Evidence(None, reason="the paper states neither its items nor a standard error")
 
 
-def _logged(row: Row, task: str, metric: str, outcomes: Outcomes) -> np.ndarray | None:
-    path = row.samples.get(task)
-    found = outcomes.get(path, {}).get(metric) if path is not None else None
-    return np.fromiter(found.values(), dtype=float, count=len(found)) if found else None
-
-
 def _comparison(spec: PaperSpec, task: str, metric: str) -> Comparison | None:
     """The paper comparison whose difference ``task``'s ``metric`` is (GEESE's effectiveness), named by its label."""
     return next((c for c in spec.board.comparisons if c.task == task and c.label == metric), None)
-
-
-def _paired(spec: PaperSpec, row: Row, task: str, metric: str, outcomes: Outcomes) -> PairedResult | None:
-    """The paired test of a paper comparison's two tasks (``task`` − its baseline) over the
-    documents both logged."""
-    comparison = _comparison(spec, task, metric)
-    if comparison is None:
-        return None
-    paths = row.samples.get(comparison.task), row.samples.get(comparison.baseline)
-    if None in paths:
-        return None
-    left = outcomes.get(paths[0], {}).get(comparison.metric, {})
-    right = outcomes.get(paths[1], {}).get(comparison.compared, {})
-    return paired_difference(left, right)
 
 
 def _count(spec: PaperSpec, row: Row, task: str, key: str, metric: str) -> float | None:

@@ -30,25 +30,6 @@ DOCS_TOOLTIP = (
 )
 
 
-def chart_place(div_id: str, title: str) -> str:
-    """A summary chart's place: ``leaderboard.js`` draws it from the tab's charts file once it shows."""
-    return (
-        f'<figure class="chart"><figcaption>{html.escape(title)}</figcaption>'
-        f'<div class="plot" id="{div_id}" data-chart="{div_id}"></div></figure>'
-    )
-
-
-def chart_block(div_id: str, title: str, figure: dict | None) -> str:
-    """A chart's place in the page: a labelled figure whose plot ``leaderboard.js`` draws."""
-    if figure is None:
-        return ""
-    return (
-        f'<figure class="chart"><figcaption>{html.escape(title)}</figcaption><div class="plot" id="{div_id}"></div>'
-        f'<script type="application/json" class="chart-data" data-for="{div_id}">'
-        f"{datatable.safe_json(figure)}</script></figure>"
-    )
-
-
 def score_table(table: Table, spec: PaperSpec, paths: Paths, sample_pages: dict[Path, str]) -> str:
     metrics: dict[str, list[Column]] = {}  # each metric (with its filter): the task columns that report it
     for column in table.columns:
@@ -65,9 +46,7 @@ def score_table(table: Table, spec: PaperSpec, paths: Paths, sample_pages: dict[
     for key, group in metrics.items():
         metric, _, suffix = key.partition("[")
         title = spec.board.metric_label(metric) + (f" [{suffix}" if suffix else "")
-        tooltip = next(
-            (spec.board.definition(c.task, metric) for c in group if spec.board.definition(c.task, metric)), ""
-        )
+        tooltip = next(filter(None, (spec.board.definition(c.task, metric) for c in group)), "")
         columns.append(TableColumn(title, tooltip or f"{metric} as the harness reports it.", kind="number"))
     columns.append(TableColumn("docs", DOCS_TOOLTIP, kind="number"))
     columns.append(TableColumn("Samples", "The logged samples behind this line.", kind="link"))
@@ -127,9 +106,15 @@ def differences_block(
         return intro + "<p><em>None here: no two runs or settings logged samples of the same documents.</em></p>"
     parts = [intro, _within_table(key, spec, within), _pair_picker(key, between, pair_rows)]
     figure = charts.difference_chart(differences, spec, paths)
-    shown = min(len(differences), charts.FOREST_SHOWN)
-    title = f"Paired differences A − B with their 95% intervals ({shown} of {len(differences)}, smallest p first)"
-    return "".join(parts) + chart_block(f"forest-{key}", title, figure)
+    if figure is not None:  # a labelled figure whose plot ``leaderboard.js`` draws
+        shown = min(len(differences), charts.FOREST_SHOWN)
+        title = f"Paired differences A − B with their 95% intervals ({shown} of {len(differences)}, smallest p first)"
+        parts.append(
+            f'<figure class="chart"><figcaption>{html.escape(title)}</figcaption><div class="plot" id="forest-{key}">'
+            f'</div><script type="application/json" class="chart-data" data-for="forest-{key}">'
+            f"{datatable.safe_json(figure)}</script></figure>"
+        )
+    return "".join(parts)
 
 
 def _within_table(key: str, spec: PaperSpec, within: Sequence[Difference]) -> str:
@@ -152,26 +137,24 @@ def _within_table(key: str, spec: PaperSpec, within: Sequence[Difference]) -> st
         TableColumn("Family", "The tests adjusted together: one run's comparisons within itself."),
         TableColumn("Significant", "Holm-adjusted p < 0.05."),
     ]
-    lines = []
-    for difference in within:
-        result = difference.result
-        lines.append(
-            [
-                difference.label,
-                spec.board.task_label(difference.task),
-                spec.board.metric_label(difference.metric),
-                result.n,
-                number_cell(result.mean_a),
-                number_cell(result.mean_b),
-                number_cell(result.difference, signed(result.difference)),
-                result.interval_text,
-                result.test,
-                number_cell(result.p_value, p_digits(result.p_value)),
-                number_cell(result.p_adjusted, p_digits(result.p_adjusted)),
-                f"{result.family_name} ({result.family})",
-                "yes ✱" if result.significant else "no",
-            ]
-        )
+    lines = [
+        [
+            d.label,
+            spec.board.task_label(d.task),
+            spec.board.metric_label(d.metric),
+            d.result.n,
+            number_cell(d.result.mean_a),
+            number_cell(d.result.mean_b),
+            number_cell(d.result.difference, signed(d.result.difference)),
+            d.result.interval_text,
+            d.result.test,
+            number_cell(d.result.p_value, p_digits(d.result.p_value)),
+            number_cell(d.result.p_adjusted, p_digits(d.result.p_adjusted)),
+            f"{d.result.family_name} ({d.result.family})",
+            "yes ✱" if d.result.significant else "no",
+        ]
+        for d in within
+    ]
     classes = ["significant" if d.result.significant else "" for d in within]
     table = datatable.datatable(f"differences-{key}", columns, lines, page_length=25, row_classes=classes)
     return "<h4>Within a run</h4>" + table

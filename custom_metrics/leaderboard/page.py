@@ -66,7 +66,7 @@ def write_site(
     document.write_text(sample_pages.document_page(_head("Document across runs", "../")), encoding="utf-8")
     sample_pages.write_document_data(samples_dir / "docs", logged, pages)
     # The index: a tab per paper, its summary in the page, its charts and long view in files beside it.
-    by_file = {task.path: task_pages.first for task, task_pages in pages.items()}
+    by_file = {task.path: task_pages.names[0] for task, task_pages in pages.items()}
     runs = sorted({(row.model, row.setting) for table in tables for row in table.rows if row.kind == "run"})
     # The checked tab's panel shows from the first paint, before any script ran.
     shown = ", ".join(f".tabs:has(#tab-{table.key}:checked) #panel-{table.key}" for table in tables)
@@ -134,10 +134,7 @@ def _panel(
     """One paper's tab: the summary in the page; its charts and long view in files beside it."""
     key = table.key
     runs = sum(row.kind == "run" for row in table.rows)
-    first: dict[str, str] = {}
-    for row in table.rows:
-        if row.kind == "published":
-            first.setdefault(row.model, row.setting)
+    first = {row.model: row.setting for row in reversed(table.rows) if row.kind == "published"}  # the first wins
     context = summary_html.SummaryContext(paths, by_file, first)
     downloads = [(f"{key}.csv", "CSV"), (f"{key}.md", "markdown"), (f"{key}.json", "JSON")]
     if differences:
@@ -177,7 +174,11 @@ def _panel(
         summary_html.summary_section(table, spec, summary, context),
         summary_html.verdicts(differences, spec),
     ]
-    parts += [long_view.chart_place(div_id, title) for div_id, title, _ in figures]
+    parts += [  # each chart's place: ``leaderboard.js`` draws it from the tab's charts file once it shows
+        f'<figure class="chart"><figcaption>{html.escape(title)}</figcaption>'
+        f'<div class="plot" id="{div_id}" data-chart="{div_id}"></div></figure>'
+        for div_id, title, _ in figures
+    ]
     parts += [
         "</div>",
         f'<div class="view-long" data-load="long:{key}" data-src="{PANELS}/{key}.long.js">'

@@ -52,8 +52,7 @@ class PairedResult:
 
 def paired_difference(a: Mapping[str, float], b: Mapping[str, float]) -> PairedResult | None:
     """A - B over the documents in both (None when they share none)."""
-    found = paired_matrix([a, b])
-    return found.get((0, 1))
+    return paired_matrix([a, b]).get((0, 1))
 
 
 def paired_matrix(runs: Sequence[Mapping[str, float]]) -> dict[tuple[int, int], PairedResult]:

@@ -132,21 +132,9 @@ def central_p(k: np.ndarray | int, n: np.ndarray | int, p0: np.ndarray | float) 
 
 
 def smallest_p(n: int, p0: float) -> float:
-    """The smallest two-sided p any outcome of ``n`` items can reach against ``p0``."""
+    """The smallest two-sided p any outcome of ``n`` items can reach against ``p0`` (1 for no item):
+    at ``ALPHA`` or more, the run is too small to test."""
     return float(min(1.0, 2 * min((1 - p0) ** n, p0**n)))
-
-
-def testable(n: int, p0: float) -> bool:
-    """Whether ``n`` items can reject ``p0`` at all: else the run is too small to test."""
-    return n > 0 and smallest_p(n, p0) < ALPHA
-
-
-def share_test(k: int, n: int, p0: float) -> Outcome:
-    """The run's share ``k``/``n`` against a fixed ``p0``; the interval is the share's, so the
-    test rejects exactly when ``p0`` is outside it."""
-    p_value = float(central_p(k, n, p0))
-    # scipy's one-sided tests give the same numbers (checked in the tests); binom is vectorised.
-    return Outcome(p_value, share_interval(k, n))
 
 
 def mcnemar(a_only: np.ndarray, b_only: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -218,11 +206,6 @@ def fisher_test(k1: int, n1: int, k2: int, n2: int) -> Outcome:
     return Outcome(float(fisher_p(k1, n1, k2, n2)), Interval(float(found.low), float(found.high), ODDS_RATIO))
 
 
-def fisher_smallest_p(n1: int, k2: int, n2: int) -> float:
-    """The smallest p Fisher's test of ``n1`` items against ``k2`` of ``n2`` can reach (all right or all wrong)."""
-    return float(min(fisher_p(0, n1, k2, n2), fisher_p(n1, n1, k2, n2)))
-
-
 def wilson(k: float, n: float, z: float) -> tuple[float, float]:
     """Wilson's score interval of ``k`` of ``n`` at normal quantile ``z``."""
     share = k / n
@@ -291,7 +274,7 @@ def bootstrap_test(values: Sequence[float]) -> Outcome | None:
     return Outcome(min(1.0, 2 * min(below, above) / len(means)), Interval(low, high, BOOTSTRAP))
 
 
-def holm_groups(p_values: Sequence[float] | np.ndarray, groups: Sequence[object]) -> np.ndarray:
+def holm_groups(p_values: Sequence[float] | np.ndarray, groups: Sequence[object] | np.ndarray) -> np.ndarray:
     """Holm's step-down adjusted p-values within each group (a family), in the given order:
     in a family of m tests the i-th smallest p (from 0) is multiplied by m − i, the running
     maximum taken and capped at 1 (statsmodels ``multipletests(method="holm")`` per family,
@@ -301,11 +284,7 @@ def holm_groups(p_values: Sequence[float] | np.ndarray, groups: Sequence[object]
         return p
     import pandas as pd  # a dependency of statsmodels; its grouped running maximum is exact
 
-    given = np.asarray(groups) if isinstance(groups, np.ndarray) else None
-    if given is not None and given.dtype.kind in "iu":  # family codes already
-        codes = pd.factorize(given)[0]
-    else:
-        codes = pd.factorize(pd.Series([str(g) for g in groups]))[0]
+    codes = pd.factorize(np.asarray(groups))[0]  # family names or codes -> 0, 1, ... in order of appearance
     order = np.lexsort((p, codes))
     sorted_codes = codes[order]
     position = pd.Series(sorted_codes).groupby(sorted_codes).cumcount().to_numpy()

@@ -56,8 +56,7 @@ def rank_group(labels: Sequence[str], cells: Sequence[Sequence[Any]], difference
                         beaten[j if difference > 0 else i, column] += 1
         keep = counted[first] & counted[second] & ~by_test[first, second]
         i, j = first[keep], second[keep]
-        np.add.at(compared[:, column], i, 1)
-        np.add.at(compared[:, column], j, 1)
+        np.add.at(compared[:, column], np.concatenate([i, j]), 1)
         k = np.array([cell.evidence.k if ok else 0 for cell, ok in zip(col, counted)], dtype=np.int64)
         n = np.array([cell.evidence.n if ok else 1 for cell, ok in zip(col, counted)], dtype=np.int64)
         if len(i):
@@ -77,10 +76,8 @@ def rank_group(labels: Sequence[str], cells: Sequence[Sequence[Any]], difference
         for x in present:
             cell = cells[x][column]
             cell.compared = int(compared[x, column])
-            if not (tested[x, column] or _counted(cell)):
-                cell.rank, cell.unranked = None, NO_TEST
-            else:
-                cell.rank = 1 + int(beaten[x, column])
+            ranked = tested[x, column] or _counted(cell)
+            cell.rank, cell.unranked = (1 + int(beaten[x, column]), "") if ranked else (None, NO_TEST)
         ranks = [cells[x][column].rank for x in present if cells[x][column].rank is not None]
         for x in present:
             cell = cells[x][column]

@@ -63,9 +63,7 @@ OTHER = PaperSpec(
     key="other",
     title="Other tasks",
     pattern=r".*",
-    board=Board(
-        samples=SampleView(lambda task, sample: {}, outcomes=generic_outcomes),
-    ),
+    board=Board(samples=SampleView(outcomes=generic_outcomes)),
 )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import csv
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
@@ -53,8 +53,7 @@ def markdown(
     table: Table, summary: Summary, problems: Sequence[Problem], differences: Sequence[Difference], paths: Paths
 ) -> str:
     """The paper's tables as markdown, in the page's order (your runs first, in rank order, then
-    the published rows): the summary (rank, each headline with its 95% interval, data and flags),
-    the Δ-vs-paper tests, every metric, paired differences."""
+    the published rows)."""
     ordered = summary_order(table, summary)
     lines = [f"## {_md(table.title)}"]
     if summary.headlines:
@@ -226,9 +225,8 @@ HEADLINE_FIELDS = tuple(headline_fields(None, None))
 
 
 def write_csv(table: Table, summary: Summary, path: Path, paths: Paths) -> None:
-    """One row per model and setting, in rank order: rank, data (full or how it was cut
-    short), flags, each headline's value, interval, rank, Δ vs paper, test, p and Holm's p;
-    then every metric with its ± column where any row has one; files as the page names them."""
+    """One row per model and setting, in rank order: the summary's fields, then every metric
+    with its ± column where any row has one; files as the page names them."""
     columns = [c for c in table.columns if any(c.key in row.cells for row in table.rows)]
     with_pm = {
         c.key for c in columns if any(c.key in row.cells and row.cells[c.key].pm is not None for row in table.rows)
@@ -260,31 +258,27 @@ def write_csv(table: Table, summary: Summary, path: Path, paths: Paths) -> None:
 
 
 def write_json(table: Table, summary: Summary, differences: Sequence[Difference], path: Path, paths: Paths) -> None:
-    """The same table as the CSV, for scripts: rows in rank order, each headline with its
-    interval, rank and test, every metric's exact value; the tests' counts and correction."""
-    rows = []
-    for row, entry in summary_order(table, summary):
-        rows.append(
-            {
-                "rank": row_rank_text(entry, summary),
-                "model": row.model,
-                "setting": row.setting,
-                "row": row.kind,
-                "origin": row.origin or "run",
-                "data": data_text(row, entry),
-                "flags": [paths.text(flag) for flag in row_flags(row)],
-                "headlines": {
-                    h.keys[0]: headline_fields(entry.cells[i], entry) for i, h in enumerate(summary.headlines)
-                }
-                if entry is not None
-                else {},
-                # strict JSON: NaN is null
-                "metrics": {
-                    key: c.value if finite(c.value) else None for key, c in row.cells.items() if c.value is not None
-                },
-                "sources": [paths.show(source) for source in row.sources],
-            }
-        )
+    """The same table as the CSV, for scripts, with the tests' counts and correction."""
+    rows = [
+        {
+            "rank": row_rank_text(entry, summary),
+            "model": row.model,
+            "setting": row.setting,
+            "row": row.kind,
+            "origin": row.origin or "run",
+            "data": data_text(row, entry),
+            "flags": [paths.text(flag) for flag in row_flags(row)],
+            "headlines": {h.keys[0]: headline_fields(entry.cells[i], entry) for i, h in enumerate(summary.headlines)}
+            if entry is not None
+            else {},
+            # strict JSON: NaN is null
+            "metrics": {
+                key: c.value if finite(c.value) else None for key, c in row.cells.items() if c.value is not None
+            },
+            "sources": [paths.show(source) for source in row.sources],
+        }
+        for row, entry in summary_order(table, summary)
+    ]
     document = {
         "paper": table.key,
         "title": table.title,
@@ -313,63 +307,38 @@ def write_json(table: Table, summary: Summary, differences: Sequence[Difference]
     path.write_text(json.dumps(document, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 
-DIFFERENCE_COLUMNS = (
-    "kind",
-    "comparison",
-    "a",
-    "b",
-    "task",
-    "metric",
-    "docs",
-    "mean_a",
-    "mean_b",
-    "difference",
-    "ci_low",
-    "ci_high",
-    "no_interval",
-    "test",
-    "p_value",
-    "p_holm",
-    "family",
-    "family_size",
-    "significant",
-    "samples_a",
-    "samples_b",
-)
+# Each column of the paired differences CSV with its exact value; then the two samples files.
+DIFFERENCE_FIELDS: dict[str, Callable[[Difference], object]] = {
+    "kind": lambda d: d.kind,
+    "comparison": lambda d: d.label,
+    "a": lambda d: d.a,
+    "b": lambda d: d.b,
+    "task": lambda d: d.task,
+    "metric": lambda d: d.metric,
+    "docs": lambda d: d.result.n,
+    "mean_a": lambda d: repr(d.result.mean_a),
+    "mean_b": lambda d: repr(d.result.mean_b),
+    "difference": lambda d: repr(d.result.difference),
+    "ci_low": lambda d: "" if d.result.low is None else repr(d.result.low),
+    "ci_high": lambda d: "" if d.result.high is None else repr(d.result.high),
+    "no_interval": lambda d: d.result.no_interval,
+    "test": lambda d: d.result.test,
+    "p_value": lambda d: repr(d.result.p_value),
+    "p_holm": lambda d: "" if d.result.p_adjusted is None else repr(d.result.p_adjusted),
+    "family": lambda d: d.result.family_name,
+    "family_size": lambda d: d.result.family,
+    "significant": lambda d: d.result.significant,
+}
 
 
 def write_differences_csv(differences: Sequence[Difference], path: Path, paths: Paths) -> None:
     """Every paired difference with its exact numbers, for scripts (files as the page names them)."""
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(DIFFERENCE_COLUMNS)
+        writer.writerow([*DIFFERENCE_FIELDS, "samples_a", "samples_b"])
         for d in differences:
-            r = d.result
-            writer.writerow(
-                csv_cell(value)
-                for value in [
-                    d.kind,
-                    d.label,
-                    d.a,
-                    d.b,
-                    d.task,
-                    d.metric,
-                    r.n,
-                    repr(r.mean_a),
-                    repr(r.mean_b),
-                    repr(r.difference),
-                    "" if r.low is None else repr(r.low),
-                    "" if r.high is None else repr(r.high),
-                    r.no_interval,
-                    r.test,
-                    repr(r.p_value),
-                    "" if r.p_adjusted is None else repr(r.p_adjusted),
-                    r.family_name,
-                    r.family,
-                    r.significant,
-                    *(paths.show(source) for source in d.sources),
-                ]
-            )
+            values = [value(d) for value in DIFFERENCE_FIELDS.values()]
+            writer.writerow(csv_cell(value) for value in [*values, *(paths.show(source) for source in d.sources)])
 
 
 def _exact(cell: Cell | None, pm: bool) -> str:

@@ -40,10 +40,6 @@ class Pages:
     names: tuple[str, ...]
     bounds: tuple[tuple[int, int], ...]  # (first row, end) per page
 
-    @property
-    def first(self) -> str:
-        return self.names[0]
-
 
 def page_names(logged: Sequence[LoggedTask]) -> dict[LoggedTask, Pages]:
     """Every task run's pages: the first named after the run, the others numbered after it."""
@@ -88,12 +84,11 @@ def sample_pages(task: LoggedTask, pages: Pages, head: str, paths: Paths) -> lis
     run = task.run
     title = f"{task.spec.board.task_label(run.task)} — {row_label(run.model, run.setting)}"
     names = task.columns
-    kinds = {name: _kind([row.get(name) for row in task.rows]) for name in names}
     columns = [
         TableColumn(
             name,
             "The prompt the model saw (shown with the Columns button)." if name == PROMPT else "",
-            kind=kinds[name],
+            kind=_kind([row.get(name) for row in task.rows]),
             visible=name != PROMPT,
         )
         for name in names
@@ -193,7 +188,7 @@ def samples_index(logged: Sequence[LoggedTask], pages: dict[LoggedTask, Pages], 
         parts.append(
             f"<tr><td>{html.escape(task.spec.key.upper())}</td>"
             f"<td>{html.escape(row_label(task.run.model, task.run.setting))}</td>"
-            f'<td><a href="{pages[task].first}">{html.escape(task.spec.board.task_label(task.run.task))}</a> '
+            f'<td><a href="{pages[task].names[0]}">{html.escape(task.spec.board.task_label(task.run.task))}</a> '
             f"<code>{html.escape(task.run.task)}</code></td><td>{len(task.rows):,}</td>"
             f"<td>{len(pages[task].names)}</td>"
             f"<td>{html.escape('⚠ ' + task.run.subset if task.run.subset else 'all docs')}</td></tr>"

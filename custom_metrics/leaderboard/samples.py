@@ -22,7 +22,7 @@ from custom_metrics.common.classification import predicted_index
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import JSONL_MAX_BYTES, iter_regular_lines
 from custom_metrics.common.jsonl import loads_strict
-from custom_metrics.common.leaderboard_types import SampleView, default_doc_key
+from custom_metrics.common.leaderboard_types import SampleView
 from custom_metrics.common.paper_spec import PaperSpec
 from custom_metrics.common.results import TaskRun, current_metric_name
 from custom_metrics.common.samples import normalised
@@ -50,9 +50,8 @@ class LoggedTask:
 
     @property
     def facets(self) -> list[str]:
-        view = self.spec.board.samples
         present = {name for row in self.rows for name in row}
-        wanted = [*(view.facets if view else ()), PROBLEM]
+        wanted = [*self.spec.board.samples.facets, PROBLEM]
         return [name for name in wanted if name in present]
 
     @property
@@ -60,8 +59,7 @@ class LoggedTask:
         """Every row's names in their first order, the view's ``together`` columns beside the
         first of them, the prompt last (hidden by default)."""
         names = list(dict.fromkeys(name for row in self.rows for name in row))
-        view = self.spec.board.samples
-        together = [name for name in (view.together if view else ()) if name in names]
+        together = [name for name in self.spec.board.samples.together if name in names]
         if together:
             at = names.index(together[0])
             before, after = names[:at], names[at:]
@@ -83,7 +81,7 @@ def read_logged_tasks(runs: Sequence[TaskRun], specs: Sequence[PaperSpec], roots
             continue
         view = spec.board.samples
         extras: dict[tuple[str, int], dict[str, Any]] = {}
-        if view is not None and view.extras is not None:
+        if view.extras is not None:
             if id(view) not in extras_cache:
                 extras_cache[id(view)] = view.extras(roots)
             extras = extras_cache[id(view)]
@@ -106,7 +104,7 @@ def read_logged_task(
         logged.rows.append({"#": None, PROBLEM: str(error)})
         logged.keys.append(None)
     view = spec.board.samples
-    if view is not None and view.arrange is not None:
+    if view.arrange is not None:
         key_of = {id(row): key for row, key in zip(logged.rows, logged.keys)}  # arrange moves the rows themselves
         try:
             arranged = view.arrange(run.task, logged.rows)
@@ -130,13 +128,12 @@ def _row(logged: LoggedTask, line: str, number: int, extra: dict[str, Any]) -> t
     row: dict[str, Any] = {"#": sample.get("doc_id")}
     key: str | None = None
     try:
-        key = (view.doc_key if view is not None else default_doc_key)(task, sample)
-        if view is not None:
-            row.update(view.fields(task, sample))
+        key = view.doc_key(task, sample)
+        row.update(view.fields(task, sample))
         for name, value in _generic(sample, row, view).items():
             row.setdefault(name, value)
         row.update(extra)
-        if view is not None and view.outcomes is not None:
+        if view.outcomes is not None:
             for metric, value in view.outcomes(task, sample).items():
                 if finite(value):
                     logged.outcomes.setdefault(current_metric_name(task, metric), {})[key] = float(value)
@@ -146,7 +143,7 @@ def _row(logged: LoggedTask, line: str, number: int, extra: dict[str, Any]) -> t
     return {name: cell_value(value) for name, value in row.items()}, key
 
 
-def _generic(sample: dict[str, Any], shown: dict[str, Any], view: SampleView | None) -> dict[str, Any]:
+def _generic(sample: dict[str, Any], shown: dict[str, Any], view: SampleView) -> dict[str, Any]:
     """What every task logs: the response (or the chosen option), the filtered output,
     the target, and the scalar per-document metrics."""
     fields: dict[str, Any] = {}
@@ -161,11 +158,11 @@ def _generic(sample: dict[str, Any], shown: dict[str, Any], view: SampleView | N
             f"{(choices[i].strip() if i < len(choices) else i)} {value:.2f}" for i, value in enumerate(logliks)
         )
     else:
-        response = responses[0][0] if _nested_text(responses) else None
+        response = _first_text(responses, 2)
         if response not in already:
             fields["response"] = response
-        text = filtered[0] if isinstance(filtered, list) and filtered and isinstance(filtered[0], str) else None
-        if text is not None and text != response and text not in already and (view is None or view.show_filtered):
+        text = _first_text(filtered, 1)
+        if text is not None and text != response and text not in already and view.show_filtered:
             fields["filtered output"] = text
     target = sample.get("target")
     if isinstance(target, (str, int)) and str(target).strip() and "gold" not in shown:
@@ -178,14 +175,13 @@ def _generic(sample: dict[str, Any], shown: dict[str, Any], view: SampleView | N
     return fields
 
 
-def _nested_text(responses: Any) -> bool:
-    return (
-        isinstance(responses, list)
-        and bool(responses)
-        and isinstance(responses[0], list)
-        and bool(responses[0])
-        and isinstance(responses[0][0], str)
-    )
+def _first_text(value: Any, depth: int) -> str | None:
+    """``value[0]``, ``depth`` lists deep, where each is a non-empty list and it is a text; else None."""
+    for _ in range(depth):
+        if not (isinstance(value, list) and value):
+            return None
+        value = value[0]
+    return value if isinstance(value, str) else None
 
 
 def _choices(sample: dict[str, Any]) -> list[str]:

@@ -39,7 +39,7 @@ def load_problems(specs: Sequence[PaperSpec]) -> list[str]:
                 for key in headline.keys
                 if "/" not in key
             ]
-        if spec.board.comparisons and (spec.board.samples is None or spec.board.samples.outcomes is None):
+        if spec.board.comparisons and spec.board.samples.outcomes is None:
             problems.append(
                 f"{spec.key}: comparisons are tested on per-document outcomes, which the spec does not read: give "
                 f"board=Board(samples=SampleView(..., outcomes=...)) in custom_metrics/{spec.key}/leaderboard.py"

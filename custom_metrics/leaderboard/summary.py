@@ -94,13 +94,9 @@ class Summary:
         return any(r.row.kind == "run" and r.group == RANKED for r in self.rows)
 
     @property
-    def deltas(self) -> list[PaperDelta]:
-        return [cell.delta for entry in self.rows for cell in entry.cells if cell.delta is not None]
-
-    @property
     def tests(self) -> int:
         """How many Δ-vs-paper tests the summary shows (in families of one run row each)."""
-        return sum(delta.tested for delta in self.deltas)
+        return sum(cell.delta.tested for entry in self.rows for cell in entry.cells if cell.delta is not None)
 
 
 def build_summary(
@@ -111,9 +107,8 @@ def build_summary(
     differences: Sequence[Difference] = (),
     margin: float = procedures.EQUIVALENCE_MARGIN,
 ) -> Summary:
-    """The summary of one paper's table; ``outcomes`` are the logged per-document outcomes by
-    samples file, ``differences`` the tab's paired tests (their pair families' adjusted p
-    rank the rows), ``margin`` the δ of the reproduction verdict."""
+    """The summary of one paper's table; ``differences`` are the tab's paired tests (their pair
+    families' adjusted p rank the rows)."""
     published = [row for row in table.rows if row.kind == "published"]
     headlines, families = spec.board.headlines, spec.board.families
     if not headlines:  # tasks of no paper: each task's first charted metric
@@ -173,15 +168,14 @@ def _rank(summary: Summary, differences: Sequence[Difference]) -> None:
         has_value = any(finite(cell.value) for cell in entry.cells)
         limited = main.limited if main is not None and main.key else any(cell.limited for cell in entry.cells)
         entry.group = LIMITED if limited else RANKED if has_value else UNRANKED
+    order = [i for i, h in enumerate(summary.headlines) if not h.sanity]  # sanity checks never rank
     for group in (RANKED, LIMITED):
         members = [e for e in summary.rows if e.group == group and e.contender]
-        columns = [i for i, headline in enumerate(summary.headlines) if not headline.sanity]
         rank_group(
             [row_label(e.row.model, e.row.setting) for e in members],
-            [[e.cells[i] for i in columns] for e in members],
+            [[e.cells[i] for i in order] for e in members],
             differences,
         )
-    order = [i for i, h in enumerate(summary.headlines) if not h.sanity]
     if main_index is not None:
         order = [main_index] + [i for i in order if i != main_index]
     for entry in summary.rows:  # a row without the main metric (REG's without success) on what it has

@@ -50,8 +50,8 @@ def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-def column_id(index: int) -> str:
-    return f"h{index}"
+def _title(text: str) -> str:
+    return f' title="{_e(text)}"' if text else ""
 
 
 def summary_section(table: Table, spec: PaperSpec, summary: Summary, context: SummaryContext) -> str:
@@ -108,7 +108,7 @@ def _controls(key: str, spec: PaperSpec, summary: Summary) -> str:
         else ""
     )
     picker = "".join(
-        f'<label><input type="checkbox" class="column-toggle" value="{column_id(i)}" checked> {_e(h.label)}</label>'
+        f'<label><input type="checkbox" class="column-toggle" value="h{i}" checked> {_e(h.label)}</label>'
         for i, h in enumerate(summary.headlines)
     )
     return (
@@ -146,8 +146,8 @@ def _table(key: str, spec: PaperSpec, summary: Summary, context: SummaryContext)
         classes = _column_classes(index, headline, shown_on_phone, main_index)
         definition = _definition(spec, headline)
         head.append(
-            f'<th scope="col" class="{" ".join(classes)}" data-col="{column_id(index)}"'
-            f"{f' title={_quoted(definition)}' if definition else ''}>"
+            f'<th scope="col" class="{" ".join(classes)}" data-col="h{index}"'
+            f"{_title(definition)}>"
             f'<button type="button" class="sort">{_e(headline.label)}{" (sanity check)" if headline.sanity else ""}'
             f"</button>"
             f'<button type="button" class="define" aria-label="What is {_e(headline.label)}?" '
@@ -185,11 +185,7 @@ def _table(key: str, spec: PaperSpec, summary: Summary, context: SummaryContext)
 def _column_classes(index: int, headline: Headline, shown_on_phone: set[int], main_index: int) -> list[str]:
     """A headline column's classes, on its header and on its cells alike."""
     flags = (("secondary", index not in shown_on_phone), ("sanity", headline.sanity), ("main", index == main_index))
-    return ["num", column_id(index), *(name for name, on in flags if on)]
-
-
-def _quoted(text: str) -> str:
-    return f'"{_e(text)}"'
+    return ["num", f"h{index}", *(name for name, on in flags if on)]
 
 
 def _definition(spec: PaperSpec, headline: Headline) -> str:
@@ -214,7 +210,7 @@ def _row(
     sort = "" if main is None or main.rank is None or not entry.contender or own else str(main.rank)
     title = _rank_title(main, entry)
     cells = [
-        f'<td class="rank" data-sort="{sort}"{f" title={_quoted(title)}" if title else ""}>{_e(rank) or "–"}</td>',
+        f'<td class="rank" data-sort="{sort}"{_title(title)}>{_e(rank) or "–"}</td>',
         _model_cell(entry, context.paths),
     ]
     for index, cell in enumerate(entry.cells):

@@ -17,6 +17,7 @@ effectiveness, RULE's five-shot rows) comes from the paper's spec (``registry``)
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Sequence
@@ -89,15 +90,10 @@ def _as_shown(run: TaskRun) -> TaskRun:
 def _would_meet(batches: list[set[str]]) -> bool:
     """Whether tasks of different batches would share a row's numbers: one task in two batches,
     or a paper comparison's two tasks (GEESE effectiveness) in two."""
-    for i, first in enumerate(batches):
-        for second in batches[i + 1 :]:
-            if first & second:
-                return True
-            for task in first | second:
-                for comparison in paper_of(task).board.comparisons:
-                    pair = {comparison.task, comparison.baseline}
-                    if pair & first and pair & second and pair <= first | second:
-                        return True
+    for first, second in itertools.combinations(batches, 2):
+        pairs = ({c.task, c.baseline} for task in first | second for c in paper_of(task).board.comparisons)
+        if first & second or any(pair & first and pair & second for pair in pairs):
+            return True
     return False
 
 
@@ -184,11 +180,8 @@ def only_settings(runs: Sequence[TaskRun]) -> dict[str, str]:
 
 
 def run_rows(runs: list[TaskRun], spec: PaperSpec, passed: dict[tuple[str, str], list[str]]) -> list[Row]:
-    """One row per (model, setting); a run without a setting joins its model's only row.
-
-    Each row also keeps, per task, its samples file and how the run's logged task config
-    differs from the suite's (``task_configs``); how its results files differ from each other
-    (batch size, model args, harness version) and which files its tasks passed over."""
+    """One row per (model, setting); a run without a setting joins its model's only row. A row
+    also keeps what a reader must be told of its files (``wording.row_flags``)."""
     only = only_settings(runs)
     rows: dict[tuple[str, str], Row] = {}
     how: dict[tuple[str, str], list[TaskRun]] = {}
@@ -245,13 +238,11 @@ def _published_row(row: PublishedRow) -> Row:
         for key, cell in row.cells.items()
         if not key.endswith("/n")
     }
-    cells.update(
-        {
-            f"{key[:-2]}/#samples": Cell(float(cell.value), text=plain(cell.value), source=row.source)
-            for key, cell in row.cells.items()
-            if key.endswith("/n")
-        }
-    )
+    cells |= {  # the items behind the numbers, after them all (the JSON export keeps this order)
+        f"{key[:-2]}/#samples": Cell(float(cell.value), text=plain(cell.value), source=row.source)
+        for key, cell in row.cells.items()
+        if key.endswith("/n")
+    }
     return Row(row.model, "published", [row.source], cells, setting=row.setting, origin=row.origin)
 
 
@@ -275,16 +266,10 @@ def _columns(spec: PaperSpec, runs: list[TaskRun], published: list[PublishedRow]
 
     task_order, metric_order = column_order(spec) if spec is not OTHER else ((), OTHER_METRICS)
 
-    def rank(column: Column) -> tuple:
+    def rank(column: Column) -> tuple:  # by task; within it, by metric, the #samples column last
         task_rank = task_order.index(column.task) if column.task in task_order else len(task_order)
-        metric_rank = (
-            len(metric_order) + 1
-            if column.kind == "samples"
-            else metric_order.index(column.metric)
-            if column.metric in metric_order
-            else len(metric_order)
-        )
-        return (task_rank, column.task, metric_rank, column.key)
+        metric_rank = metric_order.index(column.metric) if column.metric in metric_order else len(metric_order)
+        return (task_rank, column.task, column.kind == "samples", metric_rank, column.key)
 
     return sorted(found.values(), key=rank)
 

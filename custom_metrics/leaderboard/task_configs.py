@@ -7,16 +7,11 @@ someone else's task of the same name (the GEESE authors' early files call their 
 these are compared. The suite's side is read from the installed ``lm_eval_tasks/``
 (``include`` files merged, ``!function`` kept as the function's name), no harness needed.
 
-Compared, each named when it differs:
-
-- **prompt**: ``doc_to_text``; a template string against ours after the paper's
-  ``normalize_template`` (the GEESE authors write their hint's field where we write
-  ``{{hint}}``); where ours is a function, the logged one must be that function;
-- **dataset**: where ours is a ``custom_dataset`` loader, a logged ``dataset_path`` must be
-  one the paper's loader reads the same rows of (``Board.suite_datasets``), and the
-  loader's ``dataset_kwargs`` must match; else ``dataset_path``/``dataset_name``;
-- **version**: when both are numbers.
-A run that logged no config (older harness layouts) is not checked.
+Compared, each named when it differs: the prompt (a template after the paper's
+``normalize_template``: the GEESE authors write their hint's field where we write ``{{hint}}``),
+the dataset (where ours is a ``custom_dataset`` loader, one it reads the same rows of:
+``Board.suite_datasets``) and the version. A run that logged no config (older harness
+layouts) is not checked.
 """
 
 from __future__ import annotations
@@ -179,6 +174,5 @@ def _dataset(spec: PaperSpec, ours: Mapping[str, Any], theirs: Mapping[str, Any]
 def _version(ours: Mapping[str, Any], version: Any) -> str:
     metadata = ours.get("metadata") if isinstance(ours.get("metadata"), Mapping) else {}
     suite = metadata.get("version")
-    numbers = (int, float)
-    comparable = isinstance(version, numbers) and isinstance(suite, numbers) and not isinstance(version, bool)
+    comparable = isinstance(version, (int, float)) and isinstance(suite, (int, float)) and not isinstance(version, bool)
     return f"version {version:g} (the suite: {suite:g})" if comparable and float(version) != float(suite) else ""

@@ -13,10 +13,9 @@ row here can answer). The paper's number is an estimate too, from the items the 
 number taken as fixed where it states no n, with the reproduction verdict (``procedures``). A
 difference of two tasks (GEESE's effectiveness) gets no test: the paper's is a difference of
 two of its numbers with no count of the documents that changed, so no exact test compares the
-run's with it (a bootstrap against it taken as fixed gave the number a second interval from
-another procedure). Anything else (no count of items, a mean over split runs): "no test",
-saying why. The stars are Holm-adjusted within the run row's own tests against the paper
-(``adjust``), so another run on the page never moves them.
+run's with it. Anything else (no count of items, a mean over split runs): "no test", saying
+why. The stars are Holm-adjusted within the run row's own tests against the paper (``adjust``),
+so another run on the page never moves them.
 """
 
 from __future__ import annotations
@@ -73,35 +72,28 @@ def model_key(name: str) -> str:
     text = name.strip().rstrip("/").rsplit("/", 1)[-1].lower()
     text = re.sub(r"[^a-z0-9]+", "", text)
     text = re.sub(r"^meta(?=llama)", "", text)
-    text = re.sub(r"(hf|v\d+)+$", "", text)
-    return text
+    return re.sub(r"(hf|v\d+)+$", "", text)
 
 
 def paper_row(spec: PaperSpec, headline: Headline, run: Row, published: Sequence[Row]) -> tuple[Row, str, bool] | None:
     """The published row (with its key) a run's ``headline`` number compares with, and whether
     it is the same model."""
     wanted = spec.board.paper_setting(run.setting)
-    candidates = [
-        (row, key)
-        for row in published
-        for key in headline.keys[:1]
-        if key in row.cells and finite(row.cells[key].value)
-    ]
-    if not candidates:
-        return None
+    key = headline.keys[0]  # the published rows' key
+    candidates = [row for row in published if key in row.cells and finite(row.cells[key].value)]
 
-    def pick(model_matches) -> tuple[Row, str] | None:
-        matching = [(row, key) for row, key in candidates if model_matches(row)]
-        in_setting = [(row, key) for row, key in matching if wanted is None or row.setting == wanted]
+    def pick(model_matches) -> Row | None:
+        matching = [row for row in candidates if model_matches(row)]
+        in_setting = [row for row in matching if wanted is None or row.setting == wanted]
         return (in_setting or matching or [None])[0]
 
     mine = model_key(run.model_id or run.model)
     same = pick(lambda row: model_key(row.model) == mine)
     if same is not None:
-        return (*same, True)
+        return same, key, True
     reference = headline.reference or spec.board.reference_model
     found = pick(lambda row: row.model == reference)
-    return (*found, False) if found is not None else None
+    return (found, key, False) if found is not None else None
 
 
 def paper_delta(
@@ -128,55 +120,46 @@ def paper_delta(
     if evidence.k is not None and evidence.n is not None:
         if not 0 <= theirs <= 1:
             return replace(base, test="no test: the paper's number is not a share")
+        k, n = evidence.k, evidence.n
+        base = replace(base, items=n)
         stated = paper_evidence(spec, paper, paper_key, paper.cells[paper_key])
-        if stated.k is not None and stated.n is not None:
-            return _two_sample(base, theirs, (evidence.k, evidence.n), (stated.k, stated.n), margin)
-        if not procedures.testable(evidence.n, theirs):
-            smallest = procedures.smallest_p(evidence.n, theirs)
+        two_sample = stated.k is not None and stated.n is not None
+        if two_sample:  # against the paper's k of n: Fisher's test and the TOST verdict
+            equivalence = procedures.equivalence(k, n, stated.k, stated.n, margin)
+            base = replace(base, paper_items=stated.n, equivalence=equivalence)
+            smallest = float(procedures.fisher_p([0, n], n, stated.k, stated.n).min())  # all wrong or all right
+            against = f"{theirs:g} on the paper's {stated.n}"
+        else:
+            smallest, against = procedures.smallest_p(n, theirs), f"{theirs:g}"
+        if smallest >= ALPHA:
             return replace(
                 base,
-                test=f"no test: {evidence.n} item(s) are too few to test against {theirs:g} "
+                test=f"no test: {n} item(s) are too few to test against {against} "
                 f"(the smallest p any outcome could reach is {smallest:.2g})",
-                items=evidence.n,
             )
-        outcome = procedures.share_test(evidence.k, evidence.n, theirs)
+        if two_sample:
+            outcome = procedures.fisher_test(k, n, stated.k, stated.n)
+            return replace(
+                base,
+                test=procedures.FISHER,
+                p_value=outcome.p_value,
+                low=outcome.interval.low,
+                high=outcome.interval.high,
+                interval_of="odds ratio",
+            )
+        # Against the paper's number taken as fixed: the share's own interval, so the test
+        # rejects exactly when the paper's number is outside it.
+        interval = procedures.share_interval(k, n)
         return replace(
             base,
             test=procedures.EXACT_SHARE,
-            p_value=outcome.p_value,
-            low=outcome.interval.low - theirs,
-            high=outcome.interval.high - theirs,
-            items=evidence.n,
+            p_value=float(procedures.central_p(k, n, theirs)),
+            low=interval.low - theirs,
+            high=interval.high - theirs,
         )
     if evidence.paired is not None:
         return replace(base, test=COMPARISON.format(test=evidence.paired.test), items=evidence.paired.n)
     return replace(base, test=f"no test: {evidence.reason}")
-
-
-def _two_sample(
-    base: PaperDelta, theirs: float, run: tuple[int, int], paper: tuple[int, int], margin: float
-) -> PaperDelta:
-    """The run's k of n against the paper's k of n (its printed number ``theirs``): Fisher's
-    test and the TOST verdict."""
-    (k, n), (k_paper, n_paper) = run, paper
-    equivalence = procedures.equivalence(k, n, k_paper, n_paper, margin)
-    base = replace(base, items=n, paper_items=n_paper, equivalence=equivalence)
-    smallest = procedures.fisher_smallest_p(n, k_paper, n_paper)
-    if smallest >= ALPHA:
-        return replace(
-            base,
-            test=f"no test: {n} item(s) are too few to test against {theirs:g} on the paper's {n_paper} "
-            f"(the smallest p any outcome could reach is {smallest:.2g})",
-        )
-    outcome = procedures.fisher_test(k, n, k_paper, n_paper)
-    return replace(
-        base,
-        test=procedures.FISHER,
-        p_value=outcome.p_value,
-        low=outcome.interval.low,
-        high=outcome.interval.high,
-        interval_of="odds ratio",
-    )
 
 
 def adjust(deltas: Sequence[PaperDelta], family_name: str) -> list[PaperDelta]:

@@ -59,9 +59,8 @@ def reference_value(delta: PaperDelta) -> str:
 
 
 def delta_words(delta: PaperDelta) -> str:
-    """A Δ vs paper as one line of text: the difference, what it is against, the test, its
-    family's adjusted p, its verdict and the reproduction verdict; against another model's
-    row, that row's number as a reference line (no Δ)."""
+    """A Δ vs paper as one line of text; against another model's row, that row's number as a
+    reference line (no Δ)."""
     if delta.difference is None:
         return f"reference line: {versus_text(delta)}, {reference_value(delta)}; {delta.test}"
     text = f"Δ {signed(delta.difference)} vs {versus_text(delta)}"
