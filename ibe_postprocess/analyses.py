@@ -58,17 +58,10 @@ def question_directions(test: pd.DataFrame) -> pd.Series:
     (unknown for every question of rows without their texts)."""
     if not {"premise", "conclusion"} <= set(test.columns):
         return pd.Series("unknown", index=pd.unique(test["qid"]), dtype=object)
-
-    def direction(group: pd.DataFrame) -> str:
-        one_premise, one_conclusion = group["premise"].nunique() == 1, group["conclusion"].nunique() == 1
-        if one_conclusion and not one_premise:
-            return "cause"
-        if one_premise and not one_conclusion:
-            return "effect"
-        return "unknown"
-
-    grouped = test.groupby("qid", sort=False)[["premise", "conclusion"]]
-    return pd.Series({qid: direction(group) for qid, group in grouped}, dtype=object)
+    # (one premise, one conclusion) -> the direction; both or neither: unknown.
+    kinds = {(False, True): "cause", (True, False): "effect"}
+    single = test.groupby("qid", sort=False)[["premise", "conclusion"]].nunique() == 1
+    return pd.Series({qid: kinds.get(tuple(row), "unknown") for qid, row in single.iterrows()}, dtype=object)
 
 
 def direction_accuracy(test: pd.DataFrame, selector: Selector) -> DirectionAccuracy:

@@ -33,7 +33,7 @@ from ibe_postprocess.formalize import Program, clause_texts, formalize_many
 from ibe_postprocess.inputs import ExplanationRecord, JudgeRecord, fingerprint, input_files
 from ibe_postprocess.nlp import Word, pipeline, queue_nouns_of, queue_words_of
 from ibe_postprocess.parsing import ParsedExplanation, parse_explanation
-from ibe_postprocess.uncertainty import DEFAULT_AGGREGATION, DEFAULT_INVERSION, cues_found, hedge_text
+from ibe_postprocess.uncertainty import DEFAULT_AGGREGATION, DEFAULT_INVERSION, HEDGE_CUES, cues_found, hedge_text
 from ibe_postprocess.workers import Workers
 
 
@@ -369,9 +369,7 @@ def _row(
         "formalization": logic.methods[index],
         "coherence_judge": sources["coherence_judge"],
         "uncertainty_source": sources["uncertainty_source"],
-        "hedge_epistemic": unc["epistemic"],
-        "hedge_doxastic": unc["doxastic"],
-        "hedge_conditional": unc["conditional"],
+        **{f"hedge_{category}": unc[category] for category in HEDGE_CUES},
         "hedge_ratio": unc["hedge_ratio"],
         "source": {"file": record.source.file, "line": record.source.line},
         "premise": record.premise,

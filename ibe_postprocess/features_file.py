@@ -33,7 +33,7 @@ import io
 import json
 import math
 import shlex
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -110,8 +110,7 @@ class Header:
     complete: bool
     rows: int | None = None
     rows_sha256: str | None = None
-    judge_decisions: int = 0
-    judge_sha256: str | None = None
+    judge: dict[str, Any] | None = None  # {"decisions": how many, "sha256": of judge.jsonl}; None: no judge file
     schema: int = SCHEMA
 
 
@@ -136,18 +135,8 @@ def _sha256(data: bytes) -> str:
 
 
 def _header_line(header: Header) -> bytes:
-    payload = {
-        "schema": header.schema,
-        "version": header.origin.version,
-        "complete": header.complete,
-        "rows": header.rows,
-        "rows_sha256": header.rows_sha256,
-        "inputs": list(header.origin.inputs),
-        "inputs_sha256": header.origin.inputs_sha256,
-        "settings": header.origin.settings,
-        "judge": {"decisions": header.judge_decisions, "sha256": header.judge_sha256} if header.judge_sha256 else None,
-        "provenance": header.origin.provenance,
-    }
+    fields = {key: value for key, value in asdict(header).items() if key != "origin"}
+    payload = {**asdict(header.origin), **fields}
     return (json.dumps({HEADER_KEY: payload}, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
 
 
@@ -190,8 +179,7 @@ def write(
         complete=True,
         rows=len(rows),
         rows_sha256=_sha256(body),
-        judge_decisions=len(judged),
-        judge_sha256=_sha256(judge_bytes) if judged else None,
+        judge={"decisions": len(judged), "sha256": _sha256(judge_bytes)} if judged else None,
     )
     write_file(folder.features, _header_line(header) + body)
 
@@ -216,6 +204,7 @@ def _parse_header(path: Path, line: bytes) -> Header:
         )
     try:
         judge = payload.get("judge") or {}
+        decisions = int(judge.get("decisions", 0))
         origin = Origin(
             tuple(str(item) for item in payload["inputs"]),
             str(payload["inputs_sha256"]),
@@ -228,8 +217,7 @@ def _parse_header(path: Path, line: bytes) -> Header:
             payload["complete"] is True,
             payload.get("rows"),
             payload.get("rows_sha256"),
-            int(judge.get("decisions", 0)),
-            judge.get("sha256"),
+            {"decisions": decisions, "sha256": judge["sha256"]} if judge.get("sha256") is not None else None,
             _schema(payload.get("schema", 1)),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as err:
@@ -242,7 +230,7 @@ def _schema(value: Any) -> int:
     return value
 
 
-def _lines(path: Path, what: str) -> Iterator[bytes]:
+def _lines(path: Path, what: str) -> Generator[bytes]:
     """The lines of a regular file within the bound for JSONL files; a FeaturesError (naming
     the path) for anything else: a FIFO or device is never opened."""
     try:
@@ -251,17 +239,20 @@ def _lines(path: Path, what: str) -> Iterator[bytes]:
         raise FeaturesError(path, str(err).removeprefix(f"{path}: ")) from err
 
 
+def _open(path: Path, missing: str) -> tuple[Header, Generator[bytes]]:
+    """The header of a features file and an iterator over its other lines."""
+    if not path.exists() and not path.is_symlink():
+        raise FeaturesError(path, missing)
+    lines = _lines(path, "features file")
+    return _parse_header(path, next(lines, b"")), lines
+
+
 def read_header(path: Path) -> Header:
     """The header of a features file, reading its first line only (the leaderboard checks a
     report against it without reading every row)."""
-    if not path.exists() and not path.is_symlink():
-        raise FeaturesError(path, "not found.")
-    lines = _lines(path, "features file")
-    try:
-        first = next(lines, b"")
-    finally:
-        lines.close()
-    return _parse_header(path, first)
+    header, lines = _open(path, "not found.")
+    lines.close()
+    return header
 
 
 def check_complete(path: Path, header: Header) -> None:
@@ -279,10 +270,7 @@ def read(folder: FeaturesFolder) -> Features:
     missing, not a regular file, unfinished, cut short, altered, or its judge file does not
     match."""
     path = folder.features
-    if not path.exists() and not path.is_symlink():
-        raise FeaturesError(path, f"not found: run `explain-eval ibe score INPUTS --out {folder.root}` first.")
-    lines = iter(_lines(path, "features file"))
-    header = _parse_header(path, next(lines, b""))
+    header, lines = _open(path, f"not found: run `explain-eval ibe score INPUTS --out {folder.root}` first.")
     check_complete(path, header)
     if header.schema != SCHEMA:
         written = "an older" if header.schema < SCHEMA else "a newer"
@@ -308,13 +296,13 @@ def read(folder: FeaturesFolder) -> Features:
 
 
 def _read_judged(folder: FeaturesFolder, header: Header) -> list[dict[str, Any]]:
-    if header.judge_sha256 is None:
+    if header.judge is None:
         return []
     path = folder.judge
     if not path.exists() and not path.is_symlink():
         raise FeaturesError(path, f"missing; {_rebuild(folder.root, header)}.")
     lines = list(_lines(path, "judge file"))
-    if _sha256(b"".join(lines)) != header.judge_sha256:
+    if _sha256(b"".join(lines)) != header.judge["sha256"]:
         raise FeaturesError(
             path, f"is not the judge file written with {folder.features.name}; {_rebuild(folder.root, header)}."
         )

@@ -119,31 +119,19 @@ def _spec(atom: Atom) -> list:
     return [atom.name, list(atom.args)]
 
 
+@dataclass(frozen=True)
 class Prover:
     """Best weak-unification proof of a program's query, one Prolog call per program."""
 
-    def __init__(
-        self,
-        embedder: PredicateEmbedder,
-        threshold: float = THRESHOLD,
-        max_depth: int = MAX_DEPTH,
-        max_inferences: int = MAX_INFERENCES,
-        seconds: float = SECONDS,
-    ):
-        self.embedder = embedder
-        self.threshold = threshold
-        self.max_depth = max_depth
-        self.max_inferences = max_inferences
-        self.seconds = seconds
+    embedder: PredicateEmbedder
+    threshold: float = THRESHOLD
+    max_depth: int = MAX_DEPTH
+    max_inferences: int = MAX_INFERENCES
+    seconds: float = SECONDS
 
     def settings(self) -> dict:
-        return {
-            "encoder": self.embedder.name,
-            "threshold": self.threshold,
-            "max_depth": self.max_depth,
-            "max_inferences": self.max_inferences,
-            "seconds": self.seconds,
-        }
+        """What a proof depends on besides its program: the bounds and the encoder's name."""
+        return {"encoder": self.embedder.name} | {k: v for k, v in vars(self).items() if k != "embedder"}
 
     def query_args(self, program: Program) -> dict:
         """The arguments of ``QUERY`` for ``program`` (its similarities embedded first)."""

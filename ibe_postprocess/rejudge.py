@@ -227,12 +227,6 @@ def _gold(rows: Sequence[dict[str, Any]]) -> Rater:
     )
 
 
-def _again(features: Any, folder: Path, spec: Any, request: RejudgeRequest) -> None:
-    path = folder / FOLDER / judge_folder_name(spec.name, spec.display_name) / FILE
-    _write(path, features, spec, _judge(features.rows, spec, folder, request))
-    print(f"{path}: the coherence of {len(features.rows)} explanations judged again by {spec.display_name}")
-
-
 def run(path: Path, request: RejudgeRequest) -> list[RejudgedTask]:
     """Judge the coherence again with each judge, and return the folder's raters."""
     if not request.judges:  # --complete alone: a features file is complete or refused, never half judged
@@ -244,7 +238,9 @@ def run(path: Path, request: RejudgeRequest) -> list[RejudgedTask]:
         if own == [spec.name]:
             print(f"{path}: {spec.display_name} is the folder's own coherence judge; its verdicts are the folder's")
             continue
-        _again(features, folder, spec, request)
+        again = folder / FOLDER / judge_folder_name(spec.name, spec.display_name) / FILE
+        _write(again, features, spec, _judge(rows, spec, folder, request))
+        print(f"{again}: the coherence of {len(rows)} explanations judged again by {spec.display_name}")
     own_name = friendly_spec(own[0]) if len(own) == 1 else "the folder's judges"
     judged = [rater(own_name, RUN_JUDGE, rows, _own_verdicts(rows), path)]
     for file in sorted((folder / FOLDER).glob(f"*/{FILE}")):

@@ -21,20 +21,13 @@ DATASET_NAMES = {"copa": "COPA", "ecare": "e-CARE"}
 UNKNOWN_MODEL = "unknown model"  # samples without their results file beside them: no name recorded
 
 
-def _missing(value: float | None) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if _missing(value) else f"{value:.2f}"
-
-
-def _ratio(value: float | None) -> str:
-    return "n/a" if _missing(value) else f"{value:.3f}"
+def _fmt(value: float | None, spec: str = ".2f") -> str:
+    missing = value is None or (isinstance(value, float) and math.isnan(value))
+    return "n/a" if missing else format(value, spec)
 
 
 def _pct(value: float | None) -> str:
-    return "n/a" if _missing(value) else f"{value:.1%}"
+    return _fmt(value, ".1%")
 
 
 def _name(dataset: str) -> str:
@@ -60,42 +53,36 @@ def figures(folder: FeaturesFolder, summary: Summary) -> list[str]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    table1, figure2, by_correctness = FIGURES
     accuracy = summary.table.pivot_table(index="row", columns="dataset", values="accuracy", sort=False, dropna=False)
-    fig, ax = plt.subplots(figsize=(7, 5))
+    table1, ax = plt.subplots(figsize=(7, 5))
     _bars(ax, list(accuracy.index), {d: accuracy[d].tolist() for d in accuracy.columns}, horizontal=True)
     ax.invert_yaxis()
     ax.axvline(0.5, color="grey", linestyle="--", linewidth=1)
     ax.set_xlim(0, 1)
     ax.set_xlabel("test accuracy (best explanation = correct option)")
     ax.set_title("Table 1: IBE features and composed model")
-    fig.tight_layout()
-    fig.savefig(folder.figure(table1), dpi=120)
-    plt.close(fig)
 
-    fig, ax = plt.subplots(figsize=(7, 3.5))
+    figure2, ax = plt.subplots(figsize=(7, 3.5))
     zs = {d: [r.z for r in found] for d, found in summary.regressions.items()}
     _bars(ax, [LABELS[f] for f in FEATURES], zs, horizontal=False)
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_ylabel("z (logistic regression)")
     ax.set_title("Figure 2: correctness regressed on each IBE feature")
     ax.tick_params(axis="x", labelsize=7)
-    fig.tight_layout()
-    fig.savefig(folder.figure(figure2), dpi=120)
-    plt.close(fig)
 
     rows = {d: summary.per_dataset[d] for d in summary.datasets}
-    fig, axes = plt.subplots(1, len(FEATURES), figsize=(12, 3))
+    by_correctness, axes = plt.subplots(1, len(FEATURES), figsize=(12, 3))
     for ax, feature in zip(axes, FEATURES):
         means = {d: frame.groupby("correct")[feature].mean() for d, frame in rows.items()}
         _bars(
             ax, ["incorrect", "correct"], {d: [m.get(0, math.nan), m.get(1, math.nan)] for d, m in means.items()}, False
         )
         ax.set_title(LABELS[feature], fontsize=9)
-    fig.suptitle("Mean feature by option correctness")
-    fig.tight_layout()
-    fig.savefig(folder.figure(by_correctness), dpi=120)
-    plt.close(fig)
+    by_correctness.suptitle("Mean feature by option correctness")
+    for fig, name in zip((table1, figure2, by_correctness), FIGURES):
+        fig.tight_layout()
+        fig.savefig(folder.figure(name), dpi=120)
+        plt.close(fig)
     return list(FIGURES)
 
 
@@ -240,10 +227,9 @@ def _figure_2(summary: Summary) -> list[str]:
     ]
     for dataset, found in summary.regressions.items():
         for r in found:
-            p = "n/a" if math.isnan(r.p) else f"{r.p:.3g}"
             lines.append(
-                f"| {_name(dataset)} | {LABELS[r.feature]} | {_fmt(r.coefficient)} | {_fmt(r.z)}{r.stars} | {p} "
-                f"| {r.n} | {r.note} |"
+                f"| {_name(dataset)} | {LABELS[r.feature]} | {_fmt(r.coefficient)} | {_fmt(r.z)}{r.stars} "
+                f"| {_fmt(r.p, '.3g')} | {r.n} | {r.note} |"
             )
     lines += ["", "Significance: *** p < 0.001, ** p < 0.01, * p < 0.05.", ""]
     return lines
@@ -321,7 +307,7 @@ def _hedges(summary: Summary) -> list[str]:
         ("correct", [h.ratio_correct for h in hedges]),
         ("incorrect", [h.ratio_incorrect for h in hedges]),
     ):
-        lines.append(f"| Hedge-cue ratio, {name} options | " + " | ".join(_ratio(r) for r in ratios) + " |")
+        lines.append(f"| Hedge-cue ratio, {name} options | " + " | ".join(_fmt(r, ".3f") for r in ratios) + " |")
     for category in HEDGE_CUES:
         cells = " | ".join(_pct(h.incorrect_shares[category]) for h in hedges)
         lines.append(f"| Share of {category} cues, incorrect options | {cells} |")

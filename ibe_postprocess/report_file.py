@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -217,18 +217,7 @@ def to_json(report: Report) -> dict[str, Any]:
         "judge_model": report.judge_model,
         "runs": [vars(run) for run in report.runs],
         "selector": report.selector,
-        "datasets": {
-            name: {
-                "table1": [vars(row) for row in entry.table1],
-                "test_questions": entry.test_questions,
-                "judge": vars(entry.judge) if entry.judge else None,
-                "figure2": [vars(r) for r in entry.figure2],
-                "self_evident": vars(entry.self_evident) if entry.self_evident else None,
-                "directions": vars(entry.directions) if entry.directions else None,
-                "hedges": vars(entry.hedges) if entry.hedges else None,
-            }
-            for name, entry in report.datasets.items()
-        },
+        "datasets": {name: asdict(entry) for name, entry in report.datasets.items()},
         "flagged": report.flagged,
         "uncertainty_sources": list(report.uncertainty_sources),
         "coherence_judges": list(report.coherence_judges),

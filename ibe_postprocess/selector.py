@@ -41,15 +41,8 @@ LABELS = {
     "coherence": "Coherence",
     "uncertainty": "Linguistic Uncertainty",
 }
-CUMULATIVE_LABELS = {
-    "consistent": "+ Consistency",
-    "depth": "+ Depth",
-    "drift": "+ Drift",
-    "coherence": "+ Coherence",
-    "uncertainty": "+ Linguistic Uncertainty",
-}
-
-
+# Table 1's composed-model rows: "+ Depth" adds depth to the features before it.
+CUMULATIVE_LABELS = {feature: "+ " + label.removesuffix(" (Parsimony)") for feature, label in LABELS.items()}
 PROTOCOLS = ("a9", "per-dataset")
 # Fewer explanations than this of the rarer outcome (correct or incorrect) make a one-feature
 # logistic fit unreliable (Peduzzi et al., 1996: about ten events per predictor).

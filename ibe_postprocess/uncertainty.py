@@ -40,13 +40,13 @@ MAX_TOKENS = 60  # certainty-estimator's max_length and padding length
 LEXICON_SOURCE = "lexicon"
 # How an explanation's sentence uncertainties combine: §4's equation (sum over the assumptions,
 # plus the summary), Algorithm 4 (their mean, plus the summary) or A.8's prose (the mean of all).
-AGGREGATIONS = ("sum", "mean", "mean-all")
-DEFAULT_AGGREGATION = "sum"
 AGGREGATION_NAMES = {
     "sum": "sum (the paper's §4 equation)",
     "mean": "mean (the paper's Algorithm 4)",
     "mean-all": "mean over every sentence, summary included (the paper's Appendix A.8)",
 }
+AGGREGATIONS = tuple(AGGREGATION_NAMES)
+DEFAULT_AGGREGATION = "sum"
 # How a certainty c on the 1-6 scale becomes an uncertainty: c subtracted from this top.
 INVERSIONS = {"6-c": 6.0, "7-c": 7.0}
 DEFAULT_INVERSION = "6-c"
@@ -308,13 +308,6 @@ class UncertaintyScorer:
             joined = hedge_text(item)
             cues = hedge_cues(joined)
             words = max(1, len(re.findall(r"\w+", joined)))
-            results.append(
-                UncertaintyResult(
-                    overall_uncertainty(assumption_scores, summary_score, self.aggregation),
-                    cues["epistemic"],
-                    cues["doxastic"],
-                    cues["conditional"],
-                    sum(cues.values()) / words,
-                )
-            )
+            uncertainty = overall_uncertainty(assumption_scores, summary_score, self.aggregation)
+            results.append(UncertaintyResult(uncertainty, **cues, hedge_ratio=sum(cues.values()) / words))
         return results
