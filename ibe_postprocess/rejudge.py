@@ -153,13 +153,11 @@ def _label(entailment: float, contradiction: float, unparsed: bool) -> str:
 
 def _picks(frame: Any, scores: Any) -> dict[str, str]:
     """Per question of ``frame``, the option with the highest score ('tie' where several share it)."""
-    import numpy as np
+    from ibe_postprocess.selector import picked
 
-    picks = {}
-    for qid, group in frame.assign(_score=scores).dropna(subset=["_score"]).groupby("qid", sort=False):
-        best = group[np.isclose(group["_score"], group["_score"].max())]
-        picks[str(qid)] = str(best["option"].iloc[0]) if len(best) == 1 else "tie"
-    return picks
+    scored = frame.assign(_score=scores).dropna(subset=["_score"])
+    best = scored[picked(scored, scored["_score"].to_numpy())].groupby("qid", sort=False)["option"]
+    return {str(qid): str(options.iloc[0]) if len(options) == 1 else "tie" for qid, options in best}
 
 
 def _selector(frame: Any) -> tuple[dict[str, str], list[str]]:

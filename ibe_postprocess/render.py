@@ -63,7 +63,7 @@ def figures(folder: FeaturesFolder, summary: Summary) -> list[str]:
     ax.set_title("Table 1: IBE features and composed model")
 
     figure2, ax = plt.subplots(figsize=(7, 3.5))
-    zs = {d: [r.z for r in found] for d, found in summary.regressions.items()}
+    zs = {d: [r.z for r in summary.reports[d].figure2] for d in summary.datasets}
     _bars(ax, [LABELS[f] for f in FEATURES], zs, horizontal=False)
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_ylabel("z (logistic regression)")
@@ -225,8 +225,8 @@ def _figure_2(summary: Summary) -> list[str]:
         "| Dataset | Feature | coef | z | p | n | note |",
         "|---|---|---|---|---|---|---|",
     ]
-    for dataset, found in summary.regressions.items():
-        for r in found:
+    for dataset in summary.datasets:
+        for r in summary.reports[dataset].figure2:
             lines.append(
                 f"| {_name(dataset)} | {LABELS[r.feature]} | {_fmt(r.coefficient)} | {_fmt(r.z)}{r.stars} "
                 f"| {_fmt(r.p, '.3g')} | {r.n} | {r.note} |"
@@ -264,7 +264,7 @@ def _self_evident(summary: Summary) -> list[str]:
         "|---|---|---|---|---|---|",
     ]
     for dataset in summary.datasets:
-        found = summary.self_evident[dataset]
+        found = summary.reports[dataset].self_evident
         errors = f"{found.self_evident_errors:g} of {found.errors:g} ({_pct(found.error_share)})"
         lines.append(
             f"| {_name(dataset)} | {found.explanations} | {_pct(found.drift_zero)} | {_pct(found.depth_one)} "
@@ -285,7 +285,7 @@ def _figure_19(summary: Summary) -> list[str]:
         "|---|" + "---|" * (len(DIRECTIONS) + 1),
     ]
     for dataset in summary.datasets:
-        found = summary.directions[dataset]
+        found = summary.reports[dataset].directions
         cells = [f"{_pct(found.accuracy[d])} ({found.questions[d]})" for d in DIRECTIONS]
         lines.append(f"| This run: {_name(dataset)} | " + " | ".join(cells) + f" | {found.unknown} |")
     for model, values in figure_19().items():
@@ -302,7 +302,7 @@ def _hedges(summary: Summary) -> list[str]:
         "| | " + " | ".join(names) + " |",
         "|---|" + "---|" * len(names),
     ]
-    hedges = [summary.hedges[d] for d in summary.datasets]
+    hedges = [summary.reports[d].hedges for d in summary.datasets]
     for name, ratios in (
         ("correct", [h.ratio_correct for h in hedges]),
         ("incorrect", [h.ratio_incorrect for h in hedges]),

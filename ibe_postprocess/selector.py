@@ -153,12 +153,8 @@ def by_dataset(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 
 def fit_selectors(rows: pd.DataFrame, features: Sequence[str], protocol: str = "a9") -> dict[str, Selector]:
-    """The selector that answers each dataset's test questions, fitted as ``protocol`` says.
-
-    ``a9`` fits one selector on every training explanation (Appendix A.9: COPA train plus
-    the e-CARE training sample) and uses it for every dataset; ``per-dataset`` fits each
-    dataset's own.
-    """
+    """The selector that answers each dataset's test questions, fitted as ``protocol`` says
+    (``a9``: one on every training explanation; ``per-dataset``: each dataset's own)."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown selector protocol {protocol!r}; expected one of {PROTOCOLS}.")
     train, test = split_frames(rows)
