@@ -30,6 +30,11 @@ def _pct(value: float | None) -> str:
     return _fmt(value, ".1%")
 
 
+def _row(*cells: object) -> str:
+    """A line of a markdown table."""
+    return "| " + " | ".join(map(str, cells)) + " |"
+
+
 def _name(dataset: str) -> str:
     return DATASET_NAMES.get(dataset, dataset)
 
@@ -187,33 +192,22 @@ def _table_1(summary: Summary) -> list[str]:
         "The paper's columns are the explanation generators; its LLM-judge baseline is GPT 3.5 judging "
         "each generator's explanations. This run's judge row is the model of the `ibe_judge_*` run.",
         "",
-        "| Block | Row | " + " | ".join(f"This run: {n}" for n in names) + " | " + " | ".join(IBE_COLUMNS) + " |",
+        _row("Block", "Row", *(f"This run: {n}" for n in names), *IBE_COLUMNS),
         "|---|---|" + "---|" * (len(names) + len(IBE_COLUMNS)),
     ]
-    paper_blank = " | ".join("" for _ in IBE_COLUMNS)
     judged = summary.judged
     if judged:
         judge_model = summary.provenance.get("judge_model") or UNKNOWN_MODEL
         generated = any(j.method == "generated" for j in judged.values())
         how = ", generated answers" if generated else ""
         cells = [_judge_cell(judged[d]) if d in judged else "not run" for d in summary.datasets]
-        lines.append(
-            f"| Baselines | LLM judge: {judge_model} (this run{how}) | " + " | ".join(cells) + f" | {paper_blank} |"
-        )
-    paper_judge = " | ".join(_fmt(v) for v in paper[JUDGE_ROW])
-    lines.append(
-        f"| Baselines | LLM judge: {PAPER_JUDGE} (paper) | " + " | ".join("" for _ in names) + f" | {paper_judge} |"
-    )
+        lines.append(_row("Baselines", f"LLM judge: {judge_model} (this run{how})", *cells, *[""] * len(IBE_COLUMNS)))
+    paper_judge = map(_fmt, paper[JUDGE_ROW])
+    lines.append(_row("Baselines", f"LLM judge: {PAPER_JUDGE} (paper)", *[""] * len(names), *paper_judge))
     for (block, row), group in summary.table.groupby(["block", "row"], sort=False):
         ours = group.set_index("dataset")["accuracy"]
         published = paper.get(row, (math.nan,) * len(IBE_COLUMNS))
-        lines.append(
-            f"| {block} | {row} | "
-            + " | ".join(_fmt(ours.get(d)) for d in summary.datasets)
-            + " | "
-            + " | ".join(_fmt(v) for v in published)
-            + " |"
-        )
+        lines.append(_row(block, row, *(_fmt(ours.get(d)) for d in summary.datasets), *map(_fmt, published)))
     lines += ["", "Ties between options earn 1/k credit (expected accuracy of a random tie-break).", ""]
     return lines
 
@@ -227,10 +221,8 @@ def _figure_2(summary: Summary) -> list[str]:
     ]
     for dataset in summary.datasets:
         for r in summary.reports[dataset].figure2:
-            lines.append(
-                f"| {_name(dataset)} | {LABELS[r.feature]} | {_fmt(r.coefficient)} | {_fmt(r.z)}{r.stars} "
-                f"| {_fmt(r.p, '.3g')} | {r.n} | {r.note} |"
-            )
+            z = f"{_fmt(r.z)}{r.stars}"
+            lines.append(_row(_name(dataset), LABELS[r.feature], _fmt(r.coefficient), z, _fmt(r.p, ".3g"), r.n, r.note))
     lines += ["", "Significance: *** p < 0.001, ** p < 0.01, * p < 0.05.", ""]
     return lines
 
@@ -240,7 +232,7 @@ def _means(summary: Summary) -> list[str]:
     lines = [
         "## Mean features by option correctness",
         "",
-        "| Feature | " + " | ".join(f"{n} correct | {n} incorrect" for n in names) + " |",
+        _row("Feature", *(f"{n} correct | {n} incorrect" for n in names)),
         "|---|" + "---|---|" * len(names),
     ]
     for feature in FEATURES:
@@ -248,7 +240,7 @@ def _means(summary: Summary) -> list[str]:
         for dataset in summary.datasets:
             means = summary.per_dataset[dataset].groupby("correct")[feature].mean()
             cells += [_fmt(means.get(1, math.nan)), _fmt(means.get(0, math.nan))]
-        lines.append(f"| {LABELS[feature]} | " + " | ".join(cells) + " |")
+        lines.append(_row(LABELS[feature], *cells))
     return lines
 
 
@@ -266,10 +258,8 @@ def _self_evident(summary: Summary) -> list[str]:
     for dataset in summary.datasets:
         found = summary.reports[dataset].self_evident
         errors = f"{found.self_evident_errors:g} of {found.errors:g} ({_pct(found.error_share)})"
-        lines.append(
-            f"| {_name(dataset)} | {found.explanations} | {_pct(found.drift_zero)} | {_pct(found.depth_one)} "
-            f"| {_pct(found.self_evident)} | {errors} |"
-        )
+        shares = (_pct(share) for share in (found.drift_zero, found.depth_one, found.self_evident))
+        lines.append(_row(_name(dataset), found.explanations, *shares, errors))
     lines.append(
         f"| Paper (all three LLMs) | | {paper['drift_zero']} | {paper['depth_one']} | {paper['self_evident']} "
         f"| {paper['error_share']} |"
@@ -287,7 +277,7 @@ def _figure_19(summary: Summary) -> list[str]:
     for dataset in summary.datasets:
         found = summary.reports[dataset].directions
         cells = [f"{_pct(found.accuracy[d])} ({found.questions[d]})" for d in DIRECTIONS]
-        lines.append(f"| This run: {_name(dataset)} | " + " | ".join(cells) + f" | {found.unknown} |")
+        lines.append(_row(f"This run: {_name(dataset)}", *cells, found.unknown))
     for model, values in figure_19().items():
         printed = " | ".join(f"{value:.0%}" for value in values)  # as the figure prints them
         lines.append(f"| Paper: COPA, {model}'s explanations | {printed} | |")
@@ -303,14 +293,13 @@ def _hedges(summary: Summary) -> list[str]:
         "|---|" + "---|" * len(names),
     ]
     hedges = [summary.reports[d].hedges for d in summary.datasets]
-    for name, ratios in (
-        ("correct", [h.ratio_correct for h in hedges]),
-        ("incorrect", [h.ratio_incorrect for h in hedges]),
-    ):
-        lines.append(f"| Hedge-cue ratio, {name} options | " + " | ".join(_fmt(r, ".3f") for r in ratios) + " |")
+    for name in ("correct", "incorrect"):
+        ratios = (_fmt(getattr(h, f"ratio_{name}"), ".3f") for h in hedges)
+        lines.append(_row(f"Hedge-cue ratio, {name} options", *ratios))
     for category in HEDGE_CUES:
-        cells = " | ".join(_pct(h.incorrect_shares[category]) for h in hedges)
-        lines.append(f"| Share of {category} cues, incorrect options | {cells} |")
+        lines.append(
+            _row(f"Share of {category} cues, incorrect options", *(_pct(h.incorrect_shares[category]) for h in hedges))
+        )
     return [*lines, ""]
 
 

@@ -104,6 +104,9 @@ class JudgeScore:
         return f"ibe_judge_{dataset}" + ("_chat" if self.method == "generated" else "")
 
 
+SIGNIFICANCE = ((0.001, "***"), (0.01, "**"), (0.05, "*"))  # p below the bound -> the stars
+
+
 @dataclass(frozen=True)
 class Regression:
     """Figure 2 on one feature (``selector.feature_regressions``); NaN where the fit is undefined."""
@@ -117,9 +120,8 @@ class Regression:
 
     @property
     def stars(self) -> str:
-        if self.p is None or math.isnan(self.p):
-            return ""
-        return "***" if self.p < 0.001 else "**" if self.p < 0.01 else "*" if self.p < 0.05 else ""
+        """Figure 2's significance marks ("" for an undefined p: NaN is below no bound)."""
+        return next((stars for bound, stars in SIGNIFICANCE if self.p is not None and self.p < bound), "")
 
 
 @dataclass(frozen=True)

@@ -208,34 +208,22 @@ def unreliable(values: pd.Series, correct: pd.Series) -> list[str]:
 
 def feature_regressions(rows: pd.DataFrame) -> list[Regression]:
     """Figure 2: logistic regression of correctness on each feature alone."""
+    return [_regression(feature, rows[[feature, "correct"]].dropna().astype(float)) for feature in FEATURES]
+
+
+def _regression(feature: str, frame: pd.DataFrame) -> Regression:
     import statsmodels.api as sm
 
-    results = []
-    for feature in FEATURES:
-        frame = rows[[feature, "correct"]].dropna().astype(float)
-        if len(frame) < 3 or frame[feature].nunique() < 2 or frame["correct"].nunique() < 2:
-            results.append(Regression(feature, math.nan, math.nan, math.nan, len(frame), "constant feature or outcome"))
-            continue
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                fit = sm.GLM(frame["correct"], sm.add_constant(frame[feature]), family=sm.families.Binomial()).fit()
-            except Exception as err:  # perfect separation and friends: report, do not crash
-                results.append(
-                    Regression(feature, math.nan, math.nan, math.nan, len(frame), f"{type(err).__name__}: {err}")
-                )
-                continue
-        # Perfect separation only warns, if at all; its estimates are meaningless, so the note says so.
-        warned = sorted({w.category.__name__ for w in caught})
-        note = "; ".join([*unreliable(frame[feature], frame["correct"]), *warned])
-        results.append(
-            Regression(
-                feature,
-                float(fit.params[feature]),
-                float(fit.tvalues[feature]),
-                float(fit.pvalues[feature]),
-                len(frame),
-                note,
-            )
-        )
-    return results
+    if len(frame) < 3 or frame[feature].nunique() < 2 or frame["correct"].nunique() < 2:
+        return Regression(feature, math.nan, math.nan, math.nan, len(frame), "constant feature or outcome")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            fit = sm.GLM(frame["correct"], sm.add_constant(frame[feature]), family=sm.families.Binomial()).fit()
+        except Exception as err:  # perfect separation and friends: report, do not crash
+            return Regression(feature, math.nan, math.nan, math.nan, len(frame), f"{type(err).__name__}: {err}")
+    # Perfect separation only warns, if at all; its estimates are meaningless, so the note says so.
+    warned = sorted({w.category.__name__ for w in caught})
+    note = "; ".join([*unreliable(frame[feature], frame["correct"]), *warned])
+    estimates = (float(values[feature]) for values in (fit.params, fit.tvalues, fit.pvalues))
+    return Regression(feature, *estimates, len(frame), note)
