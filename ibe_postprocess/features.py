@@ -53,16 +53,13 @@ class ScoreSettings:
         return {key: value for key, value in asdict(self).items() if key not in ("batch_size", "processes")}
 
 
-def _chunks(indices: list[int], size: int) -> list[list[int]]:
-    return [indices[start : start + size] for start in range(0, len(indices), size)]
-
-
 def cached_stage(
     name: str, keys: Sequence[str], compute: Callable[[list[int]], list[Any]], store: kv.JsonlCache, batch_size: int
 ) -> list[Any]:
     """Values for every key: cached ones read back, the others computed batch by batch."""
     todo = [index for index, key in enumerate(keys) if key not in store]
-    for chunk in tqdm(_chunks(todo, batch_size), desc=name, unit="batch", disable=not todo):
+    chunks = [todo[start : start + batch_size] for start in range(0, len(todo), batch_size)]
+    for chunk in tqdm(chunks, desc=name, unit="batch", disable=not todo):
         store.put_many(dict(zip((keys[i] for i in chunk), compute(chunk))))
     return [store[key] for key in keys]
 
@@ -314,18 +311,8 @@ def _uncertainties(
     parsed: Sequence[ParsedExplanation], uncertainty: Any, folder: FeaturesFolder, batch_size: int
 ) -> list[dict[str, Any]]:
     """Each explanation's uncertainty and hedge counts, cached by chunk under the scorer's settings."""
-    keys = [
-        kv.key(
-            "uncertainty",
-            uncertainty.source,
-            uncertainty.aggregation,
-            uncertainty.inversion,
-            p.assumptions,
-            p.summary,
-            [asdict(s) for s in p.steps],
-        )
-        for p in parsed
-    ]
+    settings = (uncertainty.source, uncertainty.aggregation, uncertainty.inversion)
+    keys = [kv.key("uncertainty", *settings, p.assumptions, p.summary, [asdict(s) for s in p.steps]) for p in parsed]
     return cached_stage(
         "uncertainty",
         keys,

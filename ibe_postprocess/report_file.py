@@ -279,14 +279,8 @@ def _dataset(raw: Any, where: str) -> DatasetReport:
             raise fields.FieldError(f'{at} needs "row" and "accuracy"')
         if not isinstance(record["row"], str):
             raise fields.FieldError(f"{at}.row is {record['row']!r}, not a row name")
-        block = record.get("block")
-        rows.append(
-            TableRow(
-                block if isinstance(block, str) else "",
-                record["row"],
-                fields.accuracy(record["accuracy"], f"{at}.accuracy"),
-            )
-        )
+        block = record["block"] if isinstance(record.get("block"), str) else ""
+        rows.append(TableRow(block, record["row"], fields.accuracy(record["accuracy"], f"{at}.accuracy")))
     judge = entry.get("judge")
     score = None
     if judge is not None:
