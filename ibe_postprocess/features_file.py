@@ -212,22 +212,19 @@ def _parse_header(path: Path, line: bytes) -> Header:
             dict(payload.get("provenance") or {}),
             str(payload["version"]),
         )
-        return Header(
+        header = Header(
             origin,
             payload["complete"] is True,
             payload.get("rows"),
             payload.get("rows_sha256"),
             {"decisions": decisions, "sha256": judge["sha256"]} if judge.get("sha256") is not None else None,
-            _schema(payload.get("schema", 1)),
+            payload.get("schema", 1),
         )
+        if isinstance(header.schema, bool) or not isinstance(header.schema, int):
+            raise ValueError(f"schema {header.schema!r} is not a whole number")
+        return header
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise FeaturesError(path, f"damaged header ({err!r}); {_rebuild(folder, None)}.") from err
-
-
-def _schema(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"schema {value!r} is not a whole number")
-    return value
 
 
 def _lines(path: Path, what: str) -> Generator[bytes]:
