@@ -23,10 +23,8 @@ before, for the same rows), is a rater of three decisions:
   features, fitted on the training explanations with this judge's coherence, protocol a9 as
   ``ibe report``); gold: the correct option.
 
-Its metrics: steps labelled entailment, unparsed steps, questions where coherence's pick is the
-correct option and test questions where the selector's is (a tie is not a correct pick here;
-``ibe report``'s 1/k credit for ties is in the notes, with Table 1's Coherence-alone accuracy,
-the five-feature selector's accuracy per dataset and its coherence coefficient, per judge).
+A tie is not a correct pick in the metrics (``METRICS``); the notes give ``ibe report``'s
+accuracies, which credit a tie 1/k, per judge.
 """
 
 from __future__ import annotations

@@ -86,7 +86,7 @@ def figures(folder: FeaturesFolder, summary: Summary) -> list[str]:
     by_correctness.suptitle("Mean feature by option correctness")
     for fig, name in zip((table1, figure2, by_correctness), FIGURES):
         fig.tight_layout()
-        fig.savefig(folder.figure(name), dpi=120)
+        fig.savefig(folder.root / name, dpi=120)
         plt.close(fig)
     return list(FIGURES)
 
