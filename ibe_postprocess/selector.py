@@ -12,12 +12,10 @@ of breaking the tie at random, without a random draw. A missing feature value (a
 explanation without steps has no drift or coherence) is replaced by the training mean of
 that feature; the report counts how many values were imputed.
 
-Figure 2 regresses correctness on each feature alone with a logistic GLM (statsmodels)
-and reports the z statistic and its p-value, the quantities the paper's heat map shows.
-Where such a fit means nothing, the note says so and why, beside the numbers: when the
-feature separates correct from incorrect explanations (the estimate runs off to infinity,
-e.g. coef -21.26 with p 0.999 on four explanations) or when the rarer outcome has fewer
-than ``MIN_EVENTS`` explanations (the usual ten events per predictor of a logistic model).
+Figure 2 regresses correctness on each feature alone with a logistic GLM (statsmodels),
+reporting z and p as the paper's heat map does; where such a fit means nothing (perfect
+separation, or fewer than ``MIN_EVENTS`` explanations of the rarer outcome: DETAILS.md), the
+note says so beside the numbers.
 """
 
 from __future__ import annotations

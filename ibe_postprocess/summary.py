@@ -47,8 +47,6 @@ class Summary:
     uncertainty_sources: list[str]
     coherence_judges: list[str]
     formalizations: list[str]
-    train_rows: int
-    test_rows: int
 
     @property
     def provenance(self) -> dict[str, Any]:
@@ -81,7 +79,7 @@ def _reason(flag: str) -> str:
 
 def summarize(features: Features, fig2_split: str = "test", protocol: str = "a9") -> Summary:
     rows = features.frame()
-    train, test = split_frames(rows)
+    test = split_frames(rows)[1]
     tests = by_dataset(test)
     datasets = list(tests)
     per_dataset = by_dataset(rows)
@@ -122,8 +120,6 @@ def summarize(features: Features, fig2_split: str = "test", protocol: str = "a9"
         uncertainty_sources=sorted(rows["uncertainty_source"].dropna().unique()),
         coherence_judges=sorted(rows["coherence_judge"].dropna().unique()),
         formalizations=sorted(rows["formalization"].dropna().unique()),
-        train_rows=len(train),
-        test_rows=len(test),
     )
 
 

@@ -1,16 +1,11 @@
 """Linguistic uncertainty (§4 and Algorithm 4) and hedge cues by category.
 
 A sentence's certainty c is the regression output (1-6) of Pei & Jurgens'
-``pedropei/sentence-level-certainty``; its uncertainty is the scale inverted. The paper only
-says "we invert the scale", so the inversion is a setting: ``6-c`` (the default, 0-5, what
-the authors' PEIRCE code computes, "subtract the certainty score from the max score 6") or
-``7-c`` (1-6, the scale reversed). An explanation's uncertainty is its assumptions'
-uncertainties aggregated, plus that of its summary. The paper gives three aggregations: §4's
-equation sums over the assumptions (``sum``, the default), Algorithm 4 averages them
-(``mean``), both then adding the summary's; Appendix A.8's prose averages every sentence,
-the summary among them ("compute the uncertainty for each assumption and the explanation
-summary and then average all the scores": ``mean-all``). PEIRCE's halving is not used.
-The task's DETAILS.md sets the readings against Figure 1. Inputs are encoded exactly as the
+``pedropei/sentence-level-certainty``; its uncertainty is the scale inverted, a setting since
+the paper only says "we invert the scale" (``INVERSIONS``). An explanation's uncertainty is
+its assumptions' aggregated, plus its summary's, as the paper gives it three ways
+(``AGGREGATIONS``); PEIRCE's halving is not used. The task's DETAILS.md sets the readings
+against Figure 1. Inputs are encoded exactly as the
 authors' ``certainty-estimator`` package does (60 tokens, padded with the pad id, no
 attention mask), so scores match theirs.
 
