@@ -186,26 +186,24 @@ def rater(name: str, role: str, rows: Sequence[dict[str, Any]], verdicts: Verdic
 
     from ibe_postprocess.coherence import coherence_of
 
-    steps, entailed = {}, {}
-    for row, row_verdicts in zip(rows, verdicts):
-        for index, verdict in enumerate(row_verdicts):
-            item = f"{row['qid']}/{row['option']}/{index + 1}"
-            steps[item] = _label(*verdict)
-            entailed[item] = steps[item] == "entailment"
+    steps = {
+        f"{row['qid']}/{row['option']}/{index}": _label(*verdict)
+        for row, row_verdicts in zip(rows, verdicts)
+        for index, verdict in enumerate(row_verdicts, 1)
+    }
     values = [coherence_of(row_verdicts)[0] for row_verdicts in verdicts]
     frame = pd.DataFrame.from_records(rows).astype({"qid": str}).assign(coherence=values)
     coherence_picks = _picks(frame, frame["coherence"].astype(float).to_numpy())
     selector_picks, notes = _selector(frame)
     correct = {str(r["qid"]): str(r["option"]) for r in rows if r["correct"]}
     scores = {
-        "steps entailed": entailed,
+        "steps entailed": {item: label == "entailment" for item, label in steps.items()},
         "coherence picks correct": {q: pick == correct.get(q) for q, pick in coherence_picks.items()},
         "selector correct": {q: pick == correct.get(q) for q, pick in selector_picks.items()},
     }
-    unparsed = sum(label == "unparsed" for label in steps.values())
     metrics = {metric: (sum(outcomes.values()), len(outcomes)) for metric, outcomes in scores.items() if outcomes}
     if steps:
-        metrics["unparsed"] = (unparsed, len(steps))
+        metrics["unparsed"] = (sum(label == "unparsed" for label in steps.values()), len(steps))
     scored = [value for value in values if value is not None]
     mean = f"mean coherence {sum(scored) / len(scored):.3f} over {len(scored)} explanations; " if scored else ""
     decisions = {"step": steps, "coherence pick": coherence_picks, "selector pick": selector_picks}
