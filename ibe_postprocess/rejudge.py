@@ -12,19 +12,10 @@ features file is never rewritten: each judge's coherence goes to
 features' digest, then one line per row).
 
 Then each judge, the folder's own one and every judge it was judged again by (this time or
-before, for the same rows), is a rater of three decisions:
-
-- **step**: each IF-THEN step's label (the largest of P(entailment), P(neutral) = 1 - the other
-  two, P(contradiction); ``unparsed`` where the judge gave none);
-- **coherence pick**: per question, the option coherence alone ranks first (the option whose
-  explanation is most coherent; ``tie`` where two are equally so), every question with a
-  coherence value; gold: the correct option;
-- **selector pick**: per test question, the option IBE-Eval's selector picks (all five
-  features, fitted on the training explanations with this judge's coherence, protocol a9 as
-  ``ibe report``); gold: the correct option.
-
-A tie is not a correct pick in the metrics (``METRICS``); the notes give ``ibe report``'s
-accuracies, which credit a tie 1/k, per judge.
+before, for the same rows), is a rater of three decisions (``DECISIONS``: each step's label,
+each question's most coherent option, each test question's five-feature selector pick), as the
+task's DETAILS.md defines them. A tie is not a correct pick in the metrics (``METRICS``); the
+notes give ``ibe report``'s accuracies, which credit a tie 1/k, per judge.
 """
 
 from __future__ import annotations

@@ -235,9 +235,6 @@ def write(folder: FeaturesFolder, report: Report) -> Path:
     return folder.report
 
 
-# --- reading --------------------------------------------------------------------------------
-
-
 def _object(raw: Any, field_name: str) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise fields.FieldError(f"{field_name} is {raw!r}, not an object")

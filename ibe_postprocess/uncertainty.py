@@ -33,8 +33,7 @@ log = logging.getLogger(__name__)
 PAPER_CERTAINTY_MODEL = "pedropei/sentence-level-certainty"
 MAX_TOKENS = 60  # certainty-estimator's max_length and padding length
 LEXICON_SOURCE = "lexicon"
-# How an explanation's sentence uncertainties combine: §4's equation (sum over the assumptions,
-# plus the summary), Algorithm 4 (their mean, plus the summary) or A.8's prose (the mean of all).
+# How an explanation's sentence uncertainties combine, as report.md names each reading.
 AGGREGATION_NAMES = {
     "sum": "sum (the paper's §4 equation)",
     "mean": "mean (the paper's Algorithm 4)",
