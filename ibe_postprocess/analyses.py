@@ -36,14 +36,9 @@ def self_evident(rows: pd.DataFrame, test: pd.DataFrame, selector: Selector) -> 
     top = picked(test, selector.scores(test))
     weight = top / top.groupby(test["qid"], sort=False).transform("sum")  # 1/k for each of k tied picks
     wrong = weight.where(test["correct"] == 0, 0.0)
-    return SelfEvident(
-        len(rows),
-        float((rows["drift"] == 0).mean()) if len(rows) else math.nan,
-        float((rows["depth"] == 1).mean()) if len(rows) else math.nan,
-        float(_self_evident(rows).mean()) if len(rows) else math.nan,
-        float(wrong.sum()),
-        float(wrong.where(_self_evident(test), 0.0).sum()),
-    )
+    masks = (rows["drift"] == 0, rows["depth"] == 1, _self_evident(rows))
+    shares = (float(mask.mean()) if len(rows) else math.nan for mask in masks)
+    return SelfEvident(len(rows), *shares, float(wrong.sum()), float(wrong.where(_self_evident(test), 0.0).sum()))
 
 
 def question_directions(test: pd.DataFrame) -> pd.Series:
@@ -60,11 +55,9 @@ def question_directions(test: pd.DataFrame) -> pd.Series:
 def direction_accuracy(test: pd.DataFrame, selector: Selector) -> DirectionAccuracy:
     credits = question_credits(test, selector.scores(test))
     directions = question_directions(test).reindex(credits.index)
-    accuracy, questions = {}, {}
-    for name in DIRECTIONS:
-        chosen = credits[directions == name]
-        accuracy[name] = float(chosen.mean()) if len(chosen) else math.nan
-        questions[name] = len(chosen)
+    chosen = {name: credits[directions == name] for name in DIRECTIONS}
+    accuracy = {name: float(found.mean()) if len(found) else math.nan for name, found in chosen.items()}
+    questions = {name: len(found) for name, found in chosen.items()}
     return DirectionAccuracy(accuracy, questions, int((directions == "unknown").sum()))
 
 

@@ -176,11 +176,6 @@ def lexicon_certainty(sentence: str) -> float:
     return CERTAINTY_MAX - min(5.0, sum(CUE_WEIGHTS[category] * count for category, count in cues.items()))
 
 
-def inverted(certainty: float, inversion: str = DEFAULT_INVERSION) -> float:
-    """A sentence's uncertainty: its certainty subtracted from the inversion's top."""
-    return INVERSIONS[inversion] - certainty
-
-
 def overall_uncertainty(
     assumption_scores: Sequence[float], summary_score: float | None, aggregation: str = DEFAULT_AGGREGATION
 ) -> float | None:
@@ -294,7 +289,8 @@ class UncertaintyScorer:
             sentences += [_sentence(text) for text in item.assumptions]
             if item.summary:
                 sentences.append(_sentence(item.summary))
-        values = iter([inverted(value, self.inversion) for value in self.sentence_certainty(sentences)])
+        # A sentence's uncertainty: its certainty subtracted from the inversion's top.
+        values = iter([INVERSIONS[self.inversion] - value for value in self.sentence_certainty(sentences)])
         results = []
         for item in parsed:
             assumption_scores = [next(values) for _ in item.assumptions]
