@@ -247,7 +247,6 @@ class LMFormalizer:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         self.torch = torch
-        self.name = spec
         self.device = "cuda" if torch.cuda.is_available() else "cpu"
         self.tokenizer = AutoTokenizer.from_pretrained(spec, padding_side="left")
         if self.tokenizer.pad_token is None:

@@ -18,11 +18,9 @@ inputs, so a run killed before the end leaves a file that says so instead of the
 inputs' rows. ``read`` refuses all of these, naming the file and the command that rebuilds
 it. The batch size is not recorded: it must not change a byte of the file.
 
-``schema`` is the rows' layout: 2 adds the steps behind each explanation's numbers (the proof's
-unifications with their clauses, each step's NLI verdict, drift's new concepts, the hedge cues
-found), which the sample viewer shows. ``read`` refuses a file of another schema (one written
-before the steps were kept has none: schema 1), naming the command that rebuilds it; the header
-alone, all a report's freshness check needs, still reads.
+``schema`` is the rows' layout: 2 adds the steps behind each explanation's numbers, which the
+sample viewer shows. ``read`` refuses a file of another schema (none: 1), naming the command
+that rebuilds it; the header alone, all a report's freshness check needs, still reads.
 """
 
 from __future__ import annotations

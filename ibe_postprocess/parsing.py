@@ -63,10 +63,8 @@ def _clause(text: str) -> str:
 def _if_then(text: str) -> tuple[str, str] | None:
     """``IF <condition>[,] THEN[,] <consequence>``: the condition ends at the first "then" word.
 
-    Leading punctuation before IF is skipped; the condition needs at least one character,
-    the consequence is the rest of the line. Done as two linear searches, because the
-    one-pattern form (a lazy group followed by optional separators) backtracks
-    cubically on long runs of spaces.
+    Done as linear searches, because the one-pattern form (a lazy group followed by optional
+    separators) backtracks cubically on long runs of spaces.
     """
     text = text.strip()
     opening = _IF.match(text)

@@ -40,7 +40,8 @@ from custom_metrics.common.rejudging import (
     cut_notes,
     judge_folder_name,
 )
-from ibe_postprocess.folder import CACHE_FILES
+from ibe_postprocess import features_file
+from ibe_postprocess.folder import CACHE_FILES, FEATURES, FeaturesFolder
 from ibe_postprocess.report_file import GenerationRun
 
 DECISIONS = ("step", "coherence pick", "selector pick")
@@ -54,17 +55,12 @@ Verdicts = list[list[tuple[float, float, bool]]]  # per row, per step: P(entailm
 
 def find(path: Path) -> list[Path]:
     """The features files of ``ibe score`` folders under ``path`` (or ``path`` itself), not the rejudges'."""
-    from ibe_postprocess.folder import FEATURES
-
     if path.is_file():
         return [path] if path.name == FEATURES else []
     return sorted(file for file in path.rglob(FEATURES) if FOLDER not in file.relative_to(path).parts)
 
 
 def _features(path: Path):
-    from ibe_postprocess import features_file
-    from ibe_postprocess.folder import FeaturesFolder
-
     features = features_file.read(FeaturesFolder(path.parent))  # refuses a cut, unfinished or stale file
     if not any("step_coherence" in row for row in features.rows):
         raise DataError(f"{path}: its rows keep no step verdicts (field 'step_coherence'); score it again")
@@ -87,7 +83,6 @@ def _judge(rows: Sequence[dict[str, Any]], spec: Any, folder: Path, request: Rej
     """Every logged step judged by ``spec`` in ``ibe score``'s canonical chunks (the folder's chunk cache)."""
     from ibe_postprocess.cache import JsonlCache
     from ibe_postprocess.coherence import Coherence, valid_chunk
-    from ibe_postprocess.folder import FeaturesFolder
 
     features = FeaturesFolder(folder)
     coherence = Coherence(spec, request.judge_cache or features.cache("nli_verdicts"))
@@ -151,19 +146,18 @@ def _picks(frame: Any, scores: Any) -> dict[str, str]:
 
 def _selector(frame: Any) -> tuple[dict[str, str], list[str]]:
     """The five-feature selector's picks on the test questions, and the paper's numbers as notes."""
-    from ibe_postprocess.features_file import FEATURES
     from ibe_postprocess.selector import by_dataset, evaluate, fit_selectors, split_frames
 
     try:
         _, test = split_frames(frame)
-        selectors = fit_selectors(frame, FEATURES)
+        selectors = fit_selectors(frame, features_file.FEATURES)
     except ValueError as error:
         return {}, [f"no selector: {str(error).split(';')[0]}"]
     picks = {}
     for name, rows in by_dataset(test).items():
         picks.update(_picks(rows, selectors[name].scores(rows)))
     alone = evaluate(frame, ["coherence"])
-    every = evaluate(frame, FEATURES)
+    every = evaluate(frame, features_file.FEATURES)
     notes = [f"Table 1 Coherence alone: {', '.join(f'{d} {a:.3f} ({n} questions)' for d, (a, n) in alone.items())}"]
     notes.append(f"all five criteria (IBE-Eval): {', '.join(f'{d} {a:.3f}' for d, (a, _) in every.items())}")
     coefficients = sorted({round(s.coefficients["coherence"], 4) for s in selectors.values()})

@@ -51,6 +51,12 @@ def _bars(ax, labels: list[str], values: dict[str, list[float]], horizontal: boo
     ax.legend(fontsize=8)
 
 
+def _by_correctness(summary: Summary, feature: str) -> dict[str, list[float]]:
+    """Per dataset: the feature's mean over the incorrect, then the correct options' explanations."""
+    means = {d: summary.per_dataset[d].groupby("correct")[feature].mean() for d in summary.datasets}
+    return {d: [found.get(0, math.nan), found.get(1, math.nan)] for d, found in means.items()}
+
+
 def figures(folder: FeaturesFolder, summary: Summary) -> list[str]:
     """table1.png, figure2.png and features_by_correctness.png; their names, in that order."""
     import matplotlib
@@ -75,13 +81,9 @@ def figures(folder: FeaturesFolder, summary: Summary) -> list[str]:
     ax.set_title("Figure 2: correctness regressed on each IBE feature")
     ax.tick_params(axis="x", labelsize=7)
 
-    rows = {d: summary.per_dataset[d] for d in summary.datasets}
     by_correctness, axes = plt.subplots(1, len(FEATURES), figsize=(12, 3))
     for ax, feature in zip(axes, FEATURES):
-        means = {d: frame.groupby("correct")[feature].mean() for d, frame in rows.items()}
-        _bars(
-            ax, ["incorrect", "correct"], {d: [m.get(0, math.nan), m.get(1, math.nan)] for d, m in means.items()}, False
-        )
+        _bars(ax, ["incorrect", "correct"], _by_correctness(summary, feature), horizontal=False)
         ax.set_title(LABELS[feature], fontsize=9)
     by_correctness.suptitle("Mean feature by option correctness")
     for fig, name in zip((table1, figure2, by_correctness), FIGURES):
@@ -237,11 +239,8 @@ def _means(summary: Summary) -> list[str]:
         "|---|" + "---|---|" * len(names),
     ]
     for feature in FEATURES:
-        cells = []
-        for dataset in summary.datasets:
-            means = summary.per_dataset[dataset].groupby("correct")[feature].mean()
-            cells += [_fmt(means.get(1, math.nan)), _fmt(means.get(0, math.nan))]
-        lines.append(_row(LABELS[feature], *cells))
+        means = _by_correctness(summary, feature).values()  # correct first in this table
+        lines.append(_row(LABELS[feature], *(_fmt(mean) for pair in means for mean in reversed(pair))))
     return lines
 
 

@@ -213,7 +213,6 @@ class CertaintyModel:
         self.tokenizer = AutoTokenizer.from_pretrained(spec)
         self.model = AutoModelForSequenceClassification.from_pretrained(spec, num_labels=1).to(self.device).eval()
         self.batch_size = batch_size
-        self.name = spec
 
     def certainty(self, sentences: Sequence[str]) -> list[float]:
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
