@@ -4,18 +4,13 @@ hedge cues of Figures 6, 17 and 18.
 
 **§6.** An explanation is self-evident when its proof depth is 1 (one rule links premise and
 conclusion) and its concept drift is 0 (no concept beyond the hypothesis): it restates the
-causal relation it should explain. The paper reports the share of explanations with drift 0,
-with depth 1 and with both, and the share of IBE-Eval's errors that picked a self-evident
-explanation. Here the shares are over every explanation of the dataset (train and test), and
-the errors are those of the composed model (all five features) on the test questions, where
-a tie among k top explanations counts each as 1/k of a pick, as the accuracy does.
+causal relation it should explain. The shares are over every explanation of the dataset, the
+errors the composed model's on the test questions, a tie among k counting 1/k each.
 
 **Figure 19.** The composed model's test accuracy on cause questions and on effect questions
-(the paper's figure shows one accuracy per model and direction; its values average .755,
-.72 and .68 against Table 1's .77, .74 and .70, so it is read as the composed model's). A
-question's direction is read back from its entailment form (Figure 7): a cause question's
-options are premises of one conclusion, an effect question's options conclusions of one
-premise. A question whose options share both, or neither, counts as of unknown direction.
+(why the composed model's: DETAILS.md). A question's direction is read back from its
+entailment form (Figure 7): a cause question's options are premises of one conclusion, an
+effect question's options conclusions of one premise; sharing both, or neither, is unknown.
 
 **Hedge cues.** The mean hedge-cue ratio by option correctness (Figures 6 and 17) and, over
 the incorrect options' explanations, each category's share of the cues (Figures 6 and 18),
@@ -32,8 +27,6 @@ from ibe_postprocess.report_file import DIRECTIONS, DirectionAccuracy, HedgeCues
 from ibe_postprocess.selector import Selector, picked, question_credits
 from ibe_postprocess.uncertainty import HEDGE_CUES
 
-HEDGE_COLUMNS = {category: f"hedge_{category}" for category in HEDGE_CUES}
-
 
 def _self_evident(frame: pd.DataFrame) -> pd.Series:
     return (frame["depth"] == 1) & (frame["drift"] == 0)
@@ -43,14 +36,9 @@ def self_evident(rows: pd.DataFrame, test: pd.DataFrame, selector: Selector) -> 
     top = picked(test, selector.scores(test))
     weight = top / top.groupby(test["qid"], sort=False).transform("sum")  # 1/k for each of k tied picks
     wrong = weight.where(test["correct"] == 0, 0.0)
-    return SelfEvident(
-        len(rows),
-        float((rows["drift"] == 0).mean()) if len(rows) else math.nan,
-        float((rows["depth"] == 1).mean()) if len(rows) else math.nan,
-        float(_self_evident(rows).mean()) if len(rows) else math.nan,
-        float(wrong.sum()),
-        float(wrong.where(_self_evident(test), 0.0).sum()),
-    )
+    masks = (rows["drift"] == 0, rows["depth"] == 1, _self_evident(rows))
+    shares = (float(mask.mean()) if len(rows) else math.nan for mask in masks)
+    return SelfEvident(len(rows), *shares, float(wrong.sum()), float(wrong.where(_self_evident(test), 0.0).sum()))
 
 
 def question_directions(test: pd.DataFrame) -> pd.Series:
@@ -58,27 +46,18 @@ def question_directions(test: pd.DataFrame) -> pd.Series:
     (unknown for every question of rows without their texts)."""
     if not {"premise", "conclusion"} <= set(test.columns):
         return pd.Series("unknown", index=pd.unique(test["qid"]), dtype=object)
-
-    def direction(group: pd.DataFrame) -> str:
-        one_premise, one_conclusion = group["premise"].nunique() == 1, group["conclusion"].nunique() == 1
-        if one_conclusion and not one_premise:
-            return "cause"
-        if one_premise and not one_conclusion:
-            return "effect"
-        return "unknown"
-
-    grouped = test.groupby("qid", sort=False)[["premise", "conclusion"]]
-    return pd.Series({qid: direction(group) for qid, group in grouped}, dtype=object)
+    # (one premise, one conclusion) -> the direction; both or neither: unknown.
+    kinds = {(False, True): "cause", (True, False): "effect"}
+    single = test.groupby("qid", sort=False)[["premise", "conclusion"]].nunique() == 1
+    return pd.Series({qid: kinds.get(tuple(row), "unknown") for qid, row in single.iterrows()}, dtype=object)
 
 
 def direction_accuracy(test: pd.DataFrame, selector: Selector) -> DirectionAccuracy:
     credits = question_credits(test, selector.scores(test))
     directions = question_directions(test).reindex(credits.index)
-    accuracy, questions = {}, {}
-    for name in DIRECTIONS:
-        chosen = credits[directions == name]
-        accuracy[name] = float(chosen.mean()) if len(chosen) else math.nan
-        questions[name] = len(chosen)
+    chosen = {name: credits[directions == name] for name in DIRECTIONS}
+    accuracy = {name: float(found.mean()) if len(found) else math.nan for name, found in chosen.items()}
+    questions = {name: len(found) for name, found in chosen.items()}
     return DirectionAccuracy(accuracy, questions, int((directions == "unknown").sum()))
 
 
@@ -87,8 +66,8 @@ def hedge_cues(rows: pd.DataFrame) -> HedgeCues:
     ratio = rows.groupby("correct")["hedge_ratio"].mean() if "hedge_ratio" in rows else pd.Series(dtype=float)
     incorrect = rows[rows["correct"] == 0]
     totals = {
-        category: float(incorrect[column].sum()) if column in incorrect else math.nan
-        for category, column in HEDGE_COLUMNS.items()
+        category: float(incorrect[f"hedge_{category}"].sum()) if f"hedge_{category}" in incorrect else math.nan
+        for category in HEDGE_CUES
     }
     cues = sum(totals.values())
     return HedgeCues(

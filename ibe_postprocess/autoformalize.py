@@ -13,9 +13,8 @@ then the explanation). Two kinds of formalizer fill the role, both greedy and ba
   fences, markdown around the section labels and prose around the program are dropped).
   Options after ``?``: ``max_tokens``, ``concurrency`` (requests in flight, default 8),
   ``timeout`` (seconds for each batch of ``--batch-size`` requests together, every retry and
-  wait included, default 300) and
-  ``key_env`` (the variable holding the API key, default ``OPENAI_API_KEY``; the key is read
-  at call time and never stored). The server is asked for its model list before the first
+  wait included, default 300) and ``key_env`` (the variable holding the API key, default
+  ``OPENAI_API_KEY``). The server is asked for its model list before the first
   request, so one that is down stops ``ibe score`` in seconds. Requests go through the
   suite's one bounded client (``custom_metrics.judge.http_client``): a server that never
   ends its answer, trickles it or sends megabytes stops the run with one line by the deadline,
@@ -174,10 +173,8 @@ def parse_endpoint(spec: str) -> EndpointSpec:
 
 class EndpointFormalizer:
     """An OpenAI-compatible chat endpoint that writes the Prolog program, through the suite's one
-    bounded client (``judge.http_client``): a deadline for each batch's requests together
-    (``timeout``, retries and waits included), a body bound a few times what ``max_tokens`` can
-    take, bounded retries on 429 and 5xx; the answer is cut (``judge.answer.cut_answer``) before
-    it is cached. The key is read from the environment at each request and never stored."""
+    bounded client (see the module docstring); its body bound is a few times what ``max_tokens``
+    can take, and the key is read from the environment at each request, never stored."""
 
     def __init__(self, spec: EndpointSpec):
         self.spec = spec
@@ -250,7 +247,6 @@ class LMFormalizer:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         self.torch = torch
-        self.name = spec
         self.device = "cuda" if torch.cuda.is_available() else "cpu"
         self.tokenizer = AutoTokenizer.from_pretrained(spec, padding_side="left")
         if self.tokenizer.pad_token is None:

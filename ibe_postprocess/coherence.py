@@ -8,13 +8,9 @@ does. A judge the user names is used or fails: no silent substitute for an expli
 choice.
 
 A judge's probabilities move in their last bits with the batch a pair is judged in, so the
-pairs are judged in **canonical chunks**: every distinct (IF, THEN) pair of the input,
-sorted, cut into chunks of ``CHUNK``, each sent to the judge's model whole. A chunk's
-verdicts are cached under a key of its judge and its pairs (``score``'s coherence cache),
-so a rerun asks nothing twice and an interrupted run, resumed, holds the verdicts an
-uninterrupted one would: whatever ``--batch-size``, a pair's verdict comes from the same
-chunk. (The judge's own per-pair cache is not used here: its entries may come from other
-batches.)
+input's sorted distinct (IF, THEN) pairs are judged in **canonical chunks** of ``CHUNK``,
+each cached under a key of its judge and its pairs (DETAILS.md, "Same bytes on every run").
+The judge's own per-pair cache is not used here: its entries may come from other batches.
 """
 
 from __future__ import annotations

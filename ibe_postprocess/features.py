@@ -3,10 +3,8 @@
 Stages run over all explanations in batches: spaCy reads each distinct text once for
 formalization and drift together, every distinct predicate name of the whole input is
 embedded in one pass, and judge and certainty-model requests go in batches. spaCy and
-MiniLM run on ``processes`` forked workers, in the same fixed batches as on one
-(``workers``), so the features are the same bytes on any number of processes; drift's spaCy
-reading is filler work that keeps the workers busy while this process formalizes and
-proves. The costly stages (proofs, LLM formalization, coherence, uncertainty) are cached on
+MiniLM run on ``processes`` forked workers (``workers``: the same bytes on any number). The
+costly stages (proofs, LLM formalization, coherence, uncertainty) are cached on
 disk batch by batch under the output folder, so an interrupted run resumes where it
 stopped. Nothing is dropped: an explanation that cannot be parsed or measured keeps its
 row, with the reasons in ``flag``.
@@ -25,15 +23,30 @@ from custom_metrics.common.errors import DataError
 from custom_metrics.common.fields import is_number
 from ibe_postprocess import cache as kv
 from ibe_postprocess import features_file
-from ibe_postprocess.autoformalize import ENDPOINT_PREFIX, parse_endpoint
-from ibe_postprocess.coherence import StepVerdict, coherence_of, valid_chunk
+from ibe_postprocess.autoformalize import (
+    ENDPOINT_PREFIX,
+    EndpointFormalizer,
+    LMFormalizer,
+    formalization_prompt,
+    parse_endpoint,
+    program_from_answer,
+    program_from_output,
+)
+from ibe_postprocess.coherence import Coherence, StepVerdict, coherence_of, valid_chunk
 from ibe_postprocess.drift import new_concepts_many, step_texts
 from ibe_postprocess.folder import FeaturesFolder
 from ibe_postprocess.formalize import Program, clause_texts, formalize_many
 from ibe_postprocess.inputs import ExplanationRecord, JudgeRecord, fingerprint, input_files
 from ibe_postprocess.nlp import Word, pipeline, queue_nouns_of, queue_words_of
 from ibe_postprocess.parsing import ParsedExplanation, parse_explanation
-from ibe_postprocess.uncertainty import DEFAULT_AGGREGATION, DEFAULT_INVERSION, cues_found, hedge_text
+from ibe_postprocess.uncertainty import (
+    DEFAULT_AGGREGATION,
+    DEFAULT_INVERSION,
+    HEDGE_CUES,
+    UncertaintyScorer,
+    cues_found,
+    hedge_text,
+)
 from ibe_postprocess.workers import Workers
 
 
@@ -53,16 +66,13 @@ class ScoreSettings:
         return {key: value for key, value in asdict(self).items() if key not in ("batch_size", "processes")}
 
 
-def _chunks(indices: list[int], size: int) -> list[list[int]]:
-    return [indices[start : start + size] for start in range(0, len(indices), size)]
-
-
 def cached_stage(
     name: str, keys: Sequence[str], compute: Callable[[list[int]], list[Any]], store: kv.JsonlCache, batch_size: int
 ) -> list[Any]:
     """Values for every key: cached ones read back, the others computed batch by batch."""
     todo = [index for index, key in enumerate(keys) if key not in store]
-    for chunk in tqdm(_chunks(todo, batch_size), desc=name, unit="batch", disable=not todo):
+    chunks = [todo[start : start + batch_size] for start in range(0, len(todo), batch_size)]
+    for chunk in tqdm(chunks, desc=name, unit="batch", disable=not todo):
         store.put_many(dict(zip((keys[i] for i in chunk), compute(chunk))))
     return [store[key] for key in keys]
 
@@ -95,8 +105,6 @@ class _Autoformalization:
     output is cached: then a rerun loads no model and sends no request."""
 
     def __init__(self, formalizer: str, items: Sequence[tuple[str, str, ParsedExplanation]], folder: FeaturesFolder):
-        from ibe_postprocess.autoformalize import formalization_prompt
-
         self.endpoint = parse_endpoint(formalizer) if formalizer.startswith(ENDPOINT_PREFIX) else None
         # What rows record and outputs are cached under: the endpoint's canonical name, or the LM's id.
         self.spec = self.endpoint.name if self.endpoint else formalizer.removeprefix("lm:")
@@ -107,12 +115,12 @@ class _Autoformalization:
         self.keys = [kv.key(self.spec, prompt) for prompt in self.prompts]
         self.store = kv.JsonlCache(folder.cache("autoformalized"), lambda value: isinstance(value, str))
         self.model: Any = None
+        # The program in one output: an endpoint's whole chat answer, or the LM's continuation.
+        self.program = program_from_answer if self.endpoint else program_from_output
 
     def load(self) -> None:
         if all(key in self.store for key in self.keys):
             return
-        from ibe_postprocess.autoformalize import EndpointFormalizer, LMFormalizer
-
         if self.endpoint is not None:
             self.model = EndpointFormalizer(self.endpoint)
             self.model.check()
@@ -126,13 +134,6 @@ class _Autoformalization:
                 "pass lm:<model folder that exists, or Hub id in the local Hub cache>, openai:<model>@<base_url>, "
                 "or leave --formalizer out for the deterministic formalization."
             ) from err
-
-    def program(self, output: str, is_system_predicate) -> Program:
-        """The program in one output: an endpoint's whole chat answer, or the LM's continuation."""
-        from ibe_postprocess.autoformalize import program_from_answer, program_from_output
-
-        read = program_from_answer if self.endpoint else program_from_output
-        return read(output, is_system_predicate)
 
     def outputs(self, batch_size: int) -> dict[int, str]:
         """The formalizer's output per item index (items with steps only)."""
@@ -203,19 +204,14 @@ def score(
     """Compute the feature rows and write them (``features_file``): ``features.jsonl``, whose
     header records what they are computed from (the inputs' fingerprint, the settings and
     ``provenance``, the models behind the explanations), ``features.csv`` and ``judge.jsonl``.
-
-    The folder is marked as being scored before any work starts, so a run killed half-way
-    leaves a features file that says so, not the rows of an earlier run's inputs.
     """
     _check_formalizer(settings.formalizer)
     folder = FeaturesFolder(out_dir)
     origin = features_file.Origin(
         input_files(records, judged), fingerprint(records, judged), settings.recorded(), provenance or {}
     )
-    features_file.begin(folder, origin)  # before the models load: the folder is this run's from now on
-
-    from ibe_postprocess.coherence import Coherence
-    from ibe_postprocess.uncertainty import UncertaintyScorer
+    # Before the models load: a run killed half-way leaves a features file that says so.
+    features_file.begin(folder, origin)
 
     # The models a user names load first, before spaCy and Prolog: a formalizer (an endpoint
     # is asked for its models: the quickest check, so it goes first), certainty model or judge
@@ -314,18 +310,8 @@ def _uncertainties(
     parsed: Sequence[ParsedExplanation], uncertainty: Any, folder: FeaturesFolder, batch_size: int
 ) -> list[dict[str, Any]]:
     """Each explanation's uncertainty and hedge counts, cached by chunk under the scorer's settings."""
-    keys = [
-        kv.key(
-            "uncertainty",
-            uncertainty.source,
-            uncertainty.aggregation,
-            uncertainty.inversion,
-            p.assumptions,
-            p.summary,
-            [asdict(s) for s in p.steps],
-        )
-        for p in parsed
-    ]
+    settings = (uncertainty.source, uncertainty.aggregation, uncertainty.inversion)
+    keys = [kv.key("uncertainty", *settings, p.assumptions, p.summary, [asdict(s) for s in p.steps]) for p in parsed]
     return cached_stage(
         "uncertainty",
         keys,
@@ -369,9 +355,7 @@ def _row(
         "formalization": logic.methods[index],
         "coherence_judge": sources["coherence_judge"],
         "uncertainty_source": sources["uncertainty_source"],
-        "hedge_epistemic": unc["epistemic"],
-        "hedge_doxastic": unc["doxastic"],
-        "hedge_conditional": unc["conditional"],
+        **{f"hedge_{category}": unc[category] for category in HEDGE_CUES},
         "hedge_ratio": unc["hedge_ratio"],
         "source": {"file": record.source.file, "line": record.source.line},
         "premise": record.premise,

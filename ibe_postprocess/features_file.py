@@ -18,11 +18,9 @@ inputs, so a run killed before the end leaves a file that says so instead of the
 inputs' rows. ``read`` refuses all of these, naming the file and the command that rebuilds
 it. The batch size is not recorded: it must not change a byte of the file.
 
-``schema`` is the rows' layout: 2 adds the steps behind each explanation's numbers (the proof's
-unifications with their clauses, each step's NLI verdict, drift's new concepts, the hedge cues
-found), which the sample viewer shows. ``read`` refuses a file of another schema (one written
-before the steps were kept has none: schema 1), naming the command that rebuilds it; the header
-alone, all a report's freshness check needs, still reads.
+``schema`` is the rows' layout: 2 adds the steps behind each explanation's numbers, which the
+sample viewer shows. ``read`` refuses a file of another schema (none: 1), naming the command
+that rebuilds it; the header alone, all a report's freshness check needs, still reads.
 """
 
 from __future__ import annotations
@@ -33,7 +31,7 @@ import io
 import json
 import math
 import shlex
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -110,8 +108,7 @@ class Header:
     complete: bool
     rows: int | None = None
     rows_sha256: str | None = None
-    judge_decisions: int = 0
-    judge_sha256: str | None = None
+    judge: dict[str, Any] | None = None  # {"decisions": how many, "sha256": of judge.jsonl}; None: no judge file
     schema: int = SCHEMA
 
 
@@ -136,18 +133,8 @@ def _sha256(data: bytes) -> str:
 
 
 def _header_line(header: Header) -> bytes:
-    payload = {
-        "schema": header.schema,
-        "version": header.origin.version,
-        "complete": header.complete,
-        "rows": header.rows,
-        "rows_sha256": header.rows_sha256,
-        "inputs": list(header.origin.inputs),
-        "inputs_sha256": header.origin.inputs_sha256,
-        "settings": header.origin.settings,
-        "judge": {"decisions": header.judge_decisions, "sha256": header.judge_sha256} if header.judge_sha256 else None,
-        "provenance": header.origin.provenance,
-    }
+    fields = {key: value for key, value in asdict(header).items() if key != "origin"}
+    payload = {**asdict(header.origin), **fields}
     return (json.dumps({HEADER_KEY: payload}, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
 
 
@@ -164,14 +151,6 @@ def _csv_value(value: Any) -> Any:
     return "" if value is None or (isinstance(value, float) and math.isnan(value)) else value
 
 
-def _csv_text(rows: Sequence[dict[str, Any]]) -> str:
-    buffer = io.StringIO(newline="")
-    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, extrasaction="ignore")
-    writer.writeheader()
-    writer.writerows({k: _csv_value(v) for k, v in row.items()} for row in rows)
-    return buffer.getvalue()
-
-
 def write(
     folder: FeaturesFolder, origin: Origin, rows: Sequence[dict[str, Any]], judged: Sequence[JudgeRecord]
 ) -> None:
@@ -183,15 +162,18 @@ def write(
         write_file(folder.judge, judge_bytes)
     else:
         folder.judge.unlink(missing_ok=True)
-    write_file(folder.features_csv, _csv_text(rows))
+    csv_text = io.StringIO(newline="")
+    writer = csv.DictWriter(csv_text, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows({k: _csv_value(v) for k, v in row.items()} for row in rows)
+    write_file(folder.features_csv, csv_text.getvalue())
     body = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
     header = Header(
         origin,
         complete=True,
         rows=len(rows),
         rows_sha256=_sha256(body),
-        judge_decisions=len(judged),
-        judge_sha256=_sha256(judge_bytes) if judged else None,
+        judge={"decisions": len(judged), "sha256": _sha256(judge_bytes)} if judged else None,
     )
     write_file(folder.features, _header_line(header) + body)
 
@@ -216,6 +198,7 @@ def _parse_header(path: Path, line: bytes) -> Header:
         )
     try:
         judge = payload.get("judge") or {}
+        decisions = int(judge.get("decisions", 0))
         origin = Origin(
             tuple(str(item) for item in payload["inputs"]),
             str(payload["inputs_sha256"]),
@@ -223,26 +206,22 @@ def _parse_header(path: Path, line: bytes) -> Header:
             dict(payload.get("provenance") or {}),
             str(payload["version"]),
         )
-        return Header(
+        header = Header(
             origin,
             payload["complete"] is True,
             payload.get("rows"),
             payload.get("rows_sha256"),
-            int(judge.get("decisions", 0)),
-            judge.get("sha256"),
-            _schema(payload.get("schema", 1)),
+            {"decisions": decisions, "sha256": judge["sha256"]} if judge.get("sha256") is not None else None,
+            payload.get("schema", 1),
         )
+        if isinstance(header.schema, bool) or not isinstance(header.schema, int):
+            raise ValueError(f"schema {header.schema!r} is not a whole number")
+        return header
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise FeaturesError(path, f"damaged header ({err!r}); {_rebuild(folder, None)}.") from err
 
 
-def _schema(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"schema {value!r} is not a whole number")
-    return value
-
-
-def _lines(path: Path, what: str) -> Iterator[bytes]:
+def _lines(path: Path, what: str) -> Generator[bytes]:
     """The lines of a regular file within the bound for JSONL files; a FeaturesError (naming
     the path) for anything else: a FIFO or device is never opened."""
     try:
@@ -251,17 +230,20 @@ def _lines(path: Path, what: str) -> Iterator[bytes]:
         raise FeaturesError(path, str(err).removeprefix(f"{path}: ")) from err
 
 
+def _open(path: Path, missing: str) -> tuple[Header, Generator[bytes]]:
+    """The header of a features file and an iterator over its other lines."""
+    if not path.exists() and not path.is_symlink():
+        raise FeaturesError(path, missing)
+    lines = _lines(path, "features file")
+    return _parse_header(path, next(lines, b"")), lines
+
+
 def read_header(path: Path) -> Header:
     """The header of a features file, reading its first line only (the leaderboard checks a
     report against it without reading every row)."""
-    if not path.exists() and not path.is_symlink():
-        raise FeaturesError(path, "not found.")
-    lines = _lines(path, "features file")
-    try:
-        first = next(lines, b"")
-    finally:
-        lines.close()
-    return _parse_header(path, first)
+    header, lines = _open(path, "not found.")
+    lines.close()
+    return header
 
 
 def check_complete(path: Path, header: Header) -> None:
@@ -279,10 +261,7 @@ def read(folder: FeaturesFolder) -> Features:
     missing, not a regular file, unfinished, cut short, altered, or its judge file does not
     match."""
     path = folder.features
-    if not path.exists() and not path.is_symlink():
-        raise FeaturesError(path, f"not found: run `explain-eval ibe score INPUTS --out {folder.root}` first.")
-    lines = iter(_lines(path, "features file"))
-    header = _parse_header(path, next(lines, b""))
+    header, lines = _open(path, f"not found: run `explain-eval ibe score INPUTS --out {folder.root}` first.")
     check_complete(path, header)
     if header.schema != SCHEMA:
         written = "an older" if header.schema < SCHEMA else "a newer"
@@ -308,13 +287,13 @@ def read(folder: FeaturesFolder) -> Features:
 
 
 def _read_judged(folder: FeaturesFolder, header: Header) -> list[dict[str, Any]]:
-    if header.judge_sha256 is None:
+    if header.judge is None:
         return []
     path = folder.judge
     if not path.exists() and not path.is_symlink():
         raise FeaturesError(path, f"missing; {_rebuild(folder.root, header)}.")
     lines = list(_lines(path, "judge file"))
-    if _sha256(b"".join(lines)) != header.judge_sha256:
+    if _sha256(b"".join(lines)) != header.judge["sha256"]:
         raise FeaturesError(
             path, f"is not the judge file written with {folder.features.name}; {_rebuild(folder.root, header)}."
         )

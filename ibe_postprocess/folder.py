@@ -67,11 +67,6 @@ class FeaturesFolder:
     def report_md(self) -> Path:
         return self.root / REPORT_MD
 
-    def figure(self, name: str) -> Path:
-        if name not in FIGURES:
-            raise ValueError(f"unknown figure {name!r}; expected one of {FIGURES}")
-        return self.root / name
-
     def cache(self, kind: str) -> Path:
         return self.root / CACHE / CACHE_FILES[kind]
 

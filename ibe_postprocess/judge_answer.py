@@ -5,22 +5,11 @@ Chat APIs return text, not the log-likelihood of " explanation 1" and " explanat
 chat variants of the judge baseline (``ibe_judge_*_chat``) generate the answer and this module
 reads it, inside the harness (the task's metrics) and in ``ibe score`` (the report's judge
 row) alike. The rule is strict, because a wrong choice is worse than a counted failure: an
-answer it cannot read is ``unparsed`` (None), scored as a wrong choice and counted.
-
-1. A reasoning trace is dropped: everything up to the last ``</think>``; an answer still
-   inside an unclosed ``<think>`` (its budget ran out mid-trace) is unparsed.
-2. Markdown emphasis and headers (``*``, ``_``, `````, ``#``) are ignored, case and runs of
-   blanks too; the answer is read up to 20,000 characters (the cap on explanations), in time
-   linear in its length.
-3. The answer is the first clause (text between ``. ; : ! ? ,``, line breaks, "because",
-   "since", "whereas", "while", "but") that names an explanation by number
-   ("explanation 2", "Explanation #1", "explanation (2)", "explanation two"). That clause must
-   name exactly one of 1 and 2 and no other number ("explanation 1 is better than explanation
-   2", "explanations 1 and 2" are unparsed), and hold no word that negates or inverts it
-   ("not explanation 1", "explanation 1 is less plausible", "... isn't", "neither").
-4. With no such clause, an answer that is a bare choice ("2", "(1).", "Answer: 2") is read.
-
-"Explanation 2 is more plausible because explanation 1 ..." reads 2 (the first clause decides).
+answer it cannot read is ``unparsed`` (None), scored as a wrong choice and counted. The task's
+DETAILS.md ("The chat judge's answer") states it with examples: a reasoning trace and markdown
+are dropped; the first clause that names an explanation by number decides, and must name
+exactly one of 1 and 2, no other number and no negating word; without one, a bare choice
+("2", "Answer: 2") is read.
 """
 
 from __future__ import annotations

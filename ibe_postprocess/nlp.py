@@ -18,10 +18,8 @@ Two readings, from one loaded pipeline (en_core_web_sm without NER):
 The lemmatizer component is replaced by the same call memoized: spaCy's rule lemmatizer
 caches only the words it inflects, and its answer depends on the word, its POS and its
 morphology alone, so one call per distinct (word, POS, morphology) gives every token
-the lemma the component would set. ``tests/ibe/test_fast_paths.py`` compares both readings
-with the full pipeline on texts that exercise those rules, and
-``tests/ibe/test_feature_equality.py`` pins the features of 5,000 explanations to the ones
-computed before these changes.
+the lemma the component would set. The tests compare both readings with the full pipeline and
+pin the features of 5,000 explanations to those computed before these shortcuts.
 """
 
 from __future__ import annotations

@@ -35,6 +35,7 @@ ASSUMPTION = re.compile(rf"^{_DECORATION}assumptions?(?:\s*\d+)?{_DECORATION}:{_
 SUMMARY = re.compile(rf"^{_DECORATION}(therefore\b.*)$", re.IGNORECASE)
 _IF = re.compile(r"\W*if\b", re.IGNORECASE)
 _THEN = re.compile(r"\bthen\b", re.IGNORECASE)
+_SEPARATOR = re.compile(r"\s*(?:,\s*)?")  # whitespace, an optional comma, whitespace
 
 
 @dataclass(frozen=True)
@@ -59,37 +60,11 @@ def _clause(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip(" \t*_`\"'").rstrip(".;:,").strip()
 
 
-def _skip_separator(text: str, start: int) -> int:
-    """End of the ``whitespace, optional comma, whitespace`` run at ``start``."""
-    end = start
-    while end < len(text) and text[end].isspace():
-        end += 1
-    if end < len(text) and text[end] == ",":
-        end += 1
-        while end < len(text) and text[end].isspace():
-            end += 1
-    return end
-
-
-def _separator_start(text: str, end: int, floor: int) -> int:
-    """Start of the ``whitespace, optional comma, whitespace`` run ending at ``end``, not before ``floor``."""
-    start = end
-    while start > floor and text[start - 1].isspace():
-        start -= 1
-    if start > floor and text[start - 1] == ",":
-        start -= 1
-        while start > floor and text[start - 1].isspace():
-            start -= 1
-    return start
-
-
 def _if_then(text: str) -> tuple[str, str] | None:
     """``IF <condition>[,] THEN[,] <consequence>``: the condition ends at the first "then" word.
 
-    Leading punctuation before IF is skipped; the condition needs at least one character,
-    the consequence is the rest of the line. Done as two linear searches, because the
-    one-pattern form (a lazy group followed by optional separators) backtracks
-    cubically on long runs of spaces.
+    Done as linear searches, because the one-pattern form (a lazy group followed by optional
+    separators) backtracks cubically on long runs of spaces.
     """
     text = text.strip()
     opening = _IF.match(text)
@@ -101,10 +76,11 @@ def _if_then(text: str) -> tuple[str, str] | None:
     then = _THEN.search(text, start + 1)
     if then is None:
         return None
-    rest = _skip_separator(text, then.end())
+    rest = _SEPARATOR.match(text, then.end()).end()
     if rest == len(text):  # nothing after THEN
         return None
-    end = _separator_start(text, then.start(), start + 1)
+    # The separator before THEN, read backwards, ends the condition (at least one character long).
+    end = then.start() - _SEPARATOR.match(text[start + 1 : then.start()][::-1]).end()
     condition, consequence = _clause(text[start:end]), _clause(text[rest:])
     return (condition, consequence) if condition and consequence else None
 

@@ -16,23 +16,17 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from custom_metrics.common.results import TaskRun, samples_run
+from custom_metrics.common.results import samples_run
 from ibe_postprocess.folder import SAMPLES_NAME
 from ibe_postprocess.report_file import GenerationRun  # the record report.json reads back
-
-
-def _run_of(path: Path) -> tuple[TaskRun, bool] | None:
-    """The harness run of an ibe_* samples file (from the results file beside it), and whether
-    it is a judge task."""
-    match = SAMPLES_NAME.match(path.name)
-    run = samples_run(path) if match else None
-    return (run, bool(match["judge"])) if match and run else None
 
 
 def provenance_of(inputs: Iterable[Path]) -> dict[str, Any]:
     """The explanations' model and tasks (when the inputs agree on the model), the judge's
     model, and each generation run's coverage (``runs``)."""
-    found = [(Path(path), info) for path in inputs if (info := _run_of(Path(path)))]
+    # Each ibe_* samples file's harness run (from the results file beside it), and whether it is a judge task.
+    matched = [(Path(path), SAMPLES_NAME.match(Path(path).name)) for path in inputs]
+    found = [(path, (run, bool(match["judge"]))) for path, match in matched if match and (run := samples_run(path))]
     writers = {run.model for _, (run, judge) in found if not judge}
     judges = {run.model for _, (run, judge) in found if judge}
     record: dict[str, Any] = {}

@@ -41,11 +41,6 @@ class PrologUnavailable(RuntimeError):
     """No SWI-Prolog suitable for janus-swi was found."""
 
 
-def _runtime_variables(swipl: str) -> dict[str, str]:
-    output = subprocess.run([swipl, "--dump-runtime-variables"], capture_output=True, text=True, timeout=30).stdout
-    return dict(re.findall(r'^(\w+)="(.*)";$', output, flags=re.MULTILINE))
-
-
 def swi_home() -> Path:
     """The SWI-Prolog home janus must use (see the module docstring for the order)."""
     explicit = os.environ.get("SWI_HOME_DIR")
@@ -53,7 +48,8 @@ def swi_home() -> Path:
         return Path(explicit)
     swipl = shutil.which("swipl")
     if swipl:
-        variables = _runtime_variables(swipl)
+        output = subprocess.run([swipl, "--dump-runtime-variables"], capture_output=True, text=True, timeout=30).stdout
+        variables = dict(re.findall(r'^(\w+)="(.*)";$', output, flags=re.MULTILINE))
         if int(variables.get("PLVERSION", "0") or 0) >= MIN_PLVERSION and variables.get("PLBASE"):
             return Path(variables["PLBASE"])
     builds = sorted(
@@ -119,31 +115,19 @@ def _spec(atom: Atom) -> list:
     return [atom.name, list(atom.args)]
 
 
+@dataclass(frozen=True)
 class Prover:
     """Best weak-unification proof of a program's query, one Prolog call per program."""
 
-    def __init__(
-        self,
-        embedder: PredicateEmbedder,
-        threshold: float = THRESHOLD,
-        max_depth: int = MAX_DEPTH,
-        max_inferences: int = MAX_INFERENCES,
-        seconds: float = SECONDS,
-    ):
-        self.embedder = embedder
-        self.threshold = threshold
-        self.max_depth = max_depth
-        self.max_inferences = max_inferences
-        self.seconds = seconds
+    embedder: PredicateEmbedder
+    threshold: float = THRESHOLD
+    max_depth: int = MAX_DEPTH
+    max_inferences: int = MAX_INFERENCES
+    seconds: float = SECONDS
 
     def settings(self) -> dict:
-        return {
-            "encoder": self.embedder.name,
-            "threshold": self.threshold,
-            "max_depth": self.max_depth,
-            "max_inferences": self.max_inferences,
-            "seconds": self.seconds,
-        }
+        """What a proof depends on besides its program: the bounds and the encoder's name."""
+        return {"encoder": self.embedder.name} | {k: v for k, v in vars(self).items() if k != "embedder"}
 
     def query_args(self, program: Program) -> dict:
         """The arguments of ``QUERY`` for ``program`` (its similarities embedded first)."""

@@ -12,21 +12,10 @@ features file is never rewritten: each judge's coherence goes to
 features' digest, then one line per row).
 
 Then each judge, the folder's own one and every judge it was judged again by (this time or
-before, for the same rows), is a rater of three decisions:
-
-- **step**: each IF-THEN step's label (the largest of P(entailment), P(neutral) = 1 - the other
-  two, P(contradiction); ``unparsed`` where the judge gave none);
-- **coherence pick**: per question, the option coherence alone ranks first (the option whose
-  explanation is most coherent; ``tie`` where two are equally so), every question with a
-  coherence value; gold: the correct option;
-- **selector pick**: per test question, the option IBE-Eval's selector picks (all five
-  features, fitted on the training explanations with this judge's coherence, protocol a9 as
-  ``ibe report``); gold: the correct option.
-
-Its metrics: steps labelled entailment, unparsed steps, questions where coherence's pick is the
-correct option and test questions where the selector's is (a tie is not a correct pick here;
-``ibe report``'s 1/k credit for ties is in the notes, with Table 1's Coherence-alone accuracy,
-the five-feature selector's accuracy per dataset and its coherence coefficient, per judge).
+before, for the same rows), is a rater of three decisions (``DECISIONS``: each step's label,
+each question's most coherent option, each test question's five-feature selector pick), as the
+task's DETAILS.md defines them. A tie is not a correct pick in the metrics (``METRICS``); the
+notes give ``ibe report``'s accuracies, which credit a tie 1/k, per judge.
 """
 
 from __future__ import annotations
@@ -51,7 +40,8 @@ from custom_metrics.common.rejudging import (
     cut_notes,
     judge_folder_name,
 )
-from ibe_postprocess.folder import CACHE_FILES
+from ibe_postprocess import features_file
+from ibe_postprocess.folder import CACHE_FILES, FEATURES, FeaturesFolder
 from ibe_postprocess.report_file import GenerationRun
 
 DECISIONS = ("step", "coherence pick", "selector pick")
@@ -65,17 +55,12 @@ Verdicts = list[list[tuple[float, float, bool]]]  # per row, per step: P(entailm
 
 def find(path: Path) -> list[Path]:
     """The features files of ``ibe score`` folders under ``path`` (or ``path`` itself), not the rejudges'."""
-    from ibe_postprocess.folder import FEATURES
-
     if path.is_file():
         return [path] if path.name == FEATURES else []
     return sorted(file for file in path.rglob(FEATURES) if FOLDER not in file.relative_to(path).parts)
 
 
 def _features(path: Path):
-    from ibe_postprocess import features_file
-    from ibe_postprocess.folder import FeaturesFolder
-
     features = features_file.read(FeaturesFolder(path.parent))  # refuses a cut, unfinished or stale file
     if not any("step_coherence" in row for row in features.rows):
         raise DataError(f"{path}: its rows keep no step verdicts (field 'step_coherence'); score it again")
@@ -98,7 +83,6 @@ def _judge(rows: Sequence[dict[str, Any]], spec: Any, folder: Path, request: Rej
     """Every logged step judged by ``spec`` in ``ibe score``'s canonical chunks (the folder's chunk cache)."""
     from ibe_postprocess.cache import JsonlCache
     from ibe_postprocess.coherence import Coherence, valid_chunk
-    from ibe_postprocess.folder import FeaturesFolder
 
     features = FeaturesFolder(folder)
     coherence = Coherence(spec, request.judge_cache or features.cache("nli_verdicts"))
@@ -153,30 +137,27 @@ def _label(entailment: float, contradiction: float, unparsed: bool) -> str:
 
 def _picks(frame: Any, scores: Any) -> dict[str, str]:
     """Per question of ``frame``, the option with the highest score ('tie' where several share it)."""
-    import numpy as np
+    from ibe_postprocess.selector import picked
 
-    picks = {}
-    for qid, group in frame.assign(_score=scores).dropna(subset=["_score"]).groupby("qid", sort=False):
-        best = group[np.isclose(group["_score"], group["_score"].max())]
-        picks[str(qid)] = str(best["option"].iloc[0]) if len(best) == 1 else "tie"
-    return picks
+    scored = frame.assign(_score=scores).dropna(subset=["_score"])
+    best = scored[picked(scored, scored["_score"].to_numpy())].groupby("qid", sort=False)["option"]
+    return {str(qid): str(options.iloc[0]) if len(options) == 1 else "tie" for qid, options in best}
 
 
 def _selector(frame: Any) -> tuple[dict[str, str], list[str]]:
     """The five-feature selector's picks on the test questions, and the paper's numbers as notes."""
-    from ibe_postprocess.features_file import FEATURES
     from ibe_postprocess.selector import by_dataset, evaluate, fit_selectors, split_frames
 
     try:
         _, test = split_frames(frame)
-        selectors = fit_selectors(frame, FEATURES)
+        selectors = fit_selectors(frame, features_file.FEATURES)
     except ValueError as error:
         return {}, [f"no selector: {str(error).split(';')[0]}"]
     picks = {}
     for name, rows in by_dataset(test).items():
         picks.update(_picks(rows, selectors[name].scores(rows)))
     alone = evaluate(frame, ["coherence"])
-    every = evaluate(frame, FEATURES)
+    every = evaluate(frame, features_file.FEATURES)
     notes = [f"Table 1 Coherence alone: {', '.join(f'{d} {a:.3f} ({n} questions)' for d, (a, n) in alone.items())}"]
     notes.append(f"all five criteria (IBE-Eval): {', '.join(f'{d} {a:.3f}' for d, (a, _) in every.items())}")
     coefficients = sorted({round(s.coefficients["coherence"], 4) for s in selectors.values()})
@@ -190,26 +171,24 @@ def rater(name: str, role: str, rows: Sequence[dict[str, Any]], verdicts: Verdic
 
     from ibe_postprocess.coherence import coherence_of
 
-    steps, entailed = {}, {}
-    for row, row_verdicts in zip(rows, verdicts):
-        for index, verdict in enumerate(row_verdicts):
-            item = f"{row['qid']}/{row['option']}/{index + 1}"
-            steps[item] = _label(*verdict)
-            entailed[item] = steps[item] == "entailment"
+    steps = {
+        f"{row['qid']}/{row['option']}/{index}": _label(*verdict)
+        for row, row_verdicts in zip(rows, verdicts)
+        for index, verdict in enumerate(row_verdicts, 1)
+    }
     values = [coherence_of(row_verdicts)[0] for row_verdicts in verdicts]
     frame = pd.DataFrame.from_records(rows).astype({"qid": str}).assign(coherence=values)
     coherence_picks = _picks(frame, frame["coherence"].astype(float).to_numpy())
     selector_picks, notes = _selector(frame)
     correct = {str(r["qid"]): str(r["option"]) for r in rows if r["correct"]}
     scores = {
-        "steps entailed": entailed,
+        "steps entailed": {item: label == "entailment" for item, label in steps.items()},
         "coherence picks correct": {q: pick == correct.get(q) for q, pick in coherence_picks.items()},
         "selector correct": {q: pick == correct.get(q) for q, pick in selector_picks.items()},
     }
-    unparsed = sum(label == "unparsed" for label in steps.values())
     metrics = {metric: (sum(outcomes.values()), len(outcomes)) for metric, outcomes in scores.items() if outcomes}
     if steps:
-        metrics["unparsed"] = (unparsed, len(steps))
+        metrics["unparsed"] = (sum(label == "unparsed" for label in steps.values()), len(steps))
     scored = [value for value in values if value is not None]
     mean = f"mean coherence {sum(scored) / len(scored):.3f} over {len(scored)} explanations; " if scored else ""
     decisions = {"step": steps, "coherence pick": coherence_picks, "selector pick": selector_picks}
@@ -227,12 +206,6 @@ def _gold(rows: Sequence[dict[str, Any]]) -> Rater:
     )
 
 
-def _again(features: Any, folder: Path, spec: Any, request: RejudgeRequest) -> None:
-    path = folder / FOLDER / judge_folder_name(spec.name, spec.display_name) / FILE
-    _write(path, features, spec, _judge(features.rows, spec, folder, request))
-    print(f"{path}: the coherence of {len(features.rows)} explanations judged again by {spec.display_name}")
-
-
 def run(path: Path, request: RejudgeRequest) -> list[RejudgedTask]:
     """Judge the coherence again with each judge, and return the folder's raters."""
     if not request.judges:  # --complete alone: a features file is complete or refused, never half judged
@@ -244,7 +217,9 @@ def run(path: Path, request: RejudgeRequest) -> list[RejudgedTask]:
         if own == [spec.name]:
             print(f"{path}: {spec.display_name} is the folder's own coherence judge; its verdicts are the folder's")
             continue
-        _again(features, folder, spec, request)
+        again = folder / FOLDER / judge_folder_name(spec.name, spec.display_name) / FILE
+        _write(again, features, spec, _judge(rows, spec, folder, request))
+        print(f"{again}: the coherence of {len(rows)} explanations judged again by {spec.display_name}")
     own_name = friendly_spec(own[0]) if len(own) == 1 else "the folder's judges"
     judged = [rater(own_name, RUN_JUDGE, rows, _own_verdicts(rows), path)]
     for file in sorted((folder / FOLDER).glob(f"*/{FILE}")):

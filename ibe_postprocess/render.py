@@ -21,20 +21,18 @@ DATASET_NAMES = {"copa": "COPA", "ecare": "e-CARE"}
 UNKNOWN_MODEL = "unknown model"  # samples without their results file beside them: no name recorded
 
 
-def _missing(value: float | None) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if _missing(value) else f"{value:.2f}"
-
-
-def _ratio(value: float | None) -> str:
-    return "n/a" if _missing(value) else f"{value:.3f}"
+def _fmt(value: float | None, spec: str = ".2f") -> str:
+    missing = value is None or (isinstance(value, float) and math.isnan(value))
+    return "n/a" if missing else format(value, spec)
 
 
 def _pct(value: float | None) -> str:
-    return "n/a" if _missing(value) else f"{value:.1%}"
+    return _fmt(value, ".1%")
+
+
+def _row(*cells: object) -> str:
+    """A line of a markdown table."""
+    return "| " + " | ".join(map(str, cells)) + " |"
 
 
 def _name(dataset: str) -> str:
@@ -53,6 +51,12 @@ def _bars(ax, labels: list[str], values: dict[str, list[float]], horizontal: boo
     ax.legend(fontsize=8)
 
 
+def _by_correctness(summary: Summary, feature: str) -> dict[str, list[float]]:
+    """Per dataset: the feature's mean over the incorrect, then the correct options' explanations."""
+    means = {d: summary.per_dataset[d].groupby("correct")[feature].mean() for d in summary.datasets}
+    return {d: [found.get(0, math.nan), found.get(1, math.nan)] for d, found in means.items()}
+
+
 def figures(folder: FeaturesFolder, summary: Summary) -> list[str]:
     """table1.png, figure2.png and features_by_correctness.png; their names, in that order."""
     import matplotlib
@@ -60,42 +64,32 @@ def figures(folder: FeaturesFolder, summary: Summary) -> list[str]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    table1, figure2, by_correctness = FIGURES
     accuracy = summary.table.pivot_table(index="row", columns="dataset", values="accuracy", sort=False, dropna=False)
-    fig, ax = plt.subplots(figsize=(7, 5))
+    table1, ax = plt.subplots(figsize=(7, 5))
     _bars(ax, list(accuracy.index), {d: accuracy[d].tolist() for d in accuracy.columns}, horizontal=True)
     ax.invert_yaxis()
     ax.axvline(0.5, color="grey", linestyle="--", linewidth=1)
     ax.set_xlim(0, 1)
     ax.set_xlabel("test accuracy (best explanation = correct option)")
     ax.set_title("Table 1: IBE features and composed model")
-    fig.tight_layout()
-    fig.savefig(folder.figure(table1), dpi=120)
-    plt.close(fig)
 
-    fig, ax = plt.subplots(figsize=(7, 3.5))
-    zs = {d: [r.z for r in found] for d, found in summary.regressions.items()}
+    figure2, ax = plt.subplots(figsize=(7, 3.5))
+    zs = {d: [r.z for r in summary.reports[d].figure2] for d in summary.datasets}
     _bars(ax, [LABELS[f] for f in FEATURES], zs, horizontal=False)
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_ylabel("z (logistic regression)")
     ax.set_title("Figure 2: correctness regressed on each IBE feature")
     ax.tick_params(axis="x", labelsize=7)
-    fig.tight_layout()
-    fig.savefig(folder.figure(figure2), dpi=120)
-    plt.close(fig)
 
-    rows = {d: summary.per_dataset[d] for d in summary.datasets}
-    fig, axes = plt.subplots(1, len(FEATURES), figsize=(12, 3))
+    by_correctness, axes = plt.subplots(1, len(FEATURES), figsize=(12, 3))
     for ax, feature in zip(axes, FEATURES):
-        means = {d: frame.groupby("correct")[feature].mean() for d, frame in rows.items()}
-        _bars(
-            ax, ["incorrect", "correct"], {d: [m.get(0, math.nan), m.get(1, math.nan)] for d, m in means.items()}, False
-        )
+        _bars(ax, ["incorrect", "correct"], _by_correctness(summary, feature), horizontal=False)
         ax.set_title(LABELS[feature], fontsize=9)
-    fig.suptitle("Mean feature by option correctness")
-    fig.tight_layout()
-    fig.savefig(folder.figure(by_correctness), dpi=120)
-    plt.close(fig)
+    by_correctness.suptitle("Mean feature by option correctness")
+    for fig, name in zip((table1, figure2, by_correctness), FIGURES):
+        fig.tight_layout()
+        fig.savefig(folder.root / name, dpi=120)
+        plt.close(fig)
     return list(FIGURES)
 
 
@@ -123,6 +117,7 @@ def _selector_lines(protocol: str, selectors: dict[str, Selector], datasets: lis
 
 def _head(summary: Summary) -> list[str]:
     provenance, rows = summary.provenance, summary.rows
+    splits = rows["split"].value_counts()
     counts = "; ".join(
         f"{_name(d)}: {len(frame)} explanations, {frame[frame['split'] == 'train']['qid'].nunique()} train and "
         f"{frame[frame['split'] == 'test']['qid'].nunique()} test questions"
@@ -131,7 +126,7 @@ def _head(summary: Summary) -> list[str]:
     lines = [
         "# IBE-Eval report",
         "",
-        f"Explanations: {len(rows)} ({summary.train_rows} train, {summary.test_rows} test). {counts}.",
+        f"Explanations: {len(rows)} ({splits.get('train', 0)} train, {splits.get('test', 0)} test). {counts}.",
         "",
         f"Explanations by: {provenance.get('model') or UNKNOWN_MODEL}. "
         f"Coherence judge: {'; '.join(summary.coherence_judges)}. "
@@ -200,33 +195,22 @@ def _table_1(summary: Summary) -> list[str]:
         "The paper's columns are the explanation generators; its LLM-judge baseline is GPT 3.5 judging "
         "each generator's explanations. This run's judge row is the model of the `ibe_judge_*` run.",
         "",
-        "| Block | Row | " + " | ".join(f"This run: {n}" for n in names) + " | " + " | ".join(IBE_COLUMNS) + " |",
+        _row("Block", "Row", *(f"This run: {n}" for n in names), *IBE_COLUMNS),
         "|---|---|" + "---|" * (len(names) + len(IBE_COLUMNS)),
     ]
-    paper_blank = " | ".join("" for _ in IBE_COLUMNS)
     judged = summary.judged
     if judged:
         judge_model = summary.provenance.get("judge_model") or UNKNOWN_MODEL
         generated = any(j.method == "generated" for j in judged.values())
         how = ", generated answers" if generated else ""
         cells = [_judge_cell(judged[d]) if d in judged else "not run" for d in summary.datasets]
-        lines.append(
-            f"| Baselines | LLM judge: {judge_model} (this run{how}) | " + " | ".join(cells) + f" | {paper_blank} |"
-        )
-    paper_judge = " | ".join(_fmt(v) for v in paper[JUDGE_ROW])
-    lines.append(
-        f"| Baselines | LLM judge: {PAPER_JUDGE} (paper) | " + " | ".join("" for _ in names) + f" | {paper_judge} |"
-    )
+        lines.append(_row("Baselines", f"LLM judge: {judge_model} (this run{how})", *cells, *[""] * len(IBE_COLUMNS)))
+    paper_judge = map(_fmt, paper[JUDGE_ROW])
+    lines.append(_row("Baselines", f"LLM judge: {PAPER_JUDGE} (paper)", *[""] * len(names), *paper_judge))
     for (block, row), group in summary.table.groupby(["block", "row"], sort=False):
         ours = group.set_index("dataset")["accuracy"]
         published = paper.get(row, (math.nan,) * len(IBE_COLUMNS))
-        lines.append(
-            f"| {block} | {row} | "
-            + " | ".join(_fmt(ours.get(d)) for d in summary.datasets)
-            + " | "
-            + " | ".join(_fmt(v) for v in published)
-            + " |"
-        )
+        lines.append(_row(block, row, *(_fmt(ours.get(d)) for d in summary.datasets), *map(_fmt, published)))
     lines += ["", "Ties between options earn 1/k credit (expected accuracy of a random tie-break).", ""]
     return lines
 
@@ -238,13 +222,10 @@ def _figure_2(summary: Summary) -> list[str]:
         "| Dataset | Feature | coef | z | p | n | note |",
         "|---|---|---|---|---|---|---|",
     ]
-    for dataset, found in summary.regressions.items():
-        for r in found:
-            p = "n/a" if math.isnan(r.p) else f"{r.p:.3g}"
-            lines.append(
-                f"| {_name(dataset)} | {LABELS[r.feature]} | {_fmt(r.coefficient)} | {_fmt(r.z)}{r.stars} | {p} "
-                f"| {r.n} | {r.note} |"
-            )
+    for dataset in summary.datasets:
+        for r in summary.reports[dataset].figure2:
+            z = f"{_fmt(r.z)}{r.stars}"
+            lines.append(_row(_name(dataset), LABELS[r.feature], _fmt(r.coefficient), z, _fmt(r.p, ".3g"), r.n, r.note))
     lines += ["", "Significance: *** p < 0.001, ** p < 0.01, * p < 0.05.", ""]
     return lines
 
@@ -254,15 +235,12 @@ def _means(summary: Summary) -> list[str]:
     lines = [
         "## Mean features by option correctness",
         "",
-        "| Feature | " + " | ".join(f"{n} correct | {n} incorrect" for n in names) + " |",
+        _row("Feature", *(f"{n} correct | {n} incorrect" for n in names)),
         "|---|" + "---|---|" * len(names),
     ]
     for feature in FEATURES:
-        cells = []
-        for dataset in summary.datasets:
-            means = summary.per_dataset[dataset].groupby("correct")[feature].mean()
-            cells += [_fmt(means.get(1, math.nan)), _fmt(means.get(0, math.nan))]
-        lines.append(f"| {LABELS[feature]} | " + " | ".join(cells) + " |")
+        means = _by_correctness(summary, feature).values()  # correct first in this table
+        lines.append(_row(LABELS[feature], *(_fmt(mean) for pair in means for mean in reversed(pair))))
     return lines
 
 
@@ -278,12 +256,10 @@ def _self_evident(summary: Summary) -> list[str]:
         "|---|---|---|---|---|---|",
     ]
     for dataset in summary.datasets:
-        found = summary.self_evident[dataset]
+        found = summary.reports[dataset].self_evident
         errors = f"{found.self_evident_errors:g} of {found.errors:g} ({_pct(found.error_share)})"
-        lines.append(
-            f"| {_name(dataset)} | {found.explanations} | {_pct(found.drift_zero)} | {_pct(found.depth_one)} "
-            f"| {_pct(found.self_evident)} | {errors} |"
-        )
+        shares = (_pct(share) for share in (found.drift_zero, found.depth_one, found.self_evident))
+        lines.append(_row(_name(dataset), found.explanations, *shares, errors))
     lines.append(
         f"| Paper (all three LLMs) | | {paper['drift_zero']} | {paper['depth_one']} | {paper['self_evident']} "
         f"| {paper['error_share']} |"
@@ -299,9 +275,9 @@ def _figure_19(summary: Summary) -> list[str]:
         "|---|" + "---|" * (len(DIRECTIONS) + 1),
     ]
     for dataset in summary.datasets:
-        found = summary.directions[dataset]
+        found = summary.reports[dataset].directions
         cells = [f"{_pct(found.accuracy[d])} ({found.questions[d]})" for d in DIRECTIONS]
-        lines.append(f"| This run: {_name(dataset)} | " + " | ".join(cells) + f" | {found.unknown} |")
+        lines.append(_row(f"This run: {_name(dataset)}", *cells, found.unknown))
     for model, values in figure_19().items():
         printed = " | ".join(f"{value:.0%}" for value in values)  # as the figure prints them
         lines.append(f"| Paper: COPA, {model}'s explanations | {printed} | |")
@@ -316,15 +292,14 @@ def _hedges(summary: Summary) -> list[str]:
         "| | " + " | ".join(names) + " |",
         "|---|" + "---|" * len(names),
     ]
-    hedges = [summary.hedges[d] for d in summary.datasets]
-    for name, ratios in (
-        ("correct", [h.ratio_correct for h in hedges]),
-        ("incorrect", [h.ratio_incorrect for h in hedges]),
-    ):
-        lines.append(f"| Hedge-cue ratio, {name} options | " + " | ".join(_ratio(r) for r in ratios) + " |")
+    hedges = [summary.reports[d].hedges for d in summary.datasets]
+    for name in ("correct", "incorrect"):
+        ratios = (_fmt(getattr(h, f"ratio_{name}"), ".3f") for h in hedges)
+        lines.append(_row(f"Hedge-cue ratio, {name} options", *ratios))
     for category in HEDGE_CUES:
-        cells = " | ".join(_pct(h.incorrect_shares[category]) for h in hedges)
-        lines.append(f"| Share of {category} cues, incorrect options | {cells} |")
+        lines.append(
+            _row(f"Share of {category} cues, incorrect options", *(_pct(h.incorrect_shares[category]) for h in hedges))
+        )
     return [*lines, ""]
 
 

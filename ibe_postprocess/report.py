@@ -1,11 +1,6 @@
-"""The ``report`` stage: read a features folder, fit the selector, write report.md, its
-figures and report.json.
-
-Three steps, each in its own module: ``features_file.read`` refuses rows that are cut,
-unfinished or stale; ``summary`` computes every number (Table 1 per dataset, the selector
-fits, the Figure 2 regressions, the judge baseline); ``render`` draws the markdown and the
-figures and ``report_file`` writes the JSON the leaderboard reads. Both files are written
-through a temporary file and a rename, report.json last.
+"""The ``report`` stage: read a features folder (``features_file`` refuses cut, unfinished or
+stale rows), compute every number (``summary``), draw report.md and its figures (``render``) and
+write report.json (``report_file``) last, each file through a temporary file and a rename.
 """
 
 from __future__ import annotations

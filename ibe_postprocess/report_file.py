@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from custom_metrics import __version__
 from custom_metrics.common import fields
@@ -44,6 +44,7 @@ from ibe_postprocess.folder import FeaturesFolder, write_file
 from ibe_postprocess.inputs import JUDGE_METHODS
 
 HEADER_KEY = "ibe_report"
+T = TypeVar("T")
 
 
 class ReportError(DataError):
@@ -104,6 +105,9 @@ class JudgeScore:
         return f"ibe_judge_{dataset}" + ("_chat" if self.method == "generated" else "")
 
 
+SIGNIFICANCE = ((0.001, "***"), (0.01, "**"), (0.05, "*"))  # p below the bound -> the stars
+
+
 @dataclass(frozen=True)
 class Regression:
     """Figure 2 on one feature (``selector.feature_regressions``); NaN where the fit is undefined."""
@@ -117,9 +121,8 @@ class Regression:
 
     @property
     def stars(self) -> str:
-        if self.p is None or math.isnan(self.p):
-            return ""
-        return "***" if self.p < 0.001 else "**" if self.p < 0.01 else "*" if self.p < 0.05 else ""
+        """Figure 2's significance marks ("" for an undefined p: NaN is below no bound)."""
+        return next((stars for bound, stars in SIGNIFICANCE if self.p is not None and self.p < bound), "")
 
 
 @dataclass(frozen=True)
@@ -217,18 +220,7 @@ def to_json(report: Report) -> dict[str, Any]:
         "judge_model": report.judge_model,
         "runs": [vars(run) for run in report.runs],
         "selector": report.selector,
-        "datasets": {
-            name: {
-                "table1": [vars(row) for row in entry.table1],
-                "test_questions": entry.test_questions,
-                "judge": vars(entry.judge) if entry.judge else None,
-                "figure2": [vars(r) for r in entry.figure2],
-                "self_evident": vars(entry.self_evident) if entry.self_evident else None,
-                "directions": vars(entry.directions) if entry.directions else None,
-                "hedges": vars(entry.hedges) if entry.hedges else None,
-            }
-            for name, entry in report.datasets.items()
-        },
+        "datasets": {name: asdict(entry) for name, entry in report.datasets.items()},
         "flagged": report.flagged,
         "uncertainty_sources": list(report.uncertainty_sources),
         "coherence_judges": list(report.coherence_judges),
@@ -241,9 +233,6 @@ def write(folder: FeaturesFolder, report: Report) -> Path:
     """``report.json`` through a temporary file and a rename; strict JSON (no NaN)."""
     write_file(folder.report, json.dumps(to_json(report), indent=2, allow_nan=False))
     return folder.report
-
-
-# --- reading --------------------------------------------------------------------------------
 
 
 def _object(raw: Any, field_name: str) -> dict[str, Any]:
@@ -288,33 +277,14 @@ def _dataset(raw: Any, where: str) -> DatasetReport:
             raise fields.FieldError(f'{at} needs "row" and "accuracy"')
         if not isinstance(record["row"], str):
             raise fields.FieldError(f"{at}.row is {record['row']!r}, not a row name")
-        block = record.get("block")
-        rows.append(
-            TableRow(
-                block if isinstance(block, str) else "",
-                record["row"],
-                fields.accuracy(record["accuracy"], f"{at}.accuracy"),
-            )
-        )
-    judge = entry.get("judge")
-    score = None
-    if judge is not None:
-        judge = _object(judge, f"{where}.judge")
-        method = judge.get("method", "loglik")
-        if method not in JUDGE_METHODS:
-            raise fields.FieldError(f"{where}.judge.method is {method!r}, not one of {', '.join(JUDGE_METHODS)}")
-        score = JudgeScore(
-            fields.text(judge.get("model"), f"{where}.judge.model"),
-            fields.accuracy(judge.get("accuracy"), f"{where}.judge.accuracy"),
-            fields.count(judge.get("questions"), f"{where}.judge.questions", "questions"),
-            fields.count(judge.get("unparsed"), f"{where}.judge.unparsed", "answers"),
-            method,
-        )
+        block = record["block"] if isinstance(record.get("block"), str) else ""
+        rows.append(TableRow(block, record["row"], fields.accuracy(record["accuracy"], f"{at}.accuracy")))
+    judge = _judge(entry.get("judge"), f"{where}.judge")
     figure2 = entry.get("figure2")
     return DatasetReport(
         tuple(rows),
         fields.count(entry.get("test_questions"), f"{where}.test_questions", "questions"),
-        score,
+        judge,
         tuple(_regression(r, f"{where}.figure2[{i}]") for i, r in enumerate(_list(figure2, f"{where}.figure2")))
         if figure2 is not None
         else (),
@@ -324,10 +294,27 @@ def _dataset(raw: Any, where: str) -> DatasetReport:
     )
 
 
-def _self_evident(raw: Any, where: str) -> SelfEvident | None:
-    if raw is None:
-        return None  # a report written before §6 was reported
-    entry = _object(raw, where)
+def _optional(read: Callable[[dict[str, Any], str], T]) -> Callable[[Any, str], T | None]:
+    """``read`` of an object that may be null (None): a report written before it was reported."""
+    return lambda raw, where: None if raw is None else read(_object(raw, where), where)
+
+
+@_optional
+def _judge(entry: dict[str, Any], where: str) -> JudgeScore:
+    method = entry.get("method", "loglik")
+    if method not in JUDGE_METHODS:
+        raise fields.FieldError(f"{where}.method is {method!r}, not one of {', '.join(JUDGE_METHODS)}")
+    return JudgeScore(
+        fields.text(entry.get("model"), f"{where}.model"),
+        fields.accuracy(entry.get("accuracy"), f"{where}.accuracy"),
+        fields.count(entry.get("questions"), f"{where}.questions", "questions"),
+        fields.count(entry.get("unparsed"), f"{where}.unparsed", "answers"),
+        method,
+    )
+
+
+@_optional
+def _self_evident(entry: dict[str, Any], where: str) -> SelfEvident:
     return SelfEvident(
         fields.count(entry.get("explanations"), f"{where}.explanations", "explanations"),
         *(fields.accuracy(entry.get(name), f"{where}.{name}") for name in ("drift_zero", "depth_one", "self_evident")),
@@ -335,10 +322,8 @@ def _self_evident(raw: Any, where: str) -> SelfEvident | None:
     )
 
 
-def _directions(raw: Any, where: str) -> DirectionAccuracy | None:
-    if raw is None:
-        return None
-    entry = _object(raw, where)
+@_optional
+def _directions(entry: dict[str, Any], where: str) -> DirectionAccuracy:
     accuracy = _object(entry.get("accuracy"), f"{where}.accuracy")
     questions = _object(entry.get("questions"), f"{where}.questions")
     return DirectionAccuracy(
@@ -348,10 +333,8 @@ def _directions(raw: Any, where: str) -> DirectionAccuracy | None:
     )
 
 
-def _hedges(raw: Any, where: str) -> HedgeCues | None:
-    if raw is None:
-        return None
-    entry = _object(raw, where)
+@_optional
+def _hedges(entry: dict[str, Any], where: str) -> HedgeCues:
     shares = _object(entry.get("incorrect_shares"), f"{where}.incorrect_shares")
     return HedgeCues(
         fields.finite(entry.get("ratio_correct"), f"{where}.ratio_correct"),

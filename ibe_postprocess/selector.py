@@ -12,12 +12,10 @@ of breaking the tie at random, without a random draw. A missing feature value (a
 explanation without steps has no drift or coherence) is replaced by the training mean of
 that feature; the report counts how many values were imputed.
 
-Figure 2 regresses correctness on each feature alone with a logistic GLM (statsmodels)
-and reports the z statistic and its p-value, the quantities the paper's heat map shows.
-Where such a fit means nothing, the note says so and why, beside the numbers: when the
-feature separates correct from incorrect explanations (the estimate runs off to infinity,
-e.g. coef -21.26 with p 0.999 on four explanations) or when the rarer outcome has fewer
-than ``MIN_EVENTS`` explanations (the usual ten events per predictor of a logistic model).
+Figure 2 regresses correctness on each feature alone with a logistic GLM (statsmodels),
+reporting z and p as the paper's heat map does; where such a fit means nothing (perfect
+separation, or fewer than ``MIN_EVENTS`` explanations of the rarer outcome: DETAILS.md), the
+note says so beside the numbers.
 """
 
 from __future__ import annotations
@@ -41,15 +39,8 @@ LABELS = {
     "coherence": "Coherence",
     "uncertainty": "Linguistic Uncertainty",
 }
-CUMULATIVE_LABELS = {
-    "consistent": "+ Consistency",
-    "depth": "+ Depth",
-    "drift": "+ Drift",
-    "coherence": "+ Coherence",
-    "uncertainty": "+ Linguistic Uncertainty",
-}
-
-
+# Table 1's composed-model rows: "+ Depth" adds depth to the features before it.
+CUMULATIVE_LABELS = {feature: "+ " + label.removesuffix(" (Parsimony)") for feature, label in LABELS.items()}
 PROTOCOLS = ("a9", "per-dataset")
 # Fewer explanations than this of the rarer outcome (correct or incorrect) make a one-feature
 # logistic fit unreliable (Peduzzi et al., 1996: about ten events per predictor).
@@ -160,12 +151,8 @@ def by_dataset(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 
 def fit_selectors(rows: pd.DataFrame, features: Sequence[str], protocol: str = "a9") -> dict[str, Selector]:
-    """The selector that answers each dataset's test questions, fitted as ``protocol`` says.
-
-    ``a9`` fits one selector on every training explanation (Appendix A.9: COPA train plus
-    the e-CARE training sample) and uses it for every dataset; ``per-dataset`` fits each
-    dataset's own.
-    """
+    """The selector that answers each dataset's test questions, fitted as ``protocol`` says
+    (``a9``: one on every training explanation; ``per-dataset``: each dataset's own)."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown selector protocol {protocol!r}; expected one of {PROTOCOLS}.")
     train, test = split_frames(rows)
@@ -219,34 +206,22 @@ def unreliable(values: pd.Series, correct: pd.Series) -> list[str]:
 
 def feature_regressions(rows: pd.DataFrame) -> list[Regression]:
     """Figure 2: logistic regression of correctness on each feature alone."""
+    return [_regression(feature, rows[[feature, "correct"]].dropna().astype(float)) for feature in FEATURES]
+
+
+def _regression(feature: str, frame: pd.DataFrame) -> Regression:
     import statsmodels.api as sm
 
-    results = []
-    for feature in FEATURES:
-        frame = rows[[feature, "correct"]].dropna().astype(float)
-        if len(frame) < 3 or frame[feature].nunique() < 2 or frame["correct"].nunique() < 2:
-            results.append(Regression(feature, math.nan, math.nan, math.nan, len(frame), "constant feature or outcome"))
-            continue
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                fit = sm.GLM(frame["correct"], sm.add_constant(frame[feature]), family=sm.families.Binomial()).fit()
-            except Exception as err:  # perfect separation and friends: report, do not crash
-                results.append(
-                    Regression(feature, math.nan, math.nan, math.nan, len(frame), f"{type(err).__name__}: {err}")
-                )
-                continue
-        # Perfect separation only warns, if at all; its estimates are meaningless, so the note says so.
-        warned = sorted({w.category.__name__ for w in caught})
-        note = "; ".join([*unreliable(frame[feature], frame["correct"]), *warned])
-        results.append(
-            Regression(
-                feature,
-                float(fit.params[feature]),
-                float(fit.tvalues[feature]),
-                float(fit.pvalues[feature]),
-                len(frame),
-                note,
-            )
-        )
-    return results
+    if len(frame) < 3 or frame[feature].nunique() < 2 or frame["correct"].nunique() < 2:
+        return Regression(feature, math.nan, math.nan, math.nan, len(frame), "constant feature or outcome")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            fit = sm.GLM(frame["correct"], sm.add_constant(frame[feature]), family=sm.families.Binomial()).fit()
+        except Exception as err:  # perfect separation and friends: report, do not crash
+            return Regression(feature, math.nan, math.nan, math.nan, len(frame), f"{type(err).__name__}: {err}")
+    # Perfect separation only warns, if at all; its estimates are meaningless, so the note says so.
+    warned = sorted({w.category.__name__ for w in caught})
+    note = "; ".join([*unreliable(frame[feature], frame["correct"]), *warned])
+    estimates = (float(values[feature]) for values in (fit.params, fit.tvalues, fit.pvalues))
+    return Regression(feature, *estimates, len(frame), note)

@@ -15,17 +15,9 @@ from typing import Any
 import pandas as pd
 
 from ibe_postprocess import report_file
-from ibe_postprocess.analyses import (
-    DirectionAccuracy,
-    HedgeCues,
-    SelfEvident,
-    direction_accuracy,
-    hedge_cues,
-    self_evident,
-)
+from ibe_postprocess.analyses import direction_accuracy, hedge_cues, self_evident
 from ibe_postprocess.features_file import Features
 from ibe_postprocess.questions import dataset_of
-from ibe_postprocess.report_file import Regression
 from ibe_postprocess.selector import (
     FEATURES,
     Selector,
@@ -47,20 +39,14 @@ class Summary:
     selectors: dict[str, Selector]  # the fit answering each dataset's test questions
     datasets: list[str]  # datasets with test questions, in name order
     per_dataset: dict[str, pd.DataFrame]  # every row, per dataset
-    tests: dict[str, pd.DataFrame]  # test rows per dataset
-    regressions: dict[str, list[Regression]]
-    judged: dict[str, report_file.JudgeScore]  # the LLM judge on each dataset's test questions
-    self_evident: dict[str, SelfEvident]  # §6, per dataset
-    directions: dict[str, DirectionAccuracy]  # Figure 19, per dataset
-    hedges: dict[str, HedgeCues]  # Figures 6, 17, 18, per dataset
+    judged: dict[str, report_file.JudgeScore]  # the LLM judge on each judged dataset's test questions
+    reports: dict[str, report_file.DatasetReport]  # per dataset with test questions: what report.json holds
     flagged: int
     reasons: Counter
     imputed: dict[str, int]
     uncertainty_sources: list[str]
     coherence_judges: list[str]
     formalizations: list[str]
-    train_rows: int
-    test_rows: int
 
     @property
     def provenance(self) -> dict[str, Any]:
@@ -93,36 +79,47 @@ def _reason(flag: str) -> str:
 
 def summarize(features: Features, fig2_split: str = "test", protocol: str = "a9") -> Summary:
     rows = features.frame()
-    train, test = split_frames(rows)
+    test = split_frames(rows)[1]
     tests = by_dataset(test)
     datasets = list(tests)
     per_dataset = by_dataset(rows)
     regression_rows = per_dataset if fig2_split == "all" else by_dataset(rows[rows["split"] == fig2_split])
     flagged = rows[rows["flag"].fillna("") != ""]
     selectors = fit_selectors(rows, FEATURES, protocol)
+    table = ablation(rows, protocol)
+    judged = judge_accuracy(features.judged, features.header.origin.provenance.get("judge_model"))
+    reports = {
+        d: report_file.DatasetReport(
+            tuple(
+                report_file.TableRow(r.block, r.row, float(r.accuracy))
+                for r in table[table["dataset"] == d].itertuples()
+            ),
+            int(tests[d]["qid"].nunique()),
+            judged.get(d),
+            tuple(feature_regressions(regression_rows.get(d, rows.iloc[0:0]))),
+            self_evident(per_dataset[d], tests[d], selectors[d]),
+            direction_accuracy(tests[d], selectors[d]),
+            hedge_cues(per_dataset[d]),
+        )
+        for d in datasets
+    }
     return Summary(
         features=features,
         rows=rows,
         protocol=protocol,
         fig2_split=fig2_split,
-        table=ablation(rows, protocol),
+        table=table,
         selectors=selectors,
         datasets=datasets,
         per_dataset=per_dataset,
-        tests=tests,
-        regressions={d: feature_regressions(regression_rows.get(d, rows.iloc[0:0])) for d in datasets},
-        judged=judge_accuracy(features.judged, features.header.origin.provenance.get("judge_model")),
-        self_evident={d: self_evident(per_dataset[d], tests[d], selectors[d]) for d in datasets},
-        directions={d: direction_accuracy(tests[d], selectors[d]) for d in datasets},
-        hedges={d: hedge_cues(per_dataset[d]) for d in datasets},
+        judged=judged,
+        reports=reports,
         flagged=len(flagged),
         reasons=Counter(_reason(reason) for flag in flagged["flag"] for reason in str(flag).split("; ") if reason),
         imputed={f: int(rows[f].isna().sum()) for f in FEATURES},
         uncertainty_sources=sorted(rows["uncertainty_source"].dropna().unique()),
         coherence_judges=sorted(rows["coherence_judge"].dropna().unique()),
         formalizations=sorted(rows["formalization"].dropna().unique()),
-        train_rows=len(train),
-        test_rows=len(test),
     )
 
 
@@ -130,21 +127,9 @@ def to_report(summary: Summary) -> report_file.Report:
     """The schema object written as report.json."""
     header = summary.features.header
     provenance = summary.provenance
-    datasets = {}
-    for dataset in summary.datasets:
-        table = summary.table[summary.table["dataset"] == dataset]
-        datasets[dataset] = report_file.DatasetReport(
-            tuple(report_file.TableRow(r.block, r.row, float(r.accuracy)) for r in table.itertuples()),
-            int(summary.tests[dataset]["qid"].nunique()),
-            summary.judged.get(dataset),
-            tuple(summary.regressions[dataset]),
-            summary.self_evident[dataset],
-            summary.directions[dataset],
-            summary.hedges[dataset],
-        )
     return report_file.Report(
         features=report_file.FeaturesRef(header.rows or 0, header.rows_sha256 or "", header.origin.inputs_sha256),
-        datasets=datasets,
+        datasets=summary.reports,
         model=provenance.get("model"),
         tasks=tuple(provenance.get("tasks") or ()),
         judge_model=provenance.get("judge_model"),

@@ -1,16 +1,11 @@
 """Linguistic uncertainty (§4 and Algorithm 4) and hedge cues by category.
 
 A sentence's certainty c is the regression output (1-6) of Pei & Jurgens'
-``pedropei/sentence-level-certainty``; its uncertainty is the scale inverted. The paper only
-says "we invert the scale", so the inversion is a setting: ``6-c`` (the default, 0-5, what
-the authors' PEIRCE code computes, "subtract the certainty score from the max score 6") or
-``7-c`` (1-6, the scale reversed). An explanation's uncertainty is its assumptions'
-uncertainties aggregated, plus that of its summary. The paper gives three aggregations: §4's
-equation sums over the assumptions (``sum``, the default), Algorithm 4 averages them
-(``mean``), both then adding the summary's; Appendix A.8's prose averages every sentence,
-the summary among them ("compute the uncertainty for each assumption and the explanation
-summary and then average all the scores": ``mean-all``). PEIRCE's halving is not used.
-The task's DETAILS.md sets the readings against Figure 1. Inputs are encoded exactly as the
+``pedropei/sentence-level-certainty``; its uncertainty is the scale inverted, a setting since
+the paper only says "we invert the scale" (``INVERSIONS``). An explanation's uncertainty is
+its assumptions' aggregated, plus its summary's, as the paper gives it three ways
+(``AGGREGATIONS``); PEIRCE's halving is not used. The task's DETAILS.md sets the readings
+against Figure 1. Inputs are encoded exactly as the
 authors' ``certainty-estimator`` package does (60 tokens, padded with the pad id, no
 attention mask), so scores match theirs.
 
@@ -38,15 +33,14 @@ log = logging.getLogger(__name__)
 PAPER_CERTAINTY_MODEL = "pedropei/sentence-level-certainty"
 MAX_TOKENS = 60  # certainty-estimator's max_length and padding length
 LEXICON_SOURCE = "lexicon"
-# How an explanation's sentence uncertainties combine: §4's equation (sum over the assumptions,
-# plus the summary), Algorithm 4 (their mean, plus the summary) or A.8's prose (the mean of all).
-AGGREGATIONS = ("sum", "mean", "mean-all")
-DEFAULT_AGGREGATION = "sum"
+# How an explanation's sentence uncertainties combine, as report.md names each reading.
 AGGREGATION_NAMES = {
     "sum": "sum (the paper's §4 equation)",
     "mean": "mean (the paper's Algorithm 4)",
     "mean-all": "mean over every sentence, summary included (the paper's Appendix A.8)",
 }
+AGGREGATIONS = tuple(AGGREGATION_NAMES)
+DEFAULT_AGGREGATION = "sum"
 # How a certainty c on the 1-6 scale becomes an uncertainty: c subtracted from this top.
 INVERSIONS = {"6-c": 6.0, "7-c": 7.0}
 DEFAULT_INVERSION = "6-c"
@@ -182,11 +176,6 @@ def lexicon_certainty(sentence: str) -> float:
     return CERTAINTY_MAX - min(5.0, sum(CUE_WEIGHTS[category] * count for category, count in cues.items()))
 
 
-def inverted(certainty: float, inversion: str = DEFAULT_INVERSION) -> float:
-    """A sentence's uncertainty: its certainty subtracted from the inversion's top."""
-    return INVERSIONS[inversion] - certainty
-
-
 def overall_uncertainty(
     assumption_scores: Sequence[float], summary_score: float | None, aggregation: str = DEFAULT_AGGREGATION
 ) -> float | None:
@@ -224,7 +213,6 @@ class CertaintyModel:
         self.tokenizer = AutoTokenizer.from_pretrained(spec)
         self.model = AutoModelForSequenceClassification.from_pretrained(spec, num_labels=1).to(self.device).eval()
         self.batch_size = batch_size
-        self.name = spec
 
     def certainty(self, sentences: Sequence[str]) -> list[float]:
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
@@ -300,7 +288,8 @@ class UncertaintyScorer:
             sentences += [_sentence(text) for text in item.assumptions]
             if item.summary:
                 sentences.append(_sentence(item.summary))
-        values = iter([inverted(value, self.inversion) for value in self.sentence_certainty(sentences)])
+        # A sentence's uncertainty: its certainty subtracted from the inversion's top.
+        values = iter([INVERSIONS[self.inversion] - value for value in self.sentence_certainty(sentences)])
         results = []
         for item in parsed:
             assumption_scores = [next(values) for _ in item.assumptions]
@@ -308,13 +297,6 @@ class UncertaintyScorer:
             joined = hedge_text(item)
             cues = hedge_cues(joined)
             words = max(1, len(re.findall(r"\w+", joined)))
-            results.append(
-                UncertaintyResult(
-                    overall_uncertainty(assumption_scores, summary_score, self.aggregation),
-                    cues["epistemic"],
-                    cues["doxastic"],
-                    cues["conditional"],
-                    sum(cues.values()) / words,
-                )
-            )
+            uncertainty = overall_uncertainty(assumption_scores, summary_score, self.aggregation)
+            results.append(UncertaintyResult(uncertainty, **cues, hedge_ratio=sum(cues.values()) / words))
         return results

@@ -60,11 +60,8 @@ class Workers:
     Every model a queued function needs must be loaded before that first ``queue`` call,
     so that the fork shares it; functions must be module-level (workers find them by name).
     On one process (or where there is no fork) nothing runs until the results are asked
-    for, so the single-process path computes in the order it asks.
-
-    Work is handed to a worker only when one is free: first the chunks this process will
-    wait for, in the order they were queued, then ``filler`` chunks, work nobody waits for
-    yet that keeps a worker busy instead of idle (while this process formalizes or proves).
+    for, so the single-process path computes in the order it asks. A free worker takes the
+    chunks this process will wait for first, in the order queued, then ``filler`` chunks.
     """
 
     def __init__(self, processes: int = 1):

@@ -21,10 +21,7 @@ LIMIT_GROUPS = {f"ibe_judge_{dataset}_position": 2 for dataset in ("copa", "ecar
 # (task, the name a run may have logged) -> the name now: lm-eval 0.5 refuses a registered
 # metric name (acc) on a task of another output type, so the chat judge's accuracy has its
 # own; the leaderboard reads earlier runs' name as this one.
-RENAMED_METRICS = {
-    ("ibe_judge_copa_chat", "acc"): "answer_acc",
-    ("ibe_judge_ecare_chat", "acc"): "answer_acc",
-}
+RENAMED_METRICS = {(f"ibe_judge_{dataset}_chat", "acc"): "answer_acc" for dataset in ("copa", "ecare")}
 # The range of each metric it reports (custom_metrics.common.metric_ranges).
 METRIC_RANGES = {
     # explanations: the mean number of IF-THEN steps, the shares well formed and with none

@@ -77,6 +77,11 @@ ECARE_TEST_SIZE = 500
 ECARE_SEED = 1234
 
 
+def _item(item_id: str, context: str, asks_for: str, choices: list[str], gold: int) -> dict[str, Any]:
+    """A question in the one shape COPA's and e-CARE's items are read into."""
+    return {"id": item_id, "context": context, "asks_for": asks_for, "choices": choices, "gold": gold}
+
+
 def parse_copa_xml(payload: bytes, where: str) -> list[dict[str, Any]]:
     """COPA items as dicts; a malformed item fails with the file and the item id."""
     try:
@@ -97,15 +102,7 @@ def parse_copa_xml(payload: bytes, where: str) -> list[dict[str, Any]]:
             raise DataError(f"{context}: attribute 'asks-for' is {asks_for!r}, expected cause/effect.")
         if gold not in ("1", "2"):
             raise DataError(f"{context}: attribute 'most-plausible-alternative' is {gold!r}, expected 1/2.")
-        items.append(
-            {
-                "id": item_id,
-                "context": fields["p"],
-                "asks_for": asks_for,
-                "choices": [fields["a1"], fields["a2"]],
-                "gold": int(gold),
-            }
-        )
+        items.append(_item(item_id, fields["p"], asks_for, [fields["a1"], fields["a2"]], int(gold)))
     if not items:
         raise DataError(f"{where}: no <item> elements.")
     return items
@@ -125,15 +122,8 @@ def load_ecare(split: str) -> list[dict[str, Any]]:
             raise DataError(f"{where}: field 'ask-for' is {row['ask-for']!r}, expected cause/effect.")
         if row["label"] not in (0, 1):
             raise DataError(f"{where}: field 'label' is {row['label']!r}, expected 0 or 1.")
-        items.append(
-            {
-                "id": str(row["index"]),
-                "context": row["premise"].strip(),
-                "asks_for": row["ask-for"],
-                "choices": [row["hypothesis1"].strip(), row["hypothesis2"].strip()],
-                "gold": row["label"] + 1,
-            }
-        )
+        choices = [row["hypothesis1"].strip(), row["hypothesis2"].strip()]
+        items.append(_item(str(row["index"]), row["premise"].strip(), row["ask-for"], choices, row["label"] + 1))
     return items
 
 

@@ -5,11 +5,8 @@ The parts live by what they read: ``published`` (the paper's Table 1 as rows),
 ``ibe_postprocess.report_file``), ``samples`` (logged explanations and their features, through
 ``ibe_postprocess.features_file``) and ``post_run`` (what a sweep runs after ``lm_eval``:
 ``ibe score`` and ``ibe report`` on a generation pair, judge tasks after the task they judge).
-
-The LLM-as-a-judge baseline is labelled by who judged: a judge accuracy goes in the
-``ibe_judge_D`` column (``ibe_judge_D_chat`` for generated answers) of the judging model's row,
-and the paper's Table 1 judge numbers, GPT 3.5 judging each generator's explanations, in rows
-named so.
+The LLM-as-a-judge baseline is labelled by who judged: this run's judge model, or GPT 3.5 in
+the paper's rows.
 """
 
 from __future__ import annotations
@@ -27,6 +24,7 @@ from custom_metrics.ibe.samples import STEP_COLUMNS, doc_key, feature_rows, samp
 from custom_metrics.ibe.selection import load_ibe_tables, note_scorers
 from ibe_postprocess.folder import FEATURES
 from ibe_postprocess.paper import PAPER_JUDGE
+from ibe_postprocess.questions import DATASETS
 
 SELECTION, JUDGE = "selection", "judge"
 GPT_JUDGE = judge_row("GPT 3.5")  # the paper's judge rows: GPT 3.5 judging each generator's explanations
@@ -38,6 +36,8 @@ HEADLINES = (
         ("ibe_judge_ecare/acc", "ibe_judge_ecare_chat/answer_acc"), "LLM judge, e-CARE", JUDGE, reference=GPT_JUDGE
     ),
 )
+# Each dataset's columns: the judge tasks, the selector's accuracies, then the generation task.
+TASK_ORDER = ("ibe_judge_{}", "ibe_judge_{}_chat", "ibe_judge_{}_position", "ibe_{}_selection", "ibe_{}")
 FAMILIES = {
     SELECTION: Family("IBE-Eval: the selector on all five criteria", "accuracy (share of test questions)"),
     JUDGE: Family("LLM-as-a-judge baseline", "accuracy (share of test questions)"),
@@ -49,20 +49,9 @@ SPEC = PaperSpec(
     datasets={"copa": tuple(ibe_data.COPA_SOURCES.values()), "ecare": tuple(ibe_data.ECARE_SOURCES.values())},
     board=Board(
         **read_words(Path(__file__).with_name("words.yaml")),
-        task_order=(
-            "ibe_judge_copa",
-            "ibe_judge_copa_chat",
-            "ibe_judge_copa_position",
-            "ibe_copa_selection",
-            "ibe_copa",
-            "ibe_judge_ecare",
-            "ibe_judge_ecare_chat",
-            "ibe_judge_ecare_position",
-            "ibe_ecare_selection",
-            "ibe_ecare",
-        ),
+        task_order=tuple(task.format(dataset) for dataset in DATASETS for task in TASK_ORDER),
         # Table 1's columns, from `explain-eval ibe report` (read_extra), in the row of the model that explained.
-        extra_tasks={f"ibe_{dataset}_selection": tuple(IBE_METHODS.values()) for dataset in ("copa", "ecare")},
+        extra_tasks={f"ibe_{dataset}_selection": tuple(IBE_METHODS.values()) for dataset in DATASETS},
         pm_note="Published rows print no ±. ibe_judge_* columns hold the accuracy of the row's model as judge: the "
         f"paper's judge is always {PAPER_JUDGE}, so its judge numbers are in the rows '{PAPER_JUDGE} judging "
         "<generator>'s explanations'. ibe_*_selection columns come from `explain-eval ibe report` and sit in "

@@ -45,14 +45,9 @@ def method_key(name: str) -> str:
 
 
 def ibe_columns(dataset: str, method: str) -> tuple[str, ...]:
-    """Column keys of one Table 1 method on one dataset.
-
-    Selector accuracies live under ``ibe_<dataset>_selection`` (from ``explain-eval ibe
-    report``), apart from the ``ibe_<dataset>`` harness task's own format metrics; the judge
-    row is the ``ibe_judge_<dataset>`` harness task and its chat variant
-    ``ibe_judge_<dataset>_chat`` (the paper's GPT 3.5 judge is a chat model; which way it read
-    the answer the paper does not say), so both compare with it.
-    """
+    """Column keys of one Table 1 method on one dataset: the judge row compares with both
+    ``ibe_judge_<dataset>`` and its chat variant (the paper's GPT 3.5 judge is a chat model;
+    which way it read the answer the paper does not say)."""
     if method == "judge":
         return f"ibe_judge_{dataset}/acc", f"ibe_judge_{dataset}_chat/answer_acc"
     return (f"ibe_{dataset}_selection/{method}",)

@@ -92,8 +92,7 @@ def feature_rows(roots: Sequence[Path]) -> dict[tuple[str, int], dict[str, Any]]
 
 def steps(row: dict[str, Any]) -> dict[str, str]:
     """What each number of a feature row is made of, one line per step (``ibe score`` keeps it
-    since features schema 2): the formalized premises and rules, the proof's unifications with
-    their similarities, each IF-THEN step's NLI verdict, drift's new concepts, the hedge cues."""
+    since features schema 2)."""
     shown: dict[str, str] = {}
     if isinstance(row.get("program"), str):
         shown["formalized (premise, rules, query)"] = row["program"]

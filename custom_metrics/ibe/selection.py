@@ -63,12 +63,8 @@ def load_ibe_tables(paths: Iterable[Path]) -> tuple[list[TaskRun], list[Problem]
 
 
 def selection_runs(report: report_file.Report, roots: Iterable[Path] = ()) -> list[TaskRun]:
-    """The selector (and judge) accuracies of one report as task runs.
-
-    The model is the sweep's name for the pair when there is one (the harness rows of the
-    same sweep pair carry it too, so both land in one leaderboard row), else the report's
-    ``model``; an undefined accuracy (NaN) stays NaN, a missing one (null) is missing.
-    """
+    """The selector (and judge) accuracies of one report as task runs, in the sweep's row for the
+    pair (its harness rows carry the same name); NaN stays NaN, a missing accuracy is missing."""
     path = report.path or Path(REPORT)
     model = sweep_label(path, roots) or report.model
     if not model:
