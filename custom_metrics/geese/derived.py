@@ -26,7 +26,6 @@ LAS = "las"
 
 
 def add_effectiveness(columns: list[Column], rows: list[Row], runs: list[TaskRun], notes: list[str]) -> list[Column]:
-    """GEESE's explanation effectiveness: acc with a hint minus acc with none, same model."""
     baseline = f"{BASELINE}/acc"
     hint_tasks = [
         c.task

@@ -107,14 +107,6 @@ def reasoning_effort(task: str, run_args: Mapping[str, Any]) -> str:
     return effort
 
 
-def run_mode(mode: str, backend: str, run_args: Mapping[str, Any]) -> Mode:
-    """The mode a run generates in: the task's, except that an API reasoning model's mode is
-    its reasoning effort's (none: non-thinking, any other: thinking)."""
-    if backend != REASONING:
-        return MODES[mode]
-    return NON_THINKING if reasoning_effort(TASKS[(mode, backend)], run_args) == NO_REASONING else THINKING
-
-
 # Model arguments (or --metadata keys) that name the generator, its server or its tokenizer.
 MODEL_KEYS = ("pretrained", "model", "base_url", "tokenizer")
 
@@ -226,7 +218,9 @@ def generation_columns(mode: str, backend: str, run_args: Mapping[str, Any]) -> 
         raise DataError(f"reg_chaos: dataset_kwargs mode is {mode!r}, expected one of {sorted(MODES)}")
     if backend not in BACKENDS:
         raise DataError(f"reg_chaos: dataset_kwargs backend is {backend!r}, expected one of {', '.join(BACKENDS)}")
-    task, chosen, served = TASKS[(mode, backend)], run_mode(mode, backend, run_args), is_served(run_args)
+    task, chosen, served = TASKS[(mode, backend)], MODES[mode], is_served(run_args)
+    if backend == REASONING:  # an API reasoning model's mode is its reasoning effort's (none: non-thinking)
+        chosen = NON_THINKING if reasoning_effort(task, run_args) == NO_REASONING else THINKING
     seed = _sampling_seed(backend, run_args if names_a_model(run_args) else {})
     columns = {"mode": chosen.name, "backend": backend, "length_tokenizer": "", "sampling_seed": seed}
     if not names_a_model(run_args):
@@ -243,7 +237,7 @@ def generation_columns(mode: str, backend: str, run_args: Mapping[str, Any]) -> 
             f"(base_url or model): run {TASKS[(mode, SERVED)]}, which sends the thinking switch in each request."
         )
     if not served and backend != IN_PROCESS:
-        other = TASKS[(mode, IN_PROCESS)] if (mode, IN_PROCESS) in TASKS else TASKS[(THINKING.name, IN_PROCESS)]
+        other = TASKS[(mode, IN_PROCESS)]  # each mode has its in-process task
         raise DataError(f"{task} is for OpenAI-compatible chat endpoints; for an in-process model run {other}.")
     if backend == REASONING:
         return columns
@@ -262,7 +256,6 @@ def generation_columns(mode: str, backend: str, run_args: Mapping[str, Any]) -> 
 
 
 def _warn_on_mode_mismatch(mode: Mode, outputs: Sequence[Output]) -> None:
-    """A run whose outputs contradict its mode: say so once, with the likely cause."""
     closed = sum(out.closed_trace for out in outputs)
     if mode.thinking and outputs and not closed:
         log.warning(
