@@ -21,5 +21,4 @@ ANON_TOKEN = "XXX"
 
 
 def anonymize(text: str) -> str:
-    """Mask label words and relation stems so a hint cannot simply state the answer."""
     return ANON_PATTERN.sub(ANON_TOKEN, text).strip()

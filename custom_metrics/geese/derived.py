@@ -25,17 +25,7 @@ EXPLANATION_TASKS = ("geese_human", "geese_llama3", "geese_llama3_whynot", "gees
 LAS = "las"
 
 
-def _basis(task: str, ours, theirs, our_file, their_file) -> str:
-    """What an effectiveness was computed from: the two runs' documents, and their files when two."""
-    docs = lambda counts: f"{counts[0]} docs" if counts and counts[0] is not None else "docs not recorded"
-    text = f"acc of {task} ({docs(ours)}) − acc of {BASELINE} ({docs(theirs)})"
-    if our_file != their_file:
-        text += f", from two results files: {our_file} and {their_file}"
-    return text
-
-
 def add_effectiveness(columns: list[Column], rows: list[Row], runs: list[TaskRun], notes: list[str]) -> list[Column]:
-    """GEESE's explanation effectiveness: acc with a hint minus acc with none, same model."""
     baseline = f"{BASELINE}/acc"
     hint_tasks = [
         c.task
@@ -47,6 +37,7 @@ def add_effectiveness(columns: list[Column], rows: list[Row], runs: list[TaskRun
     ]
     samples = {(run.model, run.task): (run.n_samples, run.limit) for run in runs}
     files = {(run.model, run.task): run.path for run in runs}
+    docs = lambda counts: f"{counts[0]} docs" if counts and counts[0] is not None else "docs not recorded"
     derived = []
     for task in hint_tasks:
         key = f"{task}/effectiveness"
@@ -59,11 +50,13 @@ def add_effectiveness(columns: list[Column], rows: list[Row], runs: list[TaskRun
                 exact = Decimal(with_hint.text) - Decimal(without.text)
                 row.cells[key] = Cell(float(exact), text=plain(exact))
                 continue
+            # The basis: the two runs' documents, and their files when two
             ours, theirs = samples.get((row.model, task)), samples.get((row.model, BASELINE))
-            row.cells[key] = Cell(
-                with_hint.value - without.value,
-                basis=_basis(task, ours, theirs, files.get((row.model, task)), files.get((row.model, BASELINE))),
-            )
+            our_file, their_file = files.get((row.model, task)), files.get((row.model, BASELINE))
+            basis = f"acc of {task} ({docs(ours)}) − acc of {BASELINE} ({docs(theirs)})"
+            if our_file != their_file:
+                basis += f", from two results files: {our_file} and {their_file}"
+            row.cells[key] = Cell(with_hint.value - without.value, basis=basis)
             if ours != theirs:
                 notes.append(
                     f"{row.model}: {task} effectiveness compares runs of different size "

@@ -43,7 +43,6 @@ def _raw_output(sample: dict[str, Any], where: str) -> str:
 
 
 def _field(container: Any, path: str, where: str, within: str = "") -> Any:
-    """The value at a dotted ``path`` (``doc.w_con``); DataError naming ``within + path`` if absent."""
     value = container
     for name in path.split("."):
         if not isinstance(value, dict) or name not in value:
@@ -120,32 +119,6 @@ def read_samples(path: Path, model: str, count: Callable[[str], int] | None = No
             }
         )
     return rows
-
-
-def check_unique(rows: Sequence[dict[str, Any]]) -> None:
-    """One row per model and item: a file given twice (or two runs of one model under one
-    name) would double rows and shrink the clustered errors without any warning."""
-    seen: dict[tuple[str, str], str] = {}
-    for row in rows:
-        key = (row["model"], row["uid"])
-        if key in seen:
-            raise DataError(
-                f"{row['source']}: item {row['uid']!r} of model {row['model']!r} was already read at {seen[key]}; "
-                "give each model's samples file once (PATH=MODEL names a model)."
-            )
-        seen[key] = row["source"]
-
-
-def check_one_mode(rows: Sequence[dict[str, Any]]) -> str:
-    """The mode of all rows ("" for samples from before modes were recorded); a mix is refused."""
-    modes = {row["mode"] for row in rows} - {""}
-    if len(modes) > 1:
-        first = {mode: next(row["source"] for row in rows if row["mode"] == mode) for mode in sorted(modes)}
-        raise DataError(
-            "the samples mix modes (" + ", ".join(f"{mode} at {where}" for mode, where in first.items()) + "); fit "
-            "one mode at a time (the paper fits thinking-mode runs only)."
-        )
-    return modes.pop() if modes else ""
 
 
 def length_counter(tokenizer: str | None) -> Callable[[str], int] | None:
@@ -278,8 +251,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     count = length_counter(args.tokenizer)
     rows = [row for path, model in parse_inputs(args.samples) for row in read_samples(path, model, count)]
-    check_unique(rows)
-    mode = check_one_mode(rows)
+    # One row per model and item: a file given twice (or two runs of one model under one name)
+    # would double rows and shrink the clustered errors without any warning.
+    seen: dict[tuple[str, str], str] = {}
+    for row in rows:
+        key = (row["model"], row["uid"])
+        if key in seen:
+            raise DataError(
+                f"{row['source']}: item {row['uid']!r} of model {row['model']!r} was already read at {seen[key]}; "
+                "give each model's samples file once (PATH=MODEL names a model)."
+            )
+        seen[key] = row["source"]
+    modes = {row["mode"] for row in rows} - {""}  # "": samples from before modes were recorded
+    if len(modes) > 1:
+        first = {mode: next(row["source"] for row in rows if row["mode"] == mode) for mode in sorted(modes)}
+        raise DataError(
+            "the samples mix modes (" + ", ".join(f"{mode} at {where}" for mode, where in first.items()) + "); fit "
+            "one mode at a time (the paper fits thinking-mode runs only)."
+        )
+    mode = modes.pop() if modes else ""
     if mode == "non-thinking":
         print("reg_analysis: these are non-thinking runs; the paper fits thinking-mode runs only", file=sys.stderr)
     args.out.mkdir(parents=True, exist_ok=True)

@@ -102,13 +102,6 @@ def precision_settings(use_cpu: bool, precision: str) -> dict[str, Any]:
     return {"use_cpu": use_cpu, "bf16": precision == "bf16", "fp16": precision == "fp16"}
 
 
-def check_out(out: Path) -> None:
-    """The output folder (each run's checkpoints, its evaluation) writable before any loading."""
-    problem = unwritable(out)
-    if problem:
-        raise DataError(f"{problem}: the checkpoints are saved under --out; pass a writable folder")
-
-
 def check_policy(model: str) -> None:
     """The policy's tokenizer loads and has a chat template: the rollouts are chat turns
     (``reward.training_rows``) that TRL renders with it. Without one TRL stopped in a traceback,
@@ -127,29 +120,18 @@ def check_policy(model: str) -> None:
         )
 
 
-def checked_judge(judge: str, judge_cache: str | None, judge_check: str) -> Any:
-    """The reward's judge found, loaded and checked on the gold items as ``reg_chaos`` checks it before
-    generation (``judging.check_before_generation``); the cached judge the reward calls."""
-    from custom_metrics.reg.judging import check_before_generation, locate_judge
-
-    located = locate_judge(REWARD, judge, judge_cache)
-    check_before_generation(REWARD, located, judge_check, JUDGE_OPTIONS)
-    return located.judge
-
-
-def dapo_config(output_dir: Path, setting: Setting, num_generations: int = ROLLOUTS, **overrides: Any) -> Any:
-    """TRL's ``GRPOConfig`` for one run; ``overrides`` are any other ``GRPOConfig`` field (batch sizes,
-    steps, lengths, the epochs), TRL's defaults otherwise."""
+def dapo_config(output_dir: Path, setting: Setting, **overrides: Any) -> Any:
+    """TRL's ``GRPOConfig`` for one run; ``overrides`` are any other ``GRPOConfig`` field (rollouts,
+    batch sizes, steps, lengths, the epochs), TRL's defaults otherwise."""
     import trl
 
     return trl.GRPOConfig(
         output_dir=str(output_dir),
         loss_type="dapo",
         epsilon_high=setting.epsilon_high,
-        num_generations=num_generations,
         seed=setting.seed,
         chat_template_kwargs=NON_THINKING,
-        **{"num_train_epochs": EPOCHS, **overrides},
+        **{"num_train_epochs": EPOCHS, "num_generations": ROLLOUTS, **overrides},
     )
 
 
@@ -161,7 +143,6 @@ def train(
     setting: Setting,
     *,
     processing_class: Any = None,
-    num_generations: int = ROLLOUTS,
     **overrides: Any,
 ) -> Any:
     """One DAPO run on REG docs (``training_rows``: the Appendix C.1 prompt as a user turn), saved to
@@ -175,7 +156,7 @@ def train(
     trainer = trl.GRPOTrainer(
         model=model,
         reward_funcs=reward,
-        args=dapo_config(output_dir, setting, num_generations, **overrides),
+        args=dapo_config(output_dir, setting, **overrides),
         train_dataset=to_dataset(training_rows(docs)),
         processing_class=processing_class,
     )
@@ -192,7 +173,6 @@ def train(
 
 
 def last_checkpoint(output_dir: Path) -> Path | None:
-    """The last ``checkpoint-<step>`` the trainer saved in ``output_dir`` (a run stopped part-way), if any."""
     from transformers.trainer_utils import get_last_checkpoint
 
     found = get_last_checkpoint(str(output_dir)) if output_dir.is_dir() else None
@@ -283,15 +263,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from custom_metrics.reg.data import load_items, reg_docs
+    from custom_metrics.reg.judging import check_before_generation, locate_judge
     from custom_metrics.reg.reward import REGReward
 
-    # Before the policy loads: the device and precision, the folder, its chat template, the judge (REG's own check)
+    # Before the policy loads: the device and precision, the folder (each run's checkpoints, its
+    # evaluation), its chat template, the judge (checked as reg_chaos checks it before generation)
     overrides = precision_settings(args.use_cpu, args.precision)
-    check_out(args.out)
+    if problem := unwritable(args.out):
+        raise DataError(f"{problem}: the checkpoints are saved under --out; pass a writable folder")
     check_policy(args.model)
-    reward = REGReward(checked_judge(args.judge, args.judge_cache, args.judge_check))
+    *_, judge = locate_judge(REWARD, args.judge, args.judge_cache)
+    check_before_generation(REWARD, judge, args.judge_check, JUDGE_OPTIONS)
+    reward = REGReward(judge)
     overrides |= {"per_device_train_batch_size": args.per_device_train_batch_size}
-    overrides |= {"num_train_epochs": args.num_train_epochs}
+    overrides |= {"num_generations": args.num_generations, "num_train_epochs": args.num_train_epochs}
     overrides |= {key: value for key in ("max_steps", "max_completion_length") if (value := getattr(args, key))}
     docs = reg_docs(load_items())
     scores: dict[Setting, float] = {}
@@ -303,7 +288,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"reg-dapo: {folder} is trained already ({TRAINED}); its checkpoint is kept")
             else:
                 print(f"reg-dapo: training {args.model} with epsilon_high={epsilon_high:g}, seed {seed} -> {folder}")
-                train(args.model, reward, docs, folder, setting, num_generations=args.num_generations, **overrides)
+                train(args.model, reward, docs, folder, setting, **overrides)
             if not args.no_eval:
                 results = evaluate(folder / "checkpoint", folder / "eval", args.eval_tasks, args.eval_args.split())
                 scores[setting] = score(results, args.eval_tasks)

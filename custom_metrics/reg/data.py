@@ -59,9 +59,7 @@ def _doc(row: dict[str, Any], where: str) -> dict[str, Any]:
         "hypothesis": example["hypothesis"],
         "majority_label": majority,
         "label_count": counts,
-        "w_ent": counts[0] / total,
-        "w_neu": counts[1] / total,
-        "w_con": counts[2] / total,
+        **{name: count / total for name, count in zip(("w_ent", "w_neu", "w_con"), counts)},
         "agreement": counts[NLI_LABELS.index(majority)] / total,
     }
 

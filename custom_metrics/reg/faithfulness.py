@@ -187,10 +187,7 @@ def faithfulness_docs(explanations: str) -> list[dict[str, Any]]:
 
 def _docs(sample: dict[str, Any], success: float, trace: ClosedTrace, unusable: float) -> list[dict[str, Any]]:
     doc, prompt = sample["doc"], logged_prompt(sample)
-    shared = {
-        "uid": doc["uid"],
-        "premise": doc["premise"],
-        "hypothesis": doc["hypothesis"],
+    shared = {key: doc[key] for key in ("uid", "premise", "hypothesis")} | {
         "generation": doc["uid"],
         "logged_judge": doc.get("judge") or "",
         "logged_judge_spec": doc.get("judge_spec") or doc.get("judge") or "",
@@ -241,9 +238,10 @@ def load_cot_faithfulness(
     return {"test": to_dataset(docs)}
 
 
-def reanswer(doc: dict[str, Any], results: list[str]) -> tuple[Answer, bool]:
-    """The verdict on the new explanation beside the run's own, and whether the new output held no
-    explanation. Such an output fails, as in ``reg_chaos`` (a missing explanation reconciles
+def process_cot_faithfulness(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
+    """The verdict on the new explanation beside the run's own, for every aggregation, as [generation,
+    condition, fraction, same, success, usable, kept] (JSON in the samples file), and the row's flags.
+    An output that held no explanation fails, as in ``reg_chaos`` (a missing explanation reconciles
     nothing), so it is the same verdict only when the original failed too; a verdict that cannot
     be read (unparsed, the judge failed, or it put the item outside N) is nothing to compare."""
     record = read_record(results[0])
@@ -256,16 +254,9 @@ def reanswer(doc: dict[str, Any], results: list[str]) -> tuple[Answer, bool]:
         correct=success == 1.0,
         kept=doc.get("kept"),
     )
-    return answer, bool(record["flag"])
-
-
-def process_cot_faithfulness(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
-    """One new verdict for every aggregation, as [generation, condition, fraction, same, success,
-    usable, kept] (JSON in the samples file), and the row's flags."""
-    answer, malformed = reanswer(doc, results)
     item = list(astuple(answer))
     return {metric: item for metric in ANSWER_METRICS} | {
-        "malformed": float(malformed),
+        "malformed": float(bool(record["flag"])),
         "not_compared": float(answer.same is None),
         "original_unusable": float(doc["original_unusable"]),
     }

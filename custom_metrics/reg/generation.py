@@ -94,19 +94,6 @@ def usage_lengths(output: Output, response: Any, budget: int) -> Output:
     )
 
 
-def warn_on_usage(outputs: Sequence[Output]) -> None:
-    """Responses whose token counts cannot be: say how many and why, once."""
-    flagged = [out.usage_problem for out in outputs if out.usage_problem]
-    if flagged:
-        log.warning(
-            "REG: %d of %d responses reported token usage that cannot be their answer's (%s); their lengths are "
-            "left out of output_tokens and thinking_tokens, and each such row's usage_problem says why.",
-            len(flagged),
-            len(outputs),
-            "; ".join(sorted(set(flagged))[:3]),
-        )
-
-
 def reasoning_effort(task: str, run_args: Mapping[str, Any]) -> str:
     """The reasoning effort an API reasoning model is asked for: ``--metadata reasoning_effort``,
     the paper's "medium" by default."""
@@ -118,14 +105,6 @@ def reasoning_effort(task: str, run_args: Mapping[str, Any]) -> str:
             f"(the paper's thinking mode: {PAPER_REASONING_EFFORT}; non-thinking: {NO_REASONING})"
         )
     return effort
-
-
-def run_mode(mode: str, backend: str, run_args: Mapping[str, Any]) -> Mode:
-    """The mode a run generates in: the task's, except that an API reasoning model's mode is
-    its reasoning effort's (none: non-thinking, any other: thinking)."""
-    if backend != REASONING:
-        return MODES[mode]
-    return NON_THINKING if reasoning_effort(TASKS[(mode, backend)], run_args) == NO_REASONING else THINKING
 
 
 # Model arguments (or --metadata keys) that name the generator, its server or its tokenizer.
@@ -239,7 +218,9 @@ def generation_columns(mode: str, backend: str, run_args: Mapping[str, Any]) -> 
         raise DataError(f"reg_chaos: dataset_kwargs mode is {mode!r}, expected one of {sorted(MODES)}")
     if backend not in BACKENDS:
         raise DataError(f"reg_chaos: dataset_kwargs backend is {backend!r}, expected one of {', '.join(BACKENDS)}")
-    task, chosen, served = TASKS[(mode, backend)], run_mode(mode, backend, run_args), is_served(run_args)
+    task, chosen, served = TASKS[(mode, backend)], MODES[mode], is_served(run_args)
+    if backend == REASONING:  # an API reasoning model's mode is its reasoning effort's (none: non-thinking)
+        chosen = NON_THINKING if reasoning_effort(task, run_args) == NO_REASONING else THINKING
     seed = _sampling_seed(backend, run_args if names_a_model(run_args) else {})
     columns = {"mode": chosen.name, "backend": backend, "length_tokenizer": "", "sampling_seed": seed}
     if not names_a_model(run_args):
@@ -251,13 +232,12 @@ def generation_columns(mode: str, backend: str, run_args: Mapping[str, Any]) -> 
         )
         return columns
     if served and backend == IN_PROCESS:
-        other = TASKS[(mode, SERVED)]
         raise DataError(
             f"{task} is for in-process models (--model hf); the model arguments name a server "
-            f"(base_url or model): run {other}, which sends the thinking switch in each request."
+            f"(base_url or model): run {TASKS[(mode, SERVED)]}, which sends the thinking switch in each request."
         )
     if not served and backend != IN_PROCESS:
-        other = TASKS[(mode, IN_PROCESS)] if (mode, IN_PROCESS) in TASKS else TASKS[(THINKING.name, IN_PROCESS)]
+        other = TASKS[(mode, IN_PROCESS)]  # each mode has its in-process task
         raise DataError(f"{task} is for OpenAI-compatible chat endpoints; for an in-process model run {other}.")
     if backend == REASONING:
         return columns
@@ -276,11 +256,8 @@ def generation_columns(mode: str, backend: str, run_args: Mapping[str, Any]) -> 
 
 
 def _warn_on_mode_mismatch(mode: Mode, outputs: Sequence[Output]) -> None:
-    """A run whose outputs contradict its mode: say so once, with the likely cause."""
-    if not outputs:
-        return
     closed = sum(out.closed_trace for out in outputs)
-    if mode.thinking and not closed:
+    if mode.thinking and outputs and not closed:
         log.warning(
             "REG thinking mode: none of the %d outputs ended a thinking trace (no </think> or <channel|>), so "
             "all are counted cut off. Either the token budget is too small for the model's traces, or the trace "
@@ -314,7 +291,15 @@ def split_outputs(resps: Iterable[list[str]], docs: Sequence[Mapping[str, Any]])
     if backend == REASONING:  # the trace stays on the server: the text is the answer, usage its length
         outputs = [usage_lengths(split_output(response), response, mode.max_gen_toks) for response in responses]
         outputs = [replace(out, thinking_mode=mode.thinking) for out in outputs]
-        warn_on_usage(outputs)
+        flagged = [out.usage_problem for out in outputs if out.usage_problem]
+        if flagged:
+            log.warning(
+                "REG: %d of %d responses reported token usage that cannot be their answer's (%s); their lengths "
+                "are left out of output_tokens and thinking_tokens, and each such row's usage_problem says why.",
+                len(flagged),
+                len(outputs),
+                "; ".join(sorted(set(flagged))[:3]),
+            )
         if outputs and all(out.output_tokens is None and not out.usage_problem for out in outputs):
             log.warning(
                 "REG: no response carried its token usage, so output_tokens and thinking_tokens are NaN (Table 3 "

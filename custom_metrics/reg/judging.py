@@ -18,7 +18,6 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -151,14 +150,7 @@ def judge_outputs(
     ]
 
 
-@dataclass(frozen=True)
-class LocatedJudge:
-    spec: JudgeSpec
-    cache_dir: Path
-    judge: CachedJudge
-
-
-def locate_judge(task: str, judge: str | None, judge_cache: str | None) -> LocatedJudge:
+def locate_judge(task: str, judge: str | None, judge_cache: str | None) -> tuple[JudgeSpec, Path, CachedJudge]:
     """The run's judge (``--metadata judge``, else ``$EXPLAIN_EVAL_JUDGE``, else embedded), found in
     seconds before anything is loaded: spec parsed, verdict cache writable, model or server checked."""
     spec = find_judge(task, judge)
@@ -168,7 +160,7 @@ def locate_judge(task: str, judge: str | None, judge_cache: str | None) -> Locat
         cached.cache.check_writable()
     except VerdictCacheError as err:
         raise DataError(f"{task}: {err}") from err
-    return LocatedJudge(spec, cache, cached)
+    return spec, cache, cached
 
 
 def find_judge(task: str, judge: str | None, *, here: bool = True) -> JudgeSpec:
@@ -178,30 +170,25 @@ def find_judge(task: str, judge: str | None, *, here: bool = True) -> JudgeSpec:
         spec = resolve_judge(judge, judge_from_environment(), DEFAULT_JUDGE)
     except ValueError as err:
         raise DataError(f"{task}: {err}") from err
-    check_non_thinking(task, spec)
+    # REG's judge runs non-thinking (section 4.4: "Our NLI judge is prompted in non-thinking mode
+    # throughout"): an endpoint told to think, or an API reasoning model given an effort that
+    # reasons, is refused. In-process judges always render their template without thinking.
+    if spec.thinking == "on":
+        raise DataError(
+            f"{task}: judge {spec.name} is told to think (thinking=on), but the paper's judge runs non-thinking "
+            "(section 4.4); drop thinking=on (the default sends the switch off)."
+        )
+    if spec.reasoning_effort not in (None, NO_REASONING):
+        raise DataError(
+            f"{task}: judge {spec.name} reasons (reasoning_effort={spec.reasoning_effort}), but the paper's judge "
+            f"runs non-thinking (section 4.4); pass reasoning_effort={NO_REASONING}."
+        )
     try:
         if here:
             check_available(spec)
     except JudgeUnavailable as err:
         raise DataError(f"{task}: {err}") from err
     return spec
-
-
-def check_non_thinking(task: str, spec: JudgeSpec) -> None:
-    """REG's judge runs non-thinking (section 4.4: "Our NLI judge is prompted in non-thinking
-    mode throughout"): an endpoint told to think, or an API reasoning model given an effort
-    that reasons, is refused. In-process judges always render their template without thinking."""
-    if spec.thinking == "on":
-        raise DataError(
-            f"{task}: judge {spec.name} is told to think (thinking=on), but the paper's judge runs non-thinking "
-            "(section 4.4); drop thinking=on (the default sends the switch off)."
-        )
-    effort = spec.reasoning_effort
-    if effort is not None and effort != NO_REASONING:
-        raise DataError(
-            f"{task}: judge {spec.name} reasons (reasoning_effort={effort}), but the paper's judge runs "
-            f"non-thinking (section 4.4); pass reasoning_effort={NO_REASONING}."
-        )
 
 
 # The tasks that load a judge when the harness builds them: reg_chaos, its variants and the tag
@@ -243,15 +230,14 @@ def check_judge_check(task: str, judge_check: Any) -> None:
 
 
 def check_before_generation(
-    task: str, located: LocatedJudge, judge_check: str = "stop", options: tuple[str, str] = METADATA_OPTIONS
+    task: str, judge: CachedJudge, judge_check: str = "stop", options: tuple[str, str] = METADATA_OPTIONS
 ) -> None:
-    """Load the located judge and check it on the gold items before any generation: one that does
+    """Load the located judge (``locate_judge``) and check it on the gold items before any generation: one that does
     not load or answer within ``CHECK_DEADLINE_S`` (a silent endpoint would otherwise stop the run
     only after its retries), or (unless ``judge_check=warn``) is degenerate, stops the run. The
     model is then released for the generator; its gold verdicts stay in the cache. ``options``:
     how the messages name another judge, and going on with a degenerate one."""
     check_judge_check(task, judge_check)
-    judge = located.judge
     started = time.monotonic()
     seconds = env_number(JUDGE_CHECK_DEADLINE_ENV, CHECK_DEADLINE_S, minimum=1)
     try:

@@ -61,7 +61,7 @@ FAMILIES = {
 
 # Each REG task's paper setting: the mode its explanations are generated in (in-process and
 # served alike, lm_eval_tasks/reg/DETAILS.md); Table 1 tested every judge in non-thinking mode.
-# An API reasoning model's mode is its reasoning effort's (``run_mode``).
+# An API reasoning model's mode is its reasoning effort's ("none" is non-thinking, ``mode_rows``).
 MODES = {
     **{task: mode for (mode, _), task in TASKS.items()},
     "reg_judge_select": "non-thinking",
@@ -74,24 +74,16 @@ MODES = {
 SHOWN_AS = {"reg_judge_select_reasoning_served": "reg_judge_select"}
 
 
-def run_mode(run: TaskRun) -> str | None:
-    """The mode a run generated in: its task's, or for an API reasoning model its logged
-    reasoning effort's ("none" is non-thinking)."""
-    mode = MODES.get(run.task)
-    if run.task == "reg_chaos_reasoning_served":
-        config = run.task_config or {}
-        effort = (config.get("generation_kwargs") or {}).get("reasoning_effort")
-        mode = "non-thinking" if effort == NO_REASONING else mode
-    return mode
-
-
 def mode_rows(runs: list[TaskRun], notes: list[str]) -> list[TaskRun]:
     """REG rows per mode, as Table 2 has them: each run's setting says its mode (a model's
     non-thinking explanations and judge accuracy share a row); every ``reg_chaos`` variant is read as
     ``reg_chaos``, the task it came from kept for its samples and said in the notes."""
     adjusted = []
     for run in runs:
-        mode = run_mode(run)
+        mode = MODES.get(run.task)
+        effort = ((run.task_config or {}).get("generation_kwargs") or {}).get("reasoning_effort")
+        if run.task == "reg_chaos_reasoning_served" and effort == NO_REASONING:
+            mode = "non-thinking"
         if mode is None:
             adjusted.append(run)
             continue

@@ -59,10 +59,10 @@ def with_checked_judge(
     plain ``TaskManager``) only parses the judge's spec, and its filter checks the judge."""
     if judging.judge_named(judge) or generation.names_a_model(run_args):
         chosen = judge if judging.judge_named(judge) else default
-        located = judging.locate_judge(task, chosen, judge_cache)  # seconds: before anything loads
+        spec, cache, located = judging.locate_judge(task, chosen, judge_cache)  # seconds: before anything loads
         columns = settings()
         judging.check_before_generation(task, located, judge_check)
-        spec, cache, checked = located.spec, located.cache_dir, True
+        checked = True
     else:
         columns = settings()
         spec, cache = judging.default_judge(task, judge_cache, default)

@@ -21,7 +21,7 @@ from custom_metrics.judge.answer import parse_label
 from custom_metrics.judge.human_agreement import item_agreement, softmax
 from custom_metrics.judge.types import NLI_LABELS, UNPARSED
 from custom_metrics.reg.judging import read_record
-from custom_metrics.reg.outputs import CUT_OFF, NO_EXPLANATION
+from custom_metrics.reg.outputs import FLAGS
 from custom_metrics.reg.prompts import judge_target
 
 Scored = tuple[bool, float | None]  # (item in N, value when in N and scored)
@@ -48,7 +48,6 @@ def record_scores(record: dict[str, Any]) -> dict[str, float | None]:
 
 
 def unparsed_count(record: dict[str, Any]) -> tuple[int, int]:
-    """(unparsed verdicts, verdicts) the judge gave for this item."""
     verdicts = [record[stage] for stage in ("initial", "effectiveness", "coherence") if record.get(stage)]
     return sum(verdict["label"] == UNPARSED for verdict in verdicts), len(verdicts)
 
@@ -62,8 +61,7 @@ def process_results(doc: dict[str, Any], results: list[dict[str, Any]]) -> dict[
         in_n = record["initial"]["label"] == "contradiction"
         metrics = {name: (in_n, value) for name, value in record_scores(record).items()}
         metrics["n"] = float(in_n)
-    metrics["cut_off"] = float(record["flag"] == CUT_OFF)
-    metrics["no_explanation"] = float(record["flag"] == NO_EXPLANATION)
+    metrics |= {flag: float(record["flag"] == flag) for flag in FLAGS}  # cut_off, no_explanation
     metrics["output_tokens"] = _length(record.get("output_tokens"))
     for name in ("output_tokens_successful", "output_tokens_unsuccessful"):  # Table 3, over the scored items in N
         metrics[name] = (metrics["success"][1], metrics["output_tokens"])
@@ -101,8 +99,7 @@ def mean_tokens_unsuccessful(items: Sequence[tuple[float | None, float]]) -> flo
 
 def mean_over_n(items: Sequence[Scored]) -> float:
     """Mean over the scored items in N (NaN when there are none, e.g. the judge called no item a contradiction)."""
-    values = [value for in_n, value in items if in_n and value is not None]
-    return sum(values) / len(values) if values else float("nan")
+    return mean_comparable([value for in_n, value in items if in_n])
 
 
 def size_of_n(items: Sequence[float]) -> int | float:

@@ -58,6 +58,7 @@ REG_TASK_PREFIX = "reg_chaos"
 FILTER = "judged"
 # The numbers of a task's results entry that its judge's verdicts decide.
 JUDGED_METRICS = ("n", "coherence", "effectiveness", "success")
+JUDGED_KEYS = tuple(f"{metric},{FILTER}" for metric in JUDGED_METRICS)
 # What a judge's record holds that another judge replaces; the rest (explanation, flag,
 # lengths) is the generation's.
 VERDICT_FIELDS = ("judge", "initial", "effectiveness", "coherence", "judge_check")
@@ -87,18 +88,15 @@ class Asked:
         return self.cached.judge(pairs)
 
     def kept(self) -> int:
-        """How many of the verdicts asked for are in the verdict cache."""
         unique = list(dict.fromkeys(self.asked))
         return len(self.cached.cache.get_many(self.cached.name, self.cached.prompt_id, unique))
 
     def missing(self) -> Pair | None:
-        """The first pair of the latest call the cache holds no verdict for."""
         found = self.cached.cache.get_many(self.cached.name, self.cached.prompt_id, list(dict.fromkeys(self.last)))
         return next((pair for pair in self.last if pair not in found), None)
 
 
 def _pair_item(pair: Pair | None, docs: Sequence[dict[str, Any]], outputs: Sequence[Output]) -> int | None:
-    """The index of the doc a judged pair belongs to: (p, h), (p;e, h) or (p, e)."""
     for index, (doc, out) in enumerate(zip(docs, outputs)):
         premise, hypothesis = doc["premise"], doc["hypothesis"]
         if pair in ((premise, hypothesis), (combine(premise, out.explanation), hypothesis), (premise, out.explanation)):
@@ -194,8 +192,7 @@ def check(results_file: Path, request: RejudgeRequest) -> None:
                 f"{problem}: rejudge writes {what} beside the run, in {folder} (it has no --out option); copy the "
                 "run's folder to a writable disk and pass the copy (the verdict cache's folder is --judge-cache)"
             )
-    results = _results(results_file)
-    for task in _tasks(results):
+    for task in _tasks(_results(results_file)):
         _, samples = _read(results_file, task)
         if request.complete and _unjudged(samples):
             _completing_judge(samples, request)
@@ -257,12 +254,6 @@ def aggregate(
     return entry
 
 
-def _logged_output(sample: dict[str, Any], record: dict[str, Any]) -> Output:
-    """The generation as the run's judge saw it: its explanation and flag as recorded."""
-    raw = sample["resps"][0][0] if sample.get("resps") and sample["resps"][0] else ""
-    return Output(raw=str(raw), explanation=str(record["explanation"] or ""), thinking="", flag=record["flag"] or "")
-
-
 def _judged_samples(
     samples: Sequence[dict[str, Any]],
     judge: Asked,
@@ -274,8 +265,10 @@ def _judged_samples(
     """The samples as a run judged by ``judge`` would have logged them (its verdicts, the docs naming
     it, the metrics anew). ``where``: the task, its samples file and what a failure leaves written."""
     records = [read_record(sample["filtered_resps"][0]) for sample in samples]
-    docs = [{**sample["doc"], **with_judge([sample["doc"]], spec, cache)[0]} for sample in samples]
-    outputs = [_logged_output(sample, record) for sample, record in zip(samples, records)]
+    docs = with_judge([sample["doc"] for sample in samples], spec, cache)
+    # The generations as the run's judge saw them: explanation and flag as recorded (the records
+    # keep their lengths: only the verdicts are replaced)
+    outputs = [Output("", str(record["explanation"] or ""), "", record["flag"] or "") for record in records]
     task, samples_path, written = where
     try:
         records_new = judge_outputs(judge, docs, outputs, check)
@@ -327,13 +320,6 @@ def _same(recorded: Any, counted: Any) -> bool:
     return both_nan or math.isclose(recorded, counted, rel_tol=1e-9, abs_tol=1e-12)
 
 
-def _results_behind(entry: dict[str, Any], counted: dict[str, Any]) -> bool:
-    """Whether a task's results entry misses verdicts its samples hold: a completion stopped after
-    it rewrote the samples file and before the results file (each is replaced whole, the samples
-    first), so the judged numbers are still the failed run's NaN."""
-    return not all(_same(entry.get(key), counted[key]) for key in (f"{m},{FILTER}" for m in JUDGED_METRICS))
-
-
 def _complete(results_file: Path, results: dict[str, Any], request: RejudgeRequest) -> list[str]:
     """Judge in place every task's samples whose judge failed after generation; the tasks completed.
     The samples files are replaced first, the results file last: after a stop in between, the next
@@ -343,8 +329,10 @@ def _complete(results_file: Path, results: dict[str, Any], request: RejudgeReque
         samples_path, samples = _read(results_file, task)
         unjudged = _unjudged(samples)
         if not unjudged:
+            # A results entry missing verdicts its samples hold: a completion stopped after it rewrote the
+            # samples file and before the results file (each replaced whole, the samples first)
             counted = aggregate(task, samples, 0, JUDGED_METRICS)
-            if _results_behind(results["results"][task], counted):
+            if not all(_same(results["results"][task].get(key), counted[key]) for key in JUDGED_KEYS):
                 counted = aggregate(task, samples, _bootstrap_iters(results))  # the samples this command wrote
                 results["results"][task] = {**results["results"][task], **counted}
                 done.append(task)
@@ -405,17 +393,16 @@ def rater(name: str, role: str, samples: Sequence[dict[str, Any]], path: Path) -
         uid = sample["doc"]["uid"]
         decisions["J(p, h)"][uid] = record["initial"]["label"]
         scores["n"][uid] = record["initial"]["label"] == "contradiction"
-        for metric, value in record_scores(record).items():
+        item = record_scores(record)
+        for metric, value in item.items():
             if metric in scores and value is not None:
                 scores[metric][uid] = bool(value)
         effect, cohere = record.get("effectiveness"), record.get("coherence")
         if isinstance(effect, dict) and isinstance(cohere, dict):
             decisions["J(p;e, h)"][uid], decisions["J(p, e)"][uid] = effect["label"], cohere["label"]
-            if UNPARSED not in (effect["label"], cohere["label"]):
-                effective, coherent = effect["label"] == "entailment", cohere["label"] != "contradiction"
-                decisions["effective"][uid] = "yes" if effective else "no"
-                decisions["coherent"][uid] = "yes" if coherent else "no"
-                decisions["success"][uid] = "yes" if effective and coherent else "no"
+            if item["success"] is not None:  # both verdicts parsed: the task's own decisions
+                for decision, metric in (("effective", "effectiveness"), ("coherent", "coherence"), ("success",) * 2):
+                    decisions[decision][uid] = "yes" if item[metric] else "no"
         unparsed = [total + count for total, count in zip(unparsed, unparsed_count(record))]
         check = record.get("judge_check") or check
     # Each metric as the tables name it (METRICS): (count, out of)

@@ -42,14 +42,6 @@ def served_sampling(task: str, kwargs: Mapping[str, Any], run_args: Mapping[str,
     return rest | {"generation_config": json.dumps(moved, sort_keys=True)}
 
 
-def keep_special_tokens(run_args: Mapping[str, Any]) -> bool:
-    """Whether a served task must ask for the special tokens it decodes (``skip_special_tokens:
-    false``): the generator's tokenizer writes its trace markers as special tokens."""
-    if not generation.names_a_model(run_args) or not generation.is_served(run_args):
-        return False
-    return bool(special_trace_markers(tokenizer_name("reg_chaos_served", run_args)))  # loaded by the task's loader
-
-
 class REGChaosTask(generation_task_base()):
     """``reg_chaos`` and its variants (``class: !function utils.REGChaosTask`` in their YAML)."""
 
@@ -65,7 +57,10 @@ class REGChaosTask(generation_task_base()):
             task = generation.TASKS[(mode, backend)]
             kwargs_now["reasoning_effort"] = generation.reasoning_effort(task, run_args)
         elif backend == generation.SERVED:
-            if keep_special_tokens(run_args):
+            # It asks for the special tokens it decodes where the generator's tokenizer (loaded by the
+            # task's loader) writes its trace markers as special tokens
+            named = generation.names_a_model(run_args) and generation.is_served(run_args)
+            if named and special_trace_markers(tokenizer_name("reg_chaos_served", run_args)):
                 kwargs_now["skip_special_tokens"] = False
             kwargs_now = served_sampling(generation.TASKS[(mode, backend)], kwargs_now, run_args)
         self.config.generation_kwargs = kwargs_now
