@@ -67,8 +67,8 @@ def _number(low: float, high: float, integer: bool = False) -> tuple[Callable[[s
     def check(value: str) -> bool:
         if integer and not re.fullmatch(r"-?\d+", value):
             return False
-        try:
-            number = float(value)
+        try:  # an integer compared as one: 2**63 - 1 is no float
+            number = int(value) if integer else float(value)
         except ValueError:
             return False
         return low <= number <= high
