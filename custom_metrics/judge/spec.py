@@ -27,10 +27,11 @@ THINKING = ("off", "on", "unset")
 # return no logprobs, so they answer as the paper's judge did: a sampled word.
 DEFAULT_MODE = {"lm": "loglik", "openai": "generate"}
 
-# An API reasoning model's effort (OpenAI's names): sent instead of every sampling field.
+# An API reasoning model's effort (OpenAI's names): sent instead of every sampling field (by REG's generation too).
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 # Why 20: ``Sampling``. The OpenAI API refuses top_k and min_p: ``top_k=0`` sends neither.
 DEFAULT_TOP_K = {"lm": 20, "openai": 20}
+# Where a server takes top_k and min_p (an endpoint judge's and REG's served generation): reg/task.py.
 SERVERS = ("vllm", "transformers")
 
 

@@ -14,14 +14,14 @@ from typing import Any
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.harness_api import generation_task_base
+from custom_metrics.judge.spec import SERVERS
 from custom_metrics.reg import generation
 from custom_metrics.reg.tokens import special_trace_markers, tokenizer_name
 
 # vLLM (and SGLang) take top_k and min_p as request fields; ``transformers serve`` refuses them
 # (HTTP 422) but reads a request's ``generation_config`` JSON, so there they travel in that field,
 # with do_sample, which it otherwise takes from the served folder only.
-SERVERS = ("vllm", "transformers")
-DEFAULT_SERVER = "vllm"
+DEFAULT_SERVER = SERVERS[0]
 _SERVER_FIELDS = ("top_k", "min_p")
 
 
