@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -138,14 +138,10 @@ class JudgeSpec:
 
     @property
     def sampling(self) -> Sampling:
-        defaults = Sampling()
-        return Sampling(
-            temperature=float(self.options.get("temperature", defaults.temperature)),
-            top_p=float(self.options.get("top_p", defaults.top_p)),
-            top_k=int(self.options.get("top_k", DEFAULT_TOP_K.get(self.kind, defaults.top_k))),
-            seed=int(self.options.get("seed", defaults.seed)),
-            max_tokens=int(self.options.get("max_tokens", defaults.max_tokens)),
-        )
+        """``Sampling``'s defaults (this kind's top_k), each option given read as its field's type."""
+        defaults = Sampling(top_k=DEFAULT_TOP_K.get(self.kind, Sampling.top_k))
+        given = {key: type(value)(self.options[key]) for key, value in vars(defaults).items() if key in self.options}
+        return replace(defaults, **given)
 
     @property
     def reasoning_effort(self) -> str | None:
