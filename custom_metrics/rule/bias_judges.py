@@ -182,7 +182,8 @@ def _judge_rows(samples: Path, judged: list[Judged], roots: Sequence[Path]) -> l
         raise ResultsFileError(f"{results.name} holds no task {name['task']}")
     answers = [logged.answer for logged in logged_answers(samples)]
     default = default_verdicts(answers)
-    rates = [_rate(articulated(answers, default))] + [_rate(articulated(answers, j.verdicts)) for j in judged]
+    counts = [articulated(answers, verdicts) for verdicts in (default, *(item.verdicts for item in judged))]
+    rates = [k / n if n else math.nan for k, n in counts]
     finite = [rate for rate in rates if not math.isnan(rate)]
     spread = max(finite) - min(finite) if len(finite) == len(rates) else math.nan
     displays = Counter(item.display for item in judged)
@@ -198,10 +199,6 @@ def _judge_rows(samples: Path, judged: list[Judged], roots: Sequence[Path]) -> l
         setting = ", ".join(part for part in (run.setting, f"{JUDGED_BY} {shown}") if part)
         rows.append(replace(run, setting=setting, scores=scores, path=item.path, left_out=()))
     return rows
-
-
-def _rate(count: tuple[int, int]) -> float:
-    return count[0] / count[1] if count[1] else math.nan
 
 
 HINTS = {
