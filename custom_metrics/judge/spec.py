@@ -31,8 +31,7 @@ DEFAULT_MODE = {"lm": "loglik", "openai": "generate"}
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 # Why 20: ``Sampling``. The OpenAI API refuses top_k and min_p: ``top_k=0`` sends neither.
 DEFAULT_TOP_K = {"lm": 20, "openai": 20}
-# Where a server takes top_k and min_p (an endpoint judge's and REG's served generation): reg/task.py.
-SERVERS = ("vllm", "transformers")
+SERVERS = ("vllm", "transformers")  # how a server takes top_k and min_p: ``server_fields``
 
 
 @dataclass(frozen=True)
@@ -58,6 +57,16 @@ class Sampling:
         return [
             f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}" for name, value in vars(self).items()
         ]
+
+
+def server_fields(server: str, fields: dict[str, Any], do_sample: bool = True) -> dict[str, Any]:
+    """top_k and min_p as ``server`` takes them (an endpoint judge's and REG's served generation):
+    request fields (vLLM, SGLang), or, for ``transformers serve``, which refuses them (HTTP 422) but
+    reads a request's ``generation_config`` JSON, in that field with do_sample, which it otherwise
+    takes from the served folder only."""
+    if server == SERVERS[0]:
+        return fields
+    return {"generation_config": json.dumps({"do_sample": do_sample, **fields}, sort_keys=True)}
 
 
 def _choice(*values: str) -> tuple[Callable[[str], bool], str]:
