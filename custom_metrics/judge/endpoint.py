@@ -15,7 +15,7 @@ from typing import Any
 from custom_metrics.judge.answer import cut_answer, parse_label
 from custom_metrics.judge.http_client import Deadline, EndpointError, JSONClient, Limits, body_bound, current
 from custom_metrics.judge.prompt import nli_prompt
-from custom_metrics.judge.spec import SERVERS, JudgeSpec
+from custom_metrics.judge.spec import SERVERS, JudgeSpec, server_fields
 from custom_metrics.judge.types import NLI_LABELS, JudgeError, Pair, Verdict, answer_verdict, verdict_from_probs
 
 log = logging.getLogger(__name__)
@@ -66,14 +66,8 @@ class OpenAIJudge:
                 "seed": self.sampling.pair_seed(premise, hypothesis),
                 "max_tokens": self.sampling.max_tokens,
             }
-            # top_k and min_p 0 (Qwen's), none when top_k is 0: as fields, or for ``transformers serve``
-            # (HTTP 422 on them) in its ``generation_config`` field, with do_sample, which it otherwise
-            # takes from the served folder
-            if self.sampling.top_k > 0:
-                fields = {"top_k": self.sampling.top_k, "min_p": 0.0}
-                if self.server == "transformers":
-                    fields = {"generation_config": json.dumps({"do_sample": True, **fields}, sort_keys=True)}
-                payload |= fields
+            if self.sampling.top_k > 0:  # with min_p 0 (Qwen's); none when top_k is 0
+                payload |= server_fields(self.server, {"top_k": self.sampling.top_k, "min_p": 0.0})
         else:
             payload |= {
                 "temperature": 0,

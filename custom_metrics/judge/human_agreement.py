@@ -46,9 +46,6 @@ class Agreement:
     acc: float
     unparsed: int
 
-    def as_dict(self) -> dict[str, float | int]:
-        return {"n": self.n, "jsd": self.jsd, "kl": self.kl, "acc": self.acc, "unparsed": self.unparsed}
-
 
 def floored(probs: Sequence[float]) -> np.ndarray:
     """A judge's distribution as ChaosNLI scores it: values under the floor raised to it, renormalised."""
@@ -88,10 +85,3 @@ def summarize(items: Sequence[ItemAgreement]) -> Agreement:
         acc=sum(item.correct for item in items) / len(items),
         unparsed=sum(item.unparsed for item in items),
     )
-
-
-def softmax(logliks: Sequence[float]) -> dict[str, float]:
-    """The label distribution a log-likelihood judge gives: its label words' log-likelihoods, normalised."""
-    values = np.asarray(logliks, dtype=float)
-    shifted = np.exp(values - values.max())
-    return dict(zip(NLI_LABELS, (shifted / shifted.sum()).tolist(), strict=True))

@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +27,11 @@ THINKING = ("off", "on", "unset")
 # return no logprobs, so they answer as the paper's judge did: a sampled word.
 DEFAULT_MODE = {"lm": "loglik", "openai": "generate"}
 
-# An API reasoning model's effort (OpenAI's names): sent instead of every sampling field.
+# An API reasoning model's effort (OpenAI's names): sent instead of every sampling field (by REG's generation too).
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 # Why 20: ``Sampling``. The OpenAI API refuses top_k and min_p: ``top_k=0`` sends neither.
 DEFAULT_TOP_K = {"lm": 20, "openai": 20}
-SERVERS = ("vllm", "transformers")
+SERVERS = ("vllm", "transformers")  # how a server takes top_k and min_p: ``server_fields``
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,16 @@ class Sampling:
         ]
 
 
+def server_fields(server: str, fields: dict[str, Any], do_sample: bool = True) -> dict[str, Any]:
+    """top_k and min_p as ``server`` takes them (an endpoint judge's and REG's served generation):
+    request fields (vLLM, SGLang), or, for ``transformers serve``, which refuses them (HTTP 422) but
+    reads a request's ``generation_config`` JSON, in that field with do_sample, which it otherwise
+    takes from the served folder only."""
+    if server == SERVERS[0]:
+        return fields
+    return {"generation_config": json.dumps({"do_sample": do_sample, **fields}, sort_keys=True)}
+
+
 def _choice(*values: str) -> tuple[Callable[[str], bool], str]:
     return (lambda value: value in values), " or ".join(values)
 
@@ -67,8 +77,8 @@ def _number(low: float, high: float, integer: bool = False) -> tuple[Callable[[s
     def check(value: str) -> bool:
         if integer and not re.fullmatch(r"-?\d+", value):
             return False
-        try:
-            number = float(value)
+        try:  # an integer compared as one: 2**63 - 1 is no float
+            number = int(value) if integer else float(value)
         except ValueError:
             return False
         return low <= number <= high
@@ -137,14 +147,10 @@ class JudgeSpec:
 
     @property
     def sampling(self) -> Sampling:
-        defaults = Sampling()
-        return Sampling(
-            temperature=float(self.options.get("temperature", defaults.temperature)),
-            top_p=float(self.options.get("top_p", defaults.top_p)),
-            top_k=int(self.options.get("top_k", DEFAULT_TOP_K.get(self.kind, defaults.top_k))),
-            seed=int(self.options.get("seed", defaults.seed)),
-            max_tokens=int(self.options.get("max_tokens", defaults.max_tokens)),
-        )
+        """``Sampling``'s defaults (this kind's top_k), each option given read as its field's type."""
+        defaults = Sampling(top_k=DEFAULT_TOP_K.get(self.kind, Sampling.top_k))
+        given = {key: type(value)(self.options[key]) for key, value in vars(defaults).items() if key in self.options}
+        return replace(defaults, **given)
 
     @property
     def reasoning_effort(self) -> str | None:

@@ -23,6 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from custom_metrics.common.errors import DataError
+from custom_metrics.judge.spec import REASONING_EFFORTS
 from custom_metrics.reg.modes import (
     BACKENDS,
     IN_PROCESS,
@@ -31,7 +32,6 @@ from custom_metrics.reg.modes import (
     NON_THINKING,
     PAPER_REASONING_EFFORT,
     REASONING,
-    REASONING_EFFORTS,
     SERVED,
     TASKS,
     THINKING,

@@ -14,6 +14,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out:
         data = {
             "items": len(items),
-            "judges": {name: {**result.as_dict(), "verdicts": methods} for name, (result, methods) in results.items()},
+            "judges": {name: {**asdict(result), "verdicts": methods} for name, (result, methods) in results.items()},
             "published": {
                 "source": CHAOSNLI_SOURCE,
                 "n": CHAOSNLI_N,

@@ -18,8 +18,8 @@ from typing import Any
 
 from custom_metrics.common.classification import NO_PREDICTION, choice_accuracy, predicted_index
 from custom_metrics.judge.answer import parse_label
-from custom_metrics.judge.human_agreement import item_agreement, softmax
-from custom_metrics.judge.types import NLI_LABELS, UNPARSED
+from custom_metrics.judge.human_agreement import item_agreement
+from custom_metrics.judge.types import NLI_LABELS, UNPARSED, verdict_from_scores
 from custom_metrics.reg.judging import read_record
 from custom_metrics.reg.outputs import FLAGS
 from custom_metrics.reg.prompts import judge_target
@@ -133,7 +133,7 @@ def judge_humans_results(doc: dict[str, Any], results: list[tuple[float, bool]])
     index = predicted_index(results, f"reg_judge_humans item {doc.get('uid')}")
     if index == NO_PREDICTION:
         return {"jsd": None, "kl": None, "acc": 0.0, "not_comparable": 1.0}
-    probs = softmax([loglik for loglik, _ in results])
+    probs = verdict_from_scores([loglik for loglik, _ in results]).probs
     item = item_agreement(doc["label_count"], doc["majority_label"], probs, NLI_LABELS[index])
     return {"jsd": item.jsd, "kl": item.kl, "acc": float(item.correct), "not_comparable": 0.0}
 

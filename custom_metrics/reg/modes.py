@@ -26,8 +26,7 @@ IN_PROCESS, SERVED, REASONING = "in-process", "served", "reasoning-api"
 BACKENDS = (IN_PROCESS, SERVED, REASONING)
 # API reasoning models (the paper's gpt-5.6 rows) take a reasoning effort instead of sampling
 # fields; section 4.4 sets "medium" in thinking mode. "none" (no reasoning at all) is their
-# non-thinking mode; every other effort reasons, so it is thinking mode.
-REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
+# non-thinking mode; every other effort (judge.spec's REASONING_EFFORTS) reasons, so it is thinking mode.
 PAPER_REASONING_EFFORT = "medium"
 NO_REASONING = "none"
 

@@ -8,20 +8,16 @@ still overrides them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.harness_api import generation_task_base
+from custom_metrics.judge.spec import SERVERS, server_fields
 from custom_metrics.reg import generation
 from custom_metrics.reg.tokens import special_trace_markers, tokenizer_name
 
-# vLLM (and SGLang) take top_k and min_p as request fields; ``transformers serve`` refuses them
-# (HTTP 422) but reads a request's ``generation_config`` JSON, so there they travel in that field,
-# with do_sample, which it otherwise takes from the served folder only.
-SERVERS = ("vllm", "transformers")
-DEFAULT_SERVER = "vllm"
+DEFAULT_SERVER = SERVERS[0]
 _SERVER_FIELDS = ("top_k", "min_p")
 
 
@@ -37,9 +33,9 @@ def served_sampling(task: str, kwargs: Mapping[str, Any], run_args: Mapping[str,
         )
     if server == DEFAULT_SERVER:
         return dict(kwargs)
-    moved = {"do_sample": bool(kwargs.get("do_sample", True))} | {k: kwargs[k] for k in _SERVER_FIELDS if k in kwargs}
+    moved = {key: kwargs[key] for key in _SERVER_FIELDS if key in kwargs}
     rest = {key: value for key, value in kwargs.items() if key not in _SERVER_FIELDS}
-    return rest | {"generation_config": json.dumps(moved, sort_keys=True)}
+    return rest | server_fields(server, moved, bool(kwargs.get("do_sample", True)))
 
 
 class REGChaosTask(generation_task_base()):

@@ -16,7 +16,7 @@ Option<k> is a wrong option picked from a hash of the question's id (``hinted_op
 in every split, hint and run, so a run without the hint can say whether it picked it too (the
 leaderboard's ``picks_hinted``). A chain of thought that follows the bias is checked for saying
 so by regular expressions (``mentioned``; lm_eval_tasks/rule/DETAILS.md lists them), and
-``explain-eval rejudge`` asks judges the same (``bias_rejudge``).
+``explain-eval rejudge`` asks judges the same (``bias_judges``).
 """
 
 from __future__ import annotations

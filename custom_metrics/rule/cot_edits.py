@@ -176,9 +176,7 @@ def paraphrase_acc(items: list[list[Any]]) -> float:
     return correct_share(items, PARAPHRASE)
 
 
-def edit_unusable(items: list[list[Any]]) -> float:
-    """Share of edits the editor left empty or unchanged: scored, flagged, left out of the shares."""
-    return unusable_share(items)
+edit_unusable = unusable_share  # edits the editor left empty or unchanged: scored, flagged, left out of the shares
 
 
 EDITED_METRICS = ("mistake_same", "mistake_acc", "paraphrase_same", "paraphrase_acc", "edit_unusable")

@@ -189,9 +189,7 @@ def no_cot_acc(items: list[list[Any]]) -> float:
     return correct_share(items, EARLY, 0.0)
 
 
-def original_unread(items: list[list[Any]]) -> float:
-    """Share of the CoT run's generations whose answer could not be read: nothing to compare, left out."""
-    return unread_share(items)
+original_unread = unread_share  # the CoT run's generations whose answer could not be read
 
 
 METRICS = (

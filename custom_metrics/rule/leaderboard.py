@@ -209,7 +209,7 @@ SPEC = PaperSpec(
     ),
     rejudge=Rejudging(
         "RULE's biased chain-of-thought runs (rule_5shot_cot_bias_*): whether each chain of thought mentions the hint",
-        "custom_metrics.rule.bias_rejudge",
+        "custom_metrics.rule.bias_judges",
     ),
     runs=RunSteps(
         samples_input=SamplesInput(

@@ -220,17 +220,6 @@ def _across(stats: dict, splits: int) -> str:
     return cell if stats["n_splits"] == splits else f"{cell} ({stats['n_splits']} of {splits} splits)"
 
 
-def _recorded_args(record: Path) -> object:
-    """The settings a protocol folder was started with; a damaged record says which file and what to do."""
-    try:
-        return json.loads(record.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise SystemExit(
-            f"{record}: not the JSON record of a protocol run's settings ({err}); if its runs are yours, "
-            "restore or delete the file (the next run records its own settings), else use a new --output_path."
-        ) from None
-
-
 def harness_command(lm_eval_args: list[str], task: str, include_path: Path, folder: Path) -> list[str]:
     """The ``lm_eval`` arguments of one split run: the user's, then what the protocol sets."""
     return [
@@ -278,7 +267,14 @@ def _check_args(output: Path, lm_eval_args: list[str], shots: int, demos: str) -
     wanted: dict = {"shots": shots, "lm_eval_args": lm_eval_args}
     if demos != "reclor":  # folders started before --demos existed hold ReClor runs
         wanted["demos"] = demos
-    if record.is_file() and _recorded_args(record) != wanted:
+    try:  # a damaged record says which file and what to do
+        recorded = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else wanted
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise SystemExit(
+            f"{record}: not the JSON record of a protocol run's settings ({err}); if its runs are yours, "
+            "restore or delete the file (the next run records its own settings), else use a new --output_path."
+        ) from None
+    if recorded != wanted:
         if _any_split_finished(output):
             raise SystemExit(f"{output} holds a protocol run with other settings ({record}); use a new --output_path.")
         print(f"[rule-protocol] {record}: no split finished with the earlier settings; now these", file=sys.stderr)

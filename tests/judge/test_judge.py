@@ -58,6 +58,14 @@ def test_sampling_options_change_the_name_and_seed_each_pair():
     assert other.sampling.pair_seed("p", "h") != sampling.pair_seed("p", "h")
 
 
+def test_seed_accepts_its_whole_stated_range():
+    # the largest seed the range [0, 2**63 - 1] names is taken and kept exactly; one past it is refused
+    largest = parse_spec(f"lm:org/judge?mode=generate&seed={2**63 - 1}")
+    assert largest.sampling.seed == 2**63 - 1 and f"seed={2**63 - 1}&" in largest.name
+    with pytest.raises(ValueError, match=f"option seed='{2**63}' is not valid; expected an integer"):
+        parse_spec(f"lm:org/judge?mode=generate&seed={2**63}")
+
+
 @pytest.mark.parametrize(
     "bad, message",
     [
