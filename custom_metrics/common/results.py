@@ -189,10 +189,7 @@ def _task_runs(path: Path, label: str | None) -> list[TaskRun]:
         raise ResultsFileError('not an lm-eval results file (no "results" object)')
     entries = dict(data["results"])
     # Early 0.4 releases kept group scores apart from task scores.
-    groups = data.get("groups")
-    if groups is not None and not isinstance(groups, dict):
-        raise ResultsFileError(f'field "groups" is {_kind(groups)}, not an object')
-    for group, scores in (groups or {}).items():
+    for group, scores in _object(data, "groups").items():
         entries.setdefault(group, scores)
     if not entries:
         raise ResultsFileError('"results" is empty')
