@@ -8,7 +8,7 @@ the field. A metric value outside its range (``metric_ranges``) is left out and 
 other numbers kept; a standard error that is NaN, "N/A" or absent is none (no "± NaN").
 
 It also owns how a model is *named* everywhere: a sweep's name for the setting wins, then a
-friendly form of the checkpoint (``model_name``).
+friendly form of the checkpoint (``model_name``), also in a judge's spec (``friendly_spec``).
 """
 
 from __future__ import annotations
@@ -45,6 +45,10 @@ _SAMPLES_NAME = re.compile(r"samples_(?P<task>.+)_(?P<stamp>[^_]+)\.jsonl")  # l
 # A Hugging Face cache snapshot folder: .../models--org--name/snapshots/<revision>
 _HF_CACHE = re.compile(r"models--(?P<org>[^/\\]+?)--(?P<name>[^/\\]+)[/\\]snapshots[/\\][^/\\]+$")
 _EMBEDDED_FOLDERS = {model.folder: model.display_name for model in EMBEDDED_MODELS.values()}
+# An absolute path (POSIX, home-relative or Windows) inside a longer text, up to a character no path
+# holds here: whitespace, quotes, ?, (, ), ;, "," and "@" (where an ``openai:`` judge's server URL
+# begins); never a URL's "//host" nor the rest of a path already shortened to "runs/…/results.json".
+_PATH_IN_TEXT = re.compile(r"(?<![\w./…-])(?:~/|[A-Za-z]:\\|/(?!/))[^\s\"'?();,<>@]*[^\s\"'?();,<>.@]")
 # lighteval names a task "suite|task|few-shot count" ("leaderboard|arc:challenge|25")
 _LIGHTEVAL_TASK = re.compile(r"[^|\s]+\|[^|]+\|\d+")
 
@@ -347,6 +351,13 @@ def friendly_model_name(raw: str) -> str:
     if last in _EMBEDDED_FOLDERS and (is_path or "/" in trimmed):
         return _EMBEDDED_FOLDERS[last]
     return last if is_path and last not in ("", ".", "..") else text
+
+
+def friendly_spec(text: str) -> str:
+    """A judge or scorer spec as pages show it, no machine's absolute path in it: each path
+    replaced by the friendly name of what it points at (``lm:/root/.cache/explain-eval/gemma-3-270m-hf?mode=loglik``
+    reads ``lm:gemma-3-270m (embedded)?mode=loglik``)."""
+    return _PATH_IN_TEXT.sub(lambda match: friendly_model_name(match.group(0)), text)
 
 
 def rename(runs: Iterable[TaskRun], names: Mapping[str, str]) -> list[TaskRun]:
