@@ -30,9 +30,8 @@ from typing import Any
 
 from custom_metrics.common.api_sampling import API_CLASS, check_api_sampling
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.harness_api import unknown_task_names
+from custom_metrics.common.harness_api import Refused, run_command_parser, unknown_task_names
 from custom_metrics.common.model_signature import read_constructor
-from custom_metrics.common.run_parser import Refused, run_parser
 from custom_metrics.common.task_folders import package_folder, paper_folders
 
 # What the harness passes to a model class besides its --model_args (lm_eval.api.model).
@@ -74,7 +73,7 @@ def check_harness_args(argv: Sequence[str], who: str, *, here: bool = True) -> A
     ``here`` False: ``lm_eval`` runs on another machine (a Slurm job), so a model class this one
     cannot import, or a checkpoint it does not see, proves nothing."""
     try:
-        namespace = run_parser().parse_args(list(argv))
+        namespace = run_command_parser().parse_args(list(argv))
     except Refused as refused:
         raise DataError(f"{who}: lm_eval would refuse these arguments: {refused}.") from None
     from lm_eval.config.evaluate_config import EvaluatorConfig

@@ -28,8 +28,8 @@ from typing import Any, TypeVar
 
 from custom_metrics.common.api_sampling import check_command_line
 from custom_metrics.common.errors import DataError
+from custom_metrics.common.harness_api import option_value
 from custom_metrics.common.harness_args import check_include_path
-from custom_metrics.common.run_parser import option_value
 from custom_metrics.common.settings import TASK_COPY_ENV, env_value
 from custom_metrics.common.task_folders import TASKS_PATH
 
