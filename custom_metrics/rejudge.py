@@ -129,9 +129,10 @@ def spreads(task: RejudgedTask) -> dict[str, float]:
     return result
 
 
-def report(task: RejudgedTask, compared: Compared) -> dict[str, Any]:
-    """Everything the tables show, as numbers (the JSON file)."""
-    return {
+def write(task: RejudgedTask, vote: Vote | None = None) -> tuple[Path, Path, str]:
+    """The task's tables, written beside the run: (JSON file with every number, markdown file, the markdown)."""
+    compared = agreements(task)
+    data = {
         "task": task.task,
         "source": str(task.source),
         "raters": [
@@ -152,7 +153,14 @@ def report(task: RejudgedTask, compared: Compared) -> dict[str, Any]:
         ],
         "intervals": INTERVALS,
         "notes": list(task.notes),
+        "vote": vote.as_dict() if vote else None,
     }
+    text = markdown(task, data, compared) + vote_markdown(vote)
+    json_file = task.out / f"agreement_{task.source.stem}.json"
+    atomic_write_bytes(json_file, json.dumps(data, indent=2, ensure_ascii=False).encode("utf-8"))
+    markdown_file = json_file.with_suffix(".md")
+    atomic_write_bytes(markdown_file, text.encode("utf-8"))
+    return json_file, markdown_file, text
 
 
 def markdown(task: RejudgedTask, data: dict[str, Any], compared: Compared) -> str:
@@ -190,18 +198,6 @@ def markdown(task: RejudgedTask, data: dict[str, Any], compared: Compared) -> st
     undefined = [f"{decision}, {a} vs {b}: {r.undefined}" for decision, a, b, r in compared if r.undefined]
     lines += ["", INTERVALS, *(f"- {note}" for note in (*undefined, *task.notes)), ""]
     return "\n".join(lines)
-
-
-def write(task: RejudgedTask, vote: Vote | None = None) -> tuple[Path, Path, str]:
-    """The task's tables, written beside the run: (JSON file, markdown file, the markdown)."""
-    compared = agreements(task)
-    data = {**report(task, compared), "vote": vote.as_dict() if vote else None}
-    text = markdown(task, data, compared) + vote_markdown(vote)
-    json_file = task.out / f"agreement_{task.source.stem}.json"
-    atomic_write_bytes(json_file, json.dumps(data, indent=2, ensure_ascii=False).encode("utf-8"))
-    markdown_file = json_file.with_suffix(".md")
-    atomic_write_bytes(markdown_file, text.encode("utf-8"))
-    return json_file, markdown_file, text
 
 
 def main(argv: Sequence[str] | None = None) -> int:
