@@ -290,9 +290,12 @@ def _download_once(
                     if received > file.size
                     else f"{received} bytes, sha256 {got}"
                 )
+                kind = response.headers.get("Content-Type", "")
+                if "html" in kind.lower() or head.lstrip().lower().startswith((b"<!doctype html", b"<html")):
+                    got_text += f" (an HTML page, Content-Type {kind or 'not given'})"
                 raise DataError(
                     f"{dataset}: {url} sent a file that is not the pinned one: expected {file.size} bytes, sha256 "
-                    f"{file.sha256}; got {got_text}{_html_note(response, head)}. It was not cached ({target}). "
+                    f"{file.sha256}; got {got_text}. It was not cached ({target}). "
                     f"A proxy or login page in between, or a wrong mirror ({file.host_hint})? Fix the network path, "
                     f"{_mirror_hint(mirror_path)}."
                 )
@@ -326,11 +329,3 @@ def _chunks(response: requests.Response, policy: Retrying, deadline: float) -> I
         if not chunk:
             return
         yield chunk
-
-
-def _html_note(response: requests.Response, head: bytes) -> str:
-    kind = response.headers.get("Content-Type", "")
-    start = head.lstrip().lower()
-    if "html" in kind.lower() or start.startswith((b"<!doctype html", b"<html")):
-        return f" (an HTML page, Content-Type {kind or 'not given'})"
-    return ""
