@@ -230,23 +230,6 @@ def resolved_against_cwd(path: str | Path) -> str:
     return "" if path.is_absolute() else f" (a relative path is resolved against the current folder: {path.absolute()})"
 
 
-def check_run(argv: Sequence[str], who: str) -> Any:
-    """One ``lm_eval run``'s arguments checked as the sweep checks each pair's, before anything
-    loads: lm-eval's parser and configuration, the model and its checkpoint
-    (``check_harness_args``) and, with ``--include_path``, every task name (``check_tasks``;
-    without it the tasks are lm-eval's own, whose index costs as long as a run's start, and
-    lm-eval names a missing one before its model loads). Returns lm-eval's configuration."""
-    config = check_harness_args(argv, who)
-    if config.include_path is not None:
-        check_tasks(task_names(config), Path(config.include_path))
-    return config
-
-
-def task_names(config: Any) -> list[str]:
-    """The task names of lm-eval's configuration, split at commas as ``lm_eval`` splits them."""
-    return [name for task in config.tasks or [] for name in str(task).split(",") if name]
-
-
 @functools.cache
 def _task_manager(include_path: str, *, defaults: bool) -> Any:
     """lm-eval's task index, built once per process for each folder (the full one takes a run's start)."""
