@@ -427,11 +427,7 @@ def _scores(task: str, entry: dict[str, Any]) -> tuple[dict[tuple[str, str | Non
         if is_stderr and number is not None and math.isnan(number):
             number = None  # no stderr, as "N/A" (lm-eval 0.5's bootstrap: a resample with no doc of a kind)
         if number is not None:
-            wrong = (
-                metric_ranges.stderr_out_of_range(number)
-                if is_stderr
-                else metric_ranges.out_of_range(task, name, number)
-            )
+            wrong = metric_ranges.out_of_range(task, metric, number)
             if wrong is not None:
                 left_out.append(
                     f'results["{task}"]["{key}"] is {raw!r}, {wrong}; left out (the file\'s other numbers are read)'
