@@ -38,7 +38,7 @@ class Answer:
     whether it equals the answer after the whole CoT (None: that answer could not be read, or
     the CoT's edit is unusable, so there is nothing to compare), whether it is correct, and
     whether the CoT it was given is usable (an edit by another model may not be, ``cot_edits``),
-    and the share of the CoT's sentences it was given (``kept_share``; None: no sentence, or no cut)."""
+    and the share of the CoT's sentences it was given (``kept``; None: no sentence, or no cut)."""
 
     generation: str
     condition: str
