@@ -9,9 +9,6 @@ per pair of raters (``judge.agreement``), their vote (``judge.ensemble``) and, o
 of one task, the rankings they give (``judge.agreement``): docs/comparing-models.md,
 "Judged numbers".
 
-    explain-eval rejudge RUN... --judge SPEC [--judge SPEC ...] [--judge-cache DIR] [--judge-check warn]
-    explain-eval rejudge RUN... --complete [SPEC]     # a run whose judge failed after generation
-
 Every judge is parsed and found (its folder, Hub cache entry or server) and every logged file
 read before the first judgment.
 """
@@ -52,19 +49,6 @@ def _spec(text: str, option: str) -> JudgeSpec:
         return parse_spec(text)
     except ValueError as error:
         raise DataError(f"{option}: {error}") from error
-
-
-def request_of(args: argparse.Namespace) -> RejudgeRequest:
-    cache = Path(args.judge_cache).expanduser().resolve() if args.judge_cache else None
-    judges = {spec.name: spec for spec in (_spec(text, "--judge") for text in args.judge)}
-    for spec in judges.values():  # its model or server there and its verdict cache writable: nothing loaded
-        try:
-            build_judge(spec, cache_dir=cache or judge_cache_dir()).cache.check_writable()
-            check_available(spec)
-        except (JudgeUnavailable, VerdictCacheError) as error:
-            raise DataError(str(error)) from error
-    complete_judge = _spec(args.complete, "--complete") if args.complete else None
-    return RejudgeRequest(tuple(judges.values()), cache, args.judge_check, args.complete is not None, complete_judge)
 
 
 def _hook(rejudging: Rejudging) -> Any:
@@ -228,7 +212,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.judge and args.complete is None:
         parser.error("name a judge to judge the run again (--judge SPEC, repeatable), or --complete")
-    request = request_of(args)
+    cache = Path(args.judge_cache).expanduser().resolve() if args.judge_cache else None
+    judges = {spec.name: spec for spec in (_spec(text, "--judge") for text in args.judge)}
+    for spec in judges.values():  # its model or server there and its verdict cache writable: nothing loaded
+        try:
+            build_judge(spec, cache_dir=cache or judge_cache_dir()).cache.check_writable()
+            check_available(spec)
+        except (JudgeUnavailable, VerdictCacheError) as error:
+            raise DataError(str(error)) from error
+    complete_judge = _spec(args.complete, "--complete") if args.complete else None
+    request = RejudgeRequest(tuple(judges.values()), cache, args.judge_check, args.complete is not None, complete_judge)
     found = targets([path.expanduser().resolve() for path in args.runs])
     for path, rejudging in found:
         _hook(rejudging).check(path, request)
