@@ -77,7 +77,6 @@ def check_run_args(args: Sequence[str]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """lm-eval's own CLI, with the suite's model classes registered first and a run's arguments checked."""
     args = list(sys.argv[1:] if argv is None else argv)
     register_models()  # first: the checks look a --model name up in lm-eval's registry
     if "-h" in args or "--help" in args:

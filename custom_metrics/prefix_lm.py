@@ -176,7 +176,6 @@ class PrefixHFLM(HFLM):
         return self._detect_batch_size(requests, longest)
 
     def _forward(self, **inputs: Any) -> Any:
-        """One model call under HFLM's no-grad and mixed-precision settings."""
         with (
             torch.no_grad(),
             torch.autocast(

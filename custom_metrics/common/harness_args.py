@@ -116,7 +116,6 @@ def check_limit(limit: float | str | None, option: str) -> None:
 
 
 def check_batch_size(text: str, option: str) -> None:
-    """A batch size lm-eval understands: a whole number >= 1, ``auto`` or ``auto:N``."""
     match = _BATCH_SIZE.match(text.strip())
     if match is None or int(match.group("size") or match.group("tries") or 1) < 1:
         raise DataError(f"{option} {text!r}: pass a whole number of at least 1, 'auto' or 'auto:N'.")

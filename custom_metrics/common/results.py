@@ -116,7 +116,6 @@ class TaskRun:
 
 
 def _samples_beside(results: Path, task: str) -> Path | None:
-    """The samples file of ``task`` that lm-eval wrote with the results file ``results``, if any."""
     match = _FILENAME_TIME.search(results.name)
     path = results.with_name(f"samples_{task}_{match.group(1)}.jsonl") if match else None
     return path if path is not None and path.is_file() else None
@@ -131,8 +130,7 @@ class Problem:
 
 
 def find_named_files(paths: Iterable[Path], pattern: str, max_bytes: int) -> tuple[list[Path], list[Problem]]:
-    """Files named like ``pattern`` under the given folders (recursively) and the files given
-    directly; a FIFO, device or oversized file of that name is a problem, never opened."""
+    """``files.find_files``, each file it would not open a problem."""
     found, skipped = find_files(paths, pattern, max_bytes)
     return found, [Problem(path, f"{reason}; not read") for path, reason in skipped]
 
@@ -156,7 +154,6 @@ def load_runs(paths: Iterable[Path]) -> tuple[list[TaskRun], list[Problem]]:
 
 
 def left_out_problems(runs: Iterable[TaskRun]) -> list[Problem]:
-    """Each value the runs' files hold outside its metric's range, named as a problem of its file."""
     return [Problem(run.path, reason) for run in runs for reason in run.left_out]
 
 
@@ -326,7 +323,6 @@ def model_id(data: dict[str, Any]) -> str:
 
 
 def model_name(data: dict[str, Any]) -> str:
-    """How the model of a results file is shown: ``friendly_model_name`` of its ``model_id``."""
     return friendly_model_name(model_id(data))
 
 

@@ -39,8 +39,7 @@ def normalised(sample: Any) -> Any:
 
 
 def numbered_samples(path: Path) -> Iterator[tuple[int, Any]]:
-    """(line number, ``normalised`` sample) for each line of a samples file, for readers that
-    check each line themselves."""
+    """(line number, ``normalised`` sample) for each line of a samples file."""
     return ((line, normalised(row)) for line, row in numbered_jsonl(path))
 
 

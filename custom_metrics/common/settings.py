@@ -30,7 +30,6 @@ OFFLINE_ENVS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
 
 
 def env_value(name: str) -> str | None:
-    """The stripped value of ``name``, or None when unset or blank."""
     value = os.environ.get(name, "").strip()
     return value or None
 
