@@ -17,6 +17,7 @@ stall in the middle of the body, the usual failure, would not be retried.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import logging
@@ -234,18 +235,16 @@ def _remove_stale_parts(target: Path, deadline: float) -> None:
     """Delete temporary files of ``target`` that no download is writing any more: one a live
     download holds locked; where the file system has no locks, one older than the deadline."""
     for part in target.parent.glob(f".{target.name}.*.part") if target.parent.is_dir() else ():
-        try:
-            with open(part, "rb") as handle:
-                try:
-                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    continue  # a download in progress
-                except OSError:  # no locks here (some network file systems): judge by age
-                    if time.time() - os.fstat(handle.fileno()).st_mtime < deadline:
-                        continue
-                part.unlink()
-        except OSError:
-            continue  # gone already, or not ours to delete: never a reason to fail a run
+        # one gone already, or not ours to delete, is never a reason to fail a run
+        with contextlib.suppress(OSError), open(part, "rb") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # a download in progress
+            except OSError:  # no locks here (some network file systems): judge by age
+                if time.time() - os.fstat(handle.fileno()).st_mtime < deadline:
+                    continue
+            part.unlink()
 
 
 def _download_once(
