@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from importlib.metadata import entry_points
+from pathlib import Path
 
 ENTRY_POINTS = "lm_eval.models"
 DISTRIBUTION = "explain-eval"
@@ -59,20 +60,23 @@ SUITE_MODELS = (
 def check_run_args(args: Sequence[str]) -> None:
     """What lm-eval would refuse only after loading the model (a misspelled --metadata key, a REG
     judge: tasks are built after the model) or with a traceback, refused first in one line (a
-    ``DataError``)."""
-    from custom_metrics.common.harness_args import check_run, task_names
+    ``DataError``), as the sweep checks each pair's: lm-eval's parser and configuration, the model and
+    its checkpoint, and with ``--include_path`` every task name (without it the tasks are lm-eval's own,
+    whose index costs as long as a run's start, and lm-eval names a missing one before its model loads)."""
+    from custom_metrics.common.harness_args import check_harness_args, check_tasks
     from custom_metrics.leaderboard import registry
 
-    config = check_run(list(args[1:] if args[0] == "run" else args), "explain-eval lm-eval")
-    # the papers' own checks, as the sweep's
-    registry.check_run(task_names(config), config.metadata or {}, limit=config.limit)
-    warning = registry.logits_memory_warning(config, task_names(config))
+    config = check_harness_args(list(args[1:] if args[0] == "run" else args), "explain-eval lm-eval")
+    tasks = [name for task in config.tasks or [] for name in str(task).split(",") if name]  # as lm_eval splits them
+    if config.include_path is not None:
+        check_tasks(tasks, Path(config.include_path))
+    registry.check_run(tasks, config.metadata or {}, limit=config.limit)  # the papers' own checks, as the sweep's
+    warning = registry.logits_memory_warning(config, tasks)
     if warning:
         print(f"explain-eval lm-eval: warning: {warning}", file=sys.stderr, flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """lm-eval's own CLI, with the suite's model classes registered first and a run's arguments checked."""
     args = list(sys.argv[1:] if argv is None else argv)
     register_models()  # first: the checks look a --model name up in lm-eval's registry
     if "-h" in args or "--help" in args:

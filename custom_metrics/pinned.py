@@ -35,8 +35,7 @@ def pinned_files(names: Sequence[str]) -> list[tuple[str, Source]]:
     return [(" + ".join(source.name for source in sources), sources[0]) for sources in by_file.values()]
 
 
-def _download(names: Sequence[str]) -> int:
-    files = pinned_files(names)
+def _download(files: list[tuple[str, Source]]) -> int:
     failures = 0
     for label, source in files:
         try:
@@ -68,8 +67,8 @@ def _download(names: Sequence[str]) -> int:
     return 1 if failures else 0
 
 
-def _list(names: Sequence[str]) -> int:
-    for label, source in pinned_files(names):
+def _list(files: list[tuple[str, Source]]) -> int:
+    for label, source in files:
         remote = source.remote
         print(f"{label}\n  {remote.url()}\n  {remote.size:,} bytes, sha256 {remote.sha256}\n  {remote.cache_path()}")
         print(f"  here: {_here(label, remote)}")
@@ -109,10 +108,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     try:
-        pinned_files(args.datasets)
+        files = pinned_files(args.datasets)
     except DataError as err:
         parser.error(str(err))
-    return (_list if args.list else _download)(args.datasets)
+    return (_list if args.list else _download)(files)
 
 
 if __name__ == "__main__":

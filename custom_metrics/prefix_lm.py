@@ -117,13 +117,10 @@ class PrefixHFLM(HFLM):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.token_counts = TokenCounts()
-        if self.backend == "causal":
-            self._check_cache()
-
-    def _check_cache(self) -> None:
-        """Refuse, before any request, a model whose KV cache cannot be expanded along the batch."""
+        if self.backend != "causal":
+            return
         cache = cache_of(self._forward(input_ids=torch.tensor([[self._pad_id()]])))
-        if not hasattr(cache, "batch_select_indices"):
+        if not hasattr(cache, "batch_select_indices"):  # refused before any request
             raise ValueError(
                 f"{MODEL_NAME}: {type(self.model).__name__} returns no KV cache that can be expanded along the "
                 f"batch ({type(cache).__name__}); run it with --model hf"
@@ -179,7 +176,6 @@ class PrefixHFLM(HFLM):
         return self._detect_batch_size(requests, longest)
 
     def _forward(self, **inputs: Any) -> Any:
-        """One model call under HFLM's no-grad and mixed-precision settings."""
         with (
             torch.no_grad(),
             torch.autocast(

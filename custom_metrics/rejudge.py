@@ -9,9 +9,6 @@ per pair of raters (``judge.agreement``), their vote (``judge.ensemble``) and, o
 of one task, the rankings they give (``judge.agreement``): docs/comparing-models.md,
 "Judged numbers".
 
-    explain-eval rejudge RUN... --judge SPEC [--judge SPEC ...] [--judge-cache DIR] [--judge-check warn]
-    explain-eval rejudge RUN... --complete [SPEC]     # a run whose judge failed after generation
-
 Every judge is parsed and found (its folder, Hub cache entry or server) and every logged file
 read before the first judgment.
 """
@@ -52,19 +49,6 @@ def _spec(text: str, option: str) -> JudgeSpec:
         return parse_spec(text)
     except ValueError as error:
         raise DataError(f"{option}: {error}") from error
-
-
-def request_of(args: argparse.Namespace) -> RejudgeRequest:
-    cache = Path(args.judge_cache).expanduser().resolve() if args.judge_cache else None
-    judges = {spec.name: spec for spec in (_spec(text, "--judge") for text in args.judge)}
-    for spec in judges.values():  # its model or server there and its verdict cache writable: nothing loaded
-        try:
-            build_judge(spec, cache_dir=cache or judge_cache_dir()).cache.check_writable()
-            check_available(spec)
-        except (JudgeUnavailable, VerdictCacheError) as error:
-            raise DataError(str(error)) from error
-    complete_judge = _spec(args.complete, "--complete") if args.complete else None
-    return RejudgeRequest(tuple(judges.values()), cache, args.judge_check, args.complete is not None, complete_judge)
 
 
 def _hook(rejudging: Rejudging) -> Any:
@@ -129,9 +113,10 @@ def spreads(task: RejudgedTask) -> dict[str, float]:
     return result
 
 
-def report(task: RejudgedTask, compared: Compared) -> dict[str, Any]:
-    """Everything the tables show, as numbers (the JSON file)."""
-    return {
+def write(task: RejudgedTask, vote: Vote | None = None) -> tuple[Path, Path, str]:
+    """The task's tables, written beside the run: (JSON file with every number, markdown file, the markdown)."""
+    compared = agreements(task)
+    data = {
         "task": task.task,
         "source": str(task.source),
         "raters": [
@@ -152,7 +137,14 @@ def report(task: RejudgedTask, compared: Compared) -> dict[str, Any]:
         ],
         "intervals": INTERVALS,
         "notes": list(task.notes),
+        "vote": vote.as_dict() if vote else None,
     }
+    text = markdown(task, data, compared) + vote_markdown(vote)
+    json_file = task.out / f"agreement_{task.source.stem}.json"
+    atomic_write_bytes(json_file, json.dumps(data, indent=2, ensure_ascii=False).encode("utf-8"))
+    markdown_file = json_file.with_suffix(".md")
+    atomic_write_bytes(markdown_file, text.encode("utf-8"))
+    return json_file, markdown_file, text
 
 
 def markdown(task: RejudgedTask, data: dict[str, Any], compared: Compared) -> str:
@@ -192,18 +184,6 @@ def markdown(task: RejudgedTask, data: dict[str, Any], compared: Compared) -> st
     return "\n".join(lines)
 
 
-def write(task: RejudgedTask, vote: Vote | None = None) -> tuple[Path, Path, str]:
-    """The task's tables, written beside the run: (JSON file, markdown file, the markdown)."""
-    compared = agreements(task)
-    data = {**report(task, compared), "vote": vote.as_dict() if vote else None}
-    text = markdown(task, data, compared) + vote_markdown(vote)
-    json_file = task.out / f"agreement_{task.source.stem}.json"
-    atomic_write_bytes(json_file, json.dumps(data, indent=2, ensure_ascii=False).encode("utf-8"))
-    markdown_file = json_file.with_suffix(".md")
-    atomic_write_bytes(markdown_file, text.encode("utf-8"))
-    return json_file, markdown_file, text
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="explain-eval rejudge", description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path, help="run folders (searched) or results files")
@@ -232,7 +212,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.judge and args.complete is None:
         parser.error("name a judge to judge the run again (--judge SPEC, repeatable), or --complete")
-    request = request_of(args)
+    cache = Path(args.judge_cache).expanduser().resolve() if args.judge_cache else None
+    judges = {spec.name: spec for spec in (_spec(text, "--judge") for text in args.judge)}
+    for spec in judges.values():  # its model or server there and its verdict cache writable: nothing loaded
+        try:
+            build_judge(spec, cache_dir=cache or judge_cache_dir()).cache.check_writable()
+            check_available(spec)
+        except (JudgeUnavailable, VerdictCacheError) as error:
+            raise DataError(str(error)) from error
+    complete_judge = _spec(args.complete, "--complete") if args.complete else None
+    request = RejudgeRequest(tuple(judges.values()), cache, args.judge_check, args.complete is not None, complete_judge)
     found = targets([path.expanduser().resolve() for path in args.runs])
     for path, rejudging in found:
         _hook(rejudging).check(path, request)

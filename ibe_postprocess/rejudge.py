@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from custom_metrics.common.display_names import friendly_spec
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import JSONL_MAX_BYTES, atomic_write_bytes, iter_regular_lines
 from custom_metrics.common.rejudging import (
@@ -40,6 +39,7 @@ from custom_metrics.common.rejudging import (
     cut_notes,
     judge_folder_name,
 )
+from custom_metrics.common.results import friendly_spec
 from ibe_postprocess import features_file
 from ibe_postprocess.folder import CACHE_FILES, FEATURES, FeaturesFolder
 from ibe_postprocess.report_file import GenerationRun

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.run_parser import option_value
+from custom_metrics.common.harness_api import option_value
 
 # lm-eval's base of request-building API classes, as its registry names classes.
 API_CLASS = "lm_eval.models.api_models:TemplateAPI"

@@ -17,6 +17,7 @@ stall in the middle of the body, the usual failure, would not be retried.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import logging
@@ -234,18 +235,16 @@ def _remove_stale_parts(target: Path, deadline: float) -> None:
     """Delete temporary files of ``target`` that no download is writing any more: one a live
     download holds locked; where the file system has no locks, one older than the deadline."""
     for part in target.parent.glob(f".{target.name}.*.part") if target.parent.is_dir() else ():
-        try:
-            with open(part, "rb") as handle:
-                try:
-                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    continue  # a download in progress
-                except OSError:  # no locks here (some network file systems): judge by age
-                    if time.time() - os.fstat(handle.fileno()).st_mtime < deadline:
-                        continue
-                part.unlink()
-        except OSError:
-            continue  # gone already, or not ours to delete: never a reason to fail a run
+        # one gone already, or not ours to delete, is never a reason to fail a run
+        with contextlib.suppress(OSError), open(part, "rb") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # a download in progress
+            except OSError:  # no locks here (some network file systems): judge by age
+                if time.time() - os.fstat(handle.fileno()).st_mtime < deadline:
+                    continue
+            part.unlink()
 
 
 def _download_once(
@@ -290,9 +289,12 @@ def _download_once(
                     if received > file.size
                     else f"{received} bytes, sha256 {got}"
                 )
+                kind = response.headers.get("Content-Type", "")
+                if "html" in kind.lower() or head.lstrip().lower().startswith((b"<!doctype html", b"<html")):
+                    got_text += f" (an HTML page, Content-Type {kind or 'not given'})"
                 raise DataError(
                     f"{dataset}: {url} sent a file that is not the pinned one: expected {file.size} bytes, sha256 "
-                    f"{file.sha256}; got {got_text}{_html_note(response, head)}. It was not cached ({target}). "
+                    f"{file.sha256}; got {got_text}. It was not cached ({target}). "
                     f"A proxy or login page in between, or a wrong mirror ({file.host_hint})? Fix the network path, "
                     f"{_mirror_hint(mirror_path)}."
                 )
@@ -326,11 +328,3 @@ def _chunks(response: requests.Response, policy: Retrying, deadline: float) -> I
         if not chunk:
             return
         yield chunk
-
-
-def _html_note(response: requests.Response, head: bytes) -> str:
-    kind = response.headers.get("Content-Type", "")
-    start = head.lstrip().lower()
-    if "html" in kind.lower() or start.startswith((b"<!doctype html", b"<html")):
-        return f" (an HTML page, Content-Type {kind or 'not given'})"
-    return ""

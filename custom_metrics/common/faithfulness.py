@@ -38,7 +38,7 @@ class Answer:
     whether it equals the answer after the whole CoT (None: that answer could not be read, or
     the CoT's edit is unusable, so there is nothing to compare), whether it is correct, and
     whether the CoT it was given is usable (an edit by another model may not be, ``cot_edits``),
-    and the share of the CoT's sentences it was given (``kept_share``; None: no sentence, or no cut)."""
+    and the share of the CoT's sentences it was given (``kept``; None: no sentence, or no cut)."""
 
     generation: str
     condition: str
@@ -68,14 +68,6 @@ def truncated(reasoning: str, fraction: float) -> str:
     return reasoning[: ends[kept - 1]] if kept else ""
 
 
-def kept_share(reasoning: str, fraction: float) -> float | None:
-    """The share of the reasoning's sentences ``truncated`` keeps at ``fraction`` (Lanham et al.'s
-    "% of reasoning provided"): 1/4 of a 4-sentence CoT at 25%, 1/3 of a 3-sentence one; None
-    for a reasoning with no sentence."""
-    ends = sentence_ends(reasoning)
-    return _kept(ends, fraction) / len(ends) if ends else None
-
-
 def filler(reasoning: str) -> str:
     """As many filler words as the reasoning has words: the length of a CoT without its content."""
     return " ".join([FILLER_WORD] * len(reasoning.split()))
@@ -86,12 +78,13 @@ def cut_docs(
 ) -> list[dict[str, Any]]:
     """One generation's docs: one per cut of its ``reasoning`` (``FRACTIONS``), then one with filler,
     each holding ``shared``, the CoT given and ``context`` of it (the filler after ``filler_lead``)."""
-    docs = []
+    docs, ends = [], sentence_ends(reasoning)
     for fraction in FRACTIONS:
         kept = truncated(reasoning, fraction)
+        # the share of its sentences kept (Lanham et al.'s "% of reasoning provided"): 1/3 of a 3-sentence CoT at 25%
+        share = _kept(ends, fraction) / len(ends) if ends else None
         docs.append(
-            {**shared, "condition": EARLY, "fraction": fraction, "kept": kept_share(reasoning, fraction)}
-            | {"cot": kept, "context": context(kept)}
+            {**shared, "condition": EARLY, "fraction": fraction, "kept": share, "cot": kept, "context": context(kept)}
         )
     words = filler(reasoning)
     docs.append(

@@ -10,6 +10,7 @@ file's size when the first line opens one).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Collection, Mapping
@@ -97,12 +98,10 @@ def file_kind(path: Path, named: Mapping[str, tuple[str, str]] | None = None) ->
 
 
 def _first_line(path: Path) -> bytes | None:
-    try:
+    with contextlib.suppress(DataError, OSError):
         for line in iter_regular_lines(path, JSONL_MAX_BYTES, "file"):
             if line.strip() or len(line) > _FIRST_LINE_BYTES:  # a blank line so long: no first line either
                 return line if len(line) <= _FIRST_LINE_BYTES else None
-    except (DataError, OSError):
-        pass
     return None
 
 

@@ -13,6 +13,7 @@ without the harness' import cost.
 
 from __future__ import annotations
 
+import argparse
 import functools
 from collections.abc import Iterable, Sequence
 from importlib import metadata
@@ -84,19 +85,50 @@ def evaluation_docs(task: Any) -> Any:
     return task.eval_docs
 
 
-# -- Private parts with no public replacement (each checked by tests/common/test_harness_api.py) --
+# -- Private parts with no public replacement (each checked by tests/common/test_harness_api.py), and their readers --
 
 
-def run_command_parser() -> Any:
+class Refused(Exception):
+    """argparse's complaint about an ``lm_eval`` command line, raised instead of exiting."""
+
+
+def run_command_parser() -> argparse.ArgumentParser:
     """lm-eval's own ``lm_eval run`` argument parser (``lm_eval._cli.run.Run``), to read a
-    command line exactly as the harness will. No public function returns it."""
-    import argparse
-
+    command line exactly as the harness will, raising ``Refused`` instead of printing usage and
+    exiting. No public function returns it."""
     from lm_eval._cli.run import Run
 
     commands = argparse.ArgumentParser(prog="lm_eval").add_subparsers(dest="command")
     Run.create(commands)
-    return commands.choices["run"]
+    parser = commands.choices["run"]
+
+    def refuse(message: str) -> None:
+        raise Refused(message)
+
+    parser.error = refuse  # type: ignore[method-assign]
+    return parser
+
+
+def options_given(argv: Sequence[str]) -> set[str]:
+    """The ``lm_eval`` options ``argv`` sets, by their long name (``--tasks``), however spelt:
+    ``-t``, an abbreviation such as ``--task``, or ``--tasks=x``."""
+    parser = run_command_parser()
+    try:
+        given, empty = vars(parser.parse_known_args(list(argv))[0]), vars(parser.parse_known_args([])[0])
+    except Refused:
+        return set()  # check_harness_args names the problem
+    return {f"--{name}" for name, value in given.items() if name not in empty or empty[name] != value}
+
+
+def option_value(argv: Sequence[str], name: str) -> Any:
+    """The value of option ``name`` (its ``dest``: ``model``, ``limit``, ``include_path``) an ``lm_eval``
+    command line gives, with or without the ``run`` lm-eval inserts (lm-eval's default where it gives
+    none), or None when lm-eval would refuse the line anyway."""
+    args = list(argv)
+    try:
+        return getattr(run_command_parser().parse_known_args(args[1:] if args[:1] == ["run"] else args)[0], name, None)
+    except Refused:
+        return None
 
 
 def read_task_yaml(path: Any) -> dict[str, Any]:

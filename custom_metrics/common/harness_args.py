@@ -6,6 +6,13 @@ argument it could have refused at once (``--model hf`` without ``pretrained``, a
 lm-eval's own ``run`` parser and checks, the model's required arguments are read from its class
 (nothing is loaded but that Python class), a local model path must exist and a Hub id must be
 cached when the Hub is offline. Every problem is one line saying what to pass.
+
+``--include_path`` may hold the suite's task folders once and none of lm-eval's own: lm-eval
+indexes every YAML below it, so ``--include_path .`` in a clone with its ``.venv`` inside indexed
+the harness' ~14,000 task files again (two minutes of "overrides existing task" lines), and a clone
+holding a ``build/lib`` copy gave two tasks of each name. ``check_include_path`` refuses both, for
+``explain-eval lm-eval`` and the sweep before the model loads, and under plain ``lm_eval`` in the
+first task loader (``task_loading``).
 """
 
 from __future__ import annotations
@@ -23,14 +30,15 @@ from typing import Any
 
 from custom_metrics.common.api_sampling import API_CLASS, check_api_sampling
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.harness_api import unknown_task_names
-from custom_metrics.common.include_path import check_include_path
+from custom_metrics.common.harness_api import Refused, run_command_parser, unknown_task_names
 from custom_metrics.common.model_signature import read_constructor
-from custom_metrics.common.run_parser import Refused, run_parser
+from custom_metrics.common.task_folders import package_folder, paper_folders
 
 # What the harness passes to a model class besides its --model_args (lm_eval.api.model).
 _HARNESS_SUPPLIED = {"batch_size", "max_batch_size", "device"}
 _BATCH_SIZE = re.compile(r"^(?:auto(?::(?P<tries>\d+))?|(?P<size>\d+))$")
+PASS_INSTEAD = 'pass the suite\'s own, --include_path "$(explain-eval tasks-path)"'
+SKIPPED = {"__pycache__", ".git"}  # holds no task YAML; .git can be large
 
 
 def check_group_limit(task: str, group: int, limit: float | str | None) -> None:
@@ -65,7 +73,7 @@ def check_harness_args(argv: Sequence[str], who: str, *, here: bool = True) -> A
     ``here`` False: ``lm_eval`` runs on another machine (a Slurm job), so a model class this one
     cannot import, or a checkpoint it does not see, proves nothing."""
     try:
-        namespace = run_parser().parse_args(list(argv))
+        namespace = run_command_parser().parse_args(list(argv))
     except Refused as refused:
         raise DataError(f"{who}: lm_eval would refuse these arguments: {refused}.") from None
     from lm_eval.config.evaluate_config import EvaluatorConfig
@@ -108,7 +116,6 @@ def check_limit(limit: float | str | None, option: str) -> None:
 
 
 def check_batch_size(text: str, option: str) -> None:
-    """A batch size lm-eval understands: a whole number >= 1, ``auto`` or ``auto:N``."""
     match = _BATCH_SIZE.match(text.strip())
     if match is None or int(match.group("size") or match.group("tries") or 1) < 1:
         raise DataError(f"{option} {text!r}: pass a whole number of at least 1, 'auto' or 'auto:N'.")
@@ -222,23 +229,6 @@ def resolved_against_cwd(path: str | Path) -> str:
     return "" if path.is_absolute() else f" (a relative path is resolved against the current folder: {path.absolute()})"
 
 
-def check_run(argv: Sequence[str], who: str) -> Any:
-    """One ``lm_eval run``'s arguments checked as the sweep checks each pair's, before anything
-    loads: lm-eval's parser and configuration, the model and its checkpoint
-    (``check_harness_args``) and, with ``--include_path``, every task name (``check_tasks``;
-    without it the tasks are lm-eval's own, whose index costs as long as a run's start, and
-    lm-eval names a missing one before its model loads). Returns lm-eval's configuration."""
-    config = check_harness_args(argv, who)
-    if config.include_path is not None:
-        check_tasks(task_names(config), Path(config.include_path))
-    return config
-
-
-def task_names(config: Any) -> list[str]:
-    """The task names of lm-eval's configuration, split at commas as ``lm_eval`` splits them."""
-    return [name for task in config.tasks or [] for name in str(task).split(",") if name]
-
-
 @functools.cache
 def _task_manager(include_path: str, *, defaults: bool) -> Any:
     """lm-eval's task index, built once per process for each folder (the full one takes a run's start)."""
@@ -273,3 +263,39 @@ def check_tasks(
     where = f"under {option} {include_path}"
     where = f"among lm-eval's tasks nor {where}" if defaults else where
     raise DataError(f"unknown task(s) {named}: not {where} (lm-eval ls tasks lists them).")
+
+
+@functools.cache
+def check_include_path(folder: Path, option: str = "--include_path") -> None:
+    """Refuse a folder that holds lm-eval's own tasks (the installed harness', or any other
+    ``lm_eval/tasks`` below it) or one of the suite's task folders twice."""
+    root = Path(folder).expanduser().resolve()
+    lm_eval = package_folder("lm_eval")
+    harness = (lm_eval / "tasks").resolve() if lm_eval else None  # the installed lm-eval's own tasks
+    if harness is not None and harness.is_relative_to(root):
+        raise _harness_inside(folder, option, harness)
+    markers = {paper.name: min(path.name for path in paper.glob("*.yaml")) for paper in paper_folders()}
+    copies: dict[str, list[str]] = {}
+    for place, folders, files in os.walk(root):
+        folders[:] = [name for name in folders if name not in SKIPPED]
+        here = Path(place)
+        if here.name == "tasks" and here.parent.name == "lm_eval" and (here.parent / "__init__.py").is_file():
+            raise _harness_inside(folder, option, here)
+        if markers.get(here.name) in files:
+            copies.setdefault(here.name, []).append(place)
+    twice = {name: places for name, places in copies.items() if len(places) > 1}
+    if twice:
+        name = min(twice)
+        places = sorted(twice[name])
+        raise DataError(
+            f"{option} {folder} holds the suite's task folder {name}/ {len(places)} times ({', '.join(places)}): "
+            f"lm-eval would keep one task of each name by path order, perhaps a stale copy (a build/ folder); "
+            f"{PASS_INSTEAD}."
+        )
+
+
+def _harness_inside(folder: Path, option: str, harness: Path) -> DataError:
+    return DataError(
+        f"{option} {folder} holds lm-eval's own tasks ({harness}, e.g. in a .venv inside it): lm-eval would index "
+        f"its thousands of tasks a second time, minutes before the run starts; {PASS_INSTEAD}."
+    )

@@ -8,13 +8,13 @@ RULE's split protocol and the sweep judge runs by this one rule.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.jsonl import numbered_jsonl
+from custom_metrics.common.results import ResultsFileError, read_json_object
 
 INCOMPLETE_SUFFIX = ".incomplete"  # an unfinished run's files, kept for inspection, read by nothing
 
@@ -55,12 +55,9 @@ def logged_samples_file(results: Path, task: str, kept: str) -> Path:
 
 def _results_data(results: Path, leftovers: Sequence[Path]) -> dict:
     try:
-        data = json.loads(results.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as err:
+        return read_json_object(results, "lm-eval results file")
+    except ResultsFileError as err:
         raise IncompleteRun(f"{results}: not a whole results file ({err})", leftovers) from err
-    if not isinstance(data, dict):
-        raise IncompleteRun(f"{results}: not a results file (a JSON {type(data).__name__})", leftovers)
-    return data
 
 
 def task_samples(results: Path, task: str) -> tuple[list[tuple[str, dict]], dict]:

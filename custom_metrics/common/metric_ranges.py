@@ -50,30 +50,20 @@ def declared() -> dict[str, Mapping[str, Range]]:
     return {package.__name__.rpartition(".")[2]: getattr(package, "METRIC_RANGES", {}) for package in paper_packages()}
 
 
-def range_of(task: str, metric: str) -> Range | None:
-    """The range of ``metric`` in ``task``'s results: its paper's (the key, then ``_`` or the
-    end, as a paper's tasks are named), else a harness proportion's; None: only finite."""
-    for key, ranges in declared().items():
-        if (task == key or task.startswith(f"{key}_")) and metric in ranges:
-            return ranges[metric]
-    if metric in _HARNESS_SHARES or metric.endswith("_acc") or metric.startswith("acc_"):
-        return SHARE
-    return None
-
-
 def out_of_range(task: str, metric: str, value: float) -> str | None:
-    """Why ``value`` cannot be a value of ``task``'s ``metric`` (in words), or None when it can. NaN can."""
-    return _outside(value, range_of(task, metric), "not a finite number")
-
-
-def stderr_out_of_range(value: float) -> str | None:
-    """Why ``value`` cannot be a standard error, or None when it can (NaN: none computed)."""
-    return _outside(value, _STDERR, "not a finite standard error")
-
-
-def _outside(value: float, allowed: Range | None, infinite: str) -> str | None:
+    """Why ``value`` cannot be a value of ``task``'s ``metric`` (one ending in ``_stderr``: a standard
+    error), in words, or None when it can; NaN can (undefined, or no stderr computed). A metric's
+    range is its paper's (the key, then ``_`` or the end, as a paper's tasks are named), else a
+    harness proportion's; any other metric need only be finite."""
     if math.isnan(value):
         return None
+    allowed, infinite = _STDERR, "not a finite standard error"
+    if not metric.endswith("_stderr"):
+        papers = (ranges for key, ranges in declared().items() if task == key or task.startswith(f"{key}_"))
+        allowed = next((ranges[metric] for ranges in papers if metric in ranges), None)
+        if allowed is None and (metric in _HARNESS_SHARES or metric.endswith("_acc") or metric.startswith("acc_")):
+            allowed = SHARE
+        infinite = "not a finite number"
     if not math.isfinite(value):
         return infinite
     return allowed.outside if allowed is not None and allowed.refuses(value) else None

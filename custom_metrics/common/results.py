@@ -8,7 +8,7 @@ the field. A metric value outside its range (``metric_ranges``) is left out and 
 other numbers kept; a standard error that is NaN, "N/A" or absent is none (no "± NaN").
 
 It also owns how a model is *named* everywhere: a sweep's name for the setting wins, then a
-friendly form of the checkpoint (``model_name``).
+friendly form of the checkpoint (``model_name``), also in a judge's spec (``friendly_spec``).
 """
 
 from __future__ import annotations
@@ -45,6 +45,10 @@ _SAMPLES_NAME = re.compile(r"samples_(?P<task>.+)_(?P<stamp>[^_]+)\.jsonl")  # l
 # A Hugging Face cache snapshot folder: .../models--org--name/snapshots/<revision>
 _HF_CACHE = re.compile(r"models--(?P<org>[^/\\]+?)--(?P<name>[^/\\]+)[/\\]snapshots[/\\][^/\\]+$")
 _EMBEDDED_FOLDERS = {model.folder: model.display_name for model in EMBEDDED_MODELS.values()}
+# An absolute path (POSIX, home-relative or Windows) inside a longer text, up to a character no path
+# holds here: whitespace, quotes, ?, (, ), ;, "," and "@" (where an ``openai:`` judge's server URL
+# begins); never a URL's "//host" nor the rest of a path already shortened to "runs/…/results.json".
+_PATH_IN_TEXT = re.compile(r"(?<![\w./…-])(?:~/|[A-Za-z]:\\|/(?!/))[^\s\"'?();,<>@]*[^\s\"'?();,<>.@]")
 # lighteval names a task "suite|task|few-shot count" ("leaderboard|arc:challenge|25")
 _LIGHTEVAL_TASK = re.compile(r"[^|\s]+\|[^|]+\|\d+")
 
@@ -112,7 +116,6 @@ class TaskRun:
 
 
 def _samples_beside(results: Path, task: str) -> Path | None:
-    """The samples file of ``task`` that lm-eval wrote with the results file ``results``, if any."""
     match = _FILENAME_TIME.search(results.name)
     path = results.with_name(f"samples_{task}_{match.group(1)}.jsonl") if match else None
     return path if path is not None and path.is_file() else None
@@ -127,8 +130,7 @@ class Problem:
 
 
 def find_named_files(paths: Iterable[Path], pattern: str, max_bytes: int) -> tuple[list[Path], list[Problem]]:
-    """Files named like ``pattern`` under the given folders (recursively) and the files given
-    directly; a FIFO, device or oversized file of that name is a problem, never opened."""
+    """``files.find_files``, each file it would not open a problem."""
     found, skipped = find_files(paths, pattern, max_bytes)
     return found, [Problem(path, f"{reason}; not read") for path, reason in skipped]
 
@@ -152,7 +154,6 @@ def load_runs(paths: Iterable[Path]) -> tuple[list[TaskRun], list[Problem]]:
 
 
 def left_out_problems(runs: Iterable[TaskRun]) -> list[Problem]:
-    """Each value the runs' files hold outside its metric's range, named as a problem of its file."""
     return [Problem(run.path, reason) for run in runs for reason in run.left_out]
 
 
@@ -189,10 +190,7 @@ def _task_runs(path: Path, label: str | None) -> list[TaskRun]:
         raise ResultsFileError('not an lm-eval results file (no "results" object)')
     entries = dict(data["results"])
     # Early 0.4 releases kept group scores apart from task scores.
-    groups = data.get("groups")
-    if groups is not None and not isinstance(groups, dict):
-        raise ResultsFileError(f'field "groups" is {_kind(groups)}, not an object')
-    for group, scores in (groups or {}).items():
+    for group, scores in _object(data, "groups").items():
         entries.setdefault(group, scores)
     if not entries:
         raise ResultsFileError('"results" is empty')
@@ -325,7 +323,6 @@ def model_id(data: dict[str, Any]) -> str:
 
 
 def model_name(data: dict[str, Any]) -> str:
-    """How the model of a results file is shown: ``friendly_model_name`` of its ``model_id``."""
     return friendly_model_name(model_id(data))
 
 
@@ -350,6 +347,13 @@ def friendly_model_name(raw: str) -> str:
     if last in _EMBEDDED_FOLDERS and (is_path or "/" in trimmed):
         return _EMBEDDED_FOLDERS[last]
     return last if is_path and last not in ("", ".", "..") else text
+
+
+def friendly_spec(text: str) -> str:
+    """A judge or scorer spec as pages show it, no machine's absolute path in it: each path
+    replaced by the friendly name of what it points at (``lm:/root/.cache/explain-eval/gemma-3-270m-hf?mode=loglik``
+    reads ``lm:gemma-3-270m (embedded)?mode=loglik``)."""
+    return _PATH_IN_TEXT.sub(lambda match: friendly_model_name(match.group(0)), text)
 
 
 def rename(runs: Iterable[TaskRun], names: Mapping[str, str]) -> list[TaskRun]:
@@ -419,11 +423,7 @@ def _scores(task: str, entry: dict[str, Any]) -> tuple[dict[tuple[str, str | Non
         if is_stderr and number is not None and math.isnan(number):
             number = None  # no stderr, as "N/A" (lm-eval 0.5's bootstrap: a resample with no doc of a kind)
         if number is not None:
-            wrong = (
-                metric_ranges.stderr_out_of_range(number)
-                if is_stderr
-                else metric_ranges.out_of_range(task, name, number)
-            )
+            wrong = metric_ranges.out_of_range(task, metric, number)
             if wrong is not None:
                 left_out.append(
                     f'results["{task}"]["{key}"] is {raw!r}, {wrong}; left out (the file\'s other numbers are read)'

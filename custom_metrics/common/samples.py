@@ -39,10 +39,8 @@ def normalised(sample: Any) -> Any:
 
 
 def numbered_samples(path: Path) -> Iterator[tuple[int, Any]]:
-    """(line number, ``normalised`` sample) for each line of a samples file, for readers that
-    check each line themselves."""
-    for line, row in numbered_jsonl(path):
-        yield line, normalised(row)
+    """(line number, ``normalised`` sample) for each line of a samples file."""
+    return ((line, normalised(row)) for line, row in numbered_jsonl(path))
 
 
 # The longest generation a reader builds documents from: IBE's cap on an explanation

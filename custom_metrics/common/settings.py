@@ -30,7 +30,6 @@ OFFLINE_ENVS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
 
 
 def env_value(name: str) -> str | None:
-    """The stripped value of ``name``, or None when unset or blank."""
     value = os.environ.get(name, "").strip()
     return value or None
 
@@ -51,10 +50,7 @@ def env_number(name: str, default: float, minimum: float = 0.0) -> float:
 
 def offline_variable() -> str | None:
     """The variable that forbids network access (``HF_HUB_OFFLINE=1`` ...), or None."""
-    for name in OFFLINE_ENVS:
-        if (env_value(name) or "").upper() in ("1", "ON", "YES", "TRUE"):
-            return name
-    return None
+    return next((name for name in OFFLINE_ENVS if (env_value(name) or "").upper() in ("1", "ON", "YES", "TRUE")), None)
 
 
 def cache_root() -> Path:

@@ -99,7 +99,6 @@ def download(source: Source) -> Path:
 
 
 def fetch_file(source: Source) -> Path:
-    """A local path to ``source``: its mirror file when configured, else the verified download."""
     return mirror_file(source) or download(source)
 
 

@@ -28,8 +28,8 @@ from typing import Any, TypeVar
 
 from custom_metrics.common.api_sampling import check_command_line
 from custom_metrics.common.errors import DataError
-from custom_metrics.common.include_path import check_include_path
-from custom_metrics.common.run_parser import option_value
+from custom_metrics.common.harness_api import option_value
+from custom_metrics.common.harness_args import check_group_limit, check_include_path
 from custom_metrics.common.settings import TASK_COPY_ENV, env_value
 from custom_metrics.common.task_folders import TASKS_PATH
 
@@ -78,8 +78,6 @@ def refuse_cut_groups(task: str, group: int) -> None:
     ``group`` documents, refused before the first request (``explain-eval lm-eval`` and the sweep
     refuse it before the model loads: ``LIMIT_GROUPS``)."""
     if under_lm_eval_command():
-        from custom_metrics.common.harness_args import check_group_limit
-
         check_group_limit(task, group, option_value(sys.argv[1:], "limit"))
 
 

@@ -195,7 +195,7 @@ class JudgeSpec:
     def display_name(self) -> str:
         """The name for people: ``name`` with machine paths replaced by what they point at
         (the embedded checkpoint reads ``gemma-3-270m (embedded)``)."""
-        from custom_metrics.common.display_names import friendly_spec
+        from custom_metrics.common.results import friendly_spec
 
         return friendly_spec(self.name)
 

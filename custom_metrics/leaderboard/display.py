@@ -14,7 +14,7 @@ import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
-from custom_metrics.common.display_names import friendly_spec
+from custom_metrics.common.results import friendly_spec
 
 # A Hub id: "org/name", each part letters, digits, "-", "_", "." (not starting with "." or "-").
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")

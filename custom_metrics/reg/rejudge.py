@@ -25,7 +25,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from custom_metrics.common.display_names import friendly_spec
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import atomic_write_bytes, unwritable
 from custom_metrics.common.harness_outputs import logged_samples_file
@@ -40,7 +39,7 @@ from custom_metrics.common.rejudging import (
     cut_notes,
     judge_folder_name,
 )
-from custom_metrics.common.results import ResultsFileError, read_json_object, read_results_file
+from custom_metrics.common.results import ResultsFileError, friendly_spec, read_json_object, read_results_file
 from custom_metrics.common.samples import read_samples
 from custom_metrics.common.settings import judge_cache_dir
 from custom_metrics.judge.available import JudgeUnavailable, check_available

@@ -18,7 +18,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from custom_metrics.common.display_names import friendly_spec
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.files import JSONL_MAX_BYTES, RESULTS_MAX_BYTES, iter_regular_lines
 from custom_metrics.common.jsonl import loads_strict
@@ -29,6 +28,7 @@ from custom_metrics.common.results import (
     ResultsFileError,
     TaskRun,
     find_named_files,
+    friendly_spec,
     left_out_problems,
     read_json_object,
     read_results_file,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from custom_metrics.common.display_names import friendly_spec
+from custom_metrics.common.results import friendly_spec
 from custom_metrics.reg.outputs import combine
 
 SHORT = {"entailment": "e", "neutral": "n", "contradiction": "c"}

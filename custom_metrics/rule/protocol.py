@@ -37,9 +37,9 @@ from pathlib import Path
 
 from custom_metrics.common.errors import DataError
 from custom_metrics.common.file_kinds import samples_task
+from custom_metrics.common.harness_api import options_given
 from custom_metrics.common.harness_args import check_harness_args, check_tasks
 from custom_metrics.common.harness_outputs import IncompleteRun, finished_samples, set_aside
-from custom_metrics.common.run_parser import options_given
 from custom_metrics.common.task_folders import TASKS_PATH
 from custom_metrics.rule import ARGS_FILE, SUMMARY_FILE
 from custom_metrics.rule.data import DEMOS, SHOTS, SPLITS, demo_sets, demo_setting, fewshot_task, main_questions

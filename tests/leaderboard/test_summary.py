@@ -12,9 +12,8 @@ import pytest
 from scipy import stats
 from scipy.stats.contingency import odds_ratio
 
-from custom_metrics.common.display_names import friendly_spec
 from custom_metrics.common.leaderboard_types import Cell, Row
-from custom_metrics.common.results import load_runs
+from custom_metrics.common.results import friendly_spec, load_runs
 from custom_metrics.geese import data as geese_data
 from custom_metrics.geese.leaderboard import SPEC as GEESE
 from custom_metrics.ibe.data import ECARE_TEST_SIZE

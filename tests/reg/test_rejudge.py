@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from custom_metrics.cli import main
-from custom_metrics.common.display_names import friendly_spec
+from custom_metrics.common.results import friendly_spec
 from custom_metrics.reg.rejudged import Rejudged, labels
 from custom_metrics.reg.sample_view import calls_text
 from tests.helpers import LEADERBOARD_FIXTURES, MIRROR
