@@ -300,7 +300,7 @@ def read_json_object(path: Path, what: str, max_bytes: int = RESULTS_MAX_BYTES) 
     except RecursionError as error:
         raise ResultsFileError("JSON nested too deeply to be a results file") from error
     if not isinstance(data, dict):
-        raise ResultsFileError(f"not an {what} (a JSON {_kind(data)}, not an object)")
+        raise ResultsFileError(f"{_kind(data)} in JSON, where the {what} must be an object")
     return data
 
 

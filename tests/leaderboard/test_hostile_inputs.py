@@ -254,3 +254,12 @@ def test_values_outside_their_range_are_left_out_and_named(tmp_path: Path, capsy
     shown = [line for line in (out / "geese.md").read_text().splitlines() if "left out" not in line]
     shown += [line for line in (out / "index.html").read_text().splitlines() if "left out" not in line]
     assert not [line for line in shown if any(text in line for text in ("1.5000", "∞", "-0.1000", "1e+308", " inf"))]
+
+
+@pytest.mark.parametrize(("data", "kind"), [([], "a list"), (None, "null"), ("x", "a string"), (7, "a number")])
+def test_a_results_file_that_is_not_an_object_says_what_it_is(tmp_path: Path, data: object, kind: str) -> None:
+    path = tmp_path / "results_2026-01-01T00-00-00.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ResultsFileError) as error:
+        read_results_file(path)
+    assert f"{kind} in JSON, where the lm-eval results file must be an object" in str(error.value)
