@@ -42,7 +42,7 @@ def test_the_page_runs_as_written(embedded_model: Path, tmp_path: Path) -> None:
         "DEVICE": "'cpu'",
         "BATCH_SIZE": "8",
         "LIMIT": "4",
-        "GEN_KWARGS": "'max_gen_toks=64'",
+        "GEN_KWARGS": "'max_gen_toks=32'",  # ibe_copa's explanations: tests/ibe/test_e2e.py's cap
         "SCORE_SETTINGS": "ScoreSettings(nli_judge='embedded', certainty_model='lexicon')",
         "OUT": f"Path({str(out)!r})",
     }
