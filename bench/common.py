@@ -88,6 +88,13 @@ def opened_pages(pages: list[Path], repeats: int) -> Iterator[tuple[Path, Any]]:
         browser.close()
 
 
+def task_manager(metadata: dict[str, Any]) -> Any:
+    """The harness' index of this checkout's tasks; ``metadata`` is what lm_eval's CLI would merge into every task's."""
+    from lm_eval.tasks import TaskManager
+
+    return TaskManager(include_path=[str(REPO / "lm_eval_tasks")], include_defaults=False, metadata=metadata)
+
+
 def peak_rss_mib() -> float:
     """Peak resident memory of this process so far (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -117,12 +117,13 @@ _PEAK = (
 )
 
 
-def build(runs: Path, site: Path) -> tuple[float, float]:
-    """Wall seconds and peak resident memory (MB) of one fresh ``explain-eval leaderboard`` process."""
-    command = [sys.executable, "-c", _PEAK, "leaderboard", str(runs), "--out", str(site)]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+def build(runs: list[Path], site: Path, source: Path = REPO) -> tuple[float, float]:
+    """Wall seconds and peak resident memory (MB) of one fresh ``explain-eval leaderboard`` process
+    of the suite in ``source`` (a checkout)."""
+    command = [sys.executable, "-c", _PEAK, "leaderboard", *map(str, runs), "--out", str(site)]
+    env = {**os.environ, "PYTHONPATH": str(source)}
     with timed() as took:
-        done = subprocess.run(command, check=True, capture_output=True, text=True, env=env, cwd=REPO)
+        done = subprocess.run(command, check=True, capture_output=True, text=True, env=env, cwd=source)
     peak = next(line.split()[1] for line in done.stderr.splitlines() if line.startswith("peak-rss-kb "))
     return took["s"], int(peak) / 1024
 
@@ -176,7 +177,7 @@ def main() -> int:
             if folder.exists():
                 shutil.rmtree(folder)
         synthesize(source, runs, size)
-        seconds, peak = build(runs, site)
+        seconds, peak = build([runs], site)
         largest = max((p for p in site.rglob("*") if p.is_file()), key=lambda p: p.stat().st_size)
         measured[size] = {
             "build_s": seconds,
@@ -196,23 +197,15 @@ def main() -> int:
         for key in ("fcp", "load", "charts", "long"):
             measured[size][f"{key}_ms"] = opened.get(key)
         m = measured[size]
-        per_run = m["build_s"] / size
+        sizes_mb = [
+            m["build_peak_mb"],
+            m["index_mb"],
+            m["site_mb"],
+            f"{m['largest_file_mb']:.1f} ({m['largest_file']})",
+        ]
+        browser = ["n/a" if m[f"{key}_ms"] is None else round(m[f"{key}_ms"]) for key in ("load", "charts", "long")]
         paint = "n/a" if m["fcp_ms"] is None else m["fcp_ms"]
-        rows.append(
-            [
-                size,
-                m["build_s"],
-                per_run,
-                m["build_peak_mb"],
-                m["index_mb"],
-                m["site_mb"],
-                f"{m['largest_file_mb']:.1f} ({m['largest_file']})",
-                paint,
-                "n/a" if m["load_ms"] is None else round(m["load_ms"]),
-                "n/a" if m["charts_ms"] is None else round(m["charts_ms"]),
-                "n/a" if m["long_ms"] is None else round(m["long_ms"]),
-            ]
-        )
+        rows.append([size, m["build_s"], m["build_s"] / size, *sizes_mb, paint, *browser])
     print(
         table(
             rows,

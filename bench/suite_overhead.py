@@ -25,15 +25,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.common import REPO, figure, save_section, scratch, setup_env, table, timed, verdict
+from bench.common import REPO, figure, save_section, scratch, setup_env, table, task_manager, timed, verdict
 
 TARGET_SHARE = 0.01
 SUITE_DIRS = tuple(str(REPO / name) + os.sep for name in ("custom_metrics", "ibe_postprocess", "lm_eval_tasks"))
-MODEL_MARKERS = (
-    os.sep + "torch" + os.sep,
-    os.sep + "transformers" + os.sep,
-    os.sep + "sentence_transformers" + os.sep,
-    os.sep + "safetensors" + os.sep,
+MODEL_MARKERS = tuple(
+    os.sep + name + os.sep for name in ("torch", "transformers", "sentence_transformers", "safetensors")
 )
 # Generation is capped so a CPU run stays short; the suite's own work per doc does not depend on it.
 FAMILIES = {
@@ -117,7 +114,6 @@ def _label(func: Func) -> str:
 def run(limit: int, families: list[str]) -> dict:
     import lm_eval
     from lm_eval.models.huggingface import HFLM
-    from lm_eval.tasks import TaskManager
 
     from custom_metrics.common.embedded_model import ensure_checkpoint
 
@@ -132,11 +128,7 @@ def run(limit: int, families: list[str]) -> dict:
         # What lm_eval's CLI merges into the metadata: the model arguments (REG counts output
         # tokens with the generator's tokenizer); the embedded judge is degenerate, so REG's
         # check before generation is told to warn.
-        manager = TaskManager(
-            include_path=[str(REPO / "lm_eval_tasks")],
-            include_defaults=False,
-            metadata={"pretrained": str(ensure_checkpoint()), "judge_check": "warn"},
-        )
+        manager = task_manager({"pretrained": str(ensure_checkpoint()), "judge_check": "warn"})
     results = {}
     for family in families:
         spec = FAMILIES[family]
