@@ -101,16 +101,12 @@ def peak_rss_mib() -> float:
 
 
 def machine() -> dict[str, Any]:
-    load1, load5, _ = os.getloadavg()
-    try:
-        import torch
+    import torch
 
-        threads = torch.get_num_threads()
-    except ImportError:
-        threads = None
+    load1, load5, _ = os.getloadavg()
     return {
         "cpus": os.cpu_count(),
-        "torch_threads": threads,
+        "torch_threads": torch.get_num_threads(),
         "load_1min_at_start": round(load1, 2),
         "load_5min_at_start": round(load5, 2),
         "python": platform.python_version(),

@@ -55,11 +55,6 @@ def is_model(func: Func) -> bool:
     return any(marker in filename for marker in MODEL_MARKERS) and "tokenization" not in filename
 
 
-def is_load(func: Func) -> bool:
-    """Loading a model or tokenizer from disk: once per process, whatever the run's size."""
-    return func[2] == "from_pretrained"
-
-
 def attribute(stats: pstats.Stats) -> dict:
     """Split the time of suite code into its own work and the judge's loads and forward passes.
 
@@ -77,7 +72,7 @@ def attribute(stats: pstats.Stats) -> dict:
         for caller, (_c, _n, _tt, edge_cumtime) in callers.items():
             if not is_suite(caller) or is_suite(func):
                 continue
-            if is_load(func):
+            if func[2] == "from_pretrained":  # loading a model or tokenizer: once per process, whatever the size
                 buckets["judge_load_s"] += edge_cumtime
             elif is_model(func):
                 buckets["judge_forward_s"] += edge_cumtime
