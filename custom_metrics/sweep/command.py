@@ -189,10 +189,8 @@ def print_dry_run(options: SweepOptions, plan: ResourcePlan | None) -> None:
         model = plan_model(options, setting)
         for task in model.complete:
             done = pair_complete(pair_folder(options.out, setting, task), task)
-            print(
-                f"# {setting.name} x {task}: "
-                + ("complete, skipped" if done else "lm_eval complete; post-run step pending")
-            )
+            state = "complete, skipped" if done else "lm_eval complete; post-run step pending"
+            print(f"# {setting.name} x {task}: {state}")
         pending = [*model.shared, *model.alone]
         if not pending:
             continue
@@ -202,10 +200,9 @@ def print_dry_run(options: SweepOptions, plan: ResourcePlan | None) -> None:
         if model.shared:
             print(shlex.join(shared_command(model_options, setting, model.shared)))
         for task in model.alone:
+            folder = pair_folder(options.out, setting, task)
             try:
-                print(
-                    shlex.join(lm_eval_command(model_options, setting, task, pair_folder(options.out, setting, task)))
-                )
+                print(shlex.join(lm_eval_command(model_options, setting, task, folder)))
             except FileNotFoundError as error:
                 print(f"# (runs after its source task) {error}")
 
