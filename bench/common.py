@@ -88,22 +88,25 @@ def opened_pages(pages: list[Path], repeats: int) -> Iterator[tuple[Path, Any]]:
         browser.close()
 
 
+def task_manager(metadata: dict[str, Any]) -> Any:
+    """The harness' index of this checkout's tasks; ``metadata`` is what lm_eval's CLI would merge into every task's."""
+    from lm_eval.tasks import TaskManager
+
+    return TaskManager(include_path=[str(REPO / "lm_eval_tasks")], include_defaults=False, metadata=metadata)
+
+
 def peak_rss_mib() -> float:
     """Peak resident memory of this process so far (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def machine() -> dict[str, Any]:
-    load1, load5, _ = os.getloadavg()
-    try:
-        import torch
+    import torch
 
-        threads = torch.get_num_threads()
-    except ImportError:
-        threads = None
+    load1, load5, _ = os.getloadavg()
     return {
         "cpus": os.cpu_count(),
-        "torch_threads": threads,
+        "torch_threads": torch.get_num_threads(),
         "load_1min_at_start": round(load1, 2),
         "load_5min_at_start": round(load5, 2),
         "python": platform.python_version(),

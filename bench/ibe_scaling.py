@@ -42,7 +42,7 @@ import hashlib
 import json
 import resource
 import time
-from functools import wraps
+from functools import partial, wraps
 
 from bench.common import child_json, figure, peak_rss_mib, save_section, scratch, setup_env, table, timed, verdict
 from ibe_postprocess.workers import usable_cores
@@ -52,6 +52,15 @@ THROUGHPUT_TARGET = 1000.0  # explanations per second of the stages without a mo
 FLOOR_TARGET = 1.15  # outside the judge / the models' compute on the same batches
 SCALING_TARGET = 1.8  # outside the judge, 1 process / 2 processes
 SPACY = ("spaCy: premises, conclusions, clauses", "spaCy: joined steps (drift)")
+COLUMNS = {  # the report's columns before the stages: header -> a run's key
+    "explanations": "size",
+    "processes": "processes",
+    "total s": "total_s",
+    "outside judge s": "outside_judge_s",
+    "floor s": "floor_total_s",
+    "/ floor": "floor_ratio",
+    "peak RSS MiB": "peak_rss_mib",
+}
 
 
 def _timed(function, label: str, totals: dict[str, float], cpu: dict[str, float]):
@@ -69,37 +78,25 @@ def _timed(function, label: str, totals: dict[str, float], cpu: dict[str, float]
     return timed_call
 
 
-def _wrap(owner, name: str, label: str, totals: dict[str, float], cpu: dict[str, float]) -> None:
-    setattr(owner, name, _timed(getattr(owner, name), label, totals, cpu))
+def _wrap(owner, name: str, label: str, totals: dict[str, float], cpu: dict[str, float], queued: bool) -> None:
+    """Time ``owner.name`` under ``label``; a ``queued`` one's queueing and the wait for its result:
+    all of it on one process; on more, what the work done meanwhile in this process did not hide."""
+    timed_call = _timed(getattr(owner, name), label, totals, cpu)
+
+    @wraps(timed_call)
+    def queue(*args, **kwargs):
+        return _timed(timed_call(*args, **kwargs), label, totals, cpu)
+
+    setattr(owner, name, queue if queued else timed_call)
 
 
-def _wrap_queued(owner, name: str, label: str, totals: dict[str, float], cpu: dict[str, float]) -> None:
-    """Time queueing work and waiting for it: all of it on one process; on more, what the
-    work done meanwhile in this process did not hide."""
-    queue = _timed(getattr(owner, name), label, totals, cpu)
-
-    @wraps(queue)
-    def queued(*args, **kwargs):
-        return _timed(queue(*args, **kwargs), label, totals, cpu)
-
-    setattr(owner, name, queued)
-
-
-def _spacy_words_floor(texts: list[str]) -> int:
-    """``nlp.words_of``'s model compute on one batch: the same components, nothing read back."""
+def _spacy_floor(disabled: list[str], texts: list[str]) -> int:
+    """``nlp.words_of``'s (without the parser: ``nouns_of``'s) model compute on one batch: the same
+    components, nothing read back."""
     from ibe_postprocess.nlp import BATCH_SIZE, pipeline
 
     nlp = pipeline()
-    with nlp.select_pipes(disable=["lemmatizer"]):
-        return sum(len(doc) for doc in nlp.pipe(texts, batch_size=BATCH_SIZE))
-
-
-def _spacy_nouns_floor(texts: list[str]) -> int:
-    """``nlp.nouns_of``'s model compute on one batch."""
-    from ibe_postprocess.nlp import BATCH_SIZE, pipeline
-
-    nlp = pipeline()
-    with nlp.select_pipes(disable=["parser", "lemmatizer"]):
+    with nlp.select_pipes(disable=disabled):
         return sum(len(doc) for doc in nlp.pipe(texts, batch_size=BATCH_SIZE))
 
 
@@ -132,8 +129,8 @@ def floor(size: int, processes: int) -> dict[str, float]:
 
     times = {}
     for label, function, chunks in (
-        (SPACY[0], _spacy_words_floor, lambda: nlp._chunks(clause_texts(items))),
-        (SPACY[1], _spacy_nouns_floor, lambda: nlp._chunks(step_texts(items))),
+        (SPACY[0], partial(_spacy_floor, ["lemmatizer"]), lambda: nlp._chunks(clause_texts(items))),
+        (SPACY[1], partial(_spacy_floor, ["parser", "lemmatizer"]), lambda: nlp._chunks(step_texts(items))),
         ("MiniLM: predicate names", _encode_chunk, minilm_jobs),
     ):
         work = chunks()
@@ -159,27 +156,29 @@ def one_size(size: int, processes: int) -> dict:
     tiny = tiny_nli_model(scratch("tiny-nli", fresh=False))
     records = build(size)
     loads: dict[str, float] = {}
-    with timed() as t:
-        nlp.pipeline()
-    loads["spaCy"] = t["s"]
-    with timed() as t:
-        prover.janus()
-    loads["janus + prover.pl"] = t["s"]
-    with timed() as t:
-        embeddings.PredicateEmbedder().load()
-    loads["MiniLM"] = t["s"]
+    for label, load in (
+        ("spaCy", nlp.pipeline),
+        ("janus + prover.pl", prover.janus),
+        ("MiniLM", lambda: embeddings.PredicateEmbedder().load()),
+    ):
+        with timed() as t:
+            load()
+        loads[label] = t["s"]
     totals: dict[str, float] = {}
     cpu: dict[str, float] = {}
-    _wrap(features, "parse_explanation", "parsing", totals, cpu)
-    _wrap_queued(features, "queue_words_of", SPACY[0], totals, cpu)
-    _wrap(features, "formalize_many", "formalization (names)", totals, cpu)
-    _wrap_queued(embeddings.PredicateEmbedder, "queue_embedding", "embedding", totals, cpu)
-    _wrap(prover.Prover, "prove_many", "proofs", totals, cpu)
-    _wrap(features, "new_concepts_many", "drift (after its spaCy)", totals, cpu)
-    _wrap_queued(features, "queue_nouns_of", SPACY[1], totals, cpu)
-    _wrap(coherence.Coherence, "step_verdicts", "coherence (judge)", totals, cpu)
-    _wrap(uncertainty.UncertaintyScorer, "score_many", "uncertainty", totals, cpu)
-    _wrap(features_file, "write", "feature files", totals, cpu)
+    for owner, name, label, queued in (
+        (features, "parse_explanation", "parsing", False),
+        (features, "queue_words_of", SPACY[0], True),
+        (features, "formalize_many", "formalization (names)", False),
+        (embeddings.PredicateEmbedder, "queue_embedding", "embedding", True),
+        (prover.Prover, "prove_many", "proofs", False),
+        (features, "new_concepts_many", "drift (after its spaCy)", False),
+        (features, "queue_nouns_of", SPACY[1], True),
+        (coherence.Coherence, "step_verdicts", "coherence (judge)", False),
+        (uncertainty.UncertaintyScorer, "score_many", "uncertainty", False),
+        (features_file, "write", "feature files", False),
+    ):
+        _wrap(owner, name, label, totals, cpu, queued)
     settings = features.ScoreSettings(nli_judge=f"seqcls:{tiny}", certainty_model="lexicon", processes=processes)
     out = scratch(f"ibe_scaling_{size}_p{processes}")
     start, start_cpu = time.perf_counter(), _cpu_with_workers()
@@ -252,23 +251,10 @@ def run(sizes: list[int], processes: int) -> dict:
 def report(result: dict) -> str:
     stages = list(dict.fromkeys(k for r in result["runs"] for k in r["stages_s"]))
     runs = result["runs"] + [r for k, r in result["by_processes"].items() if int(k) != result["processes"]]
-    rows = [
-        [
-            r["size"],
-            r["processes"],
-            r["total_s"],
-            r["outside_judge_s"],
-            r["floor_total_s"],
-            r["floor_ratio"],
-            r["peak_rss_mib"],
-            *(r["stages_s"].get(s, "") for s in stages),
-        ]
-        for r in runs
-    ]
+    rows = [[*(r[key] for key in COLUMNS.values()), *(r["stages_s"].get(s, "") for s in stages)] for r in runs]
     largest = result["runs"][-1]
     one, two = result["by_processes"]["1"], result["by_processes"]["2"]
-    header = ["explanations", "processes", "total s", "outside judge s", "floor s", "/ floor", "peak RSS MiB"]
-    return table(rows, header + stages) + (
+    return table(rows, [*COLUMNS, *stages]) + (
         f"\nat {largest['size']:,}: stages without a model {largest['without_neural_per_s']:,}/s "
         f"(target >= {THROUGHPUT_TARGET:,.0f}) {verdict(result['pass_without_models'])}; outside the judge "
         f"{one['outside_judge_s']} s = {one['floor_ratio']}x the models' floor of {one['floor_total_s']} s on 1 "

@@ -23,7 +23,9 @@ import shutil
 import statistics
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from bench.common import figure, peak_rss_mib, save_section, scratch, setup_env, table, timed, verdict
 
@@ -58,6 +60,16 @@ def swipl_subprocess_proof(swipl: str, args: dict) -> list:
         raise RuntimeError(f"swipl failed: {done.stderr[:300]}")
     score, rules, status = done.stdout.splitlines()[:3]
     return [float(score), json.loads(rules), status]
+
+
+def each_timed(function: Callable[[Any], Any], items: list[Any]) -> tuple[list[float], list[Any]]:
+    """Wall seconds of each call of ``function`` on ``items``, and its results."""
+    seconds, results = [], []
+    for item in items:
+        start = time.perf_counter()
+        results.append(function(item))
+        seconds.append(time.perf_counter() - start)
+    return seconds, results
 
 
 def run(size: int, coherence_subset: int, swipl_subset: int) -> dict:
@@ -124,12 +136,8 @@ def run(size: int, coherence_subset: int, swipl_subset: int) -> dict:
         janus()
     loads["janus + prover.pl"] = t["s"]
     prover = Prover(embedder)
-    per_proof, proofs = [], []
     with timed() as t:
-        for program in programs:
-            start = time.perf_counter()
-            proofs.append(prover.prove(program))
-            per_proof.append(time.perf_counter() - start)
+        per_proof, proofs = each_timed(prover.prove, programs)
     stage("proof (janus)", size, t["s"], "similarities + one query per program")
     consistent = sum(p.consistent for p in proofs)
 
@@ -140,21 +148,14 @@ def run(size: int, coherence_subset: int, swipl_subset: int) -> dict:
     prolog = janus()
     subset = programs[:swipl_subset]
     queries = [prover.query_args(p) for p in subset]
-    janus_times, janus_results = [], []
-    for args in queries:
-        start = time.perf_counter()
-        result = prolog.query_once(QUERY, args)["R"]
-        janus_times.append(time.perf_counter() - start)
-        janus_results.append(result)
-    process_times, mismatches = [], 0
-    for args, expected in zip(queries, janus_results):
-        start = time.perf_counter()
-        got = swipl_subprocess_proof(swipl, args)
-        process_times.append(time.perf_counter() - start)
-        same = (
+    janus_times, janus_results = each_timed(lambda args: prolog.query_once(QUERY, args)["R"], queries)
+    process_times, process_results = each_timed(lambda args: swipl_subprocess_proof(swipl, args), queries)
+    mismatches = sum(
+        not (
             abs(got[0] - float(expected[0])) < 1e-6 and list(got[1]) == list(expected[1]) and got[2] == str(expected[2])
         )
-        mismatches += not same
+        for got, expected in zip(process_results, janus_results)
+    )
     janus_query_ms = statistics.median(janus_times) * 1000
     process_ms = statistics.median(process_times) * 1000
     speedup = sum(process_times) / sum(janus_times)

@@ -160,6 +160,7 @@ def run(count: int, model: str | None, device: str, dtype: str, batch_size: int,
         again = cache.judge(pairs)
     cached_calls = cache.computed - computed
 
+    paths = {"floor": t["floor"], "bare_floor": t["bare"], "shared": t["shared"], "full": t_full}
     result = {
         "pairs": len(pairs),
         "judge": judge.name,
@@ -174,14 +175,8 @@ def run(count: int, model: str | None, device: str, dtype: str, batch_size: int,
         "full_tokens_per_verdict": round(full_tokens / len(pairs), 1),
         "repeats": repeats,
         "runs_s": {name: [round(r["s"], 3) for r in done] for name, done in runs.items()},
-        "floor_s": round(t["floor"]["s"], 3),
-        "bare_floor_s": round(t["bare"]["s"], 3),
-        "shared_s": round(t["shared"]["s"], 3),
-        "full_s": round(t_full["s"], 3),
-        "floor_cpu_s": round(t["floor"]["cpu"], 3),
-        "bare_floor_cpu_s": round(t["bare"]["cpu"], 3),
-        "shared_cpu_s": round(t["shared"]["cpu"], 3),
-        "full_cpu_s": round(t_full["cpu"], 3),
+        **{f"{name}_s": round(took["s"], 3) for name, took in paths.items()},
+        **{f"{name}_cpu_s": round(took["cpu"], 3) for name, took in paths.items()},
         "cached_s": round(t_cached["s"], 4),
         "cached_model_calls": cached_calls,
         "same_verdicts_on_rerun": again == first,
@@ -231,46 +226,36 @@ def _harness(judge, pairs, batch_size: int, device: str, shared: list[list[float
 
 def report(r: dict) -> str:
     per = lambda seconds: f"{1000 * seconds / r['pairs']:.1f}"
-    rows = [
-        [
+    paths = {  # a timed path's key in the result -> its row's label, tokens per verdict and note
+        "floor": (
             "floor: one pass over each pair's own tokens, on the instruction's cache",
-            r["floor_s"],
-            r["floor_cpu_s"],
-            per(r["floor_s"]),
             r["own_tokens_per_pair"],
             "",
-        ],
-        [
+        ),
+        "bare_floor": (
             "bare floor: the same tokens, no instruction to attend to",
-            r["bare_floor_s"],
-            r["bare_floor_cpu_s"],
-            per(r["bare_floor_s"]),
             r["own_tokens_per_pair"],
             f"shared path: {r['bare_floor_ratio']}x this",
-        ],
-        [
+        ),
+        "shared": (
             "judge, shared KV (prefix once, context once)",
-            r["shared_s"],
-            r["shared_cpu_s"],
-            per(r["shared_s"]),
             r["shared_tokens_per_verdict"],
             f"{r['floor_ratio']}x the floor (CPU s: {r['floor_ratio_cpu']}x; target <= {FLOOR_RATIO_TARGET}) "
             f"{verdict(r['pass_floor'])}",
-        ],
-        [
+        ),
+        "full": (
             "judge, full-sequence path (3 sequences per pair)",
-            r["full_s"],
-            r["full_cpu_s"],
-            per(r["full_s"]),
             r["full_tokens_per_verdict"],
             f"shared {r['speedup_vs_full']}x faster (CPU s: {r['speedup_vs_full_cpu']}x; target >= "
             f"{SPEEDUP_TARGET}) {verdict(r['pass_speedup'])}",
-        ],
+        ),
+        "harness": ("HFLM.loglikelihood, same requests", "", ""),
+    }
+    rows = [
+        [label, r[f"{key}_s"], r[f"{key}_cpu_s"], per(r[f"{key}_s"]), tokens, note]
+        for key, (label, tokens, note) in paths.items()
+        if f"{key}_s" in r
     ]
-    if "harness_s" in r:
-        rows.append(
-            ["HFLM.loglikelihood, same requests", r["harness_s"], r["harness_cpu_s"], per(r["harness_s"]), "", ""]
-        )
     rows.append(["judge, again (cache)", r["cached_s"], "", "", "", f"{r['cached_model_calls']} model calls"])
     diffs = f"max probability difference vs the full-sequence path {r['max_prob_diff_vs_full']:.1e}"
     if "max_prob_diff_vs_harness" in r:

@@ -16,15 +16,14 @@ bench/results.json. Scripts are counted by what the page loads (bytes from disk)
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from bench.common import REPO, figure, opened_pages, save_section, table
+from bench.leaderboard_scale import build as build_site
 
 BEFORE_COMMIT = "b09921c"  # the leaderboard before its summary view, deferred scripts and the basic plotly bundle
 TIMINGS = """() => {
@@ -34,22 +33,16 @@ TIMINGS = """() => {
 }"""
 
 
-def build(commit: str | None, runs: list[Path], out: Path) -> Path:
-    """The page of ``runs`` as the suite at ``commit`` (None: this checkout) writes it."""
-    source = REPO
-    worktree = None
-    if commit:
-        worktree = Path(tempfile.mkdtemp(prefix="lb-before-"))
-        add = ["git", "worktree", "add", "--detach", str(worktree), commit]
-        subprocess.run(add, cwd=REPO, check=True, capture_output=True)
-        source = worktree
+def build(commit: str, runs: list[Path], out: Path) -> Path:
+    """The page of ``runs`` as the suite at ``commit`` writes it (a temporary worktree)."""
+    worktree = Path(tempfile.mkdtemp(prefix="lb-before-"))
+    subprocess.run(
+        ["git", "worktree", "add", "--detach", str(worktree), commit], cwd=REPO, check=True, capture_output=True
+    )
     try:
-        env = {**os.environ, "PYTHONPATH": str(source)}
-        command = [sys.executable, "-m", "custom_metrics.cli", "leaderboard", *map(str, runs), "--out", str(out)]
-        subprocess.run(command, cwd=source, env=env, check=True, capture_output=True)
+        build_site(runs, out, worktree)
     finally:
-        if worktree is not None:
-            subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=REPO, capture_output=True)
+        subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=REPO, capture_output=True)
     return out / "index.html"
 
 
@@ -80,7 +73,8 @@ def main() -> int:
     elif args.runs:
         work = Path(tempfile.mkdtemp(prefix="lb-paint-"))
         before = build(args.before_commit, args.runs, work / "before")
-        after = build(None, args.runs, work / "after")
+        build_site(args.runs, work / "after")
+        after = work / "after" / "index.html"
         source = f"--runs {' '.join(map(str, args.runs))} --before-commit {args.before_commit}"
     else:
         parser.error("give --runs or --pages")

@@ -117,12 +117,13 @@ _PEAK = (
 )
 
 
-def build(runs: Path, site: Path) -> tuple[float, float]:
-    """Wall seconds and peak resident memory (MB) of one fresh ``explain-eval leaderboard`` process."""
-    command = [sys.executable, "-c", _PEAK, "leaderboard", str(runs), "--out", str(site)]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+def build(runs: list[Path], site: Path, source: Path = REPO) -> tuple[float, float]:
+    """Wall seconds and peak resident memory (MB) of one fresh ``explain-eval leaderboard`` process
+    of the suite in ``source`` (a checkout)."""
+    command = [sys.executable, "-c", _PEAK, "leaderboard", *map(str, runs), "--out", str(site)]
+    env = {**os.environ, "PYTHONPATH": str(source)}
     with timed() as took:
-        done = subprocess.run(command, check=True, capture_output=True, text=True, env=env, cwd=REPO)
+        done = subprocess.run(command, check=True, capture_output=True, text=True, env=env, cwd=source)
     peak = next(line.split()[1] for line in done.stderr.splitlines() if line.startswith("peak-rss-kb "))
     return took["s"], int(peak) / 1024
 
@@ -176,7 +177,7 @@ def main() -> int:
             if folder.exists():
                 shutil.rmtree(folder)
         synthesize(source, runs, size)
-        seconds, peak = build(runs, site)
+        seconds, peak = build([runs], site)
         largest = max((p for p in site.rglob("*") if p.is_file()), key=lambda p: p.stat().st_size)
         measured[size] = {
             "build_s": seconds,
@@ -196,23 +197,15 @@ def main() -> int:
         for key in ("fcp", "load", "charts", "long"):
             measured[size][f"{key}_ms"] = opened.get(key)
         m = measured[size]
-        per_run = m["build_s"] / size
+        sizes_mb = [
+            m["build_peak_mb"],
+            m["index_mb"],
+            m["site_mb"],
+            f"{m['largest_file_mb']:.1f} ({m['largest_file']})",
+        ]
+        browser = ["n/a" if m[f"{key}_ms"] is None else round(m[f"{key}_ms"]) for key in ("load", "charts", "long")]
         paint = "n/a" if m["fcp_ms"] is None else m["fcp_ms"]
-        rows.append(
-            [
-                size,
-                m["build_s"],
-                per_run,
-                m["build_peak_mb"],
-                m["index_mb"],
-                m["site_mb"],
-                f"{m['largest_file_mb']:.1f} ({m['largest_file']})",
-                paint,
-                "n/a" if m["load_ms"] is None else round(m["load_ms"]),
-                "n/a" if m["charts_ms"] is None else round(m["charts_ms"]),
-                "n/a" if m["long_ms"] is None else round(m["long_ms"]),
-            ]
-        )
+        rows.append([size, m["build_s"], m["build_s"] / size, *sizes_mb, paint, *browser])
     print(
         table(
             rows,
@@ -232,90 +225,69 @@ def main() -> int:
         )
     )
     command = f"python -m bench.leaderboard_scale --sizes {args.sizes} --limit {args.limit} --repeats {args.repeats}"
-    figures = []
+    figures: list[dict] = []
+
+    def add(name: str, target: str, found: str, passed: bool | None) -> None:
+        figures.append(figure(name, target, found, passed, command))
+
     if 10 in measured and 100 in measured:
         ratio = measured[100]["build_s"] / measured[10]["build_s"]
-        figures.append(
-            figure(
-                "leaderboard build, 100 runs / 10 runs (4 papers, with samples)",
-                "<= 12x",
-                f"{ratio:.1f}x ({measured[10]['build_s']:.1f} s -> {measured[100]['build_s']:.1f} s)",
-                ratio <= 12,
-                command,
-            )
+        add(
+            "leaderboard build, 100 runs / 10 runs (4 papers, with samples)",
+            "<= 12x",
+            f"{ratio:.1f}x ({measured[10]['build_s']:.1f} s -> {measured[100]['build_s']:.1f} s)",
+            ratio <= 12,
         )
     if 100 in measured:
         m = measured[100]
-        figures.append(
-            figure(
-                "leaderboard index.html at 100 runs", "<= 2 MB", f"{m['index_mb']:.2f} MB", m["index_mb"] <= 2, command
-            )
-        )
+        add("leaderboard index.html at 100 runs", "<= 2 MB", f"{m['index_mb']:.2f} MB", m["index_mb"] <= 2)
         painted = m["fcp_ms"] is not None
-        figures.append(
-            figure(
-                "leaderboard first contentful paint at 100 runs (Chromium, from disk)",
-                "<= 1 s",
-                f"{m['fcp_ms']:.0f} ms" if painted else f"not measured: no Chromium at {CHROMIUM}",
-                m["fcp_ms"] <= 1000 if painted else None,
-                command,
-            )
+        add(
+            "leaderboard first contentful paint at 100 runs (Chromium, from disk)",
+            "<= 1 s",
+            f"{m['fcp_ms']:.0f} ms" if painted else f"not measured: no Chromium at {CHROMIUM}",
+            m["fcp_ms"] <= 1000 if painted else None,
         )
     if 100 in measured and 300 in measured:
         small, large = measured[100], measured[300]
         ratio = large["site_mb"] / small["site_mb"]
-        figures.append(
-            figure(
-                "leaderboard site, 300 runs / 100 runs",
-                "<= 3.6x",
-                f"{ratio:.1f}x ({small['site_mb']:.0f} MB -> {large['site_mb']:.0f} MB)",
-                ratio <= 3.6,
-                command,
-            )
+        add(
+            "leaderboard site, 300 runs / 100 runs",
+            "<= 3.6x",
+            f"{ratio:.1f}x ({small['site_mb']:.0f} MB -> {large['site_mb']:.0f} MB)",
+            ratio <= 3.6,
         )
-        figures.append(
-            figure(
-                "leaderboard largest file at 300 runs",
-                "<= 10 MB",
-                f"{large['largest_file_mb']:.1f} MB ({large['largest_file']})",
-                large["largest_file_mb"] <= 10,
-                command,
-            )
+        add(
+            "leaderboard largest file at 300 runs",
+            "<= 10 MB",
+            f"{large['largest_file_mb']:.1f} MB ({large['largest_file']})",
+            large["largest_file_mb"] <= 10,
         )
         opened = large["load_ms"] is not None
-        figures.append(
-            figure(
-                "leaderboard load event at 300 runs (Chromium, from disk)",
-                "< 2 s",
-                f"{large['load_ms']:.0f} ms (charts drawn after it: {large['charts_ms']:.0f} ms; long view with a "
-                f"pair: {large['long_ms']:.0f} ms)"
-                if opened
-                else f"not measured: no Chromium at {CHROMIUM}",
-                large["load_ms"] < 2000 if opened else None,
-                command,
-            )
+        add(
+            "leaderboard load event at 300 runs (Chromium, from disk)",
+            "< 2 s",
+            f"{large['load_ms']:.0f} ms (charts drawn after it: {large['charts_ms']:.0f} ms; long view with a "
+            f"pair: {large['long_ms']:.0f} ms)"
+            if opened
+            else f"not measured: no Chromium at {CHROMIUM}",
+            large["load_ms"] < 2000 if opened else None,
         )
-        figures.append(
-            figure(
-                "leaderboard build peak memory at 300 runs",
-                "< 1 GB",
-                f"{large['build_peak_mb']:.0f} MB",
-                large["build_peak_mb"] < 1024,
-                command,
-            )
+        add(
+            "leaderboard build peak memory at 300 runs",
+            "< 1 GB",
+            f"{large['build_peak_mb']:.0f} MB",
+            large["build_peak_mb"] < 1024,
         )
     for size in sizes:
         if size not in (10, 100):
             m = measured[size]
-            figures.append(
-                figure(
-                    f"leaderboard at {size} runs: build, index, site, first paint",
-                    "",
-                    f"{m['build_s']:.1f} s, {m['index_mb']:.2f} MB, {m['site_mb']:.0f} MB, "
-                    + ("no paint measured" if m["fcp_ms"] is None else f"{m['fcp_ms']:.0f} ms"),
-                    None,
-                    command,
-                )
+            add(
+                f"leaderboard at {size} runs: build, index, site, first paint",
+                "",
+                f"{m['build_s']:.1f} s, {m['index_mb']:.2f} MB, {m['site_mb']:.0f} MB, "
+                + ("no paint measured" if m["fcp_ms"] is None else f"{m['fcp_ms']:.0f} ms"),
+                None,
             )
     save_section(
         "leaderboard_scale",

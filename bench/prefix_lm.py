@@ -29,7 +29,7 @@ import json
 from collections import defaultdict
 from typing import Any
 
-from bench.common import figure, save_section, scratch, setup_env, table, timed
+from bench.common import figure, save_section, scratch, setup_env, table, task_manager, timed
 
 TASKS = {"rule_5shot_split1": 4, "rule_sub": 8, "geese_noexp": 8, "ibe_judge_copa": 8}
 SPEEDUP_TARGET = 3.0  # RULE five-shot: HFLM seconds / hf-prefix seconds
@@ -52,14 +52,7 @@ def judge_explanations() -> str:
 
 
 def build_requests(docs: dict[str, int]) -> dict[str, list[Any]]:
-    from lm_eval.tasks import TaskManager
-
-    from custom_metrics.common.task_folders import TASKS_PATH
-
-    manager = TaskManager(
-        include_path=str(TASKS_PATH), include_defaults=False, metadata={"explanations": judge_explanations()}
-    )
-    tasks = manager.load(list(docs))["tasks"]
+    tasks = task_manager({"explanations": judge_explanations()}).load(list(docs))["tasks"]
     built = {}
     for name, limit in docs.items():
         tasks[name].build_all_requests(limit=limit, rank=0, world_size=1)

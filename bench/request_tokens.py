@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench.common import REPO, figure, save_section, scratch, setup_env, table
+from bench.common import figure, save_section, scratch, setup_env, table, task_manager
 
 # Tasks that read other runs' samples: the chain of (source generation task, its max_gen_toks, --metadata key).
 COT = ("rule_5shot_cot_split{split}", 320, "explanations")
@@ -81,7 +81,6 @@ def stand_in_run(source: Any, tokens: int, tokenizer: Any, path: Path) -> str:
 
 
 def run() -> dict[str, Any]:
-    from lm_eval.tasks import TaskManager
     from transformers import AutoTokenizer
 
     from custom_metrics.common.embedded_model import ensure_checkpoint
@@ -90,11 +89,7 @@ def run() -> dict[str, Any]:
     tokenizer = AutoTokenizer.from_pretrained(gemma)
     folder = scratch("request_tokens")
     base = {"pretrained": gemma, "judge_check": "warn"}
-
-    def tasks(metadata: dict[str, str]) -> Any:
-        return TaskManager(include_path=[str(REPO / "lm_eval_tasks")], include_defaults=False, metadata=metadata)
-
-    manager = tasks(base)
+    manager = task_manager(base)
     rows: dict[str, dict[str, Any]] = {}
     for name in loglik_tasks(manager):
         if name in READERS:
@@ -103,9 +98,11 @@ def run() -> dict[str, Any]:
                 metadata = dict(base)
                 for source_name, budget, key in READERS[name]:
                     source_task = source_name.format(split=split)
-                    source = tasks(metadata).load([source_task])["tasks"][source_task]
+                    source = task_manager(metadata).load([source_task])["tasks"][source_task]
                     metadata[key] = stand_in_run(source, budget, tokenizer, folder / f"samples_{source_task}_x.jsonl")
-                worst = max(worst, longest(tasks(metadata).load([name])["tasks"][name], tokenizer), key=lambda r: r[1])
+                worst = max(
+                    worst, longest(task_manager(metadata).load([name])["tasks"][name], tokenizer), key=lambda r: r[1]
+                )
             requests, tokens = worst
         else:
             requests, tokens = longest(manager.load([name])["tasks"][name], tokenizer)

@@ -21,29 +21,30 @@ import time
 from bench import summary
 from bench.common import REPO, RESULTS, WORK
 
-FULL = {
-    "suite_overhead": ["--limit", "8"],
-    "judge_sharing": ["--pairs", "100"],
-    "prefix_lm": [],
-    "prefix_memory": ["--options", "10,100,1000", "--hf-max", "100"],
-    "ibe_throughput": ["--size", "1000", "--coherence-subset", "16", "--swipl-subset", "100"],
-    "ibe_scaling": ["--sizes", "100,1000,5000"],
-    "task_cost": ["--requests", "32"],
-    "leaderboard_scale": ["--sizes", "10,50,100,200", "--limit", "16", "--repeats", "3"],
-    "sweep_plan": ["--models", "100", "--tasks", "30", "--repeats", "3"],
-    "aggregations": ["--calls", "10000"],
-}
-QUICK = {
-    "suite_overhead": ["--limit", "1"],
-    "judge_sharing": ["--pairs", "3"],
-    "prefix_lm": ["--docs", "rule_5shot_split1=1,rule_sub=1,geese_noexp=2,ibe_judge_copa=1"],
-    "prefix_memory": ["--options", "2,4", "--context-tokens", "64", "--hf-max", "4"],
-    "ibe_throughput": ["--size", "40", "--coherence-subset", "1", "--swipl-subset", "5"],
-    "ibe_scaling": ["--sizes", "20,40,80"],
-    "task_cost": ["--requests", "2"],
-    "leaderboard_scale": ["--sizes", "2,4", "--limit", "4", "--repeats", "1"],
-    "sweep_plan": ["--models", "5", "--tasks", "3", "--repeats", "1"],
-    "aggregations": ["--calls", "10"],
+# each benchmark: its arguments at the README's sizes, and at --quick's tiny sizes
+PLAN = {
+    "suite_overhead": (["--limit", "8"], ["--limit", "1"]),
+    "judge_sharing": (["--pairs", "100"], ["--pairs", "3"]),
+    "prefix_lm": ([], ["--docs", "rule_5shot_split1=1,rule_sub=1,geese_noexp=2,ibe_judge_copa=1"]),
+    "prefix_memory": (
+        ["--options", "10,100,1000", "--hf-max", "100"],
+        ["--options", "2,4", "--context-tokens", "64", "--hf-max", "4"],
+    ),
+    "ibe_throughput": (
+        ["--size", "1000", "--coherence-subset", "16", "--swipl-subset", "100"],
+        ["--size", "40", "--coherence-subset", "1", "--swipl-subset", "5"],
+    ),
+    "ibe_scaling": (["--sizes", "100,1000,5000"], ["--sizes", "20,40,80"]),
+    "task_cost": (["--requests", "32"], ["--requests", "2"]),
+    "leaderboard_scale": (
+        ["--sizes", "10,50,100,200", "--limit", "16", "--repeats", "3"],
+        ["--sizes", "2,4", "--limit", "4", "--repeats", "1"],
+    ),
+    "sweep_plan": (
+        ["--models", "100", "--tasks", "30", "--repeats", "3"],
+        ["--models", "5", "--tasks", "3", "--repeats", "1"],
+    ),
+    "aggregations": (["--calls", "10000"], ["--calls", "10"]),
 }
 
 
@@ -52,7 +53,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--only", default="", help="comma-separated benchmark names")
     args = parser.parse_args()
-    plan = QUICK if args.quick else FULL
+    plan = {name: both[args.quick] for name, both in PLAN.items()}
     names = [n for n in args.only.split(",") if n] or list(plan)
     env = {**os.environ, "LMEVAL_LOG_LEVEL": os.environ.get("LMEVAL_LOG_LEVEL", "ERROR")}
     results = RESULTS

@@ -25,15 +25,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.common import REPO, figure, save_section, scratch, setup_env, table, timed, verdict
+from bench.common import REPO, figure, save_section, scratch, setup_env, table, task_manager, timed, verdict
 
 TARGET_SHARE = 0.01
 SUITE_DIRS = tuple(str(REPO / name) + os.sep for name in ("custom_metrics", "ibe_postprocess", "lm_eval_tasks"))
-MODEL_MARKERS = (
-    os.sep + "torch" + os.sep,
-    os.sep + "transformers" + os.sep,
-    os.sep + "sentence_transformers" + os.sep,
-    os.sep + "safetensors" + os.sep,
+MODEL_MARKERS = tuple(
+    os.sep + name + os.sep for name in ("torch", "transformers", "sentence_transformers", "safetensors")
 )
 # Generation is capped so a CPU run stays short; the suite's own work per doc does not depend on it.
 FAMILIES = {
@@ -58,11 +55,6 @@ def is_model(func: Func) -> bool:
     return any(marker in filename for marker in MODEL_MARKERS) and "tokenization" not in filename
 
 
-def is_load(func: Func) -> bool:
-    """Loading a model or tokenizer from disk: once per process, whatever the run's size."""
-    return func[2] == "from_pretrained"
-
-
 def attribute(stats: pstats.Stats) -> dict:
     """Split the time of suite code into its own work and the judge's loads and forward passes.
 
@@ -80,7 +72,7 @@ def attribute(stats: pstats.Stats) -> dict:
         for caller, (_c, _n, _tt, edge_cumtime) in callers.items():
             if not is_suite(caller) or is_suite(func):
                 continue
-            if is_load(func):
+            if func[2] == "from_pretrained":  # loading a model or tokenizer: once per process, whatever the size
                 buckets["judge_load_s"] += edge_cumtime
             elif is_model(func):
                 buckets["judge_forward_s"] += edge_cumtime
@@ -117,7 +109,6 @@ def _label(func: Func) -> str:
 def run(limit: int, families: list[str]) -> dict:
     import lm_eval
     from lm_eval.models.huggingface import HFLM
-    from lm_eval.tasks import TaskManager
 
     from custom_metrics.common.embedded_model import ensure_checkpoint
 
@@ -132,11 +123,7 @@ def run(limit: int, families: list[str]) -> dict:
         # What lm_eval's CLI merges into the metadata: the model arguments (REG counts output
         # tokens with the generator's tokenizer); the embedded judge is degenerate, so REG's
         # check before generation is told to warn.
-        manager = TaskManager(
-            include_path=[str(REPO / "lm_eval_tasks")],
-            include_defaults=False,
-            metadata={"pretrained": str(ensure_checkpoint()), "judge_check": "warn"},
-        )
+        manager = task_manager({"pretrained": str(ensure_checkpoint()), "judge_check": "warn"})
     results = {}
     for family in families:
         spec = FAMILIES[family]

@@ -25,7 +25,7 @@ import os
 import statistics
 from typing import Any
 
-from bench.common import REPO, figure, save_section, scratch, setup_env, table, timed
+from bench.common import figure, save_section, scratch, setup_env, table, task_manager, timed
 
 # Assumptions of the GPU estimate (8B model, bf16, one 80 GB GPU, lm_eval --model hf, batch 32).
 PREFILL_TOKENS_PER_S = 8000.0
@@ -73,13 +73,6 @@ def count(task_name: str, manager: Any, tokenizer: Any) -> tuple[dict[str, Any],
     return row, instances
 
 
-def seconds_per_loglik_request(instances: list[Any], model: Any) -> float:
-    """The harness model's own log-likelihood path over the task's first requests."""
-    with timed() as wall:
-        model.loglikelihood(instances, disable_tqdm=True)
-    return wall["s"] / len(instances)
-
-
 def decode_rate(checkpoint: str) -> float:
     """Generated tokens per second of the demo's generator at batch 8 (no early stop)."""
     import torch
@@ -99,7 +92,6 @@ def decode_rate(checkpoint: str) -> float:
 
 def run(requests: int) -> dict[str, Any]:
     from lm_eval.models.huggingface import HFLM
-    from lm_eval.tasks import TaskManager
     from transformers import AutoTokenizer
 
     from custom_metrics.common.embedded_model import SMOLLM2, ensure_checkpoint
@@ -110,16 +102,9 @@ def run(requests: int) -> dict[str, Any]:
     # What lm_eval's CLI puts into every task's metadata: the model arguments (REG counts
     # output lengths in the generator's tokens and reads its tokenizer from them, and its
     # thinking task checks the chat template's switch).
-    managers = {
-        name: TaskManager(
-            include_path=[str(REPO / "lm_eval_tasks")],
-            include_defaults=False,
-            # the embedded judge is degenerate: the check before generation would stop REG
-            metadata={"pretrained": gemma, "judge_check": "warn", **MODEL_ARGS.get(name, {})},
-        )
-        for name in TASKS
-    }
-    counted = {name: count(name, managers[name], tokenizer) for name in TASKS}
+    # (the embedded judge is degenerate: the check before generation would stop REG)
+    metadata = {"pretrained": gemma, "judge_check": "warn"}
+    counted = {name: count(name, task_manager({**metadata, **MODEL_ARGS.get(name, {})}), tokenizer) for name in TASKS}
     rows = {name: row for name, (row, _) in counted.items()}
     model = HFLM(pretrained=gemma, dtype="float32", device="cpu", batch_size=8)
     rate = decode_rate(str(ensure_checkpoint(SMOLLM2)))
@@ -129,7 +114,10 @@ def run(requests: int) -> dict[str, Any]:
             row["cpu_basis"] = f"SmolLM2 decoding at {rate:.0f} tokens/s (batch 8) x {row['max_gen_toks']} tokens"
             generated = row["requests"] * row["max_gen_toks"]
         else:
-            row["cpu_s_per_request"] = round(seconds_per_loglik_request(counted[name][1][:requests], model), 3)
+            first = counted[name][1][:requests]
+            with timed() as wall:  # the harness model's own log-likelihood path
+                model.loglikelihood(first, disable_tqdm=True)
+            row["cpu_s_per_request"] = round(wall["s"] / len(first), 3)
             row["cpu_basis"] = f"gemma-3-270m, the first {requests} requests, batch 8"
             generated = 0
         row["cpu_full_h"] = round(row["cpu_s_per_request"] * row["requests"] / 3600, 2)

@@ -44,13 +44,19 @@ def _boot_id() -> str:
         return ""
 
 
+def _stat(pid: int | str) -> list[str]:
+    """``/proc/<pid>/stat`` from its third field (state) on, the command name before it may hold
+    spaces; empty when the process is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return []
+
+
 def _start_ticks(pid: int) -> int | None:
     """The process's start time (clock ticks since boot), which a reused pid does not share."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return int(stat.rpartition(")")[2].split()[19])  # field 22; the command name may hold spaces
+    fields = _stat(pid)
+    return int(fields[19]) if fields else None  # field 22
 
 
 def _in_own_group_dying_with(parent: int) -> Callable[[], None]:
@@ -174,27 +180,8 @@ def group_alive(group: int) -> bool:
         return False
     except PermissionError:
         return True  # someone else's processes: alive
-    return any(_state(pid) not in ("Z", "X", None) for pid in _group_members(group))
-
-
-def _group_members(group: int) -> list[int]:
-    members = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rpartition(")")[2].split()
-            except OSError:
-                continue
-            if int(fields[2]) == group:  # field 5, pgrp
-                members.append(int(entry.name))
-    return members
-
-
-def _state(pid: int) -> str | None:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-    except OSError:
-        return None
+    stats = (_stat(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit())
+    return any(fields[2] == str(group) and fields[0] not in ("Z", "X") for fields in stats if fields)  # pgrp, state
 
 
 def still_running(record: dict[str, Any]) -> bool | None:

@@ -124,10 +124,6 @@ class _Pair:
     job: SubmittedJob | None = None
     outcome: PairOutcome | None = None
 
-    @property
-    def key(self) -> tuple[ModelSetting, str]:
-        return self.setting, self.task
-
     def outcome_as(self, status: str, detail: str) -> PairOutcome:
         self.outcome = PairOutcome(self.setting.name, self.task, self.folder, status, detail)
         return self.outcome
@@ -137,14 +133,6 @@ def array_name(out: Path, models: Sequence[str]) -> str:
     """The same for the same sweep folder and models (readable in squeue), so another sweep can recognise the array."""
     digest = hashlib.sha1("\n".join([str(out.resolve()), *models]).encode()).hexdigest()[:8]
     return f"ee-{out.name}-{digest}"
-
-
-def job_paths(folder: Path, job_id: str) -> SubmittedJob:
-    """The log files of a job submitted through submitit into ``folder``."""
-    from submitit.core.utils import JobPaths
-
-    paths = JobPaths(folder, job_id=job_id)
-    return SubmittedJob(job_id, paths.stdout, paths.stderr)
 
 
 def read_job_record(folder: Path) -> dict[str, Any] | None:
@@ -234,7 +222,7 @@ def _submit_pending(
         pending = []
         for pair in (pair for pair in pairs if pair.setting == setting):
             if pair_complete(pair.folder, pair.task):
-                outcome = pair.outcome_as("skipped", skip_detail(options, *pair.key, pair.folder))
+                outcome = pair.outcome_as("skipped", skip_detail(options, pair.setting, pair.task, pair.folder))
                 say(pair, f"skipped ({outcome.detail})")
             elif not _cannot_run(options, pair, by_name):
                 pending.append(pair)
@@ -252,8 +240,11 @@ def _submit_pending(
     for setting, pending, resources in to_submit:
         job_id = adoptable.get(setting.name)
         if job_id is not None:  # a sweep killed after sbatch, or one on another login node, submitted it
+            from submitit.core.utils import JobPaths  # its log files, as submitit names them
+
+            paths = JobPaths(options.out / JOB_LOG_FOLDER, job_id=job_id)
             for pair in pending:
-                pair.job = job_paths(options.out / JOB_LOG_FOLDER, job_id)
+                pair.job = SubmittedJob(job_id, paths.stdout, paths.stderr)
                 _write_job_record(pair.folder, scheduler.name, pair.job, None, "")
                 say(pair, f"attached to job {job_id}, submitted by another sweep (log {pair.job.stdout})")
             continue
@@ -333,7 +324,7 @@ def _cannot_run(options: SweepOptions, pair: _Pair, by_name: dict[tuple[str, str
     if not source or (pair.setting.name, source) in by_name:
         return False  # its source runs first inside the same array task
     try:
-        task_arguments(options, *pair.key)
+        task_arguments(options, pair.setting, pair.task)
     except FileNotFoundError as error:
         pair.outcome_as("failed", str(error))
         return True

@@ -11,6 +11,7 @@ import argparse
 import math
 import shlex
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -188,10 +189,8 @@ def print_dry_run(options: SweepOptions, plan: ResourcePlan | None) -> None:
         model = plan_model(options, setting)
         for task in model.complete:
             done = pair_complete(pair_folder(options.out, setting, task), task)
-            print(
-                f"# {setting.name} x {task}: "
-                + ("complete, skipped" if done else "lm_eval complete; post-run step pending")
-            )
+            state = "complete, skipped" if done else "lm_eval complete; post-run step pending"
+            print(f"# {setting.name} x {task}: {state}")
         pending = [*model.shared, *model.alone]
         if not pending:
             continue
@@ -201,33 +200,29 @@ def print_dry_run(options: SweepOptions, plan: ResourcePlan | None) -> None:
         if model.shared:
             print(shlex.join(shared_command(model_options, setting, model.shared)))
         for task in model.alone:
+            folder = pair_folder(options.out, setting, task)
             try:
-                print(
-                    shlex.join(lm_eval_command(model_options, setting, task, pair_folder(options.out, setting, task)))
-                )
+                print(shlex.join(lm_eval_command(model_options, setting, task, folder)))
             except FileNotFoundError as error:
                 print(f"# (runs after its source task) {error}")
 
 
 def finish(outcomes: list[PairOutcome], out: Path, board: Path | None, *, build: bool, waited: bool) -> int:
     """The leaderboard (once no pair is still queued or running), the summary line, the failures."""
-    failed = [o for o in outcomes if o.status == "failed"]
-    pending = [o for o in outcomes if o.status == "pending"]
-    if build and pending:
-        print(f"leaderboard not built yet: {len(pending)} pair(s) still queued or running")
+    count = Counter(o.status for o in outcomes)
+    if build and count["pending"]:
+        print(f"leaderboard not built yet: {count['pending']} pair(s) still queued or running")
     elif build:
         from custom_metrics.leaderboard.build import main as leaderboard_main
 
         leaderboard_main([str(out), "--out", str(board or out / "leaderboard")])
-    done = sum(o.status == "done" for o in outcomes)
-    skipped = sum(o.status == "skipped" for o in outcomes)
-    adopted = sum(o.status == "adopted" for o in outcomes)
-    summary = f"sweep: {done} run, {skipped} skipped (already complete), {len(failed)} failed"
-    if adopted:
-        summary += f", {adopted} adopted (finished after an earlier sweep stopped)"
-    if pending:
-        summary += f", {len(pending)} still queued or running (rerun the same command to re-attach)"
+    summary = f"sweep: {count['done']} run, {count['skipped']} skipped (already complete), {count['failed']} failed"
+    if count["adopted"]:
+        summary += f", {count['adopted']} adopted (finished after an earlier sweep stopped)"
+    if count["pending"]:
+        summary += f", {count['pending']} still queued or running (rerun the same command to re-attach)"
     print(summary, flush=True)
-    for outcome in failed:
-        print(f"FAILED {outcome.model} x {outcome.task}: {outcome.detail}", file=sys.stderr)
-    return 1 if failed or (pending and waited) else 0
+    for outcome in outcomes:
+        if outcome.status == "failed":
+            print(f"FAILED {outcome.model} x {outcome.task}: {outcome.detail}", file=sys.stderr)
+    return 1 if count["failed"] or (count["pending"] and waited) else 0

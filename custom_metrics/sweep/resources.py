@@ -75,12 +75,10 @@ class ResourcePlan:
 
 def parse_minutes(value: object) -> int:
     """Minutes from an int or any of Slurm's ``--time`` forms (``90``, ``1:30:00``, ``2-00:00:00``)."""
-    if isinstance(value, bool):
-        raise ValueError(f"time must be minutes or [D-]HH:MM:SS, got {value!r}")
-    if isinstance(value, int):
+    if isinstance(value, int) and not isinstance(value, bool):
         minutes = value
     else:
-        match = _TIME.match(str(value).strip())
+        match = None if isinstance(value, bool) else _TIME.match(str(value).strip())
         if not match:
             raise ValueError(f"time must be minutes or [D-]HH:MM:SS, got {value!r}")
         days = int(match["d"] or 0)

@@ -106,12 +106,8 @@ class SlurmScheduler:
             raise SchedulerUnavailable(f"squeue failed: {error}") from error
         if done.returncode != 0:
             raise SchedulerUnavailable(f"squeue exited {done.returncode}: {done.stderr.strip()}")
-        rows = []
-        for line in done.stdout.splitlines():
-            parts = line.split("|", 3)
-            if len(parts) == 4:
-                rows.append((parts[0].strip(), parts[1].strip(), parts[2].strip(), parts[3]))
-        return rows
+        rows = (line.split("|", 3) for line in done.stdout.splitlines())
+        return [(row[0].strip(), row[1].strip(), row[2].strip(), row[3]) for row in rows if len(row) == 4]
 
     def _sacct(self, job_ids: Sequence[str]) -> dict[str, JobState]:
         """Accounting's states of finished jobs; empty where the cluster keeps no accounting."""
