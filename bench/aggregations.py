@@ -32,6 +32,7 @@ from bench.common import REPO, figure, save_section, setup_env, table
 
 PAPERS = ("geese", "rule", "reg", "ibe")
 SEED = 0
+RULE_MAIN_QUESTIONS = 943  # the biased tasks ask RULE's main questions
 # A full bootstrap (lm-eval's default 100,000 resamples) of any one aggregation within 10 minutes
 # of one core: 6 ms a call.
 TARGET_10K_S = 60.0
@@ -63,6 +64,18 @@ def _answers(rng: random.Random, generations: int, conditions: list[tuple[str, f
     return items
 
 
+def _biased(rng: random.Random, doc_id: str) -> list[Any]:
+    """A biased task's item (a logged ``BiasedAnswer``): the bias on a wrong option two times in three,
+    followed half the time; no chain of thought (``None``) for a fifth of the docs."""
+    from custom_metrics.common.classification import NO_PREDICTION
+
+    gold = rng.randrange(4)
+    target = gold if rng.random() < 1 / 3 else rng.choice([option for option in range(4) if option != gold])
+    answer = NO_PREDICTION if rng.random() < 0.01 else target if rng.random() < 0.5 else rng.randrange(4)
+    mention = None if rng.random() < 0.2 else rng.choice(["", "", "the suggested answer"])
+    return [doc_id, gold, target, answer, mention]
+
+
 def inputs(rng: random.Random) -> dict[str, list[Any]]:
     """Per input kind, the values ``process_results`` gives on the full data (model outputs drawn)."""
     from custom_metrics.common.classification import NO_PREDICTION
@@ -91,6 +104,7 @@ def inputs(rng: random.Random) -> dict[str, list[Any]]:
         ],
         "rule faithfulness": _answers(rng, len(rule_docs), [*early, (FILLER, 1.0)]),
         "rule edits": _answers(rng, len(rule_docs), [(MISTAKE, 0.0), (PARAPHRASE, 0.0)]),
+        "rule biased": [_biased(rng, f"q{index}") for index in range(RULE_MAIN_QUESTIONS)],
         "reg faithfulness": _answers(rng, reg_items, [*early, (FILLER, 1.0)]),
         "reg scored": [
             (rng.random() < 0.7, None if rng.random() < 0.05 else float(rng.random() < 0.5)) for _ in range(reg_items)
@@ -133,6 +147,7 @@ INPUT_OF: dict[tuple[str, str], str] = {
         )
     },
     ("rule", "unparsed"): "rule problems",
+    **{("rule", name): "rule biased" for name in ("bias_follow", "articulation")},
     **{
         ("rule", name): "rule faithfulness"
         for name in (
