@@ -220,11 +220,6 @@ class Board:
     normalize_template: Callable[[str, str], str] = lambda task, template: template
 
     @property
-    def chart_metrics(self) -> tuple[str, ...]:
-        """The metrics charted in the long view: the headlines'."""
-        return tuple(dict.fromkeys(key.split("/", 1)[1] for headline in self.headlines for key in headline.keys))
-
-    @property
     def main(self) -> Headline | None:
         """The headline that ranks rows: the first that is not a sanity check."""
         return next((headline for headline in self.headlines if not headline.sanity), None)

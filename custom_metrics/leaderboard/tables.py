@@ -149,7 +149,8 @@ def build_table(
     rows = run_rows(runs, spec, passed) + [_published_row(row) for row in published]
     columns = _columns(spec, runs, published)
     columns = spec.board.derive(columns, rows, runs, notes)
-    chart_keys = [c.key for c in columns if c.metric in spec.board.chart_metrics and c.kind != "samples"]
+    charted = {key.split("/", 1)[1] for headline in spec.board.headlines for key in headline.keys}
+    chart_keys = [c.key for c in columns if c.metric in charted and c.kind != "samples"]
     if spec is OTHER:
         chart_keys = _first_metric_per_task(columns)
     notes += _subset_notes(runs)
