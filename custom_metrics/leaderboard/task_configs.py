@@ -111,14 +111,6 @@ def paper_metrics(spec: PaperSpec) -> dict[str, list[str]]:
     return tasks | folder_groups(folder) | {task: list(metrics) for task, metrics in spec.board.extra_tasks.items()}
 
 
-def column_order(spec: PaperSpec) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The order of a paper's columns by task and by metric: tasks in the spec's order where it
-    gives one, else in file order; metrics in ``metric_list`` order, then the derived."""
-    tasks = paper_metrics(spec)
-    metrics = [*(m for listed in tasks.values() for m in listed), *spec.board.derived_metrics]
-    return (spec.board.task_order or tuple(tasks), tuple(dict.fromkeys(metrics)))
-
-
 def config_difference(spec: PaperSpec, task: str, logged: Mapping[str, Any] | None, version: Any) -> str:
     """How a run's logged config of ``task`` differs from the suite's, in words ("" if it does not)."""
     ours = suite_configs().get(task)
