@@ -156,7 +156,6 @@ class Comparison:
 
     @property
     def compared(self) -> str:
-        """The baseline's outcome the comparison reads."""
         return self.baseline_metric or self.metric
 
 
@@ -216,7 +215,6 @@ class Board:
 
     @property
     def main(self) -> Headline | None:
-        """The headline that ranks rows: the first that is not a sanity check."""
         return next((headline for headline in self.headlines if not headline.sanity), None)
 
     def task_label(self, task: str) -> str:
