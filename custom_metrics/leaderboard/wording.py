@@ -91,9 +91,7 @@ def rank_text(cell: SummaryCell | None, entry: SummaryRow | None) -> str:
         return ""
     if not entry.contender:
         return "ref"
-    if cell.rank is None:
-        return ""
-    return f"{cell.rank}{'=' if cell.tied else ''}"
+    return "" if cell.rank is None else f"{cell.rank}{'=' if cell.tied else ''}"
 
 
 def row_rank_text(entry: SummaryRow | None, summary: Summary) -> str:
