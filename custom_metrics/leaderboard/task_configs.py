@@ -52,8 +52,7 @@ def _load(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
         return {}
     include = data.pop("include", None)
     if isinstance(include, str) and path.parent / include not in seen:
-        base = _load(path.parent / include, (*seen, path))
-        data = {**base, **data}
+        data = {**_load(path.parent / include, (*seen, path)), **data}
     return data
 
 
