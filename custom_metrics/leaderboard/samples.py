@@ -51,8 +51,7 @@ class LoggedTask:
     @property
     def facets(self) -> list[str]:
         present = {name for row in self.rows for name in row}
-        wanted = [*self.spec.board.samples.facets, PROBLEM]
-        return [name for name in wanted if name in present]
+        return [name for name in (*self.spec.board.samples.facets, PROBLEM) if name in present]
 
     @property
     def columns(self) -> list[str]:

@@ -340,9 +340,8 @@ def _notes(entry: SummaryRow, main_index: int, context: SummaryContext) -> str:
             more.append(f"⚠ {cell.headline.label}: {cell.limited}")
         if cell.cell is not None and cell.cell.basis:
             more.append(f"{cell.headline.label}: {cell.cell.basis}")
-    configs = entry.config_differences
-    if configs:
-        first.append(f"⚑ not this suite's task config: {', '.join(sorted(configs))}")
+    if entry.config_differences:
+        first.append(f"⚑ not this suite's task config: {', '.join(sorted(entry.config_differences))}")
     if row.mixed:
         first.append("⚑ built from results files that differ: " + "; ".join(row.mixed))
     more += row_flags(row)
