@@ -100,22 +100,8 @@ class Family:
 RunsHook = Callable[[list[TaskRun], list[str]], list[TaskRun]]
 DeriveHook = Callable[[list[Column], list[Row], list[TaskRun], list[str]], list[Column]]
 ReaderHook = Callable[[Sequence[Path]], tuple[list[TaskRun], list[Problem]]]
-# (task, logged sample) -> display fields of the sample viewer, in order.
-SampleFieldsHook = Callable[[str, dict[str, Any]], dict[str, Any]]
-# (task, logged sample) -> per-document outcomes compared between runs (None: not scored).
-OutcomesHook = Callable[[str, dict[str, Any]], dict[str, float | None]]
 # (task, logged sample) -> the document's identity, shared by every run and setting.
 DocKeyHook = Callable[[str, dict[str, Any]], str]
-# roots -> {(samples file name, line): extra fields}, e.g. IBE features scored afterwards.
-SampleExtrasHook = Callable[[Sequence[Path]], dict[tuple[str, int], dict[str, Any]]]
-# (task, every viewer row of one run of it) -> those rows reordered and completed with what only
-# the whole run tells, e.g. RULE: each main question followed by its subquestions, with their consistency.
-ArrangeHook = Callable[[str, list[dict[str, Any]]], list[dict[str, Any]]]
-# (task, the row's values for that task by metric) -> what a reader must know ("" if nothing).
-RemarkHook = Callable[[str, Mapping[str, float | None]], str]
-# (column key, the run's values of that task by metric) -> the number of items a share in that
-# column is over (None: not a share of a count the results file records).
-ShareOfHook = Callable[[str, Mapping[str, float | None]], float | None]
 
 
 def default_doc_key(task: str, sample: dict[str, Any]) -> str:
@@ -135,13 +121,19 @@ class SampleView:
     """How a paper's logged samples (``--log_samples``) read in the sample viewer, and
     which per-document outcomes are compared between runs (paired differences)."""
 
-    fields: SampleFieldsHook = lambda task, sample: {}  # default: the fields every task logs, alone
+    # (task, logged sample) -> display fields of the sample viewer, in order (default: the fields
+    # every task logs, alone).
+    fields: Callable[[str, dict[str, Any]], dict[str, Any]] = lambda task, sample: {}
     facets: tuple[str, ...] = ()  # fields offered as click filters (e.g. "coherent")
-    outcomes: OutcomesHook | None = None
+    # (task, logged sample) -> per-document outcomes compared between runs (None: not scored).
+    outcomes: Callable[[str, dict[str, Any]], dict[str, float | None]] | None = None
     doc_key: DocKeyHook = default_doc_key
-    extras: SampleExtrasHook | None = None
+    # roots -> {(samples file name, line): extra fields}, e.g. IBE features scored afterwards.
+    extras: Callable[[Sequence[Path]], dict[tuple[str, int], dict[str, Any]]] | None = None
     show_filtered: bool = True  # False where ``fields`` already shows what the filter made
-    arrange: ArrangeHook | None = None  # rows that belong together (a question and its subquestions)
+    # (task, every viewer row of one run of it) -> those rows reordered and completed with what only
+    # the whole run tells, e.g. RULE: each main question followed by its subquestions, with their consistency.
+    arrange: Callable[[str, list[dict[str, Any]]], list[dict[str, Any]]] | None = None
     # Columns shown side by side, in this order, where the first of them present stands (IBE: an
     # explanation's proof steps beside it, not after every feature column, off-screen).
     together: tuple[str, ...] = ()
@@ -164,7 +156,6 @@ class Comparison:
 
     @property
     def compared(self) -> str:
-        """The baseline's outcome the comparison reads."""
         return self.baseline_metric or self.metric
 
 
@@ -200,7 +191,9 @@ class Board:
     definitions: Mapping[str, str] = field(default_factory=dict)
     samples: SampleView = SampleView()
     comparisons: tuple[Comparison, ...] = ()
-    remark: RemarkHook = lambda task, values: ""  # e.g. REG: why its scores are missing
+    # (task, the row's values of that task by metric) -> what a reader must know ("" if nothing),
+    # e.g. REG: why its scores are missing.
+    remark: Callable[[str, Mapping[str, float | None]], str] = lambda task, values: ""
     # The summary view: one column per task's headline metric; the first that is not a
     # sanity check ranks the rows. Its charts: one per family.
     headlines: tuple[Headline, ...] = ()
@@ -209,10 +202,11 @@ class Board:
     # setting ``paper_setting(run setting)`` (None: any), else the reference model's.
     reference_model: str = ""
     paper_setting: Callable[[str], str | None] = lambda setting: None
-    # The items a run's headline number is a share of, for its exact test and interval when
-    # no samples were logged (they give the count themselves). Default: the task's documents
-    # (``#samples``); REG's scores are shares of |N|, RULE's combined task mixes question kinds.
-    share_of: ShareOfHook | None = None
+    # (column key, the run's values of that task by metric) -> the items a run's headline number
+    # is a share of (None: not a share of a count the results file records), for its exact test and
+    # interval when no samples were logged (they give the count themselves). Default: the task's
+    # documents (``#samples``); REG's scores are shares of |N|, RULE's combined task mixes question kinds.
+    share_of: Callable[[str, Mapping[str, float | None]], float | None] | None = None
     # Checking a run's logged task config against the suite's: dataset paths the suite's
     # loader reads the same rows of, and a rewrite of a logged template into the suite's
     # spelling (the authors' hint field where the suite writes {{hint}}).
@@ -220,13 +214,7 @@ class Board:
     normalize_template: Callable[[str, str], str] = lambda task, template: template
 
     @property
-    def chart_metrics(self) -> tuple[str, ...]:
-        """The metrics charted in the long view: the headlines'."""
-        return tuple(dict.fromkeys(key.split("/", 1)[1] for headline in self.headlines for key in headline.keys))
-
-    @property
     def main(self) -> Headline | None:
-        """The headline that ranks rows: the first that is not a sanity check."""
         return next((headline for headline in self.headlines if not headline.sanity), None)
 
     def task_label(self, task: str) -> str:

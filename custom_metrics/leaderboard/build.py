@@ -147,15 +147,13 @@ def summary(board: Leaderboard) -> list[str]:
     specs = {spec.key: spec for spec in (*PAPERS, OTHER)}
     for table in board.tables:
         spec = specs[table.key]
-        charted = [c for c in table.columns if c.key in table.chart_keys]
         for row in table.rows:
             if row.kind != "run":
                 continue
             for task in dict.fromkeys(c.task for c in table.columns):
                 values = task_values(row, task)
-                shown = [c for c in charted if c.task == task and c.key in row.cells]
-                if not shown:
-                    shown = [c for c in table.columns if c.task == task and c.key in row.cells][:UNCHARTED_SHOWN]
+                mine = [c for c in table.columns if c.task == task and c.key in row.cells]
+                shown = [c for c in mine if c.key in table.chart_keys] or mine[:UNCHARTED_SHOWN]
                 if not shown:
                     continue
                 numbers = ", ".join(f"{spec.board.metric_label(c.metric)} {_shown(row.cells[c.key])}" for c in shown)

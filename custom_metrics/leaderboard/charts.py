@@ -138,12 +138,11 @@ def _family_figure(summary: Summary, spec: PaperSpec, columns: Sequence[Headline
         fill = colour(entry.row, hues)
         cells = [entry.cells[i] for i in positions]
         values = [cell.value if finite(cell.value) else None for cell in cells]
-        limited = entry.limited
         row = entry.row
         name = _label(row_label(row.model, row.setting))
         if row.kind == "published":
             name += " (paper)" if row.origin == "paper" else f" ({_label(row.origin)})"
-        if limited:
+        if entry.limited:
             name += " ⚠ part of the data"
         intervals = [cell.interval if finite(cell.value) else None for cell in cells]
         data.append(
@@ -168,8 +167,8 @@ def _family_figure(summary: Summary, spec: PaperSpec, columns: Sequence[Headline
                 "hovertemplate": "<b>%{fullData.name}</b><br>%{customdata}<extra></extra>",
                 "marker": {
                     "color": fill,
-                    "opacity": 0.8 if limited else 1.0,
-                    "pattern": HATCH if limited else {"shape": ""},
+                    "opacity": 0.8 if entry.limited else 1.0,
+                    "pattern": HATCH if entry.limited else {"shape": ""},
                     "line": {"color": fill, "width": 1},
                 },
             }

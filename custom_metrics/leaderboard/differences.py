@@ -41,9 +41,7 @@ def row_label(model: str, setting: str) -> str:
 
 def family_of(difference: Difference) -> str:
     """The family a difference is Holm-adjusted in, in words: its pair of rows, or its run."""
-    if difference.kind == "same run":
-        return f"within {difference.a}"
-    return f"{difference.a} vs {difference.b}"
+    return f"within {difference.a}" if difference.kind == "same run" else f"{difference.a} vs {difference.b}"
 
 
 def paired_differences(spec: PaperSpec, logged: Sequence[LoggedTask]) -> list[Difference]:

@@ -75,7 +75,11 @@ def run_evidence(spec: PaperSpec, row: Row, key: str, cell: Cell, outcomes: Outc
             return Evidence(interval, paired=paired, basis="logged samples of both tasks", reason=paired.no_interval)
     if cell.pm is not None and cell.se is None:
         return Evidence(None, reason="a mean over runs (its ± is their spread): no count of items behind it")
-    count = _count(spec, row, task, key, metric)
+    values = {name: cell.value for name, cell in task_values(row, task).items()}
+    if spec.board.share_of is not None:
+        count = spec.board.share_of(key, values)
+    else:  # another harness task's f1 or bleu is no share of its documents
+        count = None if spec is OTHER and metric not in GENERIC_OUTCOMES else values.get("#samples")
     if count is None:
         return Evidence(None, reason="neither logged samples nor the results file give the items it is a share of")
     n = round(count) if math.isfinite(count) else 0
@@ -108,12 +112,3 @@ def paper_evidence(spec: PaperSpec, row: Row, key: str, cell: Cell) -> Evidence:
 def _comparison(spec: PaperSpec, task: str, metric: str) -> Comparison | None:
     """The paper comparison whose difference ``task``'s ``metric`` is (GEESE's effectiveness), named by its label."""
     return next((c for c in spec.board.comparisons if c.task == task and c.label == metric), None)
-
-
-def _count(spec: PaperSpec, row: Row, task: str, key: str, metric: str) -> float | None:
-    values = {name: cell.value for name, cell in task_values(row, task).items()}
-    if spec.board.share_of is not None:
-        return spec.board.share_of(key, values)
-    if spec is OTHER and metric not in GENERIC_OUTCOMES:
-        return None  # another harness task's f1 or bleu is no share of its documents
-    return values.get("#samples")

@@ -78,8 +78,7 @@ def score_table(table: Table, spec: PaperSpec, paths: Paths, sample_pages: dict[
 
 
 def _note(spec: PaperSpec, row, task: str, values: dict, paths: Paths) -> str:
-    named = {name: cell.value for name, cell in task_values(row, task).items()}
-    notes = [spec.board.remark(task, named)]
+    notes = [spec.board.remark(task, {name: cell.value for name, cell in task_values(row, task).items()})]
     notes += [f"{name}: {cell.basis}" for name, cell in values.items() if cell.basis]
     if row.config_differences.get(task):
         notes.append(f"⚑ not this suite's task config: {row.config_differences[task]}")

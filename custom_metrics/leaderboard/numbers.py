@@ -46,10 +46,7 @@ def cell_text(cell: Cell | None, column_kind: str = "metric") -> str:
 def _printed(text: str | None) -> str | None:
     """A published number as printed, unless it carries more digits than anyone reads (a
     stderr copied from a results file, 0.014564428416311686): then None, and it is rounded."""
-    if text is None:
-        return None
-    decimals = len(text.partition(".")[2])
-    return text if decimals <= 5 else None
+    return text if text is not None and len(text.partition(".")[2]) <= 5 else None
 
 
 def p_digits(p_value: float | None) -> str:

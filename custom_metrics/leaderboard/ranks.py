@@ -79,8 +79,7 @@ def rank_group(labels: Sequence[str], cells: Sequence[Sequence[Any]], difference
             ranked = tested[x, column] or _counted(cell)
             cell.rank, cell.unranked = (1 + int(beaten[x, column]), "") if ranked else (None, NO_TEST)
         ranks = [cells[x][column].rank for x in present if cells[x][column].rank is not None]
-        for x in present:
-            cell = cells[x][column]
+        for cell in (cells[x][column] for x in present):
             cell.tied = ranks.count(cell.rank) - 1 if cell.rank is not None else 0
 
 

@@ -45,8 +45,7 @@ def column_groups(table: Table) -> list[tuple[str, list[Column]]]:
     shown = [c for c in table.columns if any(c.key in row.cells for row in table.rows)]
     main = [c for c in shown if c.key in table.chart_keys or c.kind == "samples"]
     rest = [c for c in shown if c not in main]
-    groups = [("Main columns", main), ("More metrics", rest)]
-    return [(title, columns) for title, columns in groups if columns]
+    return [(title, columns) for title, columns in (("Main columns", main), ("More metrics", rest)) if columns]
 
 
 def markdown(
@@ -65,9 +64,8 @@ def markdown(
             f"90% interval of Δ inside ±{summary.margin:g}"
             + (f"; {len(differences)} paired test(s), Holm-adjusted within each pair of rows." if differences else ".")
         )
-        lines += [""]
         heads = " | ".join(_md(h.label) for h in summary.headlines)
-        lines.append(f"| rank | model | setting | row | data | {heads} | flags |")
+        lines += ["", f"| rank | model | setting | row | data | {heads} | flags |"]
         lines.append("|---:|---|---|---|---|" + "---:|" * len(summary.headlines) + "---|")
         for entry in summary.rows:
             row = entry.row

@@ -222,9 +222,10 @@ def write_document_data(folder: Path, logged: Sequence[LoggedTask], pages: dict[
         tasks.sort(key=lambda t: row_label(t.run.model, t.run.setting))
         docs: dict[str, list[tuple[int, dict[str, Any], str]]] = {}
         for run_index, task in enumerate(tasks):
-            for position, (row, key) in enumerate(zip(task.rows, task.keys)):
-                if key is not None:
-                    docs.setdefault(key, []).append((run_index, row, _page_of(pages[task], position)))
+            for page, (start, end) in zip(pages[task].names, pages[task].bounds):
+                for row, key in zip(task.rows[start:end], task.keys[start:end]):
+                    if key is not None:
+                        docs.setdefault(key, []).append((run_index, row, page))
         keys = sorted(docs, key=_natural)
         files = [keys[i : i + DOCS_PER_FILE] for i in range(0, len(keys), DOCS_PER_FILE)]
         first = tasks[0]
@@ -239,10 +240,6 @@ def write_document_data(folder: Path, logged: Sequence[LoggedTask], pages: dict[
             write_script_data(
                 folder / f"{slug}.{number}.js", f"docs:{slug}:{number}", {key: _document(docs[key]) for key in chunk}
             )
-
-
-def _page_of(pages: Pages, position: int) -> str:
-    return next(name for name, (start, end) in zip(pages.names, pages.bounds) if start <= position < end)
 
 
 def _document(entries: list[tuple[int, dict[str, Any], str]]) -> dict[str, Any]:

@@ -51,8 +51,7 @@ class LoggedTask:
     @property
     def facets(self) -> list[str]:
         present = {name for row in self.rows for name in row}
-        wanted = [*self.spec.board.samples.facets, PROBLEM]
-        return [name for name in wanted if name in present]
+        return [name for name in (*self.spec.board.samples.facets, PROBLEM) if name in present]
 
     @property
     def columns(self) -> list[str]:
@@ -80,12 +79,9 @@ def read_logged_tasks(runs: Sequence[TaskRun], specs: Sequence[PaperSpec], roots
         if path is None:
             continue
         view = spec.board.samples
-        extras: dict[tuple[str, int], dict[str, Any]] = {}
-        if view.extras is not None:
-            if id(view) not in extras_cache:
-                extras_cache[id(view)] = view.extras(roots)
-            extras = extras_cache[id(view)]
-        logged.append(read_logged_task(run, spec, path, extras))
+        if view.extras is not None and id(view) not in extras_cache:
+            extras_cache[id(view)] = view.extras(roots)
+        logged.append(read_logged_task(run, spec, path, extras_cache.get(id(view))))
     return logged
 
 
@@ -193,17 +189,15 @@ def _choices(sample: dict[str, Any]) -> list[str]:
 
 def _loglikelihoods(filtered: Any) -> list[float] | None:
     """The per-choice log-likelihoods of a multiple-choice sample, else None."""
-    if not isinstance(filtered, list) or not filtered:
+    items = filtered if isinstance(filtered, list) else []
+    if not items or not all(
+        isinstance(item, list) and item and isinstance(item[0], (str, int, float)) for item in items
+    ):
         return None
-    values = []
-    for item in filtered:
-        if not (isinstance(item, list) and item and isinstance(item[0], (str, int, float))):
-            return None
-        try:
-            values.append(float(item[0]))
-        except ValueError:
-            return None
-    return values
+    try:
+        return [float(item[0]) for item in items]
+    except ValueError:
+        return None
 
 
 def _prompt(sample: dict[str, Any]) -> str | None:

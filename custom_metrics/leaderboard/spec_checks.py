@@ -174,11 +174,8 @@ def _sources(value: Any, depth: int = 0) -> Iterator[Any]:
         yield value
     elif depth > 3 or isinstance(value, type):
         return
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _sources(item, depth + 1)
-    elif isinstance(value, (tuple, list, set, frozenset)):
-        for item in value:
+    elif isinstance(value, (dict, tuple, list, set, frozenset)):
+        for item in value.values() if isinstance(value, dict) else value:
             yield from _sources(item, depth + 1)
     elif is_dataclass(value):
         for item in fields(value):

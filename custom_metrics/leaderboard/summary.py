@@ -165,9 +165,8 @@ def _rank(summary: Summary, differences: Sequence[Difference]) -> None:
     main_index = summary.headlines.index(summary.main) if summary.main else None
     for entry in summary.rows:
         main = entry.cells[main_index] if main_index is not None else None
-        has_value = any(finite(cell.value) for cell in entry.cells)
         limited = main.limited if main is not None and main.key else any(cell.limited for cell in entry.cells)
-        entry.group = LIMITED if limited else RANKED if has_value else UNRANKED
+        entry.group = LIMITED if limited else RANKED if any(finite(cell.value) for cell in entry.cells) else UNRANKED
     order = [i for i, h in enumerate(summary.headlines) if not h.sanity]  # sanity checks never rank
     for group in (RANKED, LIMITED):
         members = [e for e in summary.rows if e.group == group and e.contender]

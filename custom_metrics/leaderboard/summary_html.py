@@ -144,7 +144,7 @@ def _table(key: str, spec: PaperSpec, summary: Summary, context: SummaryContext)
     ]
     for index, headline in enumerate(summary.headlines):
         classes = _column_classes(index, headline, shown_on_phone, main_index)
-        definition = _definition(spec, headline)
+        definition = spec.board.definition(*headline.keys[0].split("/", 1))
         head.append(
             f'<th scope="col" class="{" ".join(classes)}" data-col="h{index}"'
             f"{_title(definition)}>"
@@ -186,11 +186,6 @@ def _column_classes(index: int, headline: Headline, shown_on_phone: set[int], ma
     """A headline column's classes, on its header and on its cells alike."""
     flags = (("secondary", index not in shown_on_phone), ("sanity", headline.sanity), ("main", index == main_index))
     return ["num", f"h{index}", *(name for name, on in flags if on)]
-
-
-def _definition(spec: PaperSpec, headline: Headline) -> str:
-    task, metric = headline.keys[0].split("/", 1)
-    return spec.board.definition(task, metric)
 
 
 def _row(
@@ -345,9 +340,8 @@ def _notes(entry: SummaryRow, main_index: int, context: SummaryContext) -> str:
             more.append(f"⚠ {cell.headline.label}: {cell.limited}")
         if cell.cell is not None and cell.cell.basis:
             more.append(f"{cell.headline.label}: {cell.cell.basis}")
-    configs = entry.config_differences
-    if configs:
-        first.append(f"⚑ not this suite's task config: {', '.join(sorted(configs))}")
+    if entry.config_differences:
+        first.append(f"⚑ not this suite's task config: {', '.join(sorted(entry.config_differences))}")
     if row.mixed:
         first.append("⚑ built from results files that differ: " + "; ".join(row.mixed))
     more += row_flags(row)
@@ -361,7 +355,8 @@ def _notes(entry: SummaryRow, main_index: int, context: SummaryContext) -> str:
 def _definitions(spec: PaperSpec, summary: Summary) -> str:
     items = "".join(
         f"<dt>{_e(h.label)}{' (sanity check: never ranked)' if h.sanity else ''}</dt>"
-        f"<dd>{_e(_definition(spec, h) or 'No definition recorded.')} <code>{_e(' or '.join(h.keys))}</code></dd>"
+        f"<dd>{_e(spec.board.definition(*h.keys[0].split('/', 1)) or 'No definition recorded.')} "
+        f"<code>{_e(' or '.join(h.keys))}</code></dd>"
         for h in summary.headlines
     )
     return (

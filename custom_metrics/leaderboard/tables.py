@@ -29,7 +29,7 @@ from custom_metrics.common.published import PublishedRow, plain
 from custom_metrics.common.results import TaskRun
 from custom_metrics.leaderboard.lineage import other_model, read_words
 from custom_metrics.leaderboard.registry import OTHER, PAPERS, paper_of
-from custom_metrics.leaderboard.task_configs import column_order, config_difference, suite_configs
+from custom_metrics.leaderboard.task_configs import config_difference, paper_metrics, suite_configs
 
 # The metric charted for a task of no paper: the first of these it reports.
 FIRST_METRICS = ("acc", "acc_norm", "exact_match", "f1")
@@ -149,7 +149,8 @@ def build_table(
     rows = run_rows(runs, spec, passed) + [_published_row(row) for row in published]
     columns = _columns(spec, runs, published)
     columns = spec.board.derive(columns, rows, runs, notes)
-    chart_keys = [c.key for c in columns if c.metric in spec.board.chart_metrics and c.kind != "samples"]
+    charted = {key.split("/", 1)[1] for headline in spec.board.headlines for key in headline.keys}
+    chart_keys = [c.key for c in columns if c.metric in charted and c.kind != "samples"]
     if spec is OTHER:
         chart_keys = _first_metric_per_task(columns)
     notes += _subset_notes(runs)
@@ -264,7 +265,11 @@ def _columns(spec: PaperSpec, runs: list[TaskRun], published: list[PublishedRow]
         key = f"{task}/#samples"
         found[key] = Column(key, f"{task} #samples", task, "#samples", "samples")
 
-    task_order, metric_order = column_order(spec) if spec is not OTHER else ((), OTHER_METRICS)
+    task_order, metric_order = (), OTHER_METRICS
+    if spec is not OTHER:  # tasks in the spec's order, else file order; metrics in metric_list order
+        tasks = paper_metrics(spec)
+        task_order = spec.board.task_order or tuple(tasks)
+        metric_order = (*(m for listed in tasks.values() for m in listed), *spec.board.derived_metrics)
 
     def rank(column: Column) -> tuple:  # by task; within it, by metric, the #samples column last
         task_rank = task_order.index(column.task) if column.task in task_order else len(task_order)

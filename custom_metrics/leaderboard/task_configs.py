@@ -52,8 +52,7 @@ def _load(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
         return {}
     include = data.pop("include", None)
     if isinstance(include, str) and path.parent / include not in seen:
-        base = _load(path.parent / include, (*seen, path))
-        data = {**base, **data}
+        data = {**_load(path.parent / include, (*seen, path)), **data}
     return data
 
 
@@ -109,14 +108,6 @@ def paper_metrics(spec: PaperSpec) -> dict[str, list[str]]:
     folder = TASKS_PATH / spec.key
     tasks = {task: metric_names(config.get("metric_list")) for task, config in folder_configs(folder).items()}
     return tasks | folder_groups(folder) | {task: list(metrics) for task, metrics in spec.board.extra_tasks.items()}
-
-
-def column_order(spec: PaperSpec) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The order of a paper's columns by task and by metric: tasks in the spec's order where it
-    gives one, else in file order; metrics in ``metric_list`` order, then the derived."""
-    tasks = paper_metrics(spec)
-    metrics = [*(m for listed in tasks.values() for m in listed), *spec.board.derived_metrics]
-    return (spec.board.task_order or tuple(tasks), tuple(dict.fromkeys(metrics)))
 
 
 def config_difference(spec: PaperSpec, task: str, logged: Mapping[str, Any] | None, version: Any) -> str:

@@ -137,25 +137,19 @@ def paper_delta(
                 test=f"no test: {n} item(s) are too few to test against {against} "
                 f"(the smallest p any outcome could reach is {smallest:.2g})",
             )
-        if two_sample:
-            outcome = procedures.fisher_test(k, n, stated.k, stated.n)
-            return replace(
-                base,
-                test=procedures.FISHER,
-                p_value=outcome.p_value,
-                low=outcome.interval.low,
-                high=outcome.interval.high,
-                interval_of="odds ratio",
-            )
-        # Against the paper's number taken as fixed: the share's own interval, so the test
-        # rejects exactly when the paper's number is outside it.
-        interval = procedures.share_interval(k, n)
+        if two_sample:  # the odds ratio's interval
+            test, outcome, shift = procedures.FISHER, procedures.fisher_test(k, n, stated.k, stated.n), 0.0
+        else:  # against the paper's number taken as fixed: the share's own interval, shifted to Δ, so
+            # the test rejects exactly when the paper's number is outside it
+            outcome = procedures.Outcome(float(procedures.central_p(k, n, theirs)), procedures.share_interval(k, n))
+            test, shift = procedures.EXACT_SHARE, theirs
         return replace(
             base,
-            test=procedures.EXACT_SHARE,
-            p_value=float(procedures.central_p(k, n, theirs)),
-            low=interval.low - theirs,
-            high=interval.high - theirs,
+            test=test,
+            p_value=outcome.p_value,
+            low=outcome.interval.low - shift,
+            high=outcome.interval.high - shift,
+            interval_of="odds ratio" if two_sample else "Δ",
         )
     if evidence.paired is not None:
         return replace(base, test=COMPARISON.format(test=evidence.paired.test), items=evidence.paired.n)

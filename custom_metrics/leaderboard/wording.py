@@ -15,8 +15,7 @@ def data_text(row: Row, entry: SummaryRow | None) -> str:
     """ "full data", or how the row's numbers were cut short (``⚠ part of the data: --limit 8, 8 docs``)."""
     if row.kind == "published":
         return "published" if row.origin == "paper" else row.origin
-    cells = [c for c in (entry.cells if entry else ()) if c.limited]
-    cut = {c.task: c.limited for c in cells} or dict(sorted(row.subsets.items()))
+    cut = {c.task: c.limited for c in (entry.cells if entry else ()) if c.limited} or dict(sorted(row.subsets.items()))
     if not cut:
         return "full data"
     if len(set(cut.values())) == 1:
@@ -91,9 +90,7 @@ def rank_text(cell: SummaryCell | None, entry: SummaryRow | None) -> str:
         return ""
     if not entry.contender:
         return "ref"
-    if cell.rank is None:
-        return ""
-    return f"{cell.rank}{'=' if cell.tied else ''}"
+    return "" if cell.rank is None else f"{cell.rank}{'=' if cell.tied else ''}"
 
 
 def row_rank_text(entry: SummaryRow | None, summary: Summary) -> str:
