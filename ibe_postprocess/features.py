@@ -300,12 +300,13 @@ def _prove(
             kv.key("proof", program.text(), prover.settings(), embedder.digest(program.predicates()))
             for program in programs
         ]
-        proof_store = kv.JsonlCache(folder.cache("proofs"), _valid_proof)
-
-        def prove(chunk: list[int]) -> list[dict]:
-            return [asdict(proof) for proof in prover.prove_many([programs[i] for i in chunk])]
-
-        proofs = cached_stage("proofs", proof_keys, prove, proof_store, settings.batch_size)
+        proofs = cached_stage(
+            "proofs",
+            proof_keys,
+            lambda chunk: [asdict(proof) for proof in prover.prove_many([programs[i] for i in chunk])],
+            kv.JsonlCache(folder.cache("proofs"), _valid_proof),
+            settings.batch_size,
+        )
         concepts = new_concepts_many(items, words, step_nouns())
     return _Logic(programs, methods, formal_flags, proofs, concepts)
 
