@@ -205,7 +205,14 @@ def score(
     header records what they are computed from (the inputs' fingerprint, the settings and
     ``provenance``, the models behind the explanations), ``features.csv`` and ``judge.jsonl``.
     """
-    _check_formalizer(settings.formalizer)
+    # A formalizer the scorer knows, and a well-formed endpoint spec, before the folder is touched.
+    if settings.formalizer != "deterministic" and not settings.formalizer.startswith(("lm:", ENDPOINT_PREFIX)):
+        raise ValueError(
+            f"--formalizer must be 'deterministic', 'lm:<model>' or '{ENDPOINT_PREFIX}<model>@<base_url>', "
+            f"got {settings.formalizer!r}"
+        )
+    if settings.formalizer.startswith(ENDPOINT_PREFIX):
+        parse_endpoint(settings.formalizer)
     folder = FeaturesFolder(out_dir)
     origin = features_file.Origin(
         input_files(records, judged), fingerprint(records, judged), settings.recorded(), provenance or {}
@@ -233,7 +240,15 @@ def score(
 
     logic = _prove(items, autoformalization, settings, folder)
     step_verdicts = coherence.step_verdicts(parsed, coherence_store)
-    uncertainties = _uncertainties(parsed, uncertainty, folder, settings.batch_size)
+    # Each explanation's uncertainty and hedge counts, cached by chunk under the scorer's settings.
+    scorer = (uncertainty.source, uncertainty.aggregation, uncertainty.inversion)
+    uncertainties = cached_stage(
+        "uncertainty",
+        [kv.key("uncertainty", *scorer, p.assumptions, p.summary, [asdict(s) for s in p.steps]) for p in parsed],
+        lambda chunk: [asdict(v) for v in uncertainty.score_many([parsed[i] for i in chunk])],
+        kv.JsonlCache(folder.cache("uncertainty"), _valid_uncertainty),
+        settings.batch_size,
+    )
     sources = {"coherence_judge": coherence.source, "uncertainty_source": uncertainty.source}
     rows = [
         _row(record, parsed[index], logic, index, step_verdicts[index], uncertainties[index], sources)
@@ -241,17 +256,6 @@ def score(
     ]
     features_file.write(folder, origin, rows, judged)
     return rows
-
-
-def _check_formalizer(formalizer: str) -> None:
-    """A formalizer the scorer knows, and a well-formed endpoint spec, before the folder is touched."""
-    if formalizer != "deterministic" and not formalizer.startswith(("lm:", ENDPOINT_PREFIX)):
-        raise ValueError(
-            f"--formalizer must be 'deterministic', 'lm:<model>' or '{ENDPOINT_PREFIX}<model>@<base_url>', "
-            f"got {formalizer!r}"
-        )
-    if formalizer.startswith(ENDPOINT_PREFIX):
-        parse_endpoint(formalizer)
 
 
 @dataclass(frozen=True)
@@ -296,29 +300,15 @@ def _prove(
             kv.key("proof", program.text(), prover.settings(), embedder.digest(program.predicates()))
             for program in programs
         ]
-        proof_store = kv.JsonlCache(folder.cache("proofs"), _valid_proof)
-
-        def prove(chunk: list[int]) -> list[dict]:
-            return [asdict(proof) for proof in prover.prove_many([programs[i] for i in chunk])]
-
-        proofs = cached_stage("proofs", proof_keys, prove, proof_store, settings.batch_size)
+        proofs = cached_stage(
+            "proofs",
+            proof_keys,
+            lambda chunk: [asdict(proof) for proof in prover.prove_many([programs[i] for i in chunk])],
+            kv.JsonlCache(folder.cache("proofs"), _valid_proof),
+            settings.batch_size,
+        )
         concepts = new_concepts_many(items, words, step_nouns())
     return _Logic(programs, methods, formal_flags, proofs, concepts)
-
-
-def _uncertainties(
-    parsed: Sequence[ParsedExplanation], uncertainty: Any, folder: FeaturesFolder, batch_size: int
-) -> list[dict[str, Any]]:
-    """Each explanation's uncertainty and hedge counts, cached by chunk under the scorer's settings."""
-    settings = (uncertainty.source, uncertainty.aggregation, uncertainty.inversion)
-    keys = [kv.key("uncertainty", *settings, p.assumptions, p.summary, [asdict(s) for s in p.steps]) for p in parsed]
-    return cached_stage(
-        "uncertainty",
-        keys,
-        lambda chunk: [asdict(v) for v in uncertainty.score_many([parsed[i] for i in chunk])],
-        kv.JsonlCache(folder.cache("uncertainty"), _valid_uncertainty),
-        batch_size,
-    )
 
 
 def _row(

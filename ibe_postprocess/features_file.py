@@ -270,18 +270,14 @@ def read(folder: FeaturesFolder) -> Features:
             f"written by {written} explain-eval (features schema {header.schema}; this one reads schema {SCHEMA}, "
             f"which keeps each explanation's proof steps); {_rebuild(folder.root, header)}.",
         )
-    digest, rows, cut = hashlib.sha256(), [], False
-    for line in lines:
-        digest.update(line)
-        cut = not line.endswith(b"\n")
-        rows.append(line)
-    if header.rows is None or len(rows) != header.rows or cut:
+    rows = list(lines)
+    if header.rows is None or len(rows) != header.rows or (rows and not rows[-1].endswith(b"\n")):
         raise FeaturesError(
             path,
             f"holds {len(rows):,} of the {header.rows} rows its header announces (cut short, e.g. by a full "
             f"disk, or edited); {_rebuild(folder.root, header)}.",
         )
-    if digest.hexdigest() != header.rows_sha256:
+    if _sha256(b"".join(rows)) != header.rows_sha256:
         raise FeaturesError(path, f"its rows differ from those it was written with; {_rebuild(folder.root, header)}.")
     return Features(folder, header, [json.loads(line) for line in rows], _read_judged(folder, header))
 

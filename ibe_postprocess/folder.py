@@ -8,7 +8,6 @@ leave a reader looking for the old one.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from custom_metrics.common.files import atomic_write_bytes
@@ -41,31 +40,16 @@ SAMPLES_NAME = re.compile(
 )
 
 
-@dataclass(frozen=True)
 class FeaturesFolder:
     """An ``ibe score --out`` folder and the paths of what lives in it."""
 
-    root: Path
-
-    @property
-    def features(self) -> Path:
-        return self.root / FEATURES
-
-    @property
-    def features_csv(self) -> Path:
-        return self.root / FEATURES_CSV
-
-    @property
-    def judge(self) -> Path:
-        return self.root / JUDGE
-
-    @property
-    def report(self) -> Path:
-        return self.root / REPORT
-
-    @property
-    def report_md(self) -> Path:
-        return self.root / REPORT_MD
+    def __init__(self, root: Path):
+        self.root = root
+        self.features = root / FEATURES
+        self.features_csv = root / FEATURES_CSV
+        self.judge = root / JUDGE
+        self.report = root / REPORT
+        self.report_md = root / REPORT_MD
 
     def cache(self, kind: str) -> Path:
         return self.root / CACHE / CACHE_FILES[kind]

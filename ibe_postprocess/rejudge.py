@@ -60,16 +60,12 @@ def find(path: Path) -> list[Path]:
     return sorted(file for file in path.rglob(FEATURES) if FOLDER not in file.relative_to(path).parts)
 
 
-def _features(path: Path):
+def check(path: Path, request: RejudgeRequest) -> features_file.Features:
+    """Before any judging: the features file complete, fresh and of the schema that keeps the steps."""
     features = features_file.read(FeaturesFolder(path.parent))  # refuses a cut, unfinished or stale file
     if not any("step_coherence" in row for row in features.rows):
         raise DataError(f"{path}: its rows keep no step verdicts (field 'step_coherence'); score it again")
     return features
-
-
-def check(path: Path, request: RejudgeRequest) -> None:
-    """Before any judging: the features file complete, fresh and of the schema that keeps the steps."""
-    _features(path)
 
 
 def _own_verdicts(rows: Sequence[dict[str, Any]]) -> Verdicts:
@@ -196,21 +192,11 @@ def rater(name: str, role: str, rows: Sequence[dict[str, Any]], verdicts: Verdic
     return rater, f"{name}: {mean}{'; '.join(notes)}"
 
 
-def _gold(rows: Sequence[dict[str, Any]]) -> Rater:
-    correct = {str(r["qid"]): str(r["option"]) for r in rows if r["correct"]}
-    test = {str(r["qid"]) for r in rows if r["split"] == "test"}
-    return Rater(
-        "gold: the correct option",
-        GOLD,
-        {"coherence pick": correct, "selector pick": {q: o for q, o in correct.items() if q in test}},
-    )
-
-
 def run(path: Path, request: RejudgeRequest) -> list[RejudgedTask]:
     """Judge the coherence again with each judge, and return the folder's raters."""
     if not request.judges:  # --complete alone: a features file is complete or refused, never half judged
         return []
-    features = _features(path)
+    features = check(path, request)
     rows, folder = features.rows, path.parent
     own = sorted({str(row.get("coherence_judge")) for row in rows if row.get("coherence_judge")})
     for spec in request.judges:
@@ -230,7 +216,10 @@ def run(path: Path, request: RejudgeRequest) -> list[RejudgedTask]:
         judge, display, verdicts = read
         if own != [judge]:
             judged.append(rater(display, AGAIN, rows, verdicts, file))
-    raters = [found for found, _ in judged] + [_gold(rows)]
+    correct = {str(r["qid"]): str(r["option"]) for r in rows if r["correct"]}
+    test = {str(r["qid"]) for r in rows if r["split"] == "test"}
+    gold = {"coherence pick": correct, "selector pick": {q: o for q, o in correct.items() if q in test}}
+    raters = [found for found, _ in judged] + [Rater("gold: the correct option", GOLD, gold)]
     notes = [note for _, note in judged]
     runs = features.header.origin.provenance.get("runs") or ()
     notes += cut_notes("; ".join(subset for run in runs if (subset := GenerationRun(**run).subset)))

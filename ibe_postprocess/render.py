@@ -152,14 +152,9 @@ def _head(summary: Summary) -> list[str]:
     # Files written before the inversion was a setting were computed with 6 - c.
     inversion = INVERSION_NAMES.get(settings.get("uncertainty_inversion"), "6 − certainty (not recorded)")
     lines += [f"Uncertainty over sentences: {aggregation}; a sentence's uncertainty: {inversion}.", ""]
-    reasons = summary.reasons
+    reasons = ", ".join(f"{reason} ({count})" for reason, count in summary.reasons.most_common())
     lines += [
-        f"Flagged explanations: {summary.flagged} of {len(rows)}."
-        + (
-            " Reasons: " + ", ".join(f"{reason} ({count})" for reason, count in reasons.most_common()) + "."
-            if reasons
-            else ""
-        ),
+        f"Flagged explanations: {summary.flagged} of {len(rows)}." + (f" Reasons: {reasons}." if reasons else ""),
         "Missing feature values replaced by training means: "
         + ", ".join(f"{f} {n}" for f, n in summary.imputed.items())
         + ".",

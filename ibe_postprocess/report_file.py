@@ -405,12 +405,8 @@ def read(path: Path, *, check_features: bool = True) -> Report:
         report = from_json(data, path)
     except fields.FieldError as err:
         raise ReportError(path, f"{err}; {rebuild}") from err
-    if check_features:
-        _check_features(path, report, rebuild)
-    return report
-
-
-def _check_features(path: Path, report: Report, rebuild: str) -> None:
+    if not check_features:
+        return report
     features = FeaturesFolder(path.parent).features
     try:
         header = read_header(features)
@@ -423,3 +419,4 @@ def _check_features(path: Path, report: Report, rebuild: str) -> None:
             f"stale: {features.name} was rewritten after this report (now {header.rows} rows from other "
             f"inputs or settings); {rebuild}",
         )
+    return report

@@ -108,11 +108,6 @@ def parse_copa_xml(payload: bytes, where: str) -> list[dict[str, Any]]:
     return items
 
 
-def load_copa(split: str) -> list[dict[str, Any]]:
-    payload, where = archive_member(COPA_SOURCES[split])
-    return parse_copa_xml(payload, where)
-
-
 def load_ecare(split: str) -> list[dict[str, Any]]:
     rows = load_rows(ECARE_SOURCES[split], required=ECARE_FIELDS)
     items = []
@@ -168,7 +163,7 @@ def interleave(train: list[dict[str, Any]], test: list[dict[str, Any]], dataset:
 
 def copa_docs() -> list[dict[str, Any]]:
     """COPA dev (500) as training questions and COPA test (500) as test questions."""
-    return interleave(load_copa("dev"), load_copa("test"), "copa")
+    return interleave(*(parse_copa_xml(*archive_member(COPA_SOURCES[split])) for split in ("dev", "test")), "copa")
 
 
 def ecare_docs(

@@ -19,19 +19,15 @@ GENERATION_TASKS = ("ibe_copa", "ibe_ecare")
 _JUDGE = re.compile(r"^ibe_judge_(?P<dataset>copa|ecare)(?:_chat|_position)?$")
 
 
-def features_folder(pair: Path) -> FeaturesFolder:
-    return FeaturesFolder(pair / PAIR_SUBFOLDER)
-
-
 def commands(samples: Path, pair: Path) -> list[list[str]]:
     """``explain-eval ibe score`` on the pair's samples file, then ``ibe report``."""
-    out = features_folder(pair).root
+    out = pair / PAIR_SUBFOLDER
     cli = [sys.executable, "-m", "custom_metrics.cli", "ibe"]
     return [[*cli, "score", str(samples), "--out", str(out)], [*cli, "report", str(out)]]
 
 
 def outputs(pair: Path) -> list[Path]:
-    return [features_folder(pair).report]
+    return [FeaturesFolder(pair / PAIR_SUBFOLDER).report]
 
 
 def judged_task(task: str) -> str | None:

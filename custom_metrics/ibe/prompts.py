@@ -79,16 +79,11 @@ def judge_answer(doc: dict[str, Any]) -> str:
     return f"explanation {doc['gold']}"
 
 
-def judged_explanation(premise: str, conclusion: str, explanation: str) -> str:
-    """One explanation as the judge sees it: its hypothesis in entailment form, then the text."""
-    return f"Premise: {premise.strip()}\nConclusion: {conclusion.strip()}\n{explanation.strip()}"
-
-
 def judge_prompt(doc: dict[str, Any]) -> str:
-    first, second = doc["explanations"]
-    return (
-        f"{JUDGE_INSTRUCTION}\n\n"
-        f"Explanation 1:\n{judged_explanation(first['premise'], first['conclusion'], first['explanation'])}\n\n"
-        f"Explanation 2:\n{judged_explanation(second['premise'], second['conclusion'], second['explanation'])}\n\n"
-        "Answer:"
+    """Each explanation as the judge sees it: its hypothesis in entailment form, then the text."""
+    shown = (
+        f"Explanation {number}:\nPremise: {e['premise'].strip()}\nConclusion: {e['conclusion'].strip()}\n"
+        f"{e['explanation'].strip()}\n\n"
+        for number, e in enumerate(doc["explanations"], 1)
     )
+    return f"{JUDGE_INSTRUCTION}\n\n{''.join(shown)}Answer:"

@@ -44,15 +44,6 @@ def method_key(name: str) -> str:
     return f"cum_{slug}" if cumulative else slug
 
 
-def ibe_columns(dataset: str, method: str) -> tuple[str, ...]:
-    """Column keys of one Table 1 method on one dataset: the judge row compares with both
-    ``ibe_judge_<dataset>`` and its chat variant (the paper's GPT 3.5 judge is a chat model;
-    which way it read the answer the paper does not say)."""
-    if method == "judge":
-        return f"ibe_judge_{dataset}/acc", f"ibe_judge_{dataset}_chat/answer_acc"
-    return (f"ibe_{dataset}_selection/{method}",)
-
-
 def judge_row(generator: str) -> str:
     """The name of a published row holding the paper's judge (GPT 3.5) on ``generator``'s explanations."""
     return f"{PAPER_JUDGE} judging {generator}'s explanations"
@@ -69,7 +60,10 @@ def published_rows() -> list[PublishedRow]:
             raise line.error("method", f"is none of Table 1's rows ({', '.join(IBE_METHODS)})")
         method = IBE_METHODS[line["method"]]
         for printed, (dataset, model) in zip(IBE_COLUMNS, columns, strict=True):
-            for column in ibe_columns(dataset, method):
+            # The judge row compares with both ibe_judge_<dataset> and its chat variant (the paper's
+            # GPT 3.5 judge is a chat model; which way it read the answer the paper does not say).
+            judges = (f"ibe_judge_{dataset}/acc", f"ibe_judge_{dataset}_chat/answer_acc")
+            for column in judges if method == "judge" else (f"ibe_{dataset}_selection/{method}",):
                 (judged if method == "judge" else cells)[model][column] = replace(line.cell(printed), n=500)
     rows = [
         PublishedRow(
