@@ -169,6 +169,7 @@ PYTEST_PARALLEL = OMP_NUM_THREADS=$(TEST_THREADS) MKL_NUM_THREADS=$(TEST_THREADS
 
 test: install test-deps
 	@$(BIN)/explain-eval model-path >/dev/null 2>&1
+	@$(BIN)/explain-eval model-path --model smollm2-135m-instruct >/dev/null 2>&1
 	$(PYTEST_PARALLEL)
 
 lint: install

@@ -75,6 +75,16 @@ def embedded_model() -> Path:
 
 
 @pytest.fixture(scope="session")
+def small_model() -> Path:
+    """The smaller embedded model (SmolLM2-135M-Instruct), for the end-to-end runs whose log-likelihood
+    requests are their cost: its 49,152-word vocabulary against gemma's 262,144 makes each scored
+    token's logits 5x smaller (GEESE's module run: 50 CPU s against 75)."""
+    from custom_metrics.common.embedded_model import SMOLLM2, ensure_checkpoint
+
+    return ensure_checkpoint(SMOLLM2)
+
+
+@pytest.fixture(scope="session")
 def served_model(embedded_model: Path, tmp_path_factory: pytest.TempPathFactory):
     """A real ``transformers serve`` of the embedded model, started once per session.
 

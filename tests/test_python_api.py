@@ -34,11 +34,11 @@ def assigned_names(code: str) -> list[str]:
 
 
 @pytest.mark.e2e
-def test_the_page_runs_as_written(embedded_model: Path, tmp_path: Path) -> None:
+def test_the_page_runs_as_written(small_model: Path, tmp_path: Path) -> None:
     settings, *steps = code_blocks()
     out = tmp_path / "runs"
     ours = {
-        "MODEL_ARGS": repr(f"pretrained={embedded_model},dtype=float32"),
+        "MODEL_ARGS": repr(f"pretrained={small_model},dtype=float32"),
         "DEVICE": "'cpu'",
         "BATCH_SIZE": "8",
         "LIMIT": "4",
@@ -73,8 +73,12 @@ def test_the_page_runs_as_written(embedded_model: Path, tmp_path: Path) -> None:
     features = features_file.read(FeaturesFolder(out / "ibe")).rows
     assert len(features) == 4 and {row["uncertainty_source"] for row in features} == {"lexicon"}
     report = report_file.read(FeaturesFolder(out / "ibe").report)
-    assert report.model == "gemma-3-270m (embedded)" and report.tasks == ("ibe_copa",)
-    assert re.search(r"^IBE-Eval on COPA: gemma-3-270m \(embedded\) [\d.]+ ibe_copa: --limit 4", printed, flags=re.M)
+    assert report.model == "SmolLM2-135M-Instruct (embedded)" and report.tasks == ("ibe_copa",)
+    assert re.search(
+        r"^IBE-Eval on COPA: SmolLM2-135M-Instruct \(embedded\) [\d.]+ ibe_copa: --limit 4", printed, flags=re.M
+    )
     assert (out / "leaderboard" / "index.html").is_file() and f"page: {out / 'leaderboard' / 'index.html'}" in printed
     for paper in ("geese", "rule", "ibe"):
-        assert re.search(rf"^{paper} gemma-3-270m \(embedded\) \{{.+\}}$", printed, flags=re.M), printed[-3000:]
+        assert re.search(rf"^{paper} SmolLM2-135M-Instruct \(embedded\) \{{.+\}}$", printed, flags=re.M), printed[
+            -3000:
+        ]

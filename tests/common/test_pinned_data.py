@@ -74,11 +74,11 @@ def test_every_pinned_file_downloads_verifies_and_then_loads_offline(
 
 @pytest.mark.e2e
 def test_geese_human_runs_from_the_served_pinned_arrow_file_then_offline(
-    raw_github: RawGitHub, full_data: Path, embedded_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    raw_github: RawGitHub, full_data: Path, small_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The issue's acceptance run: no mirror, a fresh cache, the pinned GitHub source; then no server."""
     raw_github.serve_file(geese_data.SOURCE.remote, _real_bytes(geese_data.SOURCE, full_data))
-    first, first_samples = run_lm_eval(embedded_model, "geese_human", tmp_path / "first", limit=4)
+    first, first_samples = run_lm_eval(small_model, "geese_human", tmp_path / "first", limit=4)
     assert first["n-samples"]["geese_human"]["effective"] == 4
     assert raw_github.requests == [
         "/andreazaninello/calamita-geese/de12d080de5a44c56c8d54e5335a6eff50e7bf14/"

@@ -1,4 +1,4 @@
-"""GEESE through the real `lm_eval` CLI on the embedded model.
+"""GEESE through the real `lm_eval` CLI on the smaller embedded model (SmolLM2-135M-Instruct).
 
 One run on the first two documents serves the module (one model load): M1 (short generations),
 the explanation-only task of every explanation source, and the no-hint, human, Llama-3 and
@@ -40,7 +40,7 @@ class Run:
 
 
 @pytest.fixture(scope="module")
-def run(embedded_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Run:
+def run(small_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Run:
     root = tmp_path_factory.mktemp("geese-e2e")
     tasks = [
         "geese_noexp",
@@ -49,7 +49,7 @@ def run(embedded_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Run:
         "geese_generate_whyexp",
     ]
     results, samples = run_lm_eval(
-        embedded_model,
+        small_model,
         ",".join(tasks),
         root,
         limit=DOCS,

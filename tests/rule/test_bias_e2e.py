@@ -30,9 +30,9 @@ BIASED = {bias_task(demos, bias, 1): (demos, bias) for demos in BASELINES for bi
 
 
 @pytest.fixture(scope="module")
-def run(embedded_model: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, dict[str, list[dict]]]:
+def run(small_model: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, dict[str, list[dict]]]:
     out = tmp_path_factory.mktemp("rule-bias") / "out"
-    flags = ["--model", "hf-prefix", "--model_args", f"pretrained={embedded_model},dtype=float32", "--device", "cpu"]
+    flags = ["--model", "hf-prefix", "--model_args", f"pretrained={small_model},dtype=float32", "--device", "cpu"]
     results, samples = run_lm_eval(
         [*flags, "--batch_size", "2"],
         ",".join([*BASELINES.values(), *BIASED]),

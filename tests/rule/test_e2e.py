@@ -27,9 +27,9 @@ pytestmark = pytest.mark.e2e
 
 # task -> the docs it runs (lm_eval --samples): `rule` with syn_1 and its four subquestions,
 # then syn_2 with its one; one doc of each new way of scoring: one-shot log-likelihood, a
-# generated chain of thought, alignment without instruction. Gemma's 262k-word vocabulary
-# makes every prompt token cost (a few seconds per 100 tokens on this CPU, a five-shot prompt
-# is ~800), so the other tasks' real run is the dummy one.
+# generated chain of thought, alignment without instruction. Every prompt token costs (a five-shot
+# prompt is ~800), so the runs are on the smaller embedded model and the other tasks' real run is
+# the dummy one.
 DOCS = {
     "rule": list(range(7)),
     "rule_1shot_split2": [0],
@@ -47,10 +47,10 @@ def embedded_out(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def embedded(embedded_model, embedded_out) -> tuple[dict, dict[str, list[dict]]]:
-    # batch 2: a batch's logits are tokens x 262,144 floats, twice (GBs at batch 8 for five-shot prompts)
+def embedded(small_model, embedded_out) -> tuple[dict, dict[str, list[dict]]]:
+    # batch 2: a batch's logits are tokens x vocabulary floats, twice (GBs at batch 8 for five-shot prompts)
     extra = ["--samples", json.dumps(DOCS), "--gen_kwargs", f"max_gen_toks={GEN_TOKENS}", "--batch_size", "2"]
-    return run_lm_eval(embedded_model, ",".join(DOCS), embedded_out, limit=None, extra=extra, env=ENV)
+    return run_lm_eval(small_model, ",".join(DOCS), embedded_out, limit=None, extra=extra, env=ENV)
 
 
 def predicted(sample: dict) -> int:
@@ -114,7 +114,7 @@ def test_chain_of_thought_answers_are_read_from_the_logged_generation(embedded):
         assert set(results["results"][task]) >= {"mainq_acc,none", "consistency,none", "unparsed,none"}
 
 
-def test_the_faithfulness_task_answers_the_logged_cot_again(embedded, embedded_out, embedded_model, tmp_path):
+def test_the_faithfulness_task_answers_the_logged_cot_again(embedded, embedded_out, small_model, tmp_path):
     """rule_cot_faithfulness over the CoT run's own samples file (no CoT generated again): six docs
     per generation, each the logged prompt, a cut of the logged reasoning and the answer cue, and
     metrics that are the logged log-likelihoods' answers compared with the CoT run's. On the
@@ -125,7 +125,7 @@ def test_the_faithfulness_task_answers_the_logged_cot_again(embedded, embedded_o
     (cot_file,) = embedded_out.glob("*/samples_rule_1shot_cot_split2_*.jsonl")  # beside its results file
     extra = ["--metadata", json.dumps({"explanations": str(cot_file)}), "--batch_size", "2"]
     again, logged = run_lm_eval(
-        embedded_model, "rule_cot_faithfulness", tmp_path / "out", limit=None, extra=extra, env=ENV
+        small_model, "rule_cot_faithfulness", tmp_path / "out", limit=None, extra=extra, env=ENV
     )
     rows = logged["rule_cot_faithfulness"]
     prompt = original["arguments"]["gen_args_0"]["arg_0"]
@@ -151,7 +151,7 @@ def test_the_faithfulness_task_answers_the_logged_cot_again(embedded, embedded_o
     assert "rule_cot_faithfulness (read rule_1shot_cot_split2: 1 of " in notes
 
 
-def test_mistakes_and_paraphrases_by_an_editor_then_answered_again(embedded, embedded_model, tmp_path):
+def test_mistakes_and_paraphrases_by_an_editor_then_answered_again(embedded, small_model, tmp_path):
     """Lanham et al.'s adding-mistakes and paraphrasing tests, chained over the CoT run's logged line
     (its prompt as logged; its generation a fixed two-sentence CoT, so that there is something to
     edit whatever the embedded model wrote): the embedded model edits as the editor, then answers
@@ -163,9 +163,7 @@ def test_mistakes_and_paraphrases_by_an_editor_then_answered_again(embedded, emb
     cot_file.write_text(json.dumps(original | {"filtered_resps": [generation], "resps": [[generation]]}) + "\n")
     metadata = {"explanations": str(cot_file)}
     extra = ["--metadata", json.dumps(metadata), "--gen_kwargs", "max_gen_toks=24", "--batch_size", "2"]
-    edit_results, edit_rows = run_lm_eval(
-        embedded_model, EDITS_TASK, tmp_path / "edits", limit=None, extra=extra, env=ENV
-    )
+    edit_results, edit_rows = run_lm_eval(small_model, EDITS_TASK, tmp_path / "edits", limit=None, extra=extra, env=ENV)
     requests = sorted(edit_rows[EDITS_TASK], key=lambda row: row["doc_id"])
     assert [(row["doc"]["kind"], row["doc"]["sentence"]) for row in requests] == [
         (MISTAKE, 0), (MISTAKE, 1), (PARAPHRASE, -1),
@@ -177,7 +175,7 @@ def test_mistakes_and_paraphrases_by_an_editor_then_answered_again(embedded, emb
     (edits_file,) = (tmp_path / "edits").rglob(f"samples_{EDITS_TASK}_*.jsonl")
     metadata["edits"] = str(edits_file)
     extra = ["--metadata", json.dumps(metadata), "--batch_size", "2"]
-    again, logged = run_lm_eval(embedded_model, EDITED_TASK, tmp_path / "edited", limit=None, extra=extra, env=ENV)
+    again, logged = run_lm_eval(small_model, EDITED_TASK, tmp_path / "edited", limit=None, extra=extra, env=ENV)
     rows = sorted(logged[EDITED_TASK], key=lambda row: row["doc_id"])
     prompt = original["arguments"]["gen_args_0"]["arg_0"]
     assert [row["doc"]["condition"] for row in rows] == [MISTAKE, MISTAKE, PARAPHRASE]

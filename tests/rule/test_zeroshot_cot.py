@@ -92,17 +92,17 @@ def test_the_sweep_runs_the_reasoning_first_and_the_board_puts_the_answer_beside
 
 @pytest.mark.e2e
 @pytest.mark.slow
-def test_the_two_requests_run_chained_on_the_embedded_model(embedded_model: Path, tmp_path: Path) -> None:
+def test_the_two_requests_run_chained_on_the_embedded_model(small_model: Path, tmp_path: Path) -> None:
     """Both requests through the real lm_eval CLI, the reasoning on 2 documents (--limit 2), the
     answers on all its file holds; then ``explain-eval leaderboard``: the answer run, 2 of 2 in its
     own results file, is a run on part of the data (it read a cut run), ranked apart from a full
     run of its setting that scores less."""
     extra = ["--gen_kwargs", f"max_gen_toks={REASONING_TOKENS}"]
-    _, first = run_lm_eval(embedded_model, REASONING_TASK, tmp_path / "reasoning", limit=2, extra=extra, env=ENV)
+    _, first = run_lm_eval(small_model, REASONING_TASK, tmp_path / "reasoning", limit=2, extra=extra, env=ENV)
     (samples_file,) = (tmp_path / "reasoning").glob(f"*/samples_{REASONING_TASK}_*.jsonl")
     metadata = json.dumps({"explanations": str(samples_file)})
     extra = ["--metadata", metadata, "--gen_kwargs", f"max_gen_toks={ANSWER_TOKENS}"]
-    results, second = run_lm_eval(embedded_model, ANSWER_TASK, tmp_path / "answer", limit=None, extra=extra, env=ENV)
+    results, second = run_lm_eval(small_model, ANSWER_TASK, tmp_path / "answer", limit=None, extra=extra, env=ENV)
     reasoning = {sample["doc"]["doc_id"]: sample for sample in first[REASONING_TASK]}
     answers = second[ANSWER_TASK]
     assert sorted(sample["doc"]["doc_id"] for sample in answers) == sorted(reasoning)
@@ -134,7 +134,7 @@ def test_the_two_requests_run_chained_on_the_embedded_model(embedded_model: Path
     rows = [row for row in json.loads((board / "rule.json").read_text())["rows"] if row["row"] == "run"]
     assert [(row["model"], row["setting"]) for row in rows] == [
         ("org/model", "zero-shot, CoT"),  # ranked: full data
-        ("gemma-3-270m (embedded)", "zero-shot, CoT"),  # apart, after it: part of the data
+        ("SmolLM2-135M-Instruct (embedded)", "zero-shot, CoT"),  # apart, after it: part of the data
     ]
     assert rows[0]["data"] == "full data"
     assert rows[1]["data"].startswith(f"⚠ part of the data: read {REASONING_TASK}: --limit 2, 2 of ")
