@@ -160,7 +160,7 @@ rule-protocol: install
 
 # Three pytest workers (pytest-xdist), a unit of work each at a time, each with its share of the
 # cores for torch: the suite waits on servers, schedulers and process starts as much as it
-# computes (on 2 cores, 3 workers: 15-17 min, 10.6 GB at most in use; 2: 20 min on a busier machine). A unit is a test module (its module fixtures built once), or the modules sharing a
+# computes (on 2 cores, 3 workers: 14 min). A unit is a test module (its module fixtures built once), or the modules sharing a
 # session's server or lm_eval run (built once); the slower units first (tests/work_units.py).
 TEST_WORKERS ?= 3
 TEST_THREADS ?= $(shell n=$$(( $$(nproc) / $(TEST_WORKERS) )); echo $$(( n > 0 ? n : 1 )))
